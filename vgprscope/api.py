@@ -1,0 +1,66 @@
+"""``vgprscope.attention``: run a bundled (or user) variant on real tensors."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+from . import loader
+from .archs import Vendor
+from .errors import ConfigError, UsageError
+from .records import DTYPES, KernelConfig
+from .variants import get_variant
+
+_TORCH_DTYPES = {"float16": "fp16", "bfloat16": "bf16"}
+
+
+def _vendor(q) -> Vendor:
+    import torch
+
+    return Vendor.AMD if (q.is_cuda and torch.version.hip is not None) else Vendor.NVIDIA
+
+
+def config_for_tensors(variant, q, k, causal: bool, overrides: dict[str, Any]) -> KernelConfig:
+    """The KernelConfig a launch on these tensors uses: the variant's defaults for the running backend,
+    then the caller's overrides (unknown names are a variant's extra knobs)."""
+    dtype = _TORCH_DTYPES.get(str(q.dtype).removeprefix("torch."))
+    if dtype is None:
+        raise UsageError(f"q has dtype {q.dtype}; allowed: torch.float16, torch.bfloat16")
+    vendor = _vendor(q)
+    base = {name: variant.default(name, vendor) for name, _ in variant.defaults}
+    known = {"block_m", "block_n", "num_warps", "num_stages", "waves_per_eu", "matrix_instr_nonkdim", "kpack",
+             "maxnreg"}
+    fields = {k: v for k, v in (base | overrides).items() if k in known}
+    extra = {k: v for k, v in (base | overrides).items() if k not in known}
+    b, h, nq, d = q.shape
+    return KernelConfig(
+        head_dim=d, dtype=dtype, causal=causal, shape=(b, h, nq, k.shape[2]),
+        extra=tuple(sorted(extra.items())), **fields,
+    )
+
+
+def attention(q, k, v, causal: bool = False, variant: str = "baseline", sm_scale: float | None = None,
+              kernel_dir: str | Path | None = None, **config: Any):
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        if t.dim() != 4:
+            raise UsageError(f"{name} must be 4-D (batch, heads, seqlen, head_dim); got shape {tuple(t.shape)}")
+    if k.shape != v.shape or q.shape[:2] != k.shape[:2] or q.shape[3] != k.shape[3]:
+        raise UsageError(f"shapes do not fit: q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)}")
+    if not (q.dtype == k.dtype == v.dtype):
+        raise UsageError(f"q, k, v must share a dtype; got {q.dtype}, {k.dtype}, {v.dtype}")
+    directory = Path(kernel_dir) if kernel_dir else loader.BUNDLED_DIR
+    var = get_variant(variant, directory)
+    cfg = config_for_tensors(var, q, k, causal, config)
+    if cfg.dtype not in DTYPES:
+        raise UsageError(f"dtype {cfg.dtype} is not allowed; allowed: {', '.join(DTYPES)}")
+    reason = var.check(cfg)
+    if reason:
+        raise ConfigError(f"{var.name}: {reason}")
+    from .interpreter import interpreting, patch_bf16_dot
+
+    if interpreting():
+        patch_bf16_dot()
+    scale = sm_scale if sm_scale is not None else 1.0 / math.sqrt(q.shape[-1])
+    q, k, v = (t.contiguous() for t in (q, k, v))
+    return var.module().launch(q, k, v, causal, scale, cfg.as_dict())

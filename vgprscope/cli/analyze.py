@@ -1,0 +1,74 @@
+"""``vgprscope analyze``: compile variants x archs x configs and print what the compiler allocated."""
+
+from __future__ import annotations
+
+from .app import app
+from .common import (
+    ArchOpt, BlockMOpt, BlockNOpt, CausalOpt, Dtype, DtypeOpt, Format, FormatOpt, HeadDimOpt, JobsOpt,
+    KernelDirOpt, KpackOpt, MaxnregOpt, NoCacheOpt, NonKDimOpt, NumStagesOpt, NumWarpsOpt, OutputOpt, VariantOpt,
+    WavesPerEuOpt, emit, err, handles_errors,
+)
+
+
+def config_request(block_m, block_n, head_dim, dtype, causal, num_warps, num_stages, waves_per_eu,
+                   matrix_instr_nonkdim, kpack, maxnreg):
+    from ..variants import ConfigRequest
+
+    return ConfigRequest(block_m=block_m, block_n=block_n, head_dim=head_dim, dtype=dtype.value, causal=causal,
+                         num_warps=num_warps, num_stages=num_stages, waves_per_eu=waves_per_eu,
+                         matrix_instr_nonkdim=matrix_instr_nonkdim, kpack=kpack, maxnreg=maxnreg)
+
+
+def render(records, fmt: Format, command: str, title: str | None = None) -> str:
+    from ..report import formats
+    from ..report.machine import compile_only
+
+    machine = compile_only()
+    if fmt is Format.json:
+        return formats.to_json(records, machine, command)
+    if fmt is Format.csv:
+        return formats.to_csv(records)
+    if fmt is Format.md:
+        return formats.to_markdown(records, machine, title=title)
+    return f"{machine.line()}\n" + formats.render_table(formats.rich_table(records, title=title))
+
+
+def summarize_failures(records) -> None:
+    failed = [r for r in records if not r.ok]
+    if failed:
+        err(f"{len(failed)} of {len(records)} rows did not compile or cannot launch (see their status)")
+
+
+@app.command()
+@handles_errors
+def analyze(
+    variant: VariantOpt = None,
+    arch: ArchOpt = None,
+    block_m: BlockMOpt = None,
+    block_n: BlockNOpt = None,
+    head_dim: HeadDimOpt = 128,
+    num_warps: NumWarpsOpt = None,
+    num_stages: NumStagesOpt = None,
+    waves_per_eu: WavesPerEuOpt = None,
+    matrix_instr_nonkdim: NonKDimOpt = None,
+    kpack: KpackOpt = None,
+    maxnreg: MaxnregOpt = None,
+    dtype: DtypeOpt = Dtype.fp16,
+    causal: CausalOpt = False,
+    format: FormatOpt = Format.table,
+    output: OutputOpt = None,
+    jobs: JobsOpt = None,
+    kernel_dir: KernelDirOpt = None,
+    no_cache: NoCacheOpt = False,
+) -> None:
+    """Registers, spills, LDS and occupancy of each variant on each arch, compiled here without a GPU."""
+    from ..sweep import run_sweep
+    from .progress import compile_progress
+
+    req = config_request(block_m, block_n, head_dim, dtype, causal, num_warps, num_stages, waves_per_eu,
+                         matrix_instr_nonkdim, kpack, maxnreg)
+    with compile_progress() as progress:
+        records = run_sweep(variant, arch, [req], jobs=jobs, use_cache=not no_cache, kernel_dir=kernel_dir,
+                            on_progress=progress)
+    summarize_failures(records)
+    emit(render(records, format, "analyze", title="vgprscope analyze"), output)

@@ -1,0 +1,35 @@
+"""Entry point: ``vgprscope`` and ``python -m vgprscope``.
+
+Subcommands live in their own modules and register themselves on ``app``; each module imports torch /
+triton only inside its command function, so ``vgprscope --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import typer
+
+app = typer.Typer(
+    name="vgprscope",
+    help="Registers, spills, LDS and occupancy of Triton attention kernels on AMD and NVIDIA GPUs, "
+    "compiled here without the GPUs.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _register() -> None:
+    from . import analyze, info, occupancy_cmd  # noqa: F401  (each registers its commands on app)
+
+    for optional in ("compare", "gate", "bench"):
+        try:
+            __import__(f"{__package__}.{optional}")
+        except ModuleNotFoundError as exc:  # a command module not written yet
+            if exc.name != f"{__package__}.{optional}":
+                raise
+
+
+def main(argv: list[str] | None = None) -> None:
+    _register()
+    app(args=argv, prog_name="vgprscope")

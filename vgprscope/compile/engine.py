@@ -1,0 +1,193 @@
+"""(variants x archs x configs) -> Records: parallel across cores, cached by the full specialisation.
+
+The calling process never imports triton or torch: worker processes compile, this process reads the
+cache, parses compiler outputs into ResourceUsage, applies the occupancy rules and builds the rows.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import multiprocessing
+import os
+import sys
+from collections.abc import Callable, Iterable
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..archs import AmdArch, Arch, NvidiaArch
+from ..errors import TritonUnavailableError
+from ..records import KernelConfig, Record, ResourceUsage, usage_from_dict, usage_to_dict
+from ..variants import Variant
+from .cache import CompileCache, entry_key
+from .worker import CompileJob, compile_kernels, one_line
+
+PARSER_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Task:
+    variant: Variant
+    arch: Arch
+    config: KernelConfig
+
+
+def triton_version() -> str:
+    try:
+        return importlib.metadata.version("triton")
+    except importlib.metadata.PackageNotFoundError:
+        raise TritonUnavailableError("triton is not installed; pip install triton (3.6 or newer)") from None
+
+
+def parse_output(arch: Arch, out: dict[str, Any]) -> ResourceUsage:
+    """One kernel's raw compiler outputs -> ResourceUsage, through the backend's own parser."""
+    if isinstance(arch, AmdArch):
+        from ..parse.amdgcn import parse_amdgcn
+
+        return parse_amdgcn(out["amdgcn"], out["shared"], kernel=out.get("name"))
+    from ..parse.nvidia import nvidia_usage
+
+    return nvidia_usage(out["ptxas_log"], out["cuobjdump"], out["shared"], kernel=out.get("name"),
+                        ptxas_version=out.get("ptxas_version"))
+
+
+def launch_limit_reason(arch: Arch, usage: ResourceUsage) -> str | None:
+    """Why a compiled kernel could not be launched on ``arch`` (Triton only finds out at load time)."""
+    if isinstance(arch, AmdArch) and usage.lds_bytes > arch.lds_per_workgroup:
+        return f"needs {usage.lds_bytes} B of LDS; {arch.name} has {arch.lds_per_workgroup} B per workgroup"
+    if isinstance(arch, NvidiaArch) and usage.shared_bytes > arch.max_shared_per_block:
+        return (f"needs {usage.shared_bytes} B of shared memory; {arch.name} allows "
+                f"{arch.max_shared_per_block} B per block")
+    return None
+
+
+def _parsed_entry(arch: Arch, raw: list[dict[str, Any]]) -> dict[str, Any]:
+    kernels = []
+    for out in raw:
+        row = {"kernel": out["kernel"], "seconds": out.get("seconds", 0.0)}
+        if "error" in out:
+            row["error"] = out["error"]
+        else:
+            try:
+                row["usage"] = usage_to_dict(parse_output(arch, out))
+            except Exception as exc:  # a parser failure is a row, never the end of the run
+                row["error"] = f"cannot parse the compiler output: {one_line(exc)}"
+        kernels.append(row)
+    return {"parser": PARSER_VERSION, "kernels": kernels}
+
+
+def _records(task: Task, entry: dict[str, Any], tv: str, cached: bool) -> list[Record]:
+    from ..occupancy import occupancy_of
+
+    rows = []
+    for k in entry["kernels"]:
+        usage = usage_from_dict(k.get("usage"))
+        status = k.get("error") or "ok"
+        occ = None
+        if usage is not None:
+            status = launch_limit_reason(task.arch, usage) or status
+            occ = occupancy_of(usage, task.arch, task.config.num_warps)
+        rows.append(Record(
+            variant=task.variant.name, kernel=k["kernel"], arch=task.arch.name, config=task.config,
+            status=status, usage=usage, occupancy=occ, compile_seconds=k.get("seconds", 0.0),
+            triton_version=tv, source_hash=task.variant.source_hash, cached=cached,
+        ))
+    return rows
+
+
+def _job(task: Task) -> CompileJob:
+    v = task.variant
+    return CompileJob(variant=v.name, directory=str(v.directory), file_name=v.file.name, arch=task.arch.name,
+                      config=task.config.as_dict(), kernels=v.kernels)
+
+
+def _warm_worker() -> None:
+    # Import triton while the first job is being pickled; errors surface in the job itself.
+    try:
+        import triton  # noqa: F401
+    except Exception:
+        pass
+
+
+def _executor(workers: int) -> ProcessPoolExecutor:
+    # fork is cheap and safe here: this process has imported neither triton nor torch. Elsewhere
+    # (macOS, Windows) spawn is the only option.
+    method = "fork" if sys.platform.startswith("linux") else "spawn"
+    return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context(method),
+                               initializer=_warm_worker)
+
+
+def compile_tasks(tasks: Iterable[Task], jobs: int | None = None, cache: CompileCache | None = None,
+                  on_progress: Callable[[int, int], None] | None = None) -> list[Record]:
+    """Records of every task in order (kernels of a multi-kernel variant in their declared order).
+
+    Cached entries are read, the rest compiled on ``jobs`` processes (default: all cores). A compile that
+    fails is a row with its one-line error; the sweep goes on.
+    """
+    tasks = list(tasks)
+    cache = cache or CompileCache()
+    tv = triton_version()
+    keys = [entry_key(t.variant.name, t.variant.source_hash, t.arch.name, t.config.key(), tv) for t in tasks]
+    entries: dict[int, tuple[dict[str, Any], bool]] = {}
+    misses: list[int] = []
+    for i, key in enumerate(keys):
+        parsed = cache.load_parsed(key)
+        if parsed is not None and parsed.get("parser") == PARSER_VERSION:
+            entries[i] = (parsed, True)
+            continue
+        raw = cache.load_raw(key) if parsed is not None else None
+        if raw is not None:  # compiled before, parsed by an older parser: re-parse, do not recompile
+            entry = _parsed_entry(tasks[i].arch, raw)
+            cache.store(key, raw, entry)
+            entries[i] = (entry, True)
+            continue
+        misses.append(i)
+
+    done = 0
+    if on_progress:
+        on_progress(0, len(misses))
+
+    def finish(i: int, raw: list[dict[str, Any]]) -> None:
+        nonlocal done
+        entry = _parsed_entry(tasks[i].arch, raw)
+        if not any(o.get("transient") for o in raw):
+            cache.store(keys[i], raw, entry)
+        entries[i] = (entry, False)
+        done += 1
+        if on_progress:
+            on_progress(done, len(misses))
+
+    workers = min(jobs or os.cpu_count() or 1, len(misses))
+    if workers <= 1:
+        for i in misses:
+            finish(i, compile_kernels(_job(tasks[i])))
+    elif misses:
+        with _executor(workers) as pool:
+            futures: dict[Future, int] = {pool.submit(compile_kernels, _job(tasks[i])): i for i in misses}
+            try:
+                pending = set(futures)
+                while pending:
+                    finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+                    for fut in finished:
+                        i = futures[fut]
+                        try:
+                            raw = fut.result()
+                        except Exception as exc:  # a crashed worker: rows with the reason, not cached
+                            raw = [{"kernel": k, "error": f"compile worker failed: {one_line(exc)}",
+                                    "transient": True} for k in tasks[i].variant.kernels]
+                        finish(i, raw)
+            except BaseException:
+                for fut in futures:
+                    fut.cancel()
+                raise
+
+    rows: list[Record] = []
+    for i, task in enumerate(tasks):
+        entry, cached = entries[i]
+        rows.extend(_records(task, entry, tv, cached))
+    return rows
+
+
+def cache_dir_for(path: str | os.PathLike | None) -> CompileCache:
+    return CompileCache(Path(path) if path else None)

@@ -1,0 +1,206 @@
+"""One compile, GPU-free: (variant file, config, arch) -> compiler outputs. Runs in worker processes.
+
+This is the only module that drives ``triton.compile``. It returns plain dicts (picklable, cacheable);
+parsing into ResourceUsage happens in ``compile.engine`` through ``vgprscope.parse``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import subprocess
+import tempfile
+import time
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..archs import AmdArch, Arch, NvidiaArch, get_arch
+
+
+@dataclass(frozen=True)
+class CompileJob:
+    variant: str
+    directory: str
+    file_name: str
+    arch: str
+    config: dict[str, Any]
+    kernels: tuple[str, ...]
+
+
+def one_line(exc: BaseException) -> str:
+    """An exception as one line: its type and the most telling line of its message."""
+    text = str(exc).strip()
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    # Triton's CompilationError puts the source excerpt first and the reason last.
+    msg = lines[-1] if lines else ""
+    for ln in lines:
+        if "error" in ln.lower() and len(ln) < 300:
+            msg = ln
+            break
+    msg = msg[:300]
+    return f"{type(exc).__name__}: {msg}" if msg else type(exc).__name__
+
+
+@contextlib.contextmanager
+def _quiet():
+    """Keep Triton's and LLVM's prints, warnings and dumps out of the user's output.
+
+    Python-level prints (Triton's ptxas log among them) are captured and returned; C++-level output on
+    fds 1 and 2 goes to a temporary file that is discarded.
+    """
+    buf = io.StringIO()
+    saved = [os.dup(1), os.dup(2)]
+    with tempfile.TemporaryFile() as sink, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            os.dup2(sink.fileno(), 1)
+            os.dup2(sink.fileno(), 2)
+            with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(io.StringIO()):
+                yield buf
+        finally:
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            for fd in saved:
+                os.close(fd)
+
+
+def _configure_triton() -> None:
+    # Our own cache keys by the full specialisation; Triton's cache would hide compile times and
+    # leave nothing to parse on a hit, so every compile here is a real one, in a private directory.
+    os.environ.setdefault("TRITON_CACHE_DIR", tempfile.mkdtemp(prefix="vgprscope-triton-"))
+    os.environ["TRITON_ALWAYS_COMPILE"] = "1"
+    os.environ["TRITON_DUMP_PTXAS_LOG"] = "1"
+    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")  # Triton 3.9 warns while it is unset
+
+
+def _arg_types(fn, args: dict[str, Any], constexprs: dict[str, Any], backend, hip: bool):
+    """Signature and specialisation attrs exactly as Triton's JIT would derive them for these values."""
+    from triton.language import constexpr  # noqa: F401  (imported for its side effect on older Tritons)
+
+    no_spec = set()
+    for p in getattr(fn, "params", []):
+        if getattr(p, "do_not_specialize", False):
+            no_spec.add(p.name)
+    signature: dict[str, str] = {}
+    attrs: dict[tuple[int, ...], list] = {}
+    consts = dict(constexprs)
+    for i, name in enumerate(fn.arg_names):
+        if name in constexprs:
+            signature[name] = "constexpr"
+            continue
+        if name not in args:
+            raise KeyError(f"kernel argument {name!r} has no example value")
+        value = args[name]
+        if isinstance(value, str) and value.startswith("*"):
+            signature[name] = value
+            desc = "D" + ("S" if hip else "")  # 16-byte aligned; on AMD within 2 GB (buffer ops)
+        elif isinstance(value, bool):
+            signature[name] = "i1"
+            desc = ""
+        elif isinstance(value, int):
+            if value == 1 and name not in no_spec:
+                signature[name] = "constexpr"
+                consts[name] = 1
+                continue
+            signature[name] = "i32" if -(2**31) <= value < 2**31 else "i64"
+            desc = "D" if value % 16 == 0 and name not in no_spec else ""
+        elif isinstance(value, float):
+            signature[name] = "fp32"
+            desc = ""
+        else:
+            raise TypeError(f"kernel argument {name!r}: unsupported example value {value!r}")
+        parsed = backend.parse_attr(desc) if desc else []
+        if parsed:
+            attrs[(i,)] = parsed
+    return signature, consts, attrs
+
+
+def _options(arch: Arch, cfg: dict[str, Any]) -> dict[str, Any]:
+    opts: dict[str, Any] = {"num_warps": cfg["num_warps"], "num_stages": cfg["num_stages"]}
+    names = ("waves_per_eu", "matrix_instr_nonkdim", "kpack") if isinstance(arch, AmdArch) else ("maxnreg",)
+    for n in names:
+        if cfg.get(n) is not None:
+            opts[n] = cfg[n]
+    return opts
+
+
+def _target(arch: Arch):
+    from triton.backends.compiler import GPUTarget
+
+    if isinstance(arch, AmdArch):
+        return GPUTarget("hip", arch.gfx, arch.wave_size)
+    return GPUTarget("cuda", arch.capability, 32)
+
+
+def _cuobjdump_resources(cubin: bytes) -> str:
+    from triton import knobs
+
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+        f.write(cubin)
+        f.flush()
+        return subprocess.run([knobs.nvidia.cuobjdump.path, "--dump-resource-usage", f.name], check=True,
+                              capture_output=True, text=True).stdout
+
+
+def _ptxas_version(arch: NvidiaArch) -> str:
+    from triton.backends.nvidia import compiler as nv
+
+    text = nv.get_ptxas_version(arch.capability)
+    text = text.decode() if isinstance(text, bytes) else str(text)
+    lines = [ln for ln in text.splitlines() if "release" in ln]
+    return lines[0].strip() if lines else text.strip()[:80]
+
+
+def compile_kernels(job: CompileJob) -> list[dict[str, Any]]:
+    """Compile every kernel of the job's variant. One dict per kernel; a failure is a dict with ``error``."""
+    _configure_triton()
+    arch = get_arch(job.arch)
+    base = {"variant": job.variant, "arch": job.arch}
+    try:
+        from .. import loader
+
+        module = loader.load_file(Path(job.directory), job.file_name)
+        reason = module.check_config(job.config)
+        if reason:
+            return [base | {"kernel": k, "error": reason, "seconds": 0.0} for k in job.kernels]
+        specs = module.kernel_specs(job.config)
+    except Exception as exc:  # a broken kernel file is a row, not the end of the run
+        return [base | {"kernel": k, "error": one_line(exc), "seconds": 0.0} for k in job.kernels]
+    return [_compile_spec(arch, job, spec, base) for spec in specs]
+
+
+def _compile_spec(arch: Arch, job: CompileJob, spec: dict[str, Any], base: dict[str, Any]) -> dict[str, Any]:
+    out = base | {"kernel": spec["name"]}
+    t0 = time.perf_counter()
+    try:
+        import triton
+        from triton.compiler import ASTSource
+
+        if not getattr(arch, "triton_target", True):
+            raise RuntimeError(f"Triton does not compile for {arch.name}")
+        target = _target(arch)
+        from triton.compiler.compiler import make_backend
+
+        backend = make_backend(target)
+        fn = spec["fn"]
+        signature, consts, attrs = _arg_types(fn, spec["args"], spec["constexprs"], backend,
+                                              isinstance(arch, AmdArch))
+        src = ASTSource(fn=fn, signature=signature, constexprs=consts, attrs=attrs)
+        with _quiet() as captured:
+            kernel = triton.compile(src, target=target, options=_options(arch, job.config))
+        out["seconds"] = time.perf_counter() - t0
+        out["name"] = kernel.metadata.name
+        out["shared"] = int(kernel.metadata.shared)
+        if isinstance(arch, AmdArch):
+            out["amdgcn"] = kernel.asm["amdgcn"]
+        else:
+            out["ptxas_log"] = captured.getvalue()
+            out["cuobjdump"] = _cuobjdump_resources(kernel.asm["cubin"])
+            out["ptxas_version"] = _ptxas_version(arch)
+    except Exception as exc:
+        out["seconds"] = time.perf_counter() - t0
+        out["error"] = one_line(exc)
+    return out

@@ -1,0 +1,35 @@
+"""Typed exceptions of the core. Only the CLI turns them into exit codes."""
+
+from __future__ import annotations
+
+
+class VgprscopeError(Exception):
+    """Base of every error vgprscope raises on purpose; its message is one line for the user."""
+
+    exit_code = 2
+
+
+class UsageError(VgprscopeError):
+    """The input cannot be used (exit 2)."""
+
+
+class UnknownNameError(UsageError):
+    def __init__(self, what: str, name: str, valid: list[str] | tuple[str, ...]):
+        self.what, self.name, self.valid = what, name, tuple(valid)
+        super().__init__(f"unknown {what} {name!r}; valid: {', '.join(self.valid)}")
+
+
+class ConfigError(UsageError):
+    """A kernel config that a variant or an arch cannot take."""
+
+
+class NotComparableError(VgprscopeError):
+    """Results that cannot be compared (missing or corrupt baseline, schema or version mismatch)."""
+
+
+class TritonUnavailableError(VgprscopeError):
+    """The installed Triton cannot do what was asked (missing, or no such target)."""
+
+
+class NoGpuError(VgprscopeError):
+    """A command that needs a GPU ran on a machine without one."""

@@ -1,0 +1,1 @@
+"""The bundled variants: one Triton file each (see DESIGN.md), a torch reference, shared helpers."""

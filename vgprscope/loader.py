@@ -1,0 +1,71 @@
+"""Load a directory of kernel files by path: the bundled ``vgprscope/kernels`` and a user's own.
+
+A directory becomes a package (so its files may import shared helpers relatively, ``from ._common import
+...``); every file not starting with ``_`` that defines ``VARIANT`` is a variant. Nothing here imports
+triton until a directory is actually loaded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import sys
+from functools import cache
+from pathlib import Path
+from types import ModuleType
+
+from .errors import UsageError
+
+BUNDLED_DIR = Path(__file__).parent / "kernels"
+
+
+def _package_name(directory: Path) -> str:
+    if directory == BUNDLED_DIR:
+        return "vgprscope.kernels"
+    digest = hashlib.sha1(str(directory).encode()).hexdigest()[:10]
+    return f"vgprscope_user_kernels_{digest}"
+
+
+def variant_files(directory: Path) -> list[Path]:
+    """Variant files of a directory, without importing them."""
+    return sorted(p for p in directory.glob("*.py") if not p.name.startswith("_"))
+
+
+def source_hash(directory: Path, file: Path) -> str:
+    """Hash of a variant file and the shared helpers (``_*.py``) beside it: what its kernels are built from."""
+    h = hashlib.sha256()
+    for p in [file, *sorted(directory.glob("_*.py"))]:
+        h.update(p.name.encode())
+        h.update(p.read_bytes())
+    return h.hexdigest()[:16]
+
+
+@cache
+def load_package(directory: Path) -> str:
+    """Register ``directory`` as a package; returns its module name."""
+    directory = directory.resolve()
+    if not directory.is_dir():
+        raise UsageError(f"kernel directory {str(directory)!r} does not exist")
+    name = _package_name(directory)
+    if name in sys.modules:
+        return name
+    init = directory / "__init__.py"
+    spec = importlib.util.spec_from_file_location(
+        name, init if init.exists() else None, submodule_search_locations=[str(directory)]
+    )
+    if spec is None:  # a directory without __init__.py: a namespace-like package
+        spec = importlib.machinery.ModuleSpec(name, None, is_package=True)
+        spec.submodule_search_locations = [str(directory)]
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    if spec.loader is not None:
+        spec.loader.exec_module(module)
+    return name
+
+
+@cache
+def load_file(directory: Path, file_name: str) -> ModuleType:
+    """Import one kernel file of ``directory`` (registered as a package first)."""
+    directory = directory.resolve()
+    package = load_package(directory)
+    return importlib.import_module(f"{package}.{Path(file_name).stem}")

@@ -1,0 +1,54 @@
+"""The machine line every output starts with: GPU or compile-only, Triton, torch, driver, date, git sha."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import importlib.metadata
+import platform
+import subprocess
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+
+def _version(dist: str) -> str:
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def git_sha(cwd: Path | None = None) -> str:
+    try:
+        out = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True,
+                             cwd=cwd or Path(__file__).resolve().parent, timeout=5)
+        return out.stdout.strip() or "unknown"
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+@dataclass(frozen=True)
+class Machine:
+    gpu: str  # "compile-only" when no GPU took part
+    triton: str
+    torch: str
+    driver: str
+    date: str
+    git_sha: str
+    host: str
+    vgprscope: str
+
+    def line(self) -> str:
+        return (f"{self.gpu} | Triton {self.triton} | torch {self.torch} | driver {self.driver} | "
+                f"{self.date} | git {self.git_sha} | vgprscope {self.vgprscope}")
+
+    def as_dict(self) -> dict[str, str]:
+        return asdict(self)
+
+
+def compile_only() -> Machine:
+    """The machine line of a compile-only run (imports neither torch nor triton)."""
+    from .. import __version__
+
+    return Machine(gpu="compile-only", triton=_version("triton"), torch=_version("torch"), driver="none",
+                   date=_dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), git_sha=git_sha(),
+                   host=platform.node(), vgprscope=__version__)

@@ -1,0 +1,40 @@
+"""The set a command works on: variants x archs x configs -> compile tasks -> records."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from . import loader
+from .archs import DEFAULT_ARCHS, Arch, get_arch
+from .compile.cache import CompileCache
+from .compile.engine import Task, compile_tasks
+from .records import Record
+from .variants import ConfigRequest, Variant, check_backend_options, resolve_config, select_variants
+
+
+def select_archs(names: Sequence[str] | None) -> list[Arch]:
+    flat = [n.strip() for item in (names or []) for n in item.split(",") if n.strip()]
+    return [get_arch(n) for n in dict.fromkeys(flat or DEFAULT_ARCHS)]
+
+
+def build_tasks(variants: Sequence[Variant], archs: Sequence[Arch], requests: Sequence[ConfigRequest]) -> list[Task]:
+    for req in requests:
+        check_backend_options(req, list(archs))
+    tasks = []
+    for req in requests:
+        for v in variants:
+            for a in archs:
+                tasks.append(Task(v, a, resolve_config(v, a, req)))
+    return list(dict.fromkeys(tasks))  # the same specialisation asked twice is compiled and shown once
+
+
+def run_sweep(variant_names: Sequence[str] | None, arch_names: Sequence[str] | None,
+              requests: Sequence[ConfigRequest], jobs: int | None = None, use_cache: bool = True,
+              kernel_dir: Path | None = None,
+              on_progress: Callable[[int, int], None] | None = None) -> list[Record]:
+    directory = Path(kernel_dir).resolve() if kernel_dir else loader.BUNDLED_DIR
+    variants = select_variants(list(variant_names or []), directory)
+    archs = select_archs(arch_names)
+    tasks = build_tasks(variants, archs, requests)
+    return compile_tasks(tasks, jobs=jobs, cache=CompileCache(enabled=use_cache), on_progress=on_progress)
