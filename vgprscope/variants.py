@@ -7,7 +7,7 @@ running one imports its file.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 from types import ModuleType
@@ -25,7 +25,7 @@ class Variant:
     strategy: str
     seed: str
     trades: str
-    defaults: tuple[tuple[str, Any], ...]
+    defaults: tuple[tuple[str, Any], ...] = field(compare=False)  # values may be per-vendor dicts
     kernels: tuple[str, ...]
     directory: Path
     file: Path

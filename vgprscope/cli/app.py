@@ -6,6 +6,8 @@ triton only inside its command function, so ``vgprscope --help`` stays fast.
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 
 app = typer.Typer(
@@ -17,6 +19,22 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
+
+
+def _version(value: bool) -> None:
+    if value:
+        from .. import __version__
+
+        print(f"vgprscope {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def root(
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                          help="Print the version and exit")] = False,
+) -> None:
+    """Registers, spills, LDS and occupancy of Triton attention kernels, compiled without the GPUs."""
 
 
 def _register() -> None:

@@ -21,7 +21,8 @@ from ..errors import TritonUnavailableError
 from ..records import KernelConfig, Record, ResourceUsage, usage_from_dict, usage_to_dict
 from ..variants import Variant
 from .cache import CompileCache, entry_key
-from .worker import CompileJob, compile_kernels, one_line
+from ..interpreter import interpreting
+from .worker import CompileJob, compile_kernels, configure_triton_env, one_line
 
 PARSER_VERSION = 1
 
@@ -102,7 +103,8 @@ def _job(task: Task) -> CompileJob:
                       config=task.config.as_dict(), kernels=v.kernels)
 
 
-def _warm_worker() -> None:
+def _worker_init() -> None:
+    configure_triton_env()
     # Import triton while the first job is being pickled; errors surface in the job itself.
     try:
         import triton  # noqa: F401
@@ -110,12 +112,18 @@ def _warm_worker() -> None:
         pass
 
 
+def _in_process_ok() -> bool:
+    """Whether this process may compile: not when kernels would be (or were) loaded for the interpreter."""
+    return not interpreting()
+
+
 def _executor(workers: int) -> ProcessPoolExecutor:
-    # fork is cheap and safe here: this process has imported neither triton nor torch. Elsewhere
-    # (macOS, Windows) spawn is the only option.
-    method = "fork" if sys.platform.startswith("linux") else "spawn"
+    # fork is cheap and safe while this process has not imported triton (no LLVM threads, no kernels
+    # decorated for the interpreter); otherwise, and off Linux, a fresh interpreter per worker.
+    fork_ok = sys.platform.startswith("linux") and "triton" not in sys.modules
+    method = "fork" if fork_ok else "spawn"
     return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context(method),
-                               initializer=_warm_worker)
+                               initializer=_worker_init)
 
 
 def compile_tasks(tasks: Iterable[Task], jobs: int | None = None, cache: CompileCache | None = None,
@@ -159,11 +167,11 @@ def compile_tasks(tasks: Iterable[Task], jobs: int | None = None, cache: Compile
             on_progress(done, len(misses))
 
     workers = min(jobs or os.cpu_count() or 1, len(misses))
-    if workers <= 1:
+    if workers <= 1 and _in_process_ok():
         for i in misses:
             finish(i, compile_kernels(_job(tasks[i])))
     elif misses:
-        with _executor(workers) as pool:
+        with _executor(max(workers, 1)) as pool:
             futures: dict[Future, int] = {pool.submit(compile_kernels, _job(tasks[i])): i for i in misses}
             try:
                 pending = set(futures)

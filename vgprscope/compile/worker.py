@@ -67,13 +67,38 @@ def _quiet():
                 os.close(fd)
 
 
-def _configure_triton() -> None:
-    # Our own cache keys by the full specialisation; Triton's cache would hide compile times and
-    # leave nothing to parse on a hit, so every compile here is a real one, in a private directory.
-    os.environ.setdefault("TRITON_CACHE_DIR", tempfile.mkdtemp(prefix="vgprscope-triton-"))
-    os.environ["TRITON_ALWAYS_COMPILE"] = "1"
-    os.environ["TRITON_DUMP_PTXAS_LOG"] = "1"
-    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")  # Triton 3.9 warns while it is unset
+_COMPILE_ENV = {
+    # Kernels decorated while TRITON_INTERPRET is set are interpreter objects and cannot be compiled.
+    "TRITON_INTERPRET": "0",
+    # Our own cache keys by the full specialisation; Triton's cache would hide compile times and leave
+    # nothing to parse on a hit, so every compile here is a real one.
+    "TRITON_ALWAYS_COMPILE": "1",
+    "TRITON_DUMP_PTXAS_LOG": "1",
+    "TRITON_DEFAULT_FP_FUSION": os.environ.get("TRITON_DEFAULT_FP_FUSION", "1"),  # 3.9 warns while unset
+}
+
+
+def configure_triton_env() -> None:
+    """The environment of a compile worker, for good (call before triton is imported there)."""
+    os.environ.update(_COMPILE_ENV)
+    # Triton still writes its artifacts; keep them out of the user's ~/.triton
+    os.environ.setdefault("TRITON_CACHE_DIR", os.path.join(tempfile.gettempdir(), "vgprscope-triton"))
+
+
+@contextlib.contextmanager
+def compile_env():
+    """The same environment for an in-process compile, restored afterwards (a later JIT launch in this
+    process must not inherit "always compile")."""
+    saved = {k: os.environ.get(k) for k in _COMPILE_ENV}
+    os.environ.update(_COMPILE_ENV)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 def _arg_types(fn, args: dict[str, Any], constexprs: dict[str, Any], backend, hip: bool):
@@ -156,7 +181,11 @@ def _ptxas_version(arch: NvidiaArch) -> str:
 
 def compile_kernels(job: CompileJob) -> list[dict[str, Any]]:
     """Compile every kernel of the job's variant. One dict per kernel; a failure is a dict with ``error``."""
-    _configure_triton()
+    with compile_env():
+        return _compile_job(job)
+
+
+def _compile_job(job: CompileJob) -> list[dict[str, Any]]:
     arch = get_arch(job.arch)
     base = {"variant": job.variant, "arch": job.arch}
     try:

@@ -18,7 +18,7 @@ VARIANT = {
     "trades": "reference point: fewest bytes, longest live ranges",
     "kernels": ["attn_fwd"],
     "order": 0,
-    "defaults": {"block_m": 128, "block_n": 64, "num_warps": 4, "num_stages": {"amd": 1, "nvidia": 2}},
+    "defaults": {"block_m": 128, "block_n": 64, "num_warps": {"amd": 4, "nvidia": 8}, "num_stages": {"amd": 1, "nvidia": 2}},
 }
 
 

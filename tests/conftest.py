@@ -1,0 +1,37 @@
+"""Test-session setup.
+
+- Kernels run on the CPU through Triton's interpreter: TRITON_INTERPRET must be set before triton is
+  imported. Compiles are unaffected: the compile engine runs them in worker processes with it off.
+- One compile cache per test session, so tests never read or write the user's cache.
+- Tests marked ``gpu`` are skipped where no CUDA / ROCm device is visible.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+os.environ.setdefault("TRITON_INTERPRET", "1")
+os.environ.setdefault("VGPRSCOPE_CACHE_DIR", tempfile.mkdtemp(prefix="vgprscope-test-cache-"))
+
+import pytest  # noqa: E402
+
+
+def _has_gpu() -> bool:
+    if os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"):
+        # under the interpreter, GPU tests would not run on the GPU anyway
+        return False
+    try:
+        import torch
+
+        return torch.cuda.is_available()
+    except Exception:
+        return False
+
+
+def pytest_collection_modifyitems(config, items):
+    if any("gpu" in item.keywords for item in items) and not _has_gpu():
+        skip = pytest.mark.skip(reason="needs a CUDA or ROCm GPU (run with TRITON_INTERPRET=0 on a GPU machine)")
+        for item in items:
+            if "gpu" in item.keywords:
+                item.add_marker(skip)
