@@ -1,0 +1,283 @@
+"""One bench run: for each case, each variant and anchor: gate, then time, then join with resources.
+
+A variant that fails the gate on this run gets no time (its row says why); one that cannot run
+(config rejected, out of memory, over the case's time budget) is a row with the reason.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+from ..records import KernelConfig, Record
+from .cases import Case
+from .device import Gpu
+from .timing import Timing
+
+
+@dataclass(frozen=True)
+class BenchRow:
+    case: Case
+    name: str  # variant or anchor
+    kind: str  # "variant" or "anchor"
+    status: str  # "ok", or why there is no time
+    config: str = ""
+    timing: Timing | None = None
+    tflops: float | None = None
+    gbps: float | None = None  # from the traffic model's bytes; variants only
+    max_abs_err: float | None = None
+    check: str = ""  # the gate's one-line verdict
+    regs: str = ""  # the resource row of the same config on this GPU's arch
+    occupancy: str = ""
+    spills: str = ""
+    n_regs_loaded: int | None = None  # what the driver reports for the launched kernel(s)
+    n_regs_parsed: int | None = None  # what vgprscope parsed from its own compile
+    extras: tuple[tuple[str, Any], ...] = field(default=())
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    def as_dict(self) -> dict[str, Any]:
+        d = {"case": self.case.label(), **asdict(self.case)}
+        d |= {k: v for k, v in asdict(self).items() if k not in ("case", "timing", "extras")}
+        t = self.timing
+        d |= {"median_ms": t.median_ms if t else None, "q1_ms": t.q1_ms if t else None,
+              "q3_ms": t.q3_ms if t else None, "min_ms": t.min_ms if t else None,
+              "max_ms": t.max_ms if t else None, "runs": t.runs if t else None}
+        d |= dict(self.extras)
+        return d
+
+
+@dataclass(frozen=True)
+class BenchOptions:
+    variants: tuple[str, ...]
+    request: Any  # variants.ConfigRequest without shape / head_dim / causal / dtype: set per case
+    anchors: bool = True
+    warmup_ms: float = 25.0
+    rep_ms: float = 200.0
+    time_budget_s: float = 10.0  # a variant whose modelled DRAM time exceeds this is not launched
+    autotune: bool = False
+    seed: int = 0
+
+
+def _inputs(case: Case, n_sets: int, seed: int):
+    import torch
+
+    dt = {"fp16": torch.float16, "bf16": torch.bfloat16}[case.dtype]
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    b, h, nq, nk, d = case.batch, case.heads, case.seqlen_q, case.seqlen_k, case.head_dim
+    return [tuple(torch.randn(shape, device="cuda", dtype=dt, generator=g)
+                  for shape in ((b, h, nq, d), (b, h, nk, d), (b, h, nk, d))) for _ in range(n_sets)]
+
+
+def _n_sets(case: Case, gpu: Gpu) -> int:
+    """Enough input sets that each timed run reads from DRAM, not from L2 (rotated), at most 8."""
+    per_set = max(case.input_bytes(), 1)
+    return max(1, min(8, math.ceil(3 * max(gpu.l2_bytes, 1) / per_set)))
+
+
+def _loaded_regs(variant, cfg: KernelConfig) -> int | None:
+    """Registers of the kernels the last launch loaded (max over a multi-kernel variant), from the driver."""
+    regs = []
+    for spec in variant.module().kernel_specs(cfg.as_dict()):
+        caches = getattr(spec["fn"], "device_caches", {})
+        for entry in caches.values():
+            for kernel in entry[0].values():
+                kernel = kernel.result() if hasattr(kernel, "result") else kernel
+                n = getattr(kernel, "n_regs", None)
+                if n is not None:
+                    regs.append(int(n))
+    return max(regs) if regs else None
+
+
+def _clear_jit_caches(variant, cfg: KernelConfig) -> None:
+    for spec in variant.module().kernel_specs(cfg.as_dict()):
+        caches = getattr(spec["fn"], "device_caches", None)
+        if caches is not None:
+            for entry in caches.values():
+                entry[0].clear()
+
+
+def _resource_summary(records: Sequence[Record]) -> tuple[str, str, str, int | None]:
+    from ..report.rows import _regs, _spills, occupancy_label
+
+    if not records:
+        return "", "", "", None
+    regs = " / ".join(_regs(r) for r in records)
+    occ = " / ".join(occupancy_label(r) for r in records)
+    spills = " / ".join(_spills(r) for r in records)
+    parsed = [getattr(r.usage, "regs", None) or getattr(r.usage, "vgpr_total", None) for r in records]
+    parsed = [p for p in parsed if p is not None]
+    return regs, occ, spills, (max(parsed) if parsed else None)
+
+
+def bench_variant(gpu: Gpu, case: Case, variant, cfg: KernelConfig, sets, opts: BenchOptions,
+                  resources: Sequence[Record]) -> BenchRow:
+    import torch
+
+    from ..api import attention
+    from ..model import traffic
+    from .gate import check_sampled
+    from .timing import time_rotating
+
+    row = BenchRow(case=case, name=variant.name, kind="variant", status="ok", config=cfg.short())
+    reason = variant.check(cfg)
+    if reason:
+        return replace(row, status=f"config rejected: {reason}")
+    t = traffic(variant.name, cfg)
+    modelled_s = (t.bytes_read + t.bytes_written) / 3.0e12
+    if modelled_s > opts.time_budget_s:
+        return replace(row, status=f"not run: the traffic model puts one launch at {t.bytes_read / 1e12:.1f} TB "
+                                   f"read (~{modelled_s:.0f} s at 3 TB/s), over the {opts.time_budget_s:.0f} s budget")
+    knobs = {k: v for k, v in cfg.as_dict().items()
+             if k in ("block_m", "block_n", "num_warps", "num_stages", "waves_per_eu", "matrix_instr_nonkdim",
+                      "kpack", "maxnreg") and v is not None} | dict(cfg.extra)
+    try:
+        _clear_jit_caches(variant, cfg)
+        q, k, v = sets[0]
+        out = attention(q, k, v, causal=case.causal, variant=variant.name, **knobs)
+        torch.cuda.synchronize()
+        loaded = _loaded_regs(variant, cfg)
+        check = check_sampled(out, q, k, v, case.causal, variant.name, case.dtype, seed=opts.seed)
+        del out
+        regs, occ, spills, parsed = _resource_summary(resources)
+        row = replace(row, max_abs_err=check.max_abs_err, check=check.message, regs=regs, occupancy=occ,
+                      spills=spills, n_regs_loaded=loaded, n_regs_parsed=parsed)
+        if not check.ok:
+            return replace(row, status=f"failed the correctness gate: {check.message}")
+        timing = time_rotating(lambda i: attention(*sets[i], causal=case.causal, variant=variant.name, **knobs),
+                               len(sets), opts.warmup_ms, opts.rep_ms)
+    except torch.cuda.OutOfMemoryError:
+        torch.cuda.empty_cache()
+        return replace(row, status="does not fit in device memory")
+    except Exception as exc:  # a launch failure is a row, the run goes on
+        from ..compile.worker import one_line
+
+        return replace(row, status=f"launch failed: {one_line(exc)}")
+    secs = timing.median_ms / 1e3
+    return replace(row, timing=timing, tflops=case.flops / secs / 1e12,
+                   gbps=(t.bytes_read + t.bytes_written) / secs / 1e9)
+
+
+def bench_anchor(case: Case, anchor, sets, opts: BenchOptions) -> BenchRow:
+    import torch
+
+    from .anchors import sdpa_runner
+    from .gate import check_sampled
+    from .timing import time_rotating
+
+    row = BenchRow(case=case, name=anchor.name, kind="anchor", status="ok", config="torch SDPA")
+    try:
+        run = sdpa_runner(anchor, case.causal, case.seqlen_q, case.seqlen_k)
+        q, k, v = sets[0]
+        out = run(q, k, v)
+        torch.cuda.synchronize()
+        check = check_sampled(out, q, k, v, case.causal, "baseline", case.dtype, seed=opts.seed)
+        del out
+        row = replace(row, max_abs_err=check.max_abs_err, check=check.message)
+        if not check.ok:
+            return replace(row, status=f"failed the correctness gate: {check.message}")
+        timing = time_rotating(lambda i: run(*sets[i]), len(sets), opts.warmup_ms, opts.rep_ms)
+    except torch.cuda.OutOfMemoryError:
+        torch.cuda.empty_cache()
+        return replace(row, status="does not fit in device memory")
+    except Exception as exc:  # the backend refused this case (or torch lacks it)
+        from ..compile.worker import one_line
+
+        return replace(row, status=f"not available: {one_line(exc)}")
+    return replace(row, timing=timing, tflops=case.flops / (timing.median_ms / 1e3) / 1e12)
+
+
+# The autotune grid (issue 5: BLOCK_M, BLOCK_N, num_warps, num_stages, waves_per_eu on AMD), per vendor.
+AUTOTUNE_GRID = {
+    "nvidia": {"block_m": (64, 128), "block_n": (64, 128), "num_warps": (4, 8), "num_stages": (2, 3)},
+    "amd": {"block_m": (64, 128), "block_n": (32, 64), "num_warps": (4, 8), "waves_per_eu": (0, 2)},
+}
+
+
+def autotune_candidates(variant, gpu: Gpu, base: KernelConfig) -> list[KernelConfig]:
+    from itertools import product
+
+    grid = AUTOTUNE_GRID[gpu.vendor]
+    out = []
+    for values in product(*grid.values()):
+        cfg = replace(base, **dict(zip(grid, values)))
+        if variant.check(cfg) is None:
+            out.append(cfg)
+    return list(dict.fromkeys(out)) or [base]
+
+
+def autotune_variant(gpu: Gpu, case: Case, variant, base: KernelConfig, sets, opts: BenchOptions,
+                     resources_for: Callable[[KernelConfig], Sequence[Record]]) -> BenchRow:
+    """Time every candidate briefly, keep the fastest that passes the gate, then time it properly."""
+    quick = replace(opts, rep_ms=max(opts.rep_ms / 4, 25.0))
+    tried = [bench_variant(gpu, case, variant, cfg, sets, quick, resources_for(cfg))
+             for cfg in autotune_candidates(variant, gpu, base)]
+    good = [(r.timing.median_ms, i) for i, r in enumerate(tried) if r.ok and r.timing]
+    if not good:
+        return replace(tried[0], status=f"autotune: none of {len(tried)} configs passed; first: {tried[0].status}")
+    cands = autotune_candidates(variant, gpu, base)
+    best = cands[min(good)[1]]
+    row = bench_variant(gpu, case, variant, best, sets, opts, resources_for(best))
+    return replace(row, extras=row.extras + (("autotuned_over", len(tried)), ("autotune_passing", len(good))))
+
+
+def run_bench(gpu: Gpu, cases: Sequence[Case], opts: BenchOptions,
+              on_progress: Callable[[int, int, str], None] | None = None) -> list[BenchRow]:
+    import torch
+
+    from ..compile.engine import Task, compile_tasks
+    from ..variants import resolve_config, select_variants
+    from .anchors import ANCHORS
+
+    variants = select_variants(list(opts.variants))
+    # every (variant, case) config, compiled GPU-free for this GPU's arch in one parallel sweep
+    configs = {}
+    for case in cases:
+        req = replace(opts.request, head_dim=case.head_dim, causal=case.causal, dtype=case.dtype, shape=case.shape)
+        for v in variants:
+            configs[(case, v.name)] = resolve_config(v, gpu.arch, req)
+    tasks = [Task(v, gpu.arch, configs[(c, v.name)]) for c in cases for v in variants]
+    if opts.autotune:
+        tasks += [Task(v, gpu.arch, cfg) for c in cases for v in variants
+                  for cfg in autotune_candidates(v, gpu, configs[(c, v.name)])]
+    resources: dict[tuple[str, str], list[Record]] = {}
+    for r in compile_tasks(list(dict.fromkeys(tasks))):
+        resources.setdefault((r.variant, r.config.key()), []).append(r)
+
+    def resources_for(variant, cfg: KernelConfig) -> list[Record]:
+        return resources.get((variant.name, cfg.key()), [])
+
+    total = len(cases) * (len(variants) + (len(ANCHORS) if opts.anchors else 0))
+    done = 0
+    rows: list[BenchRow] = []
+    for case in cases:
+        try:
+            sets = _inputs(case, _n_sets(case, gpu), opts.seed)
+        except torch.cuda.OutOfMemoryError:
+            torch.cuda.empty_cache()
+            rows += [BenchRow(case=case, name=v.name, kind="variant", status="does not fit in device memory")
+                     for v in variants]
+            done += len(variants) + (len(ANCHORS) if opts.anchors else 0)
+            continue
+        for v in variants:
+            cfg = configs[(case, v.name)]
+            if opts.autotune:
+                rows.append(autotune_variant(gpu, case, v, cfg, sets, opts, lambda c, v=v: resources_for(v, c)))
+            else:
+                rows.append(bench_variant(gpu, case, v, cfg, sets, opts, resources_for(v, cfg)))
+            done += 1
+            if on_progress:
+                on_progress(done, total, f"{case.label()} {v.name}")
+        if opts.anchors:
+            for a in ANCHORS:
+                rows.append(bench_anchor(case, a, sets, opts))
+                done += 1
+                if on_progress:
+                    on_progress(done, total, f"{case.label()} {a.name}")
+        del sets
+        torch.cuda.empty_cache()
+    return rows

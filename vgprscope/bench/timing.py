@@ -1,0 +1,45 @@
+"""Timings as anchors.md asks: warm-up, L2 flushed before every run, rotating inputs, median and spread."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Timing:
+    median_ms: float
+    q1_ms: float
+    q3_ms: float
+    min_ms: float
+    max_ms: float
+    runs: int
+
+    def label(self) -> str:
+        """hyperfine style: median ± half the interquartile range."""
+        return f"{self.median_ms:.3f} ± {(self.q3_ms - self.q1_ms) / 2:.3f}"
+
+
+def summarize(times_ms: Sequence[float]) -> Timing:
+    xs = sorted(times_ms)
+    if len(xs) >= 4:
+        q1, _, q3 = statistics.quantiles(xs, n=4, method="inclusive")
+    else:
+        q1, q3 = xs[0], xs[-1]
+    return Timing(median_ms=statistics.median(xs), q1_ms=q1, q3_ms=q3, min_ms=xs[0], max_ms=xs[-1], runs=len(xs))
+
+
+def time_rotating(run: Callable[[int], object], n_sets: int, warmup_ms: float = 25.0,
+                  rep_ms: float = 200.0) -> Timing:
+    """Time ``run(i)`` with i cycling over the input sets; Triton's do_bench warms up and flushes L2
+    (it zeroes a buffer larger than L2) before every timed run, and returns every run's time."""
+    from triton.testing import do_bench
+
+    counter = {"i": 0}
+
+    def fn() -> None:
+        run(counter["i"] % n_sets)
+        counter["i"] += 1
+
+    return summarize(do_bench(fn, warmup=warmup_ms, rep=rep_ms, return_mode="all"))
