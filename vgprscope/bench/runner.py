@@ -102,13 +102,13 @@ def _clear_jit_caches(variant, cfg: KernelConfig) -> None:
 
 
 def _resource_summary(records: Sequence[Record]) -> tuple[str, str, str, int | None]:
-    from ..report.rows import _regs, _spills, occupancy_label
+    from ..report.rows import fmt_regs, fmt_spills, occupancy_label
 
     if not records:
         return "", "", "", None
-    regs = " / ".join(_regs(r) for r in records)
+    regs = " / ".join(fmt_regs(r) for r in records)
     occ = " / ".join(occupancy_label(r) for r in records)
-    spills = " / ".join(_spills(r) for r in records)
+    spills = " / ".join(fmt_spills(r) for r in records)
     parsed = [getattr(r.usage, "regs", None) or getattr(r.usage, "vgpr_total", None) for r in records]
     parsed = [p for p in parsed if p is not None]
     return regs, occ, spills, (max(parsed) if parsed else None)

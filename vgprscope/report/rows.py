@@ -37,7 +37,7 @@ def flat(rec: Record) -> dict[str, Any]:
     return d
 
 
-def _regs(rec: Record) -> str:
+def fmt_regs(rec: Record) -> str:
     u = rec.usage
     if isinstance(u, AmdUsage):
         return f"{u.vgpr_total} ({u.arch_vgpr}+{u.agpr}a)" if u.agpr else str(u.vgpr_total)
@@ -46,7 +46,7 @@ def _regs(rec: Record) -> str:
     return "-"
 
 
-def _spills(rec: Record) -> str:
+def fmt_spills(rec: Record) -> str:
     u = rec.usage
     if isinstance(u, AmdUsage):
         if not (u.vgpr_spill or u.sgpr_spill):
@@ -58,7 +58,7 @@ def _spills(rec: Record) -> str:
     return "-"
 
 
-def _scratch(rec: Record) -> str:
+def fmt_scratch(rec: Record) -> str:
     u = rec.usage
     if isinstance(u, AmdUsage):
         return str(u.scratch_bytes)
@@ -67,7 +67,7 @@ def _scratch(rec: Record) -> str:
     return "-"
 
 
-def _lds(rec: Record) -> str:
+def fmt_lds(rec: Record) -> str:
     u = rec.usage
     if isinstance(u, AmdUsage):
         return str(u.lds_bytes)
@@ -76,26 +76,26 @@ def _lds(rec: Record) -> str:
     return "-"
 
 
-def _sgpr(rec: Record) -> str:
+def fmt_sgpr(rec: Record) -> str:
     return str(rec.usage.sgpr) if isinstance(rec.usage, AmdUsage) else "-"
 
 
-def _llvm(rec: Record) -> str:
+def fmt_llvm(rec: Record) -> str:
     u = rec.usage
     if isinstance(u, AmdUsage) and u.llvm_occupancy is not None:
         return str(u.llvm_occupancy)
     return "-"
 
 
-def _pct(rec: Record) -> str:
+def fmt_pct(rec: Record) -> str:
     return f"{rec.occupancy.percent:.1f}" if rec.occupancy else "-"
 
 
-def _limiter(rec: Record) -> str:
+def fmt_limiter(rec: Record) -> str:
     return ",".join(rec.occupancy.limiters) if rec.occupancy else "-"
 
 
-def _next(rec: Record) -> str:
+def fmt_next(rec: Record) -> str:
     return rec.occupancy.next_step if rec.occupancy else "-"
 
 
@@ -105,16 +105,16 @@ COLUMNS: list[tuple[str, Any]] = [
     ("kernel", lambda r: r.kernel),
     ("arch", lambda r: r.arch),
     ("config", lambda r: r.config.short()),
-    ("VGPRs / regs", _regs),
-    ("SGPRs", _sgpr),
-    ("spills", _spills),
-    ("scratch / stack (B/lane)", _scratch),
-    ("LDS / smem (B)", _lds),
+    ("VGPRs / regs", fmt_regs),
+    ("SGPRs", fmt_sgpr),
+    ("spills", fmt_spills),
+    ("scratch / stack (B/lane)", fmt_scratch),
+    ("LDS / smem (B)", fmt_lds),
     ("occupancy", occupancy_label),
-    ("occ %", _pct),
-    ("limiter", _limiter),
-    ("next step", _next),
-    ("LLVM occ", _llvm),
+    ("occ %", fmt_pct),
+    ("limiter", fmt_limiter),
+    ("next step", fmt_next),
+    ("LLVM occ", fmt_llvm),
     ("compile (s)", lambda r: "cached" if r.cached else f"{r.compile_seconds:.2f}"),
     ("status", lambda r: r.status),
 ]

@@ -1,0 +1,112 @@
+"""Strategies side by side: per arch, each variant's resources and traffic, and its change against baseline.
+
+A multi-kernel variant (split-k, two-phase) shows each kernel and a variant line: the most registers,
+spills and LDS of any of its kernels, the worst occupancy, and the whole variant's modelled traffic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .records import AmdUsage, NvidiaUsage, Record
+
+REFERENCE = "baseline"
+
+
+@dataclass(frozen=True)
+class VariantLine:
+    variant: str
+    arch: str
+    config: str
+    kernels: tuple[Record, ...]
+    status: str
+    regs: int | None  # most VGPRs (AMD, unified total) / registers (NVIDIA) of any kernel
+    sgprs: int | None
+    spills: int | None  # AMD: VGPR + SGPR spill count; NVIDIA: spill store + load bytes
+    scratch: int | None  # AMD scratch bytes per lane / NVIDIA stack bytes
+    lds: int | None
+    occupancy: int | None  # worst kernel's, in the arch's unit
+    occupancy_pct: float | None
+    limiter: str
+    traffic: Any = None  # model.Traffic of the whole variant
+    deltas: tuple[tuple[str, str], ...] = field(default=())  # metric -> "+12", "-1 step", "="
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+def _max(values: Sequence[int | None]) -> int | None:
+    vals = [v for v in values if v is not None]
+    return max(vals) if vals else None
+
+
+def _usage_figures(u: AmdUsage | NvidiaUsage | None) -> dict[str, int | None]:
+    if isinstance(u, AmdUsage):
+        return {"regs": u.vgpr_total, "sgprs": u.sgpr, "spills": u.vgpr_spill + u.sgpr_spill,
+                "scratch": u.scratch_bytes, "lds": u.lds_bytes}
+    if isinstance(u, NvidiaUsage):
+        return {"regs": u.regs, "sgprs": None, "spills": u.spill_store_bytes + u.spill_load_bytes,
+                "scratch": u.stack_bytes, "lds": u.shared_bytes}
+    return dict.fromkeys(("regs", "sgprs", "spills", "scratch", "lds"))
+
+
+def variant_line(kernels: Sequence[Record]) -> VariantLine:
+    from .model import traffic
+
+    first = kernels[0]
+    figs = [_usage_figures(r.usage) for r in kernels]
+    occs = [r.occupancy for r in kernels if r.occupancy is not None]
+    worst = min(occs, key=lambda o: (o.value, o.percent)) if occs else None
+    bad = [r.status for r in kernels if not r.ok]
+    try:
+        t = traffic(first.variant, first.config)
+    except Exception:  # a variant the model does not know (a user's kernel dir)
+        t = None
+    return VariantLine(
+        variant=first.variant, arch=first.arch, config=first.config.short(), kernels=tuple(kernels),
+        status=bad[0] if bad else "ok", regs=_max([f["regs"] for f in figs]), sgprs=_max([f["sgprs"] for f in figs]),
+        spills=sum(f["spills"] or 0 for f in figs) if not bad else None,
+        scratch=_max([f["scratch"] for f in figs]), lds=_max([f["lds"] for f in figs]),
+        occupancy=worst.value if worst else None, occupancy_pct=worst.percent if worst else None,
+        limiter=",".join(worst.limiters) if worst else "-", traffic=t,
+    )
+
+
+# metric, attribute, does a larger value mean worse
+DELTA_METRICS = (("regs", "regs", True), ("spills", "spills", True), ("scratch", "scratch", True),
+                 ("lds", "lds", True), ("occupancy", "occupancy", False))
+
+
+def delta(value: int | None, ref: int | None, larger_is_worse: bool) -> str:
+    """'+N' worse, '-N' better, '=' same (signs say worse/better, not up/down); 'x' not comparable."""
+    if value is None or ref is None:
+        return "x"
+    if value == ref:
+        return "="
+    worse = (value > ref) == larger_is_worse
+    return f"{'+' if worse else '-'}{abs(value - ref)}"
+
+
+def with_deltas(lines: Sequence[VariantLine]) -> list[VariantLine]:
+    from dataclasses import replace
+
+    ref = next((ln for ln in lines if ln.variant == REFERENCE), None)
+    out = []
+    for ln in lines:
+        ds = tuple((m, delta(getattr(ln, a), getattr(ref, a) if ref else None, w)) for m, a, w in DELTA_METRICS)
+        out.append(replace(ln, deltas=ds))
+    return out
+
+
+def compare(records: Sequence[Record]) -> dict[str, list[VariantLine]]:
+    """Records of one sweep -> per arch, one line per variant (kernels grouped), with deltas vs baseline."""
+    groups: dict[tuple[str, str, str], list[Record]] = {}
+    for r in records:
+        groups.setdefault((r.arch, r.variant, r.config.key()), []).append(r)
+    per_arch: dict[str, list[VariantLine]] = {}
+    for (arch, _, _), kernels in groups.items():
+        per_arch.setdefault(arch, []).append(variant_line(kernels))
+    return {arch: with_deltas(lines) for arch, lines in per_arch.items()}
