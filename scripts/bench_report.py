@@ -1,0 +1,160 @@
+"""On a GPU: run the bench presets and write reports/bench-<gpu>.md, a CSV and PNG charts.
+
+    python scripts/bench_report.py [--out reports] [--preset prefill --preset decode] [--rep-ms 200]
+
+One CSV row per measurement (stamped with GPU, driver, torch, Triton, date, git sha). The report checks
+issue 5's targets and says by how much any is missed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def slug(name: str) -> str:
+    return "".join(c if c.isalnum() else "-" for c in name.lower()).strip("-").replace("--", "-")
+
+
+def find(rows, name, **case):
+    for r in rows:
+        if r.name == name and all(getattr(r.case, k) == v for k, v in case.items()):
+            return r
+    return None
+
+
+def targets(rows) -> list[tuple[str, str, str]]:
+    """(target, measured, verdict) for issue 5's targets."""
+    out = []
+    for causal in (False, True):
+        case = dict(batch=4, heads=32, seqlen_q=4096, seqlen_k=4096, head_dim=128, causal=causal)
+        base, flash, cudnn = (find(rows, n, **case) for n in ("baseline", "sdpa-flash", "sdpa-cudnn"))
+        label = "causal" if causal else "non-causal"
+        for anchor, need in ((flash, 1.0), (cudnn, 0.85)):
+            if anchor is None or base is None:
+                continue
+            tgt = f"baseline >= {need:.2f}x {anchor.name} at B4 H32 N4096 D128 {label}"
+            if not (base.tflops and anchor.tflops):
+                out.append((tgt, f"baseline: {base.status}; {anchor.name}: {anchor.status}", "not measured"))
+                continue
+            ratio = base.tflops / anchor.tflops
+            verdict = "met" if ratio >= need else f"missed by {(need - ratio) / need * 100:.0f} %"
+            out.append((tgt, f"{base.tflops:.0f} vs {anchor.tflops:.0f} TFLOP/s = {ratio:.2f}x", verdict))
+    for r in rows:
+        if r.name == "split-k" and r.case.seqlen_q <= 64 and r.case.seqlen_k >= 32768:
+            base = find(rows, "baseline", **{k: getattr(r.case, k) for k in
+                                             ("batch", "heads", "seqlen_q", "seqlen_k", "head_dim", "causal")})
+            tgt = f"split-k >= 2x baseline at {r.case.label()}"
+            if not (r.timing and base and base.timing):
+                out.append((tgt, f"split-k: {r.status}; baseline: {base.status if base else 'missing'}", "not measured"))
+                continue
+            speedup = base.timing.median_ms / r.timing.median_ms
+            out.append((tgt, f"{base.timing.median_ms:.3f} / {r.timing.median_ms:.3f} ms = {speedup:.2f}x",
+                        "met" if speedup >= 2 else f"missed by {(2 - speedup) / 2 * 100:.0f} %"))
+    gated = [r for r in rows if r.kind == "variant" and r.check]
+    failed = [r for r in gated if r.status.startswith("failed the correctness gate")]
+    out.append(("every variant within its tolerance on every measured shape",
+                f"{len(gated) - len(failed)} of {len(gated)} gated rows pass",
+                "met" if not failed else f"missed: {', '.join(f'{r.name} @ {r.case.label()}' for r in failed)}"))
+    return out
+
+
+def charts(rows, out: Path, gpu_slug: str) -> list[str]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    made = []
+    key_cases = sorted({r.case for r in rows if r.case.seqlen_q == r.case.seqlen_k}, key=lambda c: c.label())
+    if key_cases:
+        fig, axes = plt.subplots(len(key_cases), 1, figsize=(9, 2.2 * len(key_cases)), squeeze=False)
+        for ax, case in zip(axes[:, 0], key_cases):
+            sub = [r for r in rows if r.case == case]
+            names = [r.name for r in sub]
+            vals = [r.tflops or 0 for r in sub]
+            colors = ["tab:gray" if r.kind == "anchor" else ("tab:blue" if r.ok else "tab:red") for r in sub]
+            ax.barh(names, vals, color=colors)
+            ax.set_title(case.label(), fontsize=8)
+            ax.tick_params(labelsize=7)
+            for i, r in enumerate(sub):
+                ax.text(vals[i], i, f" {vals[i]:.0f}" if r.ok else f" {r.status[:40]}", va="center", fontsize=6)
+        axes[-1, 0].set_xlabel("TFLOP/s (grey: torch SDPA backends; red: no time)")
+        fig.tight_layout()
+        name = f"bench-{gpu_slug}-tflops.png"
+        fig.savefig(out / name, dpi=100)
+        plt.close(fig)
+        made.append(name)
+
+    pts = [(r, r.occupancy) for r in rows if r.kind == "variant" and r.timing and r.occupancy]
+    if pts:
+        fig, ax = plt.subplots(figsize=(7, 4.5))
+        for r, occ in pts:
+            try:
+                blocks = min(int(part.split()[0]) for part in occ.split(" / "))
+            except ValueError:
+                continue
+            ax.scatter(blocks, r.tflops, s=14)
+            ax.annotate(r.name, (blocks, r.tflops), fontsize=5)
+        ax.set_xlabel("occupancy of the variant's worst kernel (blocks/SM, from the compiled kernel)")
+        ax.set_ylabel("TFLOP/s (median)")
+        ax.set_title("time vs occupancy, every measured case")
+        fig.tight_layout()
+        name = f"bench-{gpu_slug}-occupancy.png"
+        fig.savefig(out / name, dpi=110)
+        plt.close(fig)
+        made.append(name)
+    return made
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", type=Path, default=ROOT / "reports")
+    ap.add_argument("--preset", action="append")
+    ap.add_argument("--rep-ms", type=float, default=200.0)
+    ap.add_argument("--strategies", default="all")
+    args = ap.parse_args()
+
+    from vgprscope.bench.cases import build_cases
+    from vgprscope.bench.device import current_gpu, machine
+    from vgprscope.bench.output import to_csv, to_markdown
+    from vgprscope.bench.runner import BenchOptions, run_bench
+    from vgprscope.fsutil import atomic_write
+    from vgprscope.report.formats import md_table
+    from vgprscope.variants import ConfigRequest, select_variants
+
+    gpu = current_gpu()
+    m = machine(gpu)
+    presets = args.preset or ["prefill", "decode"]
+    names = tuple(v.name for v in select_variants([args.strategies]))
+    rows = []
+    for preset in presets:
+        cases = build_cases(None, preset, None, "fp16", None)
+        rows += run_bench(gpu, cases, BenchOptions(variants=names, request=ConfigRequest(), rep_ms=args.rep_ms),
+                          on_progress=lambda d, t, w: print(f"[{d}/{t}] {w}", file=sys.stderr, flush=True))
+    gslug = slug(gpu.name.replace("NVIDIA", "").strip())
+    args.out.mkdir(parents=True, exist_ok=True)
+    csv_name = f"bench-{gslug}.csv"
+    atomic_write(args.out / csv_name, to_csv(rows, m))
+    pngs = charts(rows, args.out, gslug)
+    cmd = f"python scripts/bench_report.py {' '.join('--preset ' + p for p in presets)} --rep-ms {args.rep_ms:g}"
+    text = (f"# vgprscope bench on {gpu.name}\n\nMachine: {m.line()}\n\nReproduce (on the GPU): `{cmd}`\n\n"
+            "Timings: median of `triton.testing.do_bench` runs (L2 flushed before each, warm-up first, inputs "
+            "rotated so each run reads DRAM), `±` half the interquartile range, min-max beside it. A variant "
+            "gets a time only after its output on fresh random inputs of that very case passed the float64 "
+            "gate (sampled rows of three heads). fp16 throughout; FLOPs 4*B*H*Nq*Nk*D, halved for causal with "
+            "Nq = Nk; GB/s from the traffic model's bytes (`vgprscope/model.py`).\n\n"
+            f"## Targets (issue 5)\n\n" + md_table(["target", "measured", "verdict"], targets(rows))
+            + "\n## Every measurement\n\n" + to_markdown(rows, m).split("\n\n", 1)[1]
+            + f"\nCSV (one row per measurement): [{csv_name}]({csv_name})\n\n"
+            + "".join(f"![{p}]({p})\n\n" for p in pngs))
+    atomic_write(args.out / f"bench-{gslug}.md", text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

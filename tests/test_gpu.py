@@ -1,0 +1,101 @@
+"""GPU tests (marker ``gpu``): skipped without a CUDA / ROCm device. Run them on a GPU machine with
+
+    TRITON_INTERPRET=0 python -m pytest -m gpu tests/test_gpu.py
+"""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.gpu
+
+SHAPES = [  # (b, h, nq, nk, d, causal): ragged, nq != nk both ways, seqlen 1, non-power-of-two head dims
+    (2, 3, 1, 129, 64, False),
+    (2, 4, 257, 1031, 80, True),
+    (1, 8, 1031, 257, 128, True),
+    (2, 2, 777, 777, 40, True),
+    (1, 4, 2048, 2048, 128, False),
+    (1, 2, 300, 4100, 256, False),
+]
+
+
+def _variants():
+    from vgprscope.variants import load_variants
+
+    return list(load_variants())
+
+
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("variant", _variants())
+def test_variant_matches_float64_reference_on_gpu(variant, shape, dtype):
+    from vgprscope.correctness import check_variant
+    from vgprscope.variants import get_variant
+
+    b, h, nq, nk, d, causal = shape
+    cfg = get_variant(variant)
+    if variant == "qk-fp16-acc" and dtype == "bf16":
+        pytest.skip("qk-fp16-acc takes fp16 only (its check_config says why)")
+    res = check_variant(variant, b, h, nq, nk, d, causal, dtype, "cuda", seed=hash(shape) % 1000)
+    assert res.ok, f"{cfg.name} {shape} {dtype}: {res.message}"
+
+
+@pytest.mark.parametrize("variant", _variants())
+def test_loaded_registers_equal_the_parsed_compile(variant):
+    """n_regs the driver reports for the launched kernels == what vgprscope parsed from its own compile."""
+    from dataclasses import replace
+
+    import torch
+
+    from vgprscope.bench.device import current_gpu
+    from vgprscope.bench.runner import _clear_jit_caches, _loaded_regs
+    from vgprscope.compile.engine import Task, compile_tasks
+    from vgprscope.variants import ConfigRequest, get_variant, resolve_config
+
+    gpu = current_gpu()
+    v = get_variant(variant)
+    cfg = resolve_config(v, gpu.arch, ConfigRequest(head_dim=128, shape=(2, 8, 1024, 1024)))
+    if v.check(cfg):
+        pytest.skip(v.check(cfg))
+    q, k, vv = (torch.randn(2, 8, 1024, 128, device="cuda", dtype=torch.float16) for _ in range(3))
+    _clear_jit_caches(v, cfg)
+    import vgprscope
+
+    knobs = {n: getattr(cfg, n) for n in ("block_m", "block_n", "num_warps", "num_stages") } | dict(cfg.extra)
+    vgprscope.attention(q, k, vv, variant=variant, **knobs)
+    torch.cuda.synchronize()
+    loaded = _loaded_regs(v, cfg)
+    rows = compile_tasks([Task(v, gpu.arch, replace(cfg))], jobs=1)
+    parsed = max(r.usage.regs for r in rows if r.usage is not None)
+    assert loaded == parsed
+
+
+def test_bench_smoke_gates_then_times():
+    from vgprscope.bench.cases import Case
+    from vgprscope.bench.device import current_gpu
+    from vgprscope.bench.runner import BenchOptions, run_bench
+    from vgprscope.variants import ConfigRequest
+
+    gpu = current_gpu()
+    rows = run_bench(gpu, [Case(1, 8, 1024, 1024, 64, True, "fp16")],
+                     BenchOptions(variants=("baseline", "split-k"), request=ConfigRequest(), rep_ms=20))
+    by = {r.name: r for r in rows}
+    assert by["baseline"].ok and by["baseline"].timing.median_ms > 0 and by["baseline"].tflops > 0
+    assert by["baseline"].max_abs_err is not None and by["baseline"].regs
+    assert {"sdpa-flash", "sdpa-cudnn", "sdpa-efficient"} <= set(by)
+
+
+def test_broken_variant_gets_no_time(tmp_path):
+    """A deliberately wrong kernel must fail the gate on the GPU too, and get no time."""
+    from pathlib import Path
+
+    from vgprscope.correctness import check_variant
+
+    broken = Path(__file__).parent / "fixtures" / "broken_kernels"
+    if not broken.exists():
+        pytest.skip("no broken-kernel fixture")
+    import vgprscope.variants as variants
+
+    names = list(variants.load_variants(broken))
+    res = check_variant(names[0], 1, 4, 300, 300, 64, False, "fp16", "cuda", seed=1, kernel_dir=broken)
+    assert not res.ok
