@@ -1,0 +1,52 @@
+"""A non-editable install ships the kernels and works from another directory."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("wheel")
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out),
+                    str(ROOT)], check=True, capture_output=True)
+    (whl,) = out.glob("vgprscope-*.whl")
+    return whl
+
+
+def test_wheel_ships_the_kernels_inside_the_namespace(wheel):
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "vgprscope/kernels/baseline.py" in names
+    assert "vgprscope/kernels/_fa_common.py" in names
+    assert not any(n.startswith("kernels/") for n in names), "no top-level 'kernels' package (PyPI has one)"
+    assert any(n.endswith("entry_points.txt") for n in names)
+
+
+def test_installed_copy_runs_analyze_from_elsewhere(wheel, tmp_path):
+    site = tmp_path / "site"
+    subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(site), str(wheel)],
+                   check=True, capture_output=True)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    env = dict(os.environ, PYTHONPATH=str(site), VGPRSCOPE_CACHE_DIR=str(tmp_path / "cache"))
+    env.pop("TRITON_INTERPRET", None)
+    out = subprocess.run(
+        [sys.executable, "-m", "vgprscope", "analyze", "--variant", "baseline", "--arch", "sm_80", "--block-m", "64",
+         "--block-n", "32", "--head-dim", "64", "--format", "json"],
+        cwd=elsewhere, env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert doc["rows"][0]["status"] == "ok"
+    # the kernels came from the installed copy, not from the checkout
+    probe = subprocess.run([sys.executable, "-c", "import vgprscope.loader as l; print(l.BUNDLED_DIR)"],
+                           cwd=elsewhere, env=env, capture_output=True, text=True, check=True)
+    assert Path(probe.stdout.strip()).is_relative_to(site)
