@@ -18,10 +18,6 @@ LEGEND = ("change: `+` worse (fails), `-` better, `=` same or within the rule, `
 HEADERS = ("change", "variant", "kernel", "arch", "config", "VGPRs / regs", "occupancy", "details")
 
 
-def _register_metric(e: Entry) -> str | None:
-    return next((m for m in ("vgpr_total", "regs") if m in e.metrics), None)
-
-
 def _before_after(d: EntryDiff, value) -> str:
     b = value(d.baseline) if d.baseline else None
     c = value(d.current) if d.current else None
@@ -31,8 +27,7 @@ def _before_after(d: EntryDiff, value) -> str:
 
 
 def _regs(e: Entry) -> Any:
-    name = _register_metric(e)
-    return e.metrics[name] if name else None
+    return next((e.metrics[m] for m in ("vgpr_total", "regs") if m in e.metrics), None)
 
 
 def _occ(e: Entry) -> Any:
@@ -68,8 +63,8 @@ def details(d: EntryDiff) -> str:
 
 def cells(d: EntryDiff) -> list[str]:
     e = d.entry
-    return [d.change.value, e.variant, e.kernel,
-            e.arch, e.config.short(), _before_after(d, _regs), _before_after(d, _occ), details(d)]
+    return [d.change.value, e.variant, e.kernel, e.arch, e.config.short(), _before_after(d, _regs),
+            _before_after(d, _occ), details(d)]
 
 
 def summary(result: GateResult) -> str:
