@@ -267,6 +267,16 @@ def test_another_triton_version_is_exit_2_unless_allowed(toy, tmp_path):
     assert allowed.exit_code == 0 and "Triton changed: baseline 3.1.0" in allowed.stdout
 
 
+def test_not_comparable_under_actions_is_an_annotation_and_a_summary(toy, tmp_path, monkeypatch):
+    summary = tmp_path / "summary.md"
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    res = check(toy, "lean", "-b", tmp_path / "nope.json")
+    assert res.exit_code == 2
+    assert res.stdout.startswith("::error title=vgprscope check cannot compare::no baseline at ")
+    assert summary.read_text().startswith("## vgprscope check could not compare\n\nno baseline at ")
+
+
 def test_an_arch_triton_cannot_target_is_exit_2(toy):
     res = check(toy, "lean", "--arch", "gfx1100-wave64")
     assert res.exit_code == 2 and "the installed Triton cannot target gfx1100-wave64" in res.stderr

@@ -30,6 +30,11 @@ class GateFormat(str, Enum):
     benchmark_json = "benchmark-json"  # github-action-benchmark's customSmallerIsBetter
 
 
+# Formats for people: only these add to the GitHub job summary and print workflow commands; the others
+# are data for a program and stay pure.
+FOR_PEOPLE = (GateFormat.table, GateFormat.md)
+
+
 ConfigOpt = Annotated[Optional[Path], typer.Option(
     "--config", help="TOML file with the gate's settings (\\[tool.vgprscope] or top-level keys) "
     "\\[default: the nearest pyproject.toml]")]
@@ -151,10 +156,12 @@ def check(
         result, cfg, entries = _check(config, baseline, variant, arch, rule, fail_on_change, allow_version_change,
                                       kernel_dir, jobs, no_cache)
     except VgprscopeError as exc:
-        if _on_actions():
-            from ..gate_report import annotation
+        if format in FOR_PEOPLE:
+            _append_summary(f"## vgprscope check could not compare\n\n{exc}\n")
+            if _on_actions():
+                from ..gate_report import annotation
 
-            print(annotation("error", "vgprscope check cannot compare", str(exc)))
+                print(annotation("error", "vgprscope check cannot compare", str(exc)))
         raise
     _report(result, cfg, entries, format, output)
     raise typer.Exit(result.exit_code)
@@ -190,19 +197,24 @@ def _report(result, cfg, entries, fmt: GateFormat, output: Path | None) -> None:
         GateFormat.benchmark_json: lambda: gate_report.to_benchmark_json(entries),
     }
     emit(render[fmt](), output)
-    if fmt in (GateFormat.json, GateFormat.benchmark_json):
+    if fmt not in FOR_PEOPLE:
         err(gate_report.summary(result))
-        return  # data for a program: no step summary, no workflow commands mixed into it
-    summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
-    if summary_file:
-        text = gate_report.to_markdown(result, machine.line(), where)
-        try:
-            with open(summary_file, "a") as f:
-                f.write(text)
-        except OSError as exc:
-            err(f"cannot append to GITHUB_STEP_SUMMARY {summary_file}: {exc.strerror}")
+        return
+    _append_summary(gate_report.to_markdown(result, machine.line(), where))
     if _on_actions():
         for line in gate_report.annotations(result, _variant_files(cfg)):
             print(line)  # workflow commands are read from stdout
     if output is not None:
         err(gate_report.summary(result))
+
+
+def _append_summary(text: str) -> None:
+    """Add to the GitHub job summary when running under Actions (GITHUB_STEP_SUMMARY names its file)."""
+    path = os.environ.get("GITHUB_STEP_SUMMARY")
+    if not path:
+        return
+    try:
+        with open(path, "a") as f:
+            f.write(text)
+    except OSError as exc:
+        err(f"cannot append to GITHUB_STEP_SUMMARY {path}: {exc.strerror}")
