@@ -1,0 +1,157 @@
+"""``vgprscope occupancy``: the occupancy calculator, from register / LDS counts typed by hand."""
+
+from __future__ import annotations
+
+import json
+from enum import Enum
+from typing import Annotated, Any, Optional
+
+import typer
+
+from ..archs import AmdArch, NvidiaArch, get_arch
+from ..errors import UsageError
+from .app import app
+from .common import emit, handles_errors
+
+
+class OccFormat(str, Enum):
+    table = "table"
+    json = "json"
+
+
+_AMD_OPTS = ("--vgprs", "--agprs", "--sgprs", "--lds", "--workgroup")
+_NV_OPTS = ("--regs", "--shared", "--threads")
+
+
+def _verb(names: list[str]) -> str:
+    return "applies" if len(names) == 1 else "apply"
+
+
+def _given(pairs: tuple[tuple[str, Any], ...]) -> list[str]:
+    return [name for name, value in pairs if value is not None]
+
+
+@app.command("occupancy")
+@handles_errors
+def occupancy_cmd(
+    arch: Annotated[str, typer.Option("--arch", "-a", help="One arch: gfx90a, gfx942, gfx950, gfx1100, "
+                                      "gfx1100-wave64, sm_80, sm_86, sm_89, sm_90, sm_100")],
+    vgprs: Annotated[Optional[int], typer.Option(
+        "--vgprs", help="AMD: VGPRs per wave; with --agprs the arch VGPRs, else the VGPR+AGPR total")] = None,
+    agprs: Annotated[Optional[int], typer.Option("--agprs", help="AMD (CDNA): AGPRs per wave")] = None,
+    sgprs: Annotated[Optional[int], typer.Option(
+        "--sgprs", help="AMD: SGPRs per wave incl. VCC / flat scratch / XNACK (.sgpr_count)")] = None,
+    lds: Annotated[Optional[int], typer.Option(
+        "--lds", help="AMD: LDS bytes per workgroup, static + dynamic (Triton's shared)")] = None,
+    workgroup: Annotated[Optional[int], typer.Option(
+        "--workgroup", help="AMD: threads per workgroup (Triton: num_warps x wave size) [default: one wave]")] = None,
+    regs: Annotated[Optional[int], typer.Option("--regs", help="NVIDIA: registers per thread")] = None,
+    shared: Annotated[Optional[int], typer.Option(
+        "--shared", help="NVIDIA: shared memory bytes per block, static + dynamic")] = None,
+    threads: Annotated[Optional[int], typer.Option(
+        "--threads", help="NVIDIA: threads per block (Triton: num_warps x 32) [default: 128]")] = None,
+    show_ladder: Annotated[bool, typer.Option(
+        "--ladder", help="Print the arch's register -> occupancy steps (for --workgroup / --threads)")] = False,
+    fmt: Annotated[OccFormat, typer.Option("--format", "-f", help="Output format")] = OccFormat.table,
+) -> None:
+    """Occupancy of one kernel from its counts: the limit, what binds, and the next step."""
+    from .. import occupancy as occ
+
+    target = get_arch(arch)
+    amd_given = _given((("--vgprs", vgprs), ("--agprs", agprs), ("--sgprs", sgprs), ("--lds", lds),
+                        ("--workgroup", workgroup)))
+    nv_given = _given((("--regs", regs), ("--shared", shared), ("--threads", threads)))
+    result: dict[str, Any] = {"arch": target.name, "vendor": target.vendor.value}
+    if isinstance(target, AmdArch):
+        if nv_given:
+            raise UsageError(f"{', '.join(nv_given)} {_verb(nv_given)} to NVIDIA archs only; {target.name} is AMD: "
+                             f"use {', '.join(_AMD_OPTS)}")
+        if vgprs is None and not show_ladder:
+            raise UsageError(f"--vgprs is required for {target.name} (or --ladder)")
+        if vgprs is not None:
+            if agprs is not None:
+                o = occ.amd_occupancy(target, 0, sgprs, lds or 0, workgroup, agpr=agprs, arch_vgpr=vgprs)
+                total = occ.total_vgprs(target, vgprs, agprs)
+            else:
+                o = occ.amd_occupancy(target, vgprs, sgprs, lds or 0, workgroup)
+                total = vgprs
+            result |= {
+                "inputs": {"vgprs": vgprs, "agprs": agprs, "vgpr_total": total, "sgprs": sgprs, "lds": lds or 0,
+                           "workgroup": workgroup or target.wave_size},
+                "waves_per_simd": o.value, "max_waves_per_simd": target.max_waves_per_simd,
+                "waves_per_cu": o.waves_per_cu,
+            }
+        current = None if vgprs is None else result["inputs"]["vgpr_total"]
+        size = workgroup
+    else:
+        if amd_given:
+            raise UsageError(f"{', '.join(amd_given)} {_verb(amd_given)} to AMD archs only; {target.name} is NVIDIA: "
+                             f"use {', '.join(_NV_OPTS)}")
+        if regs is None and not show_ladder:
+            raise UsageError(f"--regs is required for {target.name} (or --ladder)")
+        if regs is not None:
+            o = occ.nvidia_occupancy(target, regs, shared or 0, threads or occ.DEFAULT_THREADS)
+            result |= {
+                "inputs": {"regs": regs, "shared": shared or 0, "threads": threads or occ.DEFAULT_THREADS},
+                "blocks_per_sm": o.value, "warps_per_sm": o.warps_per_sm, "max_warps_per_sm": target.max_warps_per_sm,
+            }
+        current = regs
+        size = threads
+    if "inputs" in result:
+        result |= {"unit": o.unit, "occupancy_pct": o.percent, "limiters": list(o.limiters), "limits": dict(o.limits),
+                   "next_step": o.next_step, "headroom": o.headroom, "note": o.note}
+    steps = occ.ladder(target, size) if show_ladder else None
+    if steps is not None:
+        result["ladder"] = [{"lo": s.lo, "hi": s.hi, "value": s.value, "percent": s.percent}
+                            | ({"warps_per_sm": s.warps_per_sm} if s.warps_per_sm is not None else {})
+                            for s in steps]
+    if fmt is OccFormat.json:
+        emit(json.dumps(result, indent=1), None)
+        return
+    _print_tables(target, result, steps, current)
+
+
+def _print_tables(target: AmdArch | NvidiaArch, result: dict[str, Any], steps, current: int | None) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(soft_wrap=False)
+    if "inputs" in result:
+        amd = isinstance(target, AmdArch)
+        table = Table(title=f"occupancy on {target.name} ({target.description})", show_header=False)
+        table.add_column("", style="bold")
+        table.add_column("")
+        inputs = ", ".join(f"{k} {v}" for k, v in result["inputs"].items() if v is not None)
+        table.add_row("input", inputs)
+        if amd:
+            table.add_row("occupancy", f"{result['waves_per_simd']} / {result['max_waves_per_simd']} waves/SIMD "
+                          f"({result['occupancy_pct']:g} %), {result['waves_per_cu']} waves/CU")
+        else:
+            table.add_row("occupancy", f"{result['blocks_per_sm']} blocks/SM, {result['warps_per_sm']} / "
+                          f"{result['max_warps_per_sm']} warps/SM ({result['occupancy_pct']:g} %)")
+        table.add_row("limited by", ", ".join(result["limiters"]) or "nothing below the arch's maximum")
+        unit = result["unit"]
+        for name, value in result["limits"].items():
+            table.add_row(f"  {name} limit", f"{value} {unit}")
+        table.add_row("next step", result["next_step"])
+        table.add_row("headroom", result["headroom"])
+        if result["note"]:
+            table.add_row("note", result["note"])
+        console.print(table)
+    if steps is not None:
+        nv = isinstance(target, NvidiaArch)
+        unit = "VGPRs+AGPRs per wave" if not nv else "registers per thread"
+        table = Table(title=f"{target.name}: {unit} -> " + ("blocks/SM" if nv else "waves/SIMD"))
+        table.add_column(unit, justify="right")
+        table.add_column("blocks/SM" if nv else "waves/SIMD", justify="right")
+        if nv:
+            table.add_column("warps/SM", justify="right")
+        table.add_column("% of max", justify="right")
+        table.add_column("")
+        for s in steps:
+            mark = "<- here" if current is not None and s.lo <= current <= s.hi else ""
+            row = [f"{s.lo}-{s.hi}" if s.lo != s.hi else str(s.lo), str(s.value)]
+            if nv:
+                row.append(str(s.warps_per_sm))
+            table.add_row(*row, f"{s.percent:g}", mark)
+        console.print(table)

@@ -1,0 +1,740 @@
+"""Theoretical occupancy from resource usage: pure functions, no torch, no triton.
+
+Every rule is one of ``shared/reference/occupancy.md`` (AMD rules 1-7, NVIDIA rules 1-4), with its primary
+source named where it is not obvious; every constant comes from :mod:`vgprscope.archs`.
+
+AMD (unit: waves per SIMD, LLVM's "EU"). Where this model deliberately differs from LLVM's ``; Occupancy:``:
+
+* LDS is Triton's dynamic ``shared`` plus the static LDS (LLVM sees only the static part, 0 for Triton);
+* LDS is rounded up to the arch's allocation granule before dividing the CU's LDS (hardware-faithful;
+  LLVM's ``getOccupancyWithWorkGroupSizes`` says "FIXME: We should take into account the LDS allocation
+  granularity" and does not);
+* the workgroup is the real launch (Triton: ``num_warps * wave_size`` threads), not LLVM's
+  ``amdgpu-flat-work-group-size`` range ``1..num_warps*wave_size``;
+* workgroups are resident whole: when the registers leave room for ``r`` waves on each of the CU's SIMDs,
+  at most ``floor(r * SIMDs / wavesPerWG)`` workgroups fit (the HIP runtime's
+  ``hipOccupancyMaxActiveBlocksPerMultiprocessor`` counts the same way). LLVM's ``min(rule 2, rule 4)``
+  does not round to whole workgroups; the two differ only when a workgroup has more waves than the CU has
+  SIMDs and the register waves are not a multiple of ``wavesPerWG / SIMDs`` (e.g. 8-wave workgroups with
+  room for 3 waves/SIMD: 1 workgroup fits, 2 waves/SIMD, where LLVM says 3);
+* a workgroup that cannot be resident at all (more waves per SIMD than the registers allow, or more LDS
+  than a workgroup may have) gives 0 ("does not launch") where LLVM clamps to 1.
+``Occupancy.note`` names every such difference whenever LLVM's own line is given and differs.
+
+NVIDIA (unit: blocks per SM, with warps per SM beside it): ``cuda_occupancy.h``
+(``cudaOccMaxActiveBlocksPerMultiprocessor`` and its ``...RegsLimit`` / ``...SmemLimit`` /
+``...WarpsLimit`` helpers), with Triton's opt-in to the large per-block shared memory.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from .archs import AmdArch, NvidiaArch
+from .errors import UsageError
+from .records import AmdUsage, NvidiaUsage, Occupancy
+
+AMD_UNIT = "waves/SIMD"
+NVIDIA_UNIT = "blocks/SM"
+KIB = 1024  # bytes per KiB: the carveout steps are given in KiB (archs.py)
+DEFAULT_THREADS = 128  # Triton's default launch on NVIDIA: num_warps=4 warps of 32 threads
+
+
+@dataclass(frozen=True)
+class LadderStep:
+    """Register counts ``lo..hi`` (inclusive) give ``value`` (waves/SIMD on AMD, blocks/SM on NVIDIA)."""
+
+    lo: int
+    hi: int
+    value: int
+    percent: float
+    warps_per_sm: int | None = None  # NVIDIA only
+
+
+# --------------------------------------------------------------------------------------------- helpers
+
+
+def _ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def _align_up(n: int, granule: int) -> int:
+    return _ceil_div(n, granule) * granule
+
+
+def _plural(n: int, unit: str) -> str:
+    """'1 wave/SIMD', '3 waves/SIMD', '1 block/SM', '2 blocks/SM'."""
+    noun, _, per = unit.partition("/")
+    if n == 1 and noun.endswith("s"):
+        noun = noun[:-1]
+    return f"{n} {noun}/{per}" if per else f"{n} {noun}"
+
+
+def _check_count(name: str, value: int | None, maximum: int | None = None, why: str = "") -> None:
+    """A count must be a whole number, not negative, and (where given) at most ``maximum``."""
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise UsageError(f"{name} must be a whole number; got {value!r}")
+    if value < 0:
+        raise UsageError(f"{name} must not be negative; got {value}")
+    if maximum is not None and value > maximum:
+        raise UsageError(f"{name} {value} is over the maximum of {maximum}{' ' + why if why else ''}")
+
+
+def _check_threads(name: str, value: int, maximum: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise UsageError(f"{name} must be a whole number; got {value!r}")
+    if not 1 <= value <= maximum:
+        raise UsageError(f"{name} must be between 1 and {maximum} threads; got {value}")
+
+
+def _last_at_least(fn: Callable[[int], int], target: int, lo: int, hi: int) -> int:
+    """Largest x in [lo, hi] with fn(x) >= target, for fn non-increasing and fn(lo) >= target."""
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if fn(mid) >= target:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+@dataclass(frozen=True)
+class _Knob:
+    """A resource the kernel author can shed or add: its limit name, how to say it, and its range."""
+
+    key: str  # the limit it drives ("vgpr", "lds", "regs", ...)
+    label: str  # "VGPRs", "bytes of LDS", ...
+    amount: int
+    maximum: int  # the largest amount the search for headroom considers
+
+
+def _plan_text(
+    value: int,
+    ceiling: int,
+    at_max: bool,
+    unit: str,
+    knobs: list[_Knob],
+    limit_of: Callable[[str, int], int],
+    value_with: Callable[[dict[str, int]], int],
+    describe: Callable[[int], str],
+    ceiling_reason: str,
+    cap_reason: str = "",
+) -> tuple[str, str]:
+    """(next_step, headroom): the smallest cuts that reach the next step, and how much more fits.
+
+    ``limit_of(key, amount)`` is one resource's own limit (non-increasing in the amount);
+    ``value_with({key: amount})`` is the occupancy with those amounts changed, the rest as given.
+    Every resource whose own limit is below the next value must move, so all of them are named.
+    ``cap_reason`` says why no cut helps when a knob's own limit stays below the ceiling even at 0.
+    """
+    reachable = min([ceiling, *(limit_of(k.key, 0) for k in knobs)])
+    if at_max:
+        next_step = f"at the maximum ({describe(value)})"
+    elif value >= ceiling:
+        next_step = ceiling_reason
+    elif value >= reachable:
+        next_step = cap_reason or ceiling_reason
+    else:
+        target = value + 1
+        cuts: dict[str, int] = {}
+        for k in knobs:
+            if limit_of(k.key, k.amount) < target:  # feasible: every knob's limit at 0 is >= target
+                cuts[k.key] = _last_at_least(lambda a, key=k.key: limit_of(key, a), target, 0, k.amount)
+        reached = value_with(cuts)
+        parts = [f"{k.amount - cuts[k.key]} {k.label} (-> {cuts[k.key]})" for k in knobs if k.key in cuts]
+        next_step = f"shed {' and '.join(parts)} for {describe(reached)}"
+
+    if value == 0:
+        return next_step, "none: it does not launch"
+    notes = []
+    for k in knobs:
+        top = _last_at_least(lambda a, key=k.key: value_with({key: a}), value, k.amount, k.maximum)
+        extra = top - k.amount
+        if top >= k.maximum:
+            if k is knobs[0]:  # the registers always get a headroom line
+                notes.append(f"{extra} {k.label} of headroom: even the maximum, {k.maximum}, keeps "
+                             f"{_plural(value, unit)}")
+            continue
+        drop = value_with({k.key: top + 1})
+        after = "it no longer launches" if drop == 0 else _plural(drop, unit)
+        notes.append(f"{extra} {k.label} of headroom before {after}")
+    return next_step, "; ".join(notes)
+
+
+def _limiters(limits: dict[str, int], value: int, at_max: bool, floor: dict[str, int]) -> tuple[str, ...]:
+    """The limits that bind: those equal to the value, unless it is the arch's maximum. A resource binds
+    only if having none of it would allow more (``floor``: each resource's limit at 0): 32 VGPRs do not
+    bind 768-thread workgroups that the wave slots hold to 6 waves/SIMD, and an unused resource never
+    binds."""
+    if at_max:
+        return ()
+    return tuple(name for name, lim in limits.items() if lim == value and floor.get(name, value + 1) > value)
+
+
+# ------------------------------------------------------------------------------------------------- AMD
+
+
+def total_vgprs(arch: AmdArch, arch_vgpr: int, agpr: int = 0) -> int:
+    """Rule 1: the unified VGPR+AGPR total of a wave (``.vgpr_count``): alignTo(arch_vgpr, 4) + agpr when
+    agpr > 0, else arch_vgpr (LLVM ``AMDGPUMCExpr::evaluateTotalNumVGPR`` for gfx90a+)."""
+    _check_count("arch VGPRs", arch_vgpr, arch.max_arch_vgprs, f"for a wave on {arch.name}")
+    if agpr and not arch.unified_agprs:
+        raise UsageError(f"{arch.name} has no AGPRs; got {agpr} AGPRs")
+    _check_count("AGPRs", agpr, arch.max_agprs, f"for a wave on {arch.name}")
+    if agpr > 0:
+        return _align_up(arch_vgpr, 4) + agpr  # AGPRs start at a 4-aligned offset (.amdhsa_accum_offset)
+    return arch_vgpr
+
+
+def waves_with_vgprs(arch: AmdArch, vgpr_total: int) -> int:
+    """Rule 2 (LLVM ``IsaInfo::getNumWavesPerEUWithNumVGPRs``): waves per SIMD the register file allows."""
+    if vgpr_total < arch.vgpr_granule:
+        return arch.max_waves_per_simd
+    rounded = _align_up(vgpr_total, arch.vgpr_granule)
+    return min(max(arch.vgprs_per_simd_lane // rounded, 1), arch.max_waves_per_simd)
+
+
+def waves_with_vgprs_padded(arch: AmdArch, vgpr_total: int, waves_per_eu: int | None) -> int:
+    """Rule 2 under Triton's ``waves_per_eu`` option ("amdgpu-waves-per-eu"="N,N").
+
+    LLVM pads the kernel descriptor's VGPR allocation (``NumVGPRsForWavesPerEU``, ``.amdhsa_next_free_vgpr``)
+    to ``IsaInfo::getMinNumVGPRs(N)``: the fewest VGPRs that give exactly N waves, or, when N is below what
+    even the most VGPRs a wave can address gives, that many waves. `.vgpr_count` stays unpadded, so the
+    hardware runs min(rule 2, max(N, waves at the addressable maximum)). Seen on gfx942: 108 VGPRs at
+    waves_per_eu=2 -> next_free_vgpr 169, `; Occupancy: 2`; on gfx1100 (wave32) waves_per_eu=2 cannot go
+    below 5 waves (256 VGPRs) and LLVM says 5.
+    """
+    waves = waves_with_vgprs(arch, vgpr_total)
+    if waves_per_eu:
+        waves = min(waves, max(waves_per_eu, waves_with_vgprs(arch, arch.max_vgprs_total)))
+    return waves
+
+
+def waves_with_sgprs(arch: AmdArch, sgpr: int) -> int:
+    """Rule 3, LLVM's GFX9 table (``IsaInfo::getOccupancyWithNumSGPRs``): <=80 -> 10, <=88 -> 9,
+    <=100 -> 8, else 7, capped at the arch's max waves; SGPRs never limit on GFX10+ (RDNA).
+
+    The count includes VCC / flat-scratch / XNACK (``.sgpr_count``). The HIP runtime instead uses
+    ``800 // alignUp(sgpr, 16)`` (7 waves for 97-100 SGPRs); which one the hardware follows is unresolved
+    (occupancy.md rule 3), and LLVM's is used here so that ours and ``; Occupancy:`` compare.
+    """
+    if arch.sgpr_waves is None:
+        return arch.max_waves_per_simd
+    for most, waves in arch.sgpr_waves:
+        if sgpr <= most:
+            return min(waves, arch.max_waves_per_simd)
+    return min(arch.sgpr_waves_else, arch.max_waves_per_simd)
+
+
+def waves_per_workgroup(arch: AmdArch, workgroup_size: int) -> int:
+    return _ceil_div(workgroup_size, arch.wave_size)
+
+
+def workgroups_per_cu_by_slots(arch: AmdArch, waves_per_wg: int) -> int:
+    """Rule 4 (LLVM ``IsaInfo::getMaxWorkGroupsPerCU``): wave slots, and the barrier limit for
+    workgroups of more than one wave (one-wave workgroups use no barrier)."""
+    slots = arch.max_waves_per_cu // waves_per_wg
+    return slots if waves_per_wg == 1 else min(slots, arch.max_workgroups_per_cu)
+
+
+def lds_allocation(arch: AmdArch, lds_bytes: int) -> int:
+    """LDS a workgroup is given: rounded up to the allocation granule (hardware; LLVM does not round)."""
+    return _align_up(lds_bytes, arch.lds_granule) if lds_bytes > 0 else 0
+
+
+def _workgroups_by_lds(arch: AmdArch, lds_bytes: int, *, rounded: bool = True) -> int | None:
+    """Workgroups per CU the LDS allows; None when no LDS is used; 0 when one workgroup cannot have it."""
+    if lds_bytes <= 0:
+        return None
+    if lds_bytes > arch.lds_per_workgroup:
+        return 0
+    return arch.lds_per_cu // (lds_allocation(arch, lds_bytes) if rounded else lds_bytes)
+
+
+def _waves_from_workgroups(arch: AmdArch, workgroups: int, waves_per_wg: int) -> int:
+    """Rule 4's last step: waves spread as evenly as possible over the SIMDs, the most on any SIMD."""
+    if workgroups <= 0:
+        return 0
+    return min(_ceil_div(workgroups * waves_per_wg, arch.simds_per_cu), arch.max_waves_per_simd)
+
+
+def _workgroups_within(arch: AmdArch, waves_per_simd: int, waves_per_wg: int) -> int:
+    """Whole workgroups that fit in a per-SIMD wave budget (registers are per SIMD; a workgroup is
+    resident with all its waves or not at all)."""
+    return waves_per_simd * arch.simds_per_cu // waves_per_wg
+
+
+@dataclass(frozen=True)
+class _AmdLaunch:
+    arch: AmdArch
+    vgpr_total: int
+    sgpr: int | None
+    lds_bytes: int
+    workgroup_size: int
+    waves_per_eu: int | None
+    round_lds: bool = True  # False: LLVM's view, LDS not rounded to its granule
+
+    @property
+    def waves_per_wg(self) -> int:
+        return waves_per_workgroup(self.arch, self.workgroup_size)
+
+    def register_waves(self, vgpr_total: int) -> int:
+        return waves_with_vgprs_padded(self.arch, vgpr_total, self.waves_per_eu)
+
+    def limit(self, key: str, amount: int) -> int:
+        a, wpw = self.arch, self.waves_per_wg
+        if key == "vgpr":
+            return _waves_from_workgroups(a, _workgroups_within(a, self.register_waves(amount), wpw), wpw)
+        if key == "sgpr":
+            return _waves_from_workgroups(a, _workgroups_within(a, waves_with_sgprs(a, amount), wpw), wpw)
+        if key == "lds":
+            wgs = _workgroups_by_lds(a, amount, rounded=self.round_lds)
+            return a.max_waves_per_simd if wgs is None else _waves_from_workgroups(a, wgs, wpw)
+        if key == "workgroup":
+            return _waves_from_workgroups(a, workgroups_per_cu_by_slots(a, wpw), wpw)
+        raise KeyError(key)
+
+    def limits(self) -> dict[str, int]:
+        out = {"vgpr": self.limit("vgpr", self.vgpr_total)}
+        if self.sgpr is not None and self.arch.sgpr_waves is not None:
+            out["sgpr"] = self.limit("sgpr", self.sgpr)
+        if self.lds_bytes > 0:
+            out["lds"] = self.limit("lds", self.lds_bytes)
+        out["workgroup"] = self.limit("workgroup", 0)
+        return out
+
+    def value_with(self, changes: dict[str, int]) -> int:
+        amounts = {"vgpr": self.vgpr_total, "sgpr": self.sgpr, "lds": self.lds_bytes} | changes
+        out = [self.limit("vgpr", amounts["vgpr"]), self.limit("workgroup", 0)]
+        if amounts["sgpr"] is not None and self.arch.sgpr_waves is not None:
+            out.append(self.limit("sgpr", amounts["sgpr"]))
+        if amounts["lds"] > 0:
+            out.append(self.limit("lds", amounts["lds"]))
+        return min(out)
+
+    def workgroups(self) -> int:
+        """Workgroups resident on one CU at once."""
+        a, wpw = self.arch, self.waves_per_wg
+        counts = [workgroups_per_cu_by_slots(a, wpw), _workgroups_within(a, self.register_waves(self.vgpr_total), wpw)]
+        if self.sgpr is not None and a.sgpr_waves is not None:
+            counts.append(_workgroups_within(a, waves_with_sgprs(a, self.sgpr), wpw))
+        by_lds = _workgroups_by_lds(a, self.lds_bytes)
+        if by_lds is not None:
+            counts.append(by_lds)
+        return min(counts)
+
+
+def _llvm_workgroup_waves(arch: AmdArch, lds_bytes: int, min_wg: int, max_wg: int) -> int:
+    """LLVM 22's ``AMDGPUSubtarget::getOccupancyWithWorkGroupSizes(LDS, {min, max}).second``: the
+    workgroup-and-LDS occupancy over a range of flat workgroup sizes, LDS not rounded to its granule."""
+    max_wgs_lds = arch.lds_per_cu // max(lds_bytes, 1)
+    if max_wgs_lds == 0:
+        return 1
+
+    def props(size: int) -> tuple[int, int, int]:
+        wpw = waves_per_workgroup(arch, size)
+        wgs = min(workgroups_per_cu_by_slots(arch, wpw), max_wgs_lds)
+        return wpw, wgs, wpw * wgs
+
+    min_wpw, max_wgs, max_waves_cu = props(min_wg)
+    _, _, min_waves_cu = props(max_wg)
+    if min_waves_cu >= max_waves_cu:
+        max_waves_cu = min_waves_cu
+    else:  # a larger group than the minimum may fill the leftover wave slots with as many workgroups
+        leftover_per_wg = (arch.max_waves_per_cu - max_wgs * min_wpw) // max_wgs
+        if leftover_per_wg:
+            max_waves_cu += max_wgs * min(leftover_per_wg, (max_wg - 1) // arch.wave_size + 1 - min_wpw)
+    return max(1, min(_ceil_div(max_waves_cu, arch.simds_per_cu), arch.max_waves_per_simd))
+
+
+def llvm_rule_occupancy(arch: AmdArch, vgpr_total: int, sgpr: int | None = None, lds_bytes: int = 0,
+                        workgroup_range: tuple[int, int] | None = None, waves_per_eu: int | None = None) -> int:
+    """Rule 5: what LLVM's ``; Occupancy:`` line computes (``GCNSubtarget::computeOccupancy`` and
+    ``AMDGPUMCExpr::evaluateOccupancy``): min(rule 2, rule 3, rule 4 over the workgroup-size range), with
+    the LDS LLVM sees (the static LDS only for Triton kernels). Default range: LLVM's 1..1024."""
+    lo, hi = workgroup_range or (1, arch.max_threads_per_workgroup)
+    waves = waves_with_vgprs_padded(arch, vgpr_total, waves_per_eu)
+    if sgpr is not None:
+        waves = min(waves, waves_with_sgprs(arch, sgpr))
+    return min(waves, _llvm_workgroup_waves(arch, lds_bytes, lo, hi))
+
+
+def _amd_note(launch: _AmdLaunch, value: int, llvm_occupancy: int | None, lds_static: int,
+              llvm_max_workgroup: int | None) -> str:
+    """Walk from our number to LLVM's view one difference at a time and name each that changes it.
+
+    With LLVM's line: empty when it agrees; else every named step, or, if LLVM's line is not what our
+    model of LLVM's rule gives, that the reason is unknown. Without it: the steps where ours departs from
+    LLVM's rule for this very launch (LDS granule, whole workgroups).
+    """
+    a, wg, wpw = launch.arch, launch.workgroup_size, launch.waves_per_wg
+    n, sgpr, wpe, total = launch.vgpr_total, launch.sgpr, launch.waves_per_eu, launch.lds_bytes
+    static = min(lds_static, total)
+    hi = llvm_max_workgroup or wg
+    chain: list[tuple[str, int]] = [
+        ("granule", _AmdLaunch(a, n, sgpr, total, wg, wpe, round_lds=False).value_with({})),
+        ("dynamic", _AmdLaunch(a, n, sgpr, static, wg, wpe, round_lds=False).value_with({})),
+        ("whole", llvm_rule_occupancy(a, n, sgpr, static, (wg, wg), wpe)),
+        ("range", llvm_rule_occupancy(a, n, sgpr, static, (1, hi), wpe)),
+    ]
+    room = launch.register_waves(n)
+    if sgpr is not None:
+        room = min(room, waves_with_sgprs(a, sgpr))
+    fit = _workgroups_within(a, room, wpw)
+    steps: list[tuple[str, str]] = []
+    prev = value
+    for kind, v in chain:
+        if v == prev:
+            continue
+        was, now = _plural(prev, AMD_UNIT), _plural(v, AMD_UNIT)
+        reason = {
+            "granule": f"LDS rounded up to the {a.lds_granule}-byte allocation granule ({total} -> "
+                       f"{lds_allocation(a, total)} B) gives {was}, {v} unrounded; LLVM ignores the granule",
+            "dynamic": f"Triton's {total - static} B of dynamic LDS (metadata.shared) limit it to {was}; "
+                       f"LLVM sees only the static LDS ({static} B): {now}",
+            "whole": f"{wpw}-wave workgroups are resident whole: registers leave room for "
+                     f"{_plural(room, AMD_UNIT)} ({room * a.simds_per_cu} waves per CU), so {fit} "
+                     f"workgroup{'' if fit == 1 else 's'} ({fit * wpw} waves) fit: {was}; LLVM's formula "
+                     f"does not round to whole workgroups: {now}",
+            "range": f"LLVM assumes any workgroup of 1..{hi} threads (amdgpu-flat-work-group-size), not the "
+                     f"real {wg}: {now}",
+        }[kind]
+        steps.append((kind, reason))
+        prev = v
+    if llvm_occupancy is None:
+        return "; ".join(r for kind, r in steps if kind in ("granule", "whole"))
+    if llvm_occupancy == value:
+        return ""
+    head = f"LLVM's `; Occupancy: {llvm_occupancy}` differs from ours ({value})"
+    if llvm_occupancy == prev:
+        return f"{head}: " + "; ".join(r for _, r in steps)
+    hint = ""
+    if llvm_occupancy < prev and not wpe:
+        hint = "; a waves_per_eu hint, which pads LLVM's VGPR allocation, would explain a lower value: pass it"
+    return f"{head} for a reason vgprscope cannot name: our model of LLVM's rule gives {prev}{hint}"
+
+
+def amd_occupancy(
+    arch: AmdArch,
+    vgpr_total: int,
+    sgpr: int | None = None,
+    lds_bytes: int = 0,
+    workgroup_size: int | None = None,
+    *,
+    agpr: int = 0,
+    arch_vgpr: int | None = None,
+    llvm_occupancy: int | None = None,
+    lds_static: int = 0,
+    llvm_max_workgroup: int | None = None,
+    waves_per_eu: int | None = None,
+) -> Occupancy:
+    """Waves per SIMD of one kernel on an AMD arch, what limits it, and the next step.
+
+    ``vgpr_total``: the unified VGPR+AGPR count (``.vgpr_count``); when ``arch_vgpr`` is given the total
+    is computed from ``arch_vgpr`` and ``agpr`` by rule 1 and ``vgpr_total`` must agree with it (or be 0).
+    ``sgpr``: ``.sgpr_count`` incl. VCC / flat scratch / XNACK; None: not limiting.
+    ``lds_bytes``: all the LDS of a workgroup (static + Triton's dynamic ``shared``).
+    ``workgroup_size``: threads of the real launch (Triton: ``num_warps * wave_size``); None: one wave.
+    ``llvm_occupancy``, ``lds_static``, ``llvm_max_workgroup``: LLVM's ``; Occupancy:`` line and what
+    LLVM saw (static LDS, ``.max_flat_workgroup_size``), only to explain a difference in ``note``.
+    ``waves_per_eu``: Triton's ``waves_per_eu`` option, which pads the VGPR allocation (see
+    ``waves_with_vgprs_padded``).
+    """
+    if not isinstance(arch, AmdArch):
+        raise UsageError(f"{arch.name} is not an AMD arch; use nvidia_occupancy")
+    if arch_vgpr is not None:
+        computed = total_vgprs(arch, arch_vgpr, agpr)
+        if vgpr_total not in (0, computed):
+            raise UsageError(f"vgpr_total {vgpr_total} does not match {arch_vgpr} arch VGPRs + {agpr} AGPRs "
+                             f"(= {computed} by the unified-file rule)")
+        vgpr_total = computed
+    else:
+        _check_count("AGPRs", agpr, arch.max_agprs, f"for a wave on {arch.name}")
+        if agpr and not arch.unified_agprs:
+            raise UsageError(f"{arch.name} has no AGPRs; got {agpr} AGPRs")
+    _check_count("VGPRs", vgpr_total, arch.max_vgprs_total,
+                 f"for a wave on {arch.name} ({arch.max_arch_vgprs} arch VGPRs + {arch.max_agprs} AGPRs)"
+                 if arch.unified_agprs else f"for a wave on {arch.name}")
+    if agpr > vgpr_total:
+        raise UsageError(f"{agpr} AGPRs cannot exceed the VGPR+AGPR total {vgpr_total}")
+    _check_count("SGPRs", sgpr, arch.max_sgprs, f"for a wave on {arch.name} (VCC, flat scratch and XNACK included)")
+    _check_count("LDS bytes", lds_bytes)
+    _check_count("static LDS bytes", lds_static)
+    _check_count("waves_per_eu", waves_per_eu, arch.max_waves_per_simd, f"waves per SIMD on {arch.name}")
+    _check_count("LLVM occupancy", llvm_occupancy, arch.max_waves_per_simd, f"waves per SIMD on {arch.name}")
+    wg = arch.wave_size if workgroup_size is None else workgroup_size
+    _check_threads("workgroup size", wg, arch.max_threads_per_workgroup)
+    if llvm_max_workgroup is not None:
+        _check_threads("LLVM's max workgroup size", llvm_max_workgroup, arch.max_threads_per_workgroup)
+
+    launch = _AmdLaunch(arch, vgpr_total, sgpr, lds_bytes, wg, waves_per_eu or None)
+    limits = launch.limits()
+    value = min(limits.values())
+    ceiling = limits["workgroup"]
+    unit = AMD_UNIT
+    knobs = [_Knob("vgpr", "VGPRs/AGPRs" if agpr else "VGPRs", vgpr_total, arch.max_vgprs_total)]
+    if "sgpr" in limits:
+        knobs.append(_Knob("sgpr", "SGPRs", sgpr, arch.max_sgprs))
+    if lds_bytes > 0:
+        # one byte past the per-workgroup limit: the headroom search then reports "no longer launches"
+        knobs.append(_Knob("lds", "bytes of LDS", lds_bytes, arch.lds_per_workgroup + 1))
+    wpw = launch.waves_per_wg
+    ceiling_reason = (
+        f"no register or LDS cut helps: {wg}-thread workgroups ({wpw} waves) fit at most "
+        f"{workgroups_per_cu_by_slots(arch, wpw)} per CU (wave slots and the "
+        f"{arch.max_workgroups_per_cu}-barrier limit), {_plural(ceiling, unit)}; another workgroup size is needed"
+    )
+    at_max = value >= arch.max_waves_per_simd
+    cap_reason = (f"no register cut helps: waves_per_eu={waves_per_eu} pads the VGPR allocation to "
+                  f"{_plural(launch.register_waves(0), unit)}; raise or drop the hint for more") if waves_per_eu else ""
+    next_step, headroom = _plan_text(
+        value, ceiling, at_max, unit, knobs, launch.limit, launch.value_with, lambda v: _plural(v, unit),
+        ceiling_reason, cap_reason,
+    )
+    note = _amd_note(launch, value, llvm_occupancy, lds_static, llvm_max_workgroup)
+    if value == 0:
+        why = (f"a workgroup needs {lds_bytes} B of LDS, more than the {arch.lds_per_workgroup} B a workgroup "
+               f"may have on {arch.name}" if limits.get("lds") == 0 else
+               f"a {wg}-thread workgroup needs {_ceil_div(wpw, arch.simds_per_cu)} waves on each SIMD, more than "
+               f"its registers allow ({_plural(launch.register_waves(vgpr_total), unit)})")
+        note = "; ".join(x for x in (f"does not launch: {why}", note) if x)
+    return Occupancy(
+        unit=unit,
+        value=value,
+        max_value=ceiling,
+        percent=round(100.0 * value / arch.max_waves_per_simd, 2),
+        # the VGPR floor without the waves_per_eu padding: a padded allocation binds like a used one
+        limiters=_limiters(limits, value, at_max, {k.key: launch.limit(k.key, 0) for k in knobs}
+                           | {"vgpr": _AmdLaunch(arch, 0, None, 0, wg, None).limit("vgpr", 0)}),
+        limits=tuple(limits.items()),
+        next_step=next_step,
+        headroom=headroom,
+        waves_per_cu=launch.workgroups() * wpw,
+        note=note,
+    )
+
+
+# ---------------------------------------------------------------------------------------------- NVIDIA
+
+
+def warps_per_block(arch: NvidiaArch, threads: int) -> int:
+    return _ceil_div(threads, arch.wave_size)
+
+
+def blocks_by_registers(arch: NvidiaArch, regs: int, threads: int) -> int:
+    """Rule 2 (``cudaOccMaxBlocksPerSMRegsLimit``): registers are allocated per warp in units of 256, in
+    each of 4 sub-partitions of the SM's file; the hardware's per-block check rounds the warps up to the
+    sub-partitions. 0 registers: no limit (the blocks limit then applies)."""
+    wpb = warps_per_block(arch, threads)
+    if regs == 0:
+        return arch.max_blocks_per_sm
+    if regs > arch.max_regs_per_thread:
+        return 0
+    per_warp = _align_up(regs * arch.wave_size, arch.reg_alloc_unit)
+    if (per_warp * _align_up(wpb, arch.reg_subpartitions) > arch.regs_per_sm  # hardware check
+            or per_warp * wpb > arch.regs_per_sm):  # software check
+        return 0
+    warps_per_subpartition = arch.regs_per_sm // arch.reg_subpartitions // per_warp
+    return warps_per_subpartition * arch.reg_subpartitions // wpb
+
+
+def shared_allocation(arch: NvidiaArch, shared_bytes: int) -> int:
+    """Rule 3: static + dynamic + the 1 KiB the driver reserves per block (CC >= 8), in 128 B units."""
+    return _align_up(shared_bytes + arch.shared_reserved_per_block, arch.shared_granule)
+
+
+def shared_carveout(arch: NvidiaArch, allocation: int, carveout_percent: int | None = None) -> int | None:
+    """The SM's shared-memory carveout (``cudaOccSMemPreferenceVoltaPlus`` and ``...SmemLimit``): the
+    preference (default: the maximum; else a percent of the SM's shared memory) rounded up to a carveout
+    step; when that cannot hold one block, the smallest step that can. None when no step can."""
+    steps = [k * KIB for k in arch.shared_carveouts_kib]
+    want = arch.shared_per_sm if carveout_percent is None else carveout_percent * arch.shared_per_sm // 100
+    preferred = next((s for s in steps if s >= want), steps[-1])
+    if preferred >= allocation:
+        return preferred
+    return next((s for s in steps if s >= allocation), None)
+
+
+def blocks_by_shared(arch: NvidiaArch, shared_bytes: int, carveout_percent: int | None = None) -> int:
+    """Rule 3: blocks the carveout holds; 0 when a block needs more than the opt-in per-block limit."""
+    alloc = shared_allocation(arch, shared_bytes)
+    if alloc > arch.max_shared_per_block + arch.shared_reserved_per_block:
+        return 0
+    carveout = shared_carveout(arch, alloc, carveout_percent)
+    return 0 if carveout is None else carveout // alloc
+
+
+@dataclass(frozen=True)
+class _NvidiaLaunch:
+    arch: NvidiaArch
+    regs: int
+    shared_bytes: int
+    threads: int
+    carveout_percent: int | None
+
+    def limit(self, key: str, amount: int) -> int:
+        a = self.arch
+        if key == "regs":
+            return blocks_by_registers(a, amount, self.threads)
+        if key == "shared":
+            return blocks_by_shared(a, amount, self.carveout_percent)
+        if key == "warps":
+            return a.max_warps_per_sm // warps_per_block(a, self.threads)
+        if key == "blocks":
+            return a.max_blocks_per_sm
+        raise KeyError(key)
+
+    def limits(self) -> dict[str, int]:
+        return {"regs": self.limit("regs", self.regs), "shared": self.limit("shared", self.shared_bytes),
+                "warps": self.limit("warps", 0), "blocks": self.limit("blocks", 0)}
+
+    def value_with(self, changes: dict[str, int]) -> int:
+        amounts = {"regs": self.regs, "shared": self.shared_bytes} | changes
+        return min(self.limit("regs", amounts["regs"]), self.limit("shared", amounts["shared"]),
+                   self.limit("warps", 0), self.limit("blocks", 0))
+
+
+def nvidia_occupancy(arch: NvidiaArch, regs: int, shared_bytes: int = 0, threads: int = DEFAULT_THREADS, *,
+                     carveout_percent: int | None = None) -> Occupancy:
+    """Blocks (and warps) per SM of one kernel on an NVIDIA arch, what limits it, and the next step.
+
+    ``regs``: registers per thread (ptxas); ``shared_bytes``: static + dynamic shared memory per block
+    (Triton: ``metadata.shared``, dynamic, with the opt-in attribute set); ``threads``: per block
+    (Triton: ``num_warps * 32``); ``carveout_percent``: the function's preferred shared-memory carveout
+    (None: the driver default, the maximum). Shared memory over the per-block limit gives 0 blocks, with
+    the reason in ``note``, not an error.
+    """
+    if not isinstance(arch, NvidiaArch):
+        raise UsageError(f"{arch.name} is not an NVIDIA arch; use amd_occupancy")
+    _check_count("registers per thread", regs, arch.max_regs_per_thread, f"for a thread on {arch.name}")
+    _check_count("shared memory bytes", shared_bytes)
+    _check_threads("threads per block", threads, arch.max_threads_per_block)
+    _check_count("carveout percent", carveout_percent, 100)
+
+    launch = _NvidiaLaunch(arch, regs, shared_bytes, threads, carveout_percent)
+    limits = launch.limits()
+    value = min(limits.values())
+    wpb = warps_per_block(arch, threads)
+    ceiling = min(limits["warps"], limits["blocks"])
+    at_max = value * wpb >= arch.max_warps_per_sm
+
+    def describe(v: int) -> str:
+        return f"{_plural(v, NVIDIA_UNIT)}, {v * wpb} warps/SM"
+
+    if limits["blocks"] <= limits["warps"]:
+        ceiling_reason = (f"no register or shared-memory cut helps: at the {arch.max_blocks_per_sm}-block/SM limit "
+                          f"with {threads}-thread blocks ({ceiling * wpb} of {arch.max_warps_per_sm} warps); "
+                          "larger blocks are needed for more warps")
+    else:
+        ceiling_reason = (f"no register or shared-memory cut helps: {threads}-thread blocks ({wpb} warps) fill "
+                          f"{ceiling * wpb} of the {arch.max_warps_per_sm} warp slots; a block size that "
+                          "divides them is needed for more")
+    knobs = [_Knob("regs", "registers", regs, arch.max_regs_per_thread)]
+    if shared_bytes > 0:
+        knobs.append(_Knob("shared", "bytes of shared memory", shared_bytes, arch.max_shared_per_block + 1))
+    next_step, headroom = _plan_text(value, ceiling, at_max, NVIDIA_UNIT, knobs, launch.limit,
+                                     launch.value_with, describe, ceiling_reason)
+    notes = []
+    if limits["shared"] == 0:
+        notes.append(f"does not launch: {shared_bytes} B of shared memory per block (+{arch.shared_reserved_per_block}"
+                     f" B reserved) is over the {arch.max_shared_per_block} B opt-in limit of {arch.name}")
+    elif limits["regs"] == 0:
+        notes.append(f"does not launch: {wpb} warps of {regs} registers do not fit the {arch.regs_per_sm}-register "
+                     "file")
+    if carveout_percent is not None:
+        carve = shared_carveout(arch, shared_allocation(arch, shared_bytes), carveout_percent)
+        notes.append(f"carveout {carveout_percent} % -> {carve} B of shared memory per SM")
+    return Occupancy(
+        unit=NVIDIA_UNIT,
+        value=value,
+        max_value=ceiling,
+        percent=round(100.0 * value * wpb / arch.max_warps_per_sm, 2),
+        limiters=_limiters(limits, value, at_max,
+                           {k.key: launch.limit(k.key, 0) for k in knobs} | ({"regs": 0} if regs == 0 else {})),
+        limits=tuple(limits.items()),
+        next_step=next_step,
+        headroom=headroom,
+        warps_per_sm=value * wpb,
+        note="; ".join(notes),
+    )
+
+
+# -------------------------------------------------------------------------------------- dispatch, ladder
+
+
+@functools.singledispatch
+def occupancy_of(usage: AmdUsage | NvidiaUsage, arch: AmdArch | NvidiaArch, num_warps: int, *,
+                 waves_per_eu: int | None = None) -> Occupancy:
+    """Occupancy of a compiled kernel launched the way Triton launches it (``num_warps`` warps/waves)."""
+    raise UsageError(f"no occupancy rule for {type(usage).__name__}")
+
+
+def _check_warps(num_warps: int, arch: AmdArch | NvidiaArch) -> int:
+    if isinstance(num_warps, bool) or not isinstance(num_warps, int) or num_warps < 1:
+        raise UsageError(f"num_warps must be a positive whole number; got {num_warps!r}")
+    return num_warps * arch.wave_size
+
+
+@occupancy_of.register(AmdUsage)
+def _occupancy_of_amd(usage: AmdUsage, arch: AmdArch | NvidiaArch, num_warps: int, *,
+                      waves_per_eu: int | None = None) -> Occupancy:
+    if not isinstance(arch, AmdArch):
+        raise UsageError(f"AMD resource usage cannot run on {arch.name}")
+    # `.vgpr_count` already is the unified total (rule 1); arch_vgpr / agpr are its parts.
+    return amd_occupancy(
+        arch, usage.vgpr_total, usage.sgpr, usage.lds_bytes, _check_warps(num_warps, arch), agpr=usage.agpr,
+        llvm_occupancy=usage.llvm_occupancy, lds_static=usage.lds_static,
+        llvm_max_workgroup=usage.max_flat_workgroup_size, waves_per_eu=waves_per_eu,
+    )
+
+
+@occupancy_of.register(NvidiaUsage)
+def _occupancy_of_nvidia(usage: NvidiaUsage, arch: AmdArch | NvidiaArch, num_warps: int, *,
+                         waves_per_eu: int | None = None) -> Occupancy:
+    if not isinstance(arch, NvidiaArch):
+        raise UsageError(f"NVIDIA resource usage cannot run on {arch.name}")
+    return nvidia_occupancy(arch, usage.regs, usage.shared_bytes, _check_warps(num_warps, arch))
+
+
+def _group(values: list[tuple[int, int, float, int | None]], first: int) -> list[LadderStep]:
+    steps: list[LadderStep] = []
+    for i, (value, _, percent, warps) in enumerate(values):
+        n = first + i
+        if steps and steps[-1].value == value:
+            steps[-1] = LadderStep(steps[-1].lo, n, value, percent, warps)
+        else:
+            steps.append(LadderStep(n, n, value, percent, warps))
+    return steps
+
+
+def ladder(arch: AmdArch | NvidiaArch, workgroup_size: int | None = None, *,
+           threads: int | None = None) -> list[LadderStep]:
+    """Register count -> occupancy steps, registers alone (with the launch's own ceiling).
+
+    AMD: VGPR+AGPR totals 1..the arch's maximum -> waves/SIMD for ``workgroup_size`` threads (None: one
+    wave; CDNA: 1-64 -> 8, 65-72 -> 7, ..., 257-512 -> 1). NVIDIA: registers per thread 1..255 -> blocks/SM
+    for ``threads`` (or ``workgroup_size``) threads per block (None: DEFAULT_THREADS), with warps/SM.
+    """
+    size = threads if threads is not None else workgroup_size
+    if isinstance(arch, AmdArch):
+        wg = arch.wave_size if size is None else size
+        _check_threads("workgroup size", wg, arch.max_threads_per_workgroup)
+        launch = _AmdLaunch(arch, 0, None, 0, wg, None)
+        rows = []
+        for n in range(1, arch.max_vgprs_total + 1):
+            v = launch.value_with({"vgpr": n})
+            rows.append((v, n, round(100.0 * v / arch.max_waves_per_simd, 2), None))
+        return _group(rows, 1)
+    size = DEFAULT_THREADS if size is None else size
+    _check_threads("threads per block", size, arch.max_threads_per_block)
+    nv = _NvidiaLaunch(arch, 0, 0, size, None)
+    wpb = warps_per_block(arch, size)
+    rows = []
+    for r in range(1, arch.max_regs_per_thread + 1):
+        v = nv.value_with({"regs": r})
+        rows.append((v, r, round(100.0 * v * wpb / arch.max_warps_per_sm, 2), v * wpb))
+    return _group(rows, 1)
