@@ -44,12 +44,12 @@ def occupancy_cmd(
     lds: Annotated[Optional[int], typer.Option(
         "--lds", help="AMD: LDS bytes per workgroup, static + dynamic (Triton's shared)")] = None,
     workgroup: Annotated[Optional[int], typer.Option(
-        "--workgroup", help="AMD: threads per workgroup (Triton: num_warps x wave size) [default: one wave]")] = None,
+        "--workgroup", help="AMD: threads per workgroup (Triton: num_warps x wave size); default: one wave")] = None,
     regs: Annotated[Optional[int], typer.Option("--regs", help="NVIDIA: registers per thread")] = None,
     shared: Annotated[Optional[int], typer.Option(
         "--shared", help="NVIDIA: shared memory bytes per block, static + dynamic")] = None,
     threads: Annotated[Optional[int], typer.Option(
-        "--threads", help="NVIDIA: threads per block (Triton: num_warps x 32) [default: 128]")] = None,
+        "--threads", help="NVIDIA: threads per block (Triton: num_warps x 32); default: 128")] = None,
     show_ladder: Annotated[bool, typer.Option(
         "--ladder", help="Print the arch's register -> occupancy steps (for --workgroup / --threads)")] = False,
     fmt: Annotated[OccFormat, typer.Option("--format", "-f", help="Output format")] = OccFormat.table,
