@@ -115,3 +115,18 @@ def test_interrupted_cache_write_leaves_no_entry(tmp_path, monkeypatch):
     assert not [p for p in tmp_path.rglob("*") if p.is_file()]
     cache.store("ab" * 16, [{"kernel": "k"}], {"parser": 1, "kernels": []})
     assert json.loads((tmp_path / "ab" / ("ab" * 16 + ".json")).read_text())["format"] == 1
+
+
+def test_waves_per_eu_padding_matches_the_kernel_descriptor(tmp_path):
+    """LLVM pads the descriptor's VGPR allocation for waves_per_eu; the model must give the occupancy that
+    the padded allocation (.amdhsa_next_free_vgpr) gives, and LLVM's own line."""
+    from vgprscope.occupancy import waves_with_vgprs
+
+    v = get_variant("baseline")
+    a = get_arch("gfx942")
+    cfg = resolve_config(v, a, ConfigRequest(block_m=64, block_n=32, head_dim=64, num_warps=4, num_stages=1,
+                                             waves_per_eu=2))
+    (row,) = compile_tasks([Task(v, a, cfg)], jobs=1, cache=CompileCache(tmp_path))
+    u = row.usage
+    assert u.vgpr_alloc is not None and u.vgpr_alloc > u.vgpr_total  # padded
+    assert row.occupancy.value == waves_with_vgprs(a, u.vgpr_alloc) == u.llvm_occupancy == 2

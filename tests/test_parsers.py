@@ -28,18 +28,22 @@ def amdgcn(name: str) -> tuple[str, dict]:
 AMD_EXPECTED = {
     "gfx942_agpr": dict(arch_vgpr=256, agpr=18, vgpr_total=274, sgpr=61, vgpr_spill=0, sgpr_spill=0,
                         scratch_bytes=0, lds_static=0, lds_dynamic=32768, spill_stores=0, spill_loads=0,
-                        spill_insts_in_loop=0, llvm_occupancy=1, max_flat_workgroup_size=256, code_bytes=14880),
+                        spill_insts_in_loop=0, llvm_occupancy=1, max_flat_workgroup_size=256, code_bytes=14880,
+                        vgpr_alloc=274),
     "gfx90a_spills": dict(arch_vgpr=256, agpr=256, vgpr_total=512, sgpr=104, vgpr_spill=838, sgpr_spill=66,
                           scratch_bytes=1936, lds_static=0, lds_dynamic=65536, spill_stores=838, spill_loads=913,
                           spill_insts_in_loop=1399, llvm_occupancy=1, max_flat_workgroup_size=256,
-                          code_bytes=62396),
+                          code_bytes=62396,
+                          vgpr_alloc=512),
     "gfx950_plain": dict(arch_vgpr=234, agpr=0, vgpr_total=234, sgpr=103, vgpr_spill=0, sgpr_spill=0,
                          scratch_bytes=0, lds_static=0, lds_dynamic=32768, spill_stores=0, spill_loads=0,
-                         spill_insts_in_loop=0, llvm_occupancy=2, max_flat_workgroup_size=256, code_bytes=13032),
+                         spill_insts_in_loop=0, llvm_occupancy=2, max_flat_workgroup_size=256, code_bytes=13032,
+                         vgpr_alloc=234),
     "gfx1100_wave32": dict(arch_vgpr=256, agpr=0, vgpr_total=256, sgpr=73, vgpr_spill=1537, sgpr_spill=0,
                            scratch_bytes=2204, lds_static=0, lds_dynamic=32768, spill_stores=730, spill_loads=698,
                            spill_insts_in_loop=641, llvm_occupancy=5, max_flat_workgroup_size=128,
-                           code_bytes=54140),
+                           code_bytes=54140,
+                           vgpr_alloc=256),
 }
 
 

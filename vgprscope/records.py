@@ -101,6 +101,9 @@ class AmdUsage:
     llvm_occupancy: int | None  # LLVM's own `; Occupancy:` line, kept as a cross-check
     max_flat_workgroup_size: int | None
     code_bytes: int | None
+    # `.amdhsa_next_free_vgpr` of the kernel descriptor: what the hardware allocates. It equals vgpr_total
+    # unless LLVM padded it for `waves_per_eu` (it then limits occupancy; see occupancy.waves_with_vgprs_padded).
+    vgpr_alloc: int | None = None
 
     vendor = "amd"
 

@@ -24,7 +24,7 @@ from .cache import CompileCache, entry_key
 from ..interpreter import interpreting
 from .worker import CompileJob, compile_kernels, configure_triton_env, one_line
 
-PARSER_VERSION = 1
+PARSER_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -88,7 +88,7 @@ def _records(task: Task, entry: dict[str, Any], tv: str, cached: bool) -> list[R
         occ = None
         if usage is not None:
             status = launch_limit_reason(task.arch, usage) or status
-            occ = occupancy_of(usage, task.arch, task.config.num_warps)
+            occ = occupancy_of(usage, task.arch, task.config.num_warps, waves_per_eu=task.config.waves_per_eu)
         rows.append(Record(
             variant=task.variant.name, kernel=k["kernel"], arch=task.arch.name, config=task.config,
             status=status, usage=usage, occupancy=occ, compile_seconds=k.get("seconds", 0.0),

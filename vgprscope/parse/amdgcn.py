@@ -4,6 +4,7 @@ Sources of each field:
 - the ``.amdgpu_metadata`` block, parsed as YAML: ``.vgpr_count`` (unified VGPR+AGPR total),
   ``.agpr_count``, ``.sgpr_count``, ``.vgpr_spill_count``, ``.sgpr_spill_count``,
   ``.private_segment_fixed_size`` (scratch bytes per lane), ``.group_segment_fixed_size`` (static LDS);
+- the kernel descriptor: ``.amdhsa_next_free_vgpr`` (the VGPRs the hardware allocates);
 - LLVM's ``; Kernel info:`` comments: ``; NumVgprs:`` (arch VGPRs), ``; Occupancy:``, ``codeLenInByte``;
 - the instruction stream: spill stores / reloads are the memory instructions LLVM annotates with
   ``; N-byte [Folded ]Spill`` / ``Reload`` (a ``s_clause`` annotated so covers the clause's instructions),
@@ -30,6 +31,7 @@ _LABEL_RE = re.compile(r"^(?:\.LBB\d+_\d+:|; %bb\.\d+:)")
 _DEPTH_RE = re.compile(r"Depth=(\d+)")
 _CLAUSE_RE = re.compile(r"^\s*s_clause\s+0x([0-9a-fA-F]+)")
 _INST_RE = re.compile(r"^\s+[a-z][a-z0-9_]*(?:\s|$)")
+_DESCRIPTOR_RE = r"^\s*\.amdhsa_kernel\s+{name}\s*$(.*?)^\s*\.end_amdhsa_kernel"
 
 
 def metadata(text: str) -> dict:
@@ -119,6 +121,15 @@ def spill_instructions(body: str) -> tuple[int, int, int]:
     return stores, loads, in_loop
 
 
+def descriptor_field(text: str, kernel: str, field: str) -> int | None:
+    """An integer ``.amdhsa_*`` directive of the kernel's descriptor block, or None."""
+    block = re.search(_DESCRIPTOR_RE.format(name=re.escape(kernel)), text, re.S | re.M)
+    if not block:
+        return None
+    m = re.search(rf"^\s*\.{re.escape(field)}\s+(\d+)", block.group(1), re.M)
+    return int(m.group(1)) if m else None
+
+
 def parse_amdgcn(text: str, dynamic_lds: int = 0, kernel: str | None = None) -> AmdUsage:
     """Resource usage of one kernel of an AMDGCN file; ``dynamic_lds`` is Triton's ``metadata.shared``."""
     meta = kernel_metadata(text, kernel)
@@ -148,4 +159,5 @@ def parse_amdgcn(text: str, dynamic_lds: int = 0, kernel: str | None = None) -> 
         llvm_occupancy=info.get("Occupancy"),
         max_flat_workgroup_size=meta.get(".max_flat_workgroup_size"),
         code_bytes=info.get("codeLenInByte"),
+        vgpr_alloc=descriptor_field(text, name, "amdhsa_next_free_vgpr"),
     )
