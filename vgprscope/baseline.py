@@ -61,10 +61,17 @@ METRICS: dict[str, Metric] = {m.name: m for m in (
 
 
 def get_metric(name: str) -> Metric:
+    """A metric a user named (a rule): unknown names are an error listing the valid ones."""
     try:
         return METRICS[name]
     except KeyError:
         raise UnknownNameError("metric", name, list(METRICS)) from None
+
+
+def metric_info(name: str) -> Metric:
+    """A metric a usage reported: one ``metrics()`` gained before this table knew it is gated as a count
+    that may not grow (the gate fails closed rather than ignore a number)."""
+    return METRICS.get(name) or Metric(name, "count", "reported by the parser")
 
 
 def entry_metrics(usage: ResourceUsage | None, occupancy: Mapping[str, Any] | None) -> dict[str, int]:
@@ -118,7 +125,7 @@ class Rule:
         """The tolerance as written: ``+4``, ``+5%``, ``-1``, ``off``, ``exact`` (parses back to this rule)."""
         if self.mode is not Mode.LIMIT:
             return self.mode.value
-        sign = "-" if get_metric(self.metric).higher_is_better else "+"
+        sign = "-" if metric_info(self.metric).higher_is_better else "+"
         amount = int(self.amount) if float(self.amount).is_integer() else self.amount
         return f"{sign}{amount}{'%' if self.percent else ''}"
 
@@ -128,7 +135,7 @@ class Rule:
 
     def judge(self, base: int, cur: int) -> tuple[Change, bool]:
         """(change, fails) for a metric that went from ``base`` to ``cur``."""
-        worse = (base - cur) if get_metric(self.metric).higher_is_better else (cur - base)
+        worse = (base - cur) if metric_info(self.metric).higher_is_better else (cur - base)
         if worse == 0:
             return Change.SAME, False
         if worse < 0:
@@ -142,7 +149,7 @@ class Rule:
 
 def default_rule(metric: str) -> Rule:
     """Nothing may get worse, except what is shown only (``Metric.gated`` False)."""
-    return Rule(metric, Mode.LIMIT if get_metric(metric).gated else Mode.OFF)
+    return Rule(metric, Mode.LIMIT if metric_info(metric).gated else Mode.OFF)
 
 
 def parse_tolerance(metric: str, spec: str | int, variant: str | None = None) -> Rule:

@@ -8,7 +8,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from .baseline import Change, Entry, EntryDiff, GateResult, MetricDiff, Mode, State, get_metric
+from .baseline import Change, Entry, EntryDiff, GateResult, MetricDiff, Mode, State, metric_info
 from .records import SCHEMA_VERSION
 from .report.formats import md_table, render_table
 
@@ -155,7 +155,7 @@ def to_benchmark_json(entries: Sequence[Entry]) -> str:
         occ = f"occupancy {e.occupancy['value']} {e.occupancy_unit}; " if e.occupancy else ""
         extra = f"{occ}config {e.config_key}; status {e.status}"
         for name, value in e.metrics.items():
-            metric = get_metric(name)
+            metric = metric_info(name)
             if metric.higher_is_better:
                 continue
             items.append({"name": benchmark_name(e, name), "unit": metric.unit, "value": value, "extra": extra})
