@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# One device call: the GPU tests, then the bench report. Run from the repository root on a GPU machine:
+#   bash scripts/gpu_run.sh OUTDIR
+# (the device image has torch, Triton, typer, rich, pandas, pytest and pytest-xdist; no network).
+set -uo pipefail
+out=${1:-reports}
+mkdir -p "$out"
+export PYTHONPATH=$PWD PYTHONUNBUFFERED=1 TRITON_INTERPRET=0 VGPRSCOPE_CACHE_DIR=${VGPRSCOPE_CACHE_DIR:-/tmp/vgprscope-cache}
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)"
+timeout "${GPU_TEST_TIMEOUT:-240}" python3 -m pytest -m gpu -q -p no:cacheprovider -n 8 tests/test_gpu.py 2>&1 \
+  | tee "$out/gpu-tests.log" | tail -25
+timeout "${BENCH_TIMEOUT:-300}" python3 scripts/bench_report.py --out "$out" --rep-ms "${REP_MS:-100}" 2>&1 \
+  | tee "$out/bench.log" | tail -60
