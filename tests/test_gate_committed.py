@@ -1,0 +1,22 @@
+"""The committed register baseline (vgprscope-baseline.json) that CI's `vgprscope check` compares against."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from vgprscope.baseline import load_baseline
+from vgprscope.gateconfig import load_gate_config
+
+
+def test_the_committed_baseline_is_readable_pinned_and_has_no_stale_entries():
+    """What CI's `vgprscope check` reads: the current schema, the Triton that constraints.txt pins, and only
+    entries of bundled variants and configured archs (new variants are the gate's to report, not this test's)."""
+    root = Path(__file__).resolve().parent.parent
+    committed = load_baseline(root / "vgprscope-baseline.json")
+    pin = re.search(r"^triton==(\S+)$", (root / "constraints.txt").read_text(), re.M)
+    assert pin and committed.triton_version == pin[1]
+    cfg = load_gate_config(cwd=root)
+    kernels = {v.name: v.kernels for v in cfg.set.selected_variants()}
+    stale = [k for k, e in committed.entries.items() if e.kernel not in kernels.get(e.variant, ()) or e.arch not in cfg.set.archs]
+    assert stale == [] and committed.entries
