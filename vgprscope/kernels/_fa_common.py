@@ -1,19 +1,35 @@
-"""Pieces every FlashAttention-style variant shares: key ranges, masks, the online-softmax step.
+"""Pieces every FlashAttention-style variant shares: key ranges, masks, tile loads, the K/V loop.
 
 Conventions (all variants): q (B, H, Nq, D), k/v (B, H, Nk, D), last dim contiguous. Causal masks are
 aligned bottom-right: query row i sees key j iff j <= i + (Nk - Nq). A row that sees no key yields zeros.
-Scores are kept in the log2 domain (scale * log2(e)) so the exponentials are exp2.
+Scores are kept in the log2 domain (scale * log2(e)) so the exponentials are exp2; row maxima that
+variants write to memory (split-K, two-phase) are in that domain too.
 """
 
 import triton
 import triton.language as tl
 
-LOG2E = 1.4426950408889634
+from ._launch import next_pow2_dim  # noqa: F401  (also importable from here, where it used to live)
+
+LOG2E = tl.constexpr(1.4426950408889634)  # scores in the log2 domain: exp(x) = exp2(x * LOG2E)
+
+# What one pass of ``kv_loop`` does with each key block (a constexpr, so each pass compiles to its own loop).
+ONLINE = tl.constexpr(0)  # FA2: running max and sum, acc rescaled by alpha every block
+STATS = tl.constexpr(1)  # two-phase pass 1: running max and sum only; V is never read
+VALUE = tl.constexpr(2)  # two-phase pass 2: max and 1/sum are final, p = exp2(s - m) / l, no rescale
 
 
-def next_pow2_dim(head_dim: int) -> int:
-    """The padded head dim the kernels use for tiles (a power of two, at least 16)."""
-    return max(16, triton.next_power_of_2(head_dim))
+@triton.jit
+def head_base(P, num_heads, stride_b, stride_h):
+    """P advanced to the (batch, head) of this program: program_id(1) is batch * num_heads + head."""
+    bh = tl.program_id(1)
+    return P + (bh // num_heads) * stride_b + (bh % num_heads) * stride_h
+
+
+@triton.jit
+def tile_ok(offs_m, offs_d, seqlen, HEAD_DIM: tl.constexpr):
+    """Which elements of a (rows, head-dim) tile exist: rows before seqlen, columns before HEAD_DIM."""
+    return (offs_m[:, None] < seqlen) & (offs_d[None, :] < HEAD_DIM)
 
 
 @triton.jit
@@ -65,3 +81,113 @@ def finalize(acc, l_i):
     """acc / l with rows that saw no key (l == 0) left at zero."""
     l_safe = tl.where(l_i == 0.0, 1.0, l_i)
     return acc / l_safe[:, None]
+
+
+@triton.jit
+def load_tile(ptrs, in_range, d_ok, MASKED: tl.constexpr, PAD_D: tl.constexpr):
+    """A K or V tile, masked only where it can run out: past the last key in masked blocks, and in the
+    padded head-dim columns when the head dim is not a power of two. Full blocks of a power-of-two head
+    dim load with no mask at all, which is what keeps their loop free of mask math."""
+    if MASKED:
+        x = tl.load(ptrs, mask=in_range & d_ok, other=0.0)
+    elif PAD_D:
+        x = tl.load(ptrs, mask=d_ok, other=0.0)
+    else:
+        x = tl.load(ptrs)
+    return x
+
+
+@triton.jit
+def _q_slice_dot(q_rows, q_ok, k_rows, n_ok, d0, acc, HEAD_DIM: tl.constexpr, BLOCK_DK: tl.constexpr,
+                 MASKED: tl.constexpr, PAD_D: tl.constexpr):
+    """acc + Q[:, d0:d0+BLOCK_DK] K[:, d0:d0+BLOCK_DK]^T with both slices loaded from memory now."""
+    dk = d0 + tl.arange(0, BLOCK_DK)
+    q = tl.load(q_rows + dk[None, :], mask=q_ok & (dk[None, :] < HEAD_DIM), other=0.0)
+    k = load_tile(k_rows + dk[:, None], n_ok, dk[:, None] < HEAD_DIM, MASKED, PAD_D)
+    return tl.dot(q, k, acc)
+
+
+@triton.jit
+def block_scores(q, k_base, stride_kn, offs_m, start_n, offs_d, seqlen_q, seqlen_k, qk_scale,
+                 BLOCK_N: tl.constexpr, HEAD_DIM: tl.constexpr, PAD_D: tl.constexpr, MASKED: tl.constexpr,
+                 CAUSAL: tl.constexpr, QK_FP16: tl.constexpr, BLOCK_DK: tl.constexpr):
+    """Log2-domain scores s = Q K^T * scale * log2(e) of the query block against keys start_n + [0, BLOCK_N).
+
+    BLOCK_DK == 0: q is the query tile, live in registers. BLOCK_DK > 0 (remat-q): q is the block of Q row
+    pointers ([BLOCK_M, 1]) and Q is re-loaded BLOCK_DK head-dim columns at a time, so no Q tile outlives
+    one score block; only the slices up to HEAD_DIM are visited, padding costs nothing.
+    QK_FP16 (qk-fp16-acc, fp16 inputs only): the dot accumulates in fp16 (`out_dtype`) and the score tile
+    stays fp16, scaled in fp16 as in seed 003's HMMA16816 kernel; max, exp2 and sums are fp32 as usual.
+    """
+    offs_n = start_n + tl.arange(0, BLOCK_N)
+    k_rows = k_base + offs_n[None, :] * stride_kn
+    n_ok = offs_n[None, :] < seqlen_k
+    if BLOCK_DK == 0:
+        k = load_tile(k_rows + offs_d[:, None], n_ok, offs_d[:, None] < HEAD_DIM, MASKED, PAD_D)
+        if QK_FP16:
+            qk = tl.dot(q, k, out_dtype=tl.float16) * qk_scale.to(tl.float16)
+        else:
+            qk = tl.dot(q, k) * qk_scale
+    else:
+        # `start_n < seqlen_k` always holds inside the loop, but it depends on the iteration: it keeps the
+        # compiler from hoisting the slice loads out of the loop, which would make all of Q live again.
+        # (A [1, 1] tensor, not a scalar: the interpreter turns bool tensor & bool scalar into int32.)
+        q_ok = (offs_m[:, None] < seqlen_q) & (start_n + tl.zeros([1, 1], dtype=tl.int32) < seqlen_k)
+        # the first slice starts the sum, so no zero tile of the score shape is needed
+        qk = _q_slice_dot(q, q_ok, k_rows, n_ok, 0, None, HEAD_DIM, BLOCK_DK, MASKED, PAD_D)
+        for d0 in tl.static_range(BLOCK_DK, HEAD_DIM, BLOCK_DK):
+            qk = _q_slice_dot(q, q_ok, k_rows, n_ok, d0, qk, HEAD_DIM, BLOCK_DK, MASKED, PAD_D)
+        qk = qk * qk_scale
+    if MASKED:
+        qk = score_mask(qk, offs_m, offs_n, seqlen_q, seqlen_k, CAUSAL)
+    return qk
+
+
+@triton.jit
+def kv_loop(acc, l_i, m_i, q, k_base, v_base, stride_kn, stride_vn, offs_m, offs_d, seqlen_q, seqlen_k,
+            qk_scale, blk_lo, blk_hi, BLOCK_N: tl.constexpr, HEAD_DIM: tl.constexpr, PAD_D: tl.constexpr,
+            MASKED: tl.constexpr, CAUSAL: tl.constexpr, PASS: tl.constexpr = ONLINE,
+            QK_FP16: tl.constexpr = False, BLOCK_DK: tl.constexpr = 0):
+    """The loop over key blocks [blk_lo, blk_hi); MASKED selects the tail / diagonal version.
+
+    PASS ONLINE: FA2, returns the updated (acc, l_i, m_i). PASS STATS: only (l_i, m_i) change; acc is
+    passed through untouched and V is never read. PASS VALUE: m_i holds the final row max (0 for rows that
+    see no key) and l_i the final 1 / row sum (0 for those rows); only acc changes.
+    """
+    for blk in range(blk_lo, blk_hi):
+        offs_n = blk * BLOCK_N + tl.arange(0, BLOCK_N)
+        v_ptrs = v_base + offs_n[:, None] * stride_vn + offs_d[None, :]
+        qk = block_scores(q, k_base, stride_kn, offs_m, blk * BLOCK_N, offs_d, seqlen_q, seqlen_k, qk_scale,
+                          BLOCK_N, HEAD_DIM, PAD_D, MASKED, CAUSAL, QK_FP16, BLOCK_DK)
+        if PASS == STATS:
+            m_i, _, _, l_i = online_softmax_step(qk, m_i, l_i, MASKED)
+        else:
+            if PASS == VALUE:
+                p = tl.math.exp2(qk - m_i[:, None]) * l_i[:, None]
+            else:
+                m_i, alpha, p, l_i = online_softmax_step(qk, m_i, l_i, MASKED)
+            v = load_tile(v_ptrs, offs_n[:, None] < seqlen_k, offs_d[None, :] < HEAD_DIM, MASKED, PAD_D)
+            if PASS == ONLINE:
+                acc = acc * alpha[:, None]
+            acc += tl.dot(p.to(v.dtype), v)
+    return acc, l_i, m_i
+
+
+@triton.jit
+def fa2_attend(q, k_base, v_base, stride_kn, stride_vn, offs_m, offs_d, seqlen_q, seqlen_k, qk_scale, blk_lo,
+               blk_full, blk_hi, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr,
+               HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, QK_FP16: tl.constexpr, BLOCK_DK: tl.constexpr):
+    """FA2 over key blocks [blk_lo, blk_hi), as in ``fwd_prefill.py``: the loop is called twice, over
+    [blk_lo, blk_full) with no mask math, then over the tail / diagonal blocks [blk_full, blk_hi) with
+    masks; ``acc``, ``l_i``, ``m_i`` (and a live ``q``) stay live across both. Returns them unnormalised."""
+    PAD_D: tl.constexpr = BLOCK_D != HEAD_DIM
+    acc = tl.zeros([BLOCK_M, BLOCK_D], dtype=tl.float32)
+    m_i = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
+    l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
+    acc, l_i, m_i = kv_loop(acc, l_i, m_i, q, k_base, v_base, stride_kn, stride_vn, offs_m, offs_d, seqlen_q,
+                            seqlen_k, qk_scale, blk_lo, blk_full, BLOCK_N, HEAD_DIM, PAD_D, False, CAUSAL, ONLINE,
+                            QK_FP16, BLOCK_DK)
+    acc, l_i, m_i = kv_loop(acc, l_i, m_i, q, k_base, v_base, stride_kn, stride_vn, offs_m, offs_d, seqlen_q,
+                            seqlen_k, qk_scale, blk_full, blk_hi, BLOCK_N, HEAD_DIM, PAD_D, True, CAUSAL, ONLINE,
+                            QK_FP16, BLOCK_DK)
+    return acc, l_i, m_i

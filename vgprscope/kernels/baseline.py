@@ -1,15 +1,18 @@
 """baseline: FlashAttention-2 forward as in ROCm's `fwd_prefill.py` (seeds 000, 001).
 
 One program per (query block, batch*head). Q is loaded once; `acc`, `m_i`, `l_i` and `q` stay live across
-the whole K/V loop, which is called twice: over the key blocks that need no mask (no mask math at all),
-then over the tail / diagonal blocks with the boundary and causal masks.
+the whole K/V loop, which is called twice (``fa2_attend``): over the key blocks that need no mask (no mask
+math at all), then over the tail / diagonal blocks with the boundary and causal masks.
+
+The kernel's two extra constexprs are the knobs other variants turn on the same kernel: QK_FP16
+(qk-fp16-acc) and BLOCK_DK (remat-q); both are off here. small-tiles runs it as is at smaller BLOCK_M.
 """
 
 import triton
 import triton.language as tl
 
-from ._fa_common import finalize, key_block_bounds, next_pow2_dim, online_softmax_step, score_mask
-from ._launch import backend_options, contiguous_args, check_common
+from ._fa_common import LOG2E, fa2_attend, finalize, head_base, key_block_bounds, tile_ok
+from ._launch import check_common, launch_one_kernel, one_kernel_specs
 
 VARIANT = {
     "name": "baseline",
@@ -22,68 +25,31 @@ VARIANT = {
 }
 
 
-@triton.jit
-def _inner(acc, l_i, m_i, q, k_base, v_base, stride_kn, stride_vn, offs_m, offs_d, seqlen_q, seqlen_k,
-           qk_scale, blk_lo, blk_hi, BLOCK_N: tl.constexpr, HEAD_DIM: tl.constexpr, PAD_D: tl.constexpr,
-           MASKED: tl.constexpr, CAUSAL: tl.constexpr):
-    offs_n0 = tl.arange(0, BLOCK_N)
-    for blk in range(blk_lo, blk_hi):
-        offs_n = blk * BLOCK_N + offs_n0
-        k_ptrs = k_base + offs_n[None, :] * stride_kn + offs_d[:, None]
-        v_ptrs = v_base + offs_n[:, None] * stride_vn + offs_d[None, :]
-        if MASKED:
-            k = tl.load(k_ptrs, mask=(offs_n[None, :] < seqlen_k) & (offs_d[:, None] < HEAD_DIM), other=0.0)
-        elif PAD_D:
-            k = tl.load(k_ptrs, mask=offs_d[:, None] < HEAD_DIM, other=0.0)
-        else:
-            k = tl.load(k_ptrs)
-        qk = tl.dot(q, k) * qk_scale
-        if MASKED:
-            qk = score_mask(qk, offs_m, offs_n, seqlen_q, seqlen_k, CAUSAL)
-        m_i, alpha, p, l_i = online_softmax_step(qk, m_i, l_i, MASKED)
-        if MASKED:
-            v = tl.load(v_ptrs, mask=(offs_n[:, None] < seqlen_k) & (offs_d[None, :] < HEAD_DIM), other=0.0)
-        elif PAD_D:
-            v = tl.load(v_ptrs, mask=offs_d[None, :] < HEAD_DIM, other=0.0)
-        else:
-            v = tl.load(v_ptrs)
-        acc = acc * alpha[:, None]
-        acc += tl.dot(p.to(v.dtype), v)
-    return acc, l_i, m_i
-
-
 @triton.jit(do_not_specialize=["seqlen_q", "seqlen_k"])
 def attn_fwd(Q, K, V, O, sm_scale, stride_qb, stride_qh, stride_qm, stride_kb, stride_kh, stride_kn,
              stride_vb, stride_vh, stride_vn, stride_ob, stride_oh, stride_om, num_heads, seqlen_q, seqlen_k,
              BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr, HEAD_DIM: tl.constexpr,
-             CAUSAL: tl.constexpr):
+             CAUSAL: tl.constexpr, QK_FP16: tl.constexpr, BLOCK_DK: tl.constexpr):
     start_m = tl.program_id(0) * BLOCK_M
-    bh = tl.program_id(1)
-    off_b = bh // num_heads
-    off_h = bh % num_heads
-    PAD_D: tl.constexpr = BLOCK_D != HEAD_DIM
-
     offs_m = start_m + tl.arange(0, BLOCK_M)
     offs_d = tl.arange(0, BLOCK_D)
-    q_ptrs = Q + off_b * stride_qb + off_h * stride_qh + offs_m[:, None] * stride_qm + offs_d[None, :]
-    q = tl.load(q_ptrs, mask=(offs_m[:, None] < seqlen_q) & (offs_d[None, :] < HEAD_DIM), other=0.0)
-    k_base = K + off_b * stride_kb + off_h * stride_kh
-    v_base = V + off_b * stride_vb + off_h * stride_vh
-
-    acc = tl.zeros([BLOCK_M, BLOCK_D], dtype=tl.float32)
-    m_i = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
-    l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
-    qk_scale = sm_scale * 1.4426950408889634  # LOG2E: scores in the log2 domain
+    q_rows = head_base(Q, num_heads, stride_qb, stride_qh) + offs_m[:, None] * stride_qm
+    if BLOCK_DK == 0:
+        q = tl.load(q_rows + offs_d[None, :], mask=tile_ok(offs_m, offs_d, seqlen_q, HEAD_DIM), other=0.0)
+    else:
+        q = q_rows  # remat-q: nothing of Q is held; the loop re-loads it a head-dim slice at a time
+    k_base = head_base(K, num_heads, stride_kb, stride_kh)
+    v_base = head_base(V, num_heads, stride_vb, stride_vh)
+    qk_scale = sm_scale * LOG2E
 
     n_full, n_end = key_block_bounds(start_m, seqlen_q, seqlen_k, BLOCK_M, BLOCK_N, CAUSAL)
-    acc, l_i, m_i = _inner(acc, l_i, m_i, q, k_base, v_base, stride_kn, stride_vn, offs_m, offs_d, seqlen_q,
-                           seqlen_k, qk_scale, 0, n_full, BLOCK_N, HEAD_DIM, PAD_D, False, CAUSAL)
-    acc, l_i, m_i = _inner(acc, l_i, m_i, q, k_base, v_base, stride_kn, stride_vn, offs_m, offs_d, seqlen_q,
-                           seqlen_k, qk_scale, n_full, n_end, BLOCK_N, HEAD_DIM, PAD_D, True, CAUSAL)
+    acc, l_i, m_i = fa2_attend(q, k_base, v_base, stride_kn, stride_vn, offs_m, offs_d, seqlen_q, seqlen_k,
+                               qk_scale, 0, n_full, n_end, BLOCK_M, BLOCK_N, BLOCK_D, HEAD_DIM, CAUSAL, QK_FP16,
+                               BLOCK_DK)
 
     o = finalize(acc, l_i)
-    o_ptrs = O + off_b * stride_ob + off_h * stride_oh + offs_m[:, None] * stride_om + offs_d[None, :]
-    tl.store(o_ptrs, o.to(O.dtype.element_ty), mask=(offs_m[:, None] < seqlen_q) & (offs_d[None, :] < HEAD_DIM))
+    o_ptrs = head_base(O, num_heads, stride_ob, stride_oh) + offs_m[:, None] * stride_om + offs_d[None, :]
+    tl.store(o_ptrs, o.to(O.dtype.element_ty), mask=tile_ok(offs_m, offs_d, seqlen_q, HEAD_DIM))
 
 
 def check_config(cfg):
@@ -91,28 +57,12 @@ def check_config(cfg):
     return check_common(cfg)
 
 
-def kernel_specs(cfg):
-    """What to compile for ``cfg``: one spec per Triton kernel, args given as example launch values."""
-    b, h, nq, nk = cfg["shape"]
-    d = cfg["head_dim"]
-    args = contiguous_args(cfg["dtype"], b, h, nq, nk, d, ("Q", "K", "V", "O"))
-    args["sm_scale"] = d ** -0.5
-    args["num_heads"] = h
-    args["seqlen_q"], args["seqlen_k"] = nq, nk
-    constexprs = {"BLOCK_M": cfg["block_m"], "BLOCK_N": cfg["block_n"], "BLOCK_D": next_pow2_dim(d),
-                  "HEAD_DIM": d, "CAUSAL": bool(cfg["causal"])}
-    return [{"name": "attn_fwd", "fn": attn_fwd, "args": args, "constexprs": constexprs}]
+def kernel_specs(cfg, QK_FP16=False, BLOCK_DK=0):
+    """What to compile for ``cfg``: one spec per Triton kernel, args given as example launch values.
+    QK_FP16 / BLOCK_DK are the knobs qk-fp16-acc and remat-q turn on this kernel."""
+    return one_kernel_specs("attn_fwd", attn_fwd, cfg, QK_FP16=QK_FP16, BLOCK_DK=BLOCK_DK)
 
 
-def launch(q, k, v, causal, sm_scale, cfg):
+def launch(q, k, v, causal, sm_scale, cfg, QK_FP16=False, BLOCK_DK=0):
     """Run on real tensors (q, k, v contiguous, (B, H, N, D)); returns o like q."""
-    import torch
-
-    b, h, nq, d = q.shape
-    nk = k.shape[2]
-    o = torch.empty_like(q)
-    grid = (triton.cdiv(nq, cfg["block_m"]), b * h)
-    attn_fwd[grid](q, k, v, o, sm_scale, *q.stride()[:3], *k.stride()[:3], *v.stride()[:3], *o.stride()[:3],
-                   h, nq, nk, BLOCK_M=cfg["block_m"], BLOCK_N=cfg["block_n"], BLOCK_D=next_pow2_dim(d),
-                   HEAD_DIM=d, CAUSAL=bool(causal), **backend_options(cfg, q.device))
-    return o
+    return launch_one_kernel(attn_fwd, q, k, v, causal, sm_scale, cfg, QK_FP16=QK_FP16, BLOCK_DK=BLOCK_DK)

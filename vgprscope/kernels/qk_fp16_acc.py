@@ -1,0 +1,42 @@
+"""qk-fp16-acc: the baseline kernel with Q K^T accumulated in fp16 instead of fp32 (seed 003, reversed).
+
+``tl.dot(q, k, out_dtype=tl.float16)``: the score tile comes out of the matrix unit in fp16, half the
+registers of fp32 on NVIDIA (mma with f16 accumulators, 2 values per register); the scale, max, exp2 and
+sums stay in fp32, so the accumulation is the only precision given up. AMD's MFMA has no fp16
+accumulator: there the dot still accumulates in fp32 and is rounded to fp16 after, so registers may not
+drop at all; the compiler's numbers say which.
+
+fp16 inputs only: Triton allows ``out_dtype=float16`` only for fp16 operands, so bf16 is rejected by
+``check_config`` rather than silently run in fp32 (which would be the baseline under another name).
+Accuracy is worse than the baseline by design: its outputs are checked against a separate, wider
+tolerance entry (``vgprscope.tolerances``).
+"""
+
+from . import baseline
+from ._launch import check_common
+
+VARIANT = {
+    "name": "qk-fp16-acc",
+    "strategy": "baseline with Q K^T accumulated in fp16 (out_dtype): half the score registers on NVIDIA, less accuracy",
+    "seed": "003",
+    "trades": "score-tile registers vs accuracy of the logits (fp16 inputs only)",
+    "kernels": ["attn_fwd"],
+    "order": 6,
+    "defaults": {"block_m": 128, "block_n": 64, "num_warps": {"amd": 4, "nvidia": 8}, "num_stages": {"amd": 1, "nvidia": 2}},
+}
+
+
+def check_config(cfg):
+    """Why this variant cannot take ``cfg``, or None."""
+    if cfg["dtype"] != "fp16":
+        return (f"dtype {cfg['dtype']} cannot accumulate Q K^T in fp16: Triton allows out_dtype=float16 only "
+                "for fp16 inputs; allowed: fp16")
+    return check_common(cfg)
+
+
+def kernel_specs(cfg):
+    return baseline.kernel_specs(cfg, QK_FP16=True)
+
+
+def launch(q, k, v, causal, sm_scale, cfg):
+    return baseline.launch(q, k, v, causal, sm_scale, cfg, QK_FP16=True)

@@ -1,0 +1,50 @@
+"""remat-q: Q is not kept live; it is re-loaded a head-dim slice at a time inside the K/V loop (seed 002 C).
+
+The baseline kernel with BLOCK_DK > 0: instead of a BLOCK_M x D query tile held across the whole loop,
+each key block's scores are summed over head-dim slices, s = sum_j Q[:, j] K[:, j]^T for slices j of
+BLOCK_DK columns, with both slices loaded right before their dot. Only one Q slice (BLOCK_M x BLOCK_DK) is
+live at a time, and only within one score block; acc, m_i, l_i still live across the loop. The price:
+Q is read once per key block instead of once (from L2/L1 in practice, as the same rows come back every
+iteration), and the dot is split into D / BLOCK_DK smaller ones.
+
+Knob ``block_dk`` (extra, default 32): a power of two, at least 16 (the matrix units' K); values above the
+padded head dim are clamped to it (at head_dim 16 the default becomes 16), which makes the kernel the
+baseline's dot with Q re-loaded every iteration.
+"""
+
+from . import baseline
+from ._launch import check_common, next_pow2_dim
+
+VARIANT = {
+    "name": "remat-q",
+    "strategy": "Q not kept live: re-loaded BLOCK_DK head-dim columns at a time inside the K/V loop",
+    "seed": "002 C",
+    "trades": "Q tile registers vs Q re-read once per key block (L2 hits)",
+    "kernels": ["attn_fwd"],
+    "order": 2,
+    "defaults": {"block_m": 128, "block_n": 64, "num_warps": {"amd": 4, "nvidia": 8}, "num_stages": {"amd": 1, "nvidia": 2},
+                 "block_dk": 32},
+}
+
+MIN_BLOCK_DK = 16
+
+
+def block_dk(cfg):
+    """The slice width the kernel uses: the knob, clamped to the padded head dim."""
+    return min(cfg["extra"].get("block_dk", 32), next_pow2_dim(cfg["head_dim"]))
+
+
+def check_config(cfg):
+    """Why this variant cannot take ``cfg``, or None."""
+    dk = cfg["extra"].get("block_dk", 32)
+    if not isinstance(dk, int) or dk < MIN_BLOCK_DK or dk & (dk - 1):
+        return f"block_dk {dk!r} is not allowed; allowed: a power of two, {MIN_BLOCK_DK} or more"
+    return check_common(cfg, knobs=("block_dk",))
+
+
+def kernel_specs(cfg):
+    return baseline.kernel_specs(cfg, BLOCK_DK=block_dk(cfg))
+
+
+def launch(q, k, v, causal, sm_scale, cfg):
+    return baseline.launch(q, k, v, causal, sm_scale, cfg, BLOCK_DK=block_dk(cfg))

@@ -1,0 +1,29 @@
+"""small-tiles: the baseline kernel at BLOCK_M = 64 or smaller (seed 002 D).
+
+The same FA2 kernel as ``baseline`` (imported, not copied); only the query tile shrinks. Every tensor that
+lives across the K/V loop (acc, q, the score tile) is BLOCK_M rows tall, so halving BLOCK_M halves its
+registers per thread at the same warp count; the price is twice the query blocks, each reading all of K/V
+again (K/V traffic ~ Nq / BLOCK_M).
+"""
+
+from ._launch import check_common
+from .baseline import kernel_specs, launch  # noqa: F401  (the protocol: this variant runs baseline's kernel)
+
+VARIANT = {
+    "name": "small-tiles",
+    "strategy": "baseline's kernel at BLOCK_M 64 (or smaller) so acc, q and the scores fit wave64",
+    "seed": "002 D",
+    "trades": "K/V read Nq/BLOCK_M times: twice baseline's K/V bytes at BLOCK_M 64",
+    "kernels": ["attn_fwd"],
+    "order": 1,
+    "defaults": {"block_m": 64, "block_n": 64, "num_warps": 4, "num_stages": {"amd": 1, "nvidia": 2}},
+}
+
+MAX_BLOCK_M = 64
+
+
+def check_config(cfg):
+    """Why this variant cannot take ``cfg``, or None: it is baseline at BLOCK_M <= 64."""
+    if cfg["block_m"] > MAX_BLOCK_M:
+        return f"block_m {cfg['block_m']} is not a small tile; allowed: 16, 32 or 64 (larger is baseline)"
+    return check_common(cfg)

@@ -1,0 +1,75 @@
+"""split-k: the K/V range of each query block is split over programs; a merge kernel combines them (seed 002 A).
+
+Kernel 1, ``attn_fwd_split``, grid (query blocks, B*H, S): the FA2 loop (full then masked blocks) over
+split s's run of the query block's key blocks, then the partial result is written unnormalised to fp32
+workspaces: A_s = sum_j exp2(s_j - m_s) V_j, m_s (log2-domain row max), l_s = sum_j exp2(s_j - m_s).
+Kernel 2, ``attn_merge`` (WEIGHTED): M = max_s m_s; O = sum_s exp2(m_s - M) A_s / sum_s exp2(m_s - M) l_s.
+A split that saw no key (a short causal row, or a split past the row's last key block) has l_s = 0 and
+m_s = -inf: its weight is exp2(-inf) = 0, and a row no split saw is written as zeros, never NaN.
+
+The split count S comes from the shape: the fewest splits that bring B*H*ceil(Nq/BLOCK_M)*S to
+2 x 132 programs (two per SM of an H100 / H200), never more than the ceil(Nk/BLOCK_N) key blocks;
+knob ``num_splits`` (extra) sets it, and more splits than key blocks is refused. Registers: the same
+live state as baseline per program, but each program's loop is S times shorter; what it buys is
+parallelism for small B*H*Nq (decode, long Nk), paid for in the fp32 partials written and read back.
+"""
+
+import triton
+import triton.language as tl
+
+from ._fa_common import LOG2E, fa2_attend, tile_ok
+from ._launch import (check_common, check_num_splits, example_args, fa_constexprs, launch_args, num_splits,
+                      query_blocks, run, spec, workspace_example_args, workspaces)
+from ._multipass import attn_merge, launch_merge, merge_constexprs, query_block, split_bounds, split_rows
+
+VARIANT = {
+    "name": "split-k",
+    "strategy": "K/V range split over programs; each writes unnormalised fp32 (acc, m, l); a merge kernel combines them",
+    "seed": "002 A",
+    "trades": "shorter per-program loops and more programs vs fp32 partials written and read back",
+    "kernels": ["attn_fwd_split", "attn_merge"],
+    "order": 3,
+    "defaults": {"block_m": 128, "block_n": 64, "num_warps": {"amd": 4, "nvidia": 8}, "num_stages": {"amd": 1, "nvidia": 2}},
+}
+
+
+@triton.jit(do_not_specialize=["seqlen_q", "seqlen_k", "num_splits"])
+def attn_fwd_split(Q, K, V, Acc, M, L, sm_scale, stride_qb, stride_qh, stride_qm, stride_kb, stride_kh, stride_kn,
+                   stride_vb, stride_vh, stride_vn, num_heads, seqlen_q, seqlen_k, num_splits,
+                   BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr, HEAD_DIM: tl.constexpr,
+                   CAUSAL: tl.constexpr):
+    start_m, offs_m, offs_d, q, k_base, v_base = query_block(Q, K, V, stride_qb, stride_qh, stride_qm, stride_kb,
+                                                             stride_kh, stride_vb, stride_vh, num_heads, seqlen_q,
+                                                             BLOCK_M, BLOCK_D, HEAD_DIM)
+    lo, mid, hi = split_bounds(start_m, seqlen_q, seqlen_k, num_splits, BLOCK_M, BLOCK_N, CAUSAL, True)
+    acc, l_i, m_i = fa2_attend(q, k_base, v_base, stride_kn, stride_vn, offs_m, offs_d, seqlen_q, seqlen_k,
+                               sm_scale * LOG2E, lo, mid, hi, BLOCK_M, BLOCK_N, BLOCK_D, HEAD_DIM, CAUSAL, False, 0)
+    rows = split_rows(offs_m, seqlen_q, tl.program_id(2), num_splits)
+    tl.store(Acc + rows[:, None] * HEAD_DIM + offs_d[None, :], acc, mask=tile_ok(offs_m, offs_d, seqlen_q, HEAD_DIM))
+    tl.store(M + rows, m_i, mask=offs_m < seqlen_q)
+    tl.store(L + rows, l_i, mask=offs_m < seqlen_q)
+
+
+def check_config(cfg):
+    """Why this variant cannot take ``cfg``, or None."""
+    return check_common(cfg, knobs=("num_splits",)) or check_num_splits(cfg)
+
+
+def kernel_specs(cfg):
+    args = example_args(cfg) | workspace_example_args(num_splits(cfg))
+    return [spec("attn_fwd_split", attn_fwd_split, args, fa_constexprs(cfg, cfg["head_dim"], cfg["causal"])),
+            spec("attn_merge", attn_merge, args, merge_constexprs(cfg["head_dim"], True))]
+
+
+
+
+def launch(q, k, v, causal, sm_scale, cfg):
+    import torch
+
+    b, h, nq, d = q.shape
+    splits = num_splits(cfg)
+    o = torch.empty_like(q)
+    args = launch_args(q, k, v, sm_scale, O=o, **workspaces(q, splits))
+    run(attn_fwd_split, (query_blocks(nq, cfg["block_m"]), b * h, splits), args, fa_constexprs(cfg, d, causal), cfg)
+    launch_merge(q, args, cfg, weighted=True)
+    return o
