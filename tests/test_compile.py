@@ -130,3 +130,19 @@ def test_waves_per_eu_padding_matches_the_kernel_descriptor(tmp_path):
     u = row.usage
     assert u.vgpr_alloc is not None and u.vgpr_alloc > u.vgpr_total  # padded
     assert row.occupancy.value == waves_with_vgprs(a, u.vgpr_alloc) == u.llvm_occupancy == 2
+
+
+def test_source_hash_follows_relative_imports(tmp_path):
+    """A variant that runs another file's kernel (small-tiles runs baseline's) is re-keyed when that file
+    changes, so a cached compile can never be stale."""
+    from vgprscope.loader import source_hash
+
+    (tmp_path / "_common.py").write_text("X = 1\n")
+    (tmp_path / "base.py").write_text("from ._common import X\n")
+    (tmp_path / "small.py").write_text("from .base import X\n")
+    (tmp_path / "other.py").write_text("Y = 2\n")
+    before = source_hash(tmp_path, tmp_path / "small.py")
+    other = source_hash(tmp_path, tmp_path / "other.py")
+    (tmp_path / "base.py").write_text("from ._common import X  # changed\n")
+    assert source_hash(tmp_path, tmp_path / "small.py") != before
+    assert source_hash(tmp_path, tmp_path / "other.py") == other

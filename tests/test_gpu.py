@@ -36,7 +36,12 @@ def test_variant_matches_float64_reference_on_gpu(variant, shape, dtype):
     cfg = get_variant(variant)
     if variant == "qk-fp16-acc" and dtype == "bf16":
         pytest.skip("qk-fp16-acc takes fp16 only (its check_config says why)")
-    res = check_variant(variant, b, h, nq, nk, d, causal, dtype, "cuda", seed=hash(shape) % 1000)
+    from triton.runtime.errors import OutOfResources
+
+    try:
+        res = check_variant(variant, b, h, nq, nk, d, causal, dtype, "cuda", seed=sum(shape))
+    except OutOfResources as exc:  # the default config cannot launch on this GPU: say so, do not pass
+        pytest.skip(f"{variant} default config cannot launch here: {exc}")
     assert res.ok, f"{cfg.name} {shape} {dtype}: {res.message}"
 
 

@@ -7,6 +7,7 @@ triton until a directory is actually loaded.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import importlib.util
 import sys
@@ -31,12 +32,37 @@ def variant_files(directory: Path) -> list[Path]:
     return sorted(p for p in directory.glob("*.py") if not p.name.startswith("_"))
 
 
+def _relative_imports(file: Path) -> set[str]:
+    """Module names a file imports relatively from its own directory (``from .x import ...``)."""
+    tree = ast.parse(file.read_text(), str(file))
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 1:
+            if node.module:
+                out.add(node.module.split(".")[0])
+            else:  # from . import x, y
+                out.update(a.name for a in node.names)
+    return out
+
+
 def source_hash(directory: Path, file: Path) -> str:
-    """Hash of a variant file and the shared helpers (``_*.py``) beside it: what its kernels are built from."""
+    """Hash of what a variant's kernels are built from: its file, every sibling module it imports
+    relatively (transitively: small-tiles imports baseline, which imports the helpers), and the shared
+    helpers (``_*.py``) beside it."""
+    seen: dict[str, Path] = {}
+    todo = [file]
+    while todo:
+        f = todo.pop()
+        if f.name in seen or not f.exists():
+            continue
+        seen[f.name] = f
+        todo += [directory / f"{m}.py" for m in _relative_imports(f)]
+    for p in directory.glob("_*.py"):
+        seen.setdefault(p.name, p)
     h = hashlib.sha256()
-    for p in [file, *sorted(directory.glob("_*.py"))]:
-        h.update(p.name.encode())
-        h.update(p.read_bytes())
+    for name in sorted(seen):
+        h.update(name.encode())
+        h.update(seen[name].read_bytes())
     return h.hexdigest()[:16]
 
 

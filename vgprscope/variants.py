@@ -27,6 +27,9 @@ class Variant:
     trades: str
     defaults: tuple[tuple[str, Any], ...] = field(compare=False)  # values may be per-vendor dicts
     kernels: tuple[str, ...]
+    # knobs whose value defines the strategy: a request above the cap gets the cap (small-tiles asked for
+    # BLOCK_M 128 is still small tiles, at 64)
+    caps: tuple[tuple[str, int], ...]
     directory: Path
     file: Path
     source_hash: str
@@ -70,7 +73,8 @@ def load_variants(directory: Path = loader.BUNDLED_DIR) -> dict[str, Variant]:
             raise UsageError(f"{file.name}: VARIANT lacks {', '.join(missing)}")
         out[decl["name"]] = Variant(
             name=decl["name"], strategy=decl["strategy"], seed=decl["seed"], trades=decl["trades"],
-            defaults=tuple(sorted(decl["defaults"].items())), kernels=tuple(decl["kernels"]), directory=directory, file=file,
+            defaults=tuple(sorted(decl["defaults"].items())), kernels=tuple(decl["kernels"]),
+            caps=tuple(sorted(decl.get("caps", {}).items())), directory=directory, file=file,
             source_hash=loader.source_hash(directory, file), order=decl.get("order", 100),
         )
     return dict(sorted(out.items(), key=lambda kv: (kv[1].order, kv[0])))
@@ -121,9 +125,14 @@ def resolve_config(variant: Variant, arch: Arch, req: ConfigRequest) -> KernelCo
     if req.dtype not in DTYPES:
         raise UnknownNameError("dtype", req.dtype, DTYPES)
 
+    caps = dict(variant.caps)
+
     def pick(name: str) -> Any:
         value = getattr(req, name)
-        return value if value is not None else variant.default(name, arch.vendor)
+        value = value if value is not None else variant.default(name, arch.vendor)
+        if name in caps and value is not None and value > caps[name]:
+            return caps[name]
+        return value
 
     amd = arch.vendor is Vendor.AMD
     extra = {k: v for k, v in variant.defaults if k not in _CONFIG_FIELDS} | dict(req.extra)

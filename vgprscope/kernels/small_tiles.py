@@ -16,6 +16,7 @@ VARIANT = {
     "trades": "K/V read Nq/BLOCK_M times: twice baseline's K/V bytes at BLOCK_M 64",
     "kernels": ["attn_fwd"],
     "order": 1,
+    "caps": {"block_m": 64},  # a larger request still means small tiles: it is capped, not refused
     "defaults": {"block_m": 64, "block_n": 64, "num_warps": 4, "num_stages": {"amd": 1, "nvidia": 2}},
 }
 
