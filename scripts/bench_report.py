@@ -116,6 +116,7 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=ROOT / "reports")
     ap.add_argument("--preset", action="append")
     ap.add_argument("--rep-ms", type=float, default=200.0)
+    ap.add_argument("--budget-s", type=float, default=2.0, help="skip launches the traffic model puts over this")
     ap.add_argument("--strategies", default="all")
     args = ap.parse_args()
 
@@ -134,7 +135,8 @@ def main() -> None:
     rows = []
     for preset in presets:
         cases = build_cases(None, preset, None, "fp16", None)
-        rows += run_bench(gpu, cases, BenchOptions(variants=names, request=ConfigRequest(), rep_ms=args.rep_ms),
+        rows += run_bench(gpu, cases, BenchOptions(variants=names, request=ConfigRequest(), rep_ms=args.rep_ms,
+                                                                  time_budget_s=args.budget_s),
                           on_progress=lambda d, t, w: print(f"[{d}/{t}] {w}", file=sys.stderr, flush=True))
     gslug = slug(gpu.name.replace("NVIDIA", "").strip())
     args.out.mkdir(parents=True, exist_ok=True)
