@@ -132,25 +132,39 @@ def main() -> None:
     m = machine(gpu)
     presets = args.preset or ["prefill", "decode"]
     names = tuple(v.name for v in select_variants([args.strategies]))
-    rows = []
-    for preset in presets:
-        cases = build_cases(None, preset, None, "fp16", None)
-        rows += run_bench(gpu, cases, BenchOptions(variants=names, request=ConfigRequest(), rep_ms=args.rep_ms,
-                                                                  time_budget_s=args.budget_s),
-                          on_progress=lambda d, t, w: print(f"[{d}/{t}] {w}", file=sys.stderr, flush=True))
+    import signal
+
+    def stop(signum, frame):  # `timeout` sends SIGTERM: keep what was measured, say the run was cut
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
+    rows: list = []
+    cut = ""
+    planned = sum(len(build_cases(None, p, None, "fp16", None)) for p in presets)
+    try:
+        for preset in presets:
+            cases = build_cases(None, preset, None, "fp16", None)
+            run_bench(gpu, cases, BenchOptions(variants=names, request=ConfigRequest(), rep_ms=args.rep_ms,
+                                               time_budget_s=args.budget_s),
+                      on_progress=lambda d, t, w: print(f"[{d}/{t}] {w}", file=sys.stderr, flush=True), rows=rows)
+    except KeyboardInterrupt:
+        done = len({r.case for r in rows})
+        cut = (f"\n**Incomplete run:** stopped after measurements of {done} of {planned} cases "
+               f"({len(rows)} rows); the rows below are all that was measured.\n")
     gslug = slug(gpu.name.replace("NVIDIA", "").strip())
     args.out.mkdir(parents=True, exist_ok=True)
     csv_name = f"bench-{gslug}.csv"
     atomic_write(args.out / csv_name, to_csv(rows, m))
     pngs = charts(rows, args.out, gslug)
-    cmd = f"python scripts/bench_report.py {' '.join('--preset ' + p for p in presets)} --rep-ms {args.rep_ms:g}"
+    cmd = (f"python scripts/bench_report.py {' '.join('--preset ' + p for p in presets)} --rep-ms {args.rep_ms:g} "
+           f"--budget-s {args.budget_s:g}")
     text = (f"# vgprscope bench on {gpu.name}\n\nMachine: {m.line()}\n\nReproduce (on the GPU): `{cmd}`\n\n"
             "Timings: median of `triton.testing.do_bench` runs (L2 flushed before each, warm-up first, inputs "
             "rotated so each run reads DRAM), `±` half the interquartile range, min-max beside it. A variant "
             "gets a time only after its output on fresh random inputs of that very case passed the float64 "
             "gate (sampled rows of three heads). fp16 throughout; FLOPs 4*B*H*Nq*Nk*D, halved for causal with "
             "Nq = Nk; GB/s from the traffic model's bytes (`vgprscope/model.py`).\n\n"
-            f"## Targets (issue 5)\n\n" + md_table(["target", "measured", "verdict"], targets(rows))
+            + cut + "\n## Targets (issue 5)\n\n" + md_table(["target", "measured", "verdict"], targets(rows))
             + "\n## Every measurement\n\n" + to_markdown(rows, m).split("\n\n", 1)[1]
             + f"\nCSV (one row per measurement): [{csv_name}]({csv_name})\n\n"
             + "".join(f"![{p}]({p})\n\n" for p in pngs))

@@ -227,7 +227,10 @@ def autotune_variant(gpu: Gpu, case: Case, variant, base: KernelConfig, sets, op
 
 
 def run_bench(gpu: Gpu, cases: Sequence[Case], opts: BenchOptions,
-              on_progress: Callable[[int, int, str], None] | None = None) -> list[BenchRow]:
+              on_progress: Callable[[int, int, str], None] | None = None,
+              rows: list[BenchRow] | None = None) -> list[BenchRow]:
+    """Rows of every case; ``rows``, if given, is filled as measurements finish (an interrupted run keeps
+    what it measured)."""
     import torch
 
     from ..compile.engine import Task, compile_tasks
@@ -254,7 +257,7 @@ def run_bench(gpu: Gpu, cases: Sequence[Case], opts: BenchOptions,
 
     total = len(cases) * (len(variants) + (len(ANCHORS) if opts.anchors else 0))
     done = 0
-    rows: list[BenchRow] = []
+    rows = [] if rows is None else rows
     for case in cases:
         try:
             sets = _inputs(case, _n_sets(case, gpu), opts.seed)

@@ -18,6 +18,11 @@ def _version(dist: str) -> str:
 
 
 def git_sha(cwd: Path | None = None) -> str:
+    """The checkout's commit; VGPRSCOPE_GIT_SHA where the tree travelled without its .git (a GPU machine)."""
+    import os
+
+    if os.environ.get("VGPRSCOPE_GIT_SHA"):
+        return os.environ["VGPRSCOPE_GIT_SHA"]
     try:
         out = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True,
                              cwd=cwd or Path(__file__).resolve().parent, timeout=5)
