@@ -10,5 +10,5 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)"
 timeout "${GPU_TEST_TIMEOUT:-240}" python3 -m pytest -m gpu -q -p no:cacheprovider -n 8 tests/test_gpu.py 2>&1 \
   | tee "$out/gpu-tests.log" | tail -25
-timeout "${BENCH_TIMEOUT:-300}" python3 scripts/bench_report.py --out "$out" --rep-ms "${REP_MS:-100}" 2>&1 \
+timeout "${BENCH_TIMEOUT:-300}" python3 scripts/bench_report.py --out "$out" --rep-ms "${REP_MS:-100}" ${BENCH_ARGS:-} 2>&1 \
   | tee "$out/bench.log" | tail -60
