@@ -69,7 +69,7 @@ def chart(arch_name: str, lines_by_setting, path: Path) -> None:
                         va="top")
         unit = "VGPRs (unified VGPR+AGPR)" if isinstance(arch, AmdArch) else "registers per thread"
         ax.set_xlabel(f"{unit}; dashed: occupancy cliffs ({'waves/SIMD' if isinstance(arch, AmdArch) else 'blocks/SM'} up to that count)")
-        ax.set_title(f"{arch_name}: {setting.title}", fontsize=10)
+        ax.set_title(f"{arch_name}: {setting.title} (red: spills)", fontsize=10)
         for i, ln in enumerate(lines):
             occ = "-" if ln.occupancy is None else str(ln.occupancy)
             ax.text((ln.regs or 0) + 2, i, f"{ln.regs} -> {occ}{' spills' if (ln.spills or 0) else ''}",
@@ -109,7 +109,8 @@ def main() -> None:
             per_arch = compare(records)
             parts.append(f"\n## {setting.title}\n\n{setting.why}.\n\nCommand: `{cli_line(arch_name, opts, amd)}`\n\n")
             body = tables_md(per_arch, machine)
-            parts.append(body.split("\n", 2)[2] if body.startswith("\n") else body)
+            # the report's own machine line stands once, at the top
+            parts.append("\n".join(ln for ln in body.splitlines() if not ln.startswith("Machine:")) + "\n")
             charted.append((setting, per_arch[arch_name], opts.get("num_warps", 4)))
         png = args.out / f"compare-{arch_name}.png"
         chart(arch_name, charted, png)

@@ -51,17 +51,17 @@ class Dtype(str, Enum):
 ArchOpt = Annotated[
     Optional[list[str]],
     typer.Option("--arch", "-a", help="Target arch, repeatable: gfx90a, gfx942, gfx950, gfx1100, sm_80, sm_86, "
-                 "sm_89, sm_90, sm_100 [default: gfx90a, gfx942, sm_80]"),
+                 "sm_89, sm_90, sm_100 \\[default: gfx90a, gfx942, sm_80]"),
 ]
 VariantOpt = Annotated[
     Optional[list[str]],
-    typer.Option("--variant", "-v", help="Variant, repeatable or comma-separated; 'all' [default: all]"),
+    typer.Option("--variant", "-v", help="Variant, repeatable or comma-separated; 'all' \\[default: all]"),
 ]
-BlockMOpt = Annotated[Optional[int], typer.Option("--block-m", min=1, help="BLOCK_M [default: the variant's]")]
-BlockNOpt = Annotated[Optional[int], typer.Option("--block-n", min=1, help="BLOCK_N [default: the variant's]")]
+BlockMOpt = Annotated[Optional[int], typer.Option("--block-m", min=1, help="BLOCK_M \\[default: the variant's]")]
+BlockNOpt = Annotated[Optional[int], typer.Option("--block-n", min=1, help="BLOCK_N \\[default: the variant's]")]
 HeadDimOpt = Annotated[int, typer.Option("--head-dim", "-d", min=1, help="Head dim (16-256)")]
-NumWarpsOpt = Annotated[Optional[int], typer.Option("--num-warps", min=1, help="num_warps [default: the variant's]")]
-NumStagesOpt = Annotated[Optional[int], typer.Option("--num-stages", min=1, help="num_stages [default: the variant's]")]
+NumWarpsOpt = Annotated[Optional[int], typer.Option("--num-warps", min=1, help="num_warps \\[default: the variant's]")]
+NumStagesOpt = Annotated[Optional[int], typer.Option("--num-stages", min=1, help="num_stages \\[default: the variant's]")]
 WavesPerEuOpt = Annotated[Optional[int], typer.Option("--waves-per-eu", min=0, help="AMD: waves_per_eu hint")]
 NonKDimOpt = Annotated[Optional[int], typer.Option("--matrix-instr-nonkdim", min=0, help="AMD: MFMA size (16 or 32)")]
 KpackOpt = Annotated[Optional[int], typer.Option("--kpack", min=1, help="AMD: kpack (1 or 2)")]
@@ -70,7 +70,7 @@ DtypeOpt = Annotated[Dtype, typer.Option("--dtype", help="Element type of q, k, 
 CausalOpt = Annotated[bool, typer.Option("--causal/--no-causal", help="Causal mask (bottom-right aligned)")]
 FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format")]
 OutputOpt = Annotated[Optional[Path], typer.Option("--output", "-o", help="Write to this file (atomically) instead of stdout")]
-JobsOpt = Annotated[Optional[int], typer.Option("--jobs", "-j", min=1, help="Parallel compiles [default: all cores]")]
+JobsOpt = Annotated[Optional[int], typer.Option("--jobs", "-j", min=1, help="Parallel compiles \\[default: all cores]")]
 KernelDirOpt = Annotated[
     Optional[Path], typer.Option("--kernel-dir", help="Load variants from this directory instead of the bundled ones")
 ]
