@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from collections.abc import Sequence
 
 from ..records import SCHEMA_VERSION
-from ..report.formats import md_table, render_table
+from ..report.formats import dicts_to_csv, md_table, render_table
 from ..report.machine import Machine
 from .runner import BenchRow
 
@@ -54,16 +52,9 @@ def to_markdown(rows: Sequence[BenchRow], machine: Machine) -> str:
 
 
 def to_csv(rows: Sequence[BenchRow], machine: Machine) -> str:
-    flats = [{"gpu": machine.gpu, "driver": machine.driver, "torch": machine.torch, "triton": machine.triton,
-              "date": machine.date, "git_sha": machine.git_sha, **r.as_dict()} for r in rows]
-    header: list[str] = []
-    for f in flats:
-        header += [k for k in f if k not in header]
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=header, lineterminator="\n")
-    w.writeheader()
-    w.writerows(flats)
-    return buf.getvalue()
+    return dicts_to_csv([{"gpu": machine.gpu, "driver": machine.driver, "torch": machine.torch,
+                          "triton": machine.triton, "date": machine.date, "git_sha": machine.git_sha, **r.as_dict()}
+                         for r in rows])
 
 
 def to_json(rows: Sequence[BenchRow], machine: Machine) -> str:

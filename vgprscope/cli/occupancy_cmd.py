@@ -37,7 +37,7 @@ def occupancy_cmd(
     arch: Annotated[str, typer.Option("--arch", "-a", help="One arch: gfx90a, gfx942, gfx950, gfx1100, "
                                       "gfx1100-wave64, sm_80, sm_86, sm_89, sm_90, sm_100")],
     vgprs: Annotated[Optional[int], typer.Option(
-        "--vgprs", help="AMD: VGPRs per wave; with --agprs the arch VGPRs, else the VGPR+AGPR total")] = None,
+        "--vgprs", help="AMD: arch VGPRs per wave (`; NumVgprs:`); AGPRs go to --agprs")] = None,
     agprs: Annotated[Optional[int], typer.Option("--agprs", help="AMD (CDNA): AGPRs per wave")] = None,
     sgprs: Annotated[Optional[int], typer.Option(
         "--sgprs", help="AMD: SGPRs per wave incl. VCC / flat scratch / XNACK (.sgpr_count)")] = None,
@@ -69,12 +69,10 @@ def occupancy_cmd(
         if vgprs is None and not show_ladder:
             raise UsageError(f"--vgprs is required for {target.name} (or --ladder)")
         if vgprs is not None:
-            if agprs is not None:
-                o = occ.amd_occupancy(target, 0, sgprs, lds or 0, workgroup, agpr=agprs, arch_vgpr=vgprs)
-                total = occ.total_vgprs(target, vgprs, agprs)
-            else:
-                o = occ.amd_occupancy(target, vgprs, sgprs, lds or 0, workgroup)
-                total = vgprs
+            # --vgprs is always the arch VGPRs, so 300 on a CDNA arch (256 + 256 AGPRs) is refused, not
+            # read as a unified total; the total follows from rule 1
+            o = occ.amd_occupancy(target, 0, sgprs, lds or 0, workgroup, agpr=agprs or 0, arch_vgpr=vgprs)
+            total = occ.total_vgprs(target, vgprs, agprs or 0)
             result |= {
                 "inputs": {"vgprs": vgprs, "agprs": agprs, "vgpr_total": total, "sgprs": sgprs, "lds": lds or 0,
                            "workgroup": workgroup or target.wave_size},

@@ -21,7 +21,11 @@ def to_json(records: Sequence[Record], machine: Machine, command: str, **extra: 
 
 
 def to_csv(records: Sequence[Record]) -> str:
-    flats = [flat(r) for r in records]
+    return dicts_to_csv([flat(r) for r in records])
+
+
+def dicts_to_csv(flats: Sequence[dict[str, Any]]) -> str:
+    """Rows as CSV; the header is the union of their keys in first-seen order (rows of both vendors)."""
     header: list[str] = []
     for f in flats:
         header += [k for k in f if k not in header]
