@@ -97,3 +97,20 @@ def test_help_is_fast_to_import():
 def test_python_dash_m_works():
     out = subprocess.run([sys.executable, "-m", "vgprscope", "--version"], capture_output=True, text=True)
     assert out.returncode == 0 and out.stdout.startswith("vgprscope ")
+
+
+def test_a_knob_goes_to_the_variants_that_take_it_and_a_refusal_is_a_row():
+    res = run("compare", "--strategies", "baseline,split-k", "--arch", "sm_80", *SMALL, "--knob", "num_splits=1000",
+              "--format", "json")
+    assert res.exit_code == 0, res.output
+    lines = {ln["variant"]: ln for ln in json.loads(res.stdout)["archs"]["sm_80"]}
+    assert lines["baseline"]["status"] == "ok"
+    assert "num_splits 1000" in lines["split-k"]["status"]
+
+
+def test_a_knob_no_variant_takes_is_a_usage_error():
+    res = run("analyze", "--variant", "baseline", "--knob", "num_splits=2")
+    assert res.exit_code == 2
+    assert "no selected variant takes the knob 'num_splits'" in res.stderr
+    bad = run("analyze", "--knob", "num_splits")
+    assert bad.exit_code == 2 and "is not NAME=VALUE" in bad.stderr

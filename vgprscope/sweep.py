@@ -10,7 +10,7 @@ from .archs import DEFAULT_ARCHS, Arch, get_arch
 from .compile.cache import CompileCache
 from .compile.engine import Task, compile_tasks
 from .records import Record
-from .variants import ConfigRequest, Variant, check_backend_options, resolve_config, select_variants
+from .variants import ConfigRequest, Variant, check_backend_options, check_knobs, resolve_config, select_variants
 
 
 def select_archs(names: Sequence[str] | None) -> list[Arch]:
@@ -21,6 +21,7 @@ def select_archs(names: Sequence[str] | None) -> list[Arch]:
 def build_tasks(variants: Sequence[Variant], archs: Sequence[Arch], requests: Sequence[ConfigRequest]) -> list[Task]:
     for req in requests:
         check_backend_options(req, list(archs))
+        check_knobs(req, list(variants))
     tasks = []
     for req in requests:
         for v in variants:

@@ -30,6 +30,7 @@ class Variant:
     # knobs whose value defines the strategy: a request above the cap gets the cap (small-tiles asked for
     # BLOCK_M 128 is still small tiles, at 64)
     caps: tuple[tuple[str, int], ...]
+    knobs: tuple[str, ...]  # the variant-specific knobs it takes (split-k: num_splits)
     directory: Path
     file: Path
     source_hash: str
@@ -74,7 +75,7 @@ def load_variants(directory: Path = loader.BUNDLED_DIR) -> dict[str, Variant]:
         out[decl["name"]] = Variant(
             name=decl["name"], strategy=decl["strategy"], seed=decl["seed"], trades=decl["trades"],
             defaults=tuple(sorted(decl["defaults"].items())), kernels=tuple(decl["kernels"]),
-            caps=tuple(sorted(decl.get("caps", {}).items())), directory=directory, file=file,
+            caps=tuple(sorted(decl.get("caps", {}).items())), knobs=tuple(decl.get("knobs", ())), directory=directory, file=file,
             source_hash=loader.source_hash(directory, file), order=decl.get("order", 100),
         )
     return dict(sorted(out.items(), key=lambda kv: (kv[1].order, kv[0])))
@@ -135,7 +136,9 @@ def resolve_config(variant: Variant, arch: Arch, req: ConfigRequest) -> KernelCo
         return value
 
     amd = arch.vendor is Vendor.AMD
-    extra = {k: v for k, v in variant.defaults if k not in _CONFIG_FIELDS} | dict(req.extra)
+    # a knob asked for goes to the variants that take it; the others keep their defaults
+    own = {k: v for k, v in req.extra if k in variant.knobs}
+    extra = {k: v for k, v in variant.defaults if k not in _CONFIG_FIELDS} | own
     cfg = KernelConfig(
         block_m=pick("block_m"), block_n=pick("block_n"), head_dim=req.head_dim, dtype=req.dtype,
         causal=req.causal, num_warps=pick("num_warps"), num_stages=pick("num_stages"),
@@ -161,6 +164,27 @@ def check_backend_options(req: ConfigRequest, archs: list[Arch]) -> None:
         if given and vendor not in vendors:
             opts = ", ".join("--" + n.replace("_", "-") for n in given)
             raise UsageError(f"{opts} applies to {vendor.value.upper()} archs only, and none was selected")
+
+
+def check_knobs(req: ConfigRequest, variants: list[Variant]) -> None:
+    """A --knob no selected variant takes is a usage error naming who takes what."""
+    taken = {k for v in variants for k in v.knobs}
+    unknown = [k for k, _ in req.extra if k not in taken]
+    if unknown:
+        offers = "; ".join(f"{v.name}: {', '.join(v.knobs)}" for v in variants if v.knobs) or "none"
+        raise UsageError(f"no selected variant takes the knob {unknown[0]!r}; knobs by variant: {offers}")
+
+
+def parse_knobs(items: list[str] | None) -> tuple[tuple[str, Any], ...]:
+    """``NAME=VALUE`` strings -> sorted (name, value) pairs; integers become ints."""
+    out: dict[str, Any] = {}
+    for item in items or []:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip() or not value.strip():
+            raise UsageError(f"knob {item!r} is not NAME=VALUE (for example num_splits=4)")
+        value = value.strip()
+        out[name.strip()] = int(value) if value.lstrip("-").isdigit() else value
+    return tuple(sorted(out.items()))
 
 
 def with_request(cfg: KernelConfig, **changes: Any) -> KernelConfig:

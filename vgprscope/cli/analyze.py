@@ -5,18 +5,19 @@ from __future__ import annotations
 from .app import app
 from .common import (
     ArchOpt, BlockMOpt, BlockNOpt, CausalOpt, Dtype, DtypeOpt, Format, FormatOpt, HeadDimOpt, JobsOpt,
-    KernelDirOpt, KpackOpt, MaxnregOpt, NoCacheOpt, NonKDimOpt, NumStagesOpt, NumWarpsOpt, OutputOpt, VariantOpt,
+    KernelDirOpt, KnobOpt, KpackOpt, MaxnregOpt, NoCacheOpt, NonKDimOpt, NumStagesOpt, NumWarpsOpt, OutputOpt, VariantOpt,
     WavesPerEuOpt, emit, err, handles_errors,
 )
 
 
 def config_request(block_m, block_n, head_dim, dtype, causal, num_warps, num_stages, waves_per_eu,
-                   matrix_instr_nonkdim, kpack, maxnreg):
-    from ..variants import ConfigRequest
+                   matrix_instr_nonkdim, kpack, maxnreg, knobs=None):
+    from ..variants import ConfigRequest, parse_knobs
 
     return ConfigRequest(block_m=block_m, block_n=block_n, head_dim=head_dim, dtype=dtype.value, causal=causal,
                          num_warps=num_warps, num_stages=num_stages, waves_per_eu=waves_per_eu,
-                         matrix_instr_nonkdim=matrix_instr_nonkdim, kpack=kpack, maxnreg=maxnreg)
+                         matrix_instr_nonkdim=matrix_instr_nonkdim, kpack=kpack, maxnreg=maxnreg,
+                         extra=parse_knobs(knobs))
 
 
 def render(records, fmt: Format, command: str, title: str | None = None) -> str:
@@ -53,6 +54,7 @@ def analyze(
     matrix_instr_nonkdim: NonKDimOpt = None,
     kpack: KpackOpt = None,
     maxnreg: MaxnregOpt = None,
+    knob: KnobOpt = None,
     dtype: DtypeOpt = Dtype.fp16,
     causal: CausalOpt = False,
     format: FormatOpt = Format.table,
@@ -66,7 +68,7 @@ def analyze(
     from .progress import compile_progress
 
     req = config_request(block_m, block_n, head_dim, dtype, causal, num_warps, num_stages, waves_per_eu,
-                         matrix_instr_nonkdim, kpack, maxnreg)
+                         matrix_instr_nonkdim, kpack, maxnreg, knob)
     with compile_progress() as progress:
         records = run_sweep(variant, arch, [req], jobs=jobs, use_cache=not no_cache, kernel_dir=kernel_dir,
                             on_progress=progress)

@@ -8,7 +8,7 @@ import typer
 
 from .app import app
 from .common import (
-    BlockMOpt, BlockNOpt, Dtype, DtypeOpt, Format, FormatOpt, KpackOpt, MaxnregOpt, NonKDimOpt, NumStagesOpt,
+    BlockMOpt, BlockNOpt, Dtype, DtypeOpt, Format, FormatOpt, KnobOpt, KpackOpt, MaxnregOpt, NonKDimOpt, NumStagesOpt,
     NumWarpsOpt, OutputOpt, WavesPerEuOpt, emit, err, handles_errors,
 )
 
@@ -35,6 +35,7 @@ def bench(
     matrix_instr_nonkdim: NonKDimOpt = None,
     kpack: KpackOpt = None,
     maxnreg: MaxnregOpt = None,
+    knob: KnobOpt = None,
     autotune: Annotated[bool, typer.Option("--autotune", help="Pick each variant's best config from a small grid")] = False,
     anchors: Annotated[bool, typer.Option("--anchors/--no-anchors", help="Time torch SDPA backends too")] = True,
     rep_ms: Annotated[float, typer.Option("--rep-ms", min=1, help="Timed milliseconds per measurement")] = 200.0,
@@ -47,15 +48,17 @@ def bench(
     from ..bench.device import current_gpu, machine
     from ..bench.output import RENDERERS
     from ..bench.runner import BenchOptions, run_bench
-    from ..variants import ConfigRequest, check_backend_options, select_variants
+    from ..variants import ConfigRequest, check_backend_options, check_knobs, parse_knobs, select_variants
 
     gpu = current_gpu()
     cases = build_cases(shape, preset, head_dim, dtype.value, causal)
     req = ConfigRequest(block_m=block_m, block_n=block_n, num_warps=num_warps, num_stages=num_stages,
                         waves_per_eu=waves_per_eu, matrix_instr_nonkdim=matrix_instr_nonkdim, kpack=kpack,
-                        maxnreg=maxnreg)
+                        maxnreg=maxnreg, extra=parse_knobs(knob))
     check_backend_options(req, [gpu.arch])
-    names = tuple(v.name for v in select_variants(list(strategies or [])))
+    selected = select_variants(list(strategies or []))
+    check_knobs(req, selected)
+    names = tuple(v.name for v in selected)
     if gpu.is_amd:
         err("AMD GPU: results are marked unverified until this code has been run on AMD hardware by a person")
     opts = BenchOptions(variants=names, request=req, anchors=anchors, rep_ms=rep_ms, time_budget_s=budget_s,

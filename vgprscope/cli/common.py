@@ -74,6 +74,11 @@ JobsOpt = Annotated[Optional[int], typer.Option("--jobs", "-j", min=1, help="Par
 KernelDirOpt = Annotated[
     Optional[Path], typer.Option("--kernel-dir", help="Load variants from this directory instead of the bundled ones")
 ]
+KnobOpt = Annotated[
+    Optional[list[str]],
+    typer.Option("--knob", "-k", help="A variant's own knob, NAME=VALUE, repeatable (num_splits=4, block_dk=32); "
+                 "given to the variants that take it"),
+]
 NoCacheOpt = Annotated[bool, typer.Option("--no-cache", help="Compile even when the cache holds the result")]
 
 

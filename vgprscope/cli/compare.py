@@ -10,7 +10,7 @@ from .analyze import config_request
 from .app import app
 from .common import (
     ArchOpt, BlockMOpt, BlockNOpt, CausalOpt, Dtype, DtypeOpt, Format, FormatOpt, HeadDimOpt, JobsOpt, KernelDirOpt,
-    KpackOpt, MaxnregOpt, NoCacheOpt, NonKDimOpt, NumStagesOpt, NumWarpsOpt, OutputOpt, WavesPerEuOpt, emit, err,
+    KnobOpt, KpackOpt, MaxnregOpt, NoCacheOpt, NonKDimOpt, NumStagesOpt, NumWarpsOpt, OutputOpt, WavesPerEuOpt, emit, err,
     handles_errors,
 )
 
@@ -58,6 +58,7 @@ def compare(
     matrix_instr_nonkdim: NonKDimOpt = None,
     kpack: KpackOpt = None,
     maxnreg: MaxnregOpt = None,
+    knob: KnobOpt = None,
     dtype: DtypeOpt = Dtype.fp16,
     causal: CausalOpt = False,
     shape: ShapeOpt = "4,32,4096,4096",
@@ -81,7 +82,7 @@ def compare(
 
     ref_shape = parse_shape(shape)
     req = replace(config_request(block_m, block_n, head_dim, dtype, causal, num_warps, num_stages, waves_per_eu,
-                                 matrix_instr_nonkdim, kpack, maxnreg), shape=ref_shape)
+                                 matrix_instr_nonkdim, kpack, maxnreg, knob), shape=ref_shape)
     with compile_progress() as progress:
         records = run_sweep(strategies, arch, [req], jobs=jobs, use_cache=not no_cache, kernel_dir=kernel_dir,
                             on_progress=progress)

@@ -22,6 +22,7 @@ VARIANT = {
     "trades": "Q tile registers vs Q re-read once per key block (L2 hits)",
     "kernels": ["attn_fwd"],
     "order": 2,
+    "knobs": ["block_dk"],  # variant-specific knobs (`--knob NAME=VALUE`)
     "defaults": {"block_m": 128, "block_n": 64, "num_warps": {"amd": 4, "nvidia": 8}, "num_stages": {"amd": 1, "nvidia": 2},
                  "block_dk": 32},
 }

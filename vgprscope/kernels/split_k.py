@@ -29,6 +29,7 @@ VARIANT = {
     "trades": "shorter per-program loops and more programs vs fp32 partials written and read back",
     "kernels": ["attn_fwd_split", "attn_merge"],
     "order": 3,
+    "knobs": ["num_splits"],  # variant-specific knobs (`--knob NAME=VALUE`)
     "defaults": {"block_m": 128, "block_n": 64, "num_warps": {"amd": 4, "nvidia": 8}, "num_stages": {"amd": 1, "nvidia": 2}},
 }
 

@@ -22,6 +22,7 @@ VARIANT = {
     "trades": "both strategies' register cuts and parallelism vs Q K^T twice, K read twice, fp32 partials",
     "kernels": ["attn_stats", "attn_value", "attn_merge"],
     "order": 5,
+    "knobs": ["num_splits"],  # variant-specific knobs (`--knob NAME=VALUE`)
     "defaults": {"block_m": 128, "block_n": 64, "num_warps": {"amd": 4, "nvidia": 8}, "num_stages": {"amd": 1, "nvidia": 2}},
 }
 
