@@ -29,7 +29,7 @@ def test_every_arch_compiles_or_says_why(every_arch):
     for r in rows:
         arch = get_arch(r.arch)
         if not arch.__dict__.get("triton_target", True):
-            assert r.status == f"RuntimeError: Triton does not compile for {arch.name}"
+            assert r.status.startswith(f"the installed Triton (") and f"cannot target {arch.name}" in r.status
             assert r.usage is None
             continue
         assert r.status == "ok", (r.arch, r.status)

@@ -203,13 +203,17 @@ def _compile_job(job: CompileJob) -> list[dict[str, Any]]:
 
 def _compile_spec(arch: Arch, job: CompileJob, spec: dict[str, Any], base: dict[str, Any]) -> dict[str, Any]:
     out = base | {"kernel": spec["name"]}
+    if not getattr(arch, "triton_target", True):
+        import importlib.metadata
+
+        return out | {"seconds": 0.0, "error": f"the installed Triton ({importlib.metadata.version('triton')}) "
+                                               f"cannot target {arch.name}: {arch.description}; it is in the table "
+                                               "for the occupancy calculator"}
     t0 = time.perf_counter()
     try:
         import triton
         from triton.compiler import ASTSource
 
-        if not getattr(arch, "triton_target", True):
-            raise RuntimeError(f"Triton does not compile for {arch.name}")
         target = _target(arch)
         from triton.compiler.compiler import make_backend
 
