@@ -72,7 +72,8 @@ def render_table(renderable) -> str:
 
     from rich.console import Console
 
-    width = max(shutil.get_terminal_size((200, 40)).columns, 160)
+    # a pipe or a CI log has no width: wide enough that rows stay one line each
+    width = shutil.get_terminal_size((250, 40)).columns if sys.stdout.isatty() else 250
     console = Console(file=io.StringIO(), width=width, force_terminal=sys.stdout.isatty(), color_system="auto")
     console.print(renderable)
     return console.file.getvalue()
