@@ -33,7 +33,7 @@ def _bench_columns(records, req, shape, jobs):
         gpu = current_gpu()
     except NoGpuError as exc:
         err(f"warning: {exc}; showing compile-only columns (run compare --bench on a GPU machine)")
-        return None, ()
+        return None, (), None
     names = tuple(dict.fromkeys(r.variant for r in records))
     case = Case(*shape, req.head_dim, req.causal, req.dtype)
     rows = run_bench(gpu, [case], BenchOptions(variants=names, request=replace(req), anchors=False))
@@ -41,7 +41,9 @@ def _bench_columns(records, req, shape, jobs):
     cols = {r.name: dict(zip(headers, [r.timing.label() if r.timing else r.status,
                                        f"{r.tflops:.1f}" if r.tflops else "-", f"{r.gbps:.0f}" if r.gbps else "-"]))
             for r in rows}
-    return {gpu.arch.name: cols}, headers
+    from ..bench.device import machine
+
+    return {gpu.arch.name: cols}, headers, machine(gpu)
 
 
 @app.command()
@@ -88,10 +90,10 @@ def compare(
                             on_progress=progress)
     summarize_failures(records)
     per_arch = compare_lines(records)
-    extra, headers = (None, ())
+    extra, headers, gpu_machine = (None, (), None)
     if bench:
-        extra, headers = _bench_columns(records, req, ref_shape, jobs)
-    machine = compile_only()
+        extra, headers, gpu_machine = _bench_columns(records, req, ref_shape, jobs)
+    machine = gpu_machine or compile_only()  # the GPU's line when timings came from it
     renderers = {
         Format.table: lambda: view.tables_text(per_arch, machine, headers, extra),
         Format.md: lambda: view.tables_md(per_arch, machine, "vgprscope compare", headers, extra),

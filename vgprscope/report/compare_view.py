@@ -60,9 +60,11 @@ def line_rows(ln: VariantLine, extra: Mapping[str, Mapping[str, str]] | None = N
         *_traffic(ln), ln.status,
     ])
     if n_extra:
+        # timings belong to the whole variant: on its line, not on each of its kernels
         cols = list((extra or {}).get(ln.variant, {}).values()) or ["-"] * n_extra
-        for r in rows:
-            r.extend(cols)
+        for r in rows[:-1]:
+            r.extend([""] * n_extra)
+        rows[-1].extend(cols)
     return rows
 
 
