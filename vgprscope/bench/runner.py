@@ -116,11 +116,7 @@ def _resource_summary(records: Sequence[Record]) -> tuple[str, str, str, int | N
 
 def bench_variant(gpu: Gpu, case: Case, variant, cfg: KernelConfig, sets, opts: BenchOptions,
                   resources: Sequence[Record]) -> BenchRow:
-    import torch
-
     from ..model import traffic
-    from .gate import check_sampled
-    from .timing import time_rotating
 
     row = BenchRow(case=case, name=variant.name, kind="variant", status="ok", config=cfg.short())
     reason = variant.check(cfg)
@@ -137,46 +133,49 @@ def bench_variant(gpu: Gpu, case: Case, variant, cfg: KernelConfig, sets, opts: 
     def run(q, k, v):
         return launch(q, k, v, case.causal, scale, cfg_dict)
 
-    try:
-        _clear_jit_caches(variant, cfg)
-        q, k, v = sets[0]
-        out = run(q, k, v)
-        torch.cuda.synchronize()
-        loaded = _loaded_regs(variant, cfg)
-        check = check_sampled(out, q, k, v, case.causal, variant.name, case.dtype, seed=opts.seed)
-        del out
+    def resources_of_this_launch(r: BenchRow) -> BenchRow:
         regs, occ, spills, parsed = _resource_summary(resources)
-        row = replace(row, max_abs_err=check.max_abs_err, check=check.message, regs=regs, occupancy=occ,
-                      spills=spills, n_regs_loaded=loaded, n_regs_parsed=parsed)
-        if not check.ok:
-            return replace(row, status=f"failed the correctness gate: {check.message}")
-        timing = time_rotating(lambda i: run(*sets[i]), len(sets), opts.warmup_ms, opts.rep_ms)
-    except torch.cuda.OutOfMemoryError:
-        torch.cuda.empty_cache()
-        return replace(row, status="does not fit in device memory")
-    except Exception as exc:  # a launch failure is a row, the run goes on
-        from ..compile.worker import one_line
+        return replace(r, regs=regs, occupancy=occ, spills=spills, n_regs_loaded=_loaded_regs(variant, cfg),
+                       n_regs_parsed=parsed)
 
-        return replace(row, status=f"launch failed: {one_line(exc)}")
-    secs = timing.median_ms / 1e3
-    return replace(row, timing=timing, tflops=case.flops / secs / 1e12,
-                   gbps=(t.bytes_read + t.bytes_written) / secs / 1e9)
+    _clear_jit_caches(variant, cfg)
+    row = _gate_then_time(row, run, sets, case, variant.name, opts, "launch failed", resources_of_this_launch)
+    if row.timing is None:
+        return row
+    return replace(row, gbps=(t.bytes_read + t.bytes_written) / (row.timing.median_ms / 1e3) / 1e9)
 
 
 def bench_anchor(case: Case, anchor, sets, opts: BenchOptions) -> BenchRow:
-    import torch
-
     from .anchors import sdpa_runner
-    from .gate import check_sampled
-    from .timing import time_rotating
 
     row = BenchRow(case=case, name=anchor.name, kind="anchor", status="ok", config="torch SDPA")
     try:
         run = sdpa_runner(anchor, case.causal, case.seqlen_q, case.seqlen_k)
+    except Exception as exc:  # torch lacks the backend
+        from ..compile.worker import one_line
+
+        return replace(row, status=f"not available: {one_line(exc)}")
+    # the anchors are held to the baseline's tolerance: the same function, the same bar
+    return _gate_then_time(row, run, sets, case, "baseline", opts, "not available")
+
+
+def _gate_then_time(row: BenchRow, run: Callable, sets, case: Case, gate_as: str, opts: BenchOptions,
+                    failure: str, annotate: Callable[[BenchRow], BenchRow] | None = None) -> BenchRow:
+    """First launch on fresh inputs -> the float64 gate -> only if it passed, the timing. A launch that
+    fails, or does not fit, is the row's status; the run goes on."""
+    import torch
+
+    from ..compile.worker import one_line
+    from .gate import check_sampled
+    from .timing import time_rotating
+
+    try:
         q, k, v = sets[0]
         out = run(q, k, v)
         torch.cuda.synchronize()
-        check = check_sampled(out, q, k, v, case.causal, "baseline", case.dtype, seed=opts.seed)
+        if annotate is not None:
+            row = annotate(row)
+        check = check_sampled(out, q, k, v, case.causal, gate_as, case.dtype, seed=opts.seed)
         del out
         row = replace(row, max_abs_err=check.max_abs_err, check=check.message)
         if not check.ok:
@@ -185,10 +184,8 @@ def bench_anchor(case: Case, anchor, sets, opts: BenchOptions) -> BenchRow:
     except torch.cuda.OutOfMemoryError:
         torch.cuda.empty_cache()
         return replace(row, status="does not fit in device memory")
-    except Exception as exc:  # the backend refused this case (or torch lacks it)
-        from ..compile.worker import one_line
-
-        return replace(row, status=f"not available: {one_line(exc)}")
+    except Exception as exc:  # a refused or failed launch is a row
+        return replace(row, status=f"{failure}: {one_line(exc)}")
     return replace(row, timing=timing, tflops=case.flops / (timing.median_ms / 1e3) / 1e12)
 
 

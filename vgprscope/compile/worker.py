@@ -103,8 +103,6 @@ def compile_env():
 
 def _arg_types(fn, args: dict[str, Any], constexprs: dict[str, Any], backend, hip: bool):
     """Signature and specialisation attrs exactly as Triton's JIT would derive them for these values."""
-    from triton.language import constexpr  # noqa: F401  (imported for its side effect on older Tritons)
-
     no_spec = set()
     for p in getattr(fn, "params", []):
         if getattr(p, "do_not_specialize", False):

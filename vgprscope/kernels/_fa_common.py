@@ -9,7 +9,6 @@ variants write to memory (split-K, two-phase) are in that domain too.
 import triton
 import triton.language as tl
 
-from ._launch import next_pow2_dim  # noqa: F401  (also importable from here, where it used to live)
 
 LOG2E = tl.constexpr(1.4426950408889634)  # scores in the log2 domain: exp(x) = exp2(x * LOG2E)
 
