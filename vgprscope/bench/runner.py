@@ -125,8 +125,9 @@ def bench_variant(gpu: Gpu, case: Case, variant, cfg: KernelConfig, sets, opts: 
     t = traffic(variant.name, cfg)
     modelled_s = (t.bytes_read + t.bytes_written) / 3.0e12
     if modelled_s > opts.time_budget_s:
-        return replace(row, status=f"not run: the traffic model puts one launch at {t.bytes_read / 1e12:.1f} TB "
-                                   f"read (~{modelled_s:.0f} s at 3 TB/s), over the {opts.time_budget_s:.0f} s budget")
+        return replace(row, status=f"not run: the traffic model puts one launch at "
+                                   f"{(t.bytes_read + t.bytes_written) / 1e9:.4g} GB (~{modelled_s:.3g} s at 3 TB/s), "
+                                   f"over the {opts.time_budget_s:g} s budget (--budget-s)")
     # bound once: the timed calls go straight to the variant's launcher, without per-call validation
     launch, cfg_dict, scale = variant.module().launch, cfg.as_dict(), 1.0 / math.sqrt(case.head_dim)
 
