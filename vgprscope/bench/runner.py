@@ -17,8 +17,9 @@ from .device import Gpu
 from .timing import Timing
 
 
-# The bandwidth the time budget assumes: an H100's device-to-device copy measured here (~3.0 TB/s); a
-# slower GPU only makes the budget generous, never skips a case a faster one would run.
+# The bandwidth the time budget assumes: an H100's device-to-device copy measured here (~3.0 TB/s). The
+# traffic model counts every byte with no cache, so the estimate errs long where L2 absorbs re-reads; on a
+# slower GPU a launch takes longer than estimated.
 BUDGET_BANDWIDTH = 3.0e12
 
 
