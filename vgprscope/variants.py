@@ -7,7 +7,7 @@ running one imports its file.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from types import ModuleType
@@ -15,7 +15,7 @@ from typing import Any
 
 from . import loader
 from .archs import Arch, Vendor
-from .errors import ConfigError, UnknownNameError, UsageError
+from .errors import UnknownNameError, UsageError
 from .records import DEFAULT_SHAPE, DTYPES, KernelConfig
 
 
@@ -185,13 +185,3 @@ def parse_knobs(items: list[str] | None) -> tuple[tuple[str, Any], ...]:
         value = value.strip()
         out[name.strip()] = int(value) if value.lstrip("-").isdigit() else value
     return tuple(sorted(out.items()))
-
-
-def with_request(cfg: KernelConfig, **changes: Any) -> KernelConfig:
-    return replace(cfg, **changes)
-
-
-def validate(variant: Variant, cfg: KernelConfig) -> None:
-    reason = variant.check(cfg)
-    if reason:
-        raise ConfigError(f"{variant.name}: {reason}")

@@ -13,7 +13,6 @@ import sys
 from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from ..archs import AmdArch, Arch, NvidiaArch
@@ -196,6 +195,3 @@ def compile_tasks(tasks: Iterable[Task], jobs: int | None = None, cache: Compile
         rows.extend(_records(task, entry, tv, cached))
     return rows
 
-
-def cache_dir_for(path: str | os.PathLike | None) -> CompileCache:
-    return CompileCache(Path(path) if path else None)
