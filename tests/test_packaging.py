@@ -29,6 +29,12 @@ def test_wheel_ships_the_kernels_inside_the_namespace(wheel):
     assert "vgprscope/kernels/_fa_common.py" in names
     assert not any(n.startswith("kernels/") for n in names), "no top-level 'kernels' package (PyPI has one)"
     assert any(n.endswith("entry_points.txt") for n in names)
+    # pyproject lists the packages by hand (a mapped kernels/ hides them from the finder): every package of
+    # the source tree must be in the wheel
+    for init in (ROOT / "vgprscope").rglob("__init__.py"):
+        assert init.relative_to(ROOT).as_posix() in names, f"{init.parent.name} is missing from pyproject's packages"
+    for f in (ROOT / "kernels").glob("*.py"):
+        assert f"vgprscope/kernels/{f.name}" in names
 
 
 def test_installed_copy_runs_analyze_from_elsewhere(wheel, tmp_path):

@@ -1,4 +1,4 @@
-"""Load a directory of kernel files by path: the bundled ``vgprscope/kernels`` and a user's own.
+"""Load a directory of kernel files by path: the bundled ``kernels/`` and a user's own, the same way.
 
 A directory becomes a package (so its files may import shared helpers relatively, ``from ._common import
 ...``); every file not starting with ``_`` that defines ``VARIANT`` is a variant. Nothing here imports
@@ -17,7 +17,19 @@ from types import ModuleType
 
 from .errors import UsageError
 
-BUNDLED_DIR = Path(__file__).parent / "kernels"
+def _bundled_dir() -> Path:
+    """Where the bundled kernels are: the top-level ``kernels/`` of a checkout, installed as the
+    ``vgprscope.kernels`` package (pyproject's package-dir). Found without importing it (no triton)."""
+    try:
+        spec = importlib.util.find_spec("vgprscope.kernels")
+    except ModuleNotFoundError:
+        spec = None
+    if spec is not None and spec.submodule_search_locations:
+        return Path(list(spec.submodule_search_locations)[0]).resolve()
+    return (Path(__file__).resolve().parent.parent / "kernels").resolve()  # a checkout on sys.path, not installed
+
+
+BUNDLED_DIR = _bundled_dir()
 
 
 def _package_name(directory: Path) -> str:
