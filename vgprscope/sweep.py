@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from concurrent.futures import Executor
 from pathlib import Path
 
 from . import loader
@@ -33,9 +34,10 @@ def build_tasks(variants: Sequence[Variant], archs: Sequence[Arch], requests: Se
 def run_sweep(variant_names: Sequence[str] | None, arch_names: Sequence[str] | None,
               requests: Sequence[ConfigRequest], jobs: int | None = None, use_cache: bool = True,
               kernel_dir: Path | None = None,
-              on_progress: Callable[[int, int], None] | None = None) -> list[Record]:
+              on_progress: Callable[[int, int], None] | None = None, executor: Executor | None = None) -> list[Record]:
     directory = Path(kernel_dir).resolve() if kernel_dir else loader.BUNDLED_DIR
     variants = select_variants(list(variant_names or []), directory)
     archs = select_archs(arch_names)
     tasks = build_tasks(variants, archs, requests)
-    return compile_tasks(tasks, jobs=jobs, cache=CompileCache(enabled=use_cache), on_progress=on_progress)
+    return compile_tasks(tasks, jobs=jobs, cache=CompileCache(enabled=use_cache), on_progress=on_progress,
+                         executor=executor)

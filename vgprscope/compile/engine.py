@@ -6,12 +6,13 @@ cache, parses compiler outputs into ResourceUsage, applies the occupancy rules a
 
 from __future__ import annotations
 
+import contextlib
 import importlib.metadata
 import multiprocessing
 import os
 import sys
 from collections.abc import Callable, Iterable
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Any
 
@@ -126,11 +127,15 @@ def _executor(workers: int) -> ProcessPoolExecutor:
 
 
 def compile_tasks(tasks: Iterable[Task], jobs: int | None = None, cache: CompileCache | None = None,
-                  on_progress: Callable[[int, int], None] | None = None) -> list[Record]:
+                  on_progress: Callable[[int, int], None] | None = None,
+                  executor: Executor | None = None) -> list[Record]:
     """Records of every task in order (kernels of a multi-kernel variant in their declared order).
 
-    Cached entries are read, the rest compiled on ``jobs`` processes (default: all cores). A compile that
-    fails is a row with its one-line error; the sweep goes on.
+    Cached entries are read, the rest compiled on ``jobs`` processes (default: all cores), or on
+    ``executor`` when one is given (any ``concurrent.futures.Executor``: a Dask cluster's, for one; it is
+    not shut down here). Results come back to this process, which parses them and writes the cache, so a
+    re-run is warm wherever the compiles ran. A compile that fails is a row with its one-line error; the
+    sweep goes on.
     """
     tasks = list(tasks)
     cache = cache or CompileCache()
@@ -166,11 +171,11 @@ def compile_tasks(tasks: Iterable[Task], jobs: int | None = None, cache: Compile
             on_progress(done, len(misses))
 
     workers = min(jobs or os.cpu_count() or 1, len(misses))
-    if workers <= 1 and _in_process_ok():
+    if executor is None and workers <= 1 and _in_process_ok():
         for i in misses:
             finish(i, compile_kernels(_job(tasks[i])))
     elif misses:
-        with _executor(max(workers, 1)) as pool:
+        with contextlib.nullcontext(executor) if executor is not None else _executor(max(workers, 1)) as pool:
             futures: dict[Future, int] = {pool.submit(compile_kernels, _job(tasks[i])): i for i in misses}
             try:
                 pending = set(futures)
