@@ -31,13 +31,19 @@ def build_tasks(variants: Sequence[Variant], archs: Sequence[Arch], requests: Se
     return list(dict.fromkeys(tasks))  # the same specialisation asked twice is compiled and shown once
 
 
+def sweep_tasks(variant_names: Sequence[str] | None, arch_names: Sequence[str] | None,
+                requests: Sequence[ConfigRequest], kernel_dir: Path | None = None) -> list[Task]:
+    """The compile tasks of a selection, without compiling (a grid is counted before it runs)."""
+    directory = Path(kernel_dir).resolve() if kernel_dir else loader.BUNDLED_DIR
+    variants = select_variants(list(variant_names or []), directory)
+    archs = select_archs(arch_names)
+    return build_tasks(variants, archs, requests)
+
+
 def run_sweep(variant_names: Sequence[str] | None, arch_names: Sequence[str] | None,
               requests: Sequence[ConfigRequest], jobs: int | None = None, use_cache: bool = True,
               kernel_dir: Path | None = None,
               on_progress: Callable[[int, int], None] | None = None, executor: Executor | None = None) -> list[Record]:
-    directory = Path(kernel_dir).resolve() if kernel_dir else loader.BUNDLED_DIR
-    variants = select_variants(list(variant_names or []), directory)
-    archs = select_archs(arch_names)
-    tasks = build_tasks(variants, archs, requests)
+    tasks = sweep_tasks(variant_names, arch_names, requests, kernel_dir)
     return compile_tasks(tasks, jobs=jobs, cache=CompileCache(enabled=use_cache), on_progress=on_progress,
                          executor=executor)
