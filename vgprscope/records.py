@@ -64,6 +64,15 @@ class KernelConfig:
         merged = dict(self.extra) | kw
         return replace(self, extra=tuple(sorted(merged.items())))
 
+    kind = "attention"  # a bundled variant's config; the generic one is LaunchConfig
+
+    def flat(self) -> dict[str, Any]:
+        """The config as flat columns (CSV, dataframes)."""
+        d = {k: v for k, v in self.as_dict().items() if k not in ("extra", "shape")}
+        d["extra"] = ";".join(f"{k}={v}" for k, v in self.extra)
+        d["shape"] = "x".join(map(str, self.shape))
+        return d
+
     def short(self) -> str:
         """A compact human label: 128x64 d128 fp16 w4 s1 [causal] [wpe2] [k=v ...]."""
         parts = [f"{self.block_m}x{self.block_n}", f"d{self.head_dim}", self.dtype, f"w{self.num_warps}",
@@ -80,6 +89,133 @@ class KernelConfig:
             parts.append(f"maxnreg{self.maxnreg}")
         parts += [f"{k}={v}" for k, v in self.extra]
         return " ".join(parts)
+
+
+# Triton's defaults for options a launch did not give, the same on every backend (num_stages is not: the
+# backend's options dataclass decides it, so it stays unset here).
+LAUNCH_DEFAULTS = {"num_warps": 4, "num_ctas": 1}
+
+
+@dataclass(frozen=True)
+class ArgSpec:
+    """One kernel argument as Triton's JIT specialised it: its type (``*fp16``, ``i32``, ``constexpr``)
+    and its specialisation descriptor per backend (``D``: 16-byte aligned / divisible by 16; ``S``: AMD
+    buffer-op range), None where the JIT does not specialise it."""
+
+    name: str
+    type: str
+    hip: str | None = None
+    cuda: str | None = None
+
+
+@dataclass(frozen=True)
+class AutotunePick:
+    """Which config of an autotuned kernel's list (after ``prune_configs_by``) a row compiles."""
+
+    index: int  # 0-based, in the pruned list's order
+    count: int  # configs after pruning
+    declared: int  # configs the decorator lists
+    key: tuple[str, ...] = ()  # the autotune key's values at the launch
+
+
+@dataclass(frozen=True)
+class LaunchConfig:
+    """The generic config of a captured or cached kernel: its signature and specialisation, constexprs
+    and launch options, exactly as the launch gave them (DESIGN.md, "Data model")."""
+
+    args: tuple[ArgSpec, ...]
+    constexprs: tuple[tuple[str, Any], ...]  # name -> JSON value ({"dtype": "fp16"}, {"jit": "mod:fn"}, ...)
+    options: tuple[tuple[str, Any], ...]  # num_warps, num_stages, num_ctas, waves_per_eu, maxnreg, ... as given
+    autotune: AutotunePick | None = None
+
+    kind = "launch"
+
+    def option(self, name: str) -> Any:
+        return dict(self.options).get(name, LAUNCH_DEFAULTS.get(name))
+
+    @property
+    def num_warps(self) -> int:
+        return self.option("num_warps")
+
+    @property
+    def num_stages(self) -> int | None:
+        return self.option("num_stages")
+
+    @property
+    def waves_per_eu(self) -> int | None:
+        return self.option("waves_per_eu")
+
+    @property
+    def maxnreg(self) -> int | None:
+        return self.option("maxnreg")
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "args": [asdict(a) for a in self.args], "constexprs": dict(self.constexprs),
+                "options": dict(self.options), "autotune": asdict(self.autotune) if self.autotune else None}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> LaunchConfig:
+        at = d.get("autotune")
+        return cls(args=tuple(ArgSpec(**a) for a in d["args"]), constexprs=tuple(d["constexprs"].items()),
+                   options=tuple(sorted(d["options"].items())),
+                   autotune=AutotunePick(at["index"], at["count"], at["declared"], tuple(at.get("key", ())))
+                   if at else None)
+
+    def key(self) -> str:
+        blob = json.dumps(self.as_dict(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+    def flat(self) -> dict[str, Any]:
+        return {"kind": self.kind, "signature": ",".join(f"{a.name}:{a.type}" for a in self.args),
+                "constexprs": ";".join(f"{k}={_show(v)}" for k, v in self.constexprs),
+                "options": ";".join(f"{k}={v}" for k, v in self.options),
+                "autotune": f"{self.autotune.index + 1}/{self.autotune.count}" if self.autotune else ""}
+
+    def short(self) -> str:
+        """Pointer dtypes, the constexprs that are numbers, warps and stages, the autotune pick:
+        ``fp32 BLOCK_SIZE=1024 w4 s3 at 2/18``. Every field is in json / csv."""
+        dtypes = sorted({a.type.lstrip("*") for a in self.args if a.type.startswith("*")})
+        consts = [f"{k}={_show(v)}" for k, v in self.constexprs
+                  if isinstance(v, (int, float)) and not isinstance(v, bool) and k.isupper()]
+        parts = ["/".join(dtypes)] if dtypes else []
+        parts += consts + [f"w{self.num_warps}"] + ([f"s{self.num_stages}"] if self.num_stages is not None else [])
+        for name in ("waves_per_eu", "maxnreg", "num_ctas"):
+            if name in dict(self.options) and dict(self.options)[name] != LAUNCH_DEFAULTS.get(name):
+                parts.append(f"{name}={dict(self.options)[name]}")
+        if self.autotune:
+            parts.append(f"at {self.autotune.index + 1}/{self.autotune.count}")
+        return " ".join(parts)
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, dict) and len(value) == 1:
+        return str(next(iter(value.values())))
+    return str(value)
+
+
+Config = KernelConfig | LaunchConfig
+
+
+def config_from_dict(d: dict[str, Any]) -> Config:
+    """A config as ``as_dict`` wrote it: generic (``"kind": "launch"``) or a bundled variant's."""
+    return LaunchConfig.from_dict(d) if d.get("kind") == LaunchConfig.kind else KernelConfig.from_dict(d)
+
+
+@dataclass(frozen=True)
+class KernelIdentity:
+    """Which Triton function a row is: module, qualified name, source file and the file's hash."""
+
+    module: str
+    qualname: str
+    file: str
+    source_hash: str
+
+    def as_dict(self) -> dict[str, str]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any] | None) -> KernelIdentity | None:
+        return cls(**{k: d.get(k, "") for k in ("module", "qualname", "file", "source_hash")}) if d else None
 
 
 @dataclass(frozen=True)
@@ -211,10 +347,10 @@ class Occupancy:
 class Record:
     """One row: variant x kernel x arch x config. A failed compile is a row with its error in ``status``."""
 
-    variant: str
+    variant: str  # a bundled variant's name, or the label of a captured / cached kernel (its module)
     kernel: str
     arch: str
-    config: KernelConfig
+    config: Config
     status: str  # "ok" or a one-line reason
     usage: ResourceUsage | None = None
     occupancy: Occupancy | None = None
@@ -223,6 +359,8 @@ class Record:
     source_hash: str = ""
     cached: bool = False
     extras: tuple[tuple[str, Any], ...] = field(default=())  # e.g. traffic-model columns
+    identity: KernelIdentity | None = None  # the Triton function, whatever source it came from
+    source: str = "variants"  # the kernel source that yielded the row: variants, capture, triton-cache
 
     @property
     def ok(self) -> bool:
@@ -239,14 +377,16 @@ class Record:
             "occupancy": self.occupancy.as_dict() if self.occupancy else None,
             "compile_seconds": round(self.compile_seconds, 3), "triton_version": self.triton_version,
             "source_hash": self.source_hash, "cached": self.cached, "extras": dict(self.extras),
+            "identity": self.identity.as_dict() if self.identity else None, "source": self.source,
         }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Record:
         return cls(
-            variant=d["variant"], kernel=d["kernel"], arch=d["arch"], config=KernelConfig.from_dict(d["config"]),
+            variant=d["variant"], kernel=d["kernel"], arch=d["arch"], config=config_from_dict(d["config"]),
             status=d["status"], usage=usage_from_dict(d.get("usage")),
             occupancy=Occupancy.from_dict(d.get("occupancy")), compile_seconds=d.get("compile_seconds", 0.0),
             triton_version=d.get("triton_version", ""), source_hash=d.get("source_hash", ""),
             cached=d.get("cached", False), extras=tuple((d.get("extras") or {}).items()),
+            identity=KernelIdentity.from_dict(d.get("identity")), source=d.get("source", "variants"),
         )

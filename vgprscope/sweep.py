@@ -11,7 +11,7 @@ from .archs import DEFAULT_ARCHS, Arch, get_arch
 from .compile.cache import CompileCache
 from .compile.engine import Task, compile_tasks
 from .records import Record
-from .variants import ConfigRequest, Variant, check_backend_options, check_knobs, resolve_config, select_variants
+from .variants import ConfigRequest, Variant, select_variants
 
 
 def select_archs(names: Sequence[str] | None) -> list[Arch]:
@@ -20,15 +20,23 @@ def select_archs(names: Sequence[str] | None) -> list[Arch]:
 
 
 def build_tasks(variants: Sequence[Variant], archs: Sequence[Arch], requests: Sequence[ConfigRequest]) -> list[Task]:
-    for req in requests:
-        check_backend_options(req, list(archs))
-        check_knobs(req, list(variants))
-    tasks = []
-    for req in requests:
-        for v in variants:
-            for a in archs:
-                tasks.append(Task(v, a, resolve_config(v, a, req)))
-    return list(dict.fromkeys(tasks))  # the same specialisation asked twice is compiled and shown once
+    """The bundled-variants source's specs as tasks (the same specialisation asked twice: once)."""
+    from .sources.variants import variant_specs
+
+    return [Task(spec, arch) for spec, arch in variant_specs(variants, archs, requests)]
+
+
+def capture_tasks(capture_file: Path, arch_names: Sequence[str] | None) -> list[Task]:
+    """Every specialisation (and autotune config) of a capture file on every arch."""
+    from .sources.capture import capture_specs, load_capture
+
+    archs = select_archs(arch_names)
+    return [Task(spec, a) for spec in capture_specs(load_capture(capture_file)) for a in archs]
+
+
+def run_tasks(tasks: Sequence[Task], jobs: int | None = None, use_cache: bool = True,
+              on_progress: Callable[[int, int], None] | None = None) -> list[Record]:
+    return compile_tasks(list(tasks), jobs=jobs, cache=CompileCache(enabled=use_cache), on_progress=on_progress)
 
 
 def sweep_tasks(variant_names: Sequence[str] | None, arch_names: Sequence[str] | None,

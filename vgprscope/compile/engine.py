@@ -1,4 +1,7 @@
-"""(variants x archs x configs) -> Records: parallel across cores, cached by the full specialisation.
+"""(CompileSpec x arch) -> Records: parallel across cores, cached by the full specialisation.
+
+Specs come from any source (``vgprscope.sources``: bundled variants, a capture, a Triton cache); nothing
+here knows which.
 
 The calling process never imports triton or torch: worker processes compile, this process reads the
 cache, parses compiler outputs into ResourceUsage, applies the occupancy rules and builds the rows.
@@ -18,8 +21,8 @@ from typing import Any
 
 from ..archs import AmdArch, Arch, NvidiaArch
 from ..errors import TritonUnavailableError
-from ..records import KernelConfig, Record, ResourceUsage, usage_from_dict, usage_to_dict
-from ..variants import Variant
+from ..records import Config, Record, ResourceUsage, usage_from_dict, usage_to_dict
+from ..sources.spec import CompileSpec
 from .cache import CompileCache, entry_key
 from ..interpreter import interpreting
 from .worker import CompileJob, compile_kernels, configure_triton_env, one_line
@@ -27,11 +30,29 @@ from .worker import CompileJob, compile_kernels, configure_triton_env, one_line
 PARSER_VERSION = 2
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Task:
-    variant: Variant
+    """One spec on one arch. ``Task(variant, arch, config)`` is a bundled variant's spec (the older form)."""
+
+    spec: CompileSpec
     arch: Arch
-    config: KernelConfig
+
+    def __init__(self, spec: Any, arch: Arch, config: Config | None = None):
+        if not isinstance(spec, CompileSpec):
+            from ..sources.variants import variant_spec
+
+            spec = variant_spec(spec, config)
+        object.__setattr__(self, "spec", spec)
+        object.__setattr__(self, "arch", arch)
+
+    @property
+    def variant(self) -> Any:
+        """The bundled Variant of a variant spec (None for other sources)."""
+        return self.spec.variant
+
+    @property
+    def config(self) -> Config:
+        return self.spec.config
 
 
 def triton_version() -> str:
@@ -67,6 +88,8 @@ def _parsed_entry(arch: Arch, raw: list[dict[str, Any]]) -> dict[str, Any]:
     kernels = []
     for out in raw:
         row = {"kernel": out["kernel"], "seconds": out.get("seconds", 0.0)}
+        if out.get("num_warps") is not None:  # what the compiler launched with (the occupancy's warps)
+            row["num_warps"] = out["num_warps"]
         if "error" in out:
             row["error"] = out["error"]
         else:
@@ -81,6 +104,9 @@ def _parsed_entry(arch: Arch, raw: list[dict[str, Any]]) -> dict[str, Any]:
 def _records(task: Task, entry: dict[str, Any], tv: str, cached: bool) -> list[Record]:
     from ..occupancy import occupancy_of
 
+    from dataclasses import replace
+
+    spec = task.spec
     rows = []
     for k in entry["kernels"]:
         usage = usage_from_dict(k.get("usage"))
@@ -88,19 +114,29 @@ def _records(task: Task, entry: dict[str, Any], tv: str, cached: bool) -> list[R
         occ = None
         if usage is not None:
             status = launch_limit_reason(task.arch, usage) or status
-            occ = occupancy_of(usage, task.arch, task.config.num_warps, waves_per_eu=task.config.waves_per_eu)
+            warps = k.get("num_warps") or task.config.num_warps
+            occ = occupancy_of(usage, task.arch, warps, waves_per_eu=task.config.waves_per_eu)
         rows.append(Record(
-            variant=task.variant.name, kernel=k["kernel"], arch=task.arch.name, config=task.config,
+            variant=spec.label, kernel=k["kernel"], arch=task.arch.name, config=task.config,
             status=status, usage=usage, occupancy=occ, compile_seconds=k.get("seconds", 0.0),
-            triton_version=tv, source_hash=task.variant.source_hash, cached=cached,
+            triton_version=tv, source_hash=spec.source_hash, cached=cached,
+            identity=replace(spec.identity, qualname=k["kernel"]), source=spec.source,
         ))
     return rows
 
 
 def _job(task: Task) -> CompileJob:
-    v = task.variant
-    return CompileJob(variant=v.name, directory=str(v.directory), file_name=v.file.name, arch=task.arch.name,
-                      config=task.config.as_dict(), kernels=v.kernels)
+    spec = task.spec
+    p = spec.payload()
+    return CompileJob(variant=spec.label, directory=p.get("directory", ""), file_name=p.get("file_name", ""),
+                      arch=task.arch.name, config=task.config.as_dict(), kernels=spec.kernels, kind=spec.kind,
+                      payload=spec.job)
+
+
+def _refused(task: Task) -> dict[str, Any]:
+    """The entry of a spec that cannot compile (its reason on every kernel row); never cached."""
+    return {"parser": PARSER_VERSION, "kernels": [{"kernel": k, "seconds": 0.0, "error": task.spec.reason}
+                                                  for k in task.spec.kernels]}
 
 
 def _worker_init() -> None:
@@ -140,10 +176,13 @@ def compile_tasks(tasks: Iterable[Task], jobs: int | None = None, cache: Compile
     tasks = list(tasks)
     cache = cache or CompileCache()
     tv = triton_version()
-    keys = [entry_key(t.variant.name, t.variant.source_hash, t.arch.name, t.config.key(), tv) for t in tasks]
+    keys = [entry_key(t.spec.label, t.spec.source_hash, t.arch.name, t.spec.key, tv) for t in tasks]
     entries: dict[int, tuple[dict[str, Any], bool]] = {}
     misses: list[int] = []
     for i, key in enumerate(keys):
+        if tasks[i].spec.reason:
+            entries[i] = (_refused(tasks[i]), False)
+            continue
         parsed = cache.load_parsed(key)
         if parsed is not None and parsed.get("parser") == PARSER_VERSION:
             entries[i] = (parsed, True)
@@ -187,7 +226,7 @@ def compile_tasks(tasks: Iterable[Task], jobs: int | None = None, cache: Compile
                             raw = fut.result()
                         except Exception as exc:  # a crashed worker: rows with the reason, not cached
                             raw = [{"kernel": k, "error": f"compile worker failed: {one_line(exc)}",
-                                    "transient": True} for k in tasks[i].variant.kernels]
+                                    "transient": True} for k in tasks[i].spec.kernels]
                         finish(i, raw)
             except BaseException:
                 for fut in futures:

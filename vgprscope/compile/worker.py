@@ -1,4 +1,7 @@
-"""One compile, GPU-free: (variant file, config, arch) -> compiler outputs. Runs in worker processes.
+"""One compile, GPU-free: (spec's job, arch) -> compiler outputs. Runs in worker processes.
+
+A job is a bundled variant's file and config, a captured launch (function, signature, specialisation,
+constexprs, options: ``compile.load``) or a Triton IR file (a cache entry's TTIR).
 
 This is the only module that drives ``triton.compile``. It returns plain dicts (picklable, cacheable);
 parsing into ResourceUsage happens in ``compile.engine`` through ``vgprscope.parse``.
@@ -28,6 +31,8 @@ class CompileJob:
     arch: str
     config: dict[str, Any]
     kernels: tuple[str, ...]
+    kind: str = "variant"  # "variant", "launch" (a captured launch) or "ir" (an IR file)
+    payload: str = ""  # the spec's job, JSON (CompileSpec.job)
 
 
 def one_line(exc: BaseException) -> str:
@@ -180,6 +185,10 @@ def _ptxas_version(arch: NvidiaArch) -> str:
 def compile_kernels(job: CompileJob) -> list[dict[str, Any]]:
     """Compile every kernel of the job's variant. One dict per kernel; a failure is a dict with ``error``."""
     with compile_env():
+        if job.kind == "launch":
+            return [_compile_launch(job)]
+        if job.kind == "ir":
+            return [_compile_ir(job)]
         return _compile_job(job)
 
 
@@ -193,36 +202,86 @@ def _compile_job(job: CompileJob) -> list[dict[str, Any]]:
         reason = module.check_config(job.config)
         if reason:
             return [base | {"kernel": k, "error": reason, "seconds": 0.0} for k in job.kernels]
-        specs = module.kernel_specs(job.config)
+        # the arch's SM / CU count sizes split-k's grid (num_splits), as the device's does at launch
+        specs = module.kernel_specs(job.config | {"compute_units": arch.compute_units})
     except Exception as exc:  # a broken kernel file is a row, not the end of the run
         return [base | {"kernel": k, "error": one_line(exc), "seconds": 0.0} for k in job.kernels]
     return [_compile_spec(arch, job, spec, base) for spec in specs]
 
 
-def _compile_spec(arch: Arch, job: CompileJob, spec: dict[str, Any], base: dict[str, Any]) -> dict[str, Any]:
-    out = base | {"kernel": spec["name"]}
-    if not getattr(arch, "triton_target", True):
-        import importlib.metadata
+def _untargetable(arch: Arch) -> str | None:
+    if getattr(arch, "triton_target", True):
+        return None
+    import importlib.metadata
 
-        return out | {"seconds": 0.0, "error": f"the installed Triton ({importlib.metadata.version('triton')}) "
-                                               f"cannot target {arch.name}: {arch.description}; it is in the table "
-                                               "for the occupancy calculator"}
-    t0 = time.perf_counter()
-    try:
-        import triton
+    return (f"the installed Triton ({importlib.metadata.version('triton')}) cannot target {arch.name}: "
+            f"{arch.description}; it is in the table for the occupancy calculator")
+
+
+def _compile_spec(arch: Arch, job: CompileJob, spec: dict[str, Any], base: dict[str, Any]) -> dict[str, Any]:
+    def source(backend):
         from triton.compiler import ASTSource
 
-        target = _target(arch)
-        from triton.compiler.compiler import make_backend
-
-        backend = make_backend(target)
         fn = spec["fn"]
         signature, consts, attrs = _arg_types(fn, spec["args"], spec["constexprs"], backend,
                                               isinstance(arch, AmdArch))
-        src = ASTSource(fn=fn, signature=signature, constexprs=consts, attrs=attrs)
+        return ASTSource(fn=fn, signature=signature, constexprs=consts, attrs=attrs)
+
+    return _compile(arch, base | {"kernel": spec["name"]}, source, _options(arch, job.config))
+
+
+def _compile_launch(job: CompileJob) -> dict[str, Any]:
+    """A captured launch: the user's own function, compiled with the launch's signature, specialisation
+    (the target backend's descriptors, as its JIT derived them), constexprs and options."""
+    import json
+
+    from .load import LoadError, launch_source, load_function
+
+    arch = get_arch(job.arch)
+    out = {"variant": job.variant, "arch": job.arch, "kernel": job.kernels[0]}
+    p = json.loads(job.payload)
+    if reason := _untargetable(arch):
+        return out | {"seconds": 0.0, "error": reason}
+    try:
+        fn = load_function(p)
+    except LoadError as exc:
+        return out | {"seconds": 0.0, "error": str(exc)}
+    except Exception as exc:  # the user's module failed to import: a row, not the end of the run
+        return out | {"seconds": 0.0, "error": f"cannot import {p['module']}: {one_line(exc)}"}
+    vendor = "hip" if isinstance(arch, AmdArch) else "cuda"
+    return _compile(arch, out, lambda backend: launch_source(fn, p, vendor, backend), dict(p["options"]))
+
+
+def _compile_ir(job: CompileJob) -> dict[str, Any]:
+    """A Triton IR file (a cache entry's TTIR) for another arch, with the options it was built with."""
+    import json
+
+    arch = get_arch(job.arch)
+    out = {"variant": job.variant, "arch": job.arch, "kernel": job.kernels[0]}
+    p = json.loads(job.payload)
+    if reason := _untargetable(arch):
+        return out | {"seconds": 0.0, "error": reason}
+    if not os.path.exists(p["path"]):
+        return out | {"seconds": 0.0, "error": f"{p['path']} no longer exists"}
+    return _compile(arch, out, lambda backend: p["path"], dict(p["options"]))
+
+
+def _compile(arch: Arch, out: dict[str, Any], make_source, options: dict[str, Any]) -> dict[str, Any]:
+    """Compile what ``make_source(backend)`` gives for ``arch`` and collect the raw outputs the parsers read."""
+    if reason := _untargetable(arch):
+        return out | {"seconds": 0.0, "error": reason}
+    t0 = time.perf_counter()
+    try:
+        import triton
+        from triton.compiler.compiler import make_backend
+
+        target = _target(arch)
+        backend = make_backend(target)
+        src = make_source(backend)
         with _quiet() as captured:
-            kernel = triton.compile(src, target=target, options=_options(arch, job.config))
+            kernel = triton.compile(src, target=target, options=options)
         out["seconds"] = time.perf_counter() - t0
+        out["num_warps"] = int(kernel.metadata.num_warps)
         out["name"] = kernel.metadata.name
         out["shared"] = int(kernel.metadata.shared)
         if isinstance(arch, AmdArch):
