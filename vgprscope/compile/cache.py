@@ -17,7 +17,8 @@ from typing import Any
 
 from ..fsutil import atomic_write
 
-FORMAT = 1
+# 2: raw outputs carry the TTGIR (and NVIDIA's cubin) for `explain`; older entries recompile once
+FORMAT = 2
 
 
 def default_dir() -> Path:

@@ -9,6 +9,7 @@ parsing into ResourceUsage happens in ``compile.engine`` through ``vgprscope.par
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import io
 import os
@@ -284,9 +285,12 @@ def _compile(arch: Arch, out: dict[str, Any], make_source, options: dict[str, An
         out["num_warps"] = int(kernel.metadata.num_warps)
         out["name"] = kernel.metadata.name
         out["shared"] = int(kernel.metadata.shared)
+        out["ttgir"] = kernel.asm["ttgir"]  # `explain`: the tensors live across each loop, with layouts
         if isinstance(arch, AmdArch):
             out["amdgcn"] = kernel.asm["amdgcn"]
         else:
+            # `explain`: nvdisasm -gi reads spill sites from the cubin's line info (JSON holds text)
+            out["cubin_b64"] = base64.b64encode(kernel.asm["cubin"]).decode("ascii")
             out["ptxas_log"] = captured.getvalue()
             out["cuobjdump"] = _cuobjdump_resources(kernel.asm["cubin"])
             out["ptxas_version"] = _ptxas_version(arch)
