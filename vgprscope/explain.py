@@ -1,0 +1,296 @@
+"""Where the registers go: tensors live across each loop (from TTGIR, counted from their layouts) beside
+the compiler's allocation and seed 001's estimate, and the spill sites by source line.
+
+The join takes one compiled kernel's raw outputs (the compile worker's dict: ``ttgir``, ``amdgcn`` or the
+cubin, ptxas and cuobjdump texts), whatever produced them: a bundled variant, a captured launch or a
+kernel directory. Rules for what a loop's sum counts:
+- loop-carried tensors (``acc``, ``l_i``, ``m_i``), at the registers their layout gives each lane;
+- live-ins: tensors defined before the loop and used in it (the ``q`` tile), at their layout's
+  registers; integer ones (offsets such as ``offs_n``, masks) have the role ``index`` and count too;
+- not counted: splats and constants (role ``uniform``: one value, whatever the layout: LLVM keeps the
+  scalar, not one copy per element) and tensors in shared or tensor memory (role ``memory``: 0 VGPRs).
+What the allocation holds beyond the sum is the loop's temporaries (the score tile, K/V operands),
+addresses and the software pipeline's buffers: the remainder.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+import subprocess
+import tempfile
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .archs import AmdArch, Arch
+from .errors import VgprscopeError
+from .parse.layouts import LayoutError, describe, elements_per_lane, parse_layout, registers_per_lane
+from .parse.lineinfo import SpillInstruction, amdgcn_spills, sass_spills
+from .parse.ttgir import IrLoop, IrValue, TtgirModule, parse_ttgir
+from .records import AmdUsage, ResourceUsage
+
+
+class ExplainError(VgprscopeError):
+    """Raw compiler outputs that cannot be explained (no TTGIR: compiled before explain existed)."""
+
+
+UNIFORM_OPS = ("arith.constant", "tt.splat")
+INDEX_OPS = ("tt.make_range",)
+# seed 001's table rows (model.live_state keys) for the loop-carried / live-in names it estimates
+SEED_ROWS = {"acc": "acc", "q": "q", "m_i": "m_l", "l_i": "m_l", "m_new": "m_l", "l_new": "m_l"}
+
+
+@dataclass(frozen=True)
+class LiveTensor:
+    name: str
+    ssa: str
+    role: str  # carried | live-in | index | uniform | memory
+    shape: tuple[int, ...]
+    dtype: str
+    layout: str
+    elements: int | None  # distinct elements per lane (None: a layout not counted here)
+    registers: int | None  # 32-bit registers per lane
+    counted: bool  # part of the loop's sum
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "ssa": self.ssa, "role": self.role, "shape": list(self.shape),
+                "dtype": self.dtype, "layout": self.layout, "elements_per_lane": self.elements,
+                "registers_per_lane": self.registers, "counted": self.counted}
+
+
+@dataclass(frozen=True)
+class LoopLiveState:
+    index: int
+    depth: int
+    location: tuple[str, ...]
+    tensors: tuple[LiveTensor, ...]
+
+    def _sum(self, roles: tuple[str, ...]) -> int:
+        return sum(t.registers or 0 for t in self.tensors if t.counted and t.role in roles)
+
+    @property
+    def carried(self) -> int:
+        return self._sum(("carried",))
+
+    @property
+    def live_in(self) -> int:
+        return self._sum(("live-in", "index"))
+
+    @property
+    def total(self) -> int:
+        return self.carried + self.live_in
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"index": self.index, "depth": self.depth, "location": list(self.location),
+                "carried_registers": self.carried, "live_in_registers": self.live_in,
+                "total_registers": self.total, "tensors": [t.as_dict() for t in self.tensors]}
+
+
+@dataclass(frozen=True)
+class SpillSite:
+    location: tuple[str, ...]  # file:line, then the lines it was inlined at
+    stores: int
+    reloads: int
+    in_loop: bool
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"location": list(self.location), "stores": self.stores, "reloads": self.reloads,
+                "in_loop": self.in_loop}
+
+
+@dataclass(frozen=True)
+class Allocation:
+    """What the compiler allocated per lane: AMD arch VGPRs + AGPRs (unified file), NVIDIA registers."""
+
+    registers: int  # the unified total (AMD) or the register count (NVIDIA)
+    arch_vgpr: int | None
+    agpr: int | None
+    spill_stores: int
+    spill_reloads: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"registers": self.registers, "arch_vgpr": self.arch_vgpr, "agpr": self.agpr,
+                "spill_stores": self.spill_stores, "spill_reloads": self.spill_reloads}
+
+
+@dataclass(frozen=True)
+class KernelExplanation:
+    label: str  # variant / kernel, or a captured kernel's name
+    kernel: str
+    arch: str
+    config: str
+    num_warps: int
+    lanes: int
+    allocation: Allocation | None
+    loops: tuple[LoopLiveState, ...] = ()
+    spills: tuple[SpillSite, ...] = ()
+    seed: dict[str, int] | None = None  # model.live_state's estimate, for the bundled variants
+    error: str | None = None
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"label": self.label, "kernel": self.kernel, "arch": self.arch, "config": self.config,
+                "num_warps": self.num_warps, "lanes_per_warp": self.lanes,
+                "allocation": self.allocation.as_dict() if self.allocation else None,
+                "loops": [lp.as_dict() for lp in self.loops], "spill_sites": [s.as_dict() for s in self.spills],
+                "seed_001_estimate": self.seed, "error": self.error, "notes": list(self.notes)}
+
+
+def _role(value: IrValue) -> str:
+    if value.op == "scf.for":
+        return "carried"
+    if value.type.memory != "registers":
+        return "memory"
+    if value.op in UNIFORM_OPS:
+        return "uniform"
+    if value.op in INDEX_OPS or re.fullmatch(r"i\d+", value.type.dtype):
+        return "index"  # integer tensors live across a loop are offsets and masks, not data
+    return "live-in"
+
+
+def live_tensor(value: IrValue, module: TtgirModule) -> LiveTensor:
+    role = _role(value)
+    t = value.type
+    layout = parse_layout(t.encoding, module.aliases)
+    if role == "memory":
+        elements, registers, name = 0, 0, t.memory
+    else:
+        try:
+            elements = elements_per_lane(layout, t.shape)
+            registers = registers_per_lane(layout, t.shape, t.dtype)
+        except LayoutError:
+            elements = registers = None
+        name = describe(layout)
+    return LiveTensor(name=value.name or value.ssa, ssa=value.ssa, role=role, shape=t.shape, dtype=t.dtype,
+                      layout=name, elements=elements, registers=registers,
+                      counted=role in ("carried", "live-in", "index") and registers is not None)
+
+
+def loop_state(loop: IrLoop, module: TtgirModule) -> LoopLiveState:
+    tensors = tuple(live_tensor(v, module) for v in loop.carried + loop.live_in)
+    return LoopLiveState(index=loop.index, depth=loop.depth, location=loop.location, tensors=tensors)
+
+
+def spill_sites(instructions: Sequence[SpillInstruction]) -> tuple[SpillSite, ...]:
+    """Spill instructions grouped by (source chain, in/out of a loop), most instructions first."""
+    stores: Counter = Counter()
+    reloads: Counter = Counter()
+    for s in instructions:
+        (stores if s.kind == "store" else reloads)[(s.location, s.in_loop)] += 1
+    keys = list(dict.fromkeys(list(stores) + list(reloads)))
+    sites = [SpillSite(location=loc, stores=stores[(loc, inl)], reloads=reloads[(loc, inl)], in_loop=inl)
+             for loc, inl in keys]
+    return tuple(sorted(sites, key=lambda s: (-(s.stores + s.reloads), not s.in_loop, s.location)))
+
+
+def allocation_of(usage: ResourceUsage, spills: Sequence[SpillInstruction]) -> Allocation:
+    """The compiler's allocation; spill counts are the instructions found (AMD: the parser's own count)."""
+    stores = sum(1 for s in spills if s.kind == "store")
+    if isinstance(usage, AmdUsage):
+        return Allocation(registers=usage.vgpr_total, arch_vgpr=usage.arch_vgpr, agpr=usage.agpr,
+                          spill_stores=usage.spill_stores, spill_reloads=usage.spill_loads)
+    return Allocation(registers=usage.regs, arch_vgpr=None, agpr=None, spill_stores=stores,
+                      spill_reloads=len(spills) - stores)
+
+
+def nvdisasm(cubin: bytes) -> str:
+    """``nvdisasm -gi -c`` of a cubin: SASS with the line info and inlining chains (the Triton wheel's
+    nvdisasm, as Triton's knobs locate it)."""
+    from triton import knobs
+
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+        f.write(cubin)
+        f.flush()
+        return subprocess.run([knobs.nvidia.nvdisasm.path, "-gi", "-c", f.name], check=True, capture_output=True,
+                              text=True).stdout
+
+
+def explain_raw(arch: Arch, raw: dict[str, Any], label: str, config: str = "",
+                seed: dict[str, int] | None = None, sass: str | None = None) -> KernelExplanation:
+    """One kernel's raw compiler outputs -> its explanation. ``sass``: the cubin's ``nvdisasm -gi`` text
+    (NVIDIA; disassembled from ``raw['cubin_b64']`` when not given)."""
+    from .compile.engine import parse_output
+
+    kernel = raw.get("name") or raw.get("kernel", "?")
+    base = dict(label=label, kernel=kernel, arch=arch.name, config=config, num_warps=0, lanes=arch.wave_size,
+                allocation=None, seed=seed)
+    if "error" in raw:
+        return KernelExplanation(**base, error=raw["error"])
+    if "ttgir" not in raw:
+        raise ExplainError(f"the compiler outputs of {label} on {arch.name} hold no TTGIR (an older cache "
+                           "entry); recompile them")
+    module = parse_ttgir(raw["ttgir"])
+    usage = parse_output(arch, raw)
+    notes = []
+    if isinstance(arch, AmdArch):
+        instructions = amdgcn_spills(raw["amdgcn"], kernel=raw.get("name"))
+    else:
+        if sass is None and raw.get("cubin_b64"):
+            sass = nvdisasm(base64.b64decode(raw["cubin_b64"]))
+        instructions = sass_spills(sass, raw.get("name")) if sass else []
+        if sass is None:
+            notes.append("no cubin in the compiler outputs: spill sites not read")
+    alloc = allocation_of(usage, instructions)
+    return KernelExplanation(
+        **base | {"num_warps": module.num_warps, "lanes": module.threads_per_warp, "allocation": alloc},
+        loops=tuple(loop_state(lp, module) for lp in module.loops), spills=spill_sites(instructions),
+        notes=tuple(notes))
+
+
+def seed_row(name: str) -> str | None:
+    """The row of seed 001's table a tensor's name falls under, if any."""
+    return SEED_ROWS.get(name)
+
+
+def seed_estimate(task: Any) -> dict[str, int] | None:
+    """Seed 001's estimate (model.live_state) for a bundled variant's task; None for other sources."""
+    from .model import MODELS, live_state
+    from .records import KernelConfig
+
+    variant = getattr(task, "variant", None)
+    if variant is None or variant.name not in MODELS or not isinstance(task.config, KernelConfig):
+        return None
+    return live_state(task.config, task.arch, variant.name)
+
+
+def explain_tasks(tasks: Sequence[Any], jobs: int | None = None, on_progress=None) -> list[KernelExplanation]:
+    """Compile (or read from the cache) each task and explain every kernel it yields, in order.
+
+    Works on tasks of any source (bundled variants, a capture, a kernel directory): the raw outputs are
+    read back from the compile cache under the engine's own key."""
+    from .compile.cache import CompileCache, entry_key
+    from .compile.engine import compile_tasks, triton_version
+
+    cache = CompileCache()
+    records = compile_tasks(list(tasks), jobs=jobs, cache=cache, on_progress=on_progress)
+    tv = triton_version()
+    out: list[KernelExplanation] = []
+    for task in tasks:
+        spec = task.spec
+        config = task.config.short() if hasattr(task.config, "short") else ""
+        seed = seed_estimate(task)
+        raw = None if spec.reason else cache.load_raw(entry_key(spec.label, spec.source_hash, task.arch.name,
+                                                                spec.key, tv))
+        if raw is None:
+            rows = [r for r in records if r.arch == task.arch.name and getattr(r, "config", None) == task.config
+                    and r.variant == spec.label]
+            reason = next((r.status for r in rows if not r.ok), None) or spec.reason or "no compiler outputs"
+            out.extend(KernelExplanation(label=spec.label, kernel=k, arch=task.arch.name, config=config,
+                                         num_warps=0, lanes=task.arch.wave_size, allocation=None, seed=seed,
+                                         error=reason) for k in spec.kernels)
+            continue
+        for kernel_raw in raw:
+            label = f"{spec.label}/{kernel_raw.get('kernel', '?')}" if len(spec.kernels) > 1 else spec.label
+            try:
+                out.append(explain_raw(task.arch, kernel_raw, label, config=config, seed=seed))
+            except (ValueError, subprocess.CalledProcessError, OSError) as exc:  # a row, never the end of the run
+                out.append(KernelExplanation(label=label, kernel=kernel_raw.get("kernel", "?"), arch=task.arch.name,
+                                             config=config, num_warps=0, lanes=task.arch.wave_size, allocation=None,
+                                             seed=seed, error=f"cannot explain: {type(exc).__name__}: {exc}"))
+    return out
