@@ -6,7 +6,7 @@ from .app import app
 from .common import (
     ArchOpt, BlockMOpt, BlockNOpt, CausalOpt, Dtype, DtypeOpt, Format, FormatOpt, HeadDimOpt, JobsOpt,
     KernelDirOpt, KnobOpt, KpackOpt, MaxnregOpt, NoCacheOpt, NonKDimOpt, NumStagesOpt, NumWarpsOpt, OutputOpt, VariantOpt,
-    WavesPerEuOpt, emit, err, handles_errors,
+    WavesPerEuOpt, WideOpt, emit, err, handles_errors,
 )
 
 
@@ -20,8 +20,8 @@ def config_request(block_m, block_n, head_dim, dtype, causal, num_warps, num_sta
                          extra=parse_knobs(knobs))
 
 
-def render(records, fmt: Format, command: str, title: str | None = None) -> str:
-    from ..report import formats
+def render(records, fmt: Format, command: str, title: str | None = None, wide: bool = False) -> str:
+    from ..report import formats, records_view
     from ..report.machine import compile_only
 
     machine = compile_only()
@@ -30,8 +30,8 @@ def render(records, fmt: Format, command: str, title: str | None = None) -> str:
     if fmt is Format.csv:
         return formats.to_csv(records)
     if fmt is Format.md:
-        return formats.to_markdown(records, machine, title=title)
-    return f"{machine.line()}\n" + formats.render_table(formats.rich_table(records, title=title))
+        return records_view.to_markdown(records, machine, title=title)
+    return records_view.table_text(records, machine, title=title, wide=wide)
 
 
 def summarize_failures(records) -> None:
@@ -62,6 +62,7 @@ def analyze(
     jobs: JobsOpt = None,
     kernel_dir: KernelDirOpt = None,
     no_cache: NoCacheOpt = False,
+    wide: WideOpt = False,
 ) -> None:
     """Registers, spills, LDS and occupancy of each variant on each arch, compiled here without a GPU."""
     from ..sweep import run_sweep
@@ -73,4 +74,4 @@ def analyze(
         records = run_sweep(variant, arch, [req], jobs=jobs, use_cache=not no_cache, kernel_dir=kernel_dir,
                             on_progress=progress)
     summarize_failures(records)
-    emit(render(records, format, "analyze", title="vgprscope analyze"), output)
+    emit(render(records, format, "analyze", title="vgprscope analyze", wide=wide), output)

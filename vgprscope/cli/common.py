@@ -80,6 +80,9 @@ KnobOpt = Annotated[
                  "given to the variants that take it"),
 ]
 NoCacheOpt = Annotated[bool, typer.Option("--no-cache", help="Compile even when the cache holds the result")]
+WideOpt = Annotated[bool, typer.Option(
+    "--wide", help="Table: every column, each row on one line. Without it the table fits the terminal "
+    "(in a pipe or file: $COLUMNS, else 100 columns) with long notes as footnotes")]
 
 
 def emit(text: str, output: Path | None) -> None:

@@ -1,16 +1,244 @@
-"""One result model, several formats: rich table, markdown, CSV, JSON (with a schema version)."""
+"""One result model, several formats: rich table, markdown, CSV, JSON (with a schema version).
+
+Every terminal table goes through :func:`render_table` (see its docstring): it fits the table to the width
+of the terminal or pipe it is printed to, numbers long notes as footnotes under it, and with ``wide``
+shows every column at its natural width. Build tables with :func:`new_table` (or :func:`build_table` from
+:class:`Column` specs) so that every command looks and folds the same way.
+"""
 
 from __future__ import annotations
 
 import csv
 import io
 import json
-from collections.abc import Sequence
+import os
+import textwrap
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ..records import SCHEMA_VERSION, Record
 from .machine import Machine
-from .rows import COLUMNS, cells, flat
+
+# The width of the default view when stdout is not a terminal (a pipe, a file, a CI log) and $COLUMNS is
+# not set: the narrowest terminal the tables are designed for, so a log reads like a terminal.
+PIPE_WIDTH = 100
+# --wide renders every column at its natural width, up to this many columns (a guard, not a layout).
+WIDE_LIMIT = 1000
+WIDTH_HELP = ("Tables fit the terminal; in a pipe or file they are $COLUMNS wide, else 100. "
+              "--wide shows every column.")
+
+
+def output_width(stream=None) -> int:
+    """Columns the default view must fit: the terminal's on a terminal, else ``$COLUMNS``, else 100."""
+    import shutil
+    import sys
+
+    stream = stream or sys.stdout
+    env = os.environ.get("COLUMNS", "")
+    if env.isdigit() and int(env) > 0:
+        return int(env)
+    if _isatty(stream):
+        return shutil.get_terminal_size((PIPE_WIDTH, 40)).columns
+    return PIPE_WIDTH
+
+
+def _isatty(stream) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+class Footnotes:
+    """Numbered notes under a table: ``ref(text)`` gives the cell's marker ``[n]`` (the same text, the same
+    number), ``lines()`` the notes themselves. Pass it to :func:`render_table` as ``footnotes``."""
+
+    def __init__(self) -> None:
+        self._texts: list[str] = []
+
+    def ref(self, text: str) -> str:
+        if text not in self._texts:
+            self._texts.append(text)
+        return f"[{self._texts.index(text) + 1}]"
+
+    def lines(self) -> list[str]:
+        return [f"[{i}] {t}" for i, t in enumerate(self._texts, 1)]
+
+    def __bool__(self) -> bool:
+        return bool(self._texts)
+
+
+def wrap(text: str, width: int, indent: str = "") -> str:
+    """``text`` folded at spaces to ``width`` columns, continuation lines indented (footnotes, legends)."""
+    return "\n".join(textwrap.wrap(text, width=max(width, 20), subsequent_indent=indent,
+                                   break_long_words=True, break_on_hyphens=False)) or text
+
+
+def wrap_fields(fields: Sequence[str], width: int, sep: str = " | ") -> str:
+    """Fields joined by ``sep``, broken into lines at separators so that none is wider than ``width``
+    (the machine line). A field longer than the width is folded."""
+    lines: list[str] = []
+    cur = ""
+    for f in fields:
+        cand = f if not cur else cur + sep + f
+        if len(cand) <= width or not cur:
+            cur = cand
+        else:
+            lines.append(cur)
+            cur = f
+    if cur:
+        lines.append(cur)
+    return "\n".join(wrap(ln, width, "  ") if len(ln) > width else ln for ln in lines)
+
+
+def new_table(title: str | None = None, **kw: Any):
+    """A rich Table in the house style: no vertical rules (two spaces between columns), a rule under the
+    header, the title on the left. Columns that must never fold should get ``no_wrap=True``."""
+    from rich import box
+    from rich.table import Table
+
+    opts = {"box": box.SIMPLE_HEAD, "header_style": "bold", "pad_edge": False, "title_justify": "left",
+            "show_edge": False, "padding": (0, 1, 0, 0)}
+    return Table(title=title, **(opts | kw))
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of a table built by :func:`build_table`: its header, how a row becomes its cell (a str
+    or a rich Text), and its place in the layout. ``wide_only`` columns appear only with --wide,
+    ``default_only`` ones (a compact form of a wide column) only without it; ``wrap`` columns may fold onto
+    a second line at a narrow width (the others never fold)."""
+
+    header: str
+    cell: Callable[[Any], Any]
+    wide_only: bool = False
+    default_only: bool = False
+    wrap: bool = False
+    justify: str = "left"
+    min_width: int | None = None
+
+
+def build_table(rows: Iterable[Any], columns: Sequence[Column], *, title: str | None = None, wide: bool = False,
+                row_style: Callable[[Any], str | None] | None = None, section: Callable[[Any], Any] | None = None):
+    """A table of ``rows`` with the default view's columns, or every column with ``wide``. ``section``:
+    a key per row; a rule is drawn where it changes (rows of one variant together)."""
+    table = new_table(title)
+    shown = [c for c in columns if not (c.default_only if wide else c.wide_only)]
+    for c in shown:
+        table.add_column(c.header, justify=c.justify, no_wrap=not c.wrap and not wide, overflow="fold",
+                         min_width=c.min_width)
+    prev = object()
+    rows = list(rows)
+    for i, r in enumerate(rows):
+        if section is not None and i and section(r) != prev:
+            table.rows[-1].end_section = True
+        prev = section(r) if section is not None else prev
+        table.add_row(*(c.cell(r) for c in shown), style=row_style(r) if row_style else None)
+    return table
+
+
+def _cell_lines(console, cell, width: int) -> int:
+    """Lines ``cell`` takes in a column ``width`` wide (words wrap, longer words fold)."""
+    from rich.text import Text
+
+    text = cell if isinstance(cell, Text) else Text(str(cell))
+    return max(1, len(text.wrap(console, width, overflow="fold")))
+
+
+def _two_line_width(console, cells: Sequence[Any], natural: int, whole_words: bool) -> int:
+    """The narrowest width at which every cell of a column takes at most two lines; with ``whole_words``
+    no word is cut (a word longer than the width would be folded mid-word)."""
+    longest = max((len(w) for c in cells for w in _plain(c).split()), default=1) if whole_words else 1
+    for w in range(longest, natural + 1):
+        if all(_cell_lines(console, c, w) <= 2 for c in cells):
+            return w
+    return natural
+
+
+def fit_columns(table, console, width: int) -> None:
+    """Give the table's foldable columns (``no_wrap`` False) fixed widths so that it fits ``width`` with
+    no row folded into more than two lines where that is possible, and as few rows folded as may be:
+    each step narrows the column that folds the fewest more rows per column saved, never below two lines
+    a cell; words are cut only when folding at spaces is not enough. What still does not fit is left to
+    rich (which then folds further)."""
+    from rich.measure import Measurement
+
+    options = console.options.update_width(WIDE_LIMIT)
+    natural_total = Measurement.get(console, options, table).maximum
+    if natural_total <= width or not table.columns:
+        return
+    natural = [max(Measurement.get(console, options, c).maximum for c in [col.header, *col._cells])
+               for col in table.columns]
+    overhead = natural_total - sum(natural)
+    widths = list(natural)
+    folded: set[int] = set()
+    for whole_words in (True, False):
+        floors = {}
+        for i, col in enumerate(table.columns):
+            if not col.no_wrap and col.width is None:
+                two = _two_line_width(console, list(col._cells), widths[i], whole_words)
+                head = max((len(w) for w in str(col.header).split()), default=1)
+                floors[i] = max(two, head, col.min_width or 1)
+        while sum(widths) + overhead > width:
+            excess = sum(widths) + overhead - width
+            best = None
+            for i, floor in floors.items():
+                for w in range(floor, widths[i]):
+                    new = {r for r, c in enumerate(table.columns[i]._cells)
+                           if r not in folded and _cell_lines(console, c, w) > 1}
+                    saved = widths[i] - w
+                    key = (0, len(new), -w) if saved >= excess else (1, len(new) / saved, -saved)
+                    if best is None or key < best[0]:
+                        best = (key, i, w, new)
+            if best is None:
+                break
+            _, i, w, new = best
+            widths[i] = w
+            folded |= new
+    for col, w, nat in zip(table.columns, widths, natural):
+        if w < nat:
+            col.width = w
+
+
+def render_table(renderable, *, footnotes: Footnotes | Sequence[str] = (), notes: Sequence[str] = (),
+                 wide: bool = False, width: int | None = None) -> str:
+    """A rich table (or any renderable) as text for stdout: THE way a command turns a table into text.
+
+    - ``width``: the columns to fit; default :func:`output_width` (the terminal's, else $COLUMNS, else 100
+      in a pipe or file). Columns made with ``no_wrap=True`` keep one line; the others fold, so design the
+      default view to need at most two lines a row at 100 columns (tests/test_tables.py checks).
+    - ``footnotes``: a :class:`Footnotes` (cells hold its ``[n]`` markers) or lines, printed under the table
+      and wrapped to the width; ``notes``: unnumbered lines after them (a legend).
+    - ``wide``: every row at its natural width (the --wide view), however wide that is.
+
+    Colour only on a terminal; pipes and files get the same layout without escape codes.
+    """
+    import sys
+
+    from rich.console import Console
+
+    width = width or output_width()
+    tty = _isatty(sys.stdout)
+    if wide:
+        from rich.measure import Measurement
+
+        probe = Console(file=io.StringIO(), width=WIDE_LIMIT)
+        width = max(width, Measurement.get(probe, probe.options, renderable).maximum)
+    console = Console(file=io.StringIO(), width=width, force_terminal=tty, color_system="auto" if tty else None,
+                      soft_wrap=False)
+    if not wide and hasattr(renderable, "columns"):
+        fit_columns(renderable, console, width)
+    console.print(renderable)
+    out = console.file.getvalue()
+    if not tty:  # rich pads every line to the table's width: no trailing blanks in a log or a file
+        out = "".join(ln.rstrip() + "\n" for ln in out.splitlines())
+    fn_lines = footnotes.lines() if isinstance(footnotes, Footnotes) else list(footnotes)
+    extra = [wrap(ln, width, "    ") for ln in fn_lines] + [wrap(ln, width, "  ") for ln in notes]
+    return out + "".join(e + "\n" for e in extra)
+
+
+# ---- records: json / csv / markdown --------------------------------------------------------------
 
 
 def to_json(records: Sequence[Record], machine: Machine, command: str, **extra: Any) -> str:
@@ -21,6 +249,8 @@ def to_json(records: Sequence[Record], machine: Machine, command: str, **extra: 
 
 
 def to_csv(records: Sequence[Record]) -> str:
+    from .rows import flat
+
     return dicts_to_csv([flat(r) for r in records])
 
 
@@ -40,40 +270,21 @@ def _md_escape(s: str) -> str:
     return s.replace("|", "\\|")
 
 
-def md_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+def md_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     out = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
-    out += ["| " + " | ".join(_md_escape(str(c)) for c in row) + " |" for row in rows]
+    out += ["| " + " | ".join(_md_escape(_plain(c)) for c in row) + " |" for row in rows]
     return "\n".join(out) + "\n"
 
 
-def to_markdown(records: Sequence[Record], machine: Machine, title: str | None = None,
-                columns=COLUMNS) -> str:
-    head = f"## {title}\n\n" if title else ""
-    return (head + f"Machine: {machine.line()}\n\n"
-            + md_table([h for h, _ in columns], [cells(r, columns) for r in records]))
+def _plain(cell: Any) -> str:
+    """A cell as plain text: a rich Text loses its style, keeps its characters (markers included)."""
+    return getattr(cell, "plain", None) if hasattr(cell, "plain") else str(cell)
 
 
-def rich_table(records: Sequence[Record], title: str | None = None, columns=COLUMNS):
-    from rich.table import Table
-
-    table = Table(title=title, show_lines=False, header_style="bold")
-    for header, _ in columns:
-        table.add_column(header, overflow="fold")
-    for r in records:
-        style = None if r.ok else "red"
-        table.add_row(*cells(r, columns), style=style)
-    return table
+# ---- kept for callers of the earlier API ------------------------------------------------------------
 
 
-def render_table(renderable) -> str:
-    """A rich renderable as text for stdout (colour only on a terminal)."""
-    import shutil
-    import sys
+def to_markdown(records: Sequence[Record], machine: Machine, title: str | None = None) -> str:
+    from .records_view import to_markdown as records_md
 
-    from rich.console import Console
-
-    # a pipe or a CI log has no width: wide enough that rows stay one line each
-    width = shutil.get_terminal_size((250, 40)).columns if sys.stdout.isatty() else 250
-    console = Console(file=io.StringIO(), width=width, force_terminal=sys.stdout.isatty(), color_system="auto")
-    console.print(renderable)
-    return console.file.getvalue()
+    return records_md(records, machine, title)

@@ -46,6 +46,19 @@ class Machine:
         return (f"{self.gpu} | Triton {self.triton} | torch {self.torch} | driver {self.driver} | "
                 f"{self.date} | git {self.git_sha} | vgprscope {self.vgprscope}")
 
+    def fields(self) -> list[str]:
+        """The machine line's fields; a compile-only run has no driver to name."""
+        driver = [] if self.driver == "none" else [f"driver {self.driver}"]
+        return [self.gpu, f"Triton {self.triton}", f"torch {self.torch}", *driver, self.date,
+                f"git {self.git_sha}", f"vgprscope {self.vgprscope}"]
+
+    def text(self, width: int | None = None) -> str:
+        """The machine line for a terminal table: broken at its separators to fit ``width`` (default: the
+        output's width, as the table under it)."""
+        from .formats import output_width, wrap_fields
+
+        return wrap_fields(self.fields(), width or output_width())
+
     def as_dict(self) -> dict[str, str]:
         return asdict(self)
 

@@ -1,10 +1,20 @@
-"""Records flattened to ordered columns: the one place that names the columns of every export."""
+"""Records flattened to ordered columns: the one place that names the columns of every export.
+
+Two views of one record: the compact cells of the default table (``264 (256v+8a)``, ``2 w/SIMD 25%``,
+``vgpr: -8 -> 2``), and every field in full (--wide, markdown, CSV). Cells read only the generic parts of
+a record (usage, occupancy, ``config.short()``), so captured and user kernels render like bundled ones.
+"""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from ..records import AmdUsage, NvidiaUsage, Record
+from ..records import AmdUsage, NvidiaUsage, Occupancy, Record
+from .formats import Column, Footnotes
+
+# short names of the occupancy units, for the compact occupancy cell
+_UNIT_SHORT = {"waves/SIMD": "w/SIMD", "blocks/SM": "blk/SM"}
 
 
 def occupancy_label(rec: Record) -> str:
@@ -37,16 +47,96 @@ def flat(rec: Record) -> dict[str, Any]:
     return d
 
 
+# ---- compact cells (the default view) -------------------------------------------------------------
+
+
 def fmt_regs(rec: Record) -> str:
+    """``264 (256v+8a)``: the unified total occupancy sees, and its arch VGPR and AGPR parts (AMD)."""
     u = rec.usage
     if isinstance(u, AmdUsage):
-        return f"{u.vgpr_total} ({u.arch_vgpr}+{u.agpr}a)" if u.agpr else str(u.vgpr_total)
+        return f"{u.vgpr_total} ({u.arch_vgpr}v+{u.agpr}a)" if u.agpr else str(u.vgpr_total)
     if isinstance(u, NvidiaUsage):
         return str(u.regs)
     return "-"
 
 
 def fmt_spills(rec: Record) -> str:
+    """``0``, or ``1 (0 in loop)``: registers spilled (AMD: VGPRs + SGPRs) and spill instructions inside a
+    loop; NVIDIA: spill store + load bytes."""
+    u = rec.usage
+    if isinstance(u, AmdUsage):
+        if not u.spills:
+            return "0"
+        return f"{u.spills} ({u.spill_insts_in_loop} in loop)"
+    if isinstance(u, NvidiaUsage):
+        return "0" if not u.spills else f"{u.spill_store_bytes}+{u.spill_load_bytes} B"
+    return "-"
+
+
+def pct(p: float) -> str:
+    """25.0 -> ``25%``, 12.5 -> ``12.5%``, 18.75 -> ``18.8%``."""
+    return f"{p:.1f}".removesuffix(".0") + "%"
+
+
+def fmt_occupancy(occ: Occupancy | None) -> str:
+    """``2 w/SIMD 25%``, ``1 blk/SM 12.5%``."""
+    if occ is None:
+        return "-"
+    return f"{occ.value} {_UNIT_SHORT.get(occ.unit, occ.unit)} {pct(occ.percent)}"
+
+
+# next_step as occupancy.py writes it: "shed 8 VGPRs/AGPRs (-> 256) and 2432 bytes of LDS (-> 21504) for
+# 3 waves/SIMD[, 24 warps/SM]"; the labels map back to the limiter names.
+_SHED = re.compile(r"shed (?P<cuts>.+?) for (?P<value>\d+) [^,]+(, .*)?")
+_CUT = re.compile(r"(?P<n>\d+) (?P<label>[A-Za-z/ ]+?) \(-> \d+\)")
+_LABEL_KEY = {"VGPRs/AGPRs": "vgpr", "VGPRs": "vgpr", "SGPRs": "sgpr", "bytes of LDS": "lds",
+              "registers": "regs", "bytes of shared memory": "shared"}
+
+
+def short_next_step(occ: Occupancy) -> str | None:
+    """``vgpr: -8 -> 2`` (shed 8 VGPRs for 2 waves/SIMD), ``vgpr -10, lds -11264 -> 3``, ``max``; None when
+    the next step is a sentence no short form says (it then becomes a footnote)."""
+    text = occ.next_step
+    if text.startswith("at the maximum"):
+        return "max"
+    m = _SHED.fullmatch(text)
+    if m is None:
+        return None
+    cuts = [(_LABEL_KEY.get(c["label"]), int(c["n"])) for c in _CUT.finditer(m["cuts"])]
+    if not cuts or any(k is None for k, _ in cuts):
+        return None
+    target = m["value"]
+    if len(cuts) == 1 and (cuts[0][0],) == tuple(occ.limiters):
+        return f"{cuts[0][0]}: -{cuts[0][1]} -> {target}"
+    return ", ".join(f"{k} -{n}" for k, n in cuts) + f" -> {target}"
+
+
+def fmt_next_short(rec: Record, notes: Footnotes) -> str:
+    """The limiter and the next occupancy step in a short form; anything longer is a footnote."""
+    occ = rec.occupancy
+    if occ is None:
+        return "-"
+    short = short_next_step(occ)
+    if short is not None:
+        return short
+    head = ",".join(occ.limiters) or "-"
+    return f"{head} {notes.ref(occ.next_step)}"
+
+
+def fmt_occupancy_noted(rec: Record, notes: Footnotes) -> str:
+    occ = rec.occupancy
+    cell = fmt_occupancy(occ)
+    return f"{cell} {notes.ref(occ.note)}" if occ is not None and occ.note else cell
+
+
+def fmt_status(rec: Record, notes: Footnotes) -> str:
+    return "ok" if rec.ok else f"✗ {notes.ref(rec.status)}"
+
+
+# ---- full cells (--wide, markdown) -----------------------------------------------------------------
+
+
+def fmt_spills_full(rec: Record) -> str:
     u = rec.usage
     if isinstance(u, AmdUsage):
         if not (u.vgpr_spill or u.sgpr_spill):
@@ -99,7 +189,15 @@ def fmt_next(rec: Record) -> str:
     return rec.occupancy.next_step if rec.occupancy else "-"
 
 
-# (header with units, cell function): the table, markdown and the summary views of a record
+def fmt_note(rec: Record) -> str:
+    return rec.occupancy.note if rec.occupancy and rec.occupancy.note else "-"
+
+
+def fmt_compile(rec: Record) -> str:
+    return "cached" if rec.cached else f"{rec.compile_seconds:.2f}"
+
+
+# (header with units, cell function): every field of a record, in the order of markdown and --wide
 COLUMNS: list[tuple[str, Any]] = [
     ("variant", lambda r: r.variant),
     ("kernel", lambda r: r.kernel),
@@ -107,7 +205,7 @@ COLUMNS: list[tuple[str, Any]] = [
     ("config", lambda r: r.config.short()),
     ("VGPRs / regs", fmt_regs),
     ("SGPRs", fmt_sgpr),
-    ("spills", fmt_spills),
+    ("spills", fmt_spills_full),
     ("scratch / stack (B/lane)", fmt_scratch),
     ("LDS / smem (B)", fmt_lds),
     ("occupancy", occupancy_label),
@@ -115,10 +213,47 @@ COLUMNS: list[tuple[str, Any]] = [
     ("limiter", fmt_limiter),
     ("next step", fmt_next),
     ("LLVM occ", fmt_llvm),
-    ("compile (s)", lambda r: "cached" if r.cached else f"{r.compile_seconds:.2f}"),
+    ("note", fmt_note),
+    ("compile (s)", fmt_compile),
     ("status", lambda r: r.status),
 ]
 
 
 def cells(rec: Record, columns: list[tuple[str, Any]] = COLUMNS) -> list[str]:
     return [fn(rec) for _, fn in columns]
+
+
+NEXT_LEGEND = ("limiter: next = the resource that limits occupancy, how much of it to shed, and the occupancy "
+               "that gives (vgpr: -8 -> 2 = 8 fewer VGPRs for 2 waves/SIMD); max = at the arch's maximum")
+
+
+def record_columns(notes: Footnotes, with_status: bool = True) -> list[Column]:
+    """The analyze table: compact columns by default, every field with --wide. ``notes`` collects the
+    footnotes the compact cells refer to (long next steps, occupancy notes, errors); ``with_status``
+    False leaves the default view's status column out (every row ok). The default view names variant
+    and kernel in a label column of its own (records_view)."""
+    status = [Column("status", lambda r: fmt_status(r, notes), default_only=True)] if with_status else []
+    return [
+        Column("variant", lambda r: r.variant, wide_only=True),
+        Column("kernel", lambda r: r.kernel, wide_only=True),
+        Column("arch", lambda r: r.arch),
+        Column("config", lambda r: r.config.short(), wrap=True),
+        Column("VGPRs / regs", fmt_regs, wrap=True),
+        Column("SGPRs", fmt_sgpr, wide_only=True),
+        Column("spills", fmt_spills, wrap=True, default_only=True),
+        Column("spills", fmt_spills_full, wide_only=True),
+        Column("scratch / stack (B/lane)", fmt_scratch, wide_only=True),
+        Column("LDS B", fmt_lds, justify="right", default_only=True),
+        Column("LDS / smem (B)", fmt_lds, wide_only=True),
+        Column("occupancy", lambda r: fmt_occupancy_noted(r, notes), wrap=True, default_only=True),
+        Column("occupancy", occupancy_label, wide_only=True),
+        Column("occ %", fmt_pct, wide_only=True),
+        Column("limiter: next", lambda r: fmt_next_short(r, notes), wrap=True, default_only=True),
+        Column("limiter", fmt_limiter, wide_only=True),
+        Column("next step", fmt_next, wide_only=True),
+        Column("LLVM occ", fmt_llvm, wide_only=True),
+        Column("note", fmt_note, wide_only=True),
+        Column("compile (s)", fmt_compile, wide_only=True),
+        *status,
+        Column("status", lambda r: r.status, wide_only=True),
+    ]
