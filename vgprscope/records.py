@@ -173,17 +173,20 @@ class LaunchConfig:
 
     def short(self) -> str:
         """Pointer dtypes, the constexprs that are numbers, warps and stages, the autotune pick:
-        ``fp32 BLOCK_SIZE=1024 w4 s3 at 2/18``. Every field is in json / csv."""
+        ``fp32 BLOCK_SIZE=1024 w4 s3 cfg 2/18``. Every field is in json / csv."""
         dtypes = sorted({a.type.lstrip("*") for a in self.args if a.type.startswith("*")})
-        consts = [f"{k}={_show(v)}" for k, v in self.constexprs
-                  if isinstance(v, (int, float)) and not isinstance(v, bool) and k.isupper()]
+        numeric = [(k, v) for k, v in self.constexprs
+                   if isinstance(v, (int, float)) and not isinstance(v, bool) and k.isupper()]
+        # tile sizes first: they decide the registers; the other constexprs are in json / csv
+        tiles = [(k, v) for k, v in numeric if k.startswith("BLOCK")]
+        consts = [f"{k}={_show(v)}" for k, v in (tiles or numeric[:2])]
         parts = ["/".join(dtypes)] if dtypes else []
         parts += consts + [f"w{self.num_warps}"] + ([f"s{self.num_stages}"] if self.num_stages is not None else [])
         for name in ("waves_per_eu", "maxnreg", "num_ctas"):
             if name in dict(self.options) and dict(self.options)[name] != LAUNCH_DEFAULTS.get(name):
                 parts.append(f"{name}={dict(self.options)[name]}")
         if self.autotune:
-            parts.append(f"at {self.autotune.index + 1}/{self.autotune.count}")
+            parts.append(f"cfg {self.autotune.index + 1}/{self.autotune.count}")
         return " ".join(parts)
 
 

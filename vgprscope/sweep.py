@@ -51,7 +51,14 @@ def sweep_tasks(variant_names: Sequence[str] | None, arch_names: Sequence[str] |
 def run_sweep(variant_names: Sequence[str] | None, arch_names: Sequence[str] | None,
               requests: Sequence[ConfigRequest], jobs: int | None = None, use_cache: bool = True,
               kernel_dir: Path | None = None,
-              on_progress: Callable[[int, int], None] | None = None, executor: Executor | None = None) -> list[Record]:
-    tasks = sweep_tasks(variant_names, arch_names, requests, kernel_dir)
+              on_progress: Callable[[int, int], None] | None = None, executor: Executor | None = None,
+              capture: Path | None = None) -> list[Record]:
+    """Records of the variants (bundled, or a kernel directory) x archs x requests; with ``capture``, of the
+    capture file's specialisations on the archs instead (and of the variants too when some are named)."""
+    tasks: list[Task] = []
+    if capture is None or variant_names or kernel_dir:
+        tasks = sweep_tasks(variant_names, arch_names, requests, kernel_dir)
+    if capture is not None:
+        tasks += capture_tasks(capture, arch_names)
     return compile_tasks(tasks, jobs=jobs, cache=CompileCache(enabled=use_cache), on_progress=on_progress,
                          executor=executor)

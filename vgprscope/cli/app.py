@@ -40,7 +40,7 @@ def root(
 def _register() -> None:
     from . import analyze, info, occupancy_cmd  # noqa: F401  (each registers its commands on app)
 
-    for optional in ("compare", "gate", "bench", "explain"):
+    for optional in ("compare", "gate", "bench", "explain", "capture", "scan"):
         try:
             __import__(f"{__package__}.{optional}")
         except ModuleNotFoundError as exc:  # a command module not written yet

@@ -74,8 +74,14 @@ def parse_output(arch: Arch, out: dict[str, Any]) -> ResourceUsage:
                         ptxas_version=out.get("ptxas_version"))
 
 
-def launch_limit_reason(arch: Arch, usage: ResourceUsage) -> str | None:
+def launch_limit_reason(arch: Arch, usage: ResourceUsage, num_warps: int | None = None) -> str | None:
     """Why a compiled kernel could not be launched on ``arch`` (Triton only finds out at load time)."""
+    if num_warps is not None:
+        limit = arch.max_threads_per_workgroup if isinstance(arch, AmdArch) else arch.max_threads_per_block
+        if num_warps * arch.wave_size > limit:
+            unit = "waves" if isinstance(arch, AmdArch) else "warps"
+            return (f"num_warps {num_warps} is {num_warps * arch.wave_size} threads ({num_warps} {unit} of "
+                    f"{arch.wave_size}); {arch.name} allows {limit} per workgroup")
     if isinstance(arch, AmdArch) and usage.lds_bytes > arch.lds_per_workgroup:
         return f"needs {usage.lds_bytes} B of LDS; {arch.name} has {arch.lds_per_workgroup} B per workgroup"
     if isinstance(arch, NvidiaArch) and usage.shared_bytes > arch.max_shared_per_block:
@@ -113,9 +119,11 @@ def _records(task: Task, entry: dict[str, Any], tv: str, cached: bool) -> list[R
         status = k.get("error") or "ok"
         occ = None
         if usage is not None:
-            status = launch_limit_reason(task.arch, usage) or status
             warps = k.get("num_warps") or task.config.num_warps
-            occ = occupancy_of(usage, task.arch, warps, waves_per_eu=task.config.waves_per_eu)
+            reason = launch_limit_reason(task.arch, usage, warps)
+            status = reason or status
+            if reason is None:  # no occupancy for a launch the arch refuses
+                occ = occupancy_of(usage, task.arch, warps, waves_per_eu=task.config.waves_per_eu)
         rows.append(Record(
             variant=spec.label, kernel=k["kernel"], arch=task.arch.name, config=task.config,
             status=status, usage=usage, occupancy=occ, compile_seconds=k.get("seconds", 0.0),
