@@ -1,0 +1,409 @@
+"""The spill-free occupancy frontier: every kernel compiled at each occupancy level its arch has.
+
+A register-reduction strategy is measured by the highest occupancy it reaches without spilling and by
+what the next level costs, not by the registers the compiler fills at one occupancy target (at
+``waves_per_eu`` 2 LLVM may use all 256 VGPRs whatever the kernel needs). The levels come from the arch's
+register ladder (:func:`vgprscope.occupancy.ladder`, constants in :mod:`vgprscope.archs`):
+
+* AMD: ``waves_per_eu`` N for every N the ladder has (1..8 on CDNA); LLVM then allocates within the
+  budget that gives N waves/SIMD (the step's top VGPR count) and spills what does not fit.
+* NVIDIA: ``maxnreg`` at the top register count of every blocks-per-SM step for the launch's block size,
+  then the smallest spill-free ``maxnreg`` by bisection between the last spill-free level and the first
+  spilling one (assuming, as ptxas behaves, that fewer registers never spill less).
+
+Each level is an ordinary compile of the same spec with the knob set, so its numbers are the ones
+``analyze --waves-per-eu N`` / ``--maxnreg N`` prints for that config. The core takes compile tasks and
+functions that read and vary them, not bundled-variant fields, so specs from any source can use it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Generic, TypeVar
+
+from .archs import AmdArch, Arch, NvidiaArch
+from .occupancy import AMD_UNIT, NVIDIA_UNIT, ladder
+from .records import AmdUsage, NvidiaUsage, Record
+
+T = TypeVar("T")
+
+AMD_KNOB = "waves_per_eu"
+NVIDIA_KNOB = "maxnreg"
+# the limiters a frontier level names in words when they, not the registers, hold the occupancy down
+LIMITER_WORDS = {"lds": "LDS", "shared": "shared memory", "workgroup": "whole workgroups", "warps": "the warp slots",
+                 "blocks": "the blocks-per-SM limit", "sgpr": "SGPRs"}
+
+
+@dataclass(frozen=True)
+class LevelPlan:
+    """One occupancy level: the occupancy the registers alone give at ``budget`` registers, and the
+    compile option that asks the compiler for it."""
+
+    target: int  # waves/SIMD (AMD) or blocks/SM (NVIDIA) that the budget allows, registers alone
+    budget: int  # VGPR+AGPR total per wave (AMD) / registers per thread (NVIDIA) the level allows
+    knob: str  # waves_per_eu or maxnreg
+    setting: int  # the knob's value
+
+
+def occupancy_levels(arch: Arch, num_warps: int) -> list[LevelPlan]:
+    """Every occupancy level of ``arch`` for a launch of ``num_warps`` warps/waves, fewest first."""
+    if isinstance(arch, AmdArch):
+        # registers alone: the waves_per_eu budget is per SIMD, whatever the workgroup size
+        steps = ladder(arch)
+        return sorted((LevelPlan(s.value, s.hi, AMD_KNOB, s.value) for s in steps), key=lambda p: p.target)
+    steps = ladder(arch, threads=num_warps * arch.wave_size)
+    return sorted((LevelPlan(s.value, s.hi, NVIDIA_KNOB, s.hi) for s in steps if s.value > 0),
+                  key=lambda p: p.target)
+
+
+@dataclass(frozen=True)
+class Level:
+    """One compile of a kernel at a level (or, ``probe``, at a bisection step) and what it gave."""
+
+    plan: LevelPlan
+    record: Record
+    probe: bool = False  # a bisection compile, not one of the arch's levels
+
+    @property
+    def ok(self) -> bool:
+        return self.record.ok and self.record.usage is not None
+
+    @property
+    def spills(self) -> int | None:
+        """AMD: VGPR + SGPR values spilled; NVIDIA: spill store + load bytes; None when it did not compile."""
+        return self.record.usage.spills if self.ok else None
+
+    @property
+    def spill_free(self) -> bool:
+        return self.ok and self.spills == 0
+
+    @property
+    def allocation(self) -> int | None:
+        u = self.record.usage
+        if isinstance(u, AmdUsage):
+            return u.vgpr_alloc if u.vgpr_alloc is not None else u.vgpr_total
+        if isinstance(u, NvidiaUsage):
+            return u.regs
+        return None
+
+    @property
+    def reached(self) -> int | None:
+        occ = self.record.occupancy
+        return occ.value if occ is not None else None
+
+    @property
+    def limiters(self) -> tuple[str, ...]:
+        occ = self.record.occupancy
+        return occ.limiters if occ is not None else ()
+
+    def figures(self) -> dict[str, Any]:
+        u = self.record.usage
+        d: dict[str, Any] = {"used": None, "vgpr_spill": None, "sgpr_spill": None, "spill_insts": None,
+                             "spill_insts_in_loop": None, "scratch_bytes": None, "spill_store_bytes": None,
+                             "spill_load_bytes": None}
+        if isinstance(u, AmdUsage):
+            d |= {"used": u.vgpr_total, "vgpr_spill": u.vgpr_spill, "sgpr_spill": u.sgpr_spill,
+                  "spill_insts": u.spill_stores + u.spill_loads, "spill_insts_in_loop": u.spill_insts_in_loop,
+                  "scratch_bytes": u.scratch_bytes}
+        elif isinstance(u, NvidiaUsage):
+            d |= {"used": u.regs, "spill_store_bytes": u.spill_store_bytes, "spill_load_bytes": u.spill_load_bytes,
+                  "scratch_bytes": u.stack_bytes}
+        return d
+
+    def as_dict(self) -> dict[str, Any]:
+        occ = self.record.occupancy
+        return {
+            "level": self.plan.target, "knob": self.plan.knob, "setting": self.plan.setting,
+            "budget": self.plan.budget, "probe": self.probe, "status": self.record.status,
+            "allocation": self.allocation, **self.figures(), "spills": self.spills, "spill_free": self.spill_free,
+            "occupancy": self.reached, "unit": occ.unit if occ else None, "limiters": list(self.limiters),
+            "config_key": self.record.config.key(), "record": self.record.as_dict(),
+        }
+
+
+@dataclass(frozen=True)
+class KernelFrontier:
+    """One kernel of one spec on one arch across its levels, with the summary the levels give."""
+
+    variant: str
+    kernel: str
+    arch: str
+    config: Any  # the spec's config before the knob was set (KernelConfig for the bundled variants)
+    unit: str
+    knob: str
+    levels: tuple[Level, ...]
+    probes: tuple[Level, ...] = ()
+    spill_free: Level | None = None  # the highest level that compiled without spills
+    next_level: Level | None = None  # the level above it
+    spill_free_occupancy: int | None = None  # the occupancy reached at ``spill_free`` (LDS may cap it)
+    min_spill_free_maxnreg: int | None = None  # NVIDIA: the bisection's answer
+    summary: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        cfg = self.config.as_dict() if hasattr(self.config, "as_dict") else self.config
+        return {
+            "variant": self.variant, "kernel": self.kernel, "arch": self.arch, "config": cfg,
+            "unit": self.unit, "knob": self.knob, "levels": [lv.as_dict() for lv in self.levels],
+            "bisection": [lv.as_dict() for lv in self.probes],
+            "spill_free_level": self.spill_free.plan.target if self.spill_free else None,
+            "spill_free_budget": self.spill_free.plan.budget if self.spill_free else None,
+            "spill_free_occupancy": self.spill_free_occupancy,
+            "next_level": self.next_level.as_dict() if self.next_level else None,
+            "min_spill_free_maxnreg": self.min_spill_free_maxnreg, "summary": self.summary,
+        }
+
+
+# --------------------------------------------------------------------------------------------- wording
+
+
+def _plural(n: int, unit: str) -> str:
+    noun, _, per = unit.partition("/")
+    if n == 1 and noun.endswith("s"):
+        noun = noun[:-1]
+    return f"{n} {noun}/{per}"
+
+
+def _reg_word(arch: Arch) -> str:
+    return "VGPRs" if isinstance(arch, AmdArch) else "registers"
+
+
+def price(level: Level, arch: Arch) -> str:
+    """What a level costs: '233 spills (163 spill instructions, 124 in the loop)'; NVIDIA in bytes."""
+    if not level.ok:
+        return f"does not compile ({level.record.status})"
+    u = level.record.usage
+    if isinstance(u, AmdUsage):
+        if not u.spills:
+            return "no spills"
+        sgpr = f" ({u.vgpr_spill} VGPR + {u.sgpr_spill} SGPR)" if u.sgpr_spill else ""
+        insts = u.spill_stores + u.spill_loads
+        return f"{u.spills} spills{sgpr}, {insts} spill instructions, {u.spill_insts_in_loop} in the loop"
+    if not u.spills:
+        return "no spills"
+    return f"{u.spill_store_bytes} B of spill stores, {u.spill_load_bytes} B of spill loads"
+
+
+def _cap_words(level: Level) -> str:
+    """'LDS', 'LDS and SGPRs': what, besides the registers, holds the level below its target."""
+    return " and ".join(LIMITER_WORDS.get(x, x) for x in level.limiters if x not in ("vgpr", "regs"))
+
+
+def _capped(level: Level, unit: str) -> str:
+    """'; LDS caps it at 2 anyway' when something other than the registers holds the level down."""
+    if level.reached is None or level.reached >= level.plan.target:
+        return ""
+    words = _cap_words(level)
+    if not words:
+        return f"; the launch reaches {_plural(level.reached, unit)}"
+    return f"; {words} {'cap' if ' and ' in words else 'caps'} it at {level.reached} anyway"
+
+
+def summarize(kf: KernelFrontier, arch: Arch) -> str:
+    unit, reg = kf.unit, _reg_word(arch)
+    if not any(lv.ok for lv in kf.levels):
+        return "no level compiled"
+    top = max(kf.levels, key=lambda lv: lv.plan.target)
+    if kf.spill_free is None:
+        fewest = min((lv for lv in kf.levels if lv.ok), key=lambda lv: lv.spills or 0)
+        return (f"spills at every level; fewest at {_plural(fewest.plan.target, unit)}: "
+                f"{price(fewest, arch)}")
+    sf = kf.spill_free
+    head = f"spill-free to {_plural(sf.plan.target, unit)} ({sf.plan.budget} {reg})"
+    if sf.reached is not None and sf.reached < sf.plan.target:
+        head += f", {sf.reached} reached ({_cap_words(sf) or 'the launch'} {'cap' if ' and ' in _cap_words(sf) else 'caps'} it)"
+    if kf.next_level is None:
+        if sf is top:
+            return head + "; that is the arch's top level"
+        return head
+    nxt = kf.next_level
+    text = f"{head}; {_plural(nxt.plan.target, unit)}: {price(nxt, arch)}{_capped(nxt, unit)}"
+    if kf.min_spill_free_maxnreg is not None:
+        text += f"; smallest spill-free maxnreg {kf.min_spill_free_maxnreg}"
+    return text
+
+
+# ------------------------------------------------------------------------------------------------ core
+
+
+@dataclass(frozen=True)
+class SpecAccess(Generic[T]):
+    """How the frontier reads and varies a compile task, whatever source it came from."""
+
+    arch: Callable[[T], Arch]
+    num_warps: Callable[[T], int]
+    vary: Callable[[T, str, int], T]  # the same task with one backend option set
+    key: Callable[[T], tuple]  # matches a task to its records
+    record_key: Callable[[Record], tuple]
+    label: Callable[[T], str]  # the variant / kernel-source name
+    config: Callable[[T], Any]
+
+
+def _task_label(t: Any) -> str:
+    spec = getattr(t, "spec", None)
+    return spec.label if spec is not None else t.variant.name
+
+
+def _vary_task(t: Any, knob: str, value: int) -> Any:
+    """The same engine Task with one backend option set (a bundled variant x arch x config)."""
+    from .compile.engine import Task
+
+    return Task(t.variant, t.arch, replace(t.config, **{knob: value}))
+
+
+def engine_tasks() -> SpecAccess:
+    """Access to ``compile.engine.Task`` (a bundled or kernel-dir variant x arch x config)."""
+    return SpecAccess(
+        arch=lambda t: t.arch, num_warps=lambda t: t.config.num_warps, vary=_vary_task,
+        key=lambda t: (_task_label(t), t.arch.name, t.config.key()),
+        record_key=lambda r: (r.variant, r.arch, r.config.key()),
+        label=_task_label, config=lambda t: t.config,
+    )
+
+
+def compile_grouped(tasks: Sequence[T], compile_fn: Callable[[list[T]], list[Record]],
+                    access: SpecAccess[T]) -> list[list[Record]]:
+    """Each task's records (one per kernel), compiling every distinct task once in one batch."""
+    unique = list(dict.fromkeys(tasks))
+    by_key: dict[tuple, list[Record]] = {}
+    for r in compile_fn(unique):
+        by_key.setdefault(access.record_key(r), []).append(r)
+    return [by_key.get(access.key(t), []) for t in tasks]
+
+
+def level_count(tasks: Sequence[T], access: SpecAccess[T]) -> int:
+    """Compiles the levels of ``tasks`` take (the bisection's few on NVIDIA come on top)."""
+    return sum(len(occupancy_levels(access.arch(t), access.num_warps(t))) for t in tasks)
+
+
+def run_frontier(tasks: Sequence[T], compile_fn: Callable[[list[T]], list[Record]],
+                 access: SpecAccess[T] | None = None, bisect: bool = True) -> list[KernelFrontier]:
+    """The frontier of every kernel of every task: all levels compiled in one batch, then (NVIDIA) the
+    bisection rounds, each one batch. A level that fails to compile is a level with its error."""
+    access = access or engine_tasks()
+    tasks = list(dict.fromkeys(tasks))
+    plans = [occupancy_levels(access.arch(t), access.num_warps(t)) for t in tasks]
+    level_tasks = [access.vary(t, p.knob, p.setting) for t, ps in zip(tasks, plans) for p in ps]
+    grouped = iter(compile_grouped(level_tasks, compile_fn, access))
+
+    # (task index, kernel) -> levels, kernels in the order the task's records give them
+    per_kernel: dict[tuple[int, str], list[Level]] = {}
+    for i, ps in enumerate(plans):
+        for p in ps:
+            for rec in next(grouped):
+                per_kernel.setdefault((i, rec.kernel), []).append(Level(p, rec))
+
+    frontiers = {k: _frontier(tasks[k[0]], k[1], levels, access) for k, levels in per_kernel.items()}
+    if bisect:
+        frontiers = _bisect(tasks, frontiers, compile_fn, access)
+    return [frontiers[k] for k in per_kernel]
+
+
+def _frontier(task: Any, kernel: str, levels: list[Level], access: SpecAccess,
+              probes: Sequence[Level] = (), minimum: int | None = None) -> KernelFrontier:
+    arch = access.arch(task)
+    levels = sorted(levels, key=lambda lv: lv.plan.target)
+    free = [lv for lv in levels if lv.spill_free]
+    sf = max(free, key=lambda lv: lv.plan.target) if free else None
+    nxt = next((lv for lv in levels if sf is not None and lv.plan.target > sf.plan.target), None)
+    reached = max((lv.reached for lv in free if lv.reached is not None), default=None)
+    kf = KernelFrontier(
+        variant=access.label(task), kernel=kernel, arch=arch.name, config=access.config(task),
+        unit=AMD_UNIT if isinstance(arch, AmdArch) else NVIDIA_UNIT,
+        knob=AMD_KNOB if isinstance(arch, AmdArch) else NVIDIA_KNOB, levels=tuple(levels),
+        probes=tuple(probes), spill_free=sf, next_level=nxt, spill_free_occupancy=reached,
+        min_spill_free_maxnreg=minimum,
+    )
+    return replace(kf, summary=summarize(kf, arch))
+
+
+@dataclass
+class _Search:
+    lo: int  # spills (or does not compile) at this maxnreg
+    hi: int  # spill-free at this maxnreg
+    probes: list[Level] = field(default_factory=list)
+
+
+def _bisect(tasks: Sequence[Any], frontiers: dict[tuple[int, str], KernelFrontier],
+            compile_fn: Callable[[list[Any]], list[Record]], access: SpecAccess) -> dict[tuple[int, str], KernelFrontier]:
+    """NVIDIA: the smallest spill-free maxnreg between a spill-free level and the spilling one above it."""
+    searches: dict[tuple[int, str], _Search] = {}
+    for k, kf in frontiers.items():
+        arch = access.arch(tasks[k[0]])
+        if isinstance(arch, NvidiaArch) and kf.spill_free is not None and kf.next_level is not None \
+                and kf.next_level.ok:
+            searches[k] = _Search(lo=kf.next_level.plan.budget, hi=kf.spill_free.plan.budget)
+    while True:
+        pending = {k: s for k, s in searches.items() if s.hi - s.lo > 1}
+        if not pending:
+            break
+        mids = {k: (s.lo + s.hi) // 2 for k, s in pending.items()}
+        probe_tasks = [access.vary(tasks[k[0]], NVIDIA_KNOB, m) for k, m in mids.items()]
+        results = compile_grouped(probe_tasks, compile_fn, access)
+        for (k, mid), recs in zip(mids.items(), results):
+            rec = next((r for r in recs if r.kernel == k[1]), None)
+            s = searches[k]
+            if rec is None:  # the kernel vanished from its task's records: stop searching it
+                s.lo = s.hi - 1
+                continue
+            occ = rec.occupancy
+            lv = Level(LevelPlan(occ.value if occ else 0, mid, NVIDIA_KNOB, mid), rec, probe=True)
+            s.probes.append(lv)
+            if lv.spill_free:
+                s.hi = mid
+            else:
+                s.lo = mid
+    out = dict(frontiers)
+    for k, s in searches.items():
+        kf = frontiers[k]
+        out[k] = _frontier(tasks[k[0]], k[1], list(kf.levels), access, probes=sorted(
+            s.probes, key=lambda lv: lv.plan.budget), minimum=s.hi)
+    return out
+
+
+# --------------------------------------------------------------------------------- per variant (compare)
+
+
+@dataclass(frozen=True)
+class VariantFrontier:
+    """A variant's frontier on one arch and config: its most limited kernel decides."""
+
+    variant: str
+    arch: str
+    kernels: tuple[KernelFrontier, ...]
+    spill_free_occupancy: int | None  # the lowest of its kernels' (None: a kernel spills at every level)
+    limiting: KernelFrontier | None  # the kernel that sets it
+
+    @property
+    def next_spills(self) -> int | None:
+        k = self.limiting
+        return k.next_level.spills if k is not None and k.next_level is not None else None
+
+    @property
+    def next_target(self) -> int | None:
+        k = self.limiting
+        return k.next_level.plan.target if k is not None and k.next_level is not None else None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"spill_free_occupancy": self.spill_free_occupancy,
+                "limiting_kernel": self.limiting.kernel if self.limiting else None,
+                "next_level": self.next_target, "next_level_spills": self.next_spills,
+                "kernels": [k.as_dict() for k in self.kernels]}
+
+
+def by_variant(frontiers: Sequence[KernelFrontier]) -> dict[tuple[str, str, str], VariantFrontier]:
+    """(variant, arch, config key) -> the variant's frontier."""
+    groups: dict[tuple[str, str, str], list[KernelFrontier]] = {}
+    for kf in frontiers:
+        ck = kf.config.key() if hasattr(kf.config, "key") else str(kf.config)
+        groups.setdefault((kf.variant, kf.arch, ck), []).append(kf)
+    out = {}
+    for key, kfs in groups.items():
+        if any(k.spill_free_occupancy is None for k in kfs):
+            limiting = next(k for k in kfs if k.spill_free_occupancy is None)
+            value = None
+        else:
+            limiting = min(kfs, key=lambda k: (k.spill_free_occupancy, k.spill_free.plan.target))
+            value = limiting.spill_free_occupancy
+        out[key] = VariantFrontier(key[0], key[1], tuple(kfs), value, limiting)
+    return out

@@ -1,0 +1,206 @@
+"""Config grids: several values per option -> the cartesian product of requests; the size guard; sorting.
+
+Everything here is pure (no triton, no torch): the CLI parses option strings into axes
+(``vgprscope.cli.grid``), this module expands them, counts what a grid would compile and orders rows.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from .errors import UsageError
+from .records import Record
+from .variants import ConfigRequest
+
+# A grid above this many compiles is run only when asked for (`--yes` or `--max-compiles N`): at about a
+# second per compile and core, 10,000 compiles keep a 2-core machine busy for well over an hour.
+DEFAULT_MAX_COMPILES = 10_000
+
+# ConfigRequest fields a grid may vary, in the order a config label shows them
+AXES = ("block_m", "block_n", "head_dim", "dtype", "num_warps", "num_stages", "waves_per_eu",
+        "matrix_instr_nonkdim", "kpack", "maxnreg")
+KNOB_PREFIX = "knob:"  # an axis over a variant's own knob: "knob:num_splits"
+
+
+def expand(base: ConfigRequest, axes: Mapping[str, Sequence[Any]]) -> list[ConfigRequest]:
+    """The cartesian product of ``axes`` over ``base``, in the order the axes and their values were given.
+
+    An axis name is a ConfigRequest field or ``knob:NAME``; an axis with no values keeps ``base``'s.
+    """
+    names = [n for n, values in axes.items() if values]
+    for n in names:
+        if not n.startswith(KNOB_PREFIX) and n not in AXES:
+            raise UsageError(f"cannot vary {n!r}; a grid varies: {', '.join(AXES)} and knobs")
+    out = []
+    for combo in itertools.product(*(axes[n] for n in names)):
+        fields: dict[str, Any] = {}
+        knobs = dict(base.extra)
+        for n, v in zip(names, combo):
+            if n.startswith(KNOB_PREFIX):
+                knobs[n[len(KNOB_PREFIX):]] = v
+            else:
+                fields[n] = v
+        out.append(replace(base, **fields, extra=tuple(sorted(knobs.items()))))
+    return list(dict.fromkeys(out)) or [base]
+
+
+@dataclass(frozen=True)
+class GridSize:
+    compiles: int  # compile jobs the grid needs (one per variant x arch x config x level)
+    seconds_per_compile: float | None  # measured here on a sample, wall time per job with the pool's workers
+    sample: int  # how many jobs the rate was measured on
+
+    def estimate(self) -> str:
+        if self.seconds_per_compile is None:
+            return "an unknown time (no compile could be timed)"
+        return f"about {_duration(self.compiles * self.seconds_per_compile)}"
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 90 * 60:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+class GridTooLargeError(UsageError):
+    """A grid over the compile limit that the user did not confirm."""
+
+
+def check_size(compiles: int, limit: int | None, confirmed: bool,
+               measure: Callable[[], GridSize] | None = None) -> None:
+    """Refuse a grid of more than ``limit`` compiles (default DEFAULT_MAX_COMPILES) unless ``confirmed``,
+    saying how long it would take at the rate ``measure`` finds (it compiles a small sample of the grid,
+    which the cache keeps, so nothing measured is thrown away)."""
+    if confirmed and limit is None:
+        return
+    most = DEFAULT_MAX_COMPILES if limit is None else limit
+    if compiles <= most:
+        return
+    size = measure() if measure else GridSize(compiles, None, 0)
+    rate = (f" at the rate measured here on {size.sample} of them ({size.seconds_per_compile:.2f} s per compile)"
+            if size.seconds_per_compile is not None else "")
+    raise GridTooLargeError(
+        f"the grid is {compiles:,} compiles, over the limit of {most:,}; it would take {size.estimate()}{rate}; "
+        f"pass --yes to run it, or --max-compiles N to allow up to N, or narrow the grid")
+
+
+# ---------------------------------------------------------------------------------------------- sorting
+
+# short names -> the flat record field they sort (rows.flat); any flat field may be named as it is
+SORT_ALIASES = {
+    "vgprs": "usage_vgpr_total", "regs": "regs", "registers": "regs", "sgprs": "usage_sgpr",
+    "agprs": "usage_agpr", "spills": "spills", "scratch": "scratch", "lds": "lds", "shared": "lds",
+    "occupancy": "occ_value", "occ": "occ_value", "occ_percent": "occ_percent", "compile": "compile_seconds",
+    "compile_seconds": "compile_seconds", "spill_insts": "spill_insts", "in_loop": "usage_spill_insts_in_loop",
+}
+# metrics where more is better: shown best first, so these sort descending
+LARGER_IS_BETTER = {"occ_value", "occ_percent", "occ_warps_per_sm", "spill_free_occupancy"}
+
+
+def record_metrics(rec: Record) -> dict[str, Any]:
+    """Every sortable number of a record: its flat fields plus vendor-neutral regs / spills / scratch / lds."""
+    from .records import AmdUsage, NvidiaUsage
+    from .report.rows import flat
+
+    d = flat(rec)
+    u = rec.usage
+    if isinstance(u, AmdUsage):
+        d |= {"regs": u.vgpr_total, "spills": u.spills, "scratch": u.scratch_bytes, "lds": u.lds_bytes,
+              "spill_insts": u.spill_stores + u.spill_loads}
+    elif isinstance(u, NvidiaUsage):
+        d |= {"regs": u.regs, "spills": u.spills, "scratch": u.stack_bytes, "lds": u.shared_bytes}
+    return d
+
+
+def resolve_metric(name: str, known: Iterable[str]) -> str:
+    """The field a ``--sort`` name means; unknown names are a usage error listing the short names."""
+    key = name.strip().lower().replace("-", "_")
+    key = SORT_ALIASES.get(key, key)
+    known = set(known)
+    if key not in known:
+        short = sorted(a for a, f in SORT_ALIASES.items() if f in known or a in known)
+        raise UsageError(f"cannot sort by {name!r}; sort by one of: {', '.join(short)} "
+                         "(or any field of the csv output)")
+    return key
+
+
+def sort_by(items: Sequence[Any], metric: str, value_of: Callable[[Any, str], Any]) -> list[Any]:
+    """Best first by ``metric``: ascending, descending for LARGER_IS_BETTER; rows without it go last."""
+    desc = metric in LARGER_IS_BETTER
+
+    def key(item: Any) -> tuple[int, Any]:
+        v = value_of(item, metric)
+        if v is None or v == "" or (isinstance(v, float) and math.isnan(v)):
+            return (1, 0)
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            return (0, -v if desc else v)
+        return (0, str(v))
+
+    return sorted(items, key=key)
+
+
+def sort_records(records: Sequence[Record], metric: str | None) -> list[Record]:
+    """Records grouped by variant and arch (in first-seen order), each group best first by ``metric``.
+
+    A multi-kernel variant's kernels stay together under their config: the group's configs are ordered
+    by their worst kernel's value."""
+    if not metric:
+        return list(records)
+    if not records:
+        return []
+    field = resolve_metric(metric, {k for r in records for k in record_metrics(r)})
+    groups: dict[tuple[str, str], dict[str, list[Record]]] = {}
+    for r in records:
+        groups.setdefault((r.variant, r.arch), {}).setdefault(r.config.key(), []).append(r)
+
+    def config_value(kernels: list[Record], f: str) -> Any:
+        vals = [record_metrics(r).get(f) for r in kernels]
+        vals = [v for v in vals if isinstance(v, (int, float)) and not isinstance(v, bool)]
+        if not vals:
+            return None
+        return min(vals) if f in LARGER_IS_BETTER else max(vals)
+
+    out: list[Record] = []
+    for configs in groups.values():
+        for kernels in sort_by(list(configs.values()), field, config_value):
+            out.extend(kernels)
+    return out
+
+
+def group_records(records: Sequence[Record]) -> list[Record]:
+    """Rows of one variant and arch together (variants, then archs, in first-seen order); within a group
+    the grid's order is kept, and a config's kernels stay together."""
+    variants = {v: i for i, v in enumerate(dict.fromkeys(r.variant for r in records))}
+    archs = {a: i for i, a in enumerate(dict.fromkeys(r.arch for r in records))}
+    return sorted(records, key=lambda r: (variants[r.variant], archs[r.arch]))
+
+
+# compare's variant lines: --sort names -> VariantLine attributes
+LINE_SORTS = {"regs": "regs", "vgprs": "regs", "registers": "regs", "sgprs": "sgprs", "spills": "spills",
+              "scratch": "scratch", "lds": "lds", "shared": "lds", "occupancy": "occupancy", "occ": "occupancy",
+              "occ_percent": "occupancy_pct", "spill_free_occupancy": "spill_free_occupancy"}
+
+
+def sort_lines(per_arch: Mapping[str, Sequence[Any]], metric: str | None) -> dict[str, list[Any]]:
+    """compare's per-arch variant lines, each table best first by ``metric``."""
+    if not metric:
+        return {k: list(v) for k, v in per_arch.items()}
+    key = metric.strip().lower().replace("-", "_")
+    if key not in LINE_SORTS:
+        raise UsageError(f"cannot sort compare by {metric!r}; sort by one of: {', '.join(LINE_SORTS)}")
+    attr = LINE_SORTS[key]
+    field = "occ_value" if attr == "occupancy" else attr  # occupancy sorts descending
+
+    def value(ln: Any, _: str) -> Any:
+        if attr == "spill_free_occupancy":
+            return ln.frontier.spill_free_occupancy if ln.frontier is not None else None
+        return getattr(ln, attr)
+
+    return {k: sort_by(list(v), field if field != "occupancy_pct" else "occ_percent", value)
+            for k, v in per_arch.items()}

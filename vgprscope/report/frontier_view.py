@@ -1,0 +1,232 @@
+"""The frontier as a terminal table, markdown, CSV and JSON: levels per kernel, then one summary line each."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..frontier import KernelFrontier, Level
+from ..records import SCHEMA_VERSION, AmdUsage, NvidiaUsage
+from .machine import Machine
+
+_UNIT_SHORT = {"waves/SIMD": "w/SIMD", "blocks/SM": "blk/SM"}
+
+
+@dataclass(frozen=True)
+class _Row:
+    kf: KernelFrontier
+    level: Level
+    first: bool  # the kernel's first row: it names the kernel
+
+
+def _rows(frontiers: Sequence[KernelFrontier]) -> list[_Row]:
+    out = []
+    for kf in frontiers:
+        levels = sorted([*kf.levels, *kf.probes], key=lambda lv: (lv.plan.target, -lv.plan.budget))
+        out += [_Row(kf, lv, i == 0) for i, lv in enumerate(levels)]
+    return out
+
+
+def _groups(frontiers: Sequence[KernelFrontier]) -> dict[tuple[str, str], list[KernelFrontier]]:
+    """(arch, config label) -> its kernels, in the order they came."""
+    out: dict[tuple[str, str], list[KernelFrontier]] = {}
+    for kf in frontiers:
+        out.setdefault((kf.arch, _config_label(kf)), []).append(kf)
+    return out
+
+
+def _config_label(kf: KernelFrontier) -> str:
+    """The spec's config without the knob the frontier varies."""
+    from dataclasses import replace
+
+    cfg = kf.config
+    if hasattr(cfg, kf.knob) and hasattr(cfg, "short"):
+        return replace(cfg, **{kf.knob: None}).short()
+    return str(cfg)
+
+
+# ---- cells -------------------------------------------------------------------------------------------
+
+
+def _kernel(r: _Row) -> str:
+    if not r.first:
+        return ""
+    return r.kf.variant if r.kf.kernel == r.kf.variant else f"{r.kf.variant} {r.kf.kernel}"
+
+
+def _setting(r: _Row) -> str:
+    lv = r.level
+    mark = "*" if lv.probe else ""
+    return f"{lv.plan.setting}{mark}"
+
+
+def _spills(lv: Level) -> str:
+    u = lv.record.usage if lv.ok else None
+    if isinstance(u, AmdUsage):
+        return "0" if not u.spills else (f"{u.vgpr_spill}" if not u.sgpr_spill else f"{u.vgpr_spill}+{u.sgpr_spill}s")
+    if isinstance(u, NvidiaUsage):
+        return "0" if not u.spills else f"{u.spill_store_bytes}+{u.spill_load_bytes}"
+    return "-"
+
+
+def _insts(lv: Level) -> str:
+    u = lv.record.usage if lv.ok else None
+    if isinstance(u, AmdUsage):
+        return f"{u.spill_stores + u.spill_loads} ({u.spill_insts_in_loop})"
+    return "-"
+
+
+def _scratch(lv: Level) -> str:
+    u = lv.record.usage
+    if isinstance(u, AmdUsage):
+        return str(u.scratch_bytes)
+    if isinstance(u, NvidiaUsage):
+        return str(u.stack_bytes)
+    return "-"
+
+
+def _occ(lv: Level) -> str:
+    if lv.reached is None:
+        return "-"
+    others = [x for x in lv.limiters if x not in ("vgpr", "regs")]
+    lim = f" {','.join(others)}" if others and lv.reached < lv.plan.target else ""
+    return f"{lv.reached}{lim}"
+
+
+def _num(x: Any) -> str:
+    return "-" if x is None else str(x)
+
+
+def _columns(amd: bool, notes: Any) -> list:
+    from .formats import Column
+
+    def status(r: _Row) -> str:
+        return "ok" if r.level.ok else f"✗ {notes.ref(r.level.record.status)}"
+
+    cols = [
+        Column("kernel", _kernel, wrap=True, min_width=10),
+        Column("wpe" if amd else "maxnreg", _setting, justify="right"),
+        Column("level", lambda r: f"{r.level.plan.target}", justify="right"),
+        Column("budget", lambda r: str(r.level.plan.budget), justify="right"),
+        Column("alloc", lambda r: _num(r.level.allocation), justify="right"),
+        Column("used", lambda r: _num(r.level.figures()["used"]), justify="right", wide_only=True),
+        Column("spills" if amd else "spill st+ld B", lambda r: _spills(r.level), justify="right"),
+    ]
+    if amd:
+        cols.append(Column("spill insts (loop)", lambda r: _insts(r.level), justify="right"))
+    cols += [
+        Column("scratch B" if amd else "stack B", lambda r: _scratch(r.level), justify="right"),
+        Column("occupancy", lambda r: _occ(r.level), justify="right"),
+        Column("limiter", lambda r: ",".join(r.level.limiters) or "-", wide_only=True),
+        Column("status", status),
+    ]
+    return cols
+
+
+def legend(amd: bool, unit: str) -> str:
+    if amd:
+        return (f"wpe: the waves_per_eu hint compiled; level: the {unit} its VGPR budget allows; alloc: the "
+                "VGPRs allocated (the descriptor's, padded to the budget); spills: VGPR (+SGPR) values; "
+                f"occupancy: the {unit} reached, with what else limits it")
+    return (f"maxnreg: the register cap compiled (* a bisection step); level: the {unit} that budget allows; "
+            f"spill st+ld B: spill store + load bytes per thread; occupancy: the {unit} reached, with what else "
+            "limits it")
+
+
+# ---- renderers ---------------------------------------------------------------------------------------
+
+
+def tables_text(frontiers: Sequence[KernelFrontier], machine: Machine, *, wide: bool = False,
+                width: int | None = None) -> str:
+    from .formats import Footnotes, build_table, output_width, render_table, wrap
+
+    width = width or output_width()
+    parts = [machine.text(width) + "\n"]
+    for (arch, cfg), kfs in _groups(frontiers).items():
+        notes = Footnotes()
+        amd = kfs[0].unit == "waves/SIMD"
+        table = build_table(_rows(kfs), _columns(amd, notes),
+                            title=f"frontier: {arch}, {cfg} ({_UNIT_SHORT.get(kfs[0].unit, kfs[0].unit)})",
+                            wide=wide, row_style=lambda r: None if r.level.ok else "red",
+                            section=lambda r: (r.kf.variant, r.kf.kernel))
+        summary = [wrap(f"{_kernel(_Row(kf, kf.levels[0], True))}: {kf.summary}", width, "    ") for kf in kfs]
+        parts.append(render_table(table, footnotes=notes, notes=[legend(amd, kfs[0].unit)], wide=wide,
+                                  width=width))
+        parts.append("\n".join(summary) + "\n\n")
+    return "".join(parts).rstrip("\n") + "\n"
+
+
+MD_HEADERS = ["kernel", "knob", "setting", "level", "budget", "allocation", "used", "VGPR spills", "SGPR spills",
+              "spill st/ld B", "spill insts", "in loop", "scratch / stack B", "occupancy", "limiters", "status"]
+
+
+def _md_row(r: _Row) -> list[str]:
+    lv, f = r.level, r.level.figures()
+    st_ld = "-" if f["spill_store_bytes"] is None else f"{f['spill_store_bytes']}/{f['spill_load_bytes']}"
+    return [_kernel(r), lv.plan.knob + (" (bisection)" if lv.probe else ""), str(lv.plan.setting),
+            str(lv.plan.target), str(lv.plan.budget), _num(lv.allocation), _num(f["used"]), _num(f["vgpr_spill"]),
+            _num(f["sgpr_spill"]), st_ld, _num(f["spill_insts"]), _num(f["spill_insts_in_loop"]),
+            _num(f["scratch_bytes"]), _num(lv.reached), ",".join(lv.limiters) or "-", lv.record.status]
+
+
+def tables_md(frontiers: Sequence[KernelFrontier], machine: Machine, title: str = "") -> str:
+    from .formats import md_table
+
+    out = [f"## {title}\n\n" if title else "", f"Machine: {machine.line()}\n"]
+    for (arch, cfg), kfs in _groups(frontiers).items():
+        out.append(f"\n### {arch}, {cfg} ({kfs[0].unit})\n\n" + md_table(MD_HEADERS, [_md_row(r) for r in _rows(kfs)]))
+        out.append("\n" + "".join(f"- {_kernel(_Row(kf, kf.levels[0], True))}: {kf.summary}\n" for kf in kfs))
+    return "".join(out)
+
+
+def to_json(frontiers: Sequence[KernelFrontier], machine: Machine, command: str = "frontier") -> str:
+    doc = {"schema_version": SCHEMA_VERSION, "tool": "vgprscope", "command": command,
+           "machine": machine.as_dict(), "triton_version": machine.triton,
+           "kernels": [kf.as_dict() for kf in frontiers]}
+    return json.dumps(doc, indent=2, default=str) + "\n"
+
+
+def to_csv(frontiers: Sequence[KernelFrontier]) -> str:
+    from .formats import dicts_to_csv
+
+    rows = []
+    for r in _rows(frontiers):
+        d = {k: v for k, v in r.level.as_dict().items() if k not in ("record", "limiters")}
+        d["limiters"] = ",".join(r.level.limiters)
+        rows.append({"variant": r.kf.variant, "kernel": r.kf.kernel, "arch": r.kf.arch,
+                     "config": _config_label(r.kf), **d, "spill_free_occupancy": r.kf.spill_free_occupancy,
+                     "min_spill_free_maxnreg": r.kf.min_spill_free_maxnreg, "summary": r.kf.summary})
+    return dicts_to_csv(rows)
+
+
+# ---- compare --frontier cells -----------------------------------------------------------------------------
+
+
+def spill_free_cell(vf: Any) -> str:
+    """'2 w/SIMD' (the variant's most limited kernel), 'none' when a kernel spills at every level."""
+    if vf is None:
+        return "-"
+    if vf.spill_free_occupancy is None:
+        return "none"
+    unit = vf.limiting.unit if vf.limiting else ""
+    return f"{vf.spill_free_occupancy} {_UNIT_SHORT.get(unit, unit)}"
+
+
+def next_level_cell(vf: Any) -> str:
+    """'3: 233 (124 loop)': the next level of the limiting kernel and its spills (NVIDIA: bytes)."""
+    if vf is None or vf.limiting is None:
+        return "-"
+    k = vf.limiting
+    if vf.spill_free_occupancy is None:
+        return "spills at every level"
+    nxt = k.next_level
+    if nxt is None:
+        return "top level"
+    if not nxt.ok:
+        return f"{nxt.plan.target}: fails"
+    u = nxt.record.usage
+    if isinstance(u, AmdUsage):
+        return f"{nxt.plan.target}: {u.spills} ({u.spill_insts_in_loop} loop)"
+    return f"{nxt.plan.target}: {u.spill_store_bytes}+{u.spill_load_bytes} B"
