@@ -8,7 +8,9 @@ kernel directory. Rules for what a loop's sum counts:
 - live-ins: tensors defined before the loop and used in it (the ``q`` tile), at their layout's
   registers; integer ones (offsets such as ``offs_n``, masks) have the role ``index`` and count too;
 - not counted: splats and constants (role ``uniform``: one value, whatever the layout: LLVM keeps the
-  scalar, not one copy per element) and tensors in shared or tensor memory (role ``memory``: 0 VGPRs).
+  scalar, not one copy per element), i1 tensors (role ``mask``: the backends keep booleans as predicates
+  or lane masks, AMD one SGPR bit per lane, not as 32-bit registers; their element count is shown) and
+  tensors in shared or tensor memory (role ``memory``: 0 VGPRs).
 What the allocation holds beyond the sum is the loop's temporaries (the score tile, K/V operands),
 addresses and the software pipeline's buffers: the remainder.
 """
@@ -149,6 +151,8 @@ def _role(value: IrValue) -> str:
         return "memory"
     if value.op in UNIFORM_OPS:
         return "uniform"
+    if value.type.dtype == "i1":
+        return "mask"  # predicates / lane masks (AMD: an SGPR bit per lane), not VGPRs
     if value.op in INDEX_OPS or re.fullmatch(r"i\d+", value.type.dtype):
         return "index"  # integer tensors live across a loop are offsets and masks, not data
     return "live-in"
@@ -167,6 +171,8 @@ def live_tensor(value: IrValue, module: TtgirModule) -> LiveTensor:
         except LayoutError:
             elements = registers = None
         name = describe(layout)
+    if role == "mask":
+        registers = None  # not 32-bit registers (see the module docstring); the element count stays
     return LiveTensor(name=value.name or value.ssa, ssa=value.ssa, role=role, shape=t.shape, dtype=t.dtype,
                       layout=name, elements=elements, registers=registers,
                       counted=role in ("carried", "live-in", "index") and registers is not None)

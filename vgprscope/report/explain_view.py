@@ -11,7 +11,7 @@ from ..explain import KernelExplanation, LiveTensor, LoopLiveState, seed_row
 from .machine import Machine
 
 SCHEMA_VERSION = 1
-SHOWN_ROLES = ("carried", "live-in", "index", "memory")
+SHOWN_ROLES = ("carried", "live-in", "index", "mask", "memory")
 TEXT_WIDTH = 100  # the lines under the tables read in a 100-column terminal
 
 
@@ -26,6 +26,8 @@ def _shape(t: LiveTensor) -> str:
 def _regs(t: LiveTensor) -> str:
     if t.role == "memory":
         return "0"
+    if not t.counted:
+        return "-"
     return "?" if t.registers is None else str(t.registers)
 
 
@@ -91,12 +93,12 @@ def to_table(explanations: Sequence[KernelExplanation], machine: Machine, *, spi
 
     out = [machine.line(), ""]
     for e in explanations:
-        out.append(_header(e))
+        out.append(_wrap(_header(e), ""))
         if not e.ok:
             out += [f"  error: {e.error}", ""]
             continue
         for lp in e.loops:
-            out.append(f"  loop {lp.index + 1}: {chain(lp.location)}")
+            out.append(_wrap(f"loop {lp.index + 1}: {chain(lp.location)}", "  "))
             table = Table(show_lines=False, header_style="bold", pad_edge=False, box=None)
             for header, justify in (("tensor", "left"), ("role", "left"), ("shape", "right"), ("dtype", "left"),
                                     ("layout", "left"), ("elems", "right"), ("regs", "right"),
@@ -107,7 +109,7 @@ def to_table(explanations: Sequence[KernelExplanation], machine: Machine, *, spi
                     continue
                 elems = "" if t.elements is None or t.role == "memory" else str(t.elements)
                 table.add_row(t.name, t.role, _shape(t), t.dtype, t.layout, elems, _regs(t), _seed_cell(t, e.seed))
-            out.append(_indent(formats.render_table(table).rstrip("\n"), "    "))
+            out.append(formats.render_table(table).rstrip("\n"))
             uniform = [t.name for t in lp.tensors if t.role == "uniform"]
             if uniform:
                 names = ", ".join(dict.fromkeys(uniform))
@@ -125,7 +127,7 @@ def to_table(explanations: Sequence[KernelExplanation], machine: Machine, *, spi
                                  no_wrap=header != "source line <- inlined at")
             for s in e.spills[:spill_limit]:
                 table.add_row(str(s.stores), str(s.reloads), "in loop" if s.in_loop else "outside", chain(s.location))
-            out.append(_indent(formats.render_table(table).rstrip("\n"), "    "))
+            out.append(formats.render_table(table).rstrip("\n"))
             if len(e.spills) > spill_limit:
                 out.append(f"    ... {len(e.spills) - spill_limit} more sites (--format md or json lists all)")
         out += [f"  note: {n}" for n in e.notes]
@@ -137,10 +139,6 @@ def _wrap(text: str, pad: str, width: int = TEXT_WIDTH) -> str:
     import textwrap
 
     return textwrap.fill(text, width=width, initial_indent=pad, subsequent_indent=pad + "  ")
-
-
-def _indent(text: str, pad: str) -> str:
-    return "\n".join(pad + ln if ln else ln for ln in text.splitlines())
 
 
 def to_markdown(explanations: Sequence[KernelExplanation], machine: Machine, title: str | None = None,
