@@ -8,6 +8,7 @@ import typer
 
 from .analyze import config_request
 from .app import app
+from .common import WideOpt
 from .common import (
     ArchOpt, BlockMOpt, BlockNOpt, CausalOpt, Dtype, DtypeOpt, Format, FormatOpt, HeadDimOpt, JobsOpt, KernelDirOpt,
     KnobOpt, KpackOpt, MaxnregOpt, NoCacheOpt, NonKDimOpt, NumStagesOpt, NumWarpsOpt, OutputOpt, WavesPerEuOpt, emit, err,
@@ -70,6 +71,7 @@ def compare(
     jobs: JobsOpt = None,
     kernel_dir: KernelDirOpt = None,
     no_cache: NoCacheOpt = False,
+    wide: WideOpt = False,
 ) -> None:
     """Each strategy's registers, spills, LDS, occupancy and memory traffic, with deltas against baseline."""
     from dataclasses import replace
@@ -95,7 +97,7 @@ def compare(
         extra, headers, gpu_machine = _bench_columns(records, req, ref_shape, jobs)
     machine = gpu_machine or compile_only()  # the GPU's line when timings came from it
     renderers = {
-        Format.table: lambda: view.tables_text(per_arch, machine, headers, extra),
+        Format.table: lambda: view.tables_text(per_arch, machine, headers, extra, wide=wide),
         Format.md: lambda: view.tables_md(per_arch, machine, "vgprscope compare", headers, extra),
         Format.json: lambda: view.to_json(per_arch, machine, extra),
         Format.csv: lambda: view.to_csv(per_arch),

@@ -1,4 +1,10 @@
-"""The compare tables: one per arch, kernel rows under a variant line, deltas against baseline."""
+"""The compare tables: one per arch, kernel rows under a variant line, deltas against baseline.
+
+Deltas are the signed change of the value itself against the ``baseline`` variant's line (VGPRs
+274 -> 242 is ``-32``, occupancy 1 -> 2 is ``+1``), marked better or worse apart from the sign
+(report/deltas.py, shared with ``check``). The default view is compact (units in the headers, the traffic
+formula as a footnote); ``wide`` and markdown show every column.
+"""
 
 from __future__ import annotations
 
@@ -6,108 +12,226 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..compare import VariantLine
-from ..records import SCHEMA_VERSION
-from .formats import md_table, render_table
+from ..compare import REFERENCE, VariantLine
+from ..records import SCHEMA_VERSION, AmdUsage
+from .deltas import Delta, judge, legend, with_delta
+from .formats import Footnotes, md_table, new_table, render_table, _plain
 from .machine import Machine
-from .rows import fmt_lds, fmt_regs, fmt_scratch, fmt_sgpr, fmt_spills, occupancy_label
+from .records_view import common_config
+from .rows import NEXT_LEGEND, fmt_lds, fmt_regs, fmt_scratch, fmt_sgpr, fmt_spills, occupancy_label, pct, short_next_step
+
+# metric, VariantLine attribute, higher is better
+DELTA_METRICS = (("regs", "regs", False), ("spills", "spills", False), ("scratch", "scratch", False),
+                 ("lds", "lds", False), ("occupancy", "occupancy", True))
 
 
-def _with(value: Any, ln: VariantLine, metric: str) -> str:
-    d = dict(ln.deltas).get(metric, "x")
-    return f"{value} ({d})" if d not in ("=",) else f"{value} (=)"
+def line_deltas(lines: Sequence[VariantLine]) -> dict[str, dict[str, Delta]]:
+    """variant -> metric -> its change against the reference variant's line of the same table; none for
+    the reference itself, and none at all when the table has no reference line."""
+    ref = next((ln for ln in lines if ln.variant == REFERENCE), None)
+    if ref is None:
+        return {}
+    return {ln.variant: {m: judge(getattr(ln, a), getattr(ref, a), hib) for m, a, hib in DELTA_METRICS}
+            for ln in lines if ln is not ref}
 
 
 def _gb(x: float | None) -> str:
     return "-" if x is None else f"{x / 1e9:.2f}"
 
 
-def _traffic(ln: VariantLine) -> list[str]:
-    t = ln.traffic
-    if t is None:
-        return ["-", "-", "-", "-"]
-    return [_gb(t.bytes_read), _gb(t.bytes_written), f"{t.flops / 1e9:.0f}", f"{t.intensity:.0f}"]
+def _amd(lines: Sequence[VariantLine]) -> bool:
+    return any(isinstance(r.usage, AmdUsage) for ln in lines for r in ln.kernels)
 
 
-HEADERS = ["variant", "kernel", "config", "VGPRs / regs (Δ)", "SGPRs", "spills (Δ)", "scratch / stack B (Δ)",
-           "LDS / smem B (Δ)", "occupancy (Δ)", "occ %", "limiter", "next step", "read GB", "written GB",
-           "GFLOP", "FLOP/B", "status"]
+def _unit(lines: Sequence[VariantLine]) -> str:
+    return next((r.occupancy.unit for ln in lines for r in ln.kernels if r.occupancy), "")
 
 
-def line_rows(ln: VariantLine, extra: Mapping[str, Mapping[str, str]] | None = None,
-              n_extra: int = 0) -> list[list[str]]:
-    """Kernel rows (multi-kernel variants only), then the variant line."""
-    rows = []
-    if len(ln.kernels) > 1:
+def _num(x: Any) -> str:
+    return "-" if x is None else str(x)
+
+
+def _status(status: str, notes: Footnotes | None) -> str:
+    if status == "ok" or notes is None:
+        return status
+    return f"✗ {notes.ref(status)}"
+
+
+def _rows(ln: VariantLine, ds: Mapping[str, Delta] | None, extra: Mapping[str, str], extra_headers: Sequence[str],
+          notes: Footnotes | None) -> list[tuple[str, dict[str, Any]]]:
+    """(label, cells by column key) for a variant: its kernels (several only), then the variant line."""
+    ds = ds or {}
+    out = []
+    multi = len(ln.kernels) > 1
+    if multi:
+        out.append((ln.variant, None))
         for r in ln.kernels:
             occ = r.occupancy
-            rows.append([ln.variant, r.kernel, "", fmt_regs(r), fmt_sgpr(r), fmt_spills(r), fmt_scratch(r),
-                         fmt_lds(r), occupancy_label(r), f"{occ.percent:.1f}" if occ else "-",
-                         ",".join(occ.limiters) if occ else "-", occ.next_step if occ else "-",
-                         "", "", "", "", r.status])
-    single = ln.kernels[0] if len(ln.kernels) == 1 else None
-    occ_label = "-" if ln.occupancy is None else f"{ln.occupancy} {ln.kernels[0].occupancy.unit}"
-    rows.append([
-        ln.variant, single.kernel if single else "(variant)", ln.config,
-        _with(ln.regs if ln.regs is not None else "-", ln, "regs"),
-        "-" if ln.sgprs is None else str(ln.sgprs),
-        _with(ln.spills if ln.spills is not None else "-", ln, "spills"),
-        _with(ln.scratch if ln.scratch is not None else "-", ln, "scratch"),
-        _with(ln.lds if ln.lds is not None else "-", ln, "lds"),
-        _with(occ_label, ln, "occupancy"),
-        "-" if ln.occupancy_pct is None else f"{ln.occupancy_pct:.1f}",
-        ln.limiter, single.occupancy.next_step if single and single.occupancy else "-",
-        *_traffic(ln), ln.status,
-    ])
-    if n_extra:
-        # timings belong to the whole variant: on its line, not on each of its kernels
-        cols = list((extra or {}).get(ln.variant, {}).values()) or ["-"] * n_extra
-        for r in rows[:-1]:
-            r.extend([""] * n_extra)
-        rows[-1].extend(cols)
-    return rows
+            out.append((f"  {r.kernel}", {
+                "variant": ln.variant, "kernel": r.kernel, "config": "", "config_short": "",
+                "regs": fmt_regs(r), "sgprs": fmt_sgpr(r), "spills": fmt_spills(r), "scratch": fmt_scratch(r),
+                "lds": fmt_lds(r), "occupancy": occupancy_label(r),
+                "occ": "-" if occ is None else str(occ.value),
+                "occ_pct": f"{occ.percent:.1f}" if occ else "-", "limiter": ",".join(occ.limiters) if occ else "-",
+                "next": occ.next_step if occ else "-",
+                "limiter_next": _next(occ, notes) if occ else "-",
+                "read": "", "written": "", "gflop": "", "intensity": "", "traffic": "",
+                "status": _status(r.status, notes), "status_full": r.status,
+                **{h: "" for h in extra_headers}}))
+    single = ln.kernels[0] if not multi else None
+    occ = single.occupancy if single else None
+    worst_pct = "-" if ln.occupancy_pct is None else pct(ln.occupancy_pct)
+    t = ln.traffic
+    traffic = "-" if t is None else _gb(t.bytes_total)
+    if t is not None and notes is not None and t.formula:
+        traffic += f" {notes.ref(t.formula)}"
+    out.append(("  (variant)" if multi else ln.variant, {
+        "variant": ln.variant, "kernel": single.kernel if single else "(variant)", "config": ln.config,
+        "regs": with_delta(_num(ln.regs), ds.get("regs")), "sgprs": _num(ln.sgprs),
+        "spills": with_delta(_num(ln.spills), ds.get("spills")),
+        "scratch": with_delta(_num(ln.scratch), ds.get("scratch")),
+        "lds": with_delta(_num(ln.lds), ds.get("lds")),
+        "occupancy": with_delta("-" if ln.occupancy is None else f"{ln.occupancy} {_unit([ln])}",
+                                ds.get("occupancy")),
+        "occ": with_delta(_num(ln.occupancy), ds.get("occupancy")),
+        "occ_pct": "-" if ln.occupancy_pct is None else f"{ln.occupancy_pct:.1f}", "limiter": ln.limiter,
+        "next": occ.next_step if occ else "-",
+        "limiter_next": _next(occ, notes) if occ else ln.limiter,
+        "read": "-" if t is None else _gb(t.bytes_read), "written": "-" if t is None else _gb(t.bytes_written),
+        "gflop": "-" if t is None else f"{t.flops / 1e9:.0f}", "intensity": "-" if t is None else f"{t.intensity:.0f}",
+        "traffic": traffic, "status": _status(ln.status, notes), "status_full": ln.status,
+        **{h: extra.get(h, "-") for h in extra_headers}}))
+    return out
+
+
+def _next(occ, notes: Footnotes | None) -> str:
+    short = short_next_step(occ)
+    if short is not None or notes is None:
+        return short or occ.next_step
+    return f"{','.join(occ.limiters) or '-'} {notes.ref(occ.next_step)}"
+
+
+def _columns(lines: Sequence[VariantLine], extra_headers: Sequence[str], wide: bool,
+             with_status: bool, with_spills: bool = True) -> list[tuple[str, str, dict[str, Any]]]:
+    """(header, cell key, add_column options) of a table's columns; the default view leaves out status
+    when every row is ok and spills when no kernel spills (the title says so)."""
+    amd = _amd(lines)
+    regs, lds = ("VGPRs", "LDS B") if amd else ("regs", "smem B")
+    unit = _unit(lines)
+    if wide:
+        cols = [("variant", "variant", {}), ("kernel", "kernel", {}), ("config", "config", {}),
+                ("VGPRs / regs (Δ)", "regs", {}), ("SGPRs", "sgprs", {}), ("spills (Δ)", "spills", {}),
+                ("scratch / stack B (Δ)", "scratch", {}), ("LDS / smem B (Δ)", "lds", {}),
+                ("occupancy (Δ)", "occupancy", {}), ("occ %", "occ_pct", {}), ("limiter", "limiter", {}),
+                ("next step", "next", {}), ("read GB", "read", {}), ("written GB", "written", {}),
+                ("GFLOP", "gflop", {}), ("FLOP/B", "intensity", {})]
+        return cols + [(h, h, {}) for h in extra_headers] + [("status", "status_full", {})]
+    fold = {"no_wrap": False}
+    spills = [("spills (Δ)", "spills", fold)] if with_spills else []
+    cols = [("config", "config_short", fold), (f"{regs} (Δ)", "regs", fold), *spills,
+            (f"{lds} (Δ)", "lds", fold), (f"{unit or 'occupancy'} (Δ)", "occ", fold),
+            ("limiter: next", "limiter_next", fold), ("GB moved", "traffic", fold)]
+    cols += [(h, h, fold) for h in extra_headers]
+    return cols + ([("status", "status", {})] if with_status else [])
+
+
+def _table(title: str, lines: Sequence[VariantLine], extra: Mapping[str, Mapping[str, str]] | None,
+           extra_headers: Sequence[str], wide: bool, notes: Footnotes | None):
+    from rich.text import Text
+
+    deltas = line_deltas(lines)
+    rows = [row for ln in lines
+            for row in _rows(ln, deltas.get(ln.variant), (extra or {}).get(ln.variant, {}), extra_headers, notes)]
+    shared, rest = common_config([cells["config"] for _, cells in rows if cells and cells["config"]])
+    it = iter(rest)
+    for _, cells in rows:
+        if cells and cells["config"]:
+            cells["config_short"] = next(it)
+    with_status = any(cells and cells["status_full"] != "ok" for _, cells in rows)
+    spill_free = all(r.ok and r.usage is not None and not r.usage.spills for ln in lines for r in ln.kernels)
+    columns = _columns(lines, extra_headers, wide, with_status, with_spills=not spill_free)
+    if not wide and set(rest) <= {"-"}:
+        columns = [c for c in columns if c[1] != "config_short"]
+    said = ([f"every config: {shared}"] if shared else []) + (["no kernel spills"] if spill_free else [])
+    heading = f"{title} ({'; '.join(said)})" if said and not wide else title
+    table = new_table(heading)
+    if not wide:
+        table.add_column("variant", overflow="fold")
+    for header, _, opts in columns:
+        table.add_column(header, **({"no_wrap": True, "overflow": "fold"} | opts))
+    for i, (label, cells) in enumerate(rows):
+        if i and not label.startswith("  "):
+            table.rows[-1].end_section = True
+        if cells is None:
+            if not wide:
+                table.add_row(Text(label, style="bold"), *[""] * len(columns))
+            continue
+        style = None if cells["status_full"] == "ok" else "red"
+        table.add_row(*([label] if not wide else []), *(cells[key] for _, key, _ in columns), style=style)
+    return table
+
+
+VARIANT_LEGEND = ("(variant): a variant of several kernels, its most registers, spills and LDS and its worst "
+                  "occupancy; GB moved: the traffic model's bytes read + written on the reference shape "
+                  "(formula in the footnote; read, written, FLOP/B with --wide)")
+
+
+def tables_text(per_arch: Mapping[str, list[VariantLine]], machine: Machine, extra_headers: Sequence[str] = (),
+                extra=None, *, wide: bool = False, width: int | None = None) -> str:
+    """One table per arch (per grid point); the footnotes (numbered across the tables) and the legend once
+    at the end."""
+    from .formats import output_width, wrap
+
+    notes = Footnotes()
+    parts = [machine.text(width) + "\n"]
+    tables = list(per_arch.items())
+    for i, (arch, lines) in enumerate(tables):
+        table = _table(f"vgprscope compare: {arch}", lines, (extra or {}).get(arch), extra_headers, wide,
+                       None if wide else notes)
+        last = i == len(tables) - 1
+        legends = [legend(f"the {REFERENCE} variant's line")] + ([] if wide else [NEXT_LEGEND, VARIANT_LEGEND])
+        parts.append(render_table(table, footnotes=notes if last else (), notes=legends if last else (),
+                                  wide=wide, width=width))
+    return "".join(parts)
 
 
 def tables_md(per_arch: Mapping[str, list[VariantLine]], machine: Machine, title: str = "",
               extra_headers: Sequence[str] = (), extra: Mapping[str, Mapping[str, Sequence[str]]] | None = None) -> str:
     out = [f"## {title}\n" if title else "", f"Machine: {machine.line()}\n"]
     for arch, lines in per_arch.items():
-        rows = [row for ln in lines for row in line_rows(ln, (extra or {}).get(arch), len(extra_headers))]
-        out.append(f"\n### {arch}\n\n" + md_table(HEADERS + list(extra_headers), rows))
-    out.append("\nΔ against `baseline`: `+N` worse, `-N` better, `=` same, `x` not comparable.\n")
+        deltas = line_deltas(lines)
+        columns = _columns(lines, extra_headers, True, True)
+        rows = [[_plain(cells[key]) for _, key, _ in columns]
+                for ln in lines
+                for _, cells in _rows(ln, deltas.get(ln.variant), (extra or {}).get(arch, {}).get(ln.variant, {}),
+                                      extra_headers, None)
+                if cells is not None]
+        out.append(f"\n### {arch}\n\n" + md_table([h for h, _, _ in columns], rows))
+    out.append(f"\n{legend(f'the `{REFERENCE}` variant line')}.\n")
     return "".join(out)
 
 
-def tables_text(per_arch: Mapping[str, list[VariantLine]], machine: Machine,
-                extra_headers: Sequence[str] = (), extra=None) -> str:
-    from rich.table import Table
-
-    parts = [machine.line() + "\n"]
-    for arch, lines in per_arch.items():
-        table = Table(title=f"vgprscope compare: {arch}", header_style="bold")
-        for h in HEADERS + list(extra_headers):
-            table.add_column(h, overflow="fold")
-        for ln in lines:
-            for row in line_rows(ln, (extra or {}).get(arch), len(extra_headers)):
-                table.add_row(*row, style=None if row[-1 - len(extra_headers)] == "ok" else "red")
-        parts.append(render_table(table))
-    parts.append("Δ against baseline: +N worse, -N better, = same, x not comparable\n")
-    return "".join(parts)
+def _delta_json(d: Delta) -> dict[str, Any]:
+    return {"change": d.change, "verdict": d.verdict.value}
 
 
 def to_json(per_arch: Mapping[str, list[VariantLine]], machine: Machine, extra=None) -> str:
+    """Every field; ``deltas``: per metric the signed change against the baseline variant and its verdict."""
     doc: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "tool": "vgprscope", "command": "compare",
-                           "machine": machine.as_dict(), "archs": {}}
+                           "machine": machine.as_dict(), "reference": REFERENCE, "archs": {}}
     for arch, lines in per_arch.items():
+        deltas = line_deltas(lines)
         doc["archs"][arch] = [{
             "variant": ln.variant, "config": ln.config, "status": ln.status, "regs": ln.regs, "sgprs": ln.sgprs,
             "spills": ln.spills, "scratch": ln.scratch, "lds": ln.lds, "occupancy": ln.occupancy,
-            "occupancy_pct": ln.occupancy_pct, "limiter": ln.limiter, "deltas": dict(ln.deltas),
+            "occupancy_pct": ln.occupancy_pct, "limiter": ln.limiter,
+            "deltas": {m: _delta_json(d) for m, d in deltas.get(ln.variant, {}).items()},
             "traffic": None if ln.traffic is None else {
                 "bytes_read": ln.traffic.bytes_read, "bytes_written": ln.traffic.bytes_written,
                 "flops": ln.traffic.flops, "intensity": ln.traffic.intensity, "formula": ln.traffic.formula},
             "kernels": [r.as_dict() for r in ln.kernels],
             **({"bench": dict(extra[arch][ln.variant])} if extra and ln.variant in extra.get(arch, {}) else {}),
+            **({"frontier": ln.frontier.as_dict()} if ln.frontier is not None else {}),
         } for ln in lines]
     return json.dumps(doc, indent=2, default=str) + "\n"
 

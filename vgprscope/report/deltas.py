@@ -71,8 +71,8 @@ def with_delta(value: object, d: Delta | None, *, show_same: bool = False):
     from rich.text import Text
 
     cell = Text(str(value))
-    if d is None or (d.change == 0 and not show_same):
-        return cell
+    if d is None or (d.change == 0 and not show_same) or (d.change is None and str(value) == "-"):
+        return cell  # no reference, unchanged, or no value of its own (its status says why)
     cell.append(" (")
     cell.append(d.text(), style=d.style)
     cell.append(")")
