@@ -92,7 +92,7 @@ def _summary(text: str) -> list[dict]:
     out = []
     for lp in module.loops:
         st = loop_state(lp, module)
-        out.append({"location": lp.location, "carried": st.carried, "live_in": st.live_in,
+        out.append({"location": lp.location, "carried": st.carried, "live_in": st.live_in, "index": st.index_vectors,
                     "tensors": {t.ssa: (t.name, t.role, t.registers) for t in st.tensors}})
     return out
 
@@ -111,10 +111,10 @@ def test_ttgir_gfx942_default():
         "attn_fwd", 4, 64, "hip:gfx942")
     loops = _summary(read("baseline-gfx942.ttgir.gz"))
     assert loops[0] == {"location": ("_fa_common.py:156", "_fa_common.py:186", "baseline.py:46"),
-                        "carried": 66, "live_in": 56, "tensors": GFX942_LOOP1}
+                        "carried": 66, "live_in": 32, "index": 24, "tensors": GFX942_LOOP1}
     # the masked loop: the same carried state and q, plus the mask's index vector and more uniforms
     assert loops[1]["location"] == ("_fa_common.py:156", "_fa_common.py:189", "baseline.py:46")
-    assert (loops[1]["carried"], loops[1]["live_in"]) == (66, 88)
+    assert (loops[1]["carried"], loops[1]["live_in"], loops[1]["index"]) == (66, 32, 56)
     assert loops[1]["tensors"] == GFX942_LOOP1 | {
         "%cst": ("cst", "uniform", 1), "%cst_1": ("cst", "uniform", 1), "%cst_2": ("cst", "uniform", 32),
         "%offs_n_46": ("offs_n", "index", 32), "%n_ok": ("n_ok", "uniform", 32),
@@ -130,11 +130,11 @@ def test_ttgir_sm_90_pipelined_names_and_shared_q():
     assert first["%arg22"] == ("l_new", "carried", 2) and first["%arg23"] == ("m_new", "carried", 2)
     # wgmma reads Q from shared memory: no registers
     assert first["%q_35"] == ("q", "memory", 0)
-    assert (loops[0]["carried"], loops[0]["live_in"]) == (68, 72)
+    assert (loops[0]["carried"], loops[0]["live_in"], loops[0]["index"]) == (68, 0, 72)
     second = loops[1]["tensors"]
     assert second["%m_i_126"] == ("acc", "carried", 64)  # three arguments all named m_i: yields decide
     assert second["%x_74"] == ("x", "mask", None)  # an i1 mask: not counted as 32-bit registers
-    assert (loops[1]["carried"], loops[1]["live_in"]) == (68, 88)
+    assert (loops[1]["carried"], loops[1]["live_in"], loops[1]["index"]) == (68, 0, 88)
 
 
 # ---- spill sites ----
@@ -194,7 +194,7 @@ def test_explain_raw_joins_allocation_loops_and_spills():
     assert e.ok and (e.num_warps, e.lanes) == (4, 64)
     assert (e.allocation.registers, e.allocation.arch_vgpr, e.allocation.agpr) == (
         usage.vgpr_total, usage.arch_vgpr, usage.agpr)
-    assert [(lp.carried, lp.live_in) for lp in e.loops] == [(66, 56), (66, 88)]
+    assert [(lp.carried, lp.live_in, lp.index_vectors) for lp in e.loops] == [(66, 32, 24), (66, 32, 56)]
     assert seed == {"acc": 64, "q": 32, "s": 32, "m_l": 1, "total": 129, "threads": 256}
     assert sum(s.stores for s in e.spills) == 116 and sum(s.reloads for s in e.spills) == 138
     doc = e.as_dict()
@@ -215,7 +215,7 @@ def test_table_reads_in_the_terminal(columns, monkeypatch):
     lines = text.splitlines()
     assert max(len(ln) for ln in lines[1:]) <= columns  # the machine line is the report's, not the table's
     assert re.search(r"^\s*acc\s+carried\s+128x128\s+f32\s+mfma 32x32 T\s+64\s+64\s*$", text, re.M)
-    assert "carried 66 + live-in 56 = 122 of" in text
+    assert "carried 66 + live-in 32 = 98 of" in text
     assert "spills: 116 stores, 138 reloads (124 inside a loop) at 22 source sites" in text
     assert re.search(r"49\s+4\s+outside\s+_fa_common\.py:156 <- _fa_common\.py:186 <- baseline\.py:46", text)
 

@@ -6,7 +6,9 @@ cubin, ptxas and cuobjdump texts), whatever produced them: a bundled variant, a 
 kernel directory. Rules for what a loop's sum counts:
 - loop-carried tensors (``acc``, ``l_i``, ``m_i``), at the registers their layout gives each lane;
 - live-ins: tensors defined before the loop and used in it (the ``q`` tile), at their layout's
-  registers; integer ones (offsets such as ``offs_n``, masks) have the role ``index`` and count too;
+  registers; integer ones (offsets such as ``offs_n``) have the role ``index`` and are summed apart: the
+  compiler may recompute an index vector from the lane id instead of holding it, so they are what the
+  remainder may hold, not part of the sum;
 - not counted: splats and constants (role ``uniform``: one value, whatever the layout: LLVM keeps the
   scalar, not one copy per element), i1 tensors (role ``mask``: the backends keep booleans as predicates
   or lane masks, AMD one SGPR bit per lane, not as 32-bit registers; their element count is shown) and
@@ -78,7 +80,13 @@ class LoopLiveState:
 
     @property
     def live_in(self) -> int:
-        return self._sum(("live-in", "index"))
+        return self._sum(("live-in",))
+
+    @property
+    def index_vectors(self) -> int:
+        """Integer offset / index vectors live across the loop, at their layout's registers: shown apart,
+        since the compiler may recompute them (from the lane id) rather than hold them whole."""
+        return self._sum(("index",))
 
     @property
     def total(self) -> int:
@@ -87,7 +95,7 @@ class LoopLiveState:
     def as_dict(self) -> dict[str, Any]:
         return {"index": self.index, "depth": self.depth, "location": list(self.location),
                 "carried_registers": self.carried, "live_in_registers": self.live_in,
-                "total_registers": self.total, "tensors": [t.as_dict() for t in self.tensors]}
+                "index_registers": self.index_vectors, "total_registers": self.total, "tensors": [t.as_dict() for t in self.tensors]}
 
 
 @dataclass(frozen=True)

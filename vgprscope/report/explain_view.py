@@ -48,12 +48,14 @@ def allocation_text(e: KernelExplanation) -> str:
 
 
 def loop_summary(e: KernelExplanation, lp: LoopLiveState) -> str:
-    """``carried 66 + live-in 52 = 118 of 256 allocated; remainder 138 (...)``"""
+    """``carried 66 + live-in 32 = 98 of 256 allocated; remainder 158: ...; index vectors take 24 more ...``"""
     text = f"carried {lp.carried} + live-in {lp.live_in} = {lp.total}"
     if e.allocation is not None:
         rest = e.allocation.registers - lp.total
-        text += (f" of {e.allocation.registers} allocated; remainder {rest} (temporaries such as the score "
-                 "tile, K/V operands, addresses, pipeline buffers)")
+        text += (f" of {e.allocation.registers} allocated; remainder {rest}: temporaries (the score tile, "
+                 "K/V operands), addresses, pipeline buffers")
+    if lp.index_vectors:
+        text += f"; index vectors take {lp.index_vectors} more if held whole (the compiler may recompute them)"
     return text
 
 

@@ -1,0 +1,166 @@
+"""explain on fresh compiles: register counts against Triton's own layout view, and the command itself.
+
+The oracle: Triton parses the TTGIR (``ir.parse_mlir_module``), gives each tensor's layout as a gluon layout
+object (``GluonOpBuilder.get_gluon_layout_from_tensor``) and converts it to its linear layout
+(``to_linear_layout``); a lane holds 2^rank(register bases) distinct elements. vgprscope's count
+(``parse.layouts``) is its own and must agree for every tensor of every compiled kernel.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+import tempfile
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from vgprscope.archs import get_arch
+from vgprscope.parse.layouts import elements_per_lane, parse_layout
+from vgprscope.parse.ttgir import parse_tensor_type
+
+FIX = Path(__file__).parent / "fixtures" / "explain"
+# every arch the installed Triton targets; the bundled variants' kernels on each
+ORACLE_ARCHS = ("gfx90a", "gfx942", "gfx950", "gfx1100", "sm_80", "sm_90", "sm_100")
+
+
+def _gf2_rank(vectors) -> int:
+    basis: list[int] = []
+    for v in vectors:
+        x = 0
+        for c in v:
+            x = (x << 16) | c
+        for b in basis:
+            x = min(x, x ^ b)
+        if x:
+            basis.append(x)
+    return len(basis)
+
+
+def triton_elements_per_lane(ttgir: str) -> dict[str, int]:
+    """Triton's view: tensor type (as printed) -> distinct elements a lane holds."""
+    from triton._C.libtriton import amd, gluon_ir, ir, nvidia
+
+    ctx = ir.context()
+    ir.load_dialects(ctx)
+    amd.load_dialects(ctx)
+    nvidia.load_dialects(ctx)
+    with tempfile.NamedTemporaryFile("w", suffix=".ttgir") as f:
+        f.write(ttgir)
+        f.flush()
+        module = ir.parse_mlir_module(f.name, ctx)
+    builder = gluon_ir.GluonOpBuilder(ctx)
+    out: dict[str, int] = {}
+
+    def visit(op):
+        for i in range(op.get_num_results()):
+            value = op.get_result(i)
+            text = str(value.get_type())
+            if not text.startswith("tensor<") or text in out:
+                continue
+            layout = builder.get_gluon_layout_from_tensor(value)
+            linear = builder.to_linear_layout(layout._to_ir(builder), list(value.get_shape()))
+            out[text] = 2 ** _gf2_rank(linear.reg_bases)
+
+    module.walk(visit)
+    return out
+
+
+def check_against_triton(ttgir: str) -> set[str]:
+    """Assert every tensor's count equals Triton's; return the layout kinds seen."""
+    kinds = set()
+    oracle = triton_elements_per_lane(ttgir)
+    assert oracle, "no tensors in the TTGIR"
+    for text, expected in oracle.items():
+        t = parse_tensor_type(text)
+        layout = parse_layout(t.encoding)
+        parent = getattr(layout, "parent", None)
+        kinds.add(f"{layout.kind}({parent.kind})" if parent is not None else layout.kind)
+        assert elements_per_lane(layout, t.shape) == expected, text
+    return kinds
+
+
+@pytest.mark.parametrize("name", ["baseline-gfx942.ttgir.gz", "baseline-gfx942-wpe3.ttgir.gz",
+                                  "baseline-sm_90.ttgir.gz"])
+def test_fixture_counts_equal_triton_layout_view(name):
+    check_against_triton(gzip.open(FIX / name, "rt").read())
+
+
+@pytest.fixture(scope="module")
+def compiled():
+    """Raw outputs of every bundled variant's kernels at their defaults on every arch Triton targets."""
+    from vgprscope.compile.cache import CompileCache, entry_key
+    from vgprscope.compile.engine import compile_tasks, triton_version
+    from vgprscope.sweep import sweep_tasks
+    from vgprscope.variants import ConfigRequest
+
+    archs = [a for a in ORACLE_ARCHS if getattr(get_arch(a), "triton_target", True)]
+    tasks = sweep_tasks(["all"], archs, [ConfigRequest()])
+    cache = CompileCache()
+    compile_tasks(tasks, cache=cache)
+    tv = triton_version()
+    out = {}
+    for t in tasks:
+        raw = cache.load_raw(entry_key(t.spec.label, t.spec.source_hash, t.arch.name, t.spec.key, tv)) or []
+        for k in raw:
+            out[(t.spec.label, k["kernel"], t.arch.name)] = k
+    return out
+
+
+@pytest.mark.parametrize("arch", ORACLE_ARCHS)
+def test_fresh_counts_equal_triton_layout_view_on_every_arch(compiled, arch):
+    kernels = {key: raw for key, raw in compiled.items() if key[2] == arch and "ttgir" in raw}
+    if not kernels and not getattr(get_arch(arch), "triton_target", True):
+        pytest.skip(f"the installed Triton cannot target {arch}")
+    assert kernels, f"nothing compiled for {arch}"
+    kinds = set()
+    for raw in kernels.values():
+        kinds |= check_against_triton(raw["ttgir"])
+    # the matrix-core layouts each vendor's kernels use must have been among those checked
+    if arch.startswith("gfx"):
+        assert {"wmma", "dot_op(wmma)"} <= kinds if arch == "gfx1100" else {"mfma", "dot_op(mfma)"} <= kinds
+        assert "slice(blocked)" in kinds and "blocked" in kinds
+    elif arch in ("sm_80", "sm_90"):
+        assert {"nvidia_mma", "slice(nvidia_mma)"} <= kinds
+
+
+# ---- the command ----
+
+def run(*args: str):
+    from vgprscope.cli.app import _register, app
+
+    _register()
+    return CliRunner().invoke(app, list(args))
+
+
+def test_explain_baseline_gfx942_lists_acc_m_l_q_against_the_allocation(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "100")
+    r = run("explain", "--variant", "baseline", "--arch", "gfx942")
+    assert r.exit_code == 0, r.output
+    out = r.stdout
+    # 128x128 fp32 acc on 4 wave64 warps: 64 registers per lane, as seed 001's table has it
+    assert re.search(r"^acc\s+carried\s+128x128\s+f32\s+mfma 32x32 T\s+64\s+64\s+64$", out, re.M)
+    assert re.search(r"^m_i\s+carried\s+128\s+f32\s+slice\(1, mfma 32x32 T\)\s+1\s+1\s+1 \(m_l\)$", out, re.M)
+    assert re.search(r"^l_i\s+carried\s+128\s+f32", out, re.M)
+    assert re.search(r"^q\s+live-in\s+128x128\s+f16\s+dot_op\(A, mfma 32x32 T, k4\)\s+64\s+32\s+32$", out, re.M)
+    assert re.search(r"carried 66 \+ live-in 32 = 98 of \d+ allocated; remainder", out)
+    assert "seed 001 estimate (256 threads share each tile): acc 64 + q 32 + s 32 + m_l 1 = 129" in out
+    assert max(len(ln) for ln in out.splitlines()[1:]) <= 100
+
+
+def test_explain_waves_per_eu_3_lists_spill_sites_in_and_out_of_the_loop():
+    r = run("explain", "--variant", "baseline", "--arch", "gfx942", "--waves-per-eu", "3", "--format", "json")
+    assert r.exit_code == 0, r.output
+    kernel = json.loads(r.stdout)["kernels"][0]
+    sites = kernel["spill_sites"]
+    assert sites and {s["in_loop"] for s in sites} == {True, False}
+    assert sum(s["stores"] for s in sites) == kernel["allocation"]["spill_stores"] > 0
+    assert sum(s["reloads"] for s in sites) == kernel["allocation"]["spill_reloads"] > 0
+    assert all(s["location"][-1].startswith(("baseline.py:", "<no line>")) for s in sites)
+
+
+def test_explain_bad_format_is_a_usage_error():
+    r = run("explain", "--format", "csv")
+    assert r.exit_code == 2
