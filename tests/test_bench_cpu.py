@@ -31,7 +31,8 @@ def test_build_cases_filters_and_shapes():
     cases = build_cases(None, "prefill", 64, "bf16", True)
     assert len(cases) == 3 and all(c.head_dim == 64 and c.causal and c.dtype == "bf16" for c in cases)
     assert build_cases(["2,8,100,300"], None, None, "fp16", None) == [Case(2, 8, 100, 300, 128, False, "fp16")]
-    assert parse_shape("1,2,3") == (1, 2, 3, 3)
+    with pytest.raises(UsageError, match="shape '1,2,3' is not allowed"):
+        parse_shape("1,2,3")  # a missing length is refused, not read as Nq = Nk
     with pytest.raises(UsageError, match="give B,H,Nq,Nk"):
         parse_shape("1,x")
     with pytest.raises(UsageError, match="unknown preset 'train'; valid: prefill, decode"):

@@ -19,6 +19,10 @@ class UnknownNameError(UsageError):
         super().__init__(f"unknown {what} {name!r}; valid: {', '.join(self.valid)}")
 
 
+class OutputError(UsageError):
+    """An output file that cannot be written (a file where a directory must be, no permission)."""
+
+
 class ConfigError(UsageError):
     """A kernel config that a variant or an arch cannot take."""
 
@@ -33,3 +37,11 @@ class TritonUnavailableError(VgprscopeError):
 
 class NoGpuError(VgprscopeError):
     """A command that needs a GPU ran on a machine without one."""
+
+
+class MissingExtraError(VgprscopeError):
+    """A command needs an optional dependency (an extra) that is not installed (exit 2)."""
+
+    def __init__(self, what: str, module: str, extra: str, install: str):
+        self.module, self.extra = module, extra
+        super().__init__(f"{what} needs {module}, which is not installed; install the {extra!r} extra: {install}")

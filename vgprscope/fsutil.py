@@ -1,4 +1,8 @@
-"""Files are written whole or not at all: interrupted runs leave no half-written output or cache entry."""
+"""Files are written whole or not at all: interrupted runs leave no half-written output or cache entry.
+
+A path that cannot be written is an ``OutputError`` (one line: which path, and why), never an OSError
+traceback; ``check_writable`` finds the same reasons before any work is done.
+"""
 
 from __future__ import annotations
 
@@ -6,17 +10,48 @@ import os
 import tempfile
 from pathlib import Path
 
+from .errors import OutputError
+
+
+def _blocking_file(path: Path) -> Path | None:
+    """The nearest existing ancestor of ``path`` when it is not a directory (a file in the way)."""
+    for parent in path.parents:
+        if parent.exists():
+            return None if parent.is_dir() else parent
+    return None
+
+
+def check_writable(path: str | os.PathLike) -> None:
+    """Raise OutputError when ``path`` could not be written as a file: a file where a directory must be,
+    the path itself a directory, or no permission to create it. Creates nothing."""
+    path = Path(path)
+    if path.is_dir():
+        raise OutputError(f"cannot write {path}: it is a directory; give a file name")
+    blocker = _blocking_file(path)
+    if blocker is not None:
+        raise OutputError(f"cannot write {path}: {blocker} is a file, not a directory")
+    existing = next((p for p in path.parents if p.exists()), Path("."))
+    if not os.access(existing, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise OutputError(f"cannot write {path}: no permission to write in {existing}")
+
 
 def atomic_write(path: str | os.PathLike, data: bytes | str) -> None:
     """Write to a temporary file in the same directory, then rename it over ``path``."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     payload = data.encode() if isinstance(data, str) else data
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    except OSError as exc:
+        check_writable(path)  # the precise reason when it is one we know
+        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(payload)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            check_writable(path)
+            raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
         raise

@@ -39,14 +39,35 @@ def _package_name(directory: Path) -> str:
     return f"vgprscope_user_kernels_{digest}"
 
 
+def check_directory(directory: Path) -> None:
+    """A kernel directory must exist and be a directory (UsageError, one line, otherwise)."""
+    if not directory.exists():
+        raise UsageError(f"kernel directory {str(directory)!r} does not exist")
+    if not directory.is_dir():
+        raise UsageError(f"kernel directory {str(directory)!r} is not a directory; give the directory that "
+                         "holds your kernel files")
+
+
 def variant_files(directory: Path) -> list[Path]:
     """Variant files of a directory, without importing them."""
+    check_directory(directory)
     return sorted(p for p in directory.glob("*.py") if not p.name.startswith("_"))
+
+
+def parse_file(file: Path) -> ast.Module:
+    """A kernel file's syntax tree; a syntax error or an unreadable file is a UsageError naming the file
+    and the line (it would otherwise surface as a traceback, or as every row of a sweep failing)."""
+    try:
+        return ast.parse(file.read_bytes(), str(file))
+    except SyntaxError as exc:
+        raise UsageError(f"{file}, line {exc.lineno}: syntax error: {exc.msg}") from None
+    except (OSError, ValueError) as exc:  # unreadable, or NUL bytes
+        raise UsageError(f"cannot read kernel file {file}: {getattr(exc, 'strerror', None) or exc}") from None
 
 
 def _relative_imports(file: Path) -> set[str]:
     """Module names a file imports relatively from its own directory (``from .x import ...``)."""
-    tree = ast.parse(file.read_text(), str(file))
+    tree = parse_file(file)
     out = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.level == 1:
@@ -82,8 +103,7 @@ def source_hash(directory: Path, file: Path) -> str:
 def load_package(directory: Path) -> str:
     """Register ``directory`` as a package; returns its module name."""
     directory = directory.resolve()
-    if not directory.is_dir():
-        raise UsageError(f"kernel directory {str(directory)!r} does not exist")
+    check_directory(directory)
     name = _package_name(directory)
     if name in sys.modules:
         return name

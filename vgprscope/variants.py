@@ -2,6 +2,19 @@
 
 Listing variants reads only each file's ``VARIANT = {...}`` literal (no triton import); compiling or
 running one imports its file.
+
+A variant's own default config is data in that literal, resolved per arch and head dim:
+
+    "defaults": {"block_m": 128, "num_warps": {"amd": 4, "nvidia": 8}, ...},
+    "defaults_for": [
+        {"arch": ["sm_86", "sm_89"], "head_dim": [129, 256], "set": {"num_stages": 1}},
+    ],
+
+``defaults`` holds a value per name, or a dict of values per vendor (``amd`` / ``nvidia``).
+``defaults_for`` refines them where a default would not fit an arch: each entry sets the values of its
+``set`` where both of its conditions hold: ``arch`` (arch or vendor names; absent: every arch) and
+``head_dim`` (an inclusive ``[lo, hi]`` range of the requested head dim; absent: every head dim). Later
+entries win. Above them all: what the user asks for.
 """
 
 from __future__ import annotations
@@ -14,9 +27,23 @@ from types import ModuleType
 from typing import Any
 
 from . import loader
-from .archs import Arch, Vendor
+from .archs import ARCHS, Arch, Vendor
 from .errors import UnknownNameError, UsageError
 from .records import DEFAULT_SHAPE, DTYPES, KernelConfig
+
+
+@dataclass(frozen=True)
+class DefaultsRule:
+    """One ``defaults_for`` entry: values that replace the defaults on some archs and head dims."""
+
+    values: tuple[tuple[str, Any], ...]
+    archs: tuple[str, ...] = ()  # arch or vendor names; () = every arch
+    head_dims: tuple[int, int] | None = None  # inclusive; None = every head dim
+
+    def applies(self, arch: Arch, head_dim: int) -> bool:
+        if self.archs and arch.name not in self.archs and arch.vendor.value not in self.archs:
+            return False
+        return self.head_dims is None or self.head_dims[0] <= head_dim <= self.head_dims[1]
 
 
 @dataclass(frozen=True)
@@ -35,15 +62,26 @@ class Variant:
     file: Path
     source_hash: str
     order: int = 0
+    defaults_for: tuple[DefaultsRule, ...] = field(default=(), compare=False)
 
     def module(self) -> ModuleType:
         return loader.load_file(self.directory, self.file.name)
 
     def default(self, name: str, vendor: Vendor) -> Any:
+        """The vendor-wide default of ``name`` (``defaults`` only; ``defaults_on`` adds ``defaults_for``)."""
         value = dict(self.defaults).get(name)
         if isinstance(value, dict):
             return value.get(vendor.value)
         return value
+
+    def defaults_on(self, arch: Arch, head_dim: int) -> dict[str, Any]:
+        """Every default of this variant for ``arch`` at ``head_dim``: ``defaults`` for the arch's vendor,
+        then each ``defaults_for`` entry that applies, in order."""
+        out = {name: self.default(name, arch.vendor) for name, _ in self.defaults}
+        for rule in self.defaults_for:
+            if rule.applies(arch, head_dim):
+                out |= dict(rule.values)
+        return out
 
     def check(self, config: KernelConfig) -> str | None:
         """Why this variant cannot take ``config``, or None."""
@@ -51,14 +89,55 @@ class Variant:
 
 
 def _literal_variant(file: Path) -> dict[str, Any] | None:
-    tree = ast.parse(file.read_text(), str(file))
+    tree = loader.parse_file(file)
     for node in tree.body:
         if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "VARIANT" for t in node.targets):
-            return ast.literal_eval(node.value)
+            try:
+                decl = ast.literal_eval(node.value)
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                decl = None
+            if not isinstance(decl, dict):
+                raise UsageError(f"{file}, line {node.lineno}: VARIANT must be a dict of literals (strings, "
+                                 "numbers, lists, dicts), read without running the file")
+            return decl
     return None
 
 
 _REQUIRED = ("name", "strategy", "seed", "trades", "defaults", "kernels")
+_VENDORS = tuple(v.value for v in Vendor)
+_RULE_KEYS = {"arch", "head_dim", "set"}
+
+
+def _check_declaration(file: Path, decl: dict[str, Any]) -> None:
+    """The parts of VARIANT that config resolution reads, checked when the directory is loaded."""
+    defaults = decl["defaults"]
+    if not isinstance(defaults, dict):
+        raise UsageError(f"{file}: VARIANT['defaults'] must be a dict of name: value")
+    for name, value in defaults.items():
+        if isinstance(value, dict) and not set(value) <= set(_VENDORS):
+            raise UsageError(f"{file}: VARIANT['defaults'][{name!r}] is keyed by {', '.join(map(str, value))}; "
+                             f"allowed keys: {', '.join(_VENDORS)} (per-arch values go in 'defaults_for')")
+    rules = decl.get("defaults_for", [])
+    if not isinstance(rules, list):
+        raise UsageError(f"{file}: VARIANT['defaults_for'] must be a list of {{'arch', 'head_dim', 'set'}} dicts")
+    known = [*ARCHS, *_VENDORS]
+    for i, rule in enumerate(rules):
+        where = f"{file}: VARIANT['defaults_for'][{i}]"
+        if not isinstance(rule, dict) or not isinstance(rule.get("set"), dict) or set(rule) - _RULE_KEYS:
+            raise UsageError(f"{where} must be a dict with 'set' (name: value) and optional 'arch', 'head_dim'")
+        names = rule.get("arch", [])
+        if not isinstance(names, list) or not all(isinstance(n, str) and n in known for n in names):
+            raise UsageError(f"{where}['arch'] must list arch or vendor names; valid: {', '.join(known)}")
+        hd = rule.get("head_dim")
+        if hd is not None and not (isinstance(hd, list) and len(hd) == 2 and all(isinstance(x, int) for x in hd)
+                                   and hd[0] <= hd[1]):
+            raise UsageError(f"{where}['head_dim'] must be an inclusive range [lo, hi] of integers")
+
+
+def _rules(decl: dict[str, Any]) -> tuple[DefaultsRule, ...]:
+    return tuple(DefaultsRule(values=tuple(sorted(r["set"].items())), archs=tuple(r.get("arch", ())),
+                              head_dims=tuple(r["head_dim"]) if r.get("head_dim") else None)
+                 for r in decl.get("defaults_for", []))
 
 
 @cache
@@ -71,13 +150,18 @@ def load_variants(directory: Path = loader.BUNDLED_DIR) -> dict[str, Variant]:
             continue
         missing = [k for k in _REQUIRED if k not in decl]
         if missing:
-            raise UsageError(f"{file.name}: VARIANT lacks {', '.join(missing)}")
+            raise UsageError(f"{file}: VARIANT lacks {', '.join(missing)}")
+        _check_declaration(file, decl)
         out[decl["name"]] = Variant(
             name=decl["name"], strategy=decl["strategy"], seed=decl["seed"], trades=decl["trades"],
             defaults=tuple(sorted(decl["defaults"].items())), kernels=tuple(decl["kernels"]),
             caps=tuple(sorted(decl.get("caps", {}).items())), knobs=tuple(decl.get("knobs", ())), directory=directory, file=file,
             source_hash=loader.source_hash(directory, file), order=decl.get("order", 100),
+            defaults_for=_rules(decl),
         )
+    if not out:
+        raise UsageError(f"kernel directory {str(directory)!r} has no variant: no .py file (outside _*.py) "
+                         "defines VARIANT = {...}")
     return dict(sorted(out.items(), key=lambda kv: (kv[1].order, kv[0])))
 
 
@@ -90,11 +174,16 @@ def get_variant(name: str, directory: Path = loader.BUNDLED_DIR) -> Variant:
 
 
 def select_variants(names: list[str] | None, directory: Path = loader.BUNDLED_DIR) -> list[Variant]:
-    """``None``, ``[]`` or ``['all']`` -> every variant; else each name, validated (comma lists allowed)."""
-    flat = [n.strip() for item in (names or []) for n in item.split(",") if n.strip()]
+    """``None``, ``[]`` or ``['all']`` -> every variant; else each name, validated (comma lists allowed).
+    An empty name (``''``, ``'a,,b'``) is an unknown variant, not "all"."""
+    flat = [n.strip() for item in (names or []) for n in item.split(",")]
     if not flat or flat == ["all"]:
         return list(load_variants(directory).values())
-    return [get_variant(n, directory) for n in dict.fromkeys(flat)]
+    variants = load_variants(directory)
+    unknown = [n for n in flat if n not in variants]
+    if unknown:
+        raise UnknownNameError("variant", unknown[0], [*variants, "all"])
+    return [variants[n] for n in dict.fromkeys(flat)]
 
 
 @dataclass(frozen=True)
@@ -113,7 +202,7 @@ class ConfigRequest:
     kpack: int | None = None
     maxnreg: int | None = None
     extra: tuple[tuple[str, Any], ...] = ()
-    shape: tuple[int, int, int, int] = DEFAULT_SHAPE
+    shape: tuple[int, ...] = DEFAULT_SHAPE  # (B, H, Nq, Nk) or (B, H, Nq, Nk, H_kv)
 
 
 AMD_ONLY = ("waves_per_eu", "matrix_instr_nonkdim", "kpack")
@@ -127,10 +216,11 @@ def resolve_config(variant: Variant, arch: Arch, req: ConfigRequest) -> KernelCo
         raise UnknownNameError("dtype", req.dtype, DTYPES)
 
     caps = dict(variant.caps)
+    defaults = variant.defaults_on(arch, req.head_dim)
 
     def pick(name: str) -> Any:
         value = getattr(req, name)
-        value = value if value is not None else variant.default(name, arch.vendor)
+        value = value if value is not None else defaults.get(name)
         if name in caps and value is not None and value > caps[name]:
             return caps[name]
         return value
@@ -138,7 +228,7 @@ def resolve_config(variant: Variant, arch: Arch, req: ConfigRequest) -> KernelCo
     amd = arch.vendor is Vendor.AMD
     # a knob asked for goes to the variants that take it; the others keep their defaults
     own = {k: v for k, v in req.extra if k in variant.knobs}
-    extra = {k: v for k, v in variant.defaults if k not in _CONFIG_FIELDS} | own
+    extra = {k: v for k, v in defaults.items() if k not in _CONFIG_FIELDS} | own
     cfg = KernelConfig(
         block_m=pick("block_m"), block_n=pick("block_n"), head_dim=req.head_dim, dtype=req.dtype,
         causal=req.causal, num_warps=pick("num_warps"), num_stages=pick("num_stages"),

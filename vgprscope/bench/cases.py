@@ -47,15 +47,14 @@ PRESETS = {"prefill": PREFILL, "decode": DECODE}
 
 
 def parse_shape(text: str) -> tuple[int, int, int, int]:
-    """'B,H,Nq,Nk' (or 'B,H,N') -> (B, H, Nq, Nk)."""
+    """'B,H,Nq,Nk' -> (B, H, Nq, Nk). Three numbers are refused, not read as Nq = Nk: a shape with a length
+    missing is more often a typo than a shorthand."""
     try:
         parts = [int(p) for p in text.replace("x", ",").split(",") if p.strip()]
     except ValueError:
         parts = []
-    if len(parts) == 3:
-        parts.append(parts[2])
     if len(parts) != 4 or min(parts) < 1:
-        raise UsageError(f"shape {text!r} is not allowed; give B,H,Nq,Nk (or B,H,N) as positive integers")
+        raise UsageError(f"shape {text!r} is not allowed; give B,H,Nq,Nk as positive integers")
     return tuple(parts)  # type: ignore[return-value]
 
 

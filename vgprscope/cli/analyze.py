@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import typer
+
 from .app import app
 from .common import (
     ArchOpt, BlockMOpt, BlockNOpt, CausalOpt, Dtype, DtypeOpt, Format, FormatOpt, HeadDimOpt, JobsOpt,
@@ -34,10 +36,17 @@ def render(records, fmt: Format, command: str, title: str | None = None, wide: b
     return records_view.table_text(records, machine, title=title, wide=wide)
 
 
-def summarize_failures(records) -> None:
+def summarize_failures(records) -> int:
+    """One stderr line on the rows that did not compile; the exit code: 1 when none did, else 0."""
+    from .common import nothing_compiled
+
     failed = [r for r in records if not r.ok]
+    if records and len(failed) == len(records):
+        err(nothing_compiled([r.status for r in records]))
+        return 1
     if failed:
         err(f"{len(failed)} of {len(records)} rows did not compile or cannot launch (see their status)")
+    return 0
 
 
 @app.command()
@@ -73,5 +82,7 @@ def analyze(
     with compile_progress() as progress:
         records = run_sweep(variant, arch, [req], jobs=jobs, use_cache=not no_cache, kernel_dir=kernel_dir,
                             on_progress=progress)
-    summarize_failures(records)
+    code = summarize_failures(records)
     emit(render(records, format, "analyze", title="vgprscope analyze", wide=wide), output)
+    if code:
+        raise typer.Exit(code)

@@ -10,8 +10,11 @@ from typing import Annotated
 
 import typer
 
+from .common import OneLineErrors
+
 app = typer.Typer(
     name="vgprscope",
+    cls=OneLineErrors,  # typer's own parse errors as one stderr line, like every other error
     help="Registers, spills, LDS and occupancy of Triton attention kernels on AMD and NVIDIA GPUs, "
     "compiled here without the GPUs.",
     no_args_is_help=True,
@@ -34,7 +37,12 @@ def root(
     version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
                                           help="Print the version and exit")] = False,
 ) -> None:
-    """Registers, spills, LDS and occupancy of Triton attention kernels, compiled without the GPUs."""
+    """Registers, spills, LDS and occupancy of Triton attention kernels, compiled without the GPUs.
+
+    Exit codes: 0 ok; 1 a regression, a failed check, or no row compiled (rows still printed, stderr says
+    why); 2 a usage error found before anything compiles (one line on stderr), or results that cannot be
+    compared.
+    """
 
 
 def _register() -> None:

@@ -9,10 +9,10 @@ import typer
 from .app import app
 from .common import (
     BlockMOpt, BlockNOpt, Dtype, DtypeOpt, Format, FormatOpt, KnobOpt, KpackOpt, MaxnregOpt, NonKDimOpt, NumStagesOpt,
-    NumWarpsOpt, OutputOpt, WavesPerEuOpt, emit, err, handles_errors,
+    NumWarpsOpt, OutputOpt, WavesPerEuOpt, emit, err, handles_errors, nonempty_names,
 )
 
-StrategiesOpt = Annotated[Optional[list[str]], typer.Option("--strategies", "-s", help="Variants: 'all' or a,b,...")]
+StrategiesOpt = Annotated[Optional[list[str]], typer.Option("--strategies", "-s", callback=nonempty_names, help="Variants: 'all' or a,b,...")]
 ShapeOpt = Annotated[Optional[list[str]], typer.Option("--shape", help="B,H,Nq,Nk (repeatable)")]
 PresetOpt = Annotated[Optional[str], typer.Option("--preset", help="prefill or decode")]
 CausalBoth = Annotated[Optional[bool], typer.Option("--causal/--no-causal", help="Only causal / non-causal cases [default: as the preset]")]
@@ -50,14 +50,18 @@ def bench(
     from ..bench.runner import BenchOptions, run_bench
     from ..variants import ConfigRequest, check_backend_options, check_knobs, parse_knobs, select_variants
 
-    gpu = current_gpu()
+    from ..extras import require_torch
+
+    # the command line first (a usage error says so on any machine), then torch, then the GPU
     cases = build_cases(shape, preset, head_dim, dtype.value, causal)
     req = ConfigRequest(block_m=block_m, block_n=block_n, num_warps=num_warps, num_stages=num_stages,
                         waves_per_eu=waves_per_eu, matrix_instr_nonkdim=matrix_instr_nonkdim, kpack=kpack,
                         maxnreg=maxnreg, extra=parse_knobs(knob))
-    check_backend_options(req, [gpu.arch])
     selected = select_variants(list(strategies or []))
     check_knobs(req, selected)
+    require_torch("vgprscope bench")
+    gpu = current_gpu()
+    check_backend_options(req, [gpu.arch])
     names = tuple(v.name for v in selected)
     if gpu.is_amd:
         err("AMD GPU: results are marked unverified until this code has been run on AMD hardware by a person")
@@ -70,6 +74,12 @@ def bench(
     with bench_progress() as progress:
         rows = run_bench(gpu, cases, opts, on_progress=progress)
     failed = [r for r in rows if not r.ok]
-    if failed:
+    if rows and len(failed) == len(rows):
+        from .common import nothing_compiled
+
+        err(nothing_compiled([r.status for r in rows], what="has a time"))
+    elif failed:
         err(f"{len(failed)} of {len(rows)} rows have no time (see their status)")
     emit(RENDERERS[format.value](rows, m), output)
+    if rows and len(failed) == len(rows):
+        raise typer.Exit(1)

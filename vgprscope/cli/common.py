@@ -1,4 +1,20 @@
-"""What the commands share: error handling, option types, output writing."""
+"""What the commands share: error handling, option types and their validation, output writing.
+
+Exit codes (every command; also in README and each command's --help):
+0  ok.
+1  a regression or failed check, or nothing to show: the command line was well-formed but no row compiled
+   or can launch (each selected variant refused the config, e.g. ``--head-dim 100000`` or
+   ``--block-m 100``, the compiler failed, or the kernel needs more LDS than the arch has). The rows are
+   still printed, each with its reason; stderr says why in one line.
+2  the command line itself is wrong, found before anything compiles: an unknown name, a value outside
+   the range its --help gives or that no kernel can take (``--head-dim 0``, ``--shape 1,2,3``,
+   ``--arch ''``), a missing, empty or broken ``--kernel-dir``, an ``--output`` that cannot be written,
+   a missing optional dependency; or results that cannot be compared. One line on stderr, nothing on
+   stdout.
+The line between 1 and 2: what the tool knows for any kernel is checked here (2); what a variant's own
+``check_config`` refuses is that variant's row (1 when every row is such a refusal or failure), since
+another kernel directory may take it.
+"""
 
 from __future__ import annotations
 
@@ -8,10 +24,13 @@ from enum import Enum
 from pathlib import Path
 from typing import Annotated, Callable, Optional
 
+import importlib
 import typer
+from typer.core import TyperGroup
 
-from ..errors import VgprscopeError
-from ..fsutil import atomic_write
+from ..errors import OutputError, VgprscopeError
+from ..fsutil import atomic_write, check_writable
+
 
 
 def err(message: str) -> None:
@@ -36,6 +55,66 @@ def handles_errors(fn: Callable) -> Callable:
     return wrapper
 
 
+def nothing_compiled(statuses: list[str], what: str = "compiled or can launch") -> str:
+    """The one stderr line of exit 1 when no row succeeded: the reason, when every row shares it."""
+    reasons = list(dict.fromkeys(statuses))
+    if len(reasons) == 1:
+        return f"error: no row {what}; every row ({len(statuses)}) says: {reasons[0]}"
+    return (f"error: no row {what}: {len(statuses)} rows, {len(reasons)} reasons (each in its row's "
+            f"status); the first: {reasons[0]}")
+
+
+# click's exceptions as typer raises them (typer >= 0.29 vendors its own copy of click)
+_click_exceptions = importlib.import_module(typer.BadParameter.__module__)
+
+
+class OneLineErrors(TyperGroup):
+    """Typer's own parse errors (a value that is not a number, below an option's minimum, not one of its
+    choices) as one stderr line like the core's errors, instead of a usage block and a framed panel."""
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        try:
+            rv = super().main(args=args, prog_name=prog_name, complete_var=complete_var, standalone_mode=False,
+                              **extra)
+        except _click_exceptions.ClickException as exc:
+            if type(exc).__name__ == "NoArgsIsHelpError":  # typer printed the help while raising it
+                sys.exit(exc.exit_code)
+            ctx = getattr(exc, "ctx", None)
+            where = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
+            err(f"error: {exc.format_message()}{where}")
+            sys.exit(exc.exit_code)
+        except (typer.Abort, getattr(_click_exceptions, "Abort", typer.Abort)):
+            err("aborted")
+            sys.exit(1)
+        # standalone_mode=False returns an explicit typer.Exit's code, else the command's return value
+        code = rv if isinstance(rv, int) and not isinstance(rv, bool) else 0
+        if not standalone_mode:
+            return code
+        sys.exit(code)
+
+
+# Option validation: small functions, each a typer callback raising typer.BadParameter (one line through
+# OneLineErrors). Config options may later take grids (several values); these check one value each.
+
+def nonempty_names(values: list[str] | None) -> list[str] | None:
+    """Repeatable, comma-separated names (--arch, --variant, --strategies): no empty name among them."""
+    for item in values or []:
+        if any(not piece.strip() for piece in item.split(",")):
+            raise typer.BadParameter(f"{item!r} has an empty name; give names such as gfx942 or baseline, "
+                                     "repeated or comma-separated")
+    return values
+
+
+def writable_output(value: Path | None) -> Path | None:
+    """--output: refused before anything compiles when the file could not be written."""
+    if value is not None:
+        try:
+            check_writable(value)
+        except OutputError as exc:
+            raise typer.BadParameter(str(exc)) from None
+    return value
+
+
 class Format(str, Enum):
     table = "table"
     json = "json"
@@ -50,12 +129,12 @@ class Dtype(str, Enum):
 
 ArchOpt = Annotated[
     Optional[list[str]],
-    typer.Option("--arch", "-a", help="Target arch, repeatable: gfx90a, gfx942, gfx950, gfx1100, sm_80, sm_86, "
+    typer.Option("--arch", "-a", callback=nonempty_names, help="Target arch, repeatable: gfx90a, gfx942, gfx950, gfx1100, sm_80, sm_86, "
                  "sm_89, sm_90, sm_100 \\[default: gfx90a, gfx942, sm_80]"),
 ]
 VariantOpt = Annotated[
     Optional[list[str]],
-    typer.Option("--variant", "-v", help="Variant, repeatable or comma-separated; 'all' \\[default: all]"),
+    typer.Option("--variant", "-v", callback=nonempty_names, help="Variant, repeatable or comma-separated; 'all' \\[default: all]"),
 ]
 BlockMOpt = Annotated[Optional[int], typer.Option("--block-m", min=1, help="BLOCK_M \\[default: the variant's]")]
 BlockNOpt = Annotated[Optional[int], typer.Option("--block-n", min=1, help="BLOCK_N \\[default: the variant's]")]
@@ -69,7 +148,8 @@ MaxnregOpt = Annotated[Optional[int], typer.Option("--maxnreg", min=1, help="NVI
 DtypeOpt = Annotated[Dtype, typer.Option("--dtype", help="Element type of q, k, v")]
 CausalOpt = Annotated[bool, typer.Option("--causal/--no-causal", help="Causal mask (bottom-right aligned)")]
 FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format")]
-OutputOpt = Annotated[Optional[Path], typer.Option("--output", "-o", help="Write to this file (atomically) instead of stdout")]
+OutputOpt = Annotated[Optional[Path], typer.Option("--output", "-o", callback=writable_output,
+                                                        help="Write to this file (atomically) instead of stdout")]
 JobsOpt = Annotated[Optional[int], typer.Option("--jobs", "-j", min=1, help="Parallel compiles \\[default: all cores]")]
 KernelDirOpt = Annotated[
     Optional[Path], typer.Option("--kernel-dir", help="Load variants from this directory instead of the bundled ones")

@@ -12,11 +12,11 @@ from .common import WideOpt
 from .common import (
     ArchOpt, BlockMOpt, BlockNOpt, CausalOpt, Dtype, DtypeOpt, Format, FormatOpt, HeadDimOpt, JobsOpt, KernelDirOpt,
     KnobOpt, KpackOpt, MaxnregOpt, NoCacheOpt, NonKDimOpt, NumStagesOpt, NumWarpsOpt, OutputOpt, WavesPerEuOpt, emit, err,
-    handles_errors,
+    handles_errors, nonempty_names,
 )
 
 StrategiesOpt = Annotated[
-    Optional[list[str]], typer.Option("--strategies", "-s", help="'all' or a comma list of variants [default: all]")
+    Optional[list[str]], typer.Option("--strategies", "-s", callback=nonempty_names, help="'all' or a comma list of variants [default: all]")
 ]
 ShapeOpt = Annotated[str, typer.Option("--shape", help="B,H,Nq,Nk of the traffic model's reference problem")]
 
@@ -90,7 +90,7 @@ def compare(
     with compile_progress() as progress:
         records = run_sweep(strategies, arch, [req], jobs=jobs, use_cache=not no_cache, kernel_dir=kernel_dir,
                             on_progress=progress)
-    summarize_failures(records)
+    code = summarize_failures(records)
     per_arch = compare_lines(records)
     extra, headers, gpu_machine = (None, (), None)
     if bench:
@@ -103,3 +103,5 @@ def compare(
         Format.csv: lambda: view.to_csv(per_arch),
     }
     emit(renderers[format](), output)
+    if code:
+        raise typer.Exit(code)

@@ -109,10 +109,18 @@ def save(
     from ..baseline import Baseline, load_baseline, save_baseline
     from ..compile.engine import triton_version
 
+    from ..fsutil import check_writable
+
     cfg = _settings(config, baseline, variant, arch, kernel_dir)
+    check_writable(cfg.baseline)  # before minutes of compiling, not after
     cfg.set.check_targets()
     tv = triton_version()
     entries = _compile(cfg, jobs, no_cache)
+    if entries and all(e.status != "ok" for e in entries):  # a baseline of failures gates nothing
+        from .common import nothing_compiled
+
+        err(nothing_compiled([e.status for e in entries]) + f"; {_shown(cfg.baseline)} was not written")
+        raise typer.Exit(1)
     new = Baseline.of(entries, tv, cfg.set.describe())
     part = _part(cfg, variant, arch)
     if part is not None and cfg.baseline.exists():

@@ -11,7 +11,7 @@ import typer
 from ..archs import AmdArch, NvidiaArch, get_arch
 from ..errors import UsageError
 from .app import app
-from .common import emit, handles_errors
+from .common import emit, err, handles_errors
 
 
 class OccFormat(str, Enum):
@@ -54,7 +54,10 @@ def occupancy_cmd(
         "--ladder", help="Print the arch's register -> occupancy steps (for --workgroup / --threads)")] = False,
     fmt: Annotated[OccFormat, typer.Option("--format", "-f", help="Output format")] = OccFormat.table,
 ) -> None:
-    """Occupancy of one kernel from its counts: the limit, what binds, and the next step."""
+    """Occupancy of one kernel from its counts: the limit, what binds, and the next step.
+
+    Exit 1 (the answer still printed) when the counts cannot launch on the arch: occupancy 0.
+    """
     from .. import occupancy as occ
 
     target = get_arch(arch)
@@ -88,9 +91,9 @@ def occupancy_cmd(
         if regs is None and not show_ladder:
             raise UsageError(f"--regs is required for {target.name} (or --ladder)")
         if regs is not None:
-            o = occ.nvidia_occupancy(target, regs, shared or 0, threads or occ.DEFAULT_THREADS)
+            o = occ.nvidia_occupancy(target, regs, shared or 0, occ.DEFAULT_THREADS if threads is None else threads)
             result |= {
-                "inputs": {"regs": regs, "shared": shared or 0, "threads": threads or occ.DEFAULT_THREADS},
+                "inputs": {"regs": regs, "shared": shared or 0, "threads": occ.DEFAULT_THREADS if threads is None else threads},
                 "blocks_per_sm": o.value, "warps_per_sm": o.warps_per_sm, "max_warps_per_sm": target.max_warps_per_sm,
             }
         current = regs
@@ -105,8 +108,11 @@ def occupancy_cmd(
                             for s in steps]
     if fmt is OccFormat.json:
         emit(json.dumps(result, indent=1), None)
-        return
-    _print_tables(target, result, steps, current)
+    else:
+        _print_tables(target, result, steps, current)
+    if "inputs" in result and o.value == 0:  # the answer is printed; the exit code says it cannot run
+        err(f"error: {o.note}")
+        raise typer.Exit(1)
 
 
 def _print_tables(target: AmdArch | NvidiaArch, result: dict[str, Any], steps, current: int | None) -> None:
