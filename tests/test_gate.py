@@ -139,7 +139,7 @@ def test_unchanged_kernels_pass(toy):
     assert res.exit_code == 0, res.output
     assert "vgprscope check passed: 0 worse, 0 better, 2 same, 0 new, 0 missing" in res.stdout
     table = [ln for ln in res.stdout.splitlines() if "toy_fwd" in ln]
-    assert len(table) == 2 and all(ln.split()[1] == "=" for ln in table)
+    assert len(table) == 2 and all(ln.split()[0] == "same" for ln in table)
 
 
 def test_one_more_live_tile_is_a_regression_naming_entry_and_metric(toy):
@@ -147,7 +147,7 @@ def test_one_more_live_tile_is_a_regression_naming_entry_and_metric(toy):
     assert res.exit_code == 1, res.output
     lines = res.stdout.splitlines()
     first = next(ln for ln in lines if "toy_fwd" in ln)
-    assert first.split()[1] == "+"  # regressions come first
+    assert first.split()[0] == "worse"  # regressions come first
     assert "vgpr_total" in res.stdout and "regs" in res.stdout and "FAILED: 2 of 2 entries" in res.stdout
     by_arch = {r["arch"]: r for r in rows(check(toy, "fat", "--format", "json"))}
     worse = {arch: {m["metric"]: (m["baseline"], m["current"]) for m in r["metrics"] if m["fails"]}
@@ -227,7 +227,7 @@ def test_bundled_baseline_with_an_entry_edited_down(tmp_path):
     res = run("check", "--config", config)
     assert res.exit_code == 1, res.output
     row = next(ln for ln in res.stdout.splitlines() if "gfx942" in ln and "baseline" in ln)
-    assert row.split()[1] == "+" and "vgpr_total" in res.stdout and "(+4, allowed +0)" in res.stdout
+    assert row.split()[0] == "worse" and "vgpr_total" in res.stdout and "(+4 ✗, allowed +0)" in res.stdout
     assert run("check", "--config", config, "--rule", "vgpr_total:+4").exit_code == 0
     assert run("check", "--config", config, "--rule", "baseline:vgpr_total:+3").exit_code == 1
 
@@ -300,13 +300,13 @@ def test_markdown_summary_annotations_and_benchmark_json(toy, tmp_path, monkeypa
     res = check(toy, "fat", "--format", "md")
     assert res.exit_code == 1
     assert res.stdout.startswith("## vgprscope check FAILED: 2 of 2 entries")
-    assert "| change | variant | kernel | arch | config | VGPRs / regs | occupancy | details |" in res.stdout
-    assert "| + | toy | toy_fwd | gfx942 | 64x32 d64 fp16 w4 s1 |" in res.stdout
+    assert "| result | variant | kernel | arch | config | VGPRs / regs | occupancy | details |" in res.stdout
+    assert "| worse | toy | toy_fwd | gfx942 | 64x32 d64 fp16 w4 s1 |" in res.stdout
     errors = [ln for ln in res.stdout.splitlines() if ln.startswith("::error ")]
     assert len(errors) == 2 and "title=vgprscope%3A register regression in toy" in errors[0]
     assert "vgpr_total" in errors[0] or "vgpr_total" in errors[1]
     text = summary.read_text()
-    assert text.startswith("earlier step\n## vgprscope check FAILED") and "| + | toy |" in text
+    assert text.startswith("earlier step\n## vgprscope check FAILED") and "| worse | toy |" in text
 
     monkeypatch.delenv("GITHUB_STEP_SUMMARY")
     bench = check(toy, "fat", "--format", "benchmark-json")

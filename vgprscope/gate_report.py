@@ -10,39 +10,67 @@ from typing import Any
 
 from .baseline import Change, Entry, EntryDiff, GateResult, MetricDiff, Mode, State, metric_info
 from .records import SCHEMA_VERSION
-from .report.formats import md_table, render_table
+from .report.deltas import STYLE, Delta, Verdict
+from .report.formats import Column, Footnotes, build_table, md_table, render_table
 
-LEGEND = ("change: `+` worse (fails), `-` better, `=` same or within the rule, `x` not comparable "
-          "(new, missing, or both sides failed to compile)")
+LEGEND = ("result: `worse` fails the gate, `better`, `same` (unchanged, or changed within the rule), `new` / "
+          "`missing` (no entry on one side), `n/c` (both sides failed to compile); (±N): the change of the value "
+          "itself against the baseline, ✓ better, ✗ worse, no mark: within the rule")
 
-HEADERS = ("change", "variant", "kernel", "arch", "config", "VGPRs / regs", "occupancy", "details")
+HEADERS = ("result", "variant", "kernel", "arch", "config", "VGPRs / regs", "occupancy", "details")
 
-
-def _before_after(d: EntryDiff, value) -> str:
-    b = value(d.baseline) if d.baseline else None
-    c = value(d.current) if d.current else None
-    if b == c:
-        return "-" if b is None else str(b)
-    return f"{'-' if b is None else b} -> {'-' if c is None else c}"
+_REGS = ("vgpr_total", "regs")
 
 
-def _regs(e: Entry) -> Any:
-    return next((e.metrics[m] for m in ("vgpr_total", "regs") if m in e.metrics), None)
+def verdict_word(d: EntryDiff) -> str:
+    """The row's result in words (asv's change column, without a sign that could read as a delta)."""
+    if d.change is Change.NOT_COMPARABLE:
+        return {State.NEW: "new", State.MISSING: "missing"}.get(d.state, "n/c")
+    return {Change.WORSE: "worse", Change.BETTER: "better", Change.SAME: "same"}[d.change]
 
 
-def _occ(e: Entry) -> Any:
-    return f"{e.occupancy['value']} {e.occupancy_unit}" if e.occupancy else None
+_VERDICT = {Change.WORSE: Verdict.WORSE, Change.BETTER: Verdict.BETTER, Change.SAME: Verdict.SAME,
+            Change.NOT_COMPARABLE: Verdict.NOT_COMPARABLE}
+
+
+def metric_delta(m: MetricDiff) -> Delta:
+    """The shared delta of one metric: its signed change, judged by the gate's rule (report/deltas.py)."""
+    return Delta(m.delta, _VERDICT[m.change])
+
+
+def _metric(d: EntryDiff, names: tuple[str, ...]) -> MetricDiff | None:
+    return next((m for m in d.metrics if m.metric in names), None)
+
+
+def _side_value(d: EntryDiff, names: tuple[str, ...]) -> Any:
+    e = d.entry
+    return next((e.metrics[n] for n in names if n in e.metrics), None)
+
+
+def _value_cell(d: EntryDiff, names: tuple[str, ...], plain: bool = False):
+    """``274``, or ``274 -> 278 (+4 ✗)`` where it changed (a rich Text, coloured by the verdict)."""
+    from rich.text import Text
+
+    m = _metric(d, names)
+    if m is None or m.delta == 0:
+        v = _side_value(d, names)
+        return "-" if v is None else str(v)
+    delta = metric_delta(m)
+    cell = Text(f"{m.baseline} -> {m.current} (")
+    cell.append(delta.text(), style=delta.style)
+    cell.append(")")
+    return cell.plain if plain else cell
 
 
 def metric_text(m: MetricDiff) -> str:
-    """``vgpr_total 108 -> 112 (+4, allowed +0)``: the rule is shown where it decided something."""
+    """``vgpr_total 108 -> 112 (+4 ✗, allowed +0)``: the rule is shown where it decided something."""
     tol = m.rule.tolerance()
     why = {
         Change.WORSE: f", allowed {tol}" if m.rule.mode is Mode.LIMIT else f", {tol}",
         Change.BETTER: ", exact" if m.rule.mode is Mode.EXACT else "",
         Change.SAME: f", within {tol}" if m.rule.mode is Mode.LIMIT else ", not gated",
     }[m.change]
-    return f"{m.metric} {m.baseline} -> {m.current} ({m.delta:+d}{why})"
+    return f"{m.metric} {m.baseline} -> {m.current} ({metric_delta(m).text()}{why})"
 
 
 def details(d: EntryDiff) -> str:
@@ -61,10 +89,27 @@ def details(d: EntryDiff) -> str:
     return "; ".join(parts)
 
 
+def short_details(d: EntryDiff, notes: Footnotes) -> str:
+    """The default view's details: the other changed metrics as ``sgpr +4 ✗``, and the whole story
+    (values, rules, statuses) as a footnote."""
+    full = details(d)
+    if not full:
+        return "-"
+    others = [m for m in d.changed_metrics if m.metric not in (*_REGS, "occupancy")]
+    head = {State.NEW: "new", State.MISSING: "missing"}.get(d.state)
+    if head is None and d.status:
+        head = "status"
+    words = ([head] if head else []) + [f"{m.metric} {metric_delta(m).text()}" for m in others[:2]]
+    if len(others) > 2:
+        words.append(f"+{len(others) - 2} more")
+    return f"{', '.join(words)} {notes.ref(full)}".strip()
+
+
 def cells(d: EntryDiff) -> list[str]:
+    """Every field of a row, as plain text (markdown)."""
     e = d.entry
-    return [d.change.value, e.variant, e.kernel, e.arch, e.config.short(), _before_after(d, _regs),
-            _before_after(d, _occ), details(d)]
+    return [verdict_word(d), e.variant, e.kernel, e.arch, e.config.short(), _value_cell(d, _REGS, plain=True),
+            _value_cell(d, ("occupancy",), plain=True), details(d)]
 
 
 def summary(result: GateResult) -> str:
@@ -87,17 +132,50 @@ def versions_line(result: GateResult, baseline_path: str) -> str:
     return f"baseline {baseline_path} (Triton {result.baseline_triton}), {now}"
 
 
-def to_table(result: GateResult, machine_line: str, baseline_path: str) -> str:
-    from rich.table import Table
+def _columns(notes: Footnotes, labels: dict[str, str]) -> list[Column]:
+    def result(d: EntryDiff):
+        from rich.text import Text
 
-    table = Table(title="vgprscope check", header_style="bold")
-    for h in HEADERS:
-        table.add_column(h, overflow="fold")
-    styles = {Change.WORSE: "red", Change.BETTER: "green", Change.NOT_COMPARABLE: "yellow", Change.SAME: None}
-    for d in result.entries:
-        table.add_row(*cells(d), style="red" if d.fails else styles[d.change])
-    lines = [machine_line, versions_line(result, baseline_path), *result.notes]
-    return "\n".join(lines) + "\n" + render_table(table) + summary(result) + "\n" + LEGEND.replace("`", "") + "\n"
+        word = verdict_word(d) + (" ✗" if d.fails and d.change is not Change.WORSE else "")
+        return Text(word, style=STYLE.get(_VERDICT[d.change]) or None)
+
+    return [
+        Column("result", result),
+        Column("variant / kernel", lambda d: f"{d.entry.variant} / {d.entry.kernel}", wrap=True, default_only=True),
+        Column("variant", lambda d: d.entry.variant, wide_only=True),
+        Column("kernel", lambda d: d.entry.kernel, wide_only=True),
+        Column("arch", lambda d: d.entry.arch),
+        Column("config", lambda d: labels[d.key], wrap=True, default_only=True),
+        Column("config", lambda d: d.entry.config.short(), wide_only=True),
+        Column("VGPRs / regs", lambda d: _value_cell(d, _REGS), wrap=True),
+        Column("occupancy", lambda d: _value_cell(d, ("occupancy",)), wrap=True),
+        Column("details", lambda d: short_details(d, notes), wrap=True, default_only=True),
+        Column("details", details, wide_only=True),
+    ]
+
+
+def to_table(result: GateResult, machine_line: str | Sequence[str], baseline_path: str, *, wide: bool = False,
+             width: int | None = None) -> str:
+    """The terminal view: one row per entry, regressions first; details as footnotes unless ``wide``.
+    ``machine_line``: the machine line, or its fields (wrapped to the width)."""
+    from .report.formats import output_width, wrap, wrap_fields
+    from .report.records_view import common_config
+
+    width = width or output_width()
+    notes = Footnotes()
+    shared, rest = common_config([d.entry.config.short() for d in result.entries])
+    labels = dict(zip((d.key for d in result.entries), rest))
+    title = "vgprscope check" + (f" (every config: {shared})" if shared and not wide else "")
+    columns = _columns(notes, labels)
+    if not wide and set(rest) <= {"-"}:
+        columns = [c for c in columns if not (c.header == "config" and c.default_only)]
+    table = build_table(result.entries, columns, title=title, wide=wide,
+                        row_style=lambda d: "red" if d.fails else None)
+    head = wrap_fields(machine_line, width) if not isinstance(machine_line, str) else wrap(machine_line, width, "  ")
+    lines = [head, wrap(versions_line(result, baseline_path), width, "  "), *(wrap(n, width, "  ") for n in result.notes)]
+    text = render_table(table, footnotes=notes, wide=wide, width=width)
+    legend = wrap(LEGEND.replace("`", ""), width if not wide else 10**4, "  ")
+    return "\n".join(lines) + "\n" + text + summary(result) + "\n" + legend + "\n"
 
 
 def to_markdown(result: GateResult, machine_line: str, baseline_path: str) -> str:
@@ -116,7 +194,8 @@ def to_markdown(result: GateResult, machine_line: str, baseline_path: str) -> st
 
 def _metric_json(m: MetricDiff) -> dict[str, Any]:
     return {"metric": m.metric, "baseline": m.baseline, "current": m.current, "delta": m.delta,
-            "rule": m.rule.tolerance(), "change": m.change.value, "fails": m.fails}
+            "rule": m.rule.tolerance(), "change": m.change.value, "verdict": metric_delta(m).verdict.value,
+            "fails": m.fails}
 
 
 def to_json(result: GateResult, machine: dict[str, Any], baseline_path: str) -> str:
@@ -125,7 +204,8 @@ def to_json(result: GateResult, machine: dict[str, Any], baseline_path: str) -> 
         e = d.entry
         rows.append({
             "key": d.key, "variant": e.variant, "kernel": e.kernel, "arch": e.arch, "config_key": e.config_key,
-            "config": e.config.as_dict(), "state": d.state.value, "change": d.change.value, "fails": d.fails,
+            "config": e.config.as_dict(), "state": d.state.value, "change": d.change.value,
+            "result": verdict_word(d), "fails": d.fails,
             "status": {"baseline": d.baseline.status if d.baseline else None,
                        "current": d.current.status if d.current else None},
             "metrics": [_metric_json(m) for m in d.metrics],

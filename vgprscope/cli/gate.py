@@ -16,6 +16,7 @@ import typer
 
 from ..errors import UsageError, VgprscopeError
 from .app import app
+from .common import WideOpt
 from .common import ArchOpt, JobsOpt, KernelDirOpt, NoCacheOpt, OutputOpt, VariantOpt, emit, err, handles_errors
 
 baseline_app = typer.Typer(help="Save the register baseline that `vgprscope check` compares against.",
@@ -153,6 +154,7 @@ def check(
     kernel_dir: KernelDirOpt = None,
     jobs: JobsOpt = None,
     no_cache: NoCacheOpt = False,
+    wide: WideOpt = False,
 ) -> None:
     """Recompile the gate's set and compare with the baseline: exit 1 on a regression, 2 if not comparable.
 
@@ -171,7 +173,7 @@ def check(
 
                 print(annotation("error", "vgprscope check cannot compare", str(exc)))
         raise
-    _report(result, cfg, entries, format, output)
+    _report(result, cfg, entries, format, output, wide)
     raise typer.Exit(result.exit_code)
 
 
@@ -192,14 +194,14 @@ def _check(config, baseline, variant, arch, rule, fail_on_change, allow_version_
     return result, cfg, entries
 
 
-def _report(result, cfg, entries, fmt: GateFormat, output: Path | None) -> None:
+def _report(result, cfg, entries, fmt: GateFormat, output: Path | None, wide: bool = False) -> None:
     from .. import gate_report
     from ..report.machine import compile_only
 
     machine = compile_only()
     where = _shown(cfg.baseline)
     render = {
-        GateFormat.table: lambda: gate_report.to_table(result, machine.line(), where),
+        GateFormat.table: lambda: gate_report.to_table(result, machine.fields(), where, wide=wide),
         GateFormat.md: lambda: gate_report.to_markdown(result, machine.line(), where),
         GateFormat.json: lambda: gate_report.to_json(result, machine.as_dict(), where),
         GateFormat.benchmark_json: lambda: gate_report.to_benchmark_json(entries),
