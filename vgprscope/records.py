@@ -127,6 +127,7 @@ class LaunchConfig:
     constexprs: tuple[tuple[str, Any], ...]  # name -> JSON value ({"dtype": "fp16"}, {"jit": "mod:fn"}, ...)
     options: tuple[tuple[str, Any], ...]  # num_warps, num_stages, num_ctas, waves_per_eu, maxnreg, ... as given
     autotune: AutotunePick | None = None
+    origin: str = ""  # what else tells two launches apart: a Triton cache entry's hash
 
     kind = "launch"
 
@@ -150,8 +151,9 @@ class LaunchConfig:
         return self.option("maxnreg")
 
     def as_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "args": [asdict(a) for a in self.args], "constexprs": dict(self.constexprs),
-                "options": dict(self.options), "autotune": asdict(self.autotune) if self.autotune else None}
+        d = {"kind": self.kind, "args": [asdict(a) for a in self.args], "constexprs": dict(self.constexprs),
+             "options": dict(self.options), "autotune": asdict(self.autotune) if self.autotune else None}
+        return d | ({"origin": self.origin} if self.origin else {})
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> LaunchConfig:
@@ -159,7 +161,7 @@ class LaunchConfig:
         return cls(args=tuple(ArgSpec(**a) for a in d["args"]), constexprs=tuple(d["constexprs"].items()),
                    options=tuple(sorted(d["options"].items())),
                    autotune=AutotunePick(at["index"], at["count"], at["declared"], tuple(at.get("key", ())))
-                   if at else None)
+                   if at else None, origin=d.get("origin", ""))
 
     def key(self) -> str:
         blob = json.dumps(self.as_dict(), sort_keys=True, separators=(",", ":"))

@@ -190,6 +190,8 @@ def compile_kernels(job: CompileJob) -> list[dict[str, Any]]:
             return [_compile_launch(job)]
         if job.kind == "ir":
             return [_compile_ir(job)]
+        if job.kind == "artifact":
+            return [_read_artifacts(job)]
         return _compile_job(job)
 
 
@@ -265,6 +267,51 @@ def _compile_ir(job: CompileJob) -> dict[str, Any]:
     if not os.path.exists(p["path"]):
         return out | {"seconds": 0.0, "error": f"{p['path']} no longer exists"}
     return _compile(arch, out, lambda backend: p["path"], dict(p["options"]))
+
+
+def _read_artifacts(job: CompileJob) -> dict[str, Any]:
+    """A Triton cache entry's stored outputs, as a compile would have returned them: the AMDGCN text; on
+    NVIDIA the cubin's resource usage and, for the spill figures ptxas prints only, ``ptxas -v`` run on the
+    stored PTX with Triton's flags (its register count must equal the cubin's: the parser checks)."""
+    import json
+
+    arch = get_arch(job.arch)
+    p = json.loads(job.payload)
+    files = p["files"]
+    out = {"variant": job.variant, "arch": job.arch, "kernel": job.kernels[0], "seconds": 0.0, "name": p["name"],
+           "shared": int(p["shared"] or 0)}
+    if p.get("num_warps"):
+        out["num_warps"] = int(p["num_warps"])
+    t0 = time.perf_counter()
+    try:
+        if isinstance(arch, AmdArch):
+            out["amdgcn"] = Path(files["amdgcn"]).read_text()
+        else:
+            out["cuobjdump"] = _cuobjdump_resources(Path(files["cubin"]).read_bytes())
+            if "ptx" not in files:
+                raise FileNotFoundError("no .ptx in the entry: ptxas cannot give the spill figures")
+            out["ptxas_log"] = _ptxas_log(arch, Path(files["ptx"]), p.get("enable_fp_fusion", True),
+                                          p.get("ptx_options"))
+            out["ptxas_version"] = _ptxas_version(arch)
+    except Exception as exc:
+        out["error"] = one_line(exc)
+    out["seconds"] = time.perf_counter() - t0
+    return out
+
+
+def _ptxas_log(arch: NvidiaArch, ptx: Path, fp_fusion: bool, ptx_options: str | None) -> str:
+    """``ptxas -v`` of a stored PTX, with the flags Triton's NVIDIA backend gives it (make_cubin)."""
+    from triton.backends.nvidia.compiler import get_ptxas, sm_arch_from_capability
+
+    with tempfile.TemporaryDirectory() as tmp:
+        cmd = [get_ptxas(arch.capability).path, "-lineinfo",
+               *([] if fp_fusion else ["--fmad=false"]), "-v", "--regAllocOptLevel=2",
+               *(ptx_options.split(" ") if ptx_options else []),
+               f"--gpu-name={sm_arch_from_capability(arch.capability)}", str(ptx), "-o", os.path.join(tmp, "k.cubin")]
+        done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"ptxas failed on {ptx.name}: {done.stderr.strip()[-200:]}")
+    return done.stderr + done.stdout
 
 
 def _compile(arch: Arch, out: dict[str, Any], make_source, options: dict[str, Any]) -> dict[str, Any]:

@@ -27,10 +27,11 @@ def occupancy_label(rec: Record) -> str:
 def flat(rec: Record) -> dict[str, Any]:
     """Every field of a record as one flat dict (CSV, dataframes); usage and occupancy fields prefixed."""
     d: dict[str, Any] = {"variant": rec.variant, "kernel": rec.kernel, "arch": rec.arch, "status": rec.status}
-    d |= {f"cfg_{k}": v for k, v in rec.config.as_dict().items() if k not in ("extra", "shape")}
-    d["cfg_extra"] = ";".join(f"{k}={v}" for k, v in rec.config.extra)
-    d["cfg_shape"] = "x".join(map(str, rec.config.shape))
+    d |= {f"cfg_{k}": v for k, v in rec.config.flat().items()}  # a bundled variant's or a launch's fields
     d["config_key"] = rec.config.key()
+    if rec.identity is not None:
+        d |= {f"kernel_{k}": v for k, v in rec.identity.as_dict().items()}
+    d["source"] = rec.source
     if rec.usage is not None:
         u = rec.usage
         d |= {f"usage_{k}": v for k, v in vars(u).items()}

@@ -24,12 +24,13 @@ class CompileSpec:
     config: Config
     identity: KernelIdentity
     source: str  # "variants", "capture", "triton-cache"
-    kind: str  # what the worker does: "variant", "launch", "ir"
+    kind: str  # what the worker does: "variant", "launch" (captured), "ir" (recompile), "artifact" (read)
     job: str  # JSON payload for the worker
     source_hash: str
     key: str
     reason: str | None = None
     variant: Any = field(default=None, compare=False)  # the bundled Variant (bench and traffic need it)
+    extras: tuple[tuple[str, Any], ...] = ()  # columns a source adds to its rows (cache: stored / recompiled)
 
     def payload(self) -> dict[str, Any]:
         return json.loads(self.job)

@@ -1,0 +1,52 @@
+"""``vgprscope scan``: the kernels in a Triton cache, with their resources read from the stored artifacts
+and occupancy on the arch each was built for; with archs, each one's TTIR recompiled there too."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from .compile.cache import CompileCache
+from .compile.engine import Task, compile_tasks, triton_version
+from .errors import UsageError
+from .records import Record
+from .sources.triton_cache import CacheEntry, read_cache, retarget_spec, stored_spec
+
+
+@dataclass(frozen=True)
+class ScanResult:
+    directory: Path
+    entries: tuple[CacheEntry, ...]
+    records: tuple[Record, ...]
+
+    def summary(self) -> str:
+        broken = sum(e.reason is not None for e in self.entries)
+        stored = sum(dict(r.extras).get("cache") == "stored" for r in self.records)
+        again = len(self.records) - stored
+        tail = f", {again} recompiled for other archs" if again else ""
+        return (f"{self.directory}: {len(self.entries)} entries, {len(self.entries) - broken} read, "
+                f"{broken} partial or corrupt{tail}")
+
+
+def scan(directory: Path, archs: Sequence = (), jobs: int | None = None, use_cache: bool = True,
+         on_progress: Callable[[int, int], None] | None = None) -> ScanResult:
+    directory = Path(directory).expanduser()
+    if not directory.is_dir():
+        raise UsageError(f"Triton cache directory {directory} does not exist")
+    entries = read_cache(directory)
+    tasks: list[Task] = []
+    unknown: list[Record] = []
+    for entry in entries:
+        spec, built = stored_spec(entry)
+        if built is None:  # an arch outside the table, or an entry too broken to tell: a row anyway
+            target = f"{entry.target[0]} {entry.target[1]}" if entry.target else "?"
+            unknown.append(Record(variant=spec.label, kernel=entry.name, arch=target, config=spec.config,
+                                  status=spec.reason or "unknown arch", source=spec.source,
+                                  identity=spec.identity, extras=spec.extras, triton_version=triton_version()))
+        else:
+            tasks.append(Task(spec, built))
+        if entry.reason is None:
+            tasks += [Task(retarget_spec(entry, a), a) for a in archs]
+    records = compile_tasks(tasks, jobs=jobs, cache=CompileCache(enabled=use_cache), on_progress=on_progress)
+    return ScanResult(directory, tuple(entries), tuple(records) + tuple(unknown))

@@ -1,0 +1,169 @@
+"""A Triton cache directory as a source: the kernels a GPU run compiled.
+
+Each complete entry (a directory with Triton's ``__grp__NAME.json`` beside ``NAME.json`` and the
+artifacts) yields two kinds of spec: one that reads the stored artifacts for the arch it was built for
+(AMDGCN text; NVIDIA: the cubin and a ``ptxas -v`` of the stored PTX for the spill figures), and, per
+``--arch``, one that recompiles its TTIR there with its stored options. Reading the directory imports
+nothing: only JSON files are opened; a partial or corrupt entry is a spec with its reason.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..archs import ARCHS, AmdArch, Arch
+from ..records import KernelIdentity, LaunchConfig
+from .spec import CompileSpec, dumps
+
+# Options a TTIR keeps its meaning with on any target, and those only its own vendor reads.
+COMMON_OPTIONS = ("num_warps", "num_stages", "num_ctas", "enable_fp_fusion")
+VENDOR_OPTIONS = {"hip": ("waves_per_eu", "matrix_instr_nonkdim", "kpack", "schedule_hint"),
+                  "cuda": ("maxnreg", "ptx_options")}
+_LOC_RE = re.compile(r'^#loc\d* = loc\("([^"]+)":\d+:\d+\)', re.M)
+
+
+def default_dir() -> Path:
+    """Triton's cache directory as Triton resolves it: $TRITON_CACHE_DIR, else $TRITON_HOME (or ~)/.triton/cache."""
+    env = os.environ.get("TRITON_CACHE_DIR")
+    if env:
+        return Path(env)
+    return Path(os.environ.get("TRITON_HOME") or Path.home()) / ".triton" / "cache"
+
+
+@dataclass(frozen=True)
+class CacheEntry:
+    directory: Path
+    name: str  # the kernel's name ("?" when the entry is too broken to tell)
+    target: tuple[str, Any] | None = None  # ("hip", "gfx942") / ("cuda", 90)
+    metadata: dict[str, Any] = field(default_factory=dict, compare=False)
+    files: tuple[str, ...] = ()
+    reason: str | None = None
+
+    @property
+    def hash(self) -> str:
+        return self.directory.name
+
+    def arch(self) -> Arch | None:
+        """The vgprscope arch it was built for (None: not in the table)."""
+        if self.target is None:
+            return None
+        backend, arch = self.target
+        for a in ARCHS.values():
+            if backend == "hip" and isinstance(a, AmdArch) and a.gfx == arch:
+                return a
+            if backend == "cuda" and not isinstance(a, AmdArch) and a.capability == arch:
+                return a
+        return None
+
+    def file(self, suffix: str) -> Path | None:
+        name = f"{self.name}.{suffix}"
+        return self.directory / name if name in self.files else None
+
+    def source_file(self) -> str:
+        """The Python file the kernel came from, read from the TTIR's first location (or "")."""
+        path = self.file("ttir") or self.file("source")
+        if path is None:
+            return ""
+        try:
+            with open(path) as f:
+                head = f.read(4096)
+        except OSError:
+            return ""
+        m = _LOC_RE.search(head)
+        return m.group(1) if m else ""
+
+
+def read_entry(directory: Path) -> CacheEntry:
+    """One cache entry; a partial or corrupt one carries its reason (never raises on bad content)."""
+    try:
+        files = tuple(sorted(os.listdir(directory)))
+    except OSError as exc:
+        return CacheEntry(directory, "?", reason=f"cannot list the entry: {exc.strerror}")
+    groups = [f for f in files if f.startswith("__grp__") and f.endswith(".json")]
+    metas = [f for f in files if f.endswith(".json") and not f.startswith("__grp__")]
+    name = groups[0][len("__grp__"):-len(".json")] if groups else (metas[0][:-len(".json")] if metas else "?")
+    if not groups:
+        return CacheEntry(directory, name, files=files,
+                          reason="partial entry: no __grp__ file (the compile was interrupted, or it is not a "
+                                 "kernel entry)")
+    try:
+        with open(directory / groups[0]) as f:
+            children = json.load(f)["child_paths"]
+        with open(directory / f"{name}.json") as f:
+            meta = json.load(f)
+        target = meta["target"]
+        key = (target["backend"], target["arch"])
+    except FileNotFoundError as exc:
+        return CacheEntry(directory, name, files=files, reason=f"partial entry: {Path(exc.filename).name} is missing")
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        return CacheEntry(directory, name, files=files,
+                          reason=f"corrupt entry: {type(exc).__name__}: {str(exc)[:120]}")
+    missing = [Path(p).name for p in children.values() if Path(p).name not in files]
+    entry = CacheEntry(directory, name, key, meta, files)
+    if missing:
+        return CacheEntry(directory, name, key, meta, files, f"partial entry: {', '.join(missing)} missing")
+    if entry.arch() is None:
+        return CacheEntry(directory, name, key, meta, files,
+                          f"built for {key[0]} {key[1]}, an arch vgprscope's table does not have")
+    artifact = "amdgcn" if key[0] == "hip" else "cubin"
+    if entry.file(artifact) is None:
+        return CacheEntry(directory, name, key, meta, files, f"no .{artifact} in the entry to read resources from")
+    return entry
+
+
+def read_cache(directory: Path) -> list[CacheEntry]:
+    """Every entry of a Triton cache directory, in name order."""
+    try:
+        subdirs = sorted(p for p in directory.iterdir() if p.is_dir())
+    except OSError as exc:
+        from ..errors import UsageError
+
+        raise UsageError(f"cannot read Triton cache directory {directory}: {exc.strerror or exc}") from None
+    return [read_entry(d) for d in subdirs]
+
+
+def _options(entry: CacheEntry, vendor: str | None) -> dict[str, Any]:
+    names = COMMON_OPTIONS + (VENDOR_OPTIONS.get(vendor, ()) if vendor else ())
+    return {k: entry.metadata[k] for k in names if entry.metadata.get(k) is not None}
+
+
+def _config(entry: CacheEntry) -> LaunchConfig:
+    built = entry.target[0] if entry.target else None
+    return LaunchConfig(args=(), constexprs=(), options=tuple(sorted(_options(entry, built).items())),
+                        origin=entry.hash)
+
+
+def _spec(entry: CacheEntry, kind: str, job: dict[str, Any], reason: str | None = None,
+          how: str = "stored") -> CompileSpec:
+    src = entry.source_file()
+    label = Path(src).name if src else "(triton cache)"
+    config = _config(entry)
+    return CompileSpec(label=label, kernels=(entry.name,), config=config,
+                       identity=KernelIdentity("", entry.name, src, entry.hash[:16]), source="triton-cache",
+                       kind=kind, job=dumps(job), source_hash=entry.hash[:16], key=config.key(),
+                       reason=reason or entry.reason, extras=(("cache", how), ("entry", entry.hash)))
+
+
+def stored_spec(entry: CacheEntry) -> tuple[CompileSpec, Arch | None]:
+    """The entry's resources as stored, for the arch it was built for."""
+    files = {s: str(p) for s in ("amdgcn", "cubin", "ptx") if (p := entry.file(s)) is not None}
+    job = {"files": files, "name": entry.name, "shared": entry.metadata.get("shared", 0),
+           "num_warps": entry.metadata.get("num_warps"), "enable_fp_fusion": entry.metadata.get("enable_fp_fusion", True),
+           "ptx_options": entry.metadata.get("ptx_options")}
+    return _spec(entry, "artifact", job), entry.arch()
+
+
+def retarget_spec(entry: CacheEntry, arch: Arch) -> CompileSpec:
+    """The entry's TTIR compiled for ``arch`` with the options it was built with (the other vendor's
+    options dropped: they mean nothing there)."""
+    vendor = "hip" if isinstance(arch, AmdArch) else "cuda"
+    built = entry.target[0] if entry.target else None
+    ttir = entry.file("ttir")
+    reason = None if ttir is not None or entry.reason else "no .ttir in the entry to recompile"
+    opts = _options(entry, vendor if vendor == built else None)
+    return _spec(entry, "ir", {"path": str(ttir) if ttir else "", "options": opts}, reason, how="recompiled")
