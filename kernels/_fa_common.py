@@ -1,6 +1,8 @@
 """Pieces every FlashAttention-style variant shares: key ranges, masks, tile loads, the K/V loop.
 
-Conventions (all variants): q (B, H, Nq, D), k/v (B, H, Nk, D), last dim contiguous. Causal masks are
+Conventions (all variants): q (B, H, Nq, D), k/v (B, H_kv, Nk, D) with H_kv dividing H (grouped-query
+attention: query head h reads K/V head h // G, G = H / H_kv the group; G = 1 is plain multi-head, G = H is
+multi-query), last dim contiguous. Causal masks are
 aligned bottom-right: query row i sees key j iff j <= i + (Nk - Nq). A row that sees no key yields zeros.
 Scores are kept in the log2 domain (scale * log2(e)) so the exponentials are exp2; row maxima that
 variants write to memory (split-K, two-phase) are in that domain too.
@@ -26,20 +28,58 @@ def head_base(P, num_heads, stride_b, stride_h):
 
 
 @triton.jit
+def program_rows(num_heads, kv_group, seqlen_q, BLOCK_M: tl.constexpr, PACK: tl.constexpr):
+    """This program's query rows: (pos, head, batch, kv_head, first, last).
+
+    pos: each row's query position, ``seqlen_q`` for a row that does not exist (every ``pos < seqlen_q``
+    test then masks it); head: each row's query head (a scalar without PACK); first / last: the positions
+    [first, last) the block's rows may hold, which bound its key range under the causal mask.
+    Without PACK, program_id(1) is batch * num_heads + head and the block is BLOCK_M consecutive
+    positions of one head. With PACK (decode), program_id(1) is batch * (num_heads / kv_group) + kv_head
+    and the block's rows are the packed (query head of the group, position) pairs g * seqlen_q + i of one
+    K/V head: the whole group shares each K/V tile, so K/V is read once per group, not once per head.
+    """
+    if PACK:
+        num_kv = num_heads // kv_group
+        batch = tl.program_id(1) // num_kv
+        kv_head = tl.program_id(1) % num_kv
+        r = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+        ok = r < kv_group * seqlen_q
+        pos = tl.where(ok, r % seqlen_q, seqlen_q)
+        head = kv_head * kv_group + tl.where(ok, r // seqlen_q, 0)
+        first = 0
+        last = seqlen_q
+    else:
+        batch = tl.program_id(1) // num_heads
+        head = tl.program_id(1) % num_heads
+        kv_head = head // kv_group
+        first = tl.program_id(0) * BLOCK_M
+        pos = first + tl.arange(0, BLOCK_M)
+        last = first + BLOCK_M
+    return pos, head, batch, kv_head, first, last
+
+
+@triton.jit
+def row_ptrs(P, batch, head, pos, stride_b, stride_h, stride_m):
+    """Pointers to the first element of each row (batch, head, pos) of a (B, H, N, D) tensor."""
+    return P + batch * stride_b + head * stride_h + pos * stride_m
+
+
+@triton.jit
 def tile_ok(offs_m, offs_d, seqlen, HEAD_DIM: tl.constexpr):
     """Which elements of a (rows, head-dim) tile exist: rows before seqlen, columns before HEAD_DIM."""
     return (offs_m[:, None] < seqlen) & (offs_d[None, :] < HEAD_DIM)
 
 
 @triton.jit
-def key_block_bounds(start_m, seqlen_q, seqlen_k, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                     CAUSAL: tl.constexpr):
-    """Key-block range of the query block at start_m: [0, n_full) needs no mask, [n_full, n_end) does."""
+def key_block_bounds(first, last, seqlen_q, seqlen_k, BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr):
+    """Key-block range of a query block whose rows lie at positions [first, last): [0, n_full) needs no
+    mask, [n_full, n_end) does."""
     if CAUSAL:
         diag = seqlen_k - seqlen_q
         # first key any row of the block cannot see, and one past the last key its last row sees
-        lo = tl.minimum(tl.maximum(start_m + diag + 1, 0), seqlen_k)
-        hi = tl.minimum(tl.maximum(start_m + BLOCK_M + diag, 0), seqlen_k)
+        lo = tl.minimum(tl.maximum(first + diag + 1, 0), seqlen_k)
+        hi = tl.minimum(tl.maximum(last + diag, 0), seqlen_k)
         n_full = lo // BLOCK_N
         n_end = tl.cdiv(hi, BLOCK_N)
     else:

@@ -5,6 +5,7 @@ Kernel arguments are built as {name: value} dicts, the same for a compile spec (
 types as strings) and for a launch (real tensors), so the two can never disagree on names or order.
 """
 
+import functools
 import math
 
 TRITON_DTYPES = {"fp16": "fp16", "bf16": "bf16"}
@@ -12,9 +13,17 @@ HEAD_DIM_RANGE = (16, 256)
 BLOCK_RANGE = (16, 256)
 AMD_OPTIONS = ("waves_per_eu", "matrix_instr_nonkdim", "kpack")
 NVIDIA_OPTIONS = ("maxnreg",)
-# Split-K picks enough splits that the launch has this many programs: two per SM of an H100 / H200
-# (132 SMs), about one per CU of an MI300X (304 CUs). Fewer programs leave part of the GPU idle.
-SPLIT_TARGET_PROGRAMS = 2 * 132
+# Split-K picks enough splits that the launch has this many programs per SM / CU of the GPU (the device's
+# count when launching, the arch table's when compiling): one program per SM leaves too few loads in flight
+# to stream K/V at the memory's rate; two keep each SM busy while the other waits on memory.
+SPLIT_PROGRAMS_PER_UNIT = 2
+# The SM / CU count used when the caller names none (a compile spec built outside vgprscope's engine): an
+# H100 / H200's 132 SMs. vgprscope's compile worker passes the arch table's count as cfg["compute_units"].
+FALLBACK_COMPUTE_UNITS = 132
+# Decode packing: at Nq <= this, under grouped-query attention (H_kv < H), one program takes the query rows of
+# every head that shares a K/V head (group x Nq rows) in its M dimension, so each K/V tile is read once per
+# group instead of once per query head; Nq 1 with BLOCK_M 128 would otherwise be 127 rows of padding.
+PACK_MAX_NQ = 16
 # The tensors of an attention launch and which sequence length their rows follow.
 ROWS = {"Q": "m", "O": "m", "K": "n", "V": "n"}
 
@@ -38,6 +47,9 @@ def check_common(cfg, knobs=()):
         return f"num_warps {cfg['num_warps']} is not allowed; allowed: 1, 2, 4, 8, 16"
     if cfg["num_stages"] < 1:
         return f"num_stages {cfg['num_stages']} is not allowed; allowed: 1 or more"
+    kv = check_kv_heads(cfg)
+    if kv:
+        return kv
     # a misspelt knob would otherwise be ignored without a word
     unknown = sorted(set(cfg.get("extra") or {}) - set(knobs))
     if unknown:
@@ -53,15 +65,44 @@ def contiguous_strides(*shape):
     return tuple(reversed(strides))
 
 
-def contiguous_args(dtype, b, h, nq, nk, d, names):
+def problem(cfg):
+    """(B, H, Nq, Nk, H_kv) of cfg's shape: (B, H, Nq, Nk) is multi-head (H_kv = H), or (B, H, Nq, Nk, H_kv)."""
+    b, h, nq, nk, *rest = cfg["shape"]
+    return b, h, nq, nk, (rest[0] if rest else h)
+
+
+def check_kv_heads(cfg):
+    """Why cfg's K/V head count cannot be used, or None."""
+    _, h, _, _, hkv = problem(cfg)
+    if not (isinstance(hkv, int) and 1 <= hkv <= h and h % hkv == 0):
+        return f"kv_heads {hkv!r} does not divide heads {h}; allowed: a divisor of {h} (1 = MQA, {h} = MHA)"
+    return None
+
+
+def packs(nq, group):
+    """Whether the attention kernels pack the group's query rows into M (``program_rows`` PACK)."""
+    return group > 1 and nq <= PACK_MAX_NQ
+
+
+def attention_grid(b, h, nq, hkv, block_m, can_pack=True):
+    """(query blocks, programs per block column) of an attention pass: (ceil(Nq / BLOCK_M), B*H), or
+    packed (ceil(G*Nq / BLOCK_M), B*H_kv) with G = H / H_kv for a kernel that packs (``can_pack``)."""
+    group = h // hkv
+    if can_pack and packs(nq, group):
+        return query_blocks(group * nq, block_m), b * hkv
+    return query_blocks(nq, block_m), b * h
+
+
+def contiguous_args(dtype, b, h, nq, nk, d, names, hkv=None):
     """Example launch values for pointers and (b, h, m) strides of contiguous (B, H, N, D) tensors.
 
     Pointers are given as their Triton type; the compile engine treats them as 16-byte aligned.
-    The names are (Q, K, V, O): Q and O have Nq rows, K and V have Nk rows.
+    The names are (Q, K, V, O): Q and O have Nq rows and H heads, K and V have Nk rows and H_kv heads.
     """
     ptr = "*" + TRITON_DTYPES[dtype]
     seqlen = {"m": nq, "n": nk}
-    return _pointer_args({n: (ptr, contiguous_strides(b, h, seqlen[ROWS[n]], d)) for n in names})
+    heads = {"m": h, "n": hkv or h}
+    return _pointer_args({n: (ptr, contiguous_strides(b, heads[ROWS[n]], seqlen[ROWS[n]], d)) for n in names})
 
 
 def tensor_args(**tensors):
@@ -78,24 +119,25 @@ def _pointer_args(named):
     return args
 
 
-def scalar_args(h, nq, nk, d, sm_scale=None):
-    """The scalars every attention kernel takes; ``sm_scale`` defaults to 1/sqrt(d) (compile specs)."""
+def scalar_args(h, nq, nk, d, sm_scale=None, hkv=None):
+    """The scalars every attention kernel takes; ``sm_scale`` defaults to 1/sqrt(d) (compile specs).
+    ``kv_group`` = H / H_kv query heads per K/V head (1 for multi-head: Triton then specialises it away)."""
     scale = sm_scale if sm_scale is not None else d ** -0.5
-    return {"sm_scale": scale, "num_heads": h, "seqlen_q": nq, "seqlen_k": nk}
+    return {"sm_scale": scale, "num_heads": h, "kv_group": h // (hkv or h), "seqlen_q": nq, "seqlen_k": nk}
 
 
 def example_args(cfg, names=("Q", "K", "V", "O")):
     """Example launch values for a compile spec of cfg's reference shape."""
-    b, h, nq, nk = cfg["shape"]
-    return contiguous_args(cfg["dtype"], b, h, nq, nk, cfg["head_dim"], names) | scalar_args(h, nq, nk,
-                                                                                              cfg["head_dim"])
+    b, h, nq, nk, hkv = problem(cfg)
+    d = cfg["head_dim"]
+    return contiguous_args(cfg["dtype"], b, h, nq, nk, d, names, hkv) | scalar_args(h, nq, nk, d, hkv=hkv)
 
 
 def launch_args(q, k, v, sm_scale, **tensors):
     """Launch values for real q, k, v (and outputs / workspaces given by kernel argument name)."""
     b, h, nq, d = q.shape
     pointers = {n: t for n, t in tensors.items() if n in ROWS}
-    return tensor_args(Q=q, K=k, V=v, **pointers) | scalar_args(h, nq, k.shape[2], d, sm_scale) | {
+    return tensor_args(Q=q, K=k, V=v, **pointers) | scalar_args(h, nq, k.shape[2], d, sm_scale, k.shape[1]) | {
         n: t for n, t in tensors.items() if n not in ROWS}
 
 
@@ -105,8 +147,8 @@ def pick(args, fn):
 
 
 def spec(name, fn, args, constexprs):
-    """One compile spec: only the arguments fn takes, so callers may pass a common superset."""
-    return {"name": name, "fn": fn, "args": pick(args, fn), "constexprs": constexprs}
+    """One compile spec: only the arguments and constexprs fn takes, so callers may pass a common superset."""
+    return {"name": name, "fn": fn, "args": pick(args, fn), "constexprs": pick(constexprs, fn)}
 
 
 def is_hip():
@@ -127,7 +169,7 @@ def backend_options(cfg, device=None):
 
 def run(fn, grid, args, constexprs, cfg):
     """Launch ``fn`` with the arguments it takes out of ``args`` (a superset is fine)."""
-    fn[grid](**pick(args, fn), **constexprs, **backend_options(cfg))
+    fn[grid](**pick(args, fn), **pick(constexprs, fn), **backend_options(cfg))
 
 
 def query_blocks(nq, block_m):
@@ -140,9 +182,24 @@ def next_pow2_dim(head_dim):
 
 
 def fa_constexprs(cfg, head_dim, causal, **flags):
-    """The constexprs of an attention kernel with the (Q, K, V, O) argument set, plus its own flags."""
+    """The constexprs of an attention kernel with the (Q, K, V, O) argument set, plus its own flags.
+    PACK follows cfg's shape (a launch's cfg carries the tensors' shape)."""
+    _, h, nq, _, hkv = problem(cfg)
     return {"BLOCK_M": cfg["block_m"], "BLOCK_N": cfg["block_n"], "BLOCK_D": next_pow2_dim(head_dim),
-            "HEAD_DIM": head_dim, "CAUSAL": bool(causal)} | flags
+            "HEAD_DIM": head_dim, "CAUSAL": bool(causal), "PACK": packs(nq, h // hkv)} | flags
+
+
+def tensor_shape(q, k):
+    """cfg['shape'] of real tensors: (B, H, Nq, Nk), with H_kv appended when it differs from H."""
+    b, h, nq, _ = q.shape
+    return [b, h, nq, k.shape[2]] + ([k.shape[1]] if k.shape[1] != h else [])
+
+
+def grid_of(q, k, block_m, fn=None):
+    """The grid of an attention pass of kernel ``fn`` on q, k (packed if fn takes PACK; all bundled
+    multi-pass kernels do)."""
+    can_pack = fn is None or "PACK" in fn.arg_names
+    return attention_grid(q.shape[0], q.shape[1], q.shape[2], k.shape[1], block_m, can_pack)
 
 
 def one_kernel_specs(name, fn, cfg, **flags):
@@ -155,15 +212,16 @@ def launch_one_kernel(fn, q, k, v, causal, sm_scale, cfg, **flags):
     import torch
 
     o = torch.empty_like(q)
-    grid = (query_blocks(q.shape[2], cfg["block_m"]), q.shape[0] * q.shape[1])
-    run(fn, grid, launch_args(q, k, v, sm_scale, O=o), fa_constexprs(cfg, q.shape[3], causal, **flags), cfg)
+    cfg = cfg | {"shape": tensor_shape(q, k)}
+    run(fn, grid_of(q, k, cfg["block_m"], fn), launch_args(q, k, v, sm_scale, O=o),
+        fa_constexprs(cfg, q.shape[3], causal, **flags), cfg)
     return o
 
 
 # ---- split-K: how many splits, and the fp32 workspaces the splits write ----
 
 def num_key_blocks(cfg):
-    return math.ceil(cfg["shape"][3] / cfg["block_n"])
+    return math.ceil(problem(cfg)[3] / cfg["block_n"])
 
 
 def check_num_splits(cfg):
@@ -181,15 +239,32 @@ def check_num_splits(cfg):
     return None
 
 
-def num_splits(cfg):
-    """The split count: ``extra['num_splits']`` if given, else the fewest splits that bring the launch to
-    SPLIT_TARGET_PROGRAMS programs, never more than there are key blocks (a split needs one)."""
-    b, h, nq, _ = cfg["shape"]
+def num_splits(cfg, compute_units=None):
+    """The split count: ``extra['num_splits']`` if given, else from the shape and the GPU: the fewest splits
+    that bring the launch to SPLIT_PROGRAMS_PER_UNIT programs per SM / CU (``compute_units``, else
+    cfg['compute_units'], else FALLBACK_COMPUTE_UNITS), never more than there are key blocks, then evened
+    out so that every split gets the same number of key blocks (none is left empty)."""
     given = (cfg.get("extra") or {}).get("num_splits")
     if given is not None:
         return given
-    programs = b * h * query_blocks(nq, cfg["block_m"])
-    return max(1, min(num_key_blocks(cfg), math.ceil(SPLIT_TARGET_PROGRAMS / programs)))
+    units = compute_units or cfg.get("compute_units") or FALLBACK_COMPUTE_UNITS
+    b, h, nq, _, hkv = problem(cfg)
+    blocks, columns = attention_grid(b, h, nq, hkv, cfg["block_m"])
+    n_blocks = num_key_blocks(cfg)
+    want = max(1, min(n_blocks, math.ceil(SPLIT_PROGRAMS_PER_UNIT * units / (blocks * columns))))
+    return math.ceil(n_blocks / math.ceil(n_blocks / want))
+
+
+def device_compute_units(t):
+    """SMs (NVIDIA) or CUs (AMD) of the device tensor ``t`` lives on; None on the CPU (interpreter)."""
+    return _units_of(t.device.index or 0) if t.is_cuda else None
+
+
+@functools.cache
+def _units_of(index):
+    import torch
+
+    return torch.cuda.get_device_properties(index).multi_processor_count
 
 
 def workspace_example_args(splits):

@@ -3,7 +3,9 @@
 Workspaces (all fp32, contiguous, written before they are read, so never initialised):
   M, L   (B*H, S, Nq)     per split s: row max m_s (log2 domain) and row sum l_s = sum exp2(s - m_s)
   Acc    (B*H, S, Nq, D)  per split s: partial output, unnormalised (split-k) or normalised (two-phase)
-S = num_splits; without splits S = 1. A split is program_id(2): its share of the query block's key
+S = num_splits; without splits S = 1. Rows are addressed by (batch * H + query head, split, position) also
+when the attention passes pack a K/V head's query group into one program (PACK, decode): the merge and the
+workspaces never see the packing. A split is program_id(2): its share of the query block's key
 blocks [0, n_end) is a run of ceil(n_end / S) blocks, so trailing splits of short (causal) rows may be
 empty: such a split writes m = -inf, l = 0, acc = 0, which every merge below weighs to exactly zero.
 """
@@ -11,17 +13,17 @@ empty: such a split writes m = -inf, l = 0, acc = 0, which every merge below wei
 import triton
 import triton.language as tl
 
-from ._fa_common import LOG2E, STATS, VALUE, head_base, key_block_bounds, kv_loop, tile_ok
-from ._launch import (example_args, fa_constexprs, launch_args, next_pow2_dim, num_splits, query_blocks, run, spec,
-                      workspace_example_args, workspaces)
+from ._fa_common import LOG2E, STATS, VALUE, head_base, key_block_bounds, kv_loop, program_rows, row_ptrs, tile_ok
+from ._launch import (device_compute_units, example_args, fa_constexprs, grid_of, launch_args, next_pow2_dim,
+                      num_splits, query_blocks, run, spec, tensor_shape, workspace_example_args, workspaces)
 
 
 @triton.jit
-def split_bounds(start_m, seqlen_q, seqlen_k, num_splits, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                 CAUSAL: tl.constexpr, SPLIT: tl.constexpr):
+def split_bounds(first, last, seqlen_q, seqlen_k, num_splits, BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr,
+                 SPLIT: tl.constexpr):
     """This program's key blocks: [lo, mid) need no mask, [mid, hi) do. All of the query block's range
-    without SPLIT; with SPLIT, split program_id(2)'s run of it."""
-    n_full, n_end = key_block_bounds(start_m, seqlen_q, seqlen_k, BLOCK_M, BLOCK_N, CAUSAL)
+    (rows at positions [first, last)) without SPLIT; with SPLIT, split program_id(2)'s run of it."""
+    n_full, n_end = key_block_bounds(first, last, seqlen_q, seqlen_k, BLOCK_N, CAUSAL)
     if SPLIT:
         per = tl.cdiv(n_end, num_splits)
         lo = tl.minimum(tl.program_id(2) * per, n_end)
@@ -35,30 +37,26 @@ def split_bounds(start_m, seqlen_q, seqlen_k, num_splits, BLOCK_M: tl.constexpr,
 
 
 @triton.jit
-def split_rows(offs_m, seqlen_q, split, num_splits):
-    """Row indices of this (batch*head, split) in the (B*H, S, Nq) workspaces, in int64: B*H*S*Nq*D
-    outgrows int32 at long sequences with many splits."""
-    bh = tl.program_id(1).to(tl.int64)
-    return (bh * num_splits + split) * seqlen_q + offs_m
-
-
-@triton.jit
-def query_tile(Q, num_heads, stride_qb, stride_qh, stride_qm, offs_m, offs_d, seqlen_q, HEAD_DIM: tl.constexpr):
-    """The query block's Q tile (zeros past the last row and in the padded head-dim columns)."""
-    ptrs = head_base(Q, num_heads, stride_qb, stride_qh) + offs_m[:, None] * stride_qm + offs_d[None, :]
-    return tl.load(ptrs, mask=tile_ok(offs_m, offs_d, seqlen_q, HEAD_DIM), other=0.0)
+def split_rows(bh, offs_m, seqlen_q, split, num_splits):
+    """Row indices of (batch*head bh, split, position offs_m) in the (B*H, S, Nq) workspaces, in int64:
+    B*H*S*Nq*D outgrows int32 at long sequences with many splits. bh is a scalar, or one per row (PACK)."""
+    return (bh.to(tl.int64) * num_splits + split) * seqlen_q + offs_m
 
 
 @triton.jit
 def query_block(Q, K, V, stride_qb, stride_qh, stride_qm, stride_kb, stride_kh, stride_vb, stride_vh, num_heads,
-                seqlen_q, BLOCK_M: tl.constexpr, BLOCK_D: tl.constexpr, HEAD_DIM: tl.constexpr):
-    """This program's query block: first row, row and head-dim offsets, Q tile, and K / V head bases."""
-    start_m = tl.program_id(0) * BLOCK_M
-    offs_m = start_m + tl.arange(0, BLOCK_M)
+                kv_group, seqlen_q, BLOCK_M: tl.constexpr, BLOCK_D: tl.constexpr, HEAD_DIM: tl.constexpr,
+                PACK: tl.constexpr):
+    """This program's query block (``program_rows``): row positions, their batch*head (scalar, or per row
+    with PACK), the positions [first, last) they span, head-dim offsets, the Q tile (zeros past the last
+    row and in the padded head-dim columns) and the K / V head bases."""
+    offs_m, head, batch, kv_head, first, last = program_rows(num_heads, kv_group, seqlen_q, BLOCK_M, PACK)
     offs_d = tl.arange(0, BLOCK_D)
-    q = query_tile(Q, num_heads, stride_qb, stride_qh, stride_qm, offs_m, offs_d, seqlen_q, HEAD_DIM)
-    return start_m, offs_m, offs_d, q, head_base(K, num_heads, stride_kb, stride_kh), head_base(V, num_heads,
-                                                                                               stride_vb, stride_vh)
+    ptrs = row_ptrs(Q, batch, head, offs_m, stride_qb, stride_qh, stride_qm)[:, None] + offs_d[None, :]
+    q = tl.load(ptrs, mask=tile_ok(offs_m, offs_d, seqlen_q, HEAD_DIM), other=0.0)
+    k_base = K + batch * stride_kb + kv_head * stride_kh
+    v_base = V + batch * stride_vb + kv_head * stride_vh
+    return offs_m, batch * num_heads + head, first, last, offs_d, q, k_base, v_base
 
 
 @triton.jit
@@ -72,11 +70,11 @@ def split_max(M, rows, row_ok, num_splits, seqlen_q):
 
 
 @triton.jit
-def final_stats(M, L, offs_m, seqlen_q, num_splits, SPLIT: tl.constexpr):
+def final_stats(M, L, bh, offs_m, seqlen_q, num_splits, SPLIT: tl.constexpr):
     """Pass 2's view of pass 1: the row max (0 for rows that see no key) and 1 / row sum (0 for them).
     With SPLIT, the splits' (m_s, l_s) are combined here: M = max m_s, L = sum exp2(m_s - M) l_s."""
     row_ok = offs_m < seqlen_q
-    rows = split_rows(offs_m, seqlen_q, 0, num_splits)
+    rows = split_rows(bh, offs_m, seqlen_q, 0, num_splits)
     if SPLIT:
         _, m = split_max(M, rows, row_ok, num_splits, seqlen_q)
         l = tl.zeros(rows.shape, dtype=tl.float32)
@@ -92,51 +90,55 @@ def final_stats(M, L, offs_m, seqlen_q, num_splits, SPLIT: tl.constexpr):
 
 @triton.jit(do_not_specialize=["seqlen_q", "seqlen_k", "num_splits"])
 def attn_stats(Q, K, M, L, sm_scale, stride_qb, stride_qh, stride_qm, stride_kb, stride_kh, stride_kn, num_heads,
-               seqlen_q, seqlen_k, num_splits, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-               BLOCK_D: tl.constexpr, HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, SPLIT: tl.constexpr):
+               kv_group, seqlen_q, seqlen_k, num_splits, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+               BLOCK_D: tl.constexpr, HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, SPLIT: tl.constexpr,
+               PACK: tl.constexpr):
     """Two-phase pass 1: each row's max m and sum l = sum exp2(s - m) over its keys (the split's share of
     them with SPLIT). Reads Q and K only; live across the loop: q, m_i, l_i; no output accumulator."""
     # V is never read in this pass: K stands in for it
-    start_m, offs_m, offs_d, q, k_base, _ = query_block(Q, K, K, stride_qb, stride_qh, stride_qm, stride_kb,
-                                                        stride_kh, stride_kb, stride_kh, num_heads, seqlen_q,
-                                                        BLOCK_M, BLOCK_D, HEAD_DIM)
+    offs_m, bh, first, last, offs_d, q, k_base, _ = query_block(Q, K, K, stride_qb, stride_qh, stride_qm,
+                                                                stride_kb, stride_kh, stride_kb, stride_kh,
+                                                                num_heads, kv_group, seqlen_q, BLOCK_M, BLOCK_D,
+                                                                HEAD_DIM, PACK)
     PAD_D: tl.constexpr = BLOCK_D != HEAD_DIM
-    lo, mid, hi = split_bounds(start_m, seqlen_q, seqlen_k, num_splits, BLOCK_M, BLOCK_N, CAUSAL, SPLIT)
+    lo, mid, hi = split_bounds(first, last, seqlen_q, seqlen_k, num_splits, BLOCK_N, CAUSAL, SPLIT)
     m_i = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
     l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
     _, l_i, m_i = kv_loop(0.0, l_i, m_i, q, k_base, k_base, stride_kn, stride_kn, offs_m, offs_d, seqlen_q,
                           seqlen_k, sm_scale * LOG2E, lo, mid, BLOCK_N, HEAD_DIM, PAD_D, False, CAUSAL, STATS)
     _, l_i, m_i = kv_loop(0.0, l_i, m_i, q, k_base, k_base, stride_kn, stride_kn, offs_m, offs_d, seqlen_q,
                           seqlen_k, sm_scale * LOG2E, mid, hi, BLOCK_N, HEAD_DIM, PAD_D, True, CAUSAL, STATS)
-    rows = split_rows(offs_m, seqlen_q, tl.program_id(2) if SPLIT else 0, num_splits)
+    rows = split_rows(bh, offs_m, seqlen_q, tl.program_id(2) if SPLIT else 0, num_splits)
     tl.store(M + rows, m_i, mask=offs_m < seqlen_q)
     tl.store(L + rows, l_i, mask=offs_m < seqlen_q)
 
 
 @triton.jit(do_not_specialize=["seqlen_q", "seqlen_k", "num_splits"])
 def attn_value(Q, K, V, O, M, L, sm_scale, stride_qb, stride_qh, stride_qm, stride_kb, stride_kh, stride_kn,
-               stride_vb, stride_vh, stride_vn, stride_ob, stride_oh, stride_om, num_heads, seqlen_q, seqlen_k,
-               num_splits, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr,
-               HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, SPLIT: tl.constexpr):
+               stride_vb, stride_vh, stride_vn, stride_ob, stride_oh, stride_om, num_heads, kv_group, seqlen_q,
+               seqlen_k, num_splits, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr,
+               HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, SPLIT: tl.constexpr, PACK: tl.constexpr):
     """Two-phase pass 2: O = sum_j exp2(s_j - m) / l * V_j with pass 1's final m, l: no running max, no
     rescale of acc. Recomputes Q K^T. Without SPLIT it writes O (the output); with SPLIT, the split's
     share of the already normalised sum goes to the fp32 workspace O = Acc, and a plain sum merges."""
-    start_m, offs_m, offs_d, q, k_base, v_base = query_block(Q, K, V, stride_qb, stride_qh, stride_qm, stride_kb,
-                                                             stride_kh, stride_vb, stride_vh, num_heads, seqlen_q,
-                                                             BLOCK_M, BLOCK_D, HEAD_DIM)
+    offs_m, bh, first, last, offs_d, q, k_base, v_base = query_block(Q, K, V, stride_qb, stride_qh, stride_qm,
+                                                                     stride_kb, stride_kh, stride_vb, stride_vh,
+                                                                     num_heads, kv_group, seqlen_q, BLOCK_M,
+                                                                     BLOCK_D, HEAD_DIM, PACK)
     PAD_D: tl.constexpr = BLOCK_D != HEAD_DIM
-    m_i, inv_l = final_stats(M, L, offs_m, seqlen_q, num_splits, SPLIT)
-    lo, mid, hi = split_bounds(start_m, seqlen_q, seqlen_k, num_splits, BLOCK_M, BLOCK_N, CAUSAL, SPLIT)
+    m_i, inv_l = final_stats(M, L, bh, offs_m, seqlen_q, num_splits, SPLIT)
+    lo, mid, hi = split_bounds(first, last, seqlen_q, seqlen_k, num_splits, BLOCK_N, CAUSAL, SPLIT)
     acc = tl.zeros([BLOCK_M, BLOCK_D], dtype=tl.float32)
     acc, _, _ = kv_loop(acc, inv_l, m_i, q, k_base, v_base, stride_kn, stride_vn, offs_m, offs_d, seqlen_q,
                         seqlen_k, sm_scale * LOG2E, lo, mid, BLOCK_N, HEAD_DIM, PAD_D, False, CAUSAL, VALUE)
     acc, _, _ = kv_loop(acc, inv_l, m_i, q, k_base, v_base, stride_kn, stride_vn, offs_m, offs_d, seqlen_q,
                         seqlen_k, sm_scale * LOG2E, mid, hi, BLOCK_N, HEAD_DIM, PAD_D, True, CAUSAL, VALUE)
     if SPLIT:
-        rows = split_rows(offs_m, seqlen_q, tl.program_id(2), num_splits)
+        rows = split_rows(bh, offs_m, seqlen_q, tl.program_id(2), num_splits)
         o_ptrs = O + rows[:, None] * HEAD_DIM + offs_d[None, :]
     else:
-        o_ptrs = head_base(O, num_heads, stride_ob, stride_oh) + offs_m[:, None] * stride_om + offs_d[None, :]
+        o_ptrs = row_ptrs(O, bh // num_heads, bh % num_heads, offs_m, stride_ob, stride_oh,
+                          stride_om)[:, None] + offs_d[None, :]
     tl.store(o_ptrs, acc.to(O.dtype.element_ty), mask=tile_ok(offs_m, offs_d, seqlen_q, HEAD_DIM))
 
 
@@ -155,7 +157,7 @@ def attn_merge(Acc, M, L, O, stride_ob, stride_oh, stride_om, num_heads, seqlen_
     offs_d = tl.arange(0, BLOCK_D)
     row_ok = offs_m < seqlen_q
     ok = tile_ok(offs_m, offs_d, seqlen_q, HEAD_DIM)
-    rows = split_rows(offs_m, seqlen_q, 0, num_splits)
+    rows = split_rows(tl.program_id(1), offs_m, seqlen_q, 0, num_splits)
     acc = tl.zeros([BLOCK_M, BLOCK_D], dtype=tl.float32)
     if WEIGHTED:
         _, m_use = split_max(M, rows, row_ok, num_splits, seqlen_q)
@@ -212,13 +214,13 @@ def two_phase_specs(cfg, split):
 def launch_two_phase(q, k, v, causal, sm_scale, cfg, split):
     import torch
 
-    b, h, nq, d = q.shape
-    splits = num_splits(cfg) if split else 1
+    cfg = cfg | {"shape": tensor_shape(q, k)}
+    splits = num_splits(cfg, device_compute_units(q)) if split else 1
     o = torch.empty_like(q)
     ws = workspaces(q, splits, partial_o=split)
     args = launch_args(q, k, v, sm_scale, O=o, **ws)
-    c = pass_constexprs(cfg, d, causal, split)
-    grid = (query_blocks(nq, cfg["block_m"]), b * h) + ((splits,) if split else ())
+    c = pass_constexprs(cfg, q.shape[3], causal, split)
+    grid = grid_of(q, k, cfg["block_m"]) + ((splits,) if split else ())
     run(attn_stats, grid, args, c, cfg)
     run(attn_value, grid, args | ({"O": ws["Acc"]} if split else {}), c, cfg)
     if split:

@@ -1,6 +1,8 @@
 """baseline: FlashAttention-2 forward as in ROCm's `fwd_prefill.py` (seeds 000, 001).
 
-One program per (query block, batch*head). Q is loaded once; `acc`, `m_i`, `l_i` and `q` stay live across
+One program per (query block, batch*head), or with decode packing (Nq <= 16 under grouped-query attention)
+per (block of packed rows, batch*kv_head): the rows of every query head that shares a K/V head, so each
+K/V tile serves the whole group. Q is loaded once; `acc`, `m_i`, `l_i` and `q` stay live across
 the whole K/V loop, which is called twice (``fa2_attend``): over the key blocks that need no mask (no mask
 math at all), then over the tail / diagonal blocks with the boundary and causal masks.
 
@@ -11,7 +13,7 @@ The kernel's two extra constexprs are the knobs other variants turn on the same 
 import triton
 import triton.language as tl
 
-from ._fa_common import LOG2E, fa2_attend, finalize, head_base, key_block_bounds, tile_ok
+from ._fa_common import LOG2E, fa2_attend, finalize, key_block_bounds, program_rows, row_ptrs, tile_ok
 from ._launch import check_common, launch_one_kernel, one_kernel_specs
 
 VARIANT = {
@@ -27,28 +29,28 @@ VARIANT = {
 
 @triton.jit(do_not_specialize=["seqlen_q", "seqlen_k"])
 def attn_fwd(Q, K, V, O, sm_scale, stride_qb, stride_qh, stride_qm, stride_kb, stride_kh, stride_kn,
-             stride_vb, stride_vh, stride_vn, stride_ob, stride_oh, stride_om, num_heads, seqlen_q, seqlen_k,
-             BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr, HEAD_DIM: tl.constexpr,
-             CAUSAL: tl.constexpr, QK_FP16: tl.constexpr, BLOCK_DK: tl.constexpr):
-    start_m = tl.program_id(0) * BLOCK_M
-    offs_m = start_m + tl.arange(0, BLOCK_M)
+             stride_vb, stride_vh, stride_vn, stride_ob, stride_oh, stride_om, num_heads, kv_group, seqlen_q,
+             seqlen_k, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr,
+             HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, PACK: tl.constexpr, QK_FP16: tl.constexpr,
+             BLOCK_DK: tl.constexpr):
+    offs_m, head, batch, kv_head, first, last = program_rows(num_heads, kv_group, seqlen_q, BLOCK_M, PACK)
     offs_d = tl.arange(0, BLOCK_D)
-    q_rows = head_base(Q, num_heads, stride_qb, stride_qh) + offs_m[:, None] * stride_qm
+    q_rows = row_ptrs(Q, batch, head, offs_m, stride_qb, stride_qh, stride_qm)[:, None]
     if BLOCK_DK == 0:
         q = tl.load(q_rows + offs_d[None, :], mask=tile_ok(offs_m, offs_d, seqlen_q, HEAD_DIM), other=0.0)
     else:
         q = q_rows  # remat-q: nothing of Q is held; the loop re-loads it a head-dim slice at a time
-    k_base = head_base(K, num_heads, stride_kb, stride_kh)
-    v_base = head_base(V, num_heads, stride_vb, stride_vh)
+    k_base = K + batch * stride_kb + kv_head * stride_kh
+    v_base = V + batch * stride_vb + kv_head * stride_vh
     qk_scale = sm_scale * LOG2E
 
-    n_full, n_end = key_block_bounds(start_m, seqlen_q, seqlen_k, BLOCK_M, BLOCK_N, CAUSAL)
+    n_full, n_end = key_block_bounds(first, last, seqlen_q, seqlen_k, BLOCK_N, CAUSAL)
     acc, l_i, m_i = fa2_attend(q, k_base, v_base, stride_kn, stride_vn, offs_m, offs_d, seqlen_q, seqlen_k,
                                qk_scale, 0, n_full, n_end, BLOCK_M, BLOCK_N, BLOCK_D, HEAD_DIM, CAUSAL, QK_FP16,
                                BLOCK_DK)
 
     o = finalize(acc, l_i)
-    o_ptrs = head_base(O, num_heads, stride_ob, stride_oh) + offs_m[:, None] * stride_om + offs_d[None, :]
+    o_ptrs = row_ptrs(O, batch, head, offs_m, stride_ob, stride_oh, stride_om)[:, None] + offs_d[None, :]
     tl.store(o_ptrs, o.to(O.dtype.element_ty), mask=tile_ok(offs_m, offs_d, seqlen_q, HEAD_DIM))
 
 
@@ -64,5 +66,5 @@ def kernel_specs(cfg, QK_FP16=False, BLOCK_DK=0):
 
 
 def launch(q, k, v, causal, sm_scale, cfg, QK_FP16=False, BLOCK_DK=0):
-    """Run on real tensors (q, k, v contiguous, (B, H, N, D)); returns o like q."""
+    """Run on real tensors (q (B, H, Nq, D), k and v (B, H_kv, Nk, D), contiguous); returns o like q."""
     return launch_one_kernel(attn_fwd, q, k, v, causal, sm_scale, cfg, QK_FP16=QK_FP16, BLOCK_DK=BLOCK_DK)

@@ -30,12 +30,15 @@ VARIANT = {
 
 @triton.jit(do_not_specialize=["seqlen_q", "seqlen_k"])
 def attn_fwd_rows(Q, K, V, O, sm_scale, stride_qb, stride_qh, stride_qm, stride_kb, stride_kh, stride_kn,
-                  stride_vb, stride_vh, stride_vn, stride_ob, stride_oh, stride_om, num_heads, seqlen_q, seqlen_k,
-                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr, HEAD_DIM: tl.constexpr,
+                  stride_vb, stride_vh, stride_vn, stride_ob, stride_oh, stride_om, num_heads, kv_group, seqlen_q,
+                  seqlen_k, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr, HEAD_DIM: tl.constexpr,
                   CAUSAL: tl.constexpr):
     q_base = head_base(Q, num_heads, stride_qb, stride_qh)
-    k_base = head_base(K, num_heads, stride_kb, stride_kh)
-    v_base = head_base(V, num_heads, stride_vb, stride_vh)
+    # grouped-query attention: query head h reads K/V head h // kv_group
+    batch = tl.program_id(1) // num_heads
+    kv_head = (tl.program_id(1) % num_heads) // kv_group
+    k_base = K + batch * stride_kb + kv_head * stride_kh
+    v_base = V + batch * stride_vb + kv_head * stride_vh
     o_base = head_base(O, num_heads, stride_ob, stride_oh)
     offs_d = tl.arange(0, BLOCK_D)
     d_ok = offs_d < HEAD_DIM

@@ -7,8 +7,9 @@ Kernel 2, ``attn_merge`` (WEIGHTED): M = max_s m_s; O = sum_s exp2(m_s - M) A_s 
 A split that saw no key (a short causal row, or a split past the row's last key block) has l_s = 0 and
 m_s = -inf: its weight is exp2(-inf) = 0, and a row no split saw is written as zeros, never NaN.
 
-The split count S comes from the shape: the fewest splits that bring B*H*ceil(Nq/BLOCK_M)*S to
-2 x 132 programs (two per SM of an H100 / H200), never more than the ceil(Nk/BLOCK_N) key blocks;
+The split count S comes from the shape and the GPU: the fewest splits that bring the programs of one pass
+(query blocks x B*H, or packed blocks x B*H_kv at decode) times S to two per SM / CU (the device's count
+when launching, the arch table's when compiling), never more than the ceil(Nk/BLOCK_N) key blocks;
 knob ``num_splits`` (extra) sets it, and more splits than key blocks is refused. Registers: the same
 live state as baseline per program, but each program's loop is S times shorter; what it buys is
 parallelism for small B*H*Nq (decode, long Nk), paid for in the fp32 partials written and read back.
@@ -18,8 +19,8 @@ import triton
 import triton.language as tl
 
 from ._fa_common import LOG2E, fa2_attend, tile_ok
-from ._launch import (check_common, check_num_splits, example_args, fa_constexprs, launch_args, num_splits,
-                      query_blocks, run, spec, workspace_example_args, workspaces)
+from ._launch import (check_common, check_num_splits, device_compute_units, example_args, fa_constexprs, grid_of,
+                      launch_args, num_splits, run, spec, tensor_shape, workspace_example_args, workspaces)
 from ._multipass import attn_merge, launch_merge, merge_constexprs, query_block, split_bounds, split_rows
 
 VARIANT = {
@@ -36,16 +37,17 @@ VARIANT = {
 
 @triton.jit(do_not_specialize=["seqlen_q", "seqlen_k", "num_splits"])
 def attn_fwd_split(Q, K, V, Acc, M, L, sm_scale, stride_qb, stride_qh, stride_qm, stride_kb, stride_kh, stride_kn,
-                   stride_vb, stride_vh, stride_vn, num_heads, seqlen_q, seqlen_k, num_splits,
+                   stride_vb, stride_vh, stride_vn, num_heads, kv_group, seqlen_q, seqlen_k, num_splits,
                    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr, HEAD_DIM: tl.constexpr,
-                   CAUSAL: tl.constexpr):
-    start_m, offs_m, offs_d, q, k_base, v_base = query_block(Q, K, V, stride_qb, stride_qh, stride_qm, stride_kb,
-                                                             stride_kh, stride_vb, stride_vh, num_heads, seqlen_q,
-                                                             BLOCK_M, BLOCK_D, HEAD_DIM)
-    lo, mid, hi = split_bounds(start_m, seqlen_q, seqlen_k, num_splits, BLOCK_M, BLOCK_N, CAUSAL, True)
+                   CAUSAL: tl.constexpr, PACK: tl.constexpr):
+    offs_m, bh, first, last, offs_d, q, k_base, v_base = query_block(Q, K, V, stride_qb, stride_qh, stride_qm,
+                                                                     stride_kb, stride_kh, stride_vb, stride_vh,
+                                                                     num_heads, kv_group, seqlen_q, BLOCK_M,
+                                                                     BLOCK_D, HEAD_DIM, PACK)
+    lo, mid, hi = split_bounds(first, last, seqlen_q, seqlen_k, num_splits, BLOCK_N, CAUSAL, True)
     acc, l_i, m_i = fa2_attend(q, k_base, v_base, stride_kn, stride_vn, offs_m, offs_d, seqlen_q, seqlen_k,
                                sm_scale * LOG2E, lo, mid, hi, BLOCK_M, BLOCK_N, BLOCK_D, HEAD_DIM, CAUSAL, False, 0)
-    rows = split_rows(offs_m, seqlen_q, tl.program_id(2), num_splits)
+    rows = split_rows(bh, offs_m, seqlen_q, tl.program_id(2), num_splits)
     tl.store(Acc + rows[:, None] * HEAD_DIM + offs_d[None, :], acc, mask=tile_ok(offs_m, offs_d, seqlen_q, HEAD_DIM))
     tl.store(M + rows, m_i, mask=offs_m < seqlen_q)
     tl.store(L + rows, l_i, mask=offs_m < seqlen_q)
@@ -67,10 +69,11 @@ def kernel_specs(cfg):
 def launch(q, k, v, causal, sm_scale, cfg):
     import torch
 
-    b, h, nq, d = q.shape
-    splits = num_splits(cfg)
+    cfg = cfg | {"shape": tensor_shape(q, k)}
+    splits = num_splits(cfg, device_compute_units(q))
     o = torch.empty_like(q)
     args = launch_args(q, k, v, sm_scale, O=o, **workspaces(q, splits))
-    run(attn_fwd_split, (query_blocks(nq, cfg["block_m"]), b * h, splits), args, fa_constexprs(cfg, d, causal), cfg)
+    run(attn_fwd_split, grid_of(q, k, cfg["block_m"]) + (splits,), args, fa_constexprs(cfg, q.shape[3], causal),
+        cfg)
     launch_merge(q, args, cfg, weighted=True)
     return o

@@ -3,7 +3,8 @@
     python scripts/bench_report.py [--out reports] [--preset prefill --preset decode] [--rep-ms 200]
 
 One CSV row per measurement (stamped with GPU, driver, torch, Triton, date, git sha). The report checks
-issue 5's targets and says by how much any is missed.
+issue 5's and issue 13's targets and says by how much any is missed. The pseudo-preset ``targets`` is the
+two prefill target cases alone (B4 H32 N4096 D128, causal and not).
 """
 
 from __future__ import annotations
@@ -28,6 +29,78 @@ def find(rows, name, **case):
     return None
 
 
+ANCHOR_NAMES = ("sdpa-flash", "sdpa-cudnn", "sdpa-efficient")
+DECODE_TARGETS = (  # issue 13: (B, H, H_kv, Nq, Nk), the speed-up over SDPA's best backend, the share of copy BW
+    ((1, 32, 32, 1, 65536), 1.0, 0.9),
+    ((1, 32, 8, 1, 65536), 1.2, None),
+    ((8, 32, 8, 16, 8192), 1.2, None),
+)
+
+
+def case_rows(rows, case):
+    return [r for r in rows if r.case == case]
+
+
+def best_anchor(rows, case):
+    timed = [r for r in case_rows(rows, case) if r.kind == "anchor" and r.timing]
+    return min(timed, key=lambda r: r.timing.median_ms) if timed else None
+
+
+def decode_verdict(r, anchor, need, bw_share):
+    """(measured, verdict) of variant row r against SDPA's best and, if given, a share of copy bandwidth."""
+    if not (r and r.timing and anchor):
+        return (f"{r.name + ': ' + r.status if r else 'no row'}; SDPA: {'timed' if anchor else 'no timed backend'}",
+                "not measured")
+    ratio = anchor.timing.median_ms / r.timing.median_ms
+    share = r.gbps_min / r.copy_gbps if r.gbps_min and r.copy_gbps else None
+    text = (f"{r.timing.median_ms * 1e3:.0f} us vs {anchor.name} {anchor.timing.median_ms * 1e3:.0f} us = "
+            f"{ratio:.2f}x; {r.gbps_min:.0f} GB/s over Q,K,V,O once"
+            + (f" = {share * 100:.0f} % of the {r.copy_gbps:.0f} GB/s copy rate" if share else ""))
+    misses = []
+    if ratio < need:
+        misses.append(f"speed missed by {(need - ratio) / need * 100:.0f} %")
+    if bw_share is not None and (share is None or share < bw_share):
+        misses.append(f"bandwidth missed by {((bw_share - (share or 0)) / bw_share) * 100:.0f} %")
+    return text, "met" if not misses else "; ".join(misses)
+
+
+def decode_targets(rows) -> list[tuple[str, str, str]]:
+    """Issue 13's decode targets for split-k at its defaults and for the fastest variant at its defaults,
+    then every decode case (Nq <= 16) with split-k's ratio to SDPA's best backend."""
+    out = []
+    for (b, h, hkv, nq, nk), need, bw in DECODE_TARGETS:
+        case = next((r.case for r in rows if (r.case.batch, r.case.heads, r.case.kv, r.case.seqlen_q,
+                                             r.case.seqlen_k, r.case.head_dim) == (b, h, hkv, nq, nk, 128)), None)
+        if case is None:
+            continue
+        anchor = best_anchor(rows, case)
+        variants = [r for r in case_rows(rows, case) if r.kind == "variant" and r.timing]
+        fastest = min(variants, key=lambda r: r.timing.median_ms) if variants else None
+        want = f">= {need:.1f}x SDPA's best" + (f" and >= {bw * 100:.0f} % of the copy bandwidth" if bw else "")
+        for who, r in (("split-k", next((r for r in case_rows(rows, case) if r.name == "split-k"), None)),
+                       ("fastest variant", fastest)):
+            label = f"{who} ({r.name}, {r.config})" if r else who
+            out.append((f"{label} {want} at {case.label()}", *decode_verdict(r, anchor, need, bw)))
+    return out
+
+
+def decode_table(rows) -> list[list[str]]:
+    """Every decode case: split-k and the fastest variant at their defaults against SDPA's best backend."""
+    out = []
+    for case in dict.fromkeys(r.case for r in rows if r.case.seqlen_q <= 16):
+        anchor = best_anchor(rows, case)
+        sk = next((r for r in case_rows(rows, case) if r.name == "split-k"), None)
+        variants = [r for r in case_rows(rows, case) if r.kind == "variant" and r.timing]
+        fastest = min(variants, key=lambda r: r.timing.median_ms) if variants else None
+        need = 1.2 if case.kv != case.heads else 1.0
+        cells = [case.label()]
+        for r in (sk, fastest):
+            text, verdict = decode_verdict(r, anchor, need, None)
+            cells += [f"{r.name}: {text}" if r else text, verdict]
+        out.append(cells)
+    return out
+
+
 def targets(rows, tuned=()) -> list[tuple[str, str, str]]:
     """(target, measured, verdict) for issue 5's targets; the baseline at its default config and, where
     the run autotuned it, at its best config of the grid."""
@@ -48,8 +121,9 @@ def targets(rows, tuned=()) -> list[tuple[str, str, str]]:
             ratio = base.tflops / anchor.tflops
             verdict = "met" if ratio >= need else f"missed by {(need - ratio) / need * 100:.0f} %"
             out.append((tgt, f"{base.tflops:.0f} vs {anchor.tflops:.0f} TFLOP/s = {ratio:.2f}x", verdict))
+    out += decode_targets(rows)
     for r in rows:
-        if r.name == "split-k" and r.case.seqlen_q <= 64 and r.case.seqlen_k >= 32768:
+        if r.name == "split-k" and r.case.seqlen_q <= 64 and r.case.seqlen_k >= 32768 and r.case.kv == r.case.heads:
             base = find(rows, "baseline", **{k: getattr(r.case, k) for k in
                                              ("batch", "heads", "seqlen_q", "seqlen_k", "head_dim", "causal")})
             tgt = f"split-k >= 2x baseline at {r.case.label()}"
@@ -142,6 +216,8 @@ def main() -> None:
     ap.add_argument("--strategies", default="all")
     ap.add_argument("--autotune-targets", action="store_true",
                     help="also autotune every variant at the target cases (B4 H32 N4096 D128, causal and not)")
+    ap.add_argument("--autotune-decode", default="",
+                    help="comma-separated variants to autotune at issue 13's three decode target cases")
     args = ap.parse_args()
 
     from vgprscope.bench.cases import build_cases
@@ -165,10 +241,16 @@ def main() -> None:
     rows: list = []
     tuned: list = []
     cut = ""
-    planned = sum(len(build_cases(None, p, None, "fp16", None)) for p in presets)
+    prefill_targets = (build_cases(["4,32,4096,4096"], None, 128, "fp16", False)
+                       + build_cases(["4,32,4096,4096"], None, 128, "fp16", True))
+
+    def preset_cases(p):
+        return prefill_targets if p == "targets" else build_cases(None, p, None, "fp16", None)
+
+    planned = sum(len(preset_cases(p)) for p in presets)
     try:
         for preset in presets:
-            cases = build_cases(None, preset, None, "fp16", None)
+            cases = preset_cases(preset)
             run_bench(gpu, cases, BenchOptions(variants=names, request=ConfigRequest(), rep_ms=args.rep_ms,
                                                time_budget_s=args.budget_s),
                       on_progress=lambda d, t, w: print(f"[{d}/{t}] {w}", file=sys.stderr, flush=True), rows=rows)
@@ -177,6 +259,13 @@ def main() -> None:
                             + build_cases(["4,32,4096,4096"], None, 128, "fp16", True)]
             run_bench(gpu, target_cases, BenchOptions(variants=names, request=ConfigRequest(), rep_ms=args.rep_ms,
                                                       time_budget_s=args.budget_s, autotune=True, anchors=False),
+                      on_progress=lambda d, t, w: print(f"[tune {d}/{t}] {w}", file=sys.stderr, flush=True),
+                      rows=tuned)
+        if args.autotune_decode:
+            dec = [",".join(map(str, (b, h, nq, nk, hkv))) for (b, h, hkv, nq, nk), _, _ in DECODE_TARGETS]
+            run_bench(gpu, build_cases(dec, None, 128, "fp16", False),
+                      BenchOptions(variants=tuple(args.autotune_decode.split(",")), request=ConfigRequest(),
+                                   rep_ms=args.rep_ms, time_budget_s=args.budget_s, autotune=True, anchors=False),
                       on_progress=lambda d, t, w: print(f"[tune {d}/{t}] {w}", file=sys.stderr, flush=True),
                       rows=tuned)
     except KeyboardInterrupt:
@@ -189,17 +278,27 @@ def main() -> None:
     atomic_write(args.out / csv_name, to_csv(rows, m))
     pngs = charts(rows, args.out, gslug)
     cmd = (f"python scripts/bench_report.py {' '.join('--preset ' + p for p in presets)} --rep-ms {args.rep_ms:g} "
-           f"--budget-s {args.budget_s:g}{' --autotune-targets' if args.autotune_targets else ''}")
+           f"--budget-s {args.budget_s:g}{' --autotune-targets' if args.autotune_targets else ''}"
+           + (f" --autotune-decode {args.autotune_decode}" if args.autotune_decode else ""))
     text = (f"# vgprscope bench on {gpu.name}\n\nMachine: {m.line()}\n\nReproduce (on the GPU): `{cmd}`\n\n"
             "Timings: median of `triton.testing.do_bench` runs (L2 flushed before each, warm-up first, inputs "
             "rotated so each run reads DRAM), `±` half the interquartile range, min-max beside it. A variant "
             "gets a time only after its output on fresh random inputs of that very case passed the float64 "
             "gate (sampled rows of three heads). fp16 throughout; FLOPs 4*B*H*Nq*Nk*D, halved for causal with "
-            "Nq = Nk; GB/s from the traffic model's bytes (`vgprscope/model.py`).\n\n"
-            + cut + "\n## Targets (issue 5)\n\n" + md_table(["target", "measured", "verdict"], targets(rows, tuned))
+            "Nq = Nk. Two bandwidth columns: GB/s over the bytes a launch must move at least (Q, K, V read "
+            "once, O written once) and GB/s over the traffic model's bytes (`vgprscope/model.py`: every load "
+            "and store the kernels issue, L2 hits included); a `*` marks a figure above the copy bandwidth "
+            "measured in the same run. Variants run at their defaults (`vgprscope/tuning.py` for decode "
+            "tiles and sm_90 prefill tiles; split-k's split count from the shape and the SM count).\n\n"
+            + cut + "\n## Targets (issues 5 and 13)\n\n"
+            + md_table(["target", "measured", "verdict"], targets(rows, tuned))
             + why_missed(rows, tuned)
+            + ("\n## Decode cases against SDPA's best backend (target 1.2x under GQA, 1.0x MHA)\n\n"
+               + md_table(["case", "split-k", "verdict", "fastest variant", "verdict"], decode_table(rows))
+               if any(r.case.seqlen_q <= 16 for r in rows) else "")
             + ("\n## Autotuned at the target cases\n\nEach variant's fastest config of the grid "
-               "(`vgprscope.bench.runner.AUTOTUNE_GRID`) that passed the gate, timed again in full.\n\n"
+               "(`vgprscope.bench.runner.AUTOTUNE_GRID`, `AUTOTUNE_DECODE_GRID` at Nq <= 16) that passed the "
+               "gate, timed again in full.\n\n"
                + to_markdown(tuned, m).split("\n\n", 1)[1] if tuned else "")
             + "\n## Every measurement\n\n" + to_markdown(rows, m).split("\n\n", 1)[1]
             + f"\nCSV (one row per measurement): [{csv_name}]({csv_name})\n\n"

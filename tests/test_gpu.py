@@ -19,6 +19,16 @@ SHAPES = [  # (b, h, nq, nk, d, causal): ragged, nq != nk both ways, seqlen 1, n
 ]
 
 
+GQA_SHAPES = [  # (b, h, nq, nk, d, causal, kv_heads): packed decode (Nq <= 16), ragged, causal, MQA, odd groups
+    (2, 8, 1, 4099, 128, False, 2),
+    (1, 32, 16, 8192, 128, True, 8),
+    (2, 8, 257, 1031, 64, True, 4),
+    (1, 4, 1, 300, 80, True, 1),
+    (2, 6, 33, 77, 128, False, 3),
+    (3, 12, 5, 2000, 64, True, 4),
+]
+
+
 def _variants():
     from vgprscope.variants import load_variants
 
@@ -43,6 +53,40 @@ def test_variant_matches_float64_reference_on_gpu(variant, shape, dtype):
     except OutOfResources as exc:  # the default config cannot launch on this GPU: say so, do not pass
         pytest.skip(f"{variant} default config cannot launch here: {exc}")
     assert res.ok, f"{cfg.name} {shape} {dtype}: {res.message}"
+
+
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+@pytest.mark.parametrize("shape", GQA_SHAPES, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("variant", _variants())
+def test_grouped_query_attention_matches_float64_reference_on_gpu(variant, shape, dtype):
+    """K/V with fewer heads than Q, at each variant's defaults for the shape (decode tiles and packing at
+    Nq <= 16, split counts from this GPU's SM count)."""
+    from vgprscope.correctness import check_variant
+
+    b, h, nq, nk, d, causal, hkv = shape
+    if variant == "qk-fp16-acc" and dtype == "bf16":
+        pytest.skip("qk-fp16-acc takes fp16 only (its check_config says why)")
+    from triton.runtime.errors import OutOfResources
+
+    try:
+        res = check_variant(variant, b, h, nq, nk, d, causal, dtype, "cuda", seed=sum(shape), kv_heads=hkv)
+    except OutOfResources as exc:
+        pytest.skip(f"{variant} default config cannot launch here: {exc}")
+    assert res.ok, f"{variant} {shape} {dtype}: {res.message}"
+
+
+def test_split_count_follows_this_gpus_sm_count():
+    import torch
+
+    from vgprscope.kernels._launch import device_compute_units, num_splits
+
+    q = torch.empty(1, device="cuda")
+    units = torch.cuda.get_device_properties(0).multi_processor_count
+    assert device_compute_units(q) == units
+    cfg = {"shape": [1, 32, 1, 65536, 8], "block_m": 16, "block_n": 128, "extra": {}}
+    # 8 packed programs (one per K/V head): ceil(2 * units / 8) splits, evened over the 512 key blocks
+    want = -(-2 * units // 8)
+    assert num_splits(cfg, units) == -(-512 // -(-512 // want))
 
 
 @pytest.mark.parametrize("variant", _variants())

@@ -21,32 +21,67 @@ def _vendor(q) -> Vendor:
     return Vendor.AMD if (q.is_cuda and torch.version.hip is not None) else Vendor.NVIDIA
 
 
+def _arch_name(q) -> str | None:
+    """vgprscope's arch name of q's device (None on the CPU, or a device the arch table lacks)."""
+    if not q.is_cuda:
+        return None
+    import torch
+
+    from .archs import arch_for_device
+    from .errors import UnknownNameError
+
+    props = torch.cuda.get_device_properties(q.device)
+    try:
+        if torch.version.hip is not None:
+            return arch_for_device("hip", getattr(props, "gcnArchName", "unknown")).name
+        return arch_for_device("cuda", props.major * 10 + props.minor).name
+    except UnknownNameError:
+        return None
+
+
 def config_for_tensors(variant, q, k, causal: bool, overrides: dict[str, Any]) -> KernelConfig:
     """The KernelConfig a launch on these tensors uses: the variant's defaults for the running backend,
-    then the caller's overrides (unknown names are a variant's extra knobs)."""
+    the shape's and arch's defaults over them (``vgprscope.tuning``), then the caller's overrides (unknown
+    names are a variant's extra knobs)."""
     dtype = _TORCH_DTYPES.get(str(q.dtype).removeprefix("torch."))
     if dtype is None:
         raise UsageError(f"q has dtype {q.dtype}; allowed: torch.float16, torch.bfloat16")
     vendor = _vendor(q)
-    base = {name: variant.default(name, vendor) for name, _ in variant.defaults}
+    b, h, nq, d = q.shape
+    hkv = k.shape[1]
+    shape = (b, h, nq, k.shape[2]) + ((hkv,) if hkv != h else ())
+    from .tuning import shape_defaults
+
+    arch = _arch_name(q)
+    if arch is not None:  # the variant's defaults for this arch and head dim (VARIANT['defaults_for'])
+        from .archs import get_arch
+
+        base = variant.defaults_on(get_arch(arch), d)
+    else:
+        base = {name: variant.default(name, vendor) for name, _ in variant.defaults}
+    base |= shape_defaults(variant.name, vendor, arch, shape, d)
     known = {"block_m", "block_n", "num_warps", "num_stages", "waves_per_eu", "matrix_instr_nonkdim", "kpack",
              "maxnreg"}
     fields = {k: v for k, v in (base | overrides).items() if k in known}
     extra = {k: v for k, v in (base | overrides).items() if k not in known}
-    b, h, nq, d = q.shape
     return KernelConfig(
-        head_dim=d, dtype=dtype, causal=causal, shape=(b, h, nq, k.shape[2]),
+        head_dim=d, dtype=dtype, causal=causal, shape=shape,
         extra=tuple(sorted(extra.items())), **fields,
     )
 
 
 def attention(q, k, v, causal: bool = False, variant: str = "baseline", sm_scale: float | None = None,
               kernel_dir: str | Path | None = None, **config: Any):
+    """softmax(q k^T * scale [+ bottom-right causal mask]) v through a variant's kernels. q is (B, H, Nq, D);
+    k and v are (B, H_kv, Nk, D) with H_kv dividing H (grouped-query attention; H_kv = 1 is multi-query).
+    ``config``: block_m, block_n, num_warps, ... and the variant's knobs; unset ones take its defaults."""
     for name, t in (("q", q), ("k", k), ("v", v)):
         if t.dim() != 4:
             raise UsageError(f"{name} must be 4-D (batch, heads, seqlen, head_dim); got shape {tuple(t.shape)}")
-    if k.shape != v.shape or q.shape[:2] != k.shape[:2] or q.shape[3] != k.shape[3]:
-        raise UsageError(f"shapes do not fit: q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)}")
+    if (k.shape != v.shape or q.shape[0] != k.shape[0] or q.shape[3] != k.shape[3] or k.shape[1] < 1
+            or q.shape[1] % k.shape[1]):
+        raise UsageError(f"shapes do not fit: q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)}; "
+                         "allowed: q (B, H, Nq, D), k and v (B, H_kv, Nk, D) with H_kv dividing H")
     if not (q.dtype == k.dtype == v.dtype):
         raise UsageError(f"q, k, v must share a dtype; got {q.dtype}, {k.dtype}, {v.dtype}")
     directory = Path(kernel_dir) if kernel_dir else loader.BUNDLED_DIR

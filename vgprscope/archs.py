@@ -40,6 +40,9 @@ class AmdArch:
     lds_granule: int
     max_workgroups_per_cu: int
     triton_target: bool = True  # False where the installed Triton has no such target mode
+    # CUs of the table's reference part (WGPs on RDNA in WGP mode): what split-k sizes its grid by when
+    # compiling for the arch; a launch uses the device's own count.
+    compute_units: int = 0
 
     vendor = Vendor.AMD
     backend = "hip"
@@ -81,6 +84,9 @@ class NvidiaArch:
     shared_granule: int
     shared_reserved_per_block: int
     max_threads_per_block: int = 1024
+    # SMs of the table's reference part (named in the description): what split-k sizes its grid by when
+    # compiling for the arch; a launch uses the device's own count.
+    compute_units: int = 0
 
     vendor = Vendor.NVIDIA
     backend = "cuda"
@@ -109,31 +115,33 @@ ARCHS: dict[str, Arch] = {
     a.name: a
     for a in (
         AmdArch("gfx90a", "AMD MI200 (CDNA2)", "gfx90a", lds_per_cu=65536, lds_per_workgroup=65536,
-                lds_granule=512, **_CDNA),
+                lds_granule=512, compute_units=110, **_CDNA),  # one MI250X GCD
         AmdArch("gfx942", "AMD MI300 (CDNA3)", "gfx942", lds_per_cu=65536, lds_per_workgroup=65536,
-                lds_granule=512, **_CDNA),
+                lds_granule=512, compute_units=304, **_CDNA),  # MI300X
         AmdArch("gfx950", "AMD MI350 (CDNA4)", "gfx950", lds_per_cu=163840, lds_per_workgroup=163840,
-                lds_granule=1280, **_CDNA),
+                lds_granule=1280, compute_units=256, **_CDNA),  # MI355X
         AmdArch("gfx1100", "AMD RX 7900 (RDNA3), wave32, WGP mode", "gfx1100", wave_size=32,
-                vgprs_per_simd_lane=1536, vgpr_granule=24, **_RDNA3),
+                vgprs_per_simd_lane=1536, vgpr_granule=24, compute_units=48, **_RDNA3),  # 7900 XTX WGPs
         # Triton compiles RDNA kernels as wave32 only; wave64 is here for the occupancy calculator.
         AmdArch("gfx1100-wave64", "AMD RX 7900 (RDNA3), wave64, WGP mode", "gfx1100", wave_size=64,
-                vgprs_per_simd_lane=768, vgpr_granule=12, triton_target=False, **_RDNA3),
+                vgprs_per_simd_lane=768, vgpr_granule=12, triton_target=False, compute_units=48, **_RDNA3),
         NvidiaArch("sm_80", "NVIDIA A100 (Ampere)", 80, max_warps_per_sm=64, max_blocks_per_sm=32,
                    shared_per_sm=167936, max_shared_per_block=166912,
-                   shared_carveouts_kib=(0, 8, 16, 32, 64, 100, 132, 164), **_AMPERE_SHARED),
+                   shared_carveouts_kib=(0, 8, 16, 32, 64, 100, 132, 164), compute_units=108, **_AMPERE_SHARED),
         NvidiaArch("sm_86", "NVIDIA RTX 30 / A40 (Ampere GA10x)", 86, max_warps_per_sm=48, max_blocks_per_sm=16,
                    shared_per_sm=102400, max_shared_per_block=101376,
-                   shared_carveouts_kib=(0, 8, 16, 32, 64, 100), **_AMPERE_SHARED),
+                   shared_carveouts_kib=(0, 8, 16, 32, 64, 100), compute_units=84, **_AMPERE_SHARED),  # A40
         NvidiaArch("sm_89", "NVIDIA L4 / L40 / RTX 40 (Ada)", 89, max_warps_per_sm=48, max_blocks_per_sm=24,
                    shared_per_sm=102400, max_shared_per_block=101376,
-                   shared_carveouts_kib=(0, 8, 16, 32, 64, 100), **_AMPERE_SHARED),
+                   shared_carveouts_kib=(0, 8, 16, 32, 64, 100), compute_units=142, **_AMPERE_SHARED),  # L40
         NvidiaArch("sm_90", "NVIDIA H100 / H200 (Hopper)", 90, max_warps_per_sm=64, max_blocks_per_sm=32,
                    shared_per_sm=233472, max_shared_per_block=232448,
-                   shared_carveouts_kib=(0, 8, 16, 32, 64, 100, 132, 164, 196, 228), **_AMPERE_SHARED),
+                   shared_carveouts_kib=(0, 8, 16, 32, 64, 100, 132, 164, 196, 228), compute_units=132,
+                   **_AMPERE_SHARED),  # H100 SXM / H200
         NvidiaArch("sm_100", "NVIDIA B200 (Blackwell)", 100, max_warps_per_sm=64, max_blocks_per_sm=32,
                    shared_per_sm=233472, max_shared_per_block=232448,
-                   shared_carveouts_kib=(0, 8, 16, 32, 64, 100, 132, 164, 196, 228), **_AMPERE_SHARED),
+                   shared_carveouts_kib=(0, 8, 16, 32, 64, 100, 132, 164, 196, 228), compute_units=148,
+                   **_AMPERE_SHARED),  # B200
     )
 }
 

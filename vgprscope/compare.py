@@ -62,7 +62,9 @@ def variant_line(kernels: Sequence[Record]) -> VariantLine:
     worst = min(occs, key=lambda o: (o.value, o.percent)) if occs else None
     bad = [r.status for r in kernels if not r.ok]
     try:
-        t = traffic(first.variant, first.config)
+        from .archs import get_arch
+
+        t = traffic(first.variant, first.config, get_arch(first.arch).compute_units)
     except Exception:  # a variant the model does not know (a user's kernel dir)
         t = None
     return VariantLine(

@@ -96,9 +96,10 @@ def _message(ok: bool, r: dict[str, Any], tol: Tolerance, variant: str, dtype: s
 
 
 def run_variant(name: str, b: int, h: int, nq: int, nk: int, d: int, causal: bool, dtype: str = "fp16",
-                device: str = "cpu", seed: int = 0, kernel_dir=None, **config: Any):
+                device: str = "cpu", seed: int = 0, kernel_dir=None, kv_heads: int | None = None, **config: Any):
     """(out, ref): the variant's output on fresh N(0, 1) inputs, and the float64 reference of the same
-    (rounded) inputs. Inputs are drawn on the CPU from ``seed``, so every device sees the same numbers."""
+    (rounded) inputs. Inputs are drawn on the CPU from ``seed``, so every device sees the same numbers.
+    ``kv_heads``: K and V get that many heads (grouped-query attention); default h."""
     import torch
 
     from . import attention
@@ -107,7 +108,7 @@ def run_variant(name: str, b: int, h: int, nq: int, nk: int, d: int, causal: boo
     tdtype = {"fp16": torch.float16, "bf16": torch.bfloat16}[dtype_name(dtype)]
     gen = torch.Generator().manual_seed(seed)
     q, k, v = (torch.randn(shape, generator=gen).to(device=device, dtype=tdtype)
-               for shape in ((b, h, nq, d), (b, h, nk, d), (b, h, nk, d)))
+               for shape in ((b, h, nq, d), (b, kv_heads or h, nk, d), (b, kv_heads or h, nk, d)))
     out = attention(q, k, v, causal=causal, variant=name, kernel_dir=kernel_dir, **config)
     return out, attention_reference(q, k, v, causal=causal)
 

@@ -1,12 +1,17 @@
 """Analytic models of the bundled variants: memory traffic and work (seed 004), live state (seed 001).
 
 Traffic counts the bytes each variant's kernels load from and store to global memory for the config's
-reference problem (B, H, Nq, Nk) = ``config.shape``: what the kernels ask for, with no cache model, so a
-re-read that L2 serves counts like one from DRAM. It is what the strategies trade registers against.
+reference problem (B, H, Nq, Nk[, H_kv]) = ``config.shape``: what the kernels ask for, with no cache model, so
+a re-read that L2 serves counts like one from DRAM. It is what the strategies trade registers against.
+``min_dram_bytes`` is the other bound: Q, K, V and O each moved once, what any kernel must move.
 
 Notation (every variant's formula uses it):
   e   bytes per element of q, k, v, o (2 for fp16 and bf16); 4 for the fp32 workspaces
-  D   head dim; Tq = ceil(Nq / BLOCK_M) query blocks per (batch, head); S splits (split-K variants)
+  D   head dim; S splits (split-K variants)
+  G   = H / H_kv query heads per K/V head (grouped-query attention; 1 for multi-head)
+  Tq  K/V passes per (batch, query head): ceil(Nq / BLOCK_M) query blocks, each reading its K/V head; with
+      decode packing (G > 1, Nq <= 16: a program holds the G*Nq rows of one K/V head's group),
+      ceil(G*Nq / BLOCK_M) / G, the group's packed blocks shared among its G heads (row-stream never packs)
   P   visible (query, key) pairs per (batch, head): Nq*Nk, or with the bottom-right causal mask the area
       under the diagonal, Nq*Nk - Nq^2/2 if Nk >= Nq else Nk^2/2 (exactly half the square at Nq = Nk,
       the usual convention for attention FLOPs)
@@ -16,8 +21,9 @@ FLOPs are those of the matrix products, 2 per multiply-add: Q K^T and P V are 2*
 (batch, head) in all; the softmax, the merges' weights and masks are not counted. Everything is per
 (batch, head), then times B*H. Intensity = FLOPs / (bytes read + bytes written).
 
-Only ``math`` and vgprscope's own light modules are imported; the split count comes from the kernels'
-own rule (``kernels/_launch.num_splits``, plain Python) so the model and the launch never disagree.
+Only ``math`` and vgprscope's own light modules are imported; the split count and the packing come from
+the kernels' own rules (``kernels/_launch``, plain Python) so the model and the launch never disagree; the
+split count depends on the GPU's SM / CU count, given as the arch's (``compute_units``).
 """
 
 from __future__ import annotations
@@ -52,30 +58,32 @@ class Problem:
     """The reference problem and the tiles of one config, in the module's notation."""
 
     bh: int  # B * H
+    group: int  # G
     nq: int
     nk: int
     d: int
     e: int
-    tq: int
+    tq: float
     kb: int
     pairs: float  # P
     rho: float
     splits: int
 
     @classmethod
-    def of(cls, config: KernelConfig) -> Problem:
-        b, h, nq, nk = config.shape
+    def of(cls, config: KernelConfig, compute_units: int | None = None, can_pack: bool = True) -> Problem:
+        from .kernels._launch import attention_grid, num_splits, problem
+
+        b, h, nq, nk, hkv = problem(config.as_dict())
+        blocks, columns = attention_grid(b, h, nq, hkv, config.block_m, can_pack)
         if not config.causal:
             pairs = float(nq * nk)
         elif nk >= nq:
             pairs = nq * nk - nq * nq / 2
         else:
             pairs = nk * nk / 2
-        from .kernels._launch import num_splits
-
-        return cls(bh=b * h, nq=nq, nk=nk, d=config.head_dim, e=ELEMENT_BYTES[config.dtype],
-                   tq=math.ceil(nq / config.block_m), kb=math.ceil(nk / config.block_n), pairs=pairs,
-                   rho=pairs / (nq * nk), splits=num_splits(config.as_dict()))
+        return cls(bh=b * h, group=h // hkv, nq=nq, nk=nk, d=config.head_dim, e=ELEMENT_BYTES[config.dtype],
+                   tq=blocks * columns / (b * h), kb=math.ceil(nk / config.block_n), pairs=pairs,
+                   rho=pairs / (nq * nk), splits=num_splits(config.as_dict(), compute_units))
 
     @property
     def q_bytes(self) -> float:  # Q, and O, of one (batch, head)
@@ -88,6 +96,10 @@ class Problem:
     @property
     def mm_flops(self) -> float:  # one of the two matrix products
         return 2 * self.pairs * self.d
+
+    @property
+    def min_bytes(self) -> float:  # Q and O, and this head's share (1/G) of its K/V head, each once
+        return 2 * self.q_bytes + 2 * self.nk * self.d * self.e / self.group
 
 
 # Each model: Problem -> (read, written, flops) per (batch, head). The docstring is the formula shown.
@@ -132,7 +144,7 @@ def _split_k_two_phase(p: Problem) -> tuple[float, float, float]:
 
 def _row_stream(p: Problem) -> tuple[float, float, float]:
     """read = Nq*D*e + 2*P*D*e (every query row streams K and V of each key it sees: no reuse across
-    rows); written = Nq*D*e; FLOPs = 4*P*D"""
+    rows, nor across a K/V head's group); written = Nq*D*e; FLOPs = 4*P*D"""
     return p.q_bytes + 2 * p.pairs * p.d * p.e, p.q_bytes, 2 * p.mm_flops
 
 
@@ -149,16 +161,28 @@ MODELS: dict[str, Callable[[Problem], tuple[float, float, float]]] = {
 }
 
 
-def traffic(variant: str, config: KernelConfig) -> Traffic:
-    """Bytes read and written, FLOPs and intensity of ``variant`` on config's reference shape."""
+# Variants whose kernels never pack a group's rows (one query row at a time).
+_NO_PACK = ("row-stream",)
+
+
+def traffic(variant: str, config: KernelConfig, compute_units: int | None = None) -> Traffic:
+    """Bytes read and written, FLOPs and intensity of ``variant`` on config's reference shape.
+    ``compute_units``: the GPU's SMs / CUs, which set split-k's split count (see ``kernels/_launch``)."""
     model = MODELS.get(variant)
     if model is None:
         raise UnknownNameError("variant of the traffic model", variant, list(MODELS))
-    p = Problem.of(config)
+    p = Problem.of(config, compute_units, can_pack=variant not in _NO_PACK)
     read, written, flops = (x * p.bh for x in model(p))
     formula = " ".join((model.__doc__ or "").split()) + " (per batch*head; times B*H)"
     return Traffic(bytes_read=read, bytes_written=written, flops=flops, intensity=flops / (read + written),
                    formula=formula)
+
+
+def min_dram_bytes(config: KernelConfig) -> float:
+    """The fewest bytes any kernel moves from and to DRAM for config's problem: Q, K, V read once and O
+    written once, B*H*Nq*D*e*2 + B*H_kv*Nk*D*e*2."""
+    p = Problem.of(config)
+    return p.min_bytes * p.bh
 
 
 # ---- live state (seed 001): 32-bit registers per thread of the tensors that live across the K/V loop ----

@@ -14,7 +14,7 @@ A variant's own default config is data in that literal, resolved per arch and he
 ``defaults_for`` refines them where a default would not fit an arch: each entry sets the values of its
 ``set`` where both of its conditions hold: ``arch`` (arch or vendor names; absent: every arch) and
 ``head_dim`` (an inclusive ``[lo, hi]`` range of the requested head dim; absent: every head dim). Later
-entries win. Above them all: what the user asks for.
+entries win. Above them: the shape's defaults (``vgprscope.tuning``), and above all what the user asks for.
 """
 
 from __future__ import annotations
@@ -216,11 +216,15 @@ def resolve_config(variant: Variant, arch: Arch, req: ConfigRequest) -> KernelCo
         raise UnknownNameError("dtype", req.dtype, DTYPES)
 
     caps = dict(variant.caps)
+    from .tuning import shape_defaults
+
+    # the shape's and arch's defaults (decode tiles, per-arch prefill tiles) come before the variant's own
+    tuned = shape_defaults(variant.name, arch.vendor, arch.name, req.shape, req.head_dim)
     defaults = variant.defaults_on(arch, req.head_dim)
 
     def pick(name: str) -> Any:
         value = getattr(req, name)
-        value = value if value is not None else defaults.get(name)
+        value = value if value is not None else tuned.get(name, defaults.get(name))
         if name in caps and value is not None and value > caps[name]:
             return caps[name]
         return value

@@ -23,11 +23,12 @@ ANCHORS = (
 )
 
 
-def sdpa_runner(anchor: Anchor, causal: bool, seqlen_q: int, seqlen_k: int) -> Callable:
+def sdpa_runner(anchor: Anchor, causal: bool, seqlen_q: int, seqlen_k: int, gqa: bool = False) -> Callable:
     """fn(q, k, v) -> o through one SDPA backend; causal is bottom-right aligned like the variants.
 
     ``is_causal=True`` aligns top-left, which equals bottom-right only when Nq == Nk; otherwise the
-    lower-right causal bias is passed.
+    lower-right causal bias is passed. ``gqa``: k and v have fewer heads than q, passed with
+    ``enable_gqa=True`` (each backend reads them as it does; one that refuses is a row saying so).
     """
     import torch
     import torch.nn.functional as F
@@ -37,6 +38,7 @@ def sdpa_runner(anchor: Anchor, causal: bool, seqlen_q: int, seqlen_k: int) -> C
     if backend is None:
         raise RuntimeError(f"torch {torch.__version__} has no SDPA backend {anchor.backend}")
 
+    extra = {"enable_gqa": True} if gqa else {}
     if causal and seqlen_q != seqlen_k:
         from torch.nn.attention.bias import causal_lower_right
 
@@ -44,11 +46,11 @@ def sdpa_runner(anchor: Anchor, causal: bool, seqlen_q: int, seqlen_k: int) -> C
 
         def run(q, k, v):
             with sdpa_kernel(backend):
-                return F.scaled_dot_product_attention(q, k, v, attn_mask=bias)
+                return F.scaled_dot_product_attention(q, k, v, attn_mask=bias, **extra)
     else:
 
         def run(q, k, v):
             with sdpa_kernel(backend):
-                return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+                return F.scaled_dot_product_attention(q, k, v, is_causal=causal, **extra)
 
     return run

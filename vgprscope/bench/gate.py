@@ -43,11 +43,12 @@ def check_sampled(out, q, k, v, causal: bool, variant: str, dtype: str, rows: in
     from ..correctness import check_output
 
     b, h, nq, d = q.shape
+    group = h // k.shape[1]  # grouped-query attention: query head hi reads K/V head hi // group
     scale = 1.0 / math.sqrt(d)
     gen = torch.Generator().manual_seed(seed)
     got, want = [], []
     for bi, hi in dict.fromkeys([(0, 0), (b - 1, h - 1), (b // 2, h // 2)]):
         idx = sample_rows(nq, rows, gen).to(q.device)
-        want.append(reference_rows(q[bi, hi, idx], idx, k[bi, hi], v[bi, hi], causal, nq, scale))
+        want.append(reference_rows(q[bi, hi, idx], idx, k[bi, hi // group], v[bi, hi // group], causal, nq, scale))
         got.append(out[bi, hi, idx])
     return check_output(torch.cat(got)[None, None], torch.cat(want)[None, None], dtype, variant)

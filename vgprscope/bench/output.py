@@ -15,6 +15,25 @@ def _f(x: float | None, fmt: str) -> str:
     return "-" if x is None else format(x, fmt)
 
 
+def _gbps(x: float | None, row: BenchRow) -> str:
+    """GB/s, marked * where it is above the GPU's measured copy bandwidth (see bandwidth_note)."""
+    if x is None:
+        return "-"
+    return f"{x:.0f}*" if row.copy_gbps and x > row.copy_gbps else f"{x:.0f}"
+
+
+def bandwidth_note(rows: Sequence[BenchRow]) -> str:
+    """What the two GB/s columns count, and the footnote of any figure above the GPU's copy bandwidth."""
+    copy = next((r.copy_gbps for r in rows if r.copy_gbps), None)
+    text = ("GB/s (Q,K,V,O once): the least bytes any kernel moves from and to DRAM (Q, K, V read once, O "
+            "written once) over the median time. GB/s (model): the traffic model's bytes (every load and store "
+            "the kernels issue, re-reads included, no cache model) over the same time.")
+    if copy and any(_gbps(r.gbps, r).endswith("*") or _gbps(r.gbps_min, r).endswith("*") for r in rows):
+        text += (f" * above this GPU's device-to-device copy bandwidth measured in this run ({copy:.0f} GB/s, "
+                 "read + written): those bytes cannot all have come from DRAM; the rest was served by the L2.")
+    return text
+
+
 COLUMNS = [
     ("case", lambda r: r.case.label()),
     ("name", lambda r: r.name),
@@ -22,7 +41,8 @@ COLUMNS = [
     ("time (ms), median ± IQR/2", lambda r: r.timing.label() if r.timing else "-"),
     ("min-max (ms)", lambda r: f"{r.timing.min_ms:.3f}-{r.timing.max_ms:.3f}" if r.timing else "-"),
     ("TFLOP/s", lambda r: _f(r.tflops, ".1f")),
-    ("GB/s (model)", lambda r: _f(r.gbps, ".0f")),
+    ("GB/s (Q,K,V,O once)", lambda r: _gbps(r.gbps_min, r)),
+    ("GB/s (model)", lambda r: _gbps(r.gbps, r)),
     ("max abs err", lambda r: _f(r.max_abs_err, ".2e")),
     ("regs", lambda r: r.regs or "-"),
     ("occupancy", lambda r: r.occupancy or "-"),
@@ -44,11 +64,12 @@ def to_table(rows: Sequence[BenchRow], machine: Machine) -> str:
         table.add_column(h, overflow="fold")
     for r in rows:
         table.add_row(*cells(r), style=None if r.ok else "red")
-    return f"{machine.line()}\n" + render_table(table)
+    return f"{machine.line()}\n" + render_table(table) + f"\n{bandwidth_note(rows)}"
 
 
 def to_markdown(rows: Sequence[BenchRow], machine: Machine) -> str:
-    return f"Machine: {machine.line()}\n\n" + md_table([h for h, _ in COLUMNS], [cells(r) for r in rows])
+    return (f"Machine: {machine.line()}\n\n" + md_table([h for h, _ in COLUMNS], [cells(r) for r in rows])
+            + f"\n{bandwidth_note(rows)}\n")
 
 
 def to_csv(rows: Sequence[BenchRow], machine: Machine) -> str:

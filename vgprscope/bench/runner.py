@@ -21,6 +21,9 @@ from .timing import Timing
 # traffic model counts every byte with no cache, so the estimate errs long where L2 absorbs re-reads; on a
 # slower GPU a launch takes longer than estimated.
 BUDGET_BANDWIDTH = 3.0e12
+# Bytes copied to measure the GPU's copy bandwidth: several times any L2 (50-60 MB on an H100 / H200,
+# 256 MB of Infinity Cache on an MI300X), so the copy runs from DRAM.
+COPY_BYTES = 1 << 30
 
 
 @dataclass(frozen=True)
@@ -32,7 +35,9 @@ class BenchRow:
     config: str = ""
     timing: Timing | None = None
     tflops: float | None = None
-    gbps: float | None = None  # from the traffic model's bytes; variants only
+    gbps: float | None = None  # the traffic model's bytes (L2 hits counted as DRAM bytes) / time; variants only
+    gbps_min: float | None = None  # Q, K, V, O each moved once (the least any kernel moves) / time
+    copy_gbps: float | None = None  # this GPU's device-to-device copy bandwidth, measured in the same run
     max_abs_err: float | None = None
     check: str = ""  # the gate's one-line verdict
     regs: str = ""  # the resource row of the same config on this GPU's arch
@@ -76,7 +81,22 @@ def _inputs(case: Case, n_sets: int, seed: int):
     g = torch.Generator(device="cuda").manual_seed(seed)
     b, h, nq, nk, d = case.batch, case.heads, case.seqlen_q, case.seqlen_k, case.head_dim
     return [tuple(torch.randn(shape, device="cuda", dtype=dt, generator=g)
-                  for shape in ((b, h, nq, d), (b, h, nk, d), (b, h, nk, d))) for _ in range(n_sets)]
+                  for shape in ((b, h, nq, d), (b, case.kv, nk, d), (b, case.kv, nk, d))) for _ in range(n_sets)]
+
+
+def copy_bandwidth_gbps() -> float:
+    """This GPU's device-to-device copy rate in GB/s, bytes read plus written (METHOD.md's ceiling): the
+    figure above which a bench row's bytes cannot all have come from DRAM."""
+    import torch
+    from triton.testing import do_bench
+
+    n = COPY_BYTES // 4
+    src = torch.empty(n, dtype=torch.float32, device="cuda").uniform_()
+    dst = torch.empty_like(src)
+    ms = do_bench(lambda: dst.copy_(src), warmup=25, rep=100, return_mode="median")
+    del src, dst
+    torch.cuda.empty_cache()
+    return 2 * COPY_BYTES / (ms / 1e3) / 1e9
 
 
 def _n_sets(case: Case, gpu: Gpu) -> int:
@@ -128,7 +148,7 @@ def bench_variant(gpu: Gpu, case: Case, variant, cfg: KernelConfig, sets, opts: 
     reason = variant.check(cfg)
     if reason:
         return replace(row, status=f"config rejected: {reason}")
-    t = traffic(variant.name, cfg)
+    t = traffic(variant.name, cfg, gpu.sm_count)
     modelled_s = (t.bytes_read + t.bytes_written) / BUDGET_BANDWIDTH
     if modelled_s > opts.time_budget_s:
         return replace(row, status=f"not run: the traffic model puts one launch at "
@@ -152,12 +172,19 @@ def bench_variant(gpu: Gpu, case: Case, variant, cfg: KernelConfig, sets, opts: 
     return replace(row, gbps=(t.bytes_read + t.bytes_written) / (row.timing.median_ms / 1e3) / 1e9)
 
 
+def with_bandwidth(row: BenchRow, copy_gbps: float | None) -> BenchRow:
+    """The row with GB/s over the least bytes (Q, K, V, O once) and the run's copy bandwidth beside it."""
+    if row.timing is None:
+        return replace(row, copy_gbps=copy_gbps)
+    return replace(row, gbps_min=row.case.input_bytes() / (row.timing.median_ms / 1e3) / 1e9, copy_gbps=copy_gbps)
+
+
 def bench_anchor(case: Case, anchor, sets, opts: BenchOptions) -> BenchRow:
     from .anchors import sdpa_runner
 
     row = BenchRow(case=case, name=anchor.name, kind="anchor", status="ok", config="torch SDPA")
     try:
-        run = sdpa_runner(anchor, case.causal, case.seqlen_q, case.seqlen_k)
+        run = sdpa_runner(anchor, case.causal, case.seqlen_q, case.seqlen_k, gqa=case.kv != case.heads)
     except Exception as exc:  # torch lacks the backend
         from ..compile.worker import one_line
 
@@ -201,12 +228,20 @@ AUTOTUNE_GRID = {
     "nvidia": {"block_m": (64, 128), "block_n": (64, 128), "num_warps": (4, 8), "num_stages": (2, 3)},
     "amd": {"block_m": (64, 128), "block_n": (32, 64), "num_warps": (4, 8), "waves_per_eu": (0, 2)},
 }
+# Decode cases (Nq <= tuning.DECODE_MAX_NQ) tune over small query tiles instead (issue 13).
+AUTOTUNE_DECODE_GRID = {
+    "nvidia": {"block_m": (16, 32, 64), "block_n": (64, 128), "num_warps": (4, 8), "num_stages": (2, 3, 4)},
+    "amd": {"block_m": (16, 32, 64), "block_n": (32, 64), "num_warps": (4, 8), "waves_per_eu": (0, 2)},
+}
 
 
 def autotune_candidates(variant, gpu: Gpu, base: KernelConfig) -> list[KernelConfig]:
     from itertools import product
 
-    grid = AUTOTUNE_GRID[gpu.vendor]
+    from ..tuning import DECODE_MAX_NQ
+
+    decode = base.shape[2] <= DECODE_MAX_NQ
+    grid = (AUTOTUNE_DECODE_GRID if decode else AUTOTUNE_GRID)[gpu.vendor]
     out = []
     for values in product(*grid.values()):
         cfg = replace(base, **dict(zip(grid, values)))
@@ -260,6 +295,7 @@ def run_bench(gpu: Gpu, cases: Sequence[Case], opts: BenchOptions,
         return resources.get((variant.name, cfg.key()), [])
 
     total = len(cases) * (len(variants) + (len(ANCHORS) if opts.anchors else 0))
+    copy_gbps = copy_bandwidth_gbps()
     done = 0
     rows = [] if rows is None else rows
     for case in cases:
@@ -274,15 +310,16 @@ def run_bench(gpu: Gpu, cases: Sequence[Case], opts: BenchOptions,
         for v in variants:
             cfg = configs[(case, v.name)]
             if opts.autotune:
-                rows.append(autotune_variant(gpu, case, v, cfg, sets, opts, lambda c, v=v: resources_for(v, c)))
+                row = autotune_variant(gpu, case, v, cfg, sets, opts, lambda c, v=v: resources_for(v, c))
             else:
-                rows.append(bench_variant(gpu, case, v, cfg, sets, opts, resources_for(v, cfg)))
+                row = bench_variant(gpu, case, v, cfg, sets, opts, resources_for(v, cfg))
+            rows.append(with_bandwidth(row, copy_gbps))
             done += 1
             if on_progress:
                 on_progress(done, total, f"{case.label()} {v.name}")
         if opts.anchors:
             for a in ANCHORS:
-                rows.append(bench_anchor(case, a, sets, opts))
+                rows.append(with_bandwidth(bench_anchor(case, a, sets, opts), copy_gbps))
                 done += 1
                 if on_progress:
                     on_progress(done, total, f"{case.label()} {a.name}")

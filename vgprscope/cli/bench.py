@@ -13,8 +13,9 @@ from .common import (
 )
 
 StrategiesOpt = Annotated[Optional[list[str]], typer.Option("--strategies", "-s", callback=nonempty_names, help="Variants: 'all' or a,b,...")]
-ShapeOpt = Annotated[Optional[list[str]], typer.Option("--shape", help="B,H,Nq,Nk (repeatable)")]
-PresetOpt = Annotated[Optional[str], typer.Option("--preset", help="prefill or decode")]
+ShapeOpt = Annotated[Optional[list[str]], typer.Option("--shape", help="B,H,Nq,Nk[,Hkv] (repeatable; Hkv: K/V heads)")]
+PresetOpt = Annotated[Optional[str], typer.Option("--preset", help="prefill, decode or gqa")]
+KvHeadsOpt = Annotated[Optional[int], typer.Option("--kv-heads", min=1, help="K/V heads of --shape cases that give none (grouped-query attention; must divide H) [default: H]")]
 CausalBoth = Annotated[Optional[bool], typer.Option("--causal/--no-causal", help="Only causal / non-causal cases [default: as the preset]")]
 
 
@@ -25,6 +26,7 @@ def bench(
     shape: ShapeOpt = None,
     preset: PresetOpt = None,
     head_dim: Annotated[Optional[int], typer.Option("--head-dim", "-d", min=1, help="Head dim [default: the preset's, else 128]")] = None,
+    kv_heads: KvHeadsOpt = None,
     dtype: DtypeOpt = Dtype.fp16,
     causal: CausalBoth = None,
     block_m: BlockMOpt = None,
@@ -53,7 +55,7 @@ def bench(
     from ..extras import require_torch
 
     # the command line first (a usage error says so on any machine), then torch, then the GPU
-    cases = build_cases(shape, preset, head_dim, dtype.value, causal)
+    cases = build_cases(shape, preset, head_dim, dtype.value, causal, kv_heads)
     req = ConfigRequest(block_m=block_m, block_n=block_n, num_warps=num_warps, num_stages=num_stages,
                         waves_per_eu=waves_per_eu, matrix_instr_nonkdim=matrix_instr_nonkdim, kpack=kpack,
                         maxnreg=maxnreg, extra=parse_knobs(knob))

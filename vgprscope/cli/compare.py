@@ -36,7 +36,7 @@ def _bench_columns(records, req, shape, jobs):
         err(f"warning: {exc}; showing compile-only columns (run compare --bench on a GPU machine)")
         return None, (), None
     names = tuple(dict.fromkeys(r.variant for r in records))
-    case = Case(*shape, req.head_dim, req.causal, req.dtype)
+    case = Case.of(shape, req.head_dim, req.causal, req.dtype)
     rows = run_bench(gpu, [case], BenchOptions(variants=names, request=replace(req), anchors=False))
     headers = ("time (ms)", "TFLOP/s", "GB/s")
     cols = {r.name: dict(zip(headers, [r.timing.label() if r.timing else r.status,

@@ -1,0 +1,69 @@
+"""Defaults that depend on the problem's shape and the arch: what a config field is when the user gives none.
+
+Resolution order (``variants.resolve_config``, ``vgprscope.attention``): the user's value, else the value
+here, else the variant's own ``VARIANT['defaults']``. Two regimes:
+
+Decode (Nq <= ``DECODE_MAX_NQ``): one query row per head (or a few) against a long K/V, a memory-bound
+problem. A query tile of 128 rows would be 127 rows of padding at Nq = 1, so the tile is the packed rows
+of one K/V head's group (G * Nq, ``kernels/_launch.packs``) rounded up to a power of two, at least 16 (the
+matrix units' M) and at most ``DECODE_MAX_BLOCK_M``; wide key blocks and 4 warps, with a deeper pipeline
+on NVIDIA. The issue's hand-picked H100 decode config (BLOCK_M 16, BLOCK_N 128, 4 warps, 3 stages) is
+what this gives at B1 H32 Nq1 (369 us against 589 us at the variant defaults, issue 13).
+
+Prefill on sm_90 (H100 / H200): the tile measured fastest for the FA2 loop at each head dim (issue 13:
+128 x 128, 8 warps, 2 stages at D128, 0.77x cuDNN against 0.65-0.69x at 128 x 64; anchors.md: 128 x 64,
+4 warps at D64 on an H200). Other archs keep the variants' defaults.
+
+row-stream is left alone: its BLOCK_M is rows per program, not a tile.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .archs import Vendor
+
+DECODE_MAX_NQ = 16
+DECODE_MIN_BLOCK_M = 16  # the M of one MMA instruction
+DECODE_MAX_BLOCK_M = 64
+DECODE = {
+    Vendor.NVIDIA: {"block_n": 128, "num_warps": 4, "num_stages": 3},
+    Vendor.AMD: {"block_n": 64, "num_warps": 4},
+}
+# From this BLOCK_M on, NVIDIA decode keeps 64-key blocks: 64 x 128 tiles with 4 warps took 255 registers and
+# spilled on sm_90 (Triton 3.9), and remat-q's three stages of them outgrew shared memory.
+DECODE_WIDE_N_MAX_BLOCK_M = 32
+# (arch, head dims up to) -> prefill tile of the FA2 loop's variants, first match wins
+PREFILL = {
+    "sm_90": ((64, {"block_m": 128, "block_n": 64, "num_warps": 4, "num_stages": 2}),
+              (128, {"block_m": 128, "block_n": 128, "num_warps": 8, "num_stages": 2})),
+}
+# variants that run the FA2 loop with one query tile per program (the prefill table is measured for it)
+FA2_LOOP = ("baseline", "qk-fp16-acc", "split-k")
+NOT_TILED = ("row-stream",)
+
+
+def _pow2_at_least(n: int) -> int:
+    return 1 << max(0, (n - 1).bit_length())
+
+
+def shape_defaults(variant: str, vendor: Vendor, arch: str | None, shape: tuple[int, ...],
+                   head_dim: int) -> dict[str, Any]:
+    """Config fields for ``variant`` at this shape (B, H, Nq, Nk[, H_kv]) on this vendor / arch that
+    replace the variant's own defaults; {} where the variant's defaults stand."""
+    if variant in NOT_TILED:
+        return {}
+    _, h, nq, _, *rest = shape
+    group = h // rest[0] if rest else 1
+    if nq <= DECODE_MAX_NQ:
+        rows = group * nq if group > 1 else nq  # packed rows of one K/V head (kernels/_launch.packs)
+        block_m = min(DECODE_MAX_BLOCK_M, max(DECODE_MIN_BLOCK_M, _pow2_at_least(rows)))
+        cfg = {"block_m": block_m} | DECODE[vendor]
+        if block_m > DECODE_WIDE_N_MAX_BLOCK_M:
+            cfg["block_n"] = min(cfg["block_n"], 64)
+        return cfg
+    if variant in FA2_LOOP and arch in PREFILL:
+        for up_to, cfg in PREFILL[arch]:
+            if head_dim <= up_to:
+                return dict(cfg)
+    return {}
