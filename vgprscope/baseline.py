@@ -20,7 +20,7 @@ from typing import Any
 
 from .errors import NotComparableError, UnknownNameError, UsageError
 from .fsutil import atomic_write
-from .records import KernelConfig, Record, ResourceUsage, usage_from_dict, usage_to_dict
+from .records import Config, Record, ResourceUsage, config_from_dict, usage_from_dict, usage_to_dict
 
 SCHEMA = "vgprscope-baseline"
 SCHEMA_VERSION = 1
@@ -216,7 +216,7 @@ class Entry:
     variant: str
     kernel: str
     arch: str
-    config: KernelConfig
+    config: Config  # a bundled variant's KernelConfig or a captured kernel's LaunchConfig
     config_key: str
     status: str
     usage: ResourceUsage | None
@@ -252,7 +252,7 @@ class Entry:
         if not isinstance(d, dict):
             raise TypeError("is not an object")
         entry = cls(variant=d["variant"], kernel=d["kernel"], arch=d["arch"],
-                    config=KernelConfig.from_dict(d["config"]), config_key=d["config_key"], status=d["status"],
+                    config=config_from_dict(d["config"]), config_key=d["config_key"], status=d["status"],
                     usage=usage_from_dict(d["usage"]), occupancy=d["occupancy"], source_hash=d.get("source_hash", ""))
         if entry.key != key:
             raise ValueError(f"is stored under a key that does not match its fields ({entry.key})")

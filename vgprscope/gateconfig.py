@@ -8,6 +8,7 @@ baseline = "vgprscope-baseline.json"   # relative to the file this is read from
 variants = ["all"]                     # or names
 archs = ["gfx90a", "gfx942", "sm_80"]
 kernel_dir = "kernels"                 # optional: your own variants instead of the bundled ones
+capture = "vgprscope-capture.json"     # optional: your own kernels as `vgprscope capture` recorded them
 configs = [{}, {head_dim = 64, block_m = 64}]   # ConfigRequest fields; {} = each variant's defaults
 
 [tool.vgprscope.rules]
@@ -41,7 +42,7 @@ else:  # pragma: no cover - Python 3.10
         tomllib = None
 
 PYPROJECT = "pyproject.toml"
-_KEYS = ("baseline", "variants", "archs", "kernel_dir", "configs", "rules")
+_KEYS = ("baseline", "variants", "archs", "kernel_dir", "configs", "rules", "capture")
 
 
 # Each variant at its defaults on the reference prefill shape, and one grouped-query decode shape (Llama 3 8B's
@@ -57,6 +58,22 @@ class GateSet:
     archs: tuple[str, ...] = DEFAULT_ARCHS
     configs: tuple[ConfigRequest, ...] = DEFAULT_CONFIGS
     kernel_dir: Path | None = None
+    # a capture file (vgprscope capture): its specialisations join the set; alone when no variants are named
+    capture: Path | None = None
+
+    @property
+    def with_variants(self) -> bool:
+        """Whether the set compiles variants: named ones, a kernel directory, or (no capture) the bundled ones."""
+        return self.capture is None or bool(self.variants) or self.kernel_dir is not None
+
+    def labels(self) -> list[str]:
+        """The names rows of this set carry first: variant names and the captured kernels' labels."""
+        names = [v.name for v in self.selected_variants()]
+        if self.capture is not None:
+            from .capture.model import load_capture
+
+            names += [k.label for k in load_capture(self.capture).kernels]
+        return list(dict.fromkeys(names))
 
     def describe(self) -> dict[str, Any]:
         """The set as the baseline file records it: configs with only the fields that were given."""
@@ -67,7 +84,9 @@ class GateSet:
             given |= {"extra": dict(c.extra)} if "extra" in given else {}
             given |= {"shape": list(c.shape)} if "shape" in given else {}
             configs.append(given)
-        return {"variants": list(self.variants) or ["all"], "archs": list(self.archs), "configs": configs}
+        out = {"variants": list(self.variants) or (["all"] if self.with_variants else []), "archs": list(self.archs),
+               "configs": configs}
+        return out | ({"capture": self.capture.name} if self.capture is not None else {})
 
     def check_targets(self) -> None:
         """Every arch must be one the installed Triton can compile for (checked before compiling)."""
@@ -86,11 +105,14 @@ class GateSet:
         from .sweep import run_sweep
 
         records = run_sweep(list(self.variants), list(self.archs), list(self.configs), jobs=jobs,
-                            use_cache=use_cache, kernel_dir=self.kernel_dir, on_progress=on_progress)
+                            use_cache=use_cache, kernel_dir=self.kernel_dir, on_progress=on_progress,
+                            capture=self.capture)
         return [Entry.from_record(r) for r in records]
 
     def selected_variants(self) -> list[Variant]:
         """The variants this set compiles (every variant of the kernel directory when none is named)."""
+        if not self.with_variants:
+            return []
         directory = self.kernel_dir.resolve() if self.kernel_dir else loader.BUNDLED_DIR
         return select_variants(list(self.variants), directory)
 
@@ -116,12 +138,13 @@ class GateConfig:
 
     def with_overrides(self, variants: Sequence[str] | None = None, archs: Sequence[str] | None = None,
                        kernel_dir: Path | None = None, baseline: Path | None = None,
-                       rules: Sequence[str] = ()) -> GateConfig:
+                       rules: Sequence[str] = (), capture: Path | None = None) -> GateConfig:
         """Command-line options on top of the file: they replace its set parts and add rules after its own."""
         s = self.set
         s = replace(s, variants=_split(variants)) if variants else s
         s = replace(s, archs=tuple(dict.fromkeys(get_arch(a).name for a in _split(archs)))) if archs else s
         s = replace(s, kernel_dir=kernel_dir) if kernel_dir else s
+        s = replace(s, capture=capture) if capture else s
         extra = tuple(parse_rule(r) for r in rules)
         return replace(self, set=s, baseline=baseline or self.baseline,
                        rules=RuleSet(self.rules.rules + extra))
@@ -183,6 +206,8 @@ def _from_table(section: Mapping[str, Any], path: Path) -> GateConfig:
         s = replace(s, archs=tuple(dict.fromkeys(get_arch(a).name for a in _names(section["archs"], "archs", where))))
     if "kernel_dir" in section:
         s = replace(s, kernel_dir=root / _string(section["kernel_dir"], "kernel_dir", where))
+    if "capture" in section:
+        s = replace(s, capture=root / _string(section["capture"], "capture", where))
     if "configs" in section:
         configs = section["configs"]
         if not isinstance(configs, list) or not configs:

@@ -16,6 +16,7 @@ import typer
 
 from ..errors import UsageError, VgprscopeError
 from .app import app
+from .capture import CaptureOpt
 from .common import WideOpt
 from .common import ArchOpt, JobsOpt, KernelDirOpt, NoCacheOpt, OutputOpt, VariantOpt, emit, err, handles_errors
 
@@ -50,10 +51,10 @@ def _on_actions() -> bool:
     return os.environ.get("GITHUB_ACTIONS") == "true"
 
 
-def _settings(config, baseline, variant, arch, kernel_dir, rules=()):
+def _settings(config, baseline, variant, arch, kernel_dir, rules=(), capture=None):
     from ..gateconfig import load_gate_config
 
-    return load_gate_config(config).with_overrides(variant, arch, kernel_dir, baseline, rules or ())
+    return load_gate_config(config).with_overrides(variant, arch, kernel_dir, baseline, rules or (), capture)
 
 
 def _compile(cfg, jobs, no_cache):
@@ -102,6 +103,7 @@ def save(
     kernel_dir: KernelDirOpt = None,
     jobs: JobsOpt = None,
     no_cache: NoCacheOpt = False,
+    capture: CaptureOpt = None,
 ) -> None:
     """Compile the gate's set and write the baseline `vgprscope check` compares against (atomically).
 
@@ -112,7 +114,7 @@ def save(
 
     from ..fsutil import check_writable
 
-    cfg = _settings(config, baseline, variant, arch, kernel_dir)
+    cfg = _settings(config, baseline, variant, arch, kernel_dir, capture=capture)
     check_writable(cfg.baseline)  # before minutes of compiling, not after
     cfg.set.check_targets()
     tv = triton_version()
@@ -155,6 +157,7 @@ def check(
     jobs: JobsOpt = None,
     no_cache: NoCacheOpt = False,
     wide: WideOpt = False,
+    capture: CaptureOpt = None,
 ) -> None:
     """Recompile the gate's set and compare with the baseline: exit 1 on a regression, 2 if not comparable.
 
@@ -164,7 +167,7 @@ def check(
     """
     try:
         result, cfg, entries = _check(config, baseline, variant, arch, rule, fail_on_change, allow_version_change,
-                                      kernel_dir, jobs, no_cache)
+                                      kernel_dir, jobs, no_cache, capture)
     except VgprscopeError as exc:
         if format in FOR_PEOPLE:
             _append_summary(f"## vgprscope check could not compare\n\n{exc}\n")
@@ -177,16 +180,17 @@ def check(
     raise typer.Exit(result.exit_code)
 
 
-def _check(config, baseline, variant, arch, rule, fail_on_change, allow_version_change, kernel_dir, jobs, no_cache):
+def _check(config, baseline, variant, arch, rule, fail_on_change, allow_version_change, kernel_dir, jobs, no_cache,
+           capture=None):
     from ..baseline import check_triton_version, compare, load_baseline
     from ..compile.engine import triton_version
 
-    cfg = _settings(config, baseline, variant, arch, kernel_dir, rule)
+    cfg = _settings(config, baseline, variant, arch, kernel_dir, rule, capture)
     base = load_baseline(cfg.baseline)
     tv = triton_version()
     note = check_triton_version(base, tv, allow_version_change)
     cfg.set.check_targets()
-    cfg.rules.check_variants([*(v.name for v in cfg.set.selected_variants()), *(e.variant for e in base.entries.values())])
+    cfg.rules.check_variants([*cfg.set.labels(), *(e.variant for e in base.entries.values())])
     entries = _compile(cfg, jobs, no_cache)
     part = _part(cfg, variant, arch)
     result = compare(base, entries, cfg.rules, in_scope=part, fail_on_change=fail_on_change,
