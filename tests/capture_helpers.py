@@ -1,0 +1,67 @@
+"""Shared by the capture and scan tests: run the CLI, and compile a launch directly with triton.compile
+(in a process without the interpreter) for the exact-counts checks."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+USER_KERNELS = ROOT / "tests" / "fixtures" / "user_kernels"
+
+
+def cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "vgprscope", *args], capture_output=True, text=True,
+                          env={**os.environ, **(env or {})}, cwd=cwd)
+
+
+# A direct triton.compile of one launch, written out by hand from the launch's own arguments (what the
+# JIT derives, independently of the capture code), printing the counts the parsers read.
+DIRECT = r"""
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import importlib
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+from vgprscope.compile.worker import _cuobjdump_resources
+from vgprscope.parse.amdgcn import parse_amdgcn
+from vgprscope.parse.nvidia import parse_cuobjdump_resources
+
+spec = json.loads(sys.argv[2])
+obj = importlib.import_module(spec["module"])
+fn = getattr(obj, spec["name"])
+while not isinstance(fn, triton.runtime.jit.JITFunction):
+    fn = fn.fn
+out = {}
+for arch, target in (("gfx942", GPUTarget("hip", "gfx942", 64)), ("sm_90", GPUTarget("cuda", 90, 32))):
+    vendor = "hip" if arch.startswith("gfx") else "cuda"
+    attrs = {(fn.arg_names.index(n),): a for n, a in spec["attrs"][vendor].items()}
+    src = ASTSource(fn=fn, signature=spec["signature"], constexprs=spec["constexprs"], attrs=attrs)
+    k = triton.compile(src, target=target, options=spec["options"])
+    if vendor == "hip":
+        u = parse_amdgcn(k.asm["amdgcn"], k.metadata.shared)
+        out[arch] = {"vgpr_total": u.vgpr_total, "sgpr": u.sgpr, "lds": u.lds_bytes, "scratch": u.scratch_bytes}
+    else:
+        r = parse_cuobjdump_resources(_cuobjdump_resources(k.asm["cubin"]), k.metadata.name)
+        out[arch] = {"regs": r["REG"], "stack": r.get("STACK", 0), "shared": r.get("SHARED", 0) + k.metadata.shared}
+print(json.dumps(out))
+"""
+
+
+def direct_compile(module_dir: Path, spec: dict) -> dict:
+    env = {**os.environ, "TRITON_INTERPRET": "0", "TRITON_ALWAYS_COMPILE": "1"}
+    done = subprocess.run([sys.executable, "-c", DIRECT, str(module_dir), json.dumps(spec)], capture_output=True,
+                          text=True, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def usage_counts(rec) -> dict:
+    u = rec.usage
+    if rec.arch.startswith("gfx"):
+        return {"vgpr_total": u.vgpr_total, "sgpr": u.sgpr, "lds": u.lds_bytes, "scratch": u.scratch_bytes}
+    return {"regs": u.regs, "stack": u.stack_bytes, "shared": u.shared_bytes}

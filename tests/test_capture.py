@@ -1,0 +1,175 @@
+"""vgprscope capture on kernels nobody here wrote: a user's own autotuned kernel, and liger-kernel from
+PyPI, launched by their own scripts under TRITON_INTERPRET=1, captured, then compiled for AMD and NVIDIA
+with counts equal to a direct triton.compile of the same launch."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from capture_helpers import ROOT, USER_KERNELS, cli, direct_compile, usage_counts
+from vgprscope.capture.model import CaptureFileError, load_capture
+from vgprscope.sweep import run_sweep
+
+ARCHS = ["gfx942", "sm_90"]
+
+
+@pytest.fixture(scope="module")
+def user_capture(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("capture") / "cap.json"
+    done = cli("capture", "-o", str(out), "--", sys.executable, str(USER_KERNELS / "run_ops.py"),
+               env={"TRITON_INTERPRET": "1"})
+    assert done.returncode == 0, done.stderr
+    assert "ok" in done.stdout  # the user's own script ran to its end, its checks included
+    assert "2 kernels, 1 specialisations, 2 autotune configs" in done.stderr
+    return out
+
+
+def test_capture_records_pruned_autotune_configs_and_heuristics(user_capture):
+    cap = load_capture(user_capture)
+    tuned = [x for x in cap.launches if x.autotune]
+    # the 4 declared configs pruned to the two with BLOCK 128; @heuristics saw each (200 % 128: EVEN false)
+    assert [(x.constexprs, x.options["num_warps"], x.autotune["index"]) for x in tuned] == [
+        ({"BLOCK": 128, "EVEN": False}, 2, 0), ({"BLOCK": 128, "EVEN": False}, 4, 1)]
+    assert all(x.autotune["count"] == 2 and x.autotune["declared"] == 4 for x in tuned)
+    assert tuned[0].autotune["key"] == ["200", "torch.float32", "torch.float32"]
+    # signature and specialisation as the JIT derives them: 200 is not divisible by 16; pointers are
+    args = {a["name"]: a for a in tuned[0].args}
+    assert args["X"] == {"name": "X", "type": "*fp32", "hip": "DS", "cuda": "D"}
+    assert args["stride"] == {"name": "stride", "type": "i32", "hip": "", "cuda": ""}
+    assert args["alpha"]["type"] == "fp32"
+    (plain,) = [x for x in cap.launches if not x.autotune]
+    assert plain.kernel.qualname == "add" and plain.constexprs == {"BLOCK": 256}
+    assert plain.options == {"num_warps": 4}
+
+
+def test_captured_launch_compiles_to_the_counts_of_a_direct_compile(user_capture):
+    records = run_sweep(None, ARCHS, [], jobs=2, capture=user_capture)
+    tuned = [r for r in records if r.kernel == "scale_rows" and r.config.num_warps == 4]
+    assert [r.status for r in tuned] == ["ok", "ok"]
+    direct = direct_compile(USER_KERNELS, {
+        "module": "my_ops", "name": "scale_rows",
+        "signature": {"X": "*fp32", "Y": "*fp32", "stride": "i32", "n_cols": "i32", "alpha": "fp32",
+                      "BLOCK": "constexpr", "EVEN": "constexpr"},
+        "constexprs": {"BLOCK": 128, "EVEN": False},
+        "attrs": {"hip": {"X": [["tt.divisibility", 16], ["tt.pointer_range", 32]],
+                          "Y": [["tt.divisibility", 16], ["tt.pointer_range", 32]]},
+                  "cuda": {"X": [["tt.divisibility", 16]], "Y": [["tt.divisibility", 16]]}},
+        "options": {"num_warps": 4, "num_stages": 1, "num_ctas": 1}})
+    for rec in tuned:
+        assert usage_counts(rec) == direct[rec.arch], rec.arch
+
+
+def test_each_autotune_config_is_its_own_row(user_capture):
+    records = run_sweep(None, ["gfx942"], [], jobs=2, capture=user_capture)
+    rows = [(r.kernel, r.config.short()) for r in records]
+    assert rows == [("scale_rows", "fp32 BLOCK=128 w2 s1 cfg 1/2"), ("scale_rows", "fp32 BLOCK=128 w4 s1 cfg 2/2"),
+                    ("add", "fp32 BLOCK=256 w4")]
+    assert all(r.ok and r.source == "capture" and r.identity.module == "my_ops" for r in records)
+
+
+def test_changed_source_file_is_a_row_with_the_reason(tmp_path):
+    work = tmp_path / "k"
+    shutil.copytree(USER_KERNELS, work)
+    cap = tmp_path / "cap.json"
+    assert cli("capture", "-o", str(cap), "--", sys.executable, str(work / "run_ops.py"),
+               env={"TRITON_INTERPRET": "1"}).returncode == 0
+    (work / "my_ops.py").write_text((work / "my_ops.py").read_text() + "\n# edited\n")
+    records = run_sweep(None, ["gfx942"], [], jobs=1, capture=cap)
+    assert len(records) == 3
+    assert all("my_ops.py changed since the capture" in r.status for r in records)
+    (work / "my_ops.py").unlink()
+    records = run_sweep(None, ["gfx942"], [], jobs=1, capture=cap)
+    assert all("no longer exists (moved or deleted since the capture)" in r.status for r in records)
+
+
+def test_liger_kernel_ops_captured_and_analysed_for_amd_and_nvidia(tmp_path):
+    cap = tmp_path / "liger.json"
+    done = cli("capture", "-o", str(cap), "--", sys.executable, str(ROOT / "scripts" / "third_party_ops.py"),
+               env={"TRITON_INTERPRET": "1"})
+    assert done.returncode == 0, done.stderr
+    capture = load_capture(cap)
+    names = {k.qualname for k in capture.kernels}
+    assert {"_rms_norm_forward_kernel", "_rms_norm_backward_kernel", "_layer_norm_forward_kernel",
+            "_swiglu_forward_kernel", "_geglu_tanh_forward_kernel", "liger_cross_entropy_kernel",
+            "_dyt_fwd_kernel"} <= names
+    dyt = [x for x in capture.launches if x.kernel.qualname == "_dyt_fwd_kernel"]
+    assert len(dyt) == 18 and all(x.autotune["count"] == 18 for x in dyt)  # every config, not the winner
+    records = run_sweep(None, ARCHS, [], jobs=2, capture=cap)
+    assert len(records) == 2 * len(capture.launches)
+    bad = [(r.kernel, r.arch, r.status) for r in records if not r.ok]
+    # liger launches its cross-entropy kernel with 32 warps: 1024 threads on NVIDIA, 2048 on AMD's wave64
+    assert bad == [("liger_cross_entropy_kernel", "gfx942",
+                    "num_warps 32 is 2048 threads (32 waves of 64); gfx942 allows 1024 per workgroup")]
+    rms = [r for r in records if r.kernel == "_rms_norm_forward_kernel"]
+    direct = direct_compile(Path("."), {
+        "module": "liger_kernel.ops.rms_norm", "name": "_rms_norm_forward_kernel",
+        "signature": {"Y_ptr": "*fp32", "Y_row_stride": "i32", "X_ptr": "*fp32", "X_row_stride": "i32",
+                      "W_ptr": "*fp32", "W_row_stride": "constexpr", "RSTD_ptr": "*fp32",
+                      "RSTD_row_stride": "constexpr", "n_cols": "i32", "eps": "fp32", "offset": "fp32",
+                      "casting_mode": "constexpr", "elementwise_affine": "constexpr", "BLOCK_SIZE": "constexpr"},
+        "constexprs": {"W_row_stride": 1, "RSTD_row_stride": 1, "casting_mode": 0, "elementwise_affine": True,
+                       "BLOCK_SIZE": 256},
+        "attrs": {v: {n: ([["tt.divisibility", 16]] + ([["tt.pointer_range", 32]] if n.endswith("_ptr") and v == "hip"
+                                                        else [])) for n in ("Y_ptr", "Y_row_stride", "X_ptr",
+                                                                           "X_row_stride", "W_ptr", "RSTD_ptr", "n_cols")}
+                  for v in ("hip", "cuda")},
+        "options": {"num_warps": 4}})
+    assert {r.arch: usage_counts(r) for r in rms} == direct
+
+
+# ---- bad input --------------------------------------------------------------------------------------
+
+def test_corrupt_truncated_or_foreign_capture_is_one_line_exit_2(tmp_path, user_capture):
+    text = user_capture.read_text()
+    cases = {"truncated.json": text[: len(text) // 2], "other.json": json.dumps({"schema": "something-else"}),
+             "future.json": text.replace('"schema_version": 1', '"schema_version": 99')}
+    for name, body in cases.items():
+        (tmp_path / name).write_text(body)
+        done = cli("analyze", "--capture", str(tmp_path / name), "--arch", "gfx942")
+        assert done.returncode == 2, (name, done.stderr)
+        assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+    with pytest.raises(CaptureFileError, match="not valid JSON"):
+        load_capture(tmp_path / "truncated.json")
+    with pytest.raises(CaptureFileError, match="schema version 99"):
+        load_capture(tmp_path / "future.json")
+
+
+def test_missing_command_exit_2_naming_it(tmp_path):
+    done = cli("capture", "-o", str(tmp_path / "c.json"), "--", "no-such-command-xyz", "arg")
+    assert done.returncode == 2
+    assert done.stderr.strip() == "vgprscope: error: command not found: no-such-command-xyz"
+    assert not (tmp_path / "c.json").exists()
+
+
+def test_no_triton_launch_exit_1_file_written_and_exit_code_passed_on(tmp_path):
+    out = tmp_path / "c.json"
+    done = cli("capture", "-o", str(out), "--", sys.executable, "-c", "print('hi')")
+    assert done.returncode == 1 and "launched no Triton kernel" in done.stderr
+    assert load_capture(out).launches == ()
+    done = cli("capture", "-o", str(out), "--", sys.executable, "-c", "import sys; sys.exit(3)")
+    assert done.returncode == 3
+
+
+def test_ctrl_c_leaves_the_previous_capture_intact(tmp_path, user_capture):
+    out = tmp_path / "c.json"
+    shutil.copy(user_capture, out)
+    before = out.read_bytes()
+    proc = subprocess.Popen([sys.executable, "-m", "vgprscope", "capture", "-o", str(out), "--", sys.executable,
+                             "-c", "import time; time.sleep(60)"], stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    time.sleep(3)
+    import os
+
+    os.killpg(proc.pid, signal.SIGINT)  # the terminal sends it to the whole foreground group
+    _, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == 130, stderr
+    assert out.read_bytes() == before
+    assert "left as it was" in stderr
