@@ -151,6 +151,27 @@ def _split_parent(body: str) -> tuple[str, str]:
     return body[start:end].strip(), body[:at] + body[end:]
 
 
+def _warps(body: str) -> tuple[int, ...]:
+    """``warpsPerCTA = [4, 1]``, or the same read off ``ctaLayout = {warp = [[1, 0], [2, 0]]}`` (Triton
+    3.9 prints WMMA warps as linear bases, in tiles: each base doubles the warps along its dim)."""
+    given = _ints(body, "warpsPerCTA")
+    if given:
+        return given
+    m = re.search(r"ctaLayout\s*=\s*\{(.*?)\}\s*(?:,|$)", body, re.S)
+    bases = _bases(m.group(1), "warp") if m else ()
+    rank = max((len(b) for b in bases), default=2)
+    warps = [1] * rank
+    for b in bases:
+        dims = [d for d, c in enumerate(b) if c]
+        if len(dims) == 1:
+            warps[dims[0]] *= 2
+    return tuple(warps)
+
+
+def _transposed(body: str) -> bool:
+    return re.search(r"\bisTransposed?\s*=\s*true", body) is not None
+
+
 def parse_layout(text: str, aliases: dict[str, str] | None = None) -> Layout:
     """One encoding attribute (``#mma`` through ``aliases``, or inline ``#ttg.slice<{...}>``)."""
     aliases = aliases or {}
@@ -178,15 +199,14 @@ def parse_layout(text: str, aliases: dict[str, str] | None = None) -> Layout:
     if kind == "amd_mfma":
         if _int(body, "elementBitWidth") == 64:  # fp64 MFMA tiles differ; not produced by these kernels
             return Opaque(text)
-        return AmdMfma(version=_int(body, "version") or 0, warps_per_cta=_ints(body, "warpsPerCTA") or (),
-                       instr_shape=_ints(body, "instrShape") or (), transposed="isTransposed = true" in body,
+        return AmdMfma(version=_int(body, "version") or 0, warps_per_cta=_warps(body),
+                       instr_shape=_ints(body, "instrShape") or (), transposed=_transposed(body),
                        tiles_per_warp=_ints(body, "tilesPerWarp"))
     if kind == "amd_wmma":
-        return AmdWmma(version=_int(body, "version") or 1, warps_per_cta=_ints(body, "warpsPerCTA") or (),
-                       transposed="isTransposed = true" in body)
+        return AmdWmma(version=_int(body, "version") or 1, warps_per_cta=_warps(body), transposed=_transposed(body))
     if kind == "nvidia_mma":
         return NvidiaMma(version_major=_int(body, "versionMajor") or 0, version_minor=_int(body, "versionMinor") or 0,
-                         warps_per_cta=_ints(body, "warpsPerCTA") or (), instr_shape=_ints(body, "instrShape") or ())
+                         warps_per_cta=_warps(body), instr_shape=_ints(body, "instrShape") or ())
     if kind == "linear":
         return Linear(register=_bases(body, "register"), lane=_bases(body, "lane"), warp=_bases(body, "warp"))
     return Opaque(text)
@@ -307,14 +327,20 @@ def _gf2_rank(vectors: list[tuple[int, ...]]) -> int:
     return len(basis)
 
 
+def _clip(base: tuple[int, ...], shape: tuple[int, ...]) -> tuple[int, ...]:
+    """A linear layout's basis on a tensor of ``shape``: offsets past a (power-of-two) dim wrap around,
+    so the part at or above the dim's size is dropped (a size-1 dim keeps nothing: a broadcast)."""
+    return tuple(c & (s - 1) for c, s in zip(base, shape))
+
+
 def elements_per_lane(layout: Layout, shape: tuple[int, ...]) -> int:
     """Distinct elements of a tensor of ``shape`` one lane holds in ``layout``."""
     if isinstance(layout, Linear):
-        return 2 ** _gf2_rank(list(layout.register))
+        return 2 ** _gf2_rank([_clip(b, shape) for b in layout.register])
     if isinstance(layout, Slice):
         parent_shape = shape[:layout.dim] + (1,) + shape[layout.dim:]
         if isinstance(layout.parent, Linear):
-            kept = [b[:layout.dim] + b[layout.dim + 1:] for b in layout.parent.register]
+            kept = [_clip(b[:layout.dim] + b[layout.dim + 1:], shape) for b in layout.parent.register]
             return 2 ** _gf2_rank(kept)
         if isinstance(layout.parent, Slice):
             return elements_per_lane(layout.parent, parent_shape)
