@@ -170,3 +170,25 @@ def test_explain_waves_per_eu_3_lists_spill_sites_in_and_out_of_the_loop():
 def test_explain_bad_format_is_a_usage_error():
     r = run("explain", "--format", "csv")
     assert r.exit_code == 2
+
+
+def test_explain_a_captured_user_kernel(tmp_path):
+    """A kernel nobody here wrote, captured from its own script: its loop, live tensors and allocation."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    cap = tmp_path / "cap.json"
+    done = subprocess.run([sys.executable, "-m", "vgprscope", "capture", "-o", str(cap), "--", sys.executable,
+                           str(root / "tests" / "fixtures" / "user_kernels" / "run_ops.py")],
+                          capture_output=True, text=True, env={**os.environ, "TRITON_INTERPRET": "1"})
+    assert done.returncode == 0, done.stderr
+    r = run("explain", "--capture", str(cap), "--arch", "gfx942", "--format", "json")
+    assert r.exit_code == 0, r.output
+    kernels = json.loads(r.stdout)["kernels"]
+    rows = [k for k in kernels if k["kernel"] == "scale_rows"]
+    assert len(rows) == 2 and all(k["error"] is None for k in rows)  # the two pruned autotune configs
+    for k in rows:
+        (loop,) = k["loops"]
+        assert loop["location"] == ["my_ops.py:19"]  # `for start in range(0, n_cols, BLOCK)`
+        assert k["allocation"]["registers"] > 0 and k["seed_001_estimate"] is None

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from .app import app
+from .capture import CaptureOpt
 from .common import (
     ArchOpt, BlockMOpt, BlockNOpt, CausalOpt, Dtype, DtypeOpt, HeadDimOpt, JobsOpt, KernelDirOpt, KnobOpt, KpackOpt,
     MaxnregOpt, NonKDimOpt, NumStagesOpt, NumWarpsOpt, OutputOpt, VariantOpt, WavesPerEuOpt, emit, err,
@@ -57,9 +58,11 @@ def explain(
     output: OutputOpt = None,
     jobs: JobsOpt = None,
     kernel_dir: KernelDirOpt = None,
+    capture: CaptureOpt = None,
 ) -> None:
     """Registers per live tensor of each loop (from TTGIR and the layouts) beside the allocation and seed
-    001's estimate, and spill sites by source line (default variant: baseline)."""
+    001's estimate, and spill sites by source line (default variant: baseline; with --capture, the
+    captured kernels, and the variants too when --variant is given)."""
     from ..explain import explain_tasks
     from ..sweep import sweep_tasks
     from .analyze import config_request
@@ -67,7 +70,13 @@ def explain(
 
     req = config_request(block_m, block_n, head_dim, dtype, causal, num_warps, num_stages, waves_per_eu,
                          matrix_instr_nonkdim, kpack, maxnreg, knob)
-    tasks = sweep_tasks(variant or ["baseline"], arch, [req], kernel_dir)
+    if capture is None:
+        tasks = sweep_tasks(variant or ["baseline"], arch, [req], kernel_dir)
+    else:
+        from ..sweep import capture_tasks
+
+        tasks = sweep_tasks(variant, arch, [req], kernel_dir) if variant or kernel_dir else []
+        tasks += capture_tasks(capture, arch)
     with compile_progress() as progress:
         explanations = explain_tasks(tasks, jobs=jobs, on_progress=progress)
     failed = [e for e in explanations if not e.ok]
