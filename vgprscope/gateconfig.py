@@ -85,7 +85,7 @@ class GateSet:
             given |= {"shape": list(c.shape)} if "shape" in given else {}
             configs.append(given)
         out = {"variants": list(self.variants) or (["all"] if self.with_variants else []), "archs": list(self.archs),
-               "configs": configs}
+               "configs": configs if self.with_variants else []}  # configs are the variants' requests
         return out | ({"capture": self.capture.name} if self.capture is not None else {})
 
     def check_targets(self) -> None:
