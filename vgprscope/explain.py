@@ -303,7 +303,7 @@ def explain_tasks(tasks: Sequence[Any], jobs: int | None = None, on_progress=Non
             label = f"{spec.label}/{kernel_raw.get('kernel', '?')}" if len(spec.kernels) > 1 else spec.label
             try:
                 out.append(explain_raw(task.arch, kernel_raw, label, config=config, seed=seed))
-            except (ValueError, subprocess.CalledProcessError, OSError) as exc:  # a row, never the end of the run
+            except (ValueError, KeyError, subprocess.CalledProcessError, OSError) as exc:  # a row, not the end
                 out.append(KernelExplanation(label=label, kernel=kernel_raw.get("kernel", "?"), arch=task.arch.name,
                                              config=config, num_warps=0, lanes=task.arch.wave_size, allocation=None,
                                              seed=seed, error=f"cannot explain: {type(exc).__name__}: {exc}"))
