@@ -6,7 +6,7 @@ import json
 from collections.abc import Sequence
 
 from ..records import SCHEMA_VERSION
-from ..report.formats import dicts_to_csv, md_table, render_table
+from ..report.formats import dicts_to_csv, md_table
 from ..report.machine import Machine
 from .runner import BenchRow
 
@@ -56,15 +56,11 @@ def cells(row: BenchRow) -> list[str]:
     return [fn(row) for _, fn in COLUMNS]
 
 
-def to_table(rows: Sequence[BenchRow], machine: Machine) -> str:
-    from rich.table import Table
+def to_table(rows: Sequence[BenchRow], machine: Machine, wide: bool = False) -> str:
+    """Grouped by case, compact unless ``wide`` (report/bench_view.py)."""
+    from ..report.bench_view import table_text
 
-    table = Table(title="vgprscope bench", header_style="bold")
-    for h, _ in COLUMNS:
-        table.add_column(h, overflow="fold")
-    for r in rows:
-        table.add_row(*cells(r), style=None if r.ok else "red")
-    return f"{machine.line()}\n" + render_table(table) + f"\n{bandwidth_note(rows)}"
+    return table_text(rows, COLUMNS, machine, wide=wide, legend=[bandwidth_note(rows)])
 
 
 def to_markdown(rows: Sequence[BenchRow], machine: Machine) -> str:

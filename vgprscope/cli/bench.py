@@ -7,6 +7,7 @@ from typing import Annotated, Optional
 import typer
 
 from .app import app
+from .common import WideOpt
 from .common import (
     BlockMOpt, BlockNOpt, Dtype, DtypeOpt, Format, FormatOpt, KnobOpt, KpackOpt, MaxnregOpt, NonKDimOpt, NumStagesOpt,
     NumWarpsOpt, OutputOpt, WavesPerEuOpt, emit, err, handles_errors, nonempty_names,
@@ -44,6 +45,7 @@ def bench(
     budget_s: Annotated[float, typer.Option("--budget-s", min=0.001, help="Skip launches the traffic model puts over this")] = 10.0,
     format: FormatOpt = Format.table,
     output: OutputOpt = None,
+    wide: WideOpt = False,
 ) -> None:
     """Time every variant on this GPU after it passes the correctness gate, beside torch SDPA."""
     from ..bench.cases import build_cases
@@ -82,6 +84,6 @@ def bench(
         err(nothing_compiled([r.status for r in rows], what="has a time"))
     elif failed:
         err(f"{len(failed)} of {len(rows)} rows have no time (see their status)")
-    emit(RENDERERS[format.value](rows, m), output)
+    emit(RENDERERS[format.value](rows, m, **({"wide": wide} if format is Format.table else {})), output)
     if rows and len(failed) == len(rows):
         raise typer.Exit(1)

@@ -8,12 +8,14 @@ import json
 from typing import Any
 
 from .app import app
-from .common import Format, FormatOpt, KernelDirOpt, OutputOpt, emit, handles_errors
+from .common import Format, FormatOpt, KernelDirOpt, OutputOpt, WideOpt, emit, handles_errors
 
 KIB = 1024
+RULES_DOC = "docs/occupancy-rules.md"
 
 
 def _arch_rows() -> list[dict[str, Any]]:
+    """Every arch constant a person reads, as written in markdown, CSV and --wide."""
     from ..archs import ARCHS, AmdArch
 
     rows = []
@@ -48,6 +50,48 @@ def _arch_rows() -> list[dict[str, Any]]:
     return rows
 
 
+def _arch_compact(name: str) -> dict[str, str]:
+    """The default view's cells of one arch: the same constants, shorter."""
+    from ..archs import ARCHS, AmdArch
+
+    a = ARCHS[name]
+    if isinstance(a, AmdArch):
+        return {"occ": f"{a.max_waves_per_simd}/SIMD x{a.simds_per_cu}",
+                "regs": f"{a.vgprs_per_simd_lane}" + ("+AGPR" if a.unified_agprs else ""),
+                "per_wave": f"{a.max_arch_vgprs}v" + (f"+{a.max_agprs}a" if a.max_agprs else ""),
+                "granule": str(a.vgpr_granule), "lds": f"{a.lds_per_cu // KIB}/{a.lds_per_workgroup // KIB}",
+                "compiles": "yes" if a.triton_target else "no [1]"}
+    return {"occ": f"{a.max_warps_per_sm} warps/SM", "regs": f"{a.regs_per_sm}/SM",
+            "per_wave": str(a.max_regs_per_thread), "granule": f"{a.reg_alloc_unit}/warp",
+            "lds": f"{a.shared_per_sm // KIB}/{a.max_shared_per_block // KIB}", "compiles": "yes"}
+
+
+ARCH_NOTES = ["[1] calculator only: the installed Triton has no such target mode (vgprscope occupancy works)"]
+ARCH_LEGEND = (f"max occ: waves per SIMD x SIMDs per CU (AMD: 64-wide waves on CDNA, RDNA as named), warps (32 "
+               f"threads) per SM (NVIDIA); registers: per lane of a SIMD (AMD; +AGPR: shared with the AGPRs) or per SM (NVIDIA); per wave: "
+               f"the VGPRs (v) + AGPRs (a) a wave, or the registers a thread, may use; granule: the allocation unit; "
+               f"LDS KiB: per CU (SM) / per workgroup (block); Triton: whether the installed Triton compiles for "
+               f"it. Rules and sources: {RULES_DOC}")
+
+
+def _arch_columns():
+    from ..report.formats import Column
+
+    c = lambda key: (lambda r: _arch_compact(r["arch"])[key])  # noqa: E731
+    compact = [
+        Column("arch", lambda r: r["arch"]),
+        Column("GPU", lambda r: r["description"], wrap=True, default_only=True),
+        Column("max occ", c("occ"), wrap=True, default_only=True),
+        Column("registers", c("regs"), wrap=True, default_only=True),
+        Column("per wave", c("per_wave"), default_only=True),
+        Column("granule", c("granule"), default_only=True),
+        Column("LDS KiB", c("lds"), default_only=True),
+        Column("Triton", c("compiles"), default_only=True),
+    ]
+    keys = list(_arch_rows()[0])[1:]
+    return compact + [Column(k, lambda r, k=k: str(r[k]), wide_only=True) for k in keys]
+
+
 def _arch_json() -> list[dict[str, Any]]:
     from dataclasses import asdict
 
@@ -73,43 +117,40 @@ def _csv(rows: list[dict[str, Any]]) -> str:
     return buf.getvalue()
 
 
-def _table(rows: list[dict[str, Any]], title: str) -> str:
-    from rich.console import Console
-    from rich.table import Table
-
-    table = Table(title=title)
-    for c in (list(rows[0]) if rows else []):
-        table.add_column(c, overflow="fold")
-    for r in rows:
-        table.add_row(*(str(v) for v in r.values()))
-    console = Console(file=io.StringIO(), width=200, force_terminal=False)
-    console.print(table)
-    return console.file.getvalue()
-
-
-def _render(rows: list[dict[str, Any]], fmt: Format, title: str, as_json: Any) -> str:
+def _render(rows: list[dict[str, Any]], fmt: Format, as_json: Any, table) -> str:
+    """``table()``: the terminal view, built only when it is the format asked for."""
     if fmt is Format.json:
         return json.dumps(as_json, indent=1)
     if fmt is Format.md:
         return _md(rows)
     if fmt is Format.csv:
         return _csv(rows)
-    return _table(rows, title)
+    return table()
 
 
 @app.command("archs")
 @handles_errors
-def archs_cmd(format: FormatOpt = Format.table, output: OutputOpt = None) -> None:
-    """The arch table every number comes from (shared/reference/occupancy.md)."""
-    emit(_render(_arch_rows(), format, "archs (one table of constants; sources in reference/occupancy.md)",
-                 _arch_json()), output)
+def archs_cmd(format: FormatOpt = Format.table, output: OutputOpt = None, wide: WideOpt = False) -> None:
+    """The arch constants every number comes from; the rules and their sources: docs/occupancy-rules.md."""
+    from ..report.formats import build_table, render_table
+
+    rows = _arch_rows()
+
+    def table() -> str:
+        t = build_table(rows, _arch_columns(), title="archs: the constants of every occupancy rule", wide=wide)
+        return render_table(t, footnotes=() if wide else ARCH_NOTES, notes=[ARCH_LEGEND] if not wide else
+                            [f"Rules and sources: {RULES_DOC}"], wide=wide)
+
+    emit(_render(rows, format, _arch_json(), table), output)
 
 
 @app.command("variants")
 @handles_errors
-def variants_cmd(format: FormatOpt = Format.table, output: OutputOpt = None, kernel_dir: KernelDirOpt = None) -> None:
+def variants_cmd(format: FormatOpt = Format.table, output: OutputOpt = None, kernel_dir: KernelDirOpt = None,
+                 wide: WideOpt = False) -> None:
     """The attention variants: strategy, seed, what each trades, and its kernels (nothing is compiled)."""
     from .. import loader
+    from ..report.formats import Column, Footnotes, build_table, render_table
     from ..variants import load_variants
 
     directory = (kernel_dir.resolve() if kernel_dir else loader.BUNDLED_DIR)
@@ -119,4 +160,20 @@ def variants_cmd(format: FormatOpt = Format.table, output: OutputOpt = None, ker
     as_json = [{"name": v.name, "strategy": v.strategy, "seed": v.seed, "trades": v.trades,
                 "kernels": list(v.kernels), "defaults": dict(v.defaults), "file": v.file.name,
                 "source_hash": v.source_hash} for v in variants.values()]
-    emit(_render(rows, format, f"variants ({directory})", as_json), output)
+
+    def table() -> str:
+        # what each variant trades is as long as its strategy: a footnote, so that a row keeps to two lines
+        notes = Footnotes()
+        columns = [
+            Column("name", lambda r: r["name"]),
+            Column("seed", lambda r: r["seed"]),
+            Column("strategy (what it trades: footnote)", lambda r: f"{r['strategy']} {notes.ref(r['name'] + ': ' + r['trades'])}",
+                   wrap=True, default_only=True),
+            Column("kernels", lambda r: r["kernels"], wide_only=True),
+            Column("strategy", lambda r: r["strategy"], wide_only=True),
+            Column("trades", lambda r: r["trades"], wide_only=True),
+        ]
+        t = build_table(rows, columns, title=f"variants ({directory})", wide=wide)
+        return render_table(t, footnotes=notes, wide=wide)
+
+    emit(_render(rows, format, as_json, table), output)

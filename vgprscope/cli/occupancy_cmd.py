@@ -11,7 +11,7 @@ import typer
 from ..archs import AmdArch, NvidiaArch, get_arch
 from ..errors import UsageError
 from .app import app
-from .common import emit, err, handles_errors
+from .common import WideOpt, emit, err, handles_errors
 
 
 class OccFormat(str, Enum):
@@ -53,6 +53,7 @@ def occupancy_cmd(
     show_ladder: Annotated[bool, typer.Option(
         "--ladder", help="Print the arch's register -> occupancy steps (for --workgroup / --threads)")] = False,
     fmt: Annotated[OccFormat, typer.Option("--format", "-f", help="Output format")] = OccFormat.table,
+    wide: WideOpt = False,
 ) -> None:
     """Occupancy of one kernel from its counts: the limit, what binds, and the next step.
 
@@ -109,43 +110,49 @@ def occupancy_cmd(
     if fmt is OccFormat.json:
         emit(json.dumps(result, indent=1), None)
     else:
-        _print_tables(target, result, steps, current)
+        emit(_tables_text(target, result, steps, current, wide), None)
     if "inputs" in result and o.value == 0:  # the answer is printed; the exit code says it cannot run
         err(f"error: {o.note}")
         raise typer.Exit(1)
 
 
-def _print_tables(target: AmdArch | NvidiaArch, result: dict[str, Any], steps, current: int | None) -> None:
-    from rich.console import Console
-    from rich.table import Table
+def _tables_text(target: AmdArch | NvidiaArch, result: dict[str, Any], steps, current: int | None,
+                 wide: bool = False) -> str:
+    """The result as a key / value table and the ladder, through report.formats.render_table: a value
+    longer than two lines of the terminal becomes a footnote (all in line with ``wide``)."""
+    from ..report.formats import Footnotes, lines_at, new_table, output_width, render_table
 
-    console = Console(soft_wrap=False)
+    parts = []
     if "inputs" in result:
         amd = isinstance(target, AmdArch)
-        table = Table(title=f"occupancy on {target.name} ({target.description})", show_header=False)
-        table.add_column("", style="bold")
-        table.add_column("")
+        rows: list[tuple[str, str]] = []
         inputs = ", ".join(f"{k} {v}" for k, v in result["inputs"].items() if v is not None)
-        table.add_row("input", inputs)
+        rows.append(("input", inputs))
         if amd:
-            table.add_row("occupancy", f"{result['waves_per_simd']} / {result['max_waves_per_simd']} waves/SIMD "
-                          f"({result['occupancy_pct']:g} %), {result['waves_per_cu']} waves/CU")
+            rows.append(("occupancy", f"{result['waves_per_simd']} / {result['max_waves_per_simd']} waves/SIMD "
+                         f"({result['occupancy_pct']:g} %), {result['waves_per_cu']} waves/CU"))
         else:
-            table.add_row("occupancy", f"{result['blocks_per_sm']} blocks/SM, {result['warps_per_sm']} / "
-                          f"{result['max_warps_per_sm']} warps/SM ({result['occupancy_pct']:g} %)")
-        table.add_row("limited by", ", ".join(result["limiters"]) or "nothing below the arch's maximum")
+            rows.append(("occupancy", f"{result['blocks_per_sm']} blocks/SM, {result['warps_per_sm']} / "
+                         f"{result['max_warps_per_sm']} warps/SM ({result['occupancy_pct']:g} %)"))
+        rows.append(("limited by", ", ".join(result["limiters"]) or "nothing below the arch's maximum"))
         unit = result["unit"]
-        for name, value in result["limits"].items():
-            table.add_row(f"  {name} limit", f"{value} {unit}")
-        table.add_row("next step", result["next_step"])
-        table.add_row("headroom", result["headroom"])
+        rows += [(f"  {name} limit", f"{value} {unit}") for name, value in result["limits"].items()]
+        rows += [("next step", result["next_step"]), ("headroom", result["headroom"])]
         if result["note"]:
-            table.add_row("note", result["note"])
-        console.print(table)
+            rows.append(("note", result["note"]))
+        notes = Footnotes()
+        room = output_width() - max(len(k) for k, _ in rows) - 2  # the value column's width
+        table = new_table(f"occupancy on {target.name} ({target.description})", show_header=False)
+        table.add_column("", style="bold", no_wrap=True)
+        table.add_column("", overflow="fold")
+        for key, value in rows:
+            long = not wide and lines_at(value, room) > 2
+            table.add_row(key, notes.ref(value) if long else value)
+        parts.append(render_table(table, footnotes=notes, wide=wide))
     if steps is not None:
         nv = isinstance(target, NvidiaArch)
         unit = "VGPRs+AGPRs per wave" if not nv else "registers per thread"
-        table = Table(title=f"{target.name}: {unit} -> " + ("blocks/SM" if nv else "waves/SIMD"))
+        table = new_table(f"{target.name}: {unit} -> " + ("blocks/SM" if nv else "waves/SIMD"))
         table.add_column(unit, justify="right")
         table.add_column("blocks/SM" if nv else "waves/SIMD", justify="right")
         if nv:
@@ -158,4 +165,5 @@ def _print_tables(target: AmdArch | NvidiaArch, result: dict[str, Any], steps, c
             if nv:
                 row.append(str(s.warps_per_sm))
             table.add_row(*row, f"{s.percent:g}", mark)
-        console.print(table)
+        parts.append(render_table(table, wide=wide))
+    return "\n".join(parts)

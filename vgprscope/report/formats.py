@@ -146,6 +146,15 @@ def _cell_lines(console, cell, width: int) -> int:
     return max(1, len(text.wrap(console, width, overflow="fold")))
 
 
+def lines_at(text: str, width: int) -> int:
+    """Lines ``text`` takes in a column ``width`` wide (to decide what becomes a footnote)."""
+    import io
+
+    from rich.console import Console
+
+    return _cell_lines(Console(file=io.StringIO(), width=max(width, 1)), text, max(width, 1))
+
+
 def _two_line_width(console, cells: Sequence[Any], natural: int, whole_words: bool) -> int:
     """The narrowest width at which every cell of a column takes at most two lines; with ``whole_words``
     no word is cut (a word longer than the width would be folded mid-word)."""
@@ -199,6 +208,10 @@ def fit_columns(table, console, width: int) -> None:
     for col, w, nat in zip(table.columns, widths, natural):
         if w < nat:
             col.width = w
+    if sum(widths) + overhead > width:
+        # it cannot fit in two lines a row: let every column fold rather than have rich crop a value
+        for col in table.columns:
+            col.no_wrap, col.overflow = False, "fold"
 
 
 def render_table(renderable, *, footnotes: Footnotes | Sequence[str] = (), notes: Sequence[str] = (),
