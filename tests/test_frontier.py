@@ -173,16 +173,17 @@ def test_every_level_equals_analyze_with_that_knob(arch, knob):
     res = _run("frontier", "--variant", "baseline", "--arch", arch, *SMALL, "-f", "json")
     assert res.exit_code == 0, res.output
     [kf] = json.loads(res.stdout)["kernels"]
-    assert kf["levels"] and all(lv["status"] == "ok" for lv in kf["levels"])
+    # ptxas refuses the smallest maxnreg caps of this kernel: those levels are rows with the error
+    assert kf["levels"] and kf["levels"][0]["status"] == "ok"
     checked = kf["levels"] + kf["bisection"]
     for lv in checked:
         a = _run("analyze", "--variant", "baseline", "--arch", arch, *SMALL, knob, str(lv["setting"]), "-f", "json")
-        assert a.exit_code == 0, a.output
+        assert a.exit_code == (0 if lv["status"] == "ok" else 1), a.output  # 1: its one row did not compile
         [row] = json.loads(a.stdout)["rows"]
-        assert row["config_key"] == lv["config_key"]
+        assert row["config_key"] == lv["config_key"] and row["status"] == lv["status"]
         assert row["usage"] == lv["record"]["usage"]
         assert row["occupancy"] == lv["record"]["occupancy"]
-        assert lv["occupancy"] == row["occupancy"]["value"]
+        assert lv["occupancy"] == (row["occupancy"] or {}).get("value")
     free = [lv for lv in kf["levels"] if lv["spill_free"]]
     assert kf["spill_free_occupancy"] == max(lv["occupancy"] for lv in free)
     if arch == "sm_90" and kf["next_level"] is not None:

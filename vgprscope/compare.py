@@ -32,6 +32,7 @@ class VariantLine:
     limiter: str
     traffic: Any = None  # model.Traffic of the whole variant
     deltas: tuple[tuple[str, str], ...] = field(default=())  # metric -> "+12", "-1 step", "="
+    frontier: Any = None  # frontier.VariantFrontier, when compare --frontier compiled the levels
 
     @property
     def ok(self) -> bool:

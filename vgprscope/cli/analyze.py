@@ -10,6 +10,10 @@ from .common import (
     KernelDirOpt, KnobOpt, KpackOpt, MaxnregOpt, NoCacheOpt, NonKDimOpt, NumStagesOpt, NumWarpsOpt, OutputOpt, VariantOpt,
     WavesPerEuOpt, WideOpt, emit, err, handles_errors,
 )
+from .grid import (
+    BlockMGrid, BlockNGrid, DtypeGrid, HeadDimGrid, KnobGrid, KpackGrid, MaxCompilesOpt, MaxnregGrid, NonKDimGrid,
+    NumStagesGrid, NumWarpsGrid, SchedulerOpt, SortOpt, WavesPerEuGrid, YesOpt,
+)
 
 
 def config_request(block_m, block_n, head_dim, dtype, causal, num_warps, num_stages, waves_per_eu,
@@ -54,34 +58,40 @@ def summarize_failures(records) -> int:
 def analyze(
     variant: VariantOpt = None,
     arch: ArchOpt = None,
-    block_m: BlockMOpt = None,
-    block_n: BlockNOpt = None,
-    head_dim: HeadDimOpt = 128,
-    num_warps: NumWarpsOpt = None,
-    num_stages: NumStagesOpt = None,
-    waves_per_eu: WavesPerEuOpt = None,
-    matrix_instr_nonkdim: NonKDimOpt = None,
-    kpack: KpackOpt = None,
-    maxnreg: MaxnregOpt = None,
-    knob: KnobOpt = None,
-    dtype: DtypeOpt = Dtype.fp16,
+    block_m: BlockMGrid = None,
+    block_n: BlockNGrid = None,
+    head_dim: HeadDimGrid = None,
+    num_warps: NumWarpsGrid = None,
+    num_stages: NumStagesGrid = None,
+    waves_per_eu: WavesPerEuGrid = None,
+    matrix_instr_nonkdim: NonKDimGrid = None,
+    kpack: KpackGrid = None,
+    maxnreg: MaxnregGrid = None,
+    knob: KnobGrid = None,
+    dtype: DtypeGrid = None,
     causal: CausalOpt = False,
+    sort: SortOpt = None,
     format: FormatOpt = Format.table,
     output: OutputOpt = None,
     jobs: JobsOpt = None,
     kernel_dir: KernelDirOpt = None,
     no_cache: NoCacheOpt = False,
     wide: WideOpt = False,
+    yes: YesOpt = False,
+    max_compiles: MaxCompilesOpt = None,
+    scheduler: SchedulerOpt = None,
 ) -> None:
-    """Registers, spills, LDS and occupancy of each variant on each arch, compiled here without a GPU."""
-    from ..sweep import run_sweep
-    from .progress import compile_progress
+    """Registers, spills, LDS and occupancy of each variant on each arch, compiled here without a GPU.
+    Several values of a config option make a grid: every combination is compiled."""
+    from ..grid import group_records, sort_records
+    from .grid import grid_requests, guarded_sweep
 
-    req = config_request(block_m, block_n, head_dim, dtype, causal, num_warps, num_stages, waves_per_eu,
-                         matrix_instr_nonkdim, kpack, maxnreg, knob)
-    with compile_progress() as progress:
-        records = run_sweep(variant, arch, [req], jobs=jobs, use_cache=not no_cache, kernel_dir=kernel_dir,
-                            on_progress=progress)
+    requests = grid_requests(block_m=block_m, block_n=block_n, head_dim=head_dim, dtype=dtype, causal=causal,
+                             num_warps=num_warps, num_stages=num_stages, waves_per_eu=waves_per_eu,
+                             matrix_instr_nonkdim=matrix_instr_nonkdim, kpack=kpack, maxnreg=maxnreg, knob=knob)
+    records = guarded_sweep(variant, arch, requests, jobs=jobs, use_cache=not no_cache, kernel_dir=kernel_dir,
+                            yes=yes, max_compiles=max_compiles, scheduler=scheduler)
+    records = sort_records(group_records(records) if len(requests) > 1 else records, sort)
     code = summarize_failures(records)
     emit(render(records, format, "analyze", title="vgprscope analyze", wide=wide), output)
     if code:

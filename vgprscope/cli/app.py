@@ -48,7 +48,7 @@ def root(
 def _register() -> None:
     from . import analyze, info, occupancy_cmd  # noqa: F401  (each registers its commands on app)
 
-    for optional in ("compare", "gate", "bench", "explain", "capture", "scan"):
+    for optional in ("compare", "gate", "bench", "explain", "capture", "scan", "frontier"):
         try:
             __import__(f"{__package__}.{optional}")
         except ModuleNotFoundError as exc:  # a command module not written yet

@@ -12,6 +12,9 @@ from .common import (
     BlockMOpt, BlockNOpt, Dtype, DtypeOpt, Format, FormatOpt, KnobOpt, KpackOpt, MaxnregOpt, NonKDimOpt, NumStagesOpt,
     NumWarpsOpt, OutputOpt, WavesPerEuOpt, emit, err, handles_errors, nonempty_names,
 )
+from .grid import (
+    BlockMGrid, BlockNGrid, KnobGrid, KpackGrid, MaxnregGrid, NonKDimGrid, NumStagesGrid, NumWarpsGrid, WavesPerEuGrid,
+)
 
 StrategiesOpt = Annotated[Optional[list[str]], typer.Option("--strategies", "-s", callback=nonempty_names, help="Variants: 'all' or a,b,...")]
 ShapeOpt = Annotated[Optional[list[str]], typer.Option("--shape", help="B,H,Nq,Nk[,Hkv] (repeatable; Hkv: K/V heads)")]
@@ -30,15 +33,15 @@ def bench(
     kv_heads: KvHeadsOpt = None,
     dtype: DtypeOpt = Dtype.fp16,
     causal: CausalBoth = None,
-    block_m: BlockMOpt = None,
-    block_n: BlockNOpt = None,
-    num_warps: NumWarpsOpt = None,
-    num_stages: NumStagesOpt = None,
-    waves_per_eu: WavesPerEuOpt = None,
-    matrix_instr_nonkdim: NonKDimOpt = None,
-    kpack: KpackOpt = None,
-    maxnreg: MaxnregOpt = None,
-    knob: KnobOpt = None,
+    block_m: BlockMGrid = None,
+    block_n: BlockNGrid = None,
+    num_warps: NumWarpsGrid = None,
+    num_stages: NumStagesGrid = None,
+    waves_per_eu: WavesPerEuGrid = None,
+    matrix_instr_nonkdim: NonKDimGrid = None,
+    kpack: KpackGrid = None,
+    maxnreg: MaxnregGrid = None,
+    knob: KnobGrid = None,
     autotune: Annotated[bool, typer.Option("--autotune", help="Pick each variant's best config from a small grid")] = False,
     anchors: Annotated[bool, typer.Option("--anchors/--no-anchors", help="Time torch SDPA backends too")] = True,
     rep_ms: Annotated[float, typer.Option("--rep-ms", min=1, help="Timed milliseconds per measurement")] = 200.0,
@@ -52,20 +55,26 @@ def bench(
     from ..bench.device import current_gpu, machine
     from ..bench.output import RENDERERS
     from ..bench.runner import BenchOptions, run_bench
-    from ..variants import ConfigRequest, check_backend_options, check_knobs, parse_knobs, select_variants
+    from ..variants import check_backend_options, check_knobs, select_variants
+    from .grid import grid_requests
 
     from ..extras import require_torch
 
     # the command line first (a usage error says so on any machine), then torch, then the GPU
     cases = build_cases(shape, preset, head_dim, dtype.value, causal, kv_heads)
-    req = ConfigRequest(block_m=block_m, block_n=block_n, num_warps=num_warps, num_stages=num_stages,
-                        waves_per_eu=waves_per_eu, matrix_instr_nonkdim=matrix_instr_nonkdim, kpack=kpack,
-                        maxnreg=maxnreg, extra=parse_knobs(knob))
+    # several values of a config option make a grid: every combination is timed (head dim and dtype come
+    # from the cases)
+    requests = grid_requests(block_m=block_m, block_n=block_n, num_warps=num_warps, num_stages=num_stages,
+                             waves_per_eu=waves_per_eu, matrix_instr_nonkdim=matrix_instr_nonkdim, kpack=kpack,
+                             maxnreg=maxnreg, knob=knob)
+    req = requests[0]
     selected = select_variants(list(strategies or []))
-    check_knobs(req, selected)
+    for r in requests:
+        check_knobs(r, selected)
     require_torch("vgprscope bench")
     gpu = current_gpu()
-    check_backend_options(req, [gpu.arch])
+    for r in requests:
+        check_backend_options(r, [gpu.arch])
     names = tuple(v.name for v in selected)
     if gpu.is_amd:
         err("AMD GPU: results are marked unverified until this code has been run on AMD hardware by a person")
@@ -75,8 +84,12 @@ def bench(
     err(m.line())
     from .progress import bench_progress
 
+    from dataclasses import replace
+
+    rows = []
     with bench_progress() as progress:
-        rows = run_bench(gpu, cases, opts, on_progress=progress)
+        for i, r in enumerate(requests):  # the anchors do not depend on the config: timed once
+            rows += run_bench(gpu, cases, replace(opts, request=r, anchors=anchors and i == 0), on_progress=progress)
     failed = [r for r in rows if not r.ok]
     if rows and len(failed) == len(rows):
         from .common import nothing_compiled

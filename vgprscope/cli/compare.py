@@ -6,13 +6,16 @@ from typing import Annotated, Optional
 
 import typer
 
-from .analyze import config_request
 from .app import app
 from .common import WideOpt
 from .common import (
     ArchOpt, BlockMOpt, BlockNOpt, CausalOpt, Dtype, DtypeOpt, Format, FormatOpt, HeadDimOpt, JobsOpt, KernelDirOpt,
     KnobOpt, KpackOpt, MaxnregOpt, NoCacheOpt, NonKDimOpt, NumStagesOpt, NumWarpsOpt, OutputOpt, WavesPerEuOpt, emit, err,
     handles_errors, nonempty_names,
+)
+from .grid import (
+    BlockMGrid, BlockNGrid, DtypeGrid, HeadDimGrid, KnobGrid, KpackGrid, MaxCompilesOpt, MaxnregGrid, NonKDimGrid,
+    NumStagesGrid, NumWarpsGrid, SchedulerOpt, WavesPerEuGrid, YesOpt,
 )
 
 StrategiesOpt = Annotated[
@@ -47,25 +50,75 @@ def _bench_columns(records, req, shape, jobs):
     return {gpu.arch.name: cols}, headers, machine(gpu)
 
 
+def _keyed(point: str, per_arch: dict) -> dict:
+    """Per-arch tables of one grid point, titled by the arch and (in a grid) what the point sets."""
+    return {f"{arch}{' ' + point if point else ''}": lines for arch, lines in per_arch.items()}
+
+
+def _frontier_columns(per_arch, strategies, arch, requests, **kw):
+    """Each variant line with its frontier, and the two columns compare shows for it."""
+    from dataclasses import replace
+
+    from ..frontier import by_variant
+    from ..report.frontier_view import next_level_cell, spill_free_cell
+    from .frontier import compute_frontier
+
+    fronts = by_variant(compute_frontier(strategies, arch, requests, **kw))
+    headers = ("spill-free occ", "next level")
+    out, extra = {}, {}
+    for key, lines in per_arch.items():
+        new = []
+        for ln in lines:
+            vf = fronts.get((ln.variant, ln.arch, ln.kernels[0].config.key()))
+            new.append(replace(ln, frontier=vf))
+            extra.setdefault(key, {})[ln.variant] = dict(zip(headers, (spill_free_cell(vf), next_level_cell(vf))))
+        out[key] = new
+    return out, extra, headers
+
+
+def _merge_extra(per_arch, a, a_headers, b, b_headers):
+    """The frontier's columns and the timings' (keyed by arch) on each table's variant lines, '-' where a
+    line has none."""
+    headers = tuple(a_headers) + tuple(b_headers)
+    if not headers:
+        return None, ()
+    merged: dict = {}
+    for key, lines in per_arch.items():
+        arch_name = key.split(" ")[0]
+        for ln in lines:
+            left = ((a or {}).get(key, {}).get(ln.variant) or dict.fromkeys(a_headers, "-")) if a_headers else {}
+            right = ((b or {}).get(arch_name, {}).get(ln.variant) or dict.fromkeys(b_headers, "-")) if b_headers else {}
+            merged.setdefault(key, {})[ln.variant] = {**left, **right}
+    return merged, headers
+
+
 @app.command()
 @handles_errors
 def compare(
     strategies: StrategiesOpt = None,
     arch: ArchOpt = None,
-    block_m: BlockMOpt = None,
-    block_n: BlockNOpt = None,
-    head_dim: HeadDimOpt = 128,
-    num_warps: NumWarpsOpt = None,
-    num_stages: NumStagesOpt = None,
-    waves_per_eu: WavesPerEuOpt = None,
-    matrix_instr_nonkdim: NonKDimOpt = None,
-    kpack: KpackOpt = None,
-    maxnreg: MaxnregOpt = None,
-    knob: KnobOpt = None,
-    dtype: DtypeOpt = Dtype.fp16,
+    block_m: BlockMGrid = None,
+    block_n: BlockNGrid = None,
+    head_dim: HeadDimGrid = None,
+    num_warps: NumWarpsGrid = None,
+    num_stages: NumStagesGrid = None,
+    waves_per_eu: WavesPerEuGrid = None,
+    matrix_instr_nonkdim: NonKDimGrid = None,
+    kpack: KpackGrid = None,
+    maxnreg: MaxnregGrid = None,
+    knob: KnobGrid = None,
+    dtype: DtypeGrid = None,
     causal: CausalOpt = False,
     shape: ShapeOpt = "4,32,4096,4096",
     bench: Annotated[bool, typer.Option("--bench", help="Add timings on this GPU (compile-only without one)")] = False,
+    frontier: Annotated[bool, typer.Option(
+        "--frontier", help="Compile every occupancy level too: each strategy's spill-free occupancy and the "
+        "spills at the next level")] = False,
+    sort: Annotated[Optional[str], typer.Option(
+        "--sort", help="Order each table best first: regs, spills, scratch, lds, occupancy, spill_free_occupancy")] = None,
+    yes: YesOpt = False,
+    max_compiles: MaxCompilesOpt = None,
+    scheduler: SchedulerOpt = None,
     format: FormatOpt = Format.table,
     output: OutputOpt = None,
     jobs: JobsOpt = None,
@@ -80,26 +133,36 @@ def compare(
     from ..compare import compare as compare_lines
     from ..report import compare_view as view
     from ..report.machine import compile_only
-    from ..sweep import run_sweep
+    from ..grid import sort_lines
     from .analyze import summarize_failures
-    from .progress import compile_progress
+    from .grid import grid_requests, guarded_sweep, per_request
 
     ref_shape = parse_shape(shape)
-    req = replace(config_request(block_m, block_n, head_dim, dtype, causal, num_warps, num_stages, waves_per_eu,
-                                 matrix_instr_nonkdim, kpack, maxnreg, knob), shape=ref_shape)
-    with compile_progress() as progress:
-        records = run_sweep(strategies, arch, [req], jobs=jobs, use_cache=not no_cache, kernel_dir=kernel_dir,
-                            on_progress=progress)
+    requests = grid_requests(block_m=block_m, block_n=block_n, head_dim=head_dim, dtype=dtype, causal=causal,
+                             num_warps=num_warps, num_stages=num_stages, waves_per_eu=waves_per_eu,
+                             matrix_instr_nonkdim=matrix_instr_nonkdim, kpack=kpack, maxnreg=maxnreg, knob=knob,
+                             shape=ref_shape)
+    req = requests[0]
+    records = guarded_sweep(strategies, arch, requests, jobs=jobs, use_cache=not no_cache, kernel_dir=kernel_dir,
+                            yes=yes, max_compiles=max_compiles, scheduler=scheduler)
     code = summarize_failures(records)
-    per_arch = compare_lines(records)
-    extra, headers, gpu_machine = (None, (), None)
+    # one table per arch (and per grid point: each compared with the baseline of the same request)
+    per_arch = {key: lines for key, recs in per_request(strategies, arch, requests, records, kernel_dir).items()
+                for key, lines in _keyed(key, compare_lines(recs)).items()}
+    extra, headers, gpu_machine, b_extra = (None, (), None, None)
+    if frontier:
+        per_arch, extra, headers = _frontier_columns(per_arch, strategies, arch, requests, jobs=jobs,
+                                                     use_cache=not no_cache, kernel_dir=kernel_dir, yes=yes,
+                                                     max_compiles=max_compiles, scheduler=scheduler)
+    per_arch = sort_lines(per_arch, sort)
     if bench:
-        extra, headers, gpu_machine = _bench_columns(records, req, ref_shape, jobs)
+        b_extra, b_headers, gpu_machine = _bench_columns(records, req, ref_shape, jobs)
+        extra, headers = _merge_extra(per_arch, extra, headers, b_extra, b_headers)
     machine = gpu_machine or compile_only()  # the GPU's line when timings came from it
     renderers = {
         Format.table: lambda: view.tables_text(per_arch, machine, headers, extra, wide=wide),
         Format.md: lambda: view.tables_md(per_arch, machine, "vgprscope compare", headers, extra),
-        Format.json: lambda: view.to_json(per_arch, machine, extra),
+        Format.json: lambda: view.to_json(per_arch, machine, b_extra),  # the frontier has its own key
         Format.csv: lambda: view.to_csv(per_arch),
     }
     emit(renderers[format](), output)

@@ -42,8 +42,9 @@ def _one_line(exc: BaseException) -> str:
 
 
 @contextlib.contextmanager
-def dask_executor(address: str, timeout_s: float = CONNECT_TIMEOUT_S) -> Iterator[Executor]:
+def dask_executor(address: str, timeout_s: float | None = None) -> Iterator[Executor]:
     """An Executor submitting to the Dask scheduler at ``address``; the client is closed afterwards."""
+    timeout_s = CONNECT_TIMEOUT_S if timeout_s is None else timeout_s
     try:
         from distributed import Client
     except ImportError:
