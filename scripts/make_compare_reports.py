@@ -1,22 +1,26 @@
-"""Write reports/compare-<arch>.md and reports/compare-<arch>.png for the seeds' and the production configs.
+"""Write reports/compare-<arch>.md and reports/compare-<arch>.png: the strategies with their frontier.
 
     python scripts/make_compare_reports.py [--arch gfx942 ...] [--jobs N]
 
-Compile-only (no GPU). Each report holds two tables, each equal to the output of the `vgprscope compare`
-command printed above it, and a chart of every variant's registers against the arch's occupancy cliffs.
+Compile-only (no GPU). For the seeds' and the production configs, each report holds seed 002's tradeoff
+table as measured (spills avoided at a fixed register budget, occupancy reached without spills, modelled
+extra bytes), the spills of every kernel at every occupancy level, the `vgprscope compare --frontier` table
+(equal to the command printed above it), and a chart of spills against occupancy level per strategy.
+Every sentence of the "what the measurement shows" paragraphs is computed from the numbers below it.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 ARCHS = ("gfx90a", "gfx942", "gfx950", "sm_80", "sm_90")
+REFERENCE = "baseline"
 
 
 @dataclass(frozen=True)
@@ -27,56 +31,191 @@ class Setting:
 
 
 SETTINGS = (
+    Setting("the production AMD default", "fwd_prefill's default: BLOCK_M 128, BLOCK_N 64, head dim 128, 4 warps, "
+            "1 stage, waves_per_eu 2 (waves_per_eu is AMD-only and dropped on NVIDIA; the frontier varies it)",
+            dict(block_m=128, block_n=64, head_dim=128, num_warps=4, num_stages=1, waves_per_eu=2)),
     Setting("the seeds' configuration", "seed 001: BLOCK_M = BLOCK_N = 128, head dim 128, 8 warps",
             dict(block_m=128, block_n=128, head_dim=128, num_warps=8)),
-    Setting("the production AMD default", "fwd_prefill's default: BLOCK_M 128, BLOCK_N 64, head dim 128, 4 warps, "
-            "1 stage, waves_per_eu 2 (waves_per_eu is AMD-only and dropped on NVIDIA)",
-            dict(block_m=128, block_n=64, head_dim=128, num_warps=4, num_stages=1, waves_per_eu=2)),
 )
 
 
 def cli_line(arch: str, opts: dict, amd: bool) -> str:
-    flags = []
-    for k, v in opts.items():
-        if k == "waves_per_eu" and not amd:
-            continue
-        flags.append(f"--{k.replace('_', '-')} {v}")
-    return f"vgprscope compare --strategies all --arch {arch} {' '.join(flags)} --format md"
+    flags = [f"--{k.replace('_', '-')} {v}" for k, v in opts.items() if amd or k != "waves_per_eu"]
+    return f"vgprscope compare --strategies all --arch {arch} {' '.join(flags)} --frontier --format md"
 
 
-def chart(arch_name: str, lines_by_setting, path: Path) -> None:
+# ---- the variant's numbers per level ---------------------------------------------------------------------
+
+
+def variant_levels(vf) -> dict[int, dict]:
+    """level -> {spills (all kernels summed; None if a kernel failed), in_loop, reached (worst kernel)}."""
+    out: dict[int, dict] = {}
+    for kf in vf.kernels:
+        for lv in kf.levels:
+            d = out.setdefault(lv.plan.target, {"spills": 0, "in_loop": 0, "reached": None, "budget": lv.plan.budget,
+                                                "setting": lv.plan.setting})
+            if not lv.ok or d["spills"] is None:
+                d["spills"] = None
+                continue
+            d["spills"] += lv.spills
+            d["in_loop"] += lv.figures()["spill_insts_in_loop"] or 0
+            d["reached"] = lv.reached if d["reached"] is None else min(d["reached"], lv.reached)
+    return out
+
+
+def spill_word(amd: bool) -> str:
+    return "spilled values" if amd else "bytes of spill traffic per thread (stores + loads)"
+
+
+def tradeoff(lines, fronts, amd: bool, unit: str):
+    """Seed 002's table, measured: rows per strategy and the fixed level the spills are compared at."""
+    base = next((ln for ln in lines if ln.variant == REFERENCE), None)
+    base_levels = variant_levels(fronts[base.variant]) if base and base.variant in fronts else {}
+    spilling = sorted(t for t, d in base_levels.items() if d["spills"])
+    fixed = spilling[0] if spilling else None
+    base_bytes = (base.traffic.bytes_read + base.traffic.bytes_written) if base and base.traffic else None
+    rows = []
+    for ln in lines:
+        vf = fronts.get(ln.variant)
+        levels = variant_levels(vf) if vf else {}
+        at = levels.get(fixed, {}) if fixed else {}
+        b_at = base_levels.get(fixed, {}) if fixed else {}
+        spills = at.get("spills")
+        avoided = (b_at.get("spills") - spills) if spills is not None and b_at.get("spills") is not None else None
+        nbytes = (ln.traffic.bytes_read + ln.traffic.bytes_written) if ln.traffic else None
+        extra = (nbytes - base_bytes) if nbytes is not None and base_bytes is not None else None
+        nxt = vf.limiting.next_level if vf and vf.limiting else None
+        rows.append(dict(variant=ln.variant, vf=vf, spills=spills, in_loop=at.get("in_loop"), avoided=avoided,
+                         extra=extra, free=vf.spill_free_occupancy if vf else None,
+                         next=nxt, regs=ln.regs))
+    budget = base_levels.get(fixed, {}).get("budget") if fixed else None
+    return fixed, budget, rows
+
+
+def _gb(x) -> str:
+    return "-" if x is None else f"{x / 1e9:+.2f}"
+
+
+def tradeoff_md(arch, fixed, budget, rows, amd: bool, unit: str) -> str:
+    from vgprscope.report.formats import md_table
+    from vgprscope.variants import load_variants
+
+    variants = load_variants()
+    reg = "VGPRs" if amd else "registers"
+    at = f"{fixed} {unit} ({budget} {reg})" if fixed else "-"
+    headers = ["strategy", "seed", f"spills at {at}", "spills avoided vs baseline", f"spill-free occupancy ({unit})",
+               "next level: its price", "modelled extra GB vs baseline"]
+    out = []
+    for r in rows:
+        v = variants.get(r["variant"])
+        nxt = r["next"]
+        if r["vf"] is None:
+            price = "-"
+        elif r["free"] is None:
+            price = "spills at every level"
+        elif nxt is None:
+            price = "none (top level)"
+        else:
+            from vgprscope.frontier import price as price_of
+            from vgprscope.archs import get_arch
+
+            price = f"{nxt.plan.target}: {price_of(nxt, get_arch(arch))}"
+        spills = "-" if r["spills"] is None else (f"{r['spills']} ({r['in_loop']} in loop)" if amd else str(r["spills"]))
+        out.append([r["variant"], v.seed if v else "-", spills, "-" if r["avoided"] is None else str(r["avoided"]),
+                    "none" if r["free"] is None else str(r["free"]), price, _gb(r["extra"])])
+    return md_table(headers, out)
+
+
+def level_matrix_md(fronts, order, amd: bool) -> str:
+    """Every kernel's spills at every level (AMD: values (spill instructions in loops); NVIDIA: bytes)."""
+    from vgprscope.report.formats import md_table
+
+    kfs = [kf for v in order if v in fronts for kf in fronts[v].kernels]
+    if not kfs:
+        return ""
+    levels = [lv.plan for lv in kfs[0].levels]
+    headers = ["variant", "kernel"] + [f"{p.target} ({p.knob} {p.setting})" for p in levels]
+    rows = []
+    for kf in kfs:
+        cells = []
+        for lv in kf.levels:
+            if not lv.ok:
+                cells.append("fails")
+            elif amd:
+                cells.append("0" if not lv.spills else f"{lv.spills} ({lv.figures()['spill_insts_in_loop']})")
+            else:
+                cells.append(str(lv.spills))
+        rows.append([kf.variant, kf.kernel] + cells)
+    return md_table(headers, rows)
+
+
+def findings(arch, fixed, budget, rows, amd: bool, unit: str, lines, wpe: int | None) -> list[str]:
+    """Sentences, each computed from the numbers in the tables."""
+    reg = "VGPRs" if amd else "registers"
+    out = []
+    ranked = sorted(rows, key=lambda r: -(r["free"] or 0))
+    free = [f"{r['variant']} {r['free']}" for r in ranked if r["free"] is not None]
+    none = [r["variant"] for r in rows if r["vf"] is not None and r["free"] is None]
+    if free:
+        out.append(f"Occupancy reached without spilling ({unit}): {', '.join(free)}"
+                   + (f"; {', '.join(none)} spill at every level" if none else "") + ".")
+    base = next((r for r in rows if r["variant"] == REFERENCE), None)
+    if fixed and base and base["spills"] is not None:
+        better = [r for r in rows if r["avoided"] is not None and r["avoided"] > 0 and r["variant"] != REFERENCE]
+        worse = [r for r in rows if r["avoided"] is not None and r["avoided"] < 0]
+        text = (f"At a fixed budget of {budget} {reg} ({fixed} {unit}, the first level at which baseline spills), "
+                f"baseline has {base['spills']} {spill_word(amd)}")
+        if better:
+            text += "; fewer: " + ", ".join(f"{r['variant']} {r['spills']}" for r in sorted(better, key=lambda r: r["spills"]))
+        if worse:
+            text += "; more: " + ", ".join(f"{r['variant']} {r['spills']}" for r in worse)
+        out.append(text + ".")
+    elif not fixed:
+        out.append(f"baseline does not spill at any level on {arch}, so no strategy has spills to avoid here.")
+    costly = [r for r in rows if r["extra"] is not None and r["extra"] > 0]
+    if costly:
+        out.append("Modelled extra traffic against baseline for the reference problem: "
+                   + ", ".join(f"{r['variant']} {_gb(r['extra'])} GB" for r in sorted(costly, key=lambda r: r["extra"]))
+                   + ".")
+    if amd and wpe:
+        full = [ln.variant for ln in lines if ln.regs == 256]
+        if len(full) > 1:
+            out.append(f"At waves_per_eu {wpe} the allocation column shows 256 VGPRs for {', '.join(full)}: LLVM fills "
+                       f"the budget the hint allows, so the column measures the hint, not the pressure; the "
+                       "frontier columns compare the strategies.")
+    return out
+
+
+# ---- chart -------------------------------------------------------------------------------------------------
+
+
+def chart(arch_name: str, per_setting, path: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from vgprscope.archs import AmdArch, get_arch
-    from vgprscope.occupancy import ladder
-
-    arch = get_arch(arch_name)
-    fig, axes = plt.subplots(1, len(lines_by_setting), figsize=(7 * len(lines_by_setting), 5), squeeze=False)
-    for ax, (setting, lines, num_warps) in zip(axes[0], lines_by_setting):
-        names = [ln.variant for ln in lines]
-        regs = [ln.regs or 0 for ln in lines]
-        colors = ["tab:red" if (ln.spills or 0) > 0 else "tab:blue" for ln in lines]
-        ax.barh(names, regs, color=colors)
-        steps = ladder(arch) if isinstance(arch, AmdArch) else ladder(arch, threads=num_warps * arch.wave_size)
-        top = max(regs + [1])
-        for step in steps:
-            if step.hi <= max(top * 1.15, 64):
-                ax.axvline(step.hi, color="gray", lw=0.8, ls="--")
-                ax.text(step.hi, len(names) - 0.4, f" {step.value}", fontsize=7, color="gray", rotation=90,
-                        va="top")
-        unit = "VGPRs (unified VGPR+AGPR)" if isinstance(arch, AmdArch) else "registers per thread"
-        ax.set_xlabel(f"{unit}; dashed: occupancy cliffs ({'waves/SIMD' if isinstance(arch, AmdArch) else 'blocks/SM'} up to that count)")
-        ax.set_title(f"{arch_name}: {setting.title} (red: spills)", fontsize=10)
-        for i, ln in enumerate(lines):
-            occ = "-" if ln.occupancy is None else str(ln.occupancy)
-            ax.text((ln.regs or 0) + 2, i, f"{ln.regs} -> {occ}{' spills' if (ln.spills or 0) else ''}",
-                    va="center", fontsize=7)
+    fig, axes = plt.subplots(1, len(per_setting), figsize=(7 * len(per_setting), 5), squeeze=False)
+    markers = "osD^v<>ph*"
+    for ax, (setting, fronts, order, amd, unit) in zip(axes[0], per_setting):
+        for i, v in enumerate(v for v in order if v in fronts):
+            levels = variant_levels(fronts[v])
+            xs = [t for t in sorted(levels) if levels[t]["spills"] is not None]
+            ys = [levels[t]["spills"] for t in xs]
+            ax.plot(xs, ys, marker=markers[i % len(markers)], label=v, lw=1.2, ms=5, alpha=0.85)
+        ax.set_yscale("symlog", linthresh=1)
+        ax.set_xlabel(f"occupancy level compiled ({unit}; {'waves_per_eu' if amd else 'maxnreg at each step'})")
+        ax.set_ylabel("VGPR+SGPR values spilled (all kernels)" if amd else "spill bytes per thread (st+ld, all kernels)")
+        ax.set_title(f"{arch_name}: {setting.title}", fontsize=10)
+        ax.grid(True, which="major", alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.suptitle(f"{arch_name}: spills against occupancy level per strategy (0 = spill-free)", fontsize=11)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+# ---- main --------------------------------------------------------------------------------------------------
 
 
 def main() -> None:
@@ -88,33 +227,74 @@ def main() -> None:
 
     from vgprscope.archs import AmdArch, get_arch
     from vgprscope.compare import compare
+    from vgprscope.compile.cache import CompileCache
+    from vgprscope.compile.engine import compile_tasks
+    from vgprscope.frontier import by_variant, engine_tasks, run_frontier
     from vgprscope.fsutil import atomic_write
+    from vgprscope.occupancy import AMD_UNIT, NVIDIA_UNIT
     from vgprscope.report.compare_view import tables_md
+    from vgprscope.report.frontier_view import next_level_cell, spill_free_cell
     from vgprscope.report.machine import compile_only
-    from vgprscope.sweep import run_sweep
+    from vgprscope.sweep import run_sweep, sweep_tasks
     from vgprscope.variants import ConfigRequest
 
     machine = compile_only()
+    cache = CompileCache()
     for arch_name in args.arch or ARCHS:
         amd = isinstance(get_arch(arch_name), AmdArch)
-        parts = [f"# Strategy comparison on {arch_name} (compile-only)\n\n",
+        unit = AMD_UNIT if amd else NVIDIA_UNIT
+        parts = [f"# Strategy comparison on {arch_name} (compile-only): registers, spills and the spill-free "
+                 "frontier\n\n",
                  "Reproduce every table and the chart: `python scripts/make_compare_reports.py --arch "
                  f"{arch_name}`\n\nMachine: {machine.line()}\n\n"
-                 "Traffic model columns are for the reference problem B=4, H=32, Nq=Nk=4096 "
-                 "(`vgprscope compare --shape`); formulas in `vgprscope/model.py`.\n"]
+                 "Each strategy is compiled at every occupancy level of the arch "
+                 f"({'waves_per_eu 1..8' if amd else 'maxnreg at the top of each blocks/SM step, then the smallest spill-free maxnreg by bisection'}"
+                 "; `vgprscope frontier`). The measure of a register-reduction strategy is the highest occupancy it "
+                 "reaches without spilling and what the next level costs, not the allocation at one occupancy "
+                 "target. Traffic is the model's, for the reference problem B=4, H=32, Nq=Nk=4096 "
+                 "(`vgprscope compare --shape`; formulas in `vgprscope/model.py`).\n"]
         charted = []
         for setting in SETTINGS:
             opts = {k: v for k, v in setting.options.items() if amd or k != "waves_per_eu"}
-            records = run_sweep(None, [arch_name], [ConfigRequest(**opts)], jobs=args.jobs)
+            req = ConfigRequest(**opts)
+            records = run_sweep(None, [arch_name], [req], jobs=args.jobs)
             per_arch = compare(records)
-            parts.append(f"\n## {setting.title}\n\n{setting.why}.\n\nCommand: `{cli_line(arch_name, opts, amd)}`\n\n")
-            body = tables_md(per_arch, machine)
+            tasks = sweep_tasks(None, [arch_name], [req])
+            kfs = run_frontier(tasks, lambda ts: compile_tasks(ts, jobs=args.jobs, cache=cache), engine_tasks())
+            fronts_key = by_variant(kfs)
+            lines = per_arch[arch_name]
+            fronts = {ln.variant: fronts_key[(ln.variant, ln.arch, ln.kernels[0].config.key())] for ln in lines
+                      if (ln.variant, ln.arch, ln.kernels[0].config.key()) in fronts_key}
+            lines = [replace(ln, frontier=fronts.get(ln.variant)) for ln in lines]
+            order = [ln.variant for ln in lines]
+            fixed, budget, rows = tradeoff(lines, fronts, amd, unit)
+            parts.append(f"\n## {setting.title}\n\n{setting.why}.\n\n### What the measurement shows\n\n")
+            parts.append("".join(f"- {s}\n" for s in findings(arch_name, fixed, budget, rows, amd, unit, lines,
+                                                                opts.get("waves_per_eu"))))
+            parts.append("\n### Seed 002's tradeoff table, measured\n\n"
+                         f"Spills are {spill_word(amd)}, all kernels of a strategy summed"
+                         + (" (in loop: spill instructions inside a loop)" if amd else "") + ". "
+                         "Spills avoided compare with baseline at the same level. The next level is that of the "
+                         "strategy's most limited kernel. Extra bytes: the traffic model's read + written bytes "
+                         "minus baseline's.\n\n")
+            parts.append(tradeoff_md(arch_name, fixed, budget, rows, amd, unit))
+            parts.append("\n### Spills at every level\n\n"
+                         + ("Cells: spilled values (spill instructions inside loops); `fails`: the level did not "
+                            "compile (its error is in `vgprscope frontier`).\n\n" if amd else
+                            "Cells: spill store + load bytes per thread; `fails`: ptxas refused the cap (its error "
+                            "is in `vgprscope frontier`).\n\n")
+                         + level_matrix_md(fronts, order, amd))
+            headers = ("spill-free occ", "next level")
+            extra = {arch_name: {ln.variant: dict(zip(headers, (spill_free_cell(ln.frontier),
+                                                                next_level_cell(ln.frontier)))) for ln in lines}}
+            parts.append(f"\n### vgprscope compare --frontier\n\nCommand: `{cli_line(arch_name, opts, amd)}`\n\n")
+            body = tables_md({arch_name: lines}, machine, "", headers, extra)
             # the report's own machine line stands once, at the top
             parts.append("\n".join(ln for ln in body.splitlines() if not ln.startswith("Machine:")) + "\n")
-            charted.append((setting, per_arch[arch_name], opts.get("num_warps", 4)))
+            charted.append((setting, fronts, order, amd, unit))
         png = args.out / f"compare-{arch_name}.png"
         chart(arch_name, charted, png)
-        parts.append(f"\n![registers against the occupancy cliffs](compare-{arch_name}.png)\n")
+        parts.append(f"\n![spills against occupancy level per strategy](compare-{arch_name}.png)\n")
         atomic_write(args.out / f"compare-{arch_name}.md", "".join(parts))
         print(f"wrote {args.out / f'compare-{arch_name}.md'} and {png}")
 

@@ -1,0 +1,113 @@
+"""Time a 500-compile config grid on the local process pool and on a 2-worker Dask LocalCluster, and write
+the result into reports/tool-speed.md (between the grid-speed markers; the rest of the file is kept).
+
+    python scripts/bench_grid_speed.py [--workers 2] [--out reports/tool-speed.md]
+
+Both runs are the same fresh `python -m vgprscope analyze` command with an empty compile cache; the Dask run
+adds `--scheduler` pointing at a LocalCluster of ``--workers`` single-threaded worker processes started here.
+The load average before and after each run is recorded: on a machine shared with other work the timings
+include that contention, and the report says so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+# 4 BLOCK_M x 5 head dims x 5 waves_per_eu x 5 num_warps = 500 specialisations of the baseline on gfx942
+GRID = ["--variant", "baseline", "--arch", "gfx942", "--block-m", "16,32,64,128", "--block-n", "32",
+        "--head-dim", "16,32,48,64,80", "--waves-per-eu", "0,1,2,3,4", "--num-warps", "1,2,4,8,16",
+        "--num-stages", "1"]
+BEGIN, END = "<!-- grid-speed -->", "<!-- /grid-speed -->"
+
+
+def run(cmd: list[str], env: dict[str, str]) -> tuple[float, list[dict], tuple[float, float]]:
+    before = os.getloadavg()[0]
+    t0 = time.perf_counter()
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    wall = time.perf_counter() - t0
+    after = os.getloadavg()[0]
+    if out.returncode not in (0, 1):
+        raise SystemExit(f"{' '.join(cmd)} failed ({out.returncode}):\n{out.stderr[-2000:]}")
+    return wall, json.loads(out.stdout)["rows"], (before, after)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--out", type=Path, default=ROOT / "reports" / "tool-speed.md")
+    args = ap.parse_args()
+
+    from distributed import LocalCluster
+
+    from vgprscope.fsutil import atomic_write
+    from vgprscope.report.machine import compile_only
+
+    exe = [sys.executable, "-m", "vgprscope", "analyze", *GRID, "--yes", "--format", "json"]
+    base_env = dict(os.environ)
+    base_env.pop("TRITON_INTERPRET", None)
+    results = {}
+    with tempfile.TemporaryDirectory() as local_cache, tempfile.TemporaryDirectory() as dask_cache:
+        results["local"] = run(exe + ["--jobs", str(args.workers)], base_env | {"VGPRSCOPE_CACHE_DIR": local_cache})
+        with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
+                          dashboard_address=None) as cluster:
+            results["dask"] = run(exe + ["--scheduler", cluster.scheduler_address],
+                                  base_env | {"VGPRSCOPE_CACHE_DIR": dask_cache})
+        warm = run(exe, base_env | {"VGPRSCOPE_CACHE_DIR": dask_cache})
+
+    rows = results["local"][1]
+    n = len({r["config_key"] for r in rows})
+    ok = sum(r["status"] == "ok" for r in rows)
+    compile_sum = sum(r["compile_seconds"] for r in rows)
+    cores = os.cpu_count() or 1
+    same = [(r["config_key"], r["status"], r["usage"]) for r in rows] == \
+        [(r["config_key"], r["status"], r["usage"]) for r in results["dask"][1]]
+    loads = [x for _, _, pair in results.values() for x in pair]
+    shared = max(loads) > cores * 0.75
+    machine = compile_only()
+    table = "\n".join(
+        f"| {name} | {wall:.1f} s | {n / wall:.2f} | {lb:.1f} / {la:.1f} |"
+        for name, (wall, _, (lb, la)) in (("local process pool, `--jobs {}`".format(args.workers), results["local"]),
+                                          (f"Dask LocalCluster, {args.workers} workers x 1 thread, `--scheduler`",
+                                           results["dask"])))
+    section = f"""{BEGIN}
+## A 500-compile config grid: local pool and Dask
+
+Machine: {machine.line()}; {cores} cores ({os.uname().machine}){"; **shared with other engineers' work during the runs** (load average above)" if shared else ""}
+
+Reproduce: `python scripts/bench_grid_speed.py --workers {args.workers}` (needs the `distributed` extra)
+
+Grid: `vgprscope analyze {' '.join(GRID)}`: {n} specialisations, {ok} ok rows (the rest are rows with the
+compiler's or the variant's reason); the sum of the single compiles' own times is {compile_sum:.0f} s.
+Each run is a fresh process with an empty compile cache.
+
+| run | wall | compiles/s | load average before / after |
+|---|---|---|---|
+{table}
+| re-run after the Dask run (the client wrote the cache) | {warm[0]:.1f} s | - | {warm[2][0]:.1f} / {warm[2][1]:.1f} |
+
+The Dask run's rows equal the local run's (status and usage of every row): {"yes" if same else "**no**"}.
+Both runs use {args.workers} worker processes on the same {cores} cores, so Dask is not expected to be faster
+here: its row is the cost of the scheduler round trips; it pays off when the workers are other machines.
+{END}
+"""
+    text = args.out.read_text() if args.out.exists() else ""
+    if BEGIN in text and END in text:
+        text = text[:text.index(BEGIN)] + section.rstrip("\n") + text[text.index(END) + len(END):]
+    else:
+        text = text.rstrip("\n") + "\n\n" + section
+    atomic_write(args.out, text)
+    print(section)
+
+
+if __name__ == "__main__":
+    main()
