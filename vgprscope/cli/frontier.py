@@ -7,6 +7,7 @@ from typing import Annotated, Optional
 import typer
 
 from .app import app
+from .capture import CaptureOpt
 from .common import (
     ArchOpt, CausalOpt, Format, FormatOpt, JobsOpt, KernelDirOpt, NoCacheOpt, OutputOpt, VariantOpt, emit, err,
     handles_errors,
@@ -50,16 +51,20 @@ def sort_frontiers(frontiers, metric: str | None):
 
 
 def compute_frontier(variants, arch, requests, *, jobs=None, use_cache=True, kernel_dir=None, yes=False,
-                     max_compiles=None, scheduler=None):
+                     max_compiles=None, scheduler=None, capture=None):
     """The frontier of a selection: grid guard, then every level compiled (on the scheduler if given)."""
     from ..compile.cache import CompileCache
     from ..compile.engine import compile_tasks
     from ..frontier import engine_tasks, level_count, occupancy_levels, run_frontier
-    from ..sweep import sweep_tasks
+    from ..sweep import capture_tasks, sweep_tasks
     from .grid import executor_for, guard, sample_of
     from .progress import compile_progress
 
-    tasks = sweep_tasks(variants, arch, requests, kernel_dir)
+    tasks = []
+    if capture is None or variants or kernel_dir:  # a capture alone: its kernels only, as analyze does
+        tasks = sweep_tasks(variants, arch, requests, kernel_dir)
+    if capture is not None:
+        tasks += capture_tasks(capture, arch)
     access = engine_tasks()
     cache = CompileCache(enabled=use_cache)
     with executor_for(scheduler) as executor, compile_progress() as progress:
@@ -98,6 +103,7 @@ def frontier(
     yes: YesOpt = False,
     max_compiles: MaxCompilesOpt = None,
     scheduler: SchedulerOpt = None,
+    capture: CaptureOpt = None,
 ) -> None:
     """Compile each kernel at every occupancy level of its arch (AMD: waves_per_eu 1..max; NVIDIA: maxnreg at
     each blocks/SM step, then the smallest spill-free maxnreg by bisection): spills, scratch and the limiter
@@ -111,7 +117,7 @@ def frontier(
                              kpack=kpack, knob=knob)
     names = list(strategies or []) + list(variant or [])
     frontiers = compute_frontier(names, arch, requests, jobs=jobs, use_cache=not no_cache, kernel_dir=kernel_dir,
-                                 yes=yes, max_compiles=max_compiles, scheduler=scheduler)
+                                 yes=yes, max_compiles=max_compiles, scheduler=scheduler, capture=capture)
     frontiers = sort_frontiers(frontiers, sort)
     failed = sum(1 for kf in frontiers for lv in kf.levels if not lv.ok)
     total = sum(len(kf.levels) for kf in frontiers)

@@ -39,12 +39,12 @@ def _groups(frontiers: Sequence[KernelFrontier]) -> dict[tuple[str, str], list[K
 
 def _config_label(kf: KernelFrontier) -> str:
     """The spec's config without the knob the frontier varies."""
-    from dataclasses import replace
+    from dataclasses import fields, is_dataclass, replace
 
     cfg = kf.config
-    if hasattr(cfg, kf.knob) and hasattr(cfg, "short"):
-        return replace(cfg, **{kf.knob: None}).short()
-    return str(cfg)
+    if is_dataclass(cfg) and kf.knob in {f.name for f in fields(cfg)}:
+        cfg = replace(cfg, **{kf.knob: None})
+    return cfg.short() if hasattr(cfg, "short") else str(cfg)
 
 
 # ---- cells -------------------------------------------------------------------------------------------
