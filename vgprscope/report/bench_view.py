@@ -18,7 +18,8 @@ from .records_view import common_config
 DEFAULT = {"config": "config", "time (ms), median ± IQR/2": "ms ± IQR/2", "TFLOP/s": "TFLOP/s",
            "GB/s (Q,K,V,O once)": "GB/s (Q,K,V,O once)", "GB/s (model)": "GB/s (model)", "regs": "regs",
            "occupancy": "occupancy", "status": "status"}
-_FOLD = {"config", "regs", "occupancy", "GB/s (Q,K,V,O once)", "GB/s (model)"}  # may take a second line
+# may take a second line (the timing last: it folds every row)
+_FOLD = {"config", "regs", "occupancy", "GB/s (Q,K,V,O once)", "GB/s (model)", "time (ms), median ± IQR/2"}
 _LEFT = {"config", "status", "regs", "occupancy"}
 
 
@@ -74,10 +75,12 @@ def _case_table(title: str, rows: Sequence[Any], columns, notes: Footnotes):
         shown = [(h, fn) for h, fn in shown if h != "config"]
     if all(r.ok for r in rows):
         shown = [(h, fn) for h, fn in shown if h != "status"]
+    # a column with nothing to say in this case (no model bytes for anchors only, no timings yet) is left out
+    shown = [(h, fn) for h, fn in shown if h in ("config", "status") or any(str(fn(r)) not in ("", "-") for r in rows)]
     cell = {"config": lambda r: short[id(r)], "occupancy": lambda r: compact_occupancy(str(fns["occupancy"](r))),
             "status": lambda r: "ok" if r.ok else f"✗ {notes.ref(str(fns['status'](r)))}"}
     table = new_table(f"{title} (every config: {shared})" if shared else title)
-    table.add_column("name", no_wrap=True)
+    table.add_column("name", overflow="fold")
     for h, _ in shown:
         table.add_column(DEFAULT[h], no_wrap=h not in _FOLD, overflow="fold", justify="left" if h in _LEFT else "right")
     for r in rows:

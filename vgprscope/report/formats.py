@@ -241,8 +241,14 @@ def render_table(renderable, *, footnotes: Footnotes | Sequence[str] = (), notes
     console = Console(file=io.StringIO(), width=width, force_terminal=tty, color_system="auto" if tty else None,
                       soft_wrap=False)
     if not wide and hasattr(renderable, "columns"):
+        # fitted for this print only: the same table printed again (--wide, another width) starts afresh
+        saved = [(c.width, c.no_wrap, c.overflow) for c in renderable.columns]
         fit_columns(renderable, console, width)
-    console.print(renderable)
+        console.print(renderable)
+        for c, (w, nw, ov) in zip(renderable.columns, saved):
+            c.width, c.no_wrap, c.overflow = w, nw, ov
+    else:
+        console.print(renderable)
     out = console.file.getvalue()
     if not tty:  # rich pads every line to the table's width: no trailing blanks in a log or a file
         out = "".join(ln.rstrip() + "\n" for ln in out.splitlines())

@@ -1,0 +1,416 @@
+"""Every table's default view fits the terminal it is printed in (here 100 and 160 columns): no line over
+the width, no row folded into more than two lines; --wide shows every column; deltas are the value's
+own signed change with the verdict marked apart from the sign, the same in compare and check.
+
+Data: the committed register baseline and gate fixtures (real compiler output), records built from real
+usage numbers through the occupancy rules, and one small real compile per command (the compile cache is
+per test session).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from vgprscope.archs import get_arch
+from vgprscope.baseline import Change, RuleSet, compare as gate_compare, load_baseline, parse_rule
+from vgprscope.cli.app import _register, app
+from vgprscope.occupancy import occupancy_of
+from vgprscope.records import AmdUsage, KernelConfig, NvidiaUsage, Occupancy, Record
+from vgprscope.report.deltas import Delta, Verdict, judge
+from vgprscope.report.formats import Footnotes, new_table, output_width, render_table
+from vgprscope.report.machine import compile_only
+
+_register()
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = Path(__file__).parent / "fixtures"
+WIDTHS = (100, 160)
+SMALL = ["--head-dim", "64", "--block-m", "64", "--block-n", "32"]  # the small config other CLI tests compile
+
+
+# ---- reading a rendered table as a person would ----------------------------------------------------
+
+def _tables(text: str):
+    """(header line, data lines) of every table in ``text``: the lines after a header rule up to a
+    footnote, a legend line or the next table's title (prose: words one space apart)."""
+    lines = text.splitlines()
+    for i, ln in enumerate(lines):
+        if ln and set(ln) == {"─"}:
+            body = []
+            for row in lines[i + 1:]:
+                prose = not row.startswith(" ") and len(row.split()) >= 4 and "  " not in row
+                if row.startswith("[") or prose:
+                    break
+                body.append(row)
+            yield lines[i - 1], body
+
+
+def _column(header: str, name: str) -> int:
+    m = re.search(rf"(?:^|(?<=\s)){re.escape(name)}(?=\s|$)", header)
+    assert m, f"no column {name!r} in {header!r}"
+    return m.start()
+
+
+def row_heights(text: str, key: str, titles: set[str] = frozenset()) -> list[int]:
+    """Lines each record takes: a record starts where the ``key`` column (never folded, never blank on a
+    record) has text; a title row (a group's name alone) and blank lines end it."""
+    heights: list[int] = []
+    for header, body in _tables(text):
+        at = _column(header, key)
+        current = None
+        for ln in body:
+            if not ln.strip() or ln.strip() in titles:
+                current = None
+                continue
+            if ln[at:at + len(key)].strip():
+                heights.append(1)
+                current = len(heights) - 1
+            else:
+                assert current is not None, f"a line that belongs to no record: {ln!r}"
+                heights[current] += 1
+    return heights
+
+
+def assert_fits(text: str, width: int, key: str, records: int, titles: set[str] = frozenset()) -> None:
+    too_long = [ln for ln in text.splitlines() if len(ln) > width]
+    assert not too_long, f"{len(too_long)} lines over {width} columns, e.g. {too_long[0]!r}"
+    heights = row_heights(text, key, titles)
+    assert len(heights) == records, (len(heights), records, text)
+    assert max(heights) <= 2, text
+
+
+def run(monkeypatch, width: int, *args: str):
+    monkeypatch.setenv("COLUMNS", str(width))
+    res = CliRunner().invoke(app, [str(a) for a in args])
+    assert res.exit_code in (0, 1), res.output
+    return res
+
+
+# ---- records with real numbers --------------------------------------------------------------------
+
+def committed_records() -> list[Record]:
+    """Every entry of the committed register baseline (8 variants, 3 archs) as the record analyze prints."""
+    base = load_baseline(ROOT / "vgprscope-baseline.json")
+    return [Record(variant=e.variant, kernel=e.kernel, arch=e.arch, config=e.config, status=e.status,
+                   usage=e.usage, occupancy=Occupancy.from_dict(e.occupancy)) for e in base.entries.values()]
+
+
+def amd(variant: str, arch_vgpr: int, agpr: int, lds: int = 16384, kernel: str = "attn_fwd",
+        spills: int = 0) -> Record:
+    total = (arch_vgpr + 3) // 4 * 4 + agpr if agpr else arch_vgpr  # rule 1 of docs/occupancy-rules.md
+    usage = AmdUsage(arch_vgpr=arch_vgpr, agpr=agpr, vgpr_total=total, sgpr=60, vgpr_spill=spills, sgpr_spill=0,
+                     scratch_bytes=4 * spills, lds_static=0, lds_dynamic=lds, spill_stores=spills,
+                     spill_loads=spills, spill_insts_in_loop=0, llvm_occupancy=None, max_flat_workgroup_size=256,
+                     code_bytes=None)
+    cfg = KernelConfig(block_m=128, block_n=64, head_dim=128)
+    return Record(variant=variant, kernel=kernel, arch="gfx942", config=cfg, status="ok", usage=usage,
+                  occupancy=occupancy_of(usage, get_arch("gfx942"), cfg.num_warps))
+
+
+# ---- the shared pieces ----------------------------------------------------------------------------
+
+def test_output_width_is_columns_else_100_in_a_pipe(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "123")
+    assert output_width() == 123
+    monkeypatch.delenv("COLUMNS")
+    assert output_width() == 100  # pytest's stdout is not a terminal
+
+
+def test_render_table_folds_to_two_lines_and_footnotes():
+    notes = Footnotes()
+    table = new_table("t")
+    table.add_column("name", no_wrap=True)
+    table.add_column("words", no_wrap=False)
+    for i in range(3):
+        table.add_row(f"row{i}", " ".join(["word"] * 30) + f" {notes.ref('the same note')}")
+    text = render_table(table, footnotes=notes, notes=["legend " * 30], width=100)
+    assert all(len(ln) <= 100 for ln in text.splitlines())
+    assert row_heights(text, "name") == [2, 2, 2]
+    assert text.count("[1] the same note") == 1 and "[2]" not in text
+    wide = render_table(table, wide=True, width=100)
+    assert row_heights(wide, "name") == [1, 1, 1]
+
+
+def test_a_table_that_cannot_fit_folds_values_instead_of_cropping_them():
+    table = new_table()
+    for i in range(12):
+        table.add_column(f"c{i}", no_wrap=True)
+    table.add_row(*[f"value-{i:02d}-abc" for i in range(12)])
+    text = render_table(table, width=100)
+    assert all(len(ln) <= 100 for ln in text.splitlines())
+    shown = sum(1 for ch in text if not ch.isspace() and ch != "─")
+    assert "…" not in text and shown == sum(len(f"c{i}") + len(f"value-{i:02d}-abc") for i in range(12))
+
+
+@pytest.mark.parametrize("value, ref, higher_is_better, text, verdict", [
+    (2, 1, True, "+1 ✓", Verdict.BETTER),  # occupancy 1 -> 2
+    (242, 274, False, "-32 ✓", Verdict.BETTER),  # VGPRs 274 -> 242
+    (277, 274, False, "+3 ✗", Verdict.WORSE),
+    (1, 5, True, "-4 ✗", Verdict.WORSE),
+    (274, 274, False, "=", Verdict.SAME),
+    (None, 274, False, "x", Verdict.NOT_COMPARABLE),
+])
+def test_a_delta_is_the_signed_change_with_its_verdict_apart(value, ref, higher_is_better, text, verdict):
+    d = judge(value, ref, higher_is_better)
+    assert (d.text(), d.verdict) == (text, verdict)
+
+
+# ---- analyze --------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_analyze_of_the_committed_set_fits(width):
+    from vgprscope.report.records_view import table_text
+
+    records = committed_records()
+    titles = {r.variant for r in records}
+    text = table_text(records, compile_only(), title="vgprscope analyze", width=width)
+    assert_fits(text, width, "arch", len(records), titles)
+    # the dense forms: 264 (256v+8a), 1 w/SIMD 12.5%, vgpr: -8 -> 2
+    assert re.search(r"\b\d+ \(\d+v\+\d+a\)", text) and re.search(r"\b\d w/SIMD \d+(\.\d)?%", text)
+    assert re.search(r"\bvgpr: -\d+ -> \d\b", text) and re.search(r"\b\d blk/SM", text)
+
+
+def test_analyze_wide_has_every_column_one_line_a_row():
+    from vgprscope.report.records_view import table_text
+    from vgprscope.report.rows import COLUMNS
+
+    records = committed_records()
+    text = table_text(records, compile_only(), title="vgprscope analyze", wide=True, width=100)
+    header = next(h for h, _ in _tables(text))
+    assert all(h in header for h, _ in COLUMNS)
+    assert row_heights(text, "arch") == [1] * len(records)
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_analyze_command_fits(monkeypatch, width):
+    res = run(monkeypatch, width, "analyze", "--variant", "baseline,split-k", "--arch", "gfx942", "--arch", "sm_80",
+              *SMALL)
+    assert res.exit_code == 0
+    assert_fits(res.stdout, width, "arch", 6, {"split-k"})
+    assert res.stdout.startswith("compile-only | Triton ")
+
+
+def test_analyze_command_wide_shows_every_column(monkeypatch):
+    from vgprscope.report.rows import COLUMNS
+
+    res = run(monkeypatch, 100, "analyze", "--variant", "baseline", "--arch", "gfx942", *SMALL, "--wide")
+    header = next(h for h, _ in _tables(res.stdout))
+    assert [h for h, _ in COLUMNS if h not in header] == []
+
+
+def test_a_failed_row_says_why_in_a_footnote():
+    from vgprscope.report.records_view import table_text
+
+    ok = amd("baseline", 256, 18)
+    bad = Record(variant="remat-q", kernel="attn_fwd", arch="gfx942", config=ok.config,
+                 status="needs 131072 B of LDS; gfx942 has 65536 B per workgroup")
+    text = table_text([ok, bad], compile_only(), width=100)
+    assert "✗ [1]" in text and "[1] needs 131072 B of LDS; gfx942 has 65536 B per workgroup" in text
+    assert_fits(text, 100, "arch", 2)
+
+
+def test_the_next_step_short_form_is_read_from_the_occupancy_model():
+    from vgprscope.report.rows import fmt_next_short
+
+    notes = Footnotes()
+    assert fmt_next_short(amd("b", 256, 18), notes) == "vgpr: -18 -> 2"  # 274 VGPRs: shed 18 for 2 waves
+    assert fmt_next_short(amd("b", 32, 0, lds=0), notes) == "max"
+    assert not notes
+
+
+# ---- compare --------------------------------------------------------------------------------------
+
+def _compare_text(records, width=100, wide=False):
+    from vgprscope.compare import compare
+    from vgprscope.report.compare_view import tables_text
+
+    return tables_text(compare(records), compile_only(), width=width, wide=wide)
+
+
+def test_compare_deltas_are_signed_changes_marked_apart():
+    records = [amd("baseline", 256, 18), amd("remat-q", 242, 0), amd("split-k", 256, 21, kernel="attn_fwd_split"),
+               amd("split-k", 24, 0, kernel="attn_merge", lds=0)]
+    text = _compare_text(records, width=160)
+    line = {ln.split()[0]: ln for ln in text.splitlines() if ln.split() and ln.split()[0] in ("remat-q", "(variant)")}
+    # VGPRs 274 -> 242: -32, better; occupancy 1 -> 2 waves/SIMD: +1, better; LDS unchanged: bare
+    assert "242 (-32 ✓)" in line["remat-q"] and "2 (+1 ✓)" in line["remat-q"]
+    assert "16384 (" not in line["remat-q"]
+    # split-k's variant line: its most VGPRs, 277 (256 + 21 AGPRs), 3 more than baseline: worse
+    assert "277 (+3 ✗)" in line["(variant)"]
+    assert "✓ better, ✗ worse" in text
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_compare_of_the_committed_set_fits(width):
+    records = committed_records()
+    text = _compare_text(records, width=width)
+    rows = len({(r.arch, r.variant) for r in records}) + sum(
+        1 for r in records if sum(x.variant == r.variant and x.arch == r.arch for x in records) > 1)
+    assert_fits(text, width, "variant", rows, {r.variant for r in records})
+    assert text.count("vgprscope compare: ") == 3
+
+
+def test_compare_wide_has_every_column():
+    text = _compare_text(committed_records(), wide=True)
+    header = next(h for h, _ in _tables(text))
+    for h in ("variant", "kernel", "config", "VGPRs / regs (Δ)", "SGPRs", "spills (Δ)", "scratch / stack B (Δ)",
+              "LDS / smem B (Δ)", "occupancy (Δ)", "occ %", "limiter", "next step", "read GB", "written GB",
+              "GFLOP", "FLOP/B", "status"):
+        assert h in header, h
+
+
+def test_compare_json_and_markdown_keep_the_signed_deltas():
+    import json
+
+    from vgprscope.compare import compare
+    from vgprscope.report.compare_view import tables_md, to_json
+
+    per_arch = compare([amd("baseline", 256, 18), amd("remat-q", 242, 0)])
+    doc = json.loads(to_json(per_arch, compile_only()))
+    remat = next(ln for ln in doc["archs"]["gfx942"] if ln["variant"] == "remat-q")
+    assert remat["deltas"]["regs"] == {"change": -32, "verdict": "better"}
+    assert remat["deltas"]["occupancy"] == {"change": 1, "verdict": "better"}
+    md = tables_md(per_arch, compile_only())
+    assert "| 242 (-32 ✓) |" in md and "| 2 waves/SIMD (+1 ✓) |" in md
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_compare_command_fits(monkeypatch, width):
+    res = run(monkeypatch, width, "compare", "--strategies", "baseline,split-k", "--arch", "gfx942", *SMALL)
+    assert res.exit_code == 0
+    assert_fits(res.stdout, width, "variant", 4, {"split-k"})
+
+
+# ---- check ----------------------------------------------------------------------------------------
+
+def _gate_result(rules: RuleSet = RuleSet()):
+    base = load_baseline(FIXTURES / "gate_baseline.json")
+    return gate_compare(base, list(load_baseline(FIXTURES / "gate_current.json").entries.values()), rules)
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_check_fits_and_says_result_and_delta_apart(width):
+    from vgprscope import gate_report
+
+    result = _gate_result()
+    text = gate_report.to_table(result, compile_only().fields(), "gate_baseline.json", width=width)
+    assert_fits(text, width, "result", len(result.entries))
+    results = [ln.split()[0] for ln in text.splitlines() if ln.split() and ln.split()[0] in
+               ("worse", "better", "same", "new", "missing", "n/c")]
+    assert results == ["worse", "worse", "worse", "new", "missing", "better", "same"]
+    rows = {ln.split()[0] + " " + ln.split()[1]: ln for ln in text.splitlines() if len(ln.split()) > 1}
+    assert "108 -> 112 (+4 ✗)" in rows["worse baseline"]  # vgpr_total grew by 4: the value's own sign
+    assert "126 -> 120 (-6 ✓)" in rows["better baseline"]  # regs dropped by 6: better
+    assert "4 -> 3 (-1 ✗)" in text  # occupancy dropped by 1: worse
+    assert "vgpr_total 108 -> 112 (+4 ✗, allowed +0)" in text  # the whole story in a footnote
+    assert "✓ better, ✗ worse" in text
+
+
+def test_check_growth_within_the_rule_has_no_marker():
+    from vgprscope import gate_report
+
+    result = _gate_result(RuleSet((parse_rule("vgpr_total:+4"),)))
+    grown = next(d for d in result.entries if d.key.startswith("baseline/attn_fwd/gfx942/"))
+    vgpr = next(m for m in grown.metrics if m.metric == "vgpr_total")
+    assert (vgpr.change, grown.fails) == (Change.SAME, False)
+    assert gate_report.metric_delta(vgpr) == Delta(4, Verdict.SAME)
+    text = gate_report.to_table(result, ["compile-only"], "b", width=100)
+    assert "108 -> 112 (+4)" in text and "vgpr_total 108 -> 112 (+4, within +4)" in text
+
+
+def test_check_wide_and_markdown_keep_every_column():
+    from vgprscope import gate_report
+
+    result = _gate_result()
+    wide = gate_report.to_table(result, ["compile-only"], "b", wide=True, width=100)
+    header = next(h for h, _ in _tables(wide))
+    assert all(h in header for h in gate_report.HEADERS)
+    assert row_heights(wide, "result") == [1] * len(result.entries)
+    md = gate_report.to_markdown(result, "compile-only", "b")
+    assert "| worse | baseline | attn_fwd | gfx942 | 64x32 d64 fp16 w4 s1 | 108 -> 112 (+4 ✗) | 4 |" in md
+    assert "| better | baseline | attn_fwd | sm_80 | 64x32 d64 fp16 w4 s1 | 126 -> 120 (-6 ✓) | 4 |" in md
+
+
+# ---- occupancy, archs, variants, bench ------------------------------------------------------------
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("args, key, rows", [
+    (["archs"], "arch", 10),
+    (["variants"], "name", 8),
+    (["occupancy", "--arch", "gfx942", "--vgprs", "128", "--agprs", "64", "--lds", "32768", "--workgroup", "256",
+      "--ladder"], "waves/SIMD", 8),
+])
+def test_info_tables_fit(monkeypatch, width, args, key, rows):
+    res = run(monkeypatch, width, *args)
+    assert res.exit_code == 0
+    assert_fits(res.stdout, width, key, rows)
+
+
+def test_occupancy_key_value_rows_fit(monkeypatch):
+    res = run(monkeypatch, 100, "occupancy", "--arch", "sm_90", "--regs", "168", "--shared", "100000",
+              "--threads", "256")
+    assert all(len(ln) <= 100 for ln in res.stdout.splitlines())
+    assert "headroom" in res.stdout and "shed 40 registers (-> 128) for 2 blocks/SM" in res.stdout
+
+
+@pytest.mark.parametrize("args, headers", [
+    (["archs"], ["vendor", "description", "wave", "max occupancy", "registers", "per wave/thread", "alloc granule",
+                 "LDS/shared per CU/SM", "per workgroup/block", "LDS/shared granule", "max workgroups/blocks"]),
+    (["variants"], ["name", "seed", "kernels", "strategy", "trades"]),
+])
+def test_info_tables_wide_show_every_column(monkeypatch, args, headers):
+    res = run(monkeypatch, 100, *args, "--wide")
+    text = res.stdout
+    head = next(h for h, _ in _tables(text))
+    assert [h for h in headers if h not in head] == []
+
+
+def test_archs_help_names_the_rules_doc_that_exists():
+    res = CliRunner().invoke(app, ["archs", "--help"], env={"COLUMNS": "200"})
+    doc = re.search(r"docs/[\w.-]+\.md", res.output)
+    assert doc and (ROOT / doc[0]).is_file()
+    assert "vgprscope archs" in (ROOT / doc[0]).read_text()
+
+
+def _bench_rows():
+    from vgprscope.bench.cases import Case
+    from vgprscope.bench.runner import BenchRow
+    from vgprscope.bench.timing import summarize
+
+    case = Case(4, 32, 4096, 4096, 128, False, "fp16")
+    t = summarize([2.40, 2.41, 2.39, 2.42, 2.40])
+    return [
+        BenchRow(case=case, name="baseline", kind="variant", status="ok", config="128x128 d128 fp16 w8 s2", timing=t,
+                 tflops=458.2, gbps=3691.0, max_abs_err=5.98e-05, regs="252", occupancy="1 blocks/SM", spills="0"),
+        BenchRow(case=case, name="split-k-two-phase", kind="variant", status="ok", config="64x64 d128 fp16 w4 s3",
+                 timing=t, tflops=425.7, gbps=6967.0, max_abs_err=5.98e-05, regs="176 / 104 / 40",
+                 occupancy="2 blocks/SM / 4 blocks/SM / 8 blocks/SM", spills="0 / 0 / 0"),
+        BenchRow(case=case, name="remat-q", kind="variant",
+                 status="failed the correctness gate: 12 elements outside the tolerance; max |err| 0.5 at (0,1,2,3)",
+                 config="128x64 d128 fp16 w8 s3 block_dk=32"),
+        BenchRow(case=case, name="sdpa-flash", kind="anchor", status="ok", config="torch SDPA", timing=t, tflops=401.0),
+    ]
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_bench_table_fits(monkeypatch, width):
+    from vgprscope.bench.output import to_table
+
+    monkeypatch.setenv("COLUMNS", str(width))
+    text = to_table(_bench_rows(), compile_only())
+    assert_fits(text, width, "name", 4)
+    assert "✗ [1]" in text and ("2 / 4 / 8 blk/SM" in text or width < 160)
+    assert "[1] failed the correctness gate: 12 elements outside the tolerance" in text
+
+
+def test_bench_wide_shows_every_column(monkeypatch):
+    from vgprscope.bench.output import COLUMNS, to_table
+
+    monkeypatch.setenv("COLUMNS", "100")
+    text = to_table(_bench_rows(), compile_only(), wide=True)
+    header = next(h for h, _ in _tables(text))
+    assert [h for h, _ in COLUMNS if h not in header] == []
