@@ -164,6 +164,10 @@ def _plural(n: int, unit: str) -> str:
     return f"{n} {noun}/{per}"
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def _reg_word(arch: Arch) -> str:
     return "VGPRs" if isinstance(arch, AmdArch) else "registers"
 
@@ -178,7 +182,8 @@ def price(level: Level, arch: Arch) -> str:
             return "no spills"
         sgpr = f" ({u.vgpr_spill} VGPR + {u.sgpr_spill} SGPR)" if u.sgpr_spill else ""
         insts = u.spill_stores + u.spill_loads
-        return f"{u.spills} spills{sgpr}, {insts} spill instructions, {u.spill_insts_in_loop} in the loop"
+        return (f"{_count(u.spills, 'spill')}{sgpr}, {_count(insts, 'spill instruction')}, "
+                f"{u.spill_insts_in_loop} in the loop")
     if not u.spills:
         return "no spills"
     return f"{u.spill_store_bytes} B of spill stores, {u.spill_load_bytes} B of spill loads"

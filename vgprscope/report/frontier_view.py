@@ -18,23 +18,31 @@ _UNIT_SHORT = {"waves/SIMD": "w/SIMD", "blocks/SM": "blk/SM"}
 class _Row:
     kf: KernelFrontier
     level: Level
-    first: bool  # the kernel's first row: it names the kernel
+    index: int  # the row's place among its kernel's rows: the first names the variant, the second the kernel
 
 
 def _rows(frontiers: Sequence[KernelFrontier]) -> list[_Row]:
     out = []
     for kf in frontiers:
         levels = sorted([*kf.levels, *kf.probes], key=lambda lv: (lv.plan.target, -lv.plan.budget))
-        out += [_Row(kf, lv, i == 0) for i, lv in enumerate(levels)]
+        out += [_Row(kf, lv, i) for i, lv in enumerate(levels)]
     return out
 
 
-def _groups(frontiers: Sequence[KernelFrontier]) -> dict[tuple[str, str], list[KernelFrontier]]:
-    """(arch, config label) -> its kernels, in the order they came."""
-    out: dict[tuple[str, str], list[KernelFrontier]] = {}
+def _groups(frontiers: Sequence[KernelFrontier]) -> dict[str, list[KernelFrontier]]:
+    """arch -> its kernels, in the order they came."""
+    out: dict[str, list[KernelFrontier]] = {}
     for kf in frontiers:
-        out.setdefault((kf.arch, _config_label(kf)), []).append(kf)
+        out.setdefault(kf.arch, []).append(kf)
     return out
+
+
+def _shared_config(kfs: Sequence[KernelFrontier]) -> tuple[str, dict[int, str]]:
+    """(the config words every kernel of a table shares, each kernel's own words by id)."""
+    labels = [_config_label(kf) for kf in kfs]
+    split = [lab.split() for lab in labels]
+    shared = [w for w in split[0] if all(w in sp for sp in split[1:])] if split else []
+    return " ".join(shared), {id(kf): " ".join(w for w in sp if w not in shared) for kf, sp in zip(kfs, split)}
 
 
 def _config_label(kf: KernelFrontier) -> str:
@@ -50,10 +58,19 @@ def _config_label(kf: KernelFrontier) -> str:
 # ---- cells -------------------------------------------------------------------------------------------
 
 
-def _kernel(r: _Row) -> str:
-    if not r.first:
-        return ""
-    return r.kf.variant if r.kf.kernel == r.kf.variant else f"{r.kf.variant} {r.kf.kernel}"
+def _kernel(r: _Row, own: dict[int, str] | None = None) -> str:
+    """The variant on a kernel's first row, the kernel (when it is not named like the variant) on the second,
+    then the config words this kernel does not share with the rest of the table."""
+    lines = [r.kf.variant]
+    if r.kf.kernel != r.kf.variant:
+        lines.append(f" {r.kf.kernel}")
+    if own and own.get(id(r.kf)):
+        lines.append(f" {own[id(r.kf)]}")
+    return lines[r.index] if r.index < len(lines) else ""
+
+
+def _name(kf: KernelFrontier) -> str:
+    return kf.variant if kf.kernel == kf.variant else f"{kf.variant} {kf.kernel}"
 
 
 def _setting(r: _Row) -> str:
@@ -99,14 +116,14 @@ def _num(x: Any) -> str:
     return "-" if x is None else str(x)
 
 
-def _columns(amd: bool, notes: Any) -> list:
+def _columns(amd: bool, notes: Any, own: dict[int, str] | None = None) -> list:
     from .formats import Column
 
     def status(r: _Row) -> str:
         return "ok" if r.level.ok else f"✗ {notes.ref(r.level.record.status)}"
 
     cols = [
-        Column("kernel", _kernel, wrap=True, min_width=10),
+        Column("kernel", lambda r: _kernel(r, own)),
         Column("wpe" if amd else "maxnreg", _setting, justify="right"),
         Column("level", lambda r: f"{r.level.plan.target}", justify="right"),
         Column("budget", lambda r: str(r.level.plan.budget), justify="right"),
@@ -144,14 +161,16 @@ def tables_text(frontiers: Sequence[KernelFrontier], machine: Machine, *, wide: 
 
     width = width or output_width()
     parts = [machine.text(width) + "\n"]
-    for (arch, cfg), kfs in _groups(frontiers).items():
+    for arch, kfs in _groups(frontiers).items():
         notes = Footnotes()
         amd = kfs[0].unit == "waves/SIMD"
-        table = build_table(_rows(kfs), _columns(amd, notes),
-                            title=f"frontier: {arch}, {cfg} ({_UNIT_SHORT.get(kfs[0].unit, kfs[0].unit)})",
-                            wide=wide, row_style=lambda r: None if r.level.ok else "red",
-                            section=lambda r: (r.kf.variant, r.kf.kernel))
-        summary = [wrap(f"{_kernel(_Row(kf, kf.levels[0], True))}: {kf.summary}", width, "    ") for kf in kfs]
+        shared, own = _shared_config(kfs)
+        title = f"frontier: {arch}" + (f" (every config: {shared})" if shared else "")
+        table = build_table(_rows(kfs), _columns(amd, notes, own), title=title, wide=wide,
+                            row_style=lambda r: None if r.level.ok else "red",
+                            section=lambda r: (r.kf.variant, r.kf.kernel, id(r.kf)))
+        summary = [wrap(f"{_name(kf)}{' ' + own[id(kf)] if own.get(id(kf)) else ''}: {kf.summary}", width, "    ")
+                   for kf in kfs]
         parts.append(render_table(table, footnotes=notes, notes=[legend(amd, kfs[0].unit)], wide=wide,
                                   width=width))
         parts.append("\n".join(summary) + "\n\n")
@@ -175,9 +194,10 @@ def tables_md(frontiers: Sequence[KernelFrontier], machine: Machine, title: str 
     from .formats import md_table
 
     out = [f"## {title}\n\n" if title else "", f"Machine: {machine.line()}\n"]
-    for (arch, cfg), kfs in _groups(frontiers).items():
-        out.append(f"\n### {arch}, {cfg} ({kfs[0].unit})\n\n" + md_table(MD_HEADERS, [_md_row(r) for r in _rows(kfs)]))
-        out.append("\n" + "".join(f"- {_kernel(_Row(kf, kf.levels[0], True))}: {kf.summary}\n" for kf in kfs))
+    for arch, kfs in _groups(frontiers).items():
+        out.append(f"\n### {arch} ({kfs[0].unit})\n\n" + md_table(["config", *MD_HEADERS],
+                   [[_config_label(r.kf) if r.index == 0 else "", *_md_row(r)] for r in _rows(kfs)]))
+        out.append("\n" + "".join(f"- {_name(kf)} ({_config_label(kf)}): {kf.summary}\n" for kf in kfs))
     return "".join(out)
 
 
