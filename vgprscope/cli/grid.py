@@ -15,12 +15,12 @@ import typer
 
 from ..errors import UsageError
 
-_GRID = "; several values make a grid (64,128 or the option repeated)"
+_GRID = "; a comma list or a repeated option makes a grid"
 
 
-def _opt(flag: str, what: str, short: str | None = None) -> Any:
+def _opt(flag: str, what: str, short: str | None = None, metavar: str = "N,...") -> Any:
     names = (flag, short) if short else (flag,)
-    return typer.Option(*names, help=f"{what}{_GRID}")
+    return typer.Option(*names, help=f"{what}{_GRID}", metavar=metavar)
 
 
 BlockMGrid = Annotated[Optional[list[str]], _opt("--block-m", "BLOCK_M \\[default: the variant's]")]
@@ -32,10 +32,10 @@ WavesPerEuGrid = Annotated[Optional[list[str]], _opt("--waves-per-eu", "AMD: wav
 NonKDimGrid = Annotated[Optional[list[str]], _opt("--matrix-instr-nonkdim", "AMD: MFMA size (16 or 32)")]
 KpackGrid = Annotated[Optional[list[str]], _opt("--kpack", "AMD: kpack (1 or 2)")]
 MaxnregGrid = Annotated[Optional[list[str]], _opt("--maxnreg", "NVIDIA: maxnreg register cap")]
-DtypeGrid = Annotated[Optional[list[str]], _opt("--dtype", "Element type of q, k, v: fp16, bf16 \\[default: fp16]")]
+DtypeGrid = Annotated[Optional[list[str]], _opt("--dtype", "Element type of q, k, v \\[default: fp16]", metavar="fp16,bf16")]
 KnobGrid = Annotated[
     Optional[list[str]],
-    typer.Option("--knob", "-k", help="A variant's own knob, NAME=VALUE, repeatable (num_splits=4, block_dk=32); "
+    typer.Option("--knob", "-k", metavar="NAME=V,...", help="A variant's own knob, NAME=VALUE, repeatable (num_splits=4, block_dk=32); "
                  "NAME=V1,V2 makes a grid; given to the variants that take it"),
 ]
 SortOpt = Annotated[Optional[str], typer.Option(
