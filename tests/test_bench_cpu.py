@@ -7,7 +7,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from vgprscope.bench.cases import DECODE, PREFILL, Case, build_cases, parse_shape
+from vgprscope.bench.cases import DECODE, GQA, PREFILL, Case, build_cases, parse_shape
 from vgprscope.bench.timing import summarize
 from vgprscope.cli.app import _register, app
 from vgprscope.errors import UsageError
@@ -16,9 +16,31 @@ _register()
 
 
 def test_presets_are_the_issue_grid():
-    assert len(PREFILL) == 12 and len(DECODE) == 9
-    assert {(n, d) for _, _, n, _, d, _ in PREFILL} == {(n, d) for n in (1024, 4096, 16384) for d in (64, 128)}
-    assert {(nq, nk) for _, _, nq, nk, _, _ in DECODE} == {(q, k) for q in (1, 16, 64) for k in (8192, 32768, 131072)}
+    assert len(PREFILL) == 12 and len(DECODE) == 11 and len(GQA) == 4
+    assert {(n, d) for _, _, n, _, d, _, _ in PREFILL} == {(n, d) for n in (1024, 4096, 16384) for d in (64, 128)}
+    # issue 13: decode at Nq 1 and 16, Nk 8k to 128k, grouped-query (8 K/V heads), MHA and one MQA case
+    assert {nq for _, _, nq, _, _, _, _ in DECODE} == {1, 16}
+    assert {nk for _, _, _, nk, _, _, _ in DECODE} == {8192, 32768, 65536, 131072}
+    assert {hkv for _, _, _, _, _, _, hkv in DECODE} == {32, 8, 1}
+    # the three target cases are in it
+    assert {(1, 32, 1, 65536, 128, False, 32), (1, 32, 1, 65536, 128, False, 8),
+            (8, 32, 16, 8192, 128, False, 8)} <= set(DECODE)
+
+
+def test_grouped_query_cases_from_shape_and_kv_heads():
+    assert parse_shape("1,32,1,65536,8") == (1, 32, 1, 65536, 8)
+    with pytest.raises(UsageError, match="Hkv 5 does not divide H 32"):
+        parse_shape("1,32,1,64,5")
+    a = build_cases(["1,32,1,65536,8"], None, None, "fp16", None)
+    b = build_cases(["1,32,1,65536"], None, None, "fp16", None, kv_heads=8)
+    assert a == b == [Case(1, 32, 1, 65536, 128, False, "fp16", 8)]
+    assert a[0].shape == (1, 32, 1, 65536, 8) and a[0].label() == "B1 H32 Hkv8 Nq1 Nk65536 D128 fp16"
+    # Q and O of 32 heads, K and V of 8, 2 bytes an element: what a launch must move at least
+    assert a[0].input_bytes() == 2 * 128 * (2 * 32 * 1 + 2 * 8 * 65536) == 268_451_840
+    # --kv-heads equal to H is plain multi-head; one that does not divide H is refused
+    assert build_cases(["1,4,8,8"], None, 64, "fp16", None, kv_heads=4)[0].shape == (1, 4, 8, 8)
+    with pytest.raises(UsageError, match="--kv-heads 3 does not divide H 4"):
+        build_cases(["1,4,8,8"], None, 64, "fp16", None, kv_heads=3)
 
 
 def test_flops_halve_only_for_square_causal():
@@ -76,3 +98,21 @@ def test_outputs_render_rows_with_and_without_time():
     assert doc["rows"][0]["median_ms"] == 2.0 and doc["rows"][1]["median_ms"] is None
     csv = RENDERERS["csv"](rows, m)
     assert csv.splitlines()[0].startswith("gpu,driver,torch,triton,date,git_sha,case")
+
+
+def test_bandwidth_columns_say_what_they_count_and_mark_l2_served_figures():
+    from vgprscope.bench.output import RENDERERS
+    from vgprscope.bench.runner import BenchRow, with_bandwidth
+    from vgprscope.report.machine import compile_only
+
+    case = Case(1, 32, 1, 65536, 128, False, "fp16", 8)  # 268,451,840 bytes at least
+    row = BenchRow(case=case, name="split-k", kind="variant", status="ok", timing=summarize([0.1, 0.1, 0.1]),
+                   gbps=5000.0)
+    row = with_bandwidth(row, copy_gbps=3000.0)
+    assert row.gbps_min == pytest.approx(268_451_840 / 1e-4 / 1e9)  # 2684.5 GB/s, under the copy rate
+    md = RENDERERS["md"]([row], compile_only())
+    assert "GB/s (Q,K,V,O once)" in md and "GB/s (model)" in md
+    assert "| 2685 | 5000* |" in md  # the model's figure is above the 3000 GB/s copy rate: marked
+    assert "above this GPU's device-to-device copy bandwidth measured in this run (3000 GB/s" in md
+    plain = RENDERERS["md"]([with_bandwidth(row, copy_gbps=9000.0)], compile_only())
+    assert "| 2685 | 5000 |" in plain and "served by the L2" not in plain

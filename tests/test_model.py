@@ -123,3 +123,32 @@ def test_live_state_of_the_strategies():
     assert live_state(c, "gfx942", "small-tiles") == live_state(c, "gfx942")
     rows = live_state(KernelConfig(block_m=16, block_n=64, head_dim=40, num_warps=4), "gfx942", "row-stream")
     assert rows == {"acc": 1, "q": 1, "s": 1, "m_l": 1, "total": 4, "threads": 256}
+
+
+def test_grouped_query_prefill_reads_each_kv_head_once_per_query_head_block():
+    """Unpacked (Nq > 16): every query head's blocks read its K/V head, as with multi-head; only the fewest
+    bytes shrink (K/V of 1 head in 2 = 65536 B per query head of K, and of V)."""
+    from vgprscope.model import min_dram_bytes
+
+    gqa = cfg(shape=(1, 2, 256, 512, 1))
+    assert traffic("baseline", gqa) == traffic("baseline", cfg())
+    assert min_dram_bytes(cfg()) == 2 * (2 * 32768 + 2 * 65536) == 393_216
+    assert min_dram_bytes(gqa) == 2 * (2 * 32768) + 2 * 65536 == 262_144
+
+
+def test_packed_decode_reads_each_kv_head_once_per_group():
+    """B1 H8 over 2 K/V heads, Nq 4, Nk 512, D64, BLOCK_M 16: a group's 4 x 4 = 16 rows are one packed block,
+    so each K/V head is read once (2 * 65536 B) for its 4 query heads: Tq = 1/4 per query head.
+    read = 8 * (512 + 1/4 * 2 * 65536) = 266240 (Q 4*64*2 = 512 B a head); written = 8 * 512 = 4096."""
+    t = traffic("baseline", cfg(shape=(1, 8, 4, 512, 2), block_m=16))
+    assert (t.bytes_read, t.bytes_written) == (266_240, 4_096)
+    # unpacked, every query head's block reads its K/V head: four times the K/V bytes
+    assert traffic("row-stream", cfg(shape=(1, 8, 4, 512, 2), block_m=16)).bytes_read == 8 * (512 + 2 * 4 * 512 * 64 * 2)
+
+
+def test_split_count_in_the_model_follows_the_compute_units():
+    c = cfg(shape=(1, 2, 256, 512))  # 4 query blocks x 2 heads = 8 programs, 8 key blocks
+    # 132 SMs: ceil(264 / 8) = 33 wanted, capped at the 8 key blocks; 4 units: ceil(8 / 8) = 1
+    two = traffic("split-k", c, compute_units=4)
+    eight = traffic("split-k", c, compute_units=132)
+    assert eight.bytes_written - two.bytes_written == (8 - 1) * 256 * (64 + 2) * 4 * 2

@@ -162,3 +162,70 @@ def test_check_output_fails_on_nan_even_where_reference_is_nan_free():
     r = check_output(out, ref, torch.bfloat16, "split-k")
     assert not r.ok and r.nan_count == 1 and r.worst_index == (0, 0, 1, 0)
     assert "1 NaN/inf" in r.message
+
+
+# Grouped-query attention: K/V of kv_heads heads, query head h reading K/V head h // (h_q / kv_heads).
+# (b, h, kv_heads, seqlen_q, seqlen_k, head_dim, causal, dtype): decode packing (Nq <= 16 with a group > 1: a
+# program holds the rows of every query head of a K/V head, more than one program per group here), ragged
+# lengths under the causal mask (Nq > Nk too), MQA (one K/V head), an odd group of 3, fp16 and bf16.
+GQA_CASES = [
+    pytest.param(2, 4, 2, 1, 45, 64, True, "fp16", id="packed-q1-k45-causal-g2-fp16"),
+    pytest.param(1, 8, 2, 5, 37, 40, True, "bf16", id="packed-q5-k37-causal-g4-d40-bf16"),
+    pytest.param(1, 4, 1, 16, 33, 16, False, "fp16", id="packed-mqa-q16-k33-fp16"),
+    pytest.param(1, 6, 2, 37, 53, 64, True, "bf16", id="q37<k53-causal-g3-bf16"),
+    pytest.param(2, 4, 2, 53, 37, 80, True, "fp16", id="q53>k37-causal-g2-d80-fp16"),
+]
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize(("b", "h", "hkv", "nq", "nk", "d", "causal", "dtype"), GQA_CASES)
+def test_grouped_query_attention_matches_float64_reference(variant, b, h, hkv, nq, nk, d, causal, dtype):
+    if variant == "qk-fp16-acc" and dtype == "bf16":
+        pytest.skip("qk-fp16-acc takes fp16 only (test_variant_matches_float64_reference checks the refusal)")
+    result = check_variant(variant, b, h, nq, nk, d, causal, dtype, seed=nq * nk + d + hkv, kv_heads=hkv,
+                           **small_config(variant))
+    assert result.ok, result.message
+    assert result.nan_count == 0
+
+
+def test_grouped_query_reference_is_multi_head_on_repeated_kv():
+    from vgprscope.kernels.reference import attention_reference
+
+    g = torch.Generator().manual_seed(5)
+    q, k, v = torch.randn(2, 6, 7, 16, generator=g), torch.randn(2, 2, 9, 16, generator=g), torch.randn(
+        2, 2, 9, 16, generator=g)
+    want = attention_reference(q, k.repeat_interleave(3, 1), v.repeat_interleave(3, 1), causal=True)
+    assert torch.equal(attention_reference(q, k, v, causal=True), want)
+    # query head 4 reads K/V head 4 // 3 = 1, not head 4 % 2 = 0
+    alone = attention_reference(q[:, 4:5], k[:, 1:2], v[:, 1:2], causal=True)
+    assert torch.allclose(attention_reference(q, k, v, causal=True)[:, 4:5], alone)
+
+
+def test_kv_heads_that_do_not_divide_the_query_heads_are_refused():
+    from vgprscope.errors import UsageError
+
+    q = torch.zeros(1, 6, 8, 16, dtype=torch.float16)
+    k = torch.zeros(1, 4, 8, 16, dtype=torch.float16)
+    with pytest.raises(UsageError, match="H_kv dividing H"):
+        vgprscope.attention(q, k, k, **SMALL)
+
+
+def test_decode_packing_grid_and_split_count_rules():
+    """The launch shapes the numerics above run through, exactly: packed grids hold a K/V head's group, and
+    the split count brings one pass to two programs per SM / CU, evened over the key blocks."""
+    from vgprscope.kernels._launch import attention_grid, num_splits, packs
+
+    assert packs(1, 4) and packs(16, 4) and not packs(17, 4) and not packs(1, 1)
+    assert attention_grid(8, 32, 16, 8, 64) == (1, 64)  # 4 heads x 16 rows = one 64-row block per K/V head
+    assert attention_grid(1, 32, 1, 8, 16) == (1, 8)
+    assert attention_grid(1, 32, 1, 8, 16, can_pack=False) == (1, 32)  # row-stream never packs
+    assert attention_grid(1, 32, 100, 8, 64) == (2, 32)  # prefill: one program per query block and head
+    mha = {"shape": [1, 32, 1, 65536], "block_m": 16, "block_n": 128, "extra": {}}
+    gqa = mha | {"shape": [1, 32, 1, 65536, 8]}
+    # 32 programs on 132 SMs: ceil(264 / 32) = 9 splits; 512 key blocks: 57 a split, still 9 splits
+    assert num_splits(mha, 132) == 9
+    # 8 packed programs: ceil(264 / 8) = 33 wanted, 16 key blocks a split -> 32 splits, none empty; on an
+    # MI300X's 304 CUs ceil(608 / 8) = 76 wanted, 7 blocks a split -> 74
+    assert num_splits(gqa, 132) == 32 and num_splits(gqa, 304) == 74
+    assert num_splits(gqa | {"extra": {"num_splits": 4}}, 132) == 4  # the knob wins
+    assert num_splits({"shape": [4, 32, 4096, 4096], "block_m": 128, "block_n": 64, "extra": {}}, 132) == 1
