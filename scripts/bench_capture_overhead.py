@@ -1,0 +1,66 @@
+"""What `vgprscope capture` adds to the wall time of the user's command (issue: at most 10 %).
+
+Runs COMMAND alone and under `vgprscope capture` alternately, REPEATS times each, and prints the median
+wall times and the overhead. Default command: the liger-kernel ops script of the third-party report, with
+`--stock-interpreter` under TRITON_INTERPRET=1 (the ops Triton's interpreter runs without capture's fixes,
+so the command also runs alone).
+
+    # CPU, Triton's interpreter (the figure in reports/tool-speed.md)
+    TRITON_INTERPRET=1 python scripts/bench_capture_overhead.py --repeats 5
+    # GPU machine (JIT path): the same without TRITON_INTERPRET
+    python scripts/bench_capture_overhead.py --repeats 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def wall(cmd: list[str]) -> float:
+    t0 = time.perf_counter()
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    took = time.perf_counter() - t0
+    if done.returncode != 0:
+        sys.exit(f"{' '.join(cmd)} failed ({done.returncode}): {done.stderr[-500:]}")
+    return took
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--json", type=Path, help="also write the figures here")
+    ap.add_argument("command", nargs="*", help="the command to time [default: python scripts/third_party_ops.py]")
+    args = ap.parse_args()
+    interpreting = os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
+    command = args.command or [sys.executable, str(ROOT / "scripts" / "third_party_ops.py"),
+                               *(["--stock-interpreter"] if interpreting else [])]
+    with tempfile.TemporaryDirectory() as tmp:
+        captured = [sys.executable, "-m", "vgprscope", "capture", "-o", f"{tmp}/cap.json", "--", *command]
+        wall(command)  # warm the file cache and Triton's caches once, for both
+        plain, under = [], []
+        for _ in range(args.repeats):
+            plain.append(wall(command))
+            under.append(wall(captured))
+        summary = json.loads(Path(f"{tmp}/cap.json").read_text())
+    p, c = statistics.median(plain), statistics.median(under)
+    fig = {"command": " ".join(command), "interpreter": interpreting,
+           "repeats": args.repeats, "plain_s": round(p, 3), "capture_s": round(c, 3),
+           "overhead_pct": round(100 * (c - p) / p, 1), "plain_all": [round(x, 3) for x in plain],
+           "capture_all": [round(x, 3) for x in under], "launches_recorded": len(summary["launches"])}
+    print(json.dumps(fig, indent=1))
+    if args.json:
+        args.json.write_text(json.dumps(fig, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
