@@ -104,12 +104,21 @@ LARGER_IS_BETTER = {"occ_value", "occ_percent", "occ_warps_per_sm", "spill_free_
 
 
 def record_metrics(rec: Record) -> dict[str, Any]:
-    """Every sortable number of a record: its flat fields plus vendor-neutral regs / spills / scratch / lds."""
-    from .records import AmdUsage, NvidiaUsage
-    from .report.rows import flat
+    """Every sortable number of a record, named as the csv columns name them (``usage_*``, ``occ_*``,
+    ``cfg_*``), plus vendor-neutral regs / spills / scratch / lds."""
+    from dataclasses import asdict
 
-    d = flat(rec)
+    from .records import AmdUsage, NvidiaUsage
+
+    d: dict[str, Any] = {"compile_seconds": rec.compile_seconds}
+    d |= {f"cfg_{k}": v for k, v in rec.config.as_dict().items() if isinstance(v, (int, float, str))}
     u = rec.usage
+    if u is not None:
+        d |= {f"usage_{k}": v for k, v in asdict(u).items()}
+    if rec.occupancy is not None:
+        o = rec.occupancy
+        d |= {"occ_value": o.value, "occ_percent": o.percent, "occ_max": o.max_value,
+              "occ_warps_per_sm": o.warps_per_sm}
     if isinstance(u, AmdUsage):
         d |= {"regs": u.vgpr_total, "spills": u.spills, "scratch": u.scratch_bytes, "lds": u.lds_bytes,
               "spill_insts": u.spill_stores + u.spill_loads}
