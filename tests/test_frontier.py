@@ -197,3 +197,16 @@ def test_frontier_refuses_a_grid_over_the_limit_with_an_estimate():
     line = res.stderr.strip()
     assert "\n" not in line and "the grid is 8 compiles, over the limit of 3" in line
     assert "it would take about" in line and "pass --yes" in line
+
+
+def test_compare_frontier_carries_each_strategys_spill_free_occupancy():
+    fr = _run("frontier", "--variant", "baseline", "--arch", "gfx942", *SMALL, "-f", "json")
+    [kf] = json.loads(fr.stdout)["kernels"]
+    res = _run("compare", "--strategies", "baseline", "--arch", "gfx942", *SMALL, "--frontier", "-f", "json")
+    assert res.exit_code == 0, res.output
+    [line] = json.loads(res.stdout)["archs"]["gfx942"]
+    assert line["frontier"]["spill_free_occupancy"] == kf["spill_free_occupancy"]
+    strip = lambda levels: [{k: v for k, v in lv.items() if k != "record"} for lv in levels]  # noqa: E731
+    assert strip(line["frontier"]["kernels"][0]["levels"]) == strip(kf["levels"])  # "cached" differs
+    table = _run("compare", "--strategies", "baseline", "--arch", "gfx942", *SMALL, "--frontier")
+    assert "spill-free" in table.stdout and f"{kf['spill_free_occupancy']} w/SIMD" in table.stdout
