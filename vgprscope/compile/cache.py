@@ -60,10 +60,12 @@ class CompileCache:
         except (OSError, ValueError, EOFError):
             return None
 
-    def store(self, key: str, raw: list[dict[str, Any]], parsed: dict[str, Any]) -> None:
+    def store(self, key: str, raw: list[dict[str, Any]] | None, parsed: dict[str, Any]) -> None:
+        """``raw`` None: outputs that live elsewhere (a Triton cache's artifacts); only the parse is kept."""
         if not self.enabled:
             return
         # raw first: a parsed entry is only ever visible with its raw outputs beside it
-        atomic_write(self._path(key, ".raw.json.gz"), gzip.compress(json.dumps(raw).encode(), 6))
+        if raw is not None:
+            atomic_write(self._path(key, ".raw.json.gz"), gzip.compress(json.dumps(raw).encode(), 6))
         atomic_write(self._path(key, ".json"), json.dumps({"format": FORMAT, **parsed}).encode())
 

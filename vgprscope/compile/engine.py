@@ -211,7 +211,8 @@ def compile_tasks(tasks: Iterable[Task], jobs: int | None = None, cache: Compile
         nonlocal done
         entry = _parsed_entry(tasks[i].arch, raw)
         if not any(o.get("transient") for o in raw):
-            cache.store(keys[i], raw, entry)
+            # a Triton cache entry's outputs stay in that cache: keep only what was parsed from them
+            cache.store(keys[i], None if tasks[i].spec.kind == "artifact" else raw, entry)
         entries[i] = (entry, False)
         done += 1
         if on_progress:
