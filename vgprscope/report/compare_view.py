@@ -148,7 +148,7 @@ def _table(title: str, lines: Sequence[VariantLine], extra: Mapping[str, Mapping
         if cells and cells["config"]:
             cells["config_short"] = next(it)
     with_status = any(cells and cells["status_full"] != "ok" for _, cells in rows)
-    spill_free = all(r.ok and r.usage is not None and not r.usage.spills for ln in lines for r in ln.kernels)
+    spill_free = all(not r.usage.spills for ln in lines for r in ln.kernels if r.usage is not None)
     columns = _columns(lines, extra_headers, wide, with_status, with_spills=not spill_free)
     if not wide and set(rest) <= {"-"}:
         columns = [c for c in columns if c[1] != "config_short"]

@@ -13,7 +13,7 @@ from typing import Any
 from ..records import Record
 from .formats import Footnotes, build_table, md_table, new_table, render_table
 from .machine import Machine
-from .rows import COLUMNS, NEXT_LEGEND, RECORD_LEGEND, cells, record_columns
+from .rows import COLUMNS, NEXT_LEGEND, RECORD_LEGEND, SPILLS_LEGEND, cells, record_columns
 
 
 def common_config(labels: Sequence[str]) -> tuple[str, list[str]]:
@@ -90,7 +90,7 @@ def table_text(records: Sequence[Record], machine: Machine, *, title: str | None
     shared, rest = common_config([r.config.short() for r in records])
     labels = {r.key: lab for r, lab in zip(records, rest)}
     # a column that says the same on every row is said once, in the title
-    spill_free = all(r.usage is not None and not r.usage.spills for r in records)
+    spill_free = all(not r.usage.spills for r in records if r.usage is not None)  # failed rows spill nothing
     columns = [c if c.header != "config" else type(c)("config", lambda r: labels[r.key], wrap=True)
                for c in columns if not c.wide_only and not (c.header == "config" and set(rest) == {"-"})
                and not (c.header == "spills" and spill_free)]
@@ -98,7 +98,8 @@ def table_text(records: Sequence[Record], machine: Machine, *, title: str | None
     heading = f"{title or ''} ({'; '.join(said)})".strip() if said else title
     table = label_table(labelled(records, lambda r: r.variant, lambda r: r.kernel), columns, title=heading,
                         row_style=style)
-    text = render_table(table, footnotes=notes, notes=[NEXT_LEGEND, RECORD_LEGEND], width=width)
+    legend = RECORD_LEGEND.format(spills="" if spill_free else SPILLS_LEGEND)
+    text = render_table(table, footnotes=notes, notes=[NEXT_LEGEND, legend], width=width)
     return machine.text(width) + "\n" + text
 
 

@@ -226,8 +226,8 @@ def cells(rec: Record, columns: list[tuple[str, Any]] = COLUMNS) -> list[str]:
 
 RECORD_LEGEND = ("VGPRs / regs: 264 (256v+8a) = the unified count occupancy sees, of arch VGPRs (v) and AGPRs (a) "
                  "(AMD), or registers per thread (NVIDIA); LDS B: LDS (AMD) or shared memory (NVIDIA) bytes per "
-                 "workgroup / block; spills: spilled registers (spill instructions inside a loop); --wide: every "
-                 "field")
+                 "workgroup / block{spills}; --wide: every field")
+SPILLS_LEGEND = "; spills: spilled registers (spill instructions inside a loop)"
 NEXT_LEGEND = ("limiter: next = the resource that limits occupancy, how much of it to shed, and the occupancy "
                "that gives (vgpr: -8 -> 2 = 8 fewer VGPRs for 2 waves/SIMD); max = at the arch's maximum")
 
