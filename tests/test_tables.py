@@ -120,6 +120,26 @@ def test_output_width_is_columns_else_100_in_a_pipe(monkeypatch):
     assert output_width() == 100  # pytest's stdout is not a terminal
 
 
+def test_a_table_for_output_file_is_laid_out_as_for_a_pipe(monkeypatch):
+    import io
+    import sys
+
+    from vgprscope.report.formats import rendering_to_file
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.setattr(sys, "stdout", Terminal())
+    table = new_table()
+    table.add_column("a")
+    table.add_row("x")
+    assert "\x1b[" in render_table(table)  # a terminal gets colour
+    with rendering_to_file(True):  # what --output FILE sets around a command
+        assert output_width() == 100 and "\x1b[" not in render_table(table)
+
+
 def test_render_table_folds_to_two_lines_and_footnotes():
     notes = Footnotes()
     table = new_table("t")

@@ -43,8 +43,12 @@ def handles_errors(fn: Callable) -> Callable:
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
+        from ..report.formats import rendering_to_file
+
         try:
-            return fn(*args, **kwargs)
+            # a table written with --output is laid out like one in a pipe ($COLUMNS or 100), without colour
+            with rendering_to_file(kwargs.get("output") is not None):
+                return fn(*args, **kwargs)
         except VgprscopeError as exc:
             err(f"error: {exc}")
             raise typer.Exit(exc.exit_code) from None

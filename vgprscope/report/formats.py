@@ -14,6 +14,8 @@ import json
 import os
 import textwrap
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +29,20 @@ PIPE_WIDTH = 100
 WIDE_LIMIT = 1000
 WIDTH_HELP = ("Tables fit the terminal; in a pipe or file they are $COLUMNS wide, else 100. "
               "--wide shows every column.")
+
+
+# True while a command renders for --output FILE: laid out as for a pipe, whatever stdout is
+_TO_FILE: ContextVar[bool] = ContextVar("vgprscope_rendering_to_file", default=False)
+
+
+@contextmanager
+def rendering_to_file(to_file: bool):
+    """Within it, tables are rendered for a file (``to_file``) rather than for stdout."""
+    token = _TO_FILE.set(to_file)
+    try:
+        yield
+    finally:
+        _TO_FILE.reset(token)
 
 
 def output_width(stream=None) -> int:
@@ -44,6 +60,8 @@ def output_width(stream=None) -> int:
 
 
 def _isatty(stream) -> bool:
+    if _TO_FILE.get():
+        return False
     try:
         return stream.isatty()
     except (AttributeError, ValueError):
