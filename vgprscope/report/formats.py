@@ -156,12 +156,22 @@ def build_table(rows: Iterable[Any], columns: Sequence[Column], *, title: str | 
     return table
 
 
+_LINES: dict[tuple[str, int], int] = {}  # (plain text, width) -> lines: tables repeat their cells
+
+
 def _cell_lines(console, cell, width: int) -> int:
     """Lines ``cell`` takes in a column ``width`` wide (words wrap, longer words fold)."""
+    from rich.cells import cell_len
     from rich.text import Text
 
-    text = cell if isinstance(cell, Text) else Text(str(cell))
-    return max(1, len(text.wrap(console, width, overflow="fold")))
+    plain = _plain(cell)
+    if "\n" not in plain and cell_len(plain) <= width:
+        return 1
+    key = (plain, width)
+    if key not in _LINES:
+        text = cell if isinstance(cell, Text) else Text(plain)
+        _LINES[key] = max(1, len(text.wrap(console, width, overflow="fold")))
+    return _LINES[key]
 
 
 def lines_at(text: str, width: int) -> int:
@@ -171,6 +181,16 @@ def lines_at(text: str, width: int) -> int:
     from rich.console import Console
 
     return _cell_lines(Console(file=io.StringIO(), width=max(width, 1)), text, max(width, 1))
+
+
+def _natural(console, options, cell) -> int:
+    """A cell's width on one line (what rich measures as its maximum), quickly for plain text."""
+    from rich.cells import cell_len
+    from rich.measure import Measurement
+
+    if isinstance(cell, str) or hasattr(cell, "plain"):
+        return max((cell_len(line) for line in _plain(cell).split("\n")), default=0)
+    return Measurement.get(console, options, cell).maximum
 
 
 def _two_line_width(console, cells: Sequence[Any], natural: int, whole_words: bool) -> int:
@@ -191,13 +211,16 @@ def fit_columns(table, console, width: int) -> None:
     rich (which then folds further)."""
     from rich.measure import Measurement
 
-    options = console.options.update_width(WIDE_LIMIT)
-    natural_total = Measurement.get(console, options, table).maximum
-    if natural_total <= width or not table.columns:
+    if not table.columns:
         return
-    natural = [max(Measurement.get(console, options, c).maximum for c in [col.header, *col._cells])
-               for col in table.columns]
-    overhead = natural_total - sum(natural)
+    options = console.options.update_width(WIDE_LIMIT)
+    natural = [max(_natural(console, options, c) for c in [col.header, *col._cells]) for col in table.columns]
+    try:  # rich's own account of borders and padding (what Table.__rich_measure__ adds to the cells)
+        overhead = table._extra_width + sum(table._get_padding_width(i) for i in range(len(table.columns)))
+    except AttributeError:
+        overhead = Measurement.get(console, options, table).maximum - sum(natural)
+    if sum(natural) + overhead <= width:
+        return
     widths = list(natural)
     folded: set[int] = set()
     for whole_words in (True, False):
