@@ -14,9 +14,11 @@ BLOCK_RANGE = (16, 256)
 AMD_OPTIONS = ("waves_per_eu", "matrix_instr_nonkdim", "kpack")
 NVIDIA_OPTIONS = ("maxnreg",)
 # Split-K picks enough splits that the launch has this many programs per SM / CU of the GPU (the device's
-# count when launching, the arch table's when compiling): one program per SM leaves too few loads in flight
-# to stream K/V at the memory's rate; two keep each SM busy while the other waits on memory.
-SPLIT_PROGRAMS_PER_UNIT = 2
+# count when launching, the arch table's when compiling). Measured on an H100 (scripts/probe_decode_overhead.py,
+# reports/probe-decode-h100.txt): at two per SM every decode target ran 5-12 % slower than at about one
+# (B1 H32 Nq1 Nk65536: 385 us at 9 splits, 367 us at 4; H_kv 8: 122 us at 32, 113 us at 16): the extra
+# programs add partials to merge without adding bandwidth once each SM streams its own K/V run.
+SPLIT_PROGRAMS_PER_UNIT = 1
 # The SM / CU count used when the caller names none (a compile spec built outside vgprscope's engine): an
 # H100 / H200's 132 SMs. vgprscope's compile worker passes the arch table's count as cfg["compute_units"].
 FALLBACK_COMPUTE_UNITS = 132

@@ -8,7 +8,7 @@ A split that saw no key (a short causal row, or a split past the row's last key 
 m_s = -inf: its weight is exp2(-inf) = 0, and a row no split saw is written as zeros, never NaN.
 
 The split count S comes from the shape and the GPU: the fewest splits that bring the programs of one pass
-(query blocks x B*H, or packed blocks x B*H_kv at decode) times S to two per SM / CU (the device's count
+(query blocks x B*H, or packed blocks x B*H_kv at decode) times S to one per SM / CU (the device's count
 when launching, the arch table's when compiling), never more than the ceil(Nk/BLOCK_N) key blocks;
 knob ``num_splits`` (extra) sets it, and more splits than key blocks is refused. Registers: the same
 live state as baseline per program, but each program's loop is S times shorter; what it buys is
@@ -32,6 +32,9 @@ VARIANT = {
     "order": 3,
     "knobs": ["num_splits"],  # variant-specific knobs (`--knob NAME=VALUE`)
     "defaults": {"block_m": 128, "block_n": 64, "num_warps": {"amd": 4, "nvidia": 8}, "num_stages": {"amd": 1, "nvidia": 2}},
+    # sm_86 / sm_89 allow 101376 B of shared memory per block; at head dims 129-256 (tiles of 256) the
+    # defaults take 147456 B (2 stages) or 114688 B (1 stage); 128 x 32 in 1 stage takes 90112 B
+    "defaults_for": [{"arch": ["sm_86", "sm_89"], "head_dim": [129, 256], "set": {"block_n": 32, "num_stages": 1}}],
 }
 
 

@@ -39,7 +39,7 @@ def main() -> None:
 
     var = get_variant("split-k")
     launch = var.module().launch
-    print(f"{'case':34} {'what':28} {'eager us':>9} {'graph us':>9} {'GB/s graph':>10}")
+    print(f"{'case':28} {'what':32} {'eager us':>9} {'graph us':>9} {'GB/s graph':>10}")
     for b, h, hkv, nq, nk in CASES:
         g = torch.Generator(device="cuda").manual_seed(0)
         q = torch.randn(b, h, nq, 128, device="cuda", dtype=torch.float16, generator=g)
@@ -54,7 +54,7 @@ def main() -> None:
             if s > math.ceil(nk / c.block_n):
                 continue
             d = c.as_dict()
-            runs.append((f"split-k {c.short()}" + (" *" if s == default else ""),
+            runs.append((f"split-k S={s}{' (default)' if s == default else ''} {c.block_m}x{c.block_n}",
                          lambda d=d: launch(q, k, v, False, 128 ** -0.5, d)))
         for a in ANCHORS[:2]:
             fn = sdpa_runner(a, False, nq, nk, gqa=hkv != h)
@@ -74,10 +74,10 @@ def main() -> None:
                 with torch.cuda.graph(graph):
                     fn()
                 replay = do_bench(graph.replay, warmup=25, rep=100, return_mode="median")
-                print(f"{label:34} {what[:28]:28} {eager * 1e3:9.1f} {replay * 1e3:9.1f} "
+                print(f"{label:28} {what[:32]:32} {eager * 1e3:9.1f} {replay * 1e3:9.1f} "
                       f"{least / (replay / 1e3) / 1e9:10.0f}{'' if ok else '  FAILED GATE'}", flush=True)
             except Exception as exc:  # a backend that refuses the case is a line
-                print(f"{label:34} {what[:28]:28} {type(exc).__name__}: {str(exc).splitlines()[0][:60]}", flush=True)
+                print(f"{label:28} {what[:32]:32} {type(exc).__name__}: {str(exc).splitlines()[0][:60]}", flush=True)
 
 
 if __name__ == "__main__":
