@@ -179,6 +179,16 @@ def test_a_delta_is_the_signed_change_with_its_verdict_apart(value, ref, higher_
     assert (d.text(), d.verdict) == (text, verdict)
 
 
+def test_config_words_every_row_shares_are_said_once():
+    from vgprscope.report.records_view import common_config
+
+    assert common_config(["128x64 d128 fp16 w4 s1", "64x64 d128 fp16 w4 s1 causal"]) == (
+        "d128 fp16 w4 s1", ["128x64", "64x64 causal"])
+    # a captured launch's label: "cfg" names the value after it and stays with it
+    assert common_config(["fp32 BLOCK_SIZE=1024 w4 s3 cfg 2/18", "fp32 BLOCK_SIZE=512 w4 s3 cfg 3/18"]) == (
+        "fp32 w4 s3", ["BLOCK_SIZE=1024 cfg 2/18", "BLOCK_SIZE=512 cfg 3/18"])
+
+
 # ---- analyze --------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("width", WIDTHS)

@@ -23,6 +23,13 @@ def common_config(labels: Sequence[str]) -> tuple[str, list[str]]:
     if len(split) < 2:
         return "", list(labels)
     shared = [w for w in split[0] if all(w in s for s in split[1:])]
+
+    def names_next(w: str, s: list[str]) -> bool:
+        # a bare word before a value that differs ("cfg 2/18") stays with it
+        i = s.index(w)
+        return not any(c.isdigit() or c == "=" for c in w) and i + 1 < len(s) and s[i + 1] not in shared
+
+    shared = [w for w in shared if not any(names_next(w, s) for s in split)]
     rest = [" ".join(w for w in s if w not in shared) or "-" for s in split]
     return " ".join(shared), rest
 
