@@ -365,6 +365,34 @@ def test_check_wide_and_markdown_keep_every_column():
     assert "| better | baseline | attn_fwd | sm_80 | 64x32 d64 fp16 w4 s1 | 126 -> 120 (-6 ✓) | 4 |" in md
 
 
+@pytest.mark.parametrize("width", WIDTHS)
+def test_check_command_fits_and_wide_shows_every_column(monkeypatch, tmp_path, width):
+    import json
+
+    from vgprscope import gate_report
+
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    config = tmp_path / "vgprscope.toml"
+    config.write_text('variants = ["baseline"]\narchs = ["gfx942", "sm_80"]\n'
+                      'configs = [{block_m = 64, block_n = 32, head_dim = 64, num_warps = 4, num_stages = 1}]\n')
+    assert run(monkeypatch, width, "baseline", "save", "--config", config).exit_code == 0
+    path = tmp_path / "vgprscope-baseline.json"
+    doc = json.loads(path.read_text())
+    key = next(k for k in doc["entries"] if "/gfx942/" in k)
+    doc["entries"][key]["usage"]["vgpr_total"] -= 4  # the compile now has 4 more than the baseline says
+    path.write_text(json.dumps(doc))
+    res = run(monkeypatch, width, "check", "--config", config)
+    assert res.exit_code == 1
+    assert_fits(res.stdout, width, "result", 2)
+    worse = next(ln for ln in res.stdout.splitlines() if ln.startswith("worse"))
+    now = doc["entries"][key]["usage"]["vgpr_total"] + 4
+    assert f"{now - 4} -> {now}" in res.stdout and "(+4 ✗)" in res.stdout and "gfx942" in worse
+    wide = run(monkeypatch, width, "check", "--config", config, "--wide")
+    header = next(h for h, _ in _tables(wide.stdout))
+    assert all(h in header for h in gate_report.HEADERS) and row_heights(wide.stdout, "result") == [1, 1]
+
+
 # ---- occupancy, archs, variants, bench ------------------------------------------------------------
 
 @pytest.mark.parametrize("width", WIDTHS)
