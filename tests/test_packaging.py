@@ -35,6 +35,7 @@ def test_wheel_ships_the_kernels_inside_the_namespace(wheel):
         assert init.relative_to(ROOT).as_posix() in names, f"{init.parent.name} is missing from pyproject's packages"
     for f in (ROOT / "kernels").glob("*.py"):
         assert f"vgprscope/kernels/{f.name}" in names
+    assert "vgprscope/capture/boot/sitecustomize.py" in names  # package data: capture's hook loader
 
 
 def test_installed_copy_runs_analyze_from_elsewhere(wheel, tmp_path):
