@@ -173,3 +173,16 @@ def test_ctrl_c_leaves_the_previous_capture_intact(tmp_path, user_capture):
     assert proc.returncode == 130, stderr
     assert out.read_bytes() == before
     assert "left as it was" in stderr
+
+
+def test_kernel_for_one_vendor_is_a_row_with_the_reason_and_a_failing_command_still_captures(tmp_path):
+    cap = tmp_path / "c.json"
+    done = cli("capture", "-o", str(cap), "--", sys.executable, str(USER_KERNELS / "run_nv_only.py"),
+               env={"TRITON_INTERPRET": "1"})
+    assert done.returncode == 1  # the command's own exit code: the interpreter cannot run inline assembly
+    assert "inline_asm not supported in interpreter mode" in done.stderr
+    records = run_sweep(None, ARCHS, [], jobs=2, capture=cap)
+    by_arch = {r.arch: r.status for r in records}
+    assert by_arch["sm_90"] == "ok"
+    assert by_arch["gfx942"].endswith("the kernel uses inline assembly (tl.inline_asm_elementwise), which "
+                                      "gfx942's backend cannot take if it was written for another")

@@ -252,7 +252,12 @@ def _compile_launch(job: CompileJob) -> dict[str, Any]:
     except Exception as exc:  # the user's module failed to import: a row, not the end of the run
         return out | {"seconds": 0.0, "error": f"cannot import {p['module']}: {one_line(exc)}"}
     vendor = "hip" if isinstance(arch, AmdArch) else "cuda"
-    return _compile(arch, out, lambda backend: launch_source(fn, p, vendor, backend), dict(p["options"]))
+    out = _compile(arch, out, lambda backend: launch_source(fn, p, vendor, backend), dict(p["options"]))
+    if "error" in out and "inline_asm" in (getattr(fn, "src", "") or ""):
+        # the usual reason a kernel compiles for one vendor only: assembly written for the other one
+        out["error"] += (f"; the kernel uses inline assembly (tl.inline_asm_elementwise), which {arch.name}'s "
+                         "backend cannot take if it was written for another")
+    return out
 
 
 def _compile_ir(job: CompileJob) -> dict[str, Any]:
