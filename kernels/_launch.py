@@ -13,12 +13,12 @@ HEAD_DIM_RANGE = (16, 256)
 BLOCK_RANGE = (16, 256)
 AMD_OPTIONS = ("waves_per_eu", "matrix_instr_nonkdim", "kpack")
 NVIDIA_OPTIONS = ("maxnreg",)
-# Split-K picks enough splits that the launch has this many programs per SM / CU of the GPU (the device's
-# count when launching, the arch table's when compiling). Measured on an H100 (scripts/probe_decode_overhead.py,
-# reports/probe-decode-h100.txt): at two per SM every decode target ran 5-12 % slower than at about one
-# (B1 H32 Nq1 Nk65536: 385 us at 9 splits, 367 us at 4; H_kv 8: 122 us at 32, 113 us at 16): the extra
-# programs add partials to merge without adding bandwidth once each SM streams its own K/V run.
-SPLIT_PROGRAMS_PER_UNIT = 1
+# Split-K fills one wave: the most splits with which every program of the pass has an SM / CU of its own (the
+# device's count when launching, the arch table's when compiling). Measured on an H100
+# (scripts/probe_decode_overhead.py, reports/probe-decode-h100*.txt), B1 H32 Nq1 Nk65536, 32 programs a split:
+# 4 splits (128 programs) 367 us, 5 (160: 28 SMs run two) 437 us, 9 (288) 385 us, 2 (64) 368 us. A split
+# count whose programs overflow the SMs by a few leaves those SMs twice the work; fewer programs than SMs
+# still stream K/V at the memory's rate (64 SMs reached 2.9 TB/s), so one wave of them is the choice.
 # The SM / CU count used when the caller names none (a compile spec built outside vgprscope's engine): an
 # H100 / H200's 132 SMs. vgprscope's compile worker passes the arch table's count as cfg["compute_units"].
 FALLBACK_COMPUTE_UNITS = 132
@@ -242,10 +242,10 @@ def check_num_splits(cfg):
 
 
 def num_splits(cfg, compute_units=None):
-    """The split count: ``extra['num_splits']`` if given, else from the shape and the GPU: the fewest splits
-    that bring the launch to SPLIT_PROGRAMS_PER_UNIT programs per SM / CU (``compute_units``, else
-    cfg['compute_units'], else FALLBACK_COMPUTE_UNITS), never more than there are key blocks, then evened
-    out so that every split gets the same number of key blocks (none is left empty)."""
+    """The split count: ``extra['num_splits']`` if given, else from the shape and the GPU: the most splits
+    whose programs still fit one per SM / CU (``compute_units``, else cfg['compute_units'], else
+    FALLBACK_COMPUTE_UNITS), at least 1, never more than there are key blocks, then evened out so that every
+    split gets the same number of key blocks (none is left empty)."""
     given = (cfg.get("extra") or {}).get("num_splits")
     if given is not None:
         return given
@@ -253,7 +253,7 @@ def num_splits(cfg, compute_units=None):
     b, h, nq, _, hkv = problem(cfg)
     blocks, columns = attention_grid(b, h, nq, hkv, cfg["block_m"])
     n_blocks = num_key_blocks(cfg)
-    want = max(1, min(n_blocks, math.ceil(SPLIT_PROGRAMS_PER_UNIT * units / (blocks * columns))))
+    want = max(1, min(n_blocks, units // (blocks * columns)))
     return math.ceil(n_blocks / math.ceil(n_blocks / want))
 
 

@@ -7,9 +7,9 @@ Kernel 2, ``attn_merge`` (WEIGHTED): M = max_s m_s; O = sum_s exp2(m_s - M) A_s 
 A split that saw no key (a short causal row, or a split past the row's last key block) has l_s = 0 and
 m_s = -inf: its weight is exp2(-inf) = 0, and a row no split saw is written as zeros, never NaN.
 
-The split count S comes from the shape and the GPU: the fewest splits that bring the programs of one pass
-(query blocks x B*H, or packed blocks x B*H_kv at decode) times S to one per SM / CU (the device's count
-when launching, the arch table's when compiling), never more than the ceil(Nk/BLOCK_N) key blocks;
+The split count S comes from the shape and the GPU: the most splits whose programs (query blocks x B*H, or
+packed blocks x B*H_kv at decode, times S) still fit one per SM / CU: one wave (the device's count when
+launching, the arch table's when compiling), never more than the ceil(Nk/BLOCK_N) key blocks;
 knob ``num_splits`` (extra) sets it, and more splits than key blocks is refused. Registers: the same
 live state as baseline per program, but each program's loop is S times shorter; what it buys is
 parallelism for small B*H*Nq (decode, long Nk), paid for in the fp32 partials written and read back.

@@ -84,8 +84,8 @@ def test_split_count_follows_this_gpus_sm_count():
     units = torch.cuda.get_device_properties(0).multi_processor_count
     assert device_compute_units(q) == units
     cfg = {"shape": [1, 32, 1, 65536, 8], "block_m": 16, "block_n": 128, "extra": {}}
-    # 8 packed programs (one per K/V head): ceil(units / 8) splits, evened over the 512 key blocks
-    want = -(-units // 8)
+    # 8 packed programs (one per K/V head): units // 8 splits (one wave), evened over the 512 key blocks
+    want = units // 8
     assert num_splits(cfg, units) == -(-512 // -(-512 // want))
 
 

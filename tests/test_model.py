@@ -148,7 +148,7 @@ def test_packed_decode_reads_each_kv_head_once_per_group():
 
 def test_split_count_in_the_model_follows_the_compute_units():
     c = cfg(shape=(1, 2, 256, 512))  # 4 query blocks x 2 heads = 8 programs, 8 key blocks
-    # 132 SMs: ceil(132 / 8) = 17 wanted, capped at the 8 key blocks; 4 units: ceil(4 / 8) = 1
+    # 132 SMs: 132 // 8 = 16 wanted, capped at the 8 key blocks; 4 units: 4 // 8 = 0, at least 1
     two = traffic("split-k", c, compute_units=4)
     eight = traffic("split-k", c, compute_units=132)
     assert eight.bytes_written - two.bytes_written == (8 - 1) * 256 * (64 + 2) * 4 * 2

@@ -212,7 +212,7 @@ def test_kv_heads_that_do_not_divide_the_query_heads_are_refused():
 
 def test_decode_packing_grid_and_split_count_rules():
     """The launch shapes the numerics above run through, exactly: packed grids hold a K/V head's group, and
-    the split count brings one pass to one program per SM / CU, evened over the key blocks."""
+    the split count fills one wave of one program per SM / CU, evened over the key blocks."""
     from vgprscope.kernels._launch import attention_grid, num_splits, packs
 
     assert packs(1, 4) and packs(16, 4) and not packs(17, 4) and not packs(1, 1)
@@ -222,10 +222,10 @@ def test_decode_packing_grid_and_split_count_rules():
     assert attention_grid(1, 32, 100, 8, 64) == (2, 32)  # prefill: one program per query block and head
     mha = {"shape": [1, 32, 1, 65536], "block_m": 16, "block_n": 128, "extra": {}}
     gqa = mha | {"shape": [1, 32, 1, 65536, 8]}
-    # 32 programs on 132 SMs: ceil(132 / 32) = 5 splits; 512 key blocks: 103 a split, still 5 splits
-    assert num_splits(mha, 132) == 5
-    # 8 packed programs: ceil(132 / 8) = 17 wanted, 31 key blocks a split -> 17 splits, none empty; on an
-    # MI300X's 304 CUs ceil(304 / 8) = 38 wanted, 14 blocks a split -> 37
-    assert num_splits(gqa, 132) == 17 and num_splits(gqa, 304) == 37
+    # 32 programs on 132 SMs: 132 // 32 = 4 splits (one wave); 512 key blocks: 128 a split
+    assert num_splits(mha, 132) == 4
+    # 8 packed programs: 132 // 8 = 16 splits, 32 key blocks each; on an MI300X's 304 CUs 304 // 8 = 38
+    # wanted, 14 blocks a split -> 37 splits, none empty
+    assert num_splits(gqa, 132) == 16 and num_splits(gqa, 304) == 37
     assert num_splits(gqa | {"extra": {"num_splits": 4}}, 132) == 4  # the knob wins
     assert num_splits({"shape": [4, 32, 4096, 4096], "block_m": 128, "block_n": 64, "extra": {}}, 132) == 1
