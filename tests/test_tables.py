@@ -19,7 +19,7 @@ from vgprscope.archs import get_arch
 from vgprscope.baseline import Change, RuleSet, compare as gate_compare, load_baseline, parse_rule
 from vgprscope.cli.app import _register, app
 from vgprscope.occupancy import occupancy_of
-from vgprscope.records import AmdUsage, KernelConfig, NvidiaUsage, Occupancy, Record
+from vgprscope.records import AmdUsage, KernelConfig, Occupancy, Record
 from vgprscope.report.deltas import Delta, Verdict, judge
 from vgprscope.report.formats import Footnotes, new_table, output_width, render_table
 from vgprscope.report.machine import compile_only

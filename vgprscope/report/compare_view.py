@@ -18,7 +18,7 @@ from .deltas import Delta, judge, legend, with_delta
 from .formats import Footnotes, md_table, new_table, render_table, _plain
 from .machine import Machine
 from .records_view import common_config
-from .rows import NEXT_LEGEND, fmt_lds, fmt_regs, fmt_scratch, fmt_sgpr, fmt_spills, occupancy_label, pct, short_next_step
+from .rows import NEXT_LEGEND, fmt_lds, fmt_regs, fmt_scratch, fmt_sgpr, fmt_spills, occupancy_label, short_next_step
 
 # metric, VariantLine attribute, higher is better
 DELTA_METRICS = (("regs", "regs", False), ("spills", "spills", False), ("scratch", "scratch", False),
@@ -80,7 +80,6 @@ def _rows(ln: VariantLine, ds: Mapping[str, Delta] | None, extra: Mapping[str, s
                 **{h: "" for h in extra_headers}}))
     single = ln.kernels[0] if not multi else None
     occ = single.occupancy if single else None
-    worst_pct = "-" if ln.occupancy_pct is None else pct(ln.occupancy_pct)
     t = ln.traffic
     traffic = "-" if t is None else _gb(t.bytes_total)
     if t is not None and notes is not None and t.formula:
@@ -180,8 +179,6 @@ def tables_text(per_arch: Mapping[str, list[VariantLine]], machine: Machine, ext
                 extra=None, *, wide: bool = False, width: int | None = None) -> str:
     """One table per arch (per grid point); the footnotes (numbered across the tables) and the legend once
     at the end."""
-    from .formats import output_width, wrap
-
     notes = Footnotes()
     parts = [machine.text(width) + "\n"]
     tables = list(per_arch.items())
