@@ -1,6 +1,6 @@
 """Write reports/compare-<arch>.md and reports/compare-<arch>.png: the strategies with their frontier.
 
-    python scripts/make_compare_reports.py [--arch gfx942 ...] [--jobs N]
+    python scripts/make_compare_reports.py [--arch gfx942 ...] [--jobs N] [--frontier-settings production]
 
 Compile-only (no GPU). For the seeds' and the production configs, each report holds seed 002's tradeoff
 table as measured (spills avoided at a fixed register budget, occupancy reached without spills, modelled
@@ -25,16 +25,17 @@ REFERENCE = "baseline"
 
 @dataclass(frozen=True)
 class Setting:
+    name: str  # for --frontier-settings
     title: str
     why: str
     options: dict  # ConfigRequest fields
 
 
 SETTINGS = (
-    Setting("the production AMD default", "fwd_prefill's default: BLOCK_M 128, BLOCK_N 64, head dim 128, 4 warps, "
+    Setting("production", "the production AMD default", "fwd_prefill's default: BLOCK_M 128, BLOCK_N 64, head dim 128, 4 warps, "
             "1 stage, waves_per_eu 2 (waves_per_eu is AMD-only and dropped on NVIDIA; the frontier varies it)",
             dict(block_m=128, block_n=64, head_dim=128, num_warps=4, num_stages=1, waves_per_eu=2)),
-    Setting("the seeds' configuration", "seed 001: BLOCK_M = BLOCK_N = 128, head dim 128, 8 warps",
+    Setting("seeds", "the seeds' configuration", "seed 001: BLOCK_M = BLOCK_N = 128, head dim 128, 8 warps",
             dict(block_m=128, block_n=128, head_dim=128, num_warps=8)),
 )
 
@@ -223,7 +224,10 @@ def main() -> None:
     ap.add_argument("--arch", action="append")
     ap.add_argument("--jobs", type=int)
     ap.add_argument("--out", type=Path, default=ROOT / "reports")
+    ap.add_argument("--frontier-settings", default="production,seeds",
+                    help="the settings whose frontier is compiled (the others get the compare table only)")
     args = ap.parse_args()
+    with_frontier = {n.strip() for n in args.frontier_settings.split(",") if n.strip()}
 
     from vgprscope.archs import AmdArch, get_arch
     from vgprscope.compare import compare
@@ -243,10 +247,12 @@ def main() -> None:
     for arch_name in args.arch or ARCHS:
         amd = isinstance(get_arch(arch_name), AmdArch)
         unit = AMD_UNIT if amd else NVIDIA_UNIT
+        reproduce_extra = ("" if with_frontier >= {st.name for st in SETTINGS}
+                           else f" --frontier-settings {','.join(sorted(with_frontier))}")
         parts = [f"# Strategy comparison on {arch_name} (compile-only): registers, spills and the spill-free "
                  "frontier\n\n",
                  "Reproduce every table and the chart: `python scripts/make_compare_reports.py --arch "
-                 f"{arch_name}`\n\nMachine: {machine.line()}\n\n"
+                 f"{arch_name}{reproduce_extra}`\n\nMachine: {machine.line()}\n\n"
                  "Each strategy is compiled at every occupancy level of the arch "
                  f"({'waves_per_eu 1..8' if amd else 'maxnreg at the top of each blocks/SM step, then the smallest spill-free maxnreg by bisection'}"
                  "; `vgprscope frontier`). The measure of a register-reduction strategy is the highest occupancy it "
@@ -259,16 +265,24 @@ def main() -> None:
             req = ConfigRequest(**opts)
             records = run_sweep(None, [arch_name], [req], jobs=args.jobs)
             per_arch = compare(records)
+            lines = per_arch[arch_name]
+            order = [ln.variant for ln in lines]
+            parts.append(f"\n## {setting.title}\n\n{setting.why}.\n")
+            if setting.name not in with_frontier:
+                parts.append("\nThe frontier of this setting was not compiled in this run (`--frontier-settings`): "
+                             "the table is `vgprscope compare` without `--frontier`.\n\n"
+                             f"Command: `{cli_line(arch_name, opts, amd).replace(' --frontier', '')}`\n\n")
+                body = tables_md({arch_name: lines}, machine, "")
+                parts.append("\n".join(ln for ln in body.splitlines() if not ln.startswith("Machine:")) + "\n")
+                continue
             tasks = sweep_tasks(None, [arch_name], [req])
             kfs = run_frontier(tasks, lambda ts: compile_tasks(ts, jobs=args.jobs, cache=cache), engine_tasks())
             fronts_key = by_variant(kfs)
-            lines = per_arch[arch_name]
             fronts = {ln.variant: fronts_key[(ln.variant, ln.arch, ln.kernels[0].config.key())] for ln in lines
                       if (ln.variant, ln.arch, ln.kernels[0].config.key()) in fronts_key}
             lines = [replace(ln, frontier=fronts.get(ln.variant)) for ln in lines]
-            order = [ln.variant for ln in lines]
             fixed, budget, rows = tradeoff(lines, fronts, amd, unit)
-            parts.append(f"\n## {setting.title}\n\n{setting.why}.\n\n### What the measurement shows\n\n")
+            parts.append("\n### What the measurement shows\n\n")
             parts.append("".join(f"- {s}\n" for s in findings(arch_name, fixed, budget, rows, amd, unit, lines,
                                                                 opts.get("waves_per_eu"))))
             parts.append("\n### Seed 002's tradeoff table, measured\n\n"
@@ -293,8 +307,9 @@ def main() -> None:
             parts.append("\n".join(ln for ln in body.splitlines() if not ln.startswith("Machine:")) + "\n")
             charted.append((setting, fronts, order, amd, unit))
         png = args.out / f"compare-{arch_name}.png"
-        chart(arch_name, charted, png)
-        parts.append(f"\n![spills against occupancy level per strategy](compare-{arch_name}.png)\n")
+        if charted:
+            chart(arch_name, charted, png)
+            parts.append(f"\n![spills against occupancy level per strategy](compare-{arch_name}.png)\n")
         atomic_write(args.out / f"compare-{arch_name}.md", "".join(parts))
         print(f"wrote {args.out / f'compare-{arch_name}.md'} and {png}")
 
