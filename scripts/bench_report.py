@@ -58,7 +58,7 @@ def decode_verdict(r, anchor, need, bw_share):
             + (f" = {share * 100:.0f} % of the {r.copy_gbps:.0f} GB/s copy rate" if share else ""))
     misses = []
     if ratio < need:
-        misses.append(f"speed missed by {(need - ratio) / need * 100:.0f} %")
+        misses.append(f"speed missed by {(need - ratio) / need * 100:.{1 if need - ratio < 0.01 * need else 0}f} %")
     if bw_share is not None and (share is None or share < bw_share):
         misses.append(f"bandwidth missed by {((bw_share - (share or 0)) / bw_share) * 100:.0f} %")
     return text, "met" if not misses else "; ".join(misses)
