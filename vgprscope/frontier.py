@@ -200,8 +200,14 @@ def _capped(level: Level, unit: str) -> str:
         return ""
     words = _cap_words(level)
     if not words:
-        return f"; the launch reaches {_plural(level.reached, unit)}"
+        return f"; {_whole(level)}, so it reaches {_plural(level.reached, unit)}"
     return f"; {words} {'cap' if ' and ' in words else 'caps'} it at {level.reached} anyway"
+
+
+def _whole(level: Level) -> str:
+    """Why a register budget of N waves gives fewer: the workgroup's waves are resident all or none."""
+    warps = getattr(level.record.config, "num_warps", None)
+    return f"{warps}-wave workgroups are resident whole" if warps else "whole workgroups are resident"
 
 
 def summarize(kf: KernelFrontier, arch: Arch) -> str:
@@ -216,7 +222,9 @@ def summarize(kf: KernelFrontier, arch: Arch) -> str:
     sf = kf.spill_free
     head = f"spill-free to {_plural(sf.plan.target, unit)} ({sf.plan.budget} {reg})"
     if sf.reached is not None and sf.reached < sf.plan.target:
-        head += f", {sf.reached} reached ({_cap_words(sf) or 'the launch'} {'cap' if ' and ' in _cap_words(sf) else 'caps'} it)"
+        words = _cap_words(sf)
+        head += (f", {sf.reached} reached ({words} {'cap' if ' and ' in words else 'caps'} it)" if words
+                 else f", {sf.reached} reached ({_whole(sf)})")
     if kf.next_level is None:
         if sf is top:
             return head + "; that is the arch's top level"
