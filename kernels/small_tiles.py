@@ -18,6 +18,9 @@ VARIANT = {
     "order": 1,
     "caps": {"block_m": 64},  # a larger request still means small tiles: it is capped, not refused
     "defaults": {"block_m": 64, "block_n": 64, "num_warps": 4, "num_stages": {"amd": 1, "nvidia": 2}},
+    # sm_86 / sm_89 allow 101376 B of shared memory per block; at head dims 129-256 2 stages take 106496 B,
+    # 1 stage 73728 B
+    "defaults_for": [{"arch": ["sm_86", "sm_89"], "head_dim": [129, 256], "set": {"num_stages": 1}}],
 }
 
 MAX_BLOCK_M = 64

@@ -158,7 +158,10 @@ def variants_cmd(format: FormatOpt = Format.table, output: OutputOpt = None, ker
     rows = [{"name": v.name, "strategy": v.strategy, "seed": v.seed, "trades": v.trades,
              "kernels": ", ".join(v.kernels)} for v in variants.values()]
     as_json = [{"name": v.name, "strategy": v.strategy, "seed": v.seed, "trades": v.trades,
-                "kernels": list(v.kernels), "defaults": dict(v.defaults), "file": v.file.name,
+                "kernels": list(v.kernels), "defaults": dict(v.defaults),
+                "defaults_for": [{"arch": list(r.archs), "head_dim": list(r.head_dims) if r.head_dims else None,
+                                  "set": dict(r.values)} for r in v.defaults_for],
+                "file": v.file.name,
                 "source_hash": v.source_hash} for v in variants.values()]
 
     def table() -> str:
