@@ -87,7 +87,14 @@ def test_changed_source_file_is_a_row_with_the_reason(tmp_path):
     assert all("my_ops.py changed since the capture" in r.status for r in records)
     (work / "my_ops.py").unlink()
     records = run_sweep(None, ["gfx942"], [], jobs=1, capture=cap)
-    assert all("no longer exists (moved or deleted since the capture)" in r.status for r in records)
+    assert all(r.status.startswith("cannot import my_ops here (the file no longer exists: moved or deleted since "
+                                   "the capture)") for r in records), records[0].status
+    # moved with the same content (a capture from another machine's checkout): found by module, compiled
+    cap_doc = json.loads(cap.read_text())
+    for k in cap_doc["kernels"]:
+        k["file"], k["root"] = str(tmp_path / "elsewhere" / "my_ops.py"), str(USER_KERNELS)
+    cap.write_text(json.dumps(cap_doc))
+    assert [r.status for r in run_sweep(None, ["gfx942"], [], jobs=1, capture=cap)] == ["ok"] * 3
 
 
 def test_liger_kernel_ops_captured_and_analysed_for_amd_and_nvidia(tmp_path):

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from vgprscope.archs import ARCHS, AmdArch, NvidiaArch, get_arch
-from vgprscope.compile.cache import CompileCache
+from vgprscope.compile.cache import FORMAT, CompileCache
 from vgprscope.compile.engine import Task, compile_tasks
 from vgprscope.records import AmdUsage, NvidiaUsage
 from vgprscope.variants import ConfigRequest, get_variant, resolve_config
@@ -114,7 +114,7 @@ def test_interrupted_cache_write_leaves_no_entry(tmp_path, monkeypatch):
     assert cache.load_parsed("ab" * 16) is None
     assert not [p for p in tmp_path.rglob("*") if p.is_file()]
     cache.store("ab" * 16, [{"kernel": "k"}], {"parser": 1, "kernels": []})
-    assert json.loads((tmp_path / "ab" / ("ab" * 16 + ".json")).read_text())["format"] == 1
+    assert json.loads((tmp_path / "ab" / ("ab" * 16 + ".json")).read_text())["format"] == FORMAT
 
 
 def test_waves_per_eu_padding_matches_the_kernel_descriptor(tmp_path):

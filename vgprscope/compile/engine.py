@@ -120,9 +120,9 @@ def _records(task: Task, entry: dict[str, Any], tv: str, cached: bool) -> list[R
         occ = None
         if usage is not None:
             warps = k.get("num_warps") or task.config.num_warps
-            reason = launch_limit_reason(task.arch, usage, warps)
-            status = reason or status
-            if reason is None:  # no occupancy for a launch the arch refuses
+            status = launch_limit_reason(task.arch, usage, warps) or status
+            if launch_limit_reason(task.arch, usage, warps) == launch_limit_reason(task.arch, usage):
+                # occupancy 0 for a kernel over the LDS / shared limit; none for a workgroup the arch refuses
                 occ = occupancy_of(usage, task.arch, warps, waves_per_eu=task.config.waves_per_eu)
         rows.append(Record(
             variant=spec.label, kernel=k["kernel"], arch=task.arch.name, config=task.config,

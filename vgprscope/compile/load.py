@@ -23,16 +23,32 @@ def file_hash(path: Path) -> str:
 
 
 def _module(p: dict[str, Any]):
+    """The module the captured function lives in. An importable module is imported by name, so a capture
+    taken on another machine (another venv path) still finds it; its source must hash as captured."""
     module, file = p["module"], Path(p["file"])
     if module and module != "__main__":
         root = p.get("root")
         if root and root not in sys.path:
             sys.path.append(root)
-        mod = importlib.import_module(module)
-        where = getattr(mod, "__file__", None)
-        if where is None or Path(where).resolve() != file.resolve():
-            raise LoadError(f"module {module} now loads from {where}, the capture recorded {file}: capture again")
+        try:
+            mod = importlib.import_module(module)
+        except ImportError as exc:
+            gone = "" if file.exists() else " (the file no longer exists: moved or deleted since the capture)"
+            raise LoadError(f"cannot import {module} here{gone}: {exc}; install it, or capture again") from None
+        where = Path(getattr(mod, "__file__", "") or file)
+        now = file_hash(where) if where.is_file() else ""
+        if now != p["source_hash"]:
+            if where.resolve() == file.resolve():
+                raise LoadError(f"{file.name} changed since the capture (source hash {now}, captured "
+                                f"{p['source_hash']}): capture again")
+            raise LoadError(f"module {module} loads from {where}, whose source differs from the captured {file} "
+                            f"(hash {now}, captured {p['source_hash']}): capture again")
         return mod
+    if not file.exists():
+        raise LoadError(f"{file} no longer exists (moved or deleted since the capture): capture again")
+    if file_hash(file) != p["source_hash"]:
+        raise LoadError(f"{file.name} changed since the capture (source hash {file_hash(file)}, captured "
+                        f"{p['source_hash']}): capture again")
     # a kernel defined in the user's script: load the file under its own name, so that code behind
     # `if __name__ == "__main__"` does not run
     name = "vgprscope_captured_" + hashlib.sha1(str(file).encode()).hexdigest()[:10]
@@ -53,12 +69,6 @@ def load_function(p: dict[str, Any]):
     """The JITFunction a capture names (through any @autotune / @heuristics wrappers)."""
     from triton.runtime.jit import JITFunction
 
-    file = Path(p["file"])
-    if not file.exists():
-        raise LoadError(f"{file} no longer exists (moved or deleted since the capture): capture again")
-    if file_hash(file) != p["source_hash"]:
-        raise LoadError(f"{file.name} changed since the capture (source hash {file_hash(file)}, captured "
-                        f"{p['source_hash']}): capture again")
     if "<locals>" in p["qualname"]:
         raise LoadError(f"{p['qualname']} is defined inside a function: not importable by name; move it to "
                         "module level to analyse it")

@@ -11,14 +11,19 @@ from .spec import CompileSpec, dumps
 __all__ = ["capture_specs", "load_capture", "launch_spec"]
 
 
-def _file_reason(path: Path, source_hash: str, hashes: dict[Path, str | None]) -> str | None:
-    """Why a captured kernel's file cannot be compiled as captured (moved or changed), or None."""
+def _file_reason(path: Path, source_hash: str, hashes: dict[Path, str | None], module: str) -> str | None:
+    """Why a captured kernel's file cannot be compiled as captured (moved or changed), or None.
+
+    A missing file of an importable module is not a reason yet: the compile worker imports the module by
+    name (a capture from another machine's venv) and checks that its source hashes as captured."""
     from ..compile.load import file_hash
 
     if path not in hashes:
         hashes[path] = file_hash(path) if path.is_file() else None
     now = hashes[path]
     if now is None:
+        if module and module != "__main__":
+            return None
         return f"{path} no longer exists (moved or deleted since the capture): capture again"
     if now != source_hash:
         return f"{path.name} changed since the capture (source hash {now}, captured {source_hash}): capture again"
@@ -48,5 +53,5 @@ def launch_spec(x: CapturedLaunch, reason: str | None = None) -> CompileSpec:
 def capture_specs(capture: Capture) -> list[CompileSpec]:
     """Every captured launch as a spec; a kernel whose file moved or changed keeps its rows, with why."""
     hashes: dict[Path, str | None] = {}
-    return [launch_spec(x, _file_reason(Path(x.kernel.file), x.kernel.source_hash, hashes))
+    return [launch_spec(x, _file_reason(Path(x.kernel.file), x.kernel.source_hash, hashes, x.kernel.module))
             for x in capture.launches]
