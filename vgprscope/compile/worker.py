@@ -245,12 +245,14 @@ def _compile_launch(job: CompileJob) -> dict[str, Any]:
     p = json.loads(job.payload)
     if reason := _untargetable(arch):
         return out | {"seconds": 0.0, "error": reason}
+    # whether the function loads depends on this machine's files and packages, not on the compile: such a
+    # row is never cached ("transient"), the next run looks again
     try:
         fn = load_function(p)
     except LoadError as exc:
-        return out | {"seconds": 0.0, "error": str(exc)}
+        return out | {"seconds": 0.0, "error": str(exc), "transient": True}
     except Exception as exc:  # the user's module failed to import: a row, not the end of the run
-        return out | {"seconds": 0.0, "error": f"cannot import {p['module']}: {one_line(exc)}"}
+        return out | {"seconds": 0.0, "error": f"cannot import {p['module']}: {one_line(exc)}", "transient": True}
     vendor = "hip" if isinstance(arch, AmdArch) else "cuda"
     out = _compile(arch, out, lambda backend: launch_source(fn, p, vendor, backend), dict(p["options"]))
     if "error" in out and "inline_asm" in (getattr(fn, "src", "") or ""):
