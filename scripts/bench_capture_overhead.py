@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -26,13 +27,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def wall(cmd: list[str]) -> float:
+def wall(cmd: list[str]) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of the command and its children): on a shared machine the CPU time is
+    the steadier figure, the wall time the one the issue names."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     done = subprocess.run(cmd, capture_output=True, text=True)
     took = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         sys.exit(f"{' '.join(cmd)} failed ({done.returncode}): {done.stderr[-500:]}")
-    return took
+    return took, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def main() -> None:
@@ -52,11 +57,14 @@ def main() -> None:
             plain.append(wall(command))
             under.append(wall(captured))
         summary = json.loads(Path(f"{tmp}/cap.json").read_text())
-    p, c = statistics.median(plain), statistics.median(under)
+    p, c = statistics.median(w for w, _ in plain), statistics.median(w for w, _ in under)
+    pc, cc = statistics.median(t for _, t in plain), statistics.median(t for _, t in under)
     fig = {"command": " ".join(command), "interpreter": interpreting,
            "repeats": args.repeats, "plain_s": round(p, 3), "capture_s": round(c, 3),
-           "overhead_pct": round(100 * (c - p) / p, 1), "plain_all": [round(x, 3) for x in plain],
-           "capture_all": [round(x, 3) for x in under], "launches_recorded": len(summary["launches"])}
+           "overhead_pct": round(100 * (c - p) / p, 1), "plain_cpu_s": round(pc, 3), "capture_cpu_s": round(cc, 3),
+           "cpu_overhead_pct": round(100 * (cc - pc) / pc, 1), "plain_all": [round(w, 3) for w, _ in plain],
+           "capture_all": [round(w, 3) for w, _ in under], "launches_recorded": len(summary["launches"]),
+           "load_average": [round(x, 1) for x in os.getloadavg()], "cores": os.cpu_count()}
     print(json.dumps(fig, indent=1))
     if args.json:
         args.json.write_text(json.dumps(fig, indent=1) + "\n")
