@@ -300,7 +300,9 @@ def test_defaults_without_a_section(tmp_path):
     cfg = load_gate_config(cwd=tmp_path)
     assert cfg.baseline == tmp_path / "vgprscope-baseline.json"
     assert cfg.set == GateSet() and cfg.set.archs == ("gfx90a", "gfx942", "sm_80") and not cfg.rules.rules
-    assert cfg.set.describe() == {"variants": ["all"], "archs": ["gfx90a", "gfx942", "sm_80"], "configs": [{}]}
+    # each variant's defaults, and one grouped-query decode shape (32 query heads over 8 K/V heads)
+    assert cfg.set.describe() == {"variants": ["all"], "archs": ["gfx90a", "gfx942", "sm_80"],
+                                  "configs": [{}, {"shape": [1, 32, 1, 8192, 8]}]}
 
 
 @pytest.mark.parametrize("body, message", [
