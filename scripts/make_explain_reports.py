@@ -44,8 +44,10 @@ def report(arch: str) -> str:
              "Registers per lane are counted from each tensor's TTGIR layout (what one lane holds, broadcast "
              "copies not counted, 16-bit elements two to a register); the allocation is the compiler's; the "
              "seed 001 column is `model.live_state` (its table: each tile divided evenly over all threads). "
-             "Splats and constants are listed but not counted (one uniform value); integer tensors are "
-             "`index` (offsets, masks) and count.", ""]
+             "Splats and constants are listed but not counted (one uniform value), nor are i1 masks (predicates "
+             "or lane masks, not 32-bit registers); integer tensors are `index` vectors (offsets), summed apart "
+             "since the compiler may recompute them. The remainder is what the allocation holds beyond the "
+             "loop's sum: temporaries (the score tile, K/V operands), addresses, pipeline buffers.", ""]
     for title, fields, opts in configs(arch):
         tasks = sweep_tasks(["baseline"], [arch], [ConfigRequest(**fields)])
         explanations = explain_tasks(tasks)

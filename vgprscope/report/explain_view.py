@@ -31,6 +31,13 @@ def _regs(t: LiveTensor) -> str:
     return "?" if t.registers is None else str(t.registers)
 
 
+def _counted(t: LiveTensor) -> str:
+    """In the loop's sum, in the index-vector sum beside it, or in neither."""
+    if not t.counted:
+        return "no"
+    return "index sum" if t.role == "index" else "yes"
+
+
 def _seed_cell(t: LiveTensor, seed: dict[str, int] | None) -> str:
     row = seed_row(t.name) if t.role != "index" else None
     if seed is None or row is None or row not in seed:
@@ -162,7 +169,7 @@ def to_markdown(explanations: Sequence[KernelExplanation], machine: Machine, tit
             out += [f"Loop {lp.index + 1} at `{chain(lp.location)}`", ""]
             rows = [[t.name, f"`{t.ssa}`", t.role, _shape(t), t.dtype, t.layout,
                      "" if t.elements is None or t.role == "memory" else t.elements, _regs(t),
-                     "yes" if t.counted else "no", _seed_cell(t, e.seed)] for t in lp.tensors]
+                     _counted(t), _seed_cell(t, e.seed)] for t in lp.tensors]
             out.append(md_table(["tensor", "IR value", "role", "shape", "dtype", "layout", "elements / lane",
                                  "registers / lane", "counted", "seed 001"], rows))
             out += [f"Sum: {loop_summary(e, lp)}.", ""]
