@@ -11,22 +11,43 @@ from .spec import CompileSpec, dumps
 __all__ = ["capture_specs", "load_capture", "launch_spec"]
 
 
-def _file_reason(path: Path, source_hash: str, hashes: dict[Path, str | None], module: str) -> str | None:
-    """Why a captured kernel's file cannot be compiled as captured (moved or changed), or None.
+def _module_file(module: str, root: str | None) -> Path | None:
+    """Where ``module`` would load from on this Python's path (the capture's root first), found without
+    importing anything (importing would import triton into this process)."""
+    import sys
 
-    A missing file of an importable module is not a reason yet: the compile worker imports the module by
-    name (a capture from another machine's venv) and checks that its source hashes as captured."""
+    rel = Path(*module.split("."))
+    for entry in [root, *sys.path]:
+        if not entry:
+            continue
+        for candidate in (Path(entry) / rel.with_suffix(".py"), Path(entry) / rel / "__init__.py"):
+            if candidate.is_file():
+                return candidate
+    return None
+
+
+def _file_reason(kernel, hashes: dict[Path, str | None]) -> str | None:
+    """Why a captured kernel's source cannot be compiled as captured (moved away or changed), or None.
+
+    A file that is gone but whose module is on this Python's path with the captured content (a capture
+    from another machine's venv) is fine: the compile worker imports it by name and checks again."""
     from ..compile.load import file_hash
 
+    path = Path(kernel.file)
+    if not path.is_file() and kernel.module and kernel.module != "__main__":
+        found = _module_file(kernel.module, kernel.root)
+        if found is None:
+            return (f"{path} no longer exists (moved or deleted since the capture) and {kernel.module} is not on "
+                    "this Python's path: install it, or capture again")
+        path = found
     if path not in hashes:
         hashes[path] = file_hash(path) if path.is_file() else None
     now = hashes[path]
     if now is None:
-        if module and module != "__main__":
-            return None
         return f"{path} no longer exists (moved or deleted since the capture): capture again"
-    if now != source_hash:
-        return f"{path.name} changed since the capture (source hash {now}, captured {source_hash}): capture again"
+    if now != kernel.source_hash:
+        return (f"{path.name} changed since the capture (source hash {now}, captured {kernel.source_hash}): "
+                "capture again")
     return None
 
 
@@ -53,5 +74,4 @@ def launch_spec(x: CapturedLaunch, reason: str | None = None) -> CompileSpec:
 def capture_specs(capture: Capture) -> list[CompileSpec]:
     """Every captured launch as a spec; a kernel whose file moved or changed keeps its rows, with why."""
     hashes: dict[Path, str | None] = {}
-    return [launch_spec(x, _file_reason(Path(x.kernel.file), x.kernel.source_hash, hashes, x.kernel.module))
-            for x in capture.launches]
+    return [launch_spec(x, _file_reason(x.kernel, hashes)) for x in capture.launches]
