@@ -106,7 +106,7 @@ def targets(rows, tuned=()) -> list[tuple[str, str, str]]:
     the run autotuned it, at its best config of the grid."""
     out = []
     for causal in (False, True):
-        case = dict(batch=4, heads=32, seqlen_q=4096, seqlen_k=4096, head_dim=128, causal=causal)
+        case = dict(batch=4, heads=32, seqlen_q=4096, seqlen_k=4096, head_dim=128, causal=causal, kv_heads=None)
         flash, cudnn = (find(rows, n, **case) for n in ("sdpa-flash", "sdpa-cudnn"))
         label = "causal" if causal else "non-causal"
         bases = [("default config", find(rows, "baseline", **case)),
@@ -125,7 +125,8 @@ def targets(rows, tuned=()) -> list[tuple[str, str, str]]:
     for r in rows:
         if r.name == "split-k" and r.case.seqlen_q <= 64 and r.case.seqlen_k >= 32768 and r.case.kv == r.case.heads:
             base = find(rows, "baseline", **{k: getattr(r.case, k) for k in
-                                             ("batch", "heads", "seqlen_q", "seqlen_k", "head_dim", "causal")})
+                                             ("batch", "heads", "seqlen_q", "seqlen_k", "head_dim", "causal",
+                                              "kv_heads")})
             tgt = f"split-k >= 2x baseline at {r.case.label()}"
             if not (r.timing and base and base.timing):
                 out.append((tgt, f"split-k: {r.status}; baseline: {base.status if base else 'missing'}", "not measured"))
