@@ -28,6 +28,9 @@ sys.path.insert(0, str(ROOT))
 GRID = ["--variant", "baseline", "--arch", "gfx942", "--block-m", "16,32", "--block-n", "16,32",
         "--head-dim", "16,32,48,64,80", "--waves-per-eu", "0,1,2,3,4", "--num-warps", "1,2,4,8,16",
         "--num-stages", "1"]
+# --quick: 50 of them (2 BLOCK_M x 5 head dims x 5 waves_per_eu, 4 warps), for a machine too busy for 500
+QUICK = ["--variant", "baseline", "--arch", "gfx942", "--block-m", "16,32", "--block-n", "16",
+         "--head-dim", "16,32,48,64,80", "--waves-per-eu", "0,1,2,3,4", "--num-warps", "4", "--num-stages", "1"]
 BEGIN, END = "<!-- grid-speed -->", "<!-- /grid-speed -->"
 
 
@@ -46,14 +49,16 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--out", type=Path, default=ROOT / "reports" / "tool-speed.md")
+    ap.add_argument("--quick", action="store_true", help="the 50-compile grid instead of the 500-compile one")
     args = ap.parse_args()
+    grid = QUICK if args.quick else GRID
 
     from distributed import LocalCluster
 
     from vgprscope.fsutil import atomic_write
     from vgprscope.report.machine import compile_only
 
-    exe = [sys.executable, "-m", "vgprscope", "analyze", *GRID, "--yes", "--format", "json"]
+    exe = [sys.executable, "-m", "vgprscope", "analyze", *grid, "--yes", "--format", "json"]
     base_env = dict(os.environ)
     base_env.pop("TRITON_INTERPRET", None)
     results = {}
@@ -85,9 +90,9 @@ def main() -> None:
 
 Machine: {machine.line()}; {cores} cores ({os.uname().machine}){"; **shared with other engineers' work during the runs** (load average above)" if shared else ""}
 
-Reproduce: `python scripts/bench_grid_speed.py --workers {args.workers}` (needs the `distributed` extra)
+Reproduce: `python scripts/bench_grid_speed.py --workers {args.workers}{' --quick' if args.quick else ''}` (needs the `distributed` extra)
 
-Grid: `vgprscope analyze {' '.join(GRID)}`: {n} specialisations, {ok} ok rows (the rest are rows with the
+Grid: `vgprscope analyze {' '.join(grid)}`: {n} specialisations, {ok} ok rows (the rest are rows with the
 compiler's or the variant's reason); the sum of the single compiles' own times is {compile_sum:.0f} s.
 Each run is a fresh process with an empty compile cache.
 
