@@ -86,7 +86,7 @@ def main() -> None:
                                           (f"Dask LocalCluster, {args.workers} workers x 1 thread, `--scheduler`",
                                            results["dask"])))
     section = f"""{BEGIN}
-## A 500-compile config grid: local pool and Dask
+## A {n}-compile config grid: local pool and Dask
 
 Machine: {machine.line()}; {cores} cores ({os.uname().machine}){"; **shared with other engineers' work during the runs** (load average above)" if shared else ""}
 
