@@ -35,9 +35,6 @@ VARIANT = {
     # sm_86 / sm_89 allow 101376 B of shared memory per block; at head dims 129-256 (tiles of 256) the
     # defaults take 147456 B (2 stages) or 114688 B (1 stage); 128 x 32 in 1 stage takes 90112 B
     "defaults_for": [{"arch": ["sm_86", "sm_89"], "head_dim": [129, 256], "set": {"block_n": 32, "num_stages": 1}}],
-    # sm_86 / sm_89 allow 101376 B of shared memory per block; at head dims 129-256 (tiles of 256) the
-    # defaults take 147456 B (2 stages) or 114688 B (1 stage); 128 x 32 in 1 stage takes 90112 B
-    "defaults_for": [{"arch": ["sm_86", "sm_89"], "head_dim": [129, 256], "set": {"block_n": 32, "num_stages": 1}}],
 }
 
 
