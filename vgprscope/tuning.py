@@ -43,6 +43,37 @@ FA2_LOOP = ("baseline", "qk-fp16-acc", "split-k")
 NOT_TILED = ("row-stream",)
 
 
+# Decode K/V tiles are staged in shared memory: num_stages - 1 key blocks of K and of V in flight, plus the
+# query tile, 2-byte elements, head dim padded to a power of two. The estimate equals what Triton 3.9
+# allocated for the 16 x 128 tile at 3 stages (sm_86 d128: 139264 B; sm_80 / sm_90 d256: 274432 B less the
+# 8 KiB it does not count). tests/test_defaults_fit.py compiles every default and checks the real bytes.
+_TILE_ELEMENT_BYTES = 2
+
+
+def _staged_bytes(cfg: dict[str, Any], head_dim: int) -> int:
+    d = max(DECODE_MIN_BLOCK_M, _pow2_at_least(head_dim))
+    kv = (max(cfg["num_stages"], 1) - 1) * cfg["block_n"] * d * 2 * _TILE_ELEMENT_BYTES
+    return kv + cfg["block_m"] * d * _TILE_ELEMENT_BYTES
+
+
+def _fit_shared(cfg: dict[str, Any], arch: str | None, head_dim: int) -> dict[str, Any]:
+    """The NVIDIA decode tile made to fit the arch's shared memory per block: fewer stages first (down to
+    2, the pipeline's minimum), then narrower key blocks (down to 32). An unknown arch keeps the tile."""
+    if arch is None:
+        return cfg
+    from .archs import NvidiaArch, get_arch
+
+    spec = get_arch(arch)
+    if not isinstance(spec, NvidiaArch):
+        return cfg
+    cfg = dict(cfg)
+    while _staged_bytes(cfg, head_dim) > spec.max_shared_per_block and cfg["num_stages"] > 2:
+        cfg["num_stages"] -= 1
+    while _staged_bytes(cfg, head_dim) > spec.max_shared_per_block and cfg["block_n"] > 32:
+        cfg["block_n"] //= 2
+    return cfg
+
+
 def _pow2_at_least(n: int) -> int:
     return 1 << max(0, (n - 1).bit_length())
 
@@ -61,7 +92,7 @@ def shape_defaults(variant: str, vendor: Vendor, arch: str | None, shape: tuple[
         cfg = {"block_m": block_m} | DECODE[vendor]
         if block_m > DECODE_WIDE_N_MAX_BLOCK_M:
             cfg["block_n"] = min(cfg["block_n"], 64)
-        return cfg
+        return _fit_shared(cfg, arch, head_dim) if vendor is Vendor.NVIDIA else cfg
     if variant in FA2_LOOP and arch in PREFILL:
         for up_to, cfg in PREFILL[arch]:
             if head_dim <= up_to:

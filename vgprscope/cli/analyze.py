@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from .app import app
+from .capture import CaptureOpt
 from .common import (
     ArchOpt, BlockMOpt, BlockNOpt, CausalOpt, Dtype, DtypeOpt, Format, FormatOpt, HeadDimOpt, JobsOpt,
     KernelDirOpt, KnobOpt, KpackOpt, MaxnregOpt, NoCacheOpt, NonKDimOpt, NumStagesOpt, NumWarpsOpt, OutputOpt, VariantOpt,
@@ -77,6 +78,7 @@ def analyze(
     kernel_dir: KernelDirOpt = None,
     no_cache: NoCacheOpt = False,
     wide: WideOpt = False,
+    capture: CaptureOpt = None,
     yes: YesOpt = False,
     max_compiles: MaxCompilesOpt = None,
     scheduler: SchedulerOpt = None,
@@ -90,7 +92,7 @@ def analyze(
                              num_warps=num_warps, num_stages=num_stages, waves_per_eu=waves_per_eu,
                              matrix_instr_nonkdim=matrix_instr_nonkdim, kpack=kpack, maxnreg=maxnreg, knob=knob)
     records = guarded_sweep(variant, arch, requests, jobs=jobs, use_cache=not no_cache, kernel_dir=kernel_dir,
-                            yes=yes, max_compiles=max_compiles, scheduler=scheduler)
+                            yes=yes, max_compiles=max_compiles, scheduler=scheduler, capture=capture)
     records = sort_records(group_records(records) if len(requests) > 1 else records, sort)
     code = summarize_failures(records)
     emit(render(records, format, "analyze", title="vgprscope analyze", wide=wide), output)

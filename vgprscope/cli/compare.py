@@ -7,6 +7,7 @@ from typing import Annotated, Optional
 import typer
 
 from .app import app
+from .capture import CaptureOpt
 from .common import WideOpt
 from .common import (
     ArchOpt, BlockMOpt, BlockNOpt, CausalOpt, Dtype, DtypeOpt, Format, FormatOpt, HeadDimOpt, JobsOpt, KernelDirOpt,
@@ -125,10 +126,9 @@ def compare(
     kernel_dir: KernelDirOpt = None,
     no_cache: NoCacheOpt = False,
     wide: WideOpt = False,
+    capture: CaptureOpt = None,
 ) -> None:
     """Each strategy's registers, spills, LDS, occupancy and memory traffic, with deltas against baseline."""
-    from dataclasses import replace
-
     from ..bench.cases import parse_shape
     from ..compare import compare as compare_lines
     from ..report import compare_view as view
@@ -144,7 +144,7 @@ def compare(
                              shape=ref_shape)
     req = requests[0]
     records = guarded_sweep(strategies, arch, requests, jobs=jobs, use_cache=not no_cache, kernel_dir=kernel_dir,
-                            yes=yes, max_compiles=max_compiles, scheduler=scheduler)
+                            yes=yes, max_compiles=max_compiles, scheduler=scheduler, capture=capture)
     code = summarize_failures(records)
     # one table per arch (and per grid point: each compared with the baseline of the same request)
     per_arch = {key: lines for key, recs in per_request(strategies, arch, requests, records, kernel_dir).items()
