@@ -84,6 +84,7 @@ def analyze(
     scheduler: SchedulerOpt = None,
 ) -> None:
     """Registers, spills, LDS and occupancy of each variant on each arch, compiled here without a GPU.
+
     Several values of a config option make a grid: every combination is compiled."""
     from ..grid import group_records, sort_records
     from .grid import grid_requests, guarded_sweep

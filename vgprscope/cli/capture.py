@@ -19,8 +19,10 @@ def capture(
     output: Annotated[Path, typer.Option("--output", "-o", help="Capture file to write (atomically)")] = Path(
         "vgprscope-capture.json"),
 ) -> None:
-    """Run COMMAND and record every distinct Triton launch specialisation it makes (GPU JIT or
-    TRITON_INTERPRET=1 on a CPU), every config of an autotuned kernel included; exits with COMMAND's code.
+    """Run COMMAND and record every distinct Triton launch specialisation it makes; exits with its code.
+
+    Works through the GPU's JIT or under TRITON_INTERPRET=1 on a CPU; every config of an autotuned kernel
+    is recorded.
 
     Analyse the file anywhere: vgprscope analyze --capture FILE --arch gfx942 --arch sm_90.
     """

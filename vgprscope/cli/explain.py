@@ -60,9 +60,10 @@ def explain(
     kernel_dir: KernelDirOpt = None,
     capture: CaptureOpt = None,
 ) -> None:
-    """Registers per live tensor of each loop (from TTGIR and the layouts) beside the allocation and seed
-    001's estimate, and spill sites by source line (default variant: baseline; with --capture, the
-    captured kernels, and the variants too when --variant is given)."""
+    """Where the registers go: registers per live tensor of each loop, and spill sites by source line.
+
+    Live tensors come from TTGIR and their layouts, beside the allocation and seed 001's estimate (default
+    variant: baseline; with --capture, the captured kernels, and the variants too when --variant is given)."""
     from ..explain import explain_tasks
     from ..sweep import sweep_tasks
     from .analyze import config_request

@@ -105,9 +105,11 @@ def frontier(
     scheduler: SchedulerOpt = None,
     capture: CaptureOpt = None,
 ) -> None:
-    """Compile each kernel at every occupancy level of its arch (AMD: waves_per_eu 1..max; NVIDIA: maxnreg at
-    each blocks/SM step, then the smallest spill-free maxnreg by bisection): spills, scratch and the limiter
-    per level, and the highest occupancy reached without spilling."""
+    """The highest occupancy each kernel reaches without spilling, and the price of the next level.
+
+    Each kernel is compiled at every occupancy level of its arch (AMD: waves_per_eu 1..max; NVIDIA: maxnreg
+    at each blocks/SM step, then the smallest spill-free maxnreg by bisection): spills, scratch and the
+    limiter per level."""
     from ..report import frontier_view as view
     from ..report.machine import compile_only
     from .grid import grid_requests

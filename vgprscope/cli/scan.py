@@ -23,8 +23,10 @@ def scan(
     jobs: JobsOpt = None,
     no_cache: NoCacheOpt = False,
 ) -> None:
-    """Registers, spills, LDS and occupancy of the kernels in a Triton cache, read from the stored AMDGCN /
-    cubin for the arch each was built for; partial or corrupt entries are rows with the reason."""
+    """Registers, spills, LDS and occupancy of the kernels in a Triton cache (what a GPU run compiled).
+
+    Read from the stored AMDGCN / cubin for the arch each was built for (--arch recompiles their TTIR for
+    others); partial or corrupt entries are rows with the reason."""
     from ..scan import scan as scan_cache
     from ..sources.triton_cache import default_dir
     from ..sweep import select_archs
