@@ -7,7 +7,7 @@ spills and LDS of any of its kernels, the worst occupancy, and the whole variant
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from .records import AmdUsage, NvidiaUsage, Record
@@ -31,7 +31,6 @@ class VariantLine:
     occupancy_pct: float | None
     limiter: str
     traffic: Any = None  # model.Traffic of the whole variant
-    deltas: tuple[tuple[str, str], ...] = field(default=())  # metric -> "+12", "-1 step", "="
     frontier: Any = None  # frontier.VariantFrontier, when compare --frontier compiled the levels
 
     @property
@@ -78,38 +77,13 @@ def variant_line(kernels: Sequence[Record]) -> VariantLine:
     )
 
 
-# metric, attribute, does a larger value mean worse
-DELTA_METRICS = (("regs", "regs", True), ("spills", "spills", True), ("scratch", "scratch", True),
-                 ("lds", "lds", True), ("occupancy", "occupancy", False))
-
-
-def delta(value: int | None, ref: int | None, larger_is_worse: bool) -> str:
-    """'+N' worse, '-N' better, '=' same (signs say worse/better, not up/down); 'x' not comparable."""
-    if value is None or ref is None:
-        return "x"
-    if value == ref:
-        return "="
-    worse = (value > ref) == larger_is_worse
-    return f"{'+' if worse else '-'}{abs(value - ref)}"
-
-
-def with_deltas(lines: Sequence[VariantLine]) -> list[VariantLine]:
-    from dataclasses import replace
-
-    ref = next((ln for ln in lines if ln.variant == REFERENCE), None)
-    out = []
-    for ln in lines:
-        ds = tuple((m, delta(getattr(ln, a), getattr(ref, a) if ref else None, w)) for m, a, w in DELTA_METRICS)
-        out.append(replace(ln, deltas=ds))
-    return out
-
-
 def compare(records: Sequence[Record]) -> dict[str, list[VariantLine]]:
-    """Records of one sweep -> per arch, one line per variant (kernels grouped), with deltas vs baseline."""
+    """Records of one sweep -> per arch, one line per variant (kernels grouped); the deltas against
+    REFERENCE are the view's (report/compare_view.py, through report/deltas.py)."""
     groups: dict[tuple[str, str, str], list[Record]] = {}
     for r in records:
         groups.setdefault((r.arch, r.variant, r.config.key()), []).append(r)
     per_arch: dict[str, list[VariantLine]] = {}
     for (arch, _, _), kernels in groups.items():
         per_arch.setdefault(arch, []).append(variant_line(kernels))
-    return {arch: with_deltas(lines) for arch, lines in per_arch.items()}
+    return per_arch
