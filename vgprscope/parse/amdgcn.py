@@ -14,6 +14,7 @@ Sources of each field:
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 import yaml
 
@@ -30,7 +31,7 @@ _SPILL_RE = re.compile(r";\s*\d+-byte (?:Folded )?(Spill|Reload)\b")
 _LABEL_RE = re.compile(r"^(?:\.LBB\d+_\d+:|; %bb\.\d+:)")
 _DEPTH_RE = re.compile(r"Depth=(\d+)")
 _CLAUSE_RE = re.compile(r"^\s*s_clause\s+0x([0-9a-fA-F]+)")
-_INST_RE = re.compile(r"^\s+[a-z][a-z0-9_]*(?:\s|$)")
+_INST_RE = re.compile(r"^\s+([a-z][a-z0-9_]*)(?:\s|$)")
 _DESCRIPTOR_RE = r"^\s*\.amdhsa_kernel\s+{name}\s*$(.*?)^\s*\.end_amdhsa_kernel"
 
 
@@ -87,20 +88,24 @@ def kernel_info(body: str) -> dict[str, int]:
     return out
 
 
-def spill_instructions(body: str) -> tuple[int, int, int]:
-    """(spill stores, spill reloads, of those inside a loop), counted per memory instruction."""
-    if not _SPILL_RE.search(body):  # no spill or reload mark anywhere: nothing to count (most kernels)
-        return 0, 0, 0
-    stores = loads = in_loop = 0
+def spill_marks(body: str) -> Iterator[tuple[int, bool, bool, str]]:
+    """Each spill memory instruction of a function body: (its line index, a store?, inside a loop?, mnemonic).
+
+    LLVM annotates them ``; N-byte [Folded ]Spill`` / ``Reload``; an annotated ``s_clause`` covers its next
+    N + 1 instructions; an instruction is in a loop when its basic block's comment gives a loop ``Depth=``.
+    The one walk behind the counts here and the spill sites of ``parse.lineinfo``."""
+    if not _SPILL_RE.search(body):  # no spill or reload mark anywhere: nothing to walk (most kernels)
+        return
     depth = 0
     pending_kind: str | None = None  # an annotated s_clause: its next N instructions are spills
     pending_left = 0
-    for line in body.splitlines():
+    for i, line in enumerate(body.splitlines()):
         if _LABEL_RE.match(line):
             d = _DEPTH_RE.search(line)
             depth = int(d.group(1)) if d else 0
             continue
-        if not _INST_RE.match(line):
+        inst = _INST_RE.match(line)
+        if not inst:
             continue
         kind: str | None = None
         clause = _CLAUSE_RE.match(line)
@@ -114,14 +119,17 @@ def spill_instructions(body: str) -> tuple[int, int, int]:
             kind = pending_kind
         elif mark:
             kind = mark.group(1)
-        if kind is None:
-            continue
-        if kind == "Spill":
-            stores += 1
-        else:
-            loads += 1
-        if depth > 0:
-            in_loop += 1
+        if kind is not None:
+            yield i, kind == "Spill", depth > 0, inst.group(1)
+
+
+def spill_instructions(body: str) -> tuple[int, int, int]:
+    """(spill stores, spill reloads, of those inside a loop), counted per memory instruction."""
+    stores = loads = in_loop = 0
+    for _, store, loop, _ in spill_marks(body):
+        stores += store
+        loads += not store
+        in_loop += loop
     return stores, loads, in_loop
 
 

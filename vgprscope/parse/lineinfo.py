@@ -19,7 +19,7 @@ import os
 import re
 from dataclasses import dataclass
 
-from .amdgcn import _function_body, kernel_metadata
+from .amdgcn import _function_body, kernel_metadata, spill_marks
 
 NO_LINE = "<no line>"  # an instruction the compiler placed without a source line (line 0)
 
@@ -35,11 +35,6 @@ class SpillInstruction:
 # ---- AMD ----
 
 _LOC_COMMENT_RE = re.compile(r"^\s*\.loc\s+\d+\s+(\d+)\s+\d+[^;]*;\s*(.*)$")
-_SPILL_RE = re.compile(r";\s*\d+-byte (?:Folded )?(Spill|Reload)\b")
-_LABEL_RE = re.compile(r"^(?:\.LBB\d+_\d+:|; %bb\.\d+:)")
-_DEPTH_RE = re.compile(r"Depth=(\d+)")
-_CLAUSE_RE = re.compile(r"^\s*s_clause\s+0x([0-9a-fA-F]+)")
-_INST_RE = re.compile(r"^\s+([a-z][a-z0-9_]*)(?:\s|$)")
 
 
 def amd_loc_chain(comment: str) -> tuple[str, ...]:
@@ -58,39 +53,17 @@ def amdgcn_spills(text: str, kernel: str | None = None) -> list[SpillInstruction
     """Every spill store and reload of the kernel's function body with its source line chain."""
     name = kernel_metadata(text, kernel)[".name"]
     body = _function_body(text, name)
+    marks = {i: (store, loop, mnemonic) for i, store, loop, mnemonic in spill_marks(body)}
     out: list[SpillInstruction] = []
-    depth = 0
     location: tuple[str, ...] = (NO_LINE,)
-    pending_kind: str | None = None
-    pending_left = 0
-    for line in body.splitlines():
+    for i, line in enumerate(body.splitlines() if marks else ()):
         loc = _LOC_COMMENT_RE.match(line)
         if loc:
             location = (NO_LINE,) if loc.group(1) == "0" else amd_loc_chain(loc.group(2))
-            continue
-        if _LABEL_RE.match(line):
-            d = _DEPTH_RE.search(line)
-            depth = int(d.group(1)) if d else 0
-            continue
-        inst = _INST_RE.match(line)
-        if not inst or inst.group(1).startswith("."):
-            continue
-        kind: str | None = None
-        clause = _CLAUSE_RE.match(line)
-        mark = _SPILL_RE.search(line)
-        if clause:
-            if mark:
-                pending_kind, pending_left = mark.group(1), int(clause.group(1), 16) + 1
-            continue
-        if pending_left:
-            pending_left -= 1
-            kind = pending_kind
-        elif mark:
-            kind = mark.group(1)
-        if kind is None:
-            continue
-        out.append(SpillInstruction(kind="store" if kind == "Spill" else "reload", location=location,
-                                    in_loop=depth > 0, instruction=inst.group(1)))
+        elif i in marks:
+            store, loop, mnemonic = marks[i]
+            out.append(SpillInstruction(kind="store" if store else "reload", location=location, in_loop=loop,
+                                        instruction=mnemonic))
     return out
 
 
