@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import NotComparableError, UnknownNameError, UsageError
-from .fsutil import atomic_write
+from .fsutil import atomic_write, read_versioned_json
 from .records import Config, Record, ResourceUsage, config_from_dict, usage_from_dict, usage_to_dict
 
 SCHEMA = "vgprscope-baseline"
@@ -301,22 +301,9 @@ def save_baseline(path: Path, baseline: Baseline) -> None:
 
 def load_baseline(path: Path) -> Baseline:
     """Read a baseline file; NotComparableError (one line) when it is missing, unreadable or corrupt."""
-    try:
-        text = Path(path).read_text()
-    except FileNotFoundError:
-        raise NotComparableError(f"no baseline at {path}; create it with `vgprscope baseline save`") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise NotComparableError(f"cannot read baseline {path}: {exc}") from None
-    try:
-        doc = json.loads(text)
-    except ValueError as exc:
-        raise NotComparableError(f"baseline {path} is not valid JSON (truncated or corrupt): {exc}") from None
-    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
-        raise NotComparableError(f"{path} is not a vgprscope baseline (no \"schema\": \"{SCHEMA}\")")
-    version = doc.get("schema_version")
-    if version != SCHEMA_VERSION:
-        raise NotComparableError(f"baseline {path} has schema version {version!r}; this vgprscope reads version "
-                                 f"{SCHEMA_VERSION}: re-create it with `vgprscope baseline save`")
+    doc = read_versioned_json(path, what="baseline", schema=SCHEMA, version=SCHEMA_VERSION,
+                              missing="create it with `vgprscope baseline save`",
+                              stale="re-create it with `vgprscope baseline save`", error=NotComparableError)
     entries = doc.get("entries")
     triton = doc.get("triton_version")
     if not isinstance(entries, dict) or not isinstance(triton, str):

@@ -6,9 +6,11 @@ traceback; ``check_writable`` finds the same reasons before any work is done.
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from .errors import OutputError
 
@@ -55,3 +57,29 @@ def atomic_write(path: str | os.PathLike, data: bytes | str) -> None:
             check_writable(path)
             raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
         raise
+
+
+def read_versioned_json(path: str | os.PathLike, *, what: str, schema: str, version: int, missing: str,
+                        stale: str, error: type[Exception]) -> dict[str, Any]:
+    """A vgprscope JSON document (baseline, capture) checked for its ``schema`` and ``schema_version``; every
+    way it can be unusable is one ``error`` line naming the file: missing (``missing`` says how to make
+    one), unreadable, not JSON (truncated or corrupt), another kind of file, another version (``stale`` says
+    what to do)."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        raise error(f"no {what} at {path}; {missing}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise error(f"cannot read {what} {path}: {exc}") from None
+    try:
+        doc = json.loads(text)
+    except ValueError as exc:
+        raise error(f"{what} {path} is not valid JSON (truncated or corrupt): {exc}") from None
+    kind = what.removesuffix(" file")
+    if not isinstance(doc, dict) or doc.get("schema") != schema:
+        raise error(f"{path} is not a vgprscope {kind} (no \"schema\": \"{schema}\")")
+    if doc.get("schema_version") != version:
+        raise error(f"{what} {path} has schema version {doc.get('schema_version')!r}; this vgprscope reads "
+                    f"version {version}: {stale}")
+    return doc

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
-from ..fsutil import atomic_write
+from ..fsutil import atomic_write, read_versioned_json
 
 SCHEMA = "vgprscope-capture"
 SCHEMA_VERSION = 1
@@ -92,22 +92,9 @@ def save_capture(path: Path, capture: Capture) -> None:
 def load_capture(path: Path) -> Capture:
     """Read a capture file; CaptureFileError (one line) when it cannot be used."""
     path = Path(path)
-    try:
-        text = path.read_text()
-    except FileNotFoundError:
-        raise CaptureFileError(f"no capture file at {path}; record one with `vgprscope capture -o {path} -- "
-                               "COMMAND`") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CaptureFileError(f"cannot read capture file {path}: {exc}") from None
-    try:
-        doc = json.loads(text)
-    except ValueError as exc:
-        raise CaptureFileError(f"capture file {path} is not valid JSON (truncated or corrupt): {exc}") from None
-    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
-        raise CaptureFileError(f"{path} is not a vgprscope capture (no \"schema\": \"{SCHEMA}\")")
-    if doc.get("schema_version") != SCHEMA_VERSION:
-        raise CaptureFileError(f"capture file {path} has schema version {doc.get('schema_version')!r}; this "
-                               f"vgprscope reads version {SCHEMA_VERSION}: capture again")
+    doc = read_versioned_json(path, what="capture file", schema=SCHEMA, version=SCHEMA_VERSION,
+                              missing=f"record one with `vgprscope capture -o {path} -- COMMAND`",
+                              stale="capture again", error=CaptureFileError)
     try:
         kernels = [CapturedKernel(k["module"], k["qualname"], k["file"], k["source_hash"], k.get("root"))
                    for k in doc["kernels"]]
