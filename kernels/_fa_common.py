@@ -98,19 +98,22 @@ def score_mask(qk, offs_m, offs_n, seqlen_q, seqlen_k, CAUSAL: tl.constexpr):
 
 
 @triton.jit
-def online_softmax_step(qk, m_i, l_i, MASKED: tl.constexpr):
+def online_softmax_step(qk, qk_scale, m_i, l_i, MASKED: tl.constexpr):
     """One FA2 update: new running max, rescale factor alpha, probabilities p and new row sum.
 
+    ``qk`` holds unscaled scores and ``qk_scale`` (> 0) the log2-domain scale: the row max is taken on the
+    raw scores and scaled once per row, and each exponent is one FMA, qk * scale - m, instead of a multiply
+    kept for the max and a subtract (the softmax's ALU work bounds the loop at head dim 128 on Hopper).
     Unmasked blocks always hold a finite score per row; masked blocks may not, and a row that has seen no
     key yet keeps m = -inf: exponentials are then taken against 0 so nothing becomes NaN.
     """
-    m_new = tl.maximum(m_i, tl.max(qk, 1))
+    m_new = tl.maximum(m_i, tl.max(qk, 1) * qk_scale)
     if MASKED:
         m_use = tl.where(m_new == float("-inf"), 0.0, m_new)
     else:
         m_use = m_new
     alpha = tl.math.exp2(m_i - m_use)
-    p = tl.math.exp2(qk - m_use[:, None])
+    p = tl.math.exp2(qk * qk_scale - m_use[:, None])
     l_new = l_i * alpha + tl.sum(p, 1)
     return m_new, alpha, p, l_new
 
@@ -149,63 +152,74 @@ def _q_slice_dot(q_rows, q_ok, k_rows, n_ok, d0, acc, HEAD_DIM: tl.constexpr, BL
 @triton.jit
 def block_scores(q, k_base, stride_kn, offs_m, start_n, offs_d, seqlen_q, seqlen_k, qk_scale,
                  BLOCK_N: tl.constexpr, HEAD_DIM: tl.constexpr, PAD_D: tl.constexpr, MASKED: tl.constexpr,
-                 CAUSAL: tl.constexpr, QK_FP16: tl.constexpr, BLOCK_DK: tl.constexpr):
-    """Log2-domain scores s = Q K^T * scale * log2(e) of the query block against keys start_n + [0, BLOCK_N).
+                 CAUSAL: tl.constexpr, QK_FP16: tl.constexpr, BLOCK_DK: tl.constexpr, TMA: tl.constexpr = False):
+    """Scores Q K^T of the query block against keys start_n + [0, BLOCK_N), -inf where masked, and the scale
+    still to apply: qk_scale (= scale * log2(e): the caller folds it into its exponents) or, with QK_FP16, 1.
 
     BLOCK_DK == 0: q is the query tile, live in registers. BLOCK_DK > 0 (remat-q): q is the block of Q row
     pointers ([BLOCK_M, 1]) and Q is re-loaded BLOCK_DK head-dim columns at a time, so no Q tile outlives
     one score block; only the slices up to HEAD_DIM are visited, padding costs nothing.
     QK_FP16 (qk-fp16-acc, fp16 inputs only): the dot accumulates in fp16 (`out_dtype`) and the score tile
     stays fp16, scaled in fp16 as in seed 003's HMMA16816 kernel; max, exp2 and sums are fp32 as usual.
+    TMA: k_base is a tensor descriptor of this head's K (``kv_sources``), loaded a [BLOCK_N, BLOCK_D] block
+    at a time (zero past the last key and the head dim) and transposed for the dot.
     """
     offs_n = start_n + tl.arange(0, BLOCK_N)
-    k_rows = k_base + offs_n[None, :] * stride_kn
     n_ok = offs_n[None, :] < seqlen_k
     if BLOCK_DK == 0:
-        k = load_tile(k_rows + offs_d[:, None], n_ok, offs_d[:, None] < HEAD_DIM, MASKED, PAD_D)
+        if TMA:
+            k = tl.trans(k_base.load([start_n, 0]))
+        else:
+            k_rows = k_base + offs_n[None, :] * stride_kn
+            k = load_tile(k_rows + offs_d[:, None], n_ok, offs_d[:, None] < HEAD_DIM, MASKED, PAD_D)
         if QK_FP16:
             qk = tl.dot(q, k, out_dtype=tl.float16) * qk_scale.to(tl.float16)
+            qk_scale = 1.0
         else:
-            qk = tl.dot(q, k) * qk_scale
+            qk = tl.dot(q, k)
     else:
         # `start_n < seqlen_k` always holds inside the loop, but it depends on the iteration: it keeps the
         # compiler from hoisting the slice loads out of the loop, which would make all of Q live again.
         # (A [1, 1] tensor, not a scalar: the interpreter turns bool tensor & bool scalar into int32.)
         q_ok = (offs_m[:, None] < seqlen_q) & (start_n + tl.zeros([1, 1], dtype=tl.int32) < seqlen_k)
+        k_rows = k_base + offs_n[None, :] * stride_kn
         # the first slice starts the sum, so no zero tile of the score shape is needed
         qk = _q_slice_dot(q, q_ok, k_rows, n_ok, 0, None, HEAD_DIM, BLOCK_DK, MASKED, PAD_D)
         for d0 in tl.static_range(BLOCK_DK, HEAD_DIM, BLOCK_DK):
             qk = _q_slice_dot(q, q_ok, k_rows, n_ok, d0, qk, HEAD_DIM, BLOCK_DK, MASKED, PAD_D)
-        qk = qk * qk_scale
     if MASKED:
         qk = score_mask(qk, offs_m, offs_n, seqlen_q, seqlen_k, CAUSAL)
-    return qk
+    return qk, qk_scale
 
 
 @triton.jit
 def kv_loop(acc, l_i, m_i, q, k_base, v_base, stride_kn, stride_vn, offs_m, offs_d, seqlen_q, seqlen_k,
             qk_scale, blk_lo, blk_hi, BLOCK_N: tl.constexpr, HEAD_DIM: tl.constexpr, PAD_D: tl.constexpr,
             MASKED: tl.constexpr, CAUSAL: tl.constexpr, PASS: tl.constexpr = ONLINE,
-            QK_FP16: tl.constexpr = False, BLOCK_DK: tl.constexpr = 0):
+            QK_FP16: tl.constexpr = False, BLOCK_DK: tl.constexpr = 0, TMA: tl.constexpr = False):
     """The loop over key blocks [blk_lo, blk_hi); MASKED selects the tail / diagonal version.
 
     PASS ONLINE: FA2, returns the updated (acc, l_i, m_i). PASS STATS: only (l_i, m_i) change; acc is
     passed through untouched and V is never read. PASS VALUE: m_i holds the final row max (0 for rows that
     see no key) and l_i the final 1 / row sum (0 for those rows); only acc changes.
+    TMA: k_base and v_base are tensor descriptors (``kv_sources``), not pointers.
     """
     for blk in range(blk_lo, blk_hi):
         offs_n = blk * BLOCK_N + tl.arange(0, BLOCK_N)
-        v_ptrs = v_base + offs_n[:, None] * stride_vn + offs_d[None, :]
-        qk = block_scores(q, k_base, stride_kn, offs_m, blk * BLOCK_N, offs_d, seqlen_q, seqlen_k, qk_scale,
-                          BLOCK_N, HEAD_DIM, PAD_D, MASKED, CAUSAL, QK_FP16, BLOCK_DK)
+        qk, scale = block_scores(q, k_base, stride_kn, offs_m, blk * BLOCK_N, offs_d, seqlen_q, seqlen_k, qk_scale,
+                          BLOCK_N, HEAD_DIM, PAD_D, MASKED, CAUSAL, QK_FP16, BLOCK_DK, TMA)
         if PASS == STATS:
-            m_i, _, _, l_i = online_softmax_step(qk, m_i, l_i, MASKED)
+            m_i, _, _, l_i = online_softmax_step(qk, scale, m_i, l_i, MASKED)
         else:
             if PASS == VALUE:
-                p = tl.math.exp2(qk - m_i[:, None]) * l_i[:, None]
+                p = tl.math.exp2(qk * scale - m_i[:, None]) * l_i[:, None]
             else:
-                m_i, alpha, p, l_i = online_softmax_step(qk, m_i, l_i, MASKED)
-            v = load_tile(v_ptrs, offs_n[:, None] < seqlen_k, offs_d[None, :] < HEAD_DIM, MASKED, PAD_D)
+                m_i, alpha, p, l_i = online_softmax_step(qk, scale, m_i, l_i, MASKED)
+            if TMA:
+                v = v_base.load([blk * BLOCK_N, 0])
+            else:
+                v_ptrs = v_base + offs_n[:, None] * stride_vn + offs_d[None, :]
+                v = load_tile(v_ptrs, offs_n[:, None] < seqlen_k, offs_d[None, :] < HEAD_DIM, MASKED, PAD_D)
             if PASS == ONLINE:
                 acc = acc * alpha[:, None]
             acc += tl.dot(p.to(v.dtype), v)
@@ -213,20 +227,42 @@ def kv_loop(acc, l_i, m_i, q, k_base, v_base, stride_kn, stride_vn, offs_m, offs
 
 
 @triton.jit
+def kv_sources(k_base, v_base, stride_kn, stride_vn, seqlen_k, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr,
+               HEAD_DIM: tl.constexpr, TMA: tl.constexpr):
+    """Where the K/V loop reads this head's keys and values: the pointers themselves, or with TMA tensor
+    descriptors over the head's (seqlen_k, HEAD_DIM) rows (TMA on sm_90+, plain loads elsewhere). A
+    descriptor zero-fills what lies outside those bounds, so the tail block and the padded head-dim columns
+    need no mask, and no load crosses into the next head. It needs 16-byte aligned head bases and row
+    strides (the launch checks them: a head dim that is a multiple of 8 in fp16 / bf16)."""
+    if TMA:
+        k_src = tl.make_tensor_descriptor(k_base, shape=[seqlen_k, HEAD_DIM], strides=[stride_kn, 1],
+                                          block_shape=[BLOCK_N, BLOCK_D])
+        v_src = tl.make_tensor_descriptor(v_base, shape=[seqlen_k, HEAD_DIM], strides=[stride_vn, 1],
+                                          block_shape=[BLOCK_N, BLOCK_D])
+    else:
+        k_src = k_base
+        v_src = v_base
+    return k_src, v_src
+
+
+@triton.jit
 def fa2_attend(q, k_base, v_base, stride_kn, stride_vn, offs_m, offs_d, seqlen_q, seqlen_k, qk_scale, blk_lo,
                blk_full, blk_hi, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr,
-               HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, QK_FP16: tl.constexpr, BLOCK_DK: tl.constexpr):
+               HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, QK_FP16: tl.constexpr, BLOCK_DK: tl.constexpr,
+               TMA: tl.constexpr = False):
     """FA2 over key blocks [blk_lo, blk_hi), as in ``fwd_prefill.py``: the loop is called twice, over
     [blk_lo, blk_full) with no mask math, then over the tail / diagonal blocks [blk_full, blk_hi) with
-    masks; ``acc``, ``l_i``, ``m_i`` (and a live ``q``) stay live across both. Returns them unnormalised."""
+    masks; ``acc``, ``l_i``, ``m_i`` (and a live ``q``) stay live across both. Returns them unnormalised.
+    TMA (with BLOCK_DK == 0): K and V are read through tensor descriptors (``kv_sources``)."""
     PAD_D: tl.constexpr = BLOCK_D != HEAD_DIM
+    k_base, v_base = kv_sources(k_base, v_base, stride_kn, stride_vn, seqlen_k, BLOCK_N, BLOCK_D, HEAD_DIM, TMA)
     acc = tl.zeros([BLOCK_M, BLOCK_D], dtype=tl.float32)
     m_i = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
     l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
     acc, l_i, m_i = kv_loop(acc, l_i, m_i, q, k_base, v_base, stride_kn, stride_vn, offs_m, offs_d, seqlen_q,
                             seqlen_k, qk_scale, blk_lo, blk_full, BLOCK_N, HEAD_DIM, PAD_D, False, CAUSAL, ONLINE,
-                            QK_FP16, BLOCK_DK)
+                            QK_FP16, BLOCK_DK, TMA)
     acc, l_i, m_i = kv_loop(acc, l_i, m_i, q, k_base, v_base, stride_kn, stride_vn, offs_m, offs_d, seqlen_q,
                             seqlen_k, qk_scale, blk_full, blk_hi, BLOCK_N, HEAD_DIM, PAD_D, True, CAUSAL, ONLINE,
-                            QK_FP16, BLOCK_DK)
+                            QK_FP16, BLOCK_DK, TMA)
     return acc, l_i, m_i

@@ -26,12 +26,26 @@ FALLBACK_COMPUTE_UNITS = 132
 # every head that shares a K/V head (group x Nq rows) in its M dimension, so each K/V tile is read once per
 # group instead of once per query head; Nq 1 with BLOCK_M 128 would otherwise be 127 rows of padding.
 PACK_MAX_NQ = 16
+# A tensor descriptor (knob tma) needs 16-byte aligned bases and row strides: fp16 / bf16 rows of a multiple of 8.
+TMA_HEAD_DIM_MULTIPLE = 8
+TMA_ALIGN_BYTES = 16
 # The tensors of an attention launch and which sequence length their rows follow.
 ROWS = {"Q": "m", "O": "m", "K": "n", "V": "n"}
 
 
 def _pow2(x):
     return x > 0 and x & (x - 1) == 0
+
+
+def check_tma(cfg):
+    """Why knob ``tma`` (K/V through tensor descriptors: TMA on sm_90+) cannot be used with cfg, or None."""
+    t = (cfg.get("extra") or {}).get("tma", 0)
+    if t not in (0, 1) or isinstance(t, bool):
+        return f"tma {t!r} is not allowed; allowed: 0 (pointer loads) or 1 (tensor descriptors)"
+    if t and cfg["head_dim"] % TMA_HEAD_DIM_MULTIPLE:
+        return (f"tma=1 needs 16-byte rows: a head dim that is a multiple of {TMA_HEAD_DIM_MULTIPLE}; "
+                f"head_dim {cfg['head_dim']} is not (use tma=0)")
+    return None
 
 
 def check_common(cfg, knobs=()):
@@ -171,7 +185,40 @@ def backend_options(cfg, device=None):
 
 def run(fn, grid, args, constexprs, cfg):
     """Launch ``fn`` with the arguments it takes out of ``args`` (a superset is fine)."""
+    if pick(constexprs, fn).get("TMA"):
+        check_descriptor_tensors(args)
+        ensure_allocator()
     fn[grid](**pick(args, fn), **pick(constexprs, fn), **backend_options(cfg))
+
+
+def check_descriptor_tensors(args):
+    """K and V read through tensor descriptors: every head's base and row must be 16-byte aligned."""
+    for name in ("K", "V"):
+        t = args[name]
+        x = name.lower()
+        steps = [args[f"stride_{x}b"], args[f"stride_{x}h"], args[f"stride_{x}n"]]
+        if t.data_ptr() % TMA_ALIGN_BYTES or any(s * t.element_size() % TMA_ALIGN_BYTES for s in steps):
+            raise ValueError(f"tma=1 needs {name} with 16-byte aligned heads and rows; got strides "
+                             f"{tuple(t.stride())} at address {t.data_ptr():#x} (use tma=0, or a contiguous "
+                             f"tensor with a head dim that is a multiple of {TMA_HEAD_DIM_MULTIPLE})")
+
+
+def ensure_allocator():
+    """Tensor descriptors built inside a kernel take a little global scratch per program (on sm_90+): give
+    Triton an allocator when the process has none (one already set by the caller is kept)."""
+    import triton
+    from triton.runtime import _allocation
+
+    current = _allocation._allocator
+    current = current.get() if hasattr(current, "get") else current
+    if isinstance(current, _allocation.NullAllocator):
+        triton.set_allocator(_scratch)
+
+
+def _scratch(size, alignment, stream):
+    import torch
+
+    return torch.empty(size, dtype=torch.int8, device="cuda")
 
 
 def query_blocks(nq, block_m):
@@ -188,7 +235,8 @@ def fa_constexprs(cfg, head_dim, causal, **flags):
     PACK follows cfg's shape (a launch's cfg carries the tensors' shape)."""
     _, h, nq, _, hkv = problem(cfg)
     return {"BLOCK_M": cfg["block_m"], "BLOCK_N": cfg["block_n"], "BLOCK_D": next_pow2_dim(head_dim),
-            "HEAD_DIM": head_dim, "CAUSAL": bool(causal), "PACK": packs(nq, h // hkv)} | flags
+            "HEAD_DIM": head_dim, "CAUSAL": bool(causal), "PACK": packs(nq, h // hkv),
+            "TMA": bool((cfg.get("extra") or {}).get("tma", 0))} | flags
 
 
 def tensor_shape(q, k):

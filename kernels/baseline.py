@@ -14,7 +14,7 @@ import triton
 import triton.language as tl
 
 from ._fa_common import LOG2E, fa2_attend, finalize, key_block_bounds, program_rows, row_ptrs, tile_ok
-from ._launch import check_common, launch_one_kernel, one_kernel_specs
+from ._launch import check_common, check_tma, launch_one_kernel, one_kernel_specs
 
 VARIANT = {
     "name": "baseline",
@@ -23,6 +23,7 @@ VARIANT = {
     "trades": "reference point: fewest bytes, longest live ranges",
     "kernels": ["attn_fwd"],
     "order": 0,
+    "knobs": ["tma"],  # K/V through tensor descriptors (`--knob tma=1`; TMA on sm_90+)
     "defaults": {"block_m": 128, "block_n": 64, "num_warps": {"amd": 4, "nvidia": 8}, "num_stages": {"amd": 1, "nvidia": 2}},
     # sm_86 / sm_89 allow 101376 B of shared memory per block; at head dims 129-256 (tiles of 256) the
     # defaults take 147456 B (2 stages) or 114688 B (1 stage); 128 x 32 in 1 stage takes 90112 B
@@ -35,7 +36,8 @@ def attn_fwd(Q, K, V, O, sm_scale, stride_qb, stride_qh, stride_qm, stride_kb, s
              stride_vb, stride_vh, stride_vn, stride_ob, stride_oh, stride_om, num_heads, kv_group, seqlen_q,
              seqlen_k, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr,
              HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, PACK: tl.constexpr, QK_FP16: tl.constexpr,
-             BLOCK_DK: tl.constexpr):
+             BLOCK_DK: tl.constexpr, TMA: tl.constexpr):
+    tl.static_assert(not (TMA and BLOCK_DK > 0), "tma reads whole K tiles; remat-q (BLOCK_DK) slices them")
     offs_m, head, batch, kv_head, first, last = program_rows(num_heads, kv_group, seqlen_q, BLOCK_M, PACK)
     offs_d = tl.arange(0, BLOCK_D)
     q_rows = row_ptrs(Q, batch, head, offs_m, stride_qb, stride_qh, stride_qm)[:, None]
@@ -50,7 +52,7 @@ def attn_fwd(Q, K, V, O, sm_scale, stride_qb, stride_qh, stride_qm, stride_kb, s
     n_full, n_end = key_block_bounds(first, last, seqlen_q, seqlen_k, BLOCK_N, CAUSAL)
     acc, l_i, m_i = fa2_attend(q, k_base, v_base, stride_kn, stride_vn, offs_m, offs_d, seqlen_q, seqlen_k,
                                qk_scale, 0, n_full, n_end, BLOCK_M, BLOCK_N, BLOCK_D, HEAD_DIM, CAUSAL, QK_FP16,
-                               BLOCK_DK)
+                               BLOCK_DK, TMA)
 
     o = finalize(acc, l_i)
     o_ptrs = row_ptrs(O, batch, head, offs_m, stride_ob, stride_oh, stride_om)[:, None] + offs_d[None, :]
@@ -59,7 +61,7 @@ def attn_fwd(Q, K, V, O, sm_scale, stride_qb, stride_qh, stride_qm, stride_kb, s
 
 def check_config(cfg):
     """Why this variant cannot take ``cfg`` (a KernelConfig as a dict), or None."""
-    return check_common(cfg)
+    return check_common(cfg, knobs=("tma",)) or check_tma(cfg)
 
 
 def kernel_specs(cfg, QK_FP16=False, BLOCK_DK=0):

@@ -13,7 +13,7 @@ tolerance entry (``vgprscope.tolerances``).
 """
 
 from . import baseline
-from ._launch import check_common
+from ._launch import check_common, check_tma
 
 VARIANT = {
     "name": "qk-fp16-acc",
@@ -22,6 +22,7 @@ VARIANT = {
     "trades": "score-tile registers vs accuracy of the logits (fp16 inputs only)",
     "kernels": ["attn_fwd"],
     "order": 6,
+    "knobs": ["tma"],  # K/V through tensor descriptors (`--knob tma=1`; TMA on sm_90+)
     "defaults": {"block_m": 128, "block_n": 64, "num_warps": {"amd": 4, "nvidia": 8}, "num_stages": {"amd": 1, "nvidia": 2}},
     # sm_86 / sm_89 allow 101376 B of shared memory per block; at head dims 129-256 (tiles of 256) the
     # defaults take 147456 B (2 stages) or 114688 B (1 stage); 128 x 32 in 1 stage takes 90112 B
@@ -34,7 +35,7 @@ def check_config(cfg):
     if cfg["dtype"] != "fp16":
         return (f"dtype {cfg['dtype']} cannot accumulate Q K^T in fp16: Triton allows out_dtype=float16 only "
                 "for fp16 inputs; allowed: fp16")
-    return check_common(cfg)
+    return check_common(cfg, knobs=("tma",)) or check_tma(cfg)
 
 
 def kernel_specs(cfg):

@@ -6,7 +6,7 @@ registers per thread at the same warp count; the price is twice the query blocks
 again (K/V traffic ~ Nq / BLOCK_M).
 """
 
-from ._launch import check_common
+from ._launch import check_common, check_tma
 from .baseline import kernel_specs, launch  # noqa: F401  (the protocol: this variant runs baseline's kernel)
 
 VARIANT = {
@@ -17,6 +17,7 @@ VARIANT = {
     "kernels": ["attn_fwd"],
     "order": 1,
     "caps": {"block_m": 64},  # a larger request still means small tiles: it is capped, not refused
+    "knobs": ["tma"],  # K/V through tensor descriptors (`--knob tma=1`; TMA on sm_90+)
     "defaults": {"block_m": 64, "block_n": 64, "num_warps": 4, "num_stages": {"amd": 1, "nvidia": 2}},
     # sm_86 / sm_89 allow 101376 B of shared memory per block; at head dims 129-256 2 stages take 106496 B,
     # 1 stage 73728 B
@@ -30,4 +31,4 @@ def check_config(cfg):
     """Why this variant cannot take ``cfg``, or None: it is baseline at BLOCK_M <= 64."""
     if cfg["block_m"] > MAX_BLOCK_M:
         return f"block_m {cfg['block_m']} is not a small tile; allowed: 16, 32 or 64 (larger is baseline)"
-    return check_common(cfg)
+    return check_common(cfg, knobs=("tma",)) or check_tma(cfg)

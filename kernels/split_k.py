@@ -19,8 +19,8 @@ import triton
 import triton.language as tl
 
 from ._fa_common import LOG2E, fa2_attend, tile_ok
-from ._launch import (check_common, check_num_splits, device_compute_units, example_args, fa_constexprs, grid_of,
-                      launch_args, num_splits, run, spec, tensor_shape, workspace_example_args, workspaces)
+from ._launch import (check_common, check_num_splits, check_tma, device_compute_units, example_args, fa_constexprs,
+                      grid_of, launch_args, num_splits, run, spec, tensor_shape, workspace_example_args, workspaces)
 from ._multipass import attn_merge, launch_merge, merge_constexprs, query_block, split_bounds, split_rows
 
 VARIANT = {
@@ -30,7 +30,7 @@ VARIANT = {
     "trades": "shorter per-program loops and more programs vs fp32 partials written and read back",
     "kernels": ["attn_fwd_split", "attn_merge"],
     "order": 3,
-    "knobs": ["num_splits"],  # variant-specific knobs (`--knob NAME=VALUE`)
+    "knobs": ["num_splits", "tma"],  # variant-specific knobs (`--knob NAME=VALUE`)
     "defaults": {"block_m": 128, "block_n": 64, "num_warps": {"amd": 4, "nvidia": 8}, "num_stages": {"amd": 1, "nvidia": 2}},
     # sm_86 / sm_89 allow 101376 B of shared memory per block; at head dims 129-256 (tiles of 256) the
     # defaults take 147456 B (2 stages) or 114688 B (1 stage); 128 x 32 in 1 stage takes 90112 B
@@ -42,14 +42,15 @@ VARIANT = {
 def attn_fwd_split(Q, K, V, Acc, M, L, sm_scale, stride_qb, stride_qh, stride_qm, stride_kb, stride_kh, stride_kn,
                    stride_vb, stride_vh, stride_vn, num_heads, kv_group, seqlen_q, seqlen_k, num_splits,
                    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr, HEAD_DIM: tl.constexpr,
-                   CAUSAL: tl.constexpr, PACK: tl.constexpr):
+                   CAUSAL: tl.constexpr, PACK: tl.constexpr, TMA: tl.constexpr):
     offs_m, bh, first, last, offs_d, q, k_base, v_base = query_block(Q, K, V, stride_qb, stride_qh, stride_qm,
                                                                      stride_kb, stride_kh, stride_vb, stride_vh,
                                                                      num_heads, kv_group, seqlen_q, BLOCK_M,
                                                                      BLOCK_D, HEAD_DIM, PACK)
     lo, mid, hi = split_bounds(first, last, seqlen_q, seqlen_k, num_splits, BLOCK_N, CAUSAL, True)
     acc, l_i, m_i = fa2_attend(q, k_base, v_base, stride_kn, stride_vn, offs_m, offs_d, seqlen_q, seqlen_k,
-                               sm_scale * LOG2E, lo, mid, hi, BLOCK_M, BLOCK_N, BLOCK_D, HEAD_DIM, CAUSAL, False, 0)
+                               sm_scale * LOG2E, lo, mid, hi, BLOCK_M, BLOCK_N, BLOCK_D, HEAD_DIM, CAUSAL, False, 0,
+                               TMA)
     rows = split_rows(bh, offs_m, seqlen_q, tl.program_id(2), num_splits)
     tl.store(Acc + rows[:, None] * HEAD_DIM + offs_d[None, :], acc, mask=tile_ok(offs_m, offs_d, seqlen_q, HEAD_DIM))
     tl.store(M + rows, m_i, mask=offs_m < seqlen_q)
@@ -58,7 +59,7 @@ def attn_fwd_split(Q, K, V, Acc, M, L, sm_scale, stride_qb, stride_qh, stride_qm
 
 def check_config(cfg):
     """Why this variant cannot take ``cfg``, or None."""
-    return check_common(cfg, knobs=("num_splits",)) or check_num_splits(cfg)
+    return check_common(cfg, knobs=("num_splits", "tma")) or check_num_splits(cfg) or check_tma(cfg)
 
 
 def kernel_specs(cfg):

@@ -75,6 +75,34 @@ def test_grouped_query_attention_matches_float64_reference_on_gpu(variant, shape
     assert res.ok, f"{variant} {shape} {dtype}: {res.message}"
 
 
+def _tma_variants():
+    from vgprscope.variants import load_variants
+
+    return [name for name, v in load_variants().items() if "tma" in v.knobs]
+
+
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+@pytest.mark.parametrize("shape", [s + (s[1],) for s in SHAPES if s[4] % 8 == 0] + GQA_SHAPES,
+                         ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("variant", _tma_variants())
+def test_tma_matches_float64_reference_on_gpu(variant, shape, dtype):
+    """Knob tma=1 (K/V through tensor descriptors: TMA on sm_90+) on the ragged, causal, padded-head-dim,
+    GQA and packed-decode shapes, at each variant's defaults otherwise."""
+    from vgprscope.correctness import check_variant
+
+    b, h, nq, nk, d, causal, hkv = shape
+    if variant == "qk-fp16-acc" and dtype == "bf16":
+        pytest.skip("qk-fp16-acc takes fp16 only (its check_config says why)")
+    from triton.runtime.errors import OutOfResources
+
+    try:
+        res = check_variant(variant, b, h, nq, nk, d, causal, dtype, "cuda", seed=sum(shape) + 1, kv_heads=hkv,
+                            tma=1)
+    except OutOfResources as exc:
+        pytest.skip(f"{variant} tma=1 at its default config cannot launch here: {exc}")
+    assert res.ok, f"{variant} tma=1 {shape} {dtype}: {res.message}"
+
+
 def test_split_count_follows_this_gpus_sm_count():
     import torch
 

@@ -229,3 +229,40 @@ def test_decode_packing_grid_and_split_count_rules():
     assert num_splits(gqa, 132) == 16 and num_splits(gqa, 304) == 37
     assert num_splits(gqa | {"extra": {"num_splits": 4}}, 132) == 4  # the knob wins
     assert num_splits({"shape": [4, 32, 4096, 4096], "block_m": 128, "block_n": 64, "extra": {}}, 132) == 1
+
+
+# Knob tma: K/V through tensor descriptors (TMA on sm_90+; the interpreter emulates the descriptor's bounds).
+# The descriptor zero-fills the tail block and the padded head-dim columns in place of the masks, so the
+# cases are the ragged, causal, padded (d40, d80) and packed-decode ones.
+TMA_VARIANTS = [name for name, v in load_variants().items() if "tma" in v.knobs]
+TMA_CASES = [
+    pytest.param(2, 2, 2, 37, 53, 40, True, "fp16", id="q37<k53-causal-d40-fp16"),
+    pytest.param(2, 1, 1, 53, 37, 80, True, "bf16", id="q53>k37-causal-d80-bf16"),
+    pytest.param(1, 2, 2, 70, 50, 128, False, "bf16", id="q70-k50-d128-bf16"),
+    pytest.param(1, 8, 2, 5, 37, 64, True, "fp16", id="packed-q5-k37-causal-g4-fp16"),
+    pytest.param(2, 4, 2, 53, 37, 80, True, "fp16", id="q53>k37-causal-g2-d80-fp16"),
+]
+
+
+def test_tma_is_offered_by_every_whole_tile_fa2_variant():
+    assert set(TMA_VARIANTS) == {"baseline", "small-tiles", "qk-fp16-acc", "split-k"}
+
+
+@pytest.mark.parametrize("variant", TMA_VARIANTS)
+@pytest.mark.parametrize(("b", "h", "hkv", "nq", "nk", "d", "causal", "dtype"), TMA_CASES)
+def test_tma_matches_float64_reference(variant, b, h, hkv, nq, nk, d, causal, dtype):
+    if variant == "qk-fp16-acc" and dtype == "bf16":
+        pytest.skip("qk-fp16-acc takes fp16 only")
+    result = check_variant(variant, b, h, nq, nk, d, causal, dtype, seed=nq * nk + d + 7, kv_heads=hkv,
+                           **small_config(variant), tma=1)
+    assert result.ok, result.message
+    assert result.nan_count == 0
+
+
+@pytest.mark.parametrize(("knob", "head_dim", "why"), [
+    (2, 64, "tma 2 is not allowed; allowed: 0 (pointer loads) or 1 (tensor descriptors)"),
+    (1, 100, "tma=1 needs 16-byte rows: a head dim that is a multiple of 8; head_dim 100 is not (use tma=0)"),
+])
+def test_tma_knob_is_checked(knob, head_dim, why):
+    with pytest.raises(ConfigError, match=why.replace("(", r"\(").replace(")", r"\)")):
+        check_variant("baseline", 1, 1, 8, 8, head_dim, False, "fp16", **SMALL, tma=knob)

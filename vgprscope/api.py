@@ -97,5 +97,9 @@ def attention(q, k, v, causal: bool = False, variant: str = "baseline", sm_scale
     if interpreting():
         patch_bf16_dot()
     scale = sm_scale if sm_scale is not None else 1.0 / math.sqrt(q.shape[-1])
+    # the kernels take each row's max on unscaled scores and scale it once: that needs a positive scale
+    if not (isinstance(scale, (int, float)) and math.isfinite(scale) and scale > 0):
+        raise UsageError(f"sm_scale {sm_scale!r} is not allowed; allowed: a positive finite number "
+                         f"(default 1/sqrt(head_dim))")
     q, k, v = (t.contiguous() for t in (q, k, v))
     return var.module().launch(q, k, v, causal, scale, cfg.as_dict())
