@@ -98,22 +98,23 @@ def score_mask(qk, offs_m, offs_n, seqlen_q, seqlen_k, CAUSAL: tl.constexpr):
 
 
 @triton.jit
-def online_softmax_step(qk, qk_scale, m_i, l_i, MASKED: tl.constexpr):
+def online_softmax_step(qk, m_i, l_i, MASKED: tl.constexpr):
     """One FA2 update: new running max, rescale factor alpha, probabilities p and new row sum.
 
-    ``qk`` holds unscaled scores and ``qk_scale`` (> 0) the log2-domain scale: the row max is taken on the
-    raw scores and scaled once per row, and each exponent is one FMA, qk * scale - m, instead of a multiply
-    kept for the max and a subtract (the softmax's ALU work bounds the loop at head dim 128 on Hopper).
     Unmasked blocks always hold a finite score per row; masked blocks may not, and a row that has seen no
     key yet keeps m = -inf: exponentials are then taken against 0 so nothing becomes NaN.
+    Scores arrive scaled (``block_scores``). Folding the scale into each exponent instead (max on raw scores,
+    one FMA qk * scale - m per score, as Triton's tutorial does) was measured at commit 85750d7: gfx942
+    128x64 -9 VGPRs, but the 16x64 decode tile +10 (3 -> 2 waves/SIMD) and sm_80 +1 to +6 registers, and
+    H100 prefill within run-to-run noise (485 vs 479 TFLOP/s); it was not kept.
     """
-    m_new = tl.maximum(m_i, tl.max(qk, 1) * qk_scale)
+    m_new = tl.maximum(m_i, tl.max(qk, 1))
     if MASKED:
         m_use = tl.where(m_new == float("-inf"), 0.0, m_new)
     else:
         m_use = m_new
     alpha = tl.math.exp2(m_i - m_use)
-    p = tl.math.exp2(qk * qk_scale - m_use[:, None])
+    p = tl.math.exp2(qk - m_use[:, None])
     l_new = l_i * alpha + tl.sum(p, 1)
     return m_new, alpha, p, l_new
 
@@ -153,8 +154,7 @@ def _q_slice_dot(q_rows, q_ok, k_rows, n_ok, d0, acc, HEAD_DIM: tl.constexpr, BL
 def block_scores(q, k_base, stride_kn, offs_m, start_n, offs_d, seqlen_q, seqlen_k, qk_scale,
                  BLOCK_N: tl.constexpr, HEAD_DIM: tl.constexpr, PAD_D: tl.constexpr, MASKED: tl.constexpr,
                  CAUSAL: tl.constexpr, QK_FP16: tl.constexpr, BLOCK_DK: tl.constexpr, TMA: tl.constexpr = False):
-    """Scores Q K^T of the query block against keys start_n + [0, BLOCK_N), -inf where masked, and the scale
-    still to apply: qk_scale (= scale * log2(e): the caller folds it into its exponents) or, with QK_FP16, 1.
+    """Log2-domain scores s = Q K^T * scale * log2(e) of the query block against keys start_n + [0, BLOCK_N).
 
     BLOCK_DK == 0: q is the query tile, live in registers. BLOCK_DK > 0 (remat-q): q is the block of Q row
     pointers ([BLOCK_M, 1]) and Q is re-loaded BLOCK_DK head-dim columns at a time, so no Q tile outlives
@@ -165,31 +165,31 @@ def block_scores(q, k_base, stride_kn, offs_m, start_n, offs_d, seqlen_q, seqlen
     at a time (zero past the last key and the head dim) and transposed for the dot.
     """
     offs_n = start_n + tl.arange(0, BLOCK_N)
+    if not TMA:  # (computed here, as before the knob existed, so that tma=0 compiles to the same code)
+        k_rows = k_base + offs_n[None, :] * stride_kn
     n_ok = offs_n[None, :] < seqlen_k
     if BLOCK_DK == 0:
         if TMA:
             k = tl.trans(k_base.load([start_n, 0]))
         else:
-            k_rows = k_base + offs_n[None, :] * stride_kn
             k = load_tile(k_rows + offs_d[:, None], n_ok, offs_d[:, None] < HEAD_DIM, MASKED, PAD_D)
         if QK_FP16:
             qk = tl.dot(q, k, out_dtype=tl.float16) * qk_scale.to(tl.float16)
-            qk_scale = 1.0
         else:
-            qk = tl.dot(q, k)
+            qk = tl.dot(q, k) * qk_scale
     else:
         # `start_n < seqlen_k` always holds inside the loop, but it depends on the iteration: it keeps the
         # compiler from hoisting the slice loads out of the loop, which would make all of Q live again.
         # (A [1, 1] tensor, not a scalar: the interpreter turns bool tensor & bool scalar into int32.)
         q_ok = (offs_m[:, None] < seqlen_q) & (start_n + tl.zeros([1, 1], dtype=tl.int32) < seqlen_k)
-        k_rows = k_base + offs_n[None, :] * stride_kn
         # the first slice starts the sum, so no zero tile of the score shape is needed
         qk = _q_slice_dot(q, q_ok, k_rows, n_ok, 0, None, HEAD_DIM, BLOCK_DK, MASKED, PAD_D)
         for d0 in tl.static_range(BLOCK_DK, HEAD_DIM, BLOCK_DK):
             qk = _q_slice_dot(q, q_ok, k_rows, n_ok, d0, qk, HEAD_DIM, BLOCK_DK, MASKED, PAD_D)
+        qk = qk * qk_scale
     if MASKED:
         qk = score_mask(qk, offs_m, offs_n, seqlen_q, seqlen_k, CAUSAL)
-    return qk, qk_scale
+    return qk
 
 
 @triton.jit
@@ -206,19 +206,20 @@ def kv_loop(acc, l_i, m_i, q, k_base, v_base, stride_kn, stride_vn, offs_m, offs
     """
     for blk in range(blk_lo, blk_hi):
         offs_n = blk * BLOCK_N + tl.arange(0, BLOCK_N)
-        qk, scale = block_scores(q, k_base, stride_kn, offs_m, blk * BLOCK_N, offs_d, seqlen_q, seqlen_k, qk_scale,
+        if not TMA:
+            v_ptrs = v_base + offs_n[:, None] * stride_vn + offs_d[None, :]
+        qk = block_scores(q, k_base, stride_kn, offs_m, blk * BLOCK_N, offs_d, seqlen_q, seqlen_k, qk_scale,
                           BLOCK_N, HEAD_DIM, PAD_D, MASKED, CAUSAL, QK_FP16, BLOCK_DK, TMA)
         if PASS == STATS:
-            m_i, _, _, l_i = online_softmax_step(qk, scale, m_i, l_i, MASKED)
+            m_i, _, _, l_i = online_softmax_step(qk, m_i, l_i, MASKED)
         else:
             if PASS == VALUE:
-                p = tl.math.exp2(qk * scale - m_i[:, None]) * l_i[:, None]
+                p = tl.math.exp2(qk - m_i[:, None]) * l_i[:, None]
             else:
-                m_i, alpha, p, l_i = online_softmax_step(qk, scale, m_i, l_i, MASKED)
+                m_i, alpha, p, l_i = online_softmax_step(qk, m_i, l_i, MASKED)
             if TMA:
                 v = v_base.load([blk * BLOCK_N, 0])
             else:
-                v_ptrs = v_base + offs_n[:, None] * stride_vn + offs_d[None, :]
                 v = load_tile(v_ptrs, offs_n[:, None] < seqlen_k, offs_d[None, :] < HEAD_DIM, MASKED, PAD_D)
             if PASS == ONLINE:
                 acc = acc * alpha[:, None]
