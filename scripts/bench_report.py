@@ -59,6 +59,11 @@ def decode_verdict(r, anchor, need, bw_share):
     misses = []
     if ratio < need:
         misses.append(f"speed missed by {(need - ratio) / need * 100:.{1 if need - ratio < 0.01 * need else 0}f} %")
+        if r.gbps_min and r.copy_gbps:
+            # what the target asks of the memory: the same least bytes in need-times less than SDPA's time
+            gbps_need = r.gbps_min * r.timing.median_ms * need / anchor.timing.median_ms
+            text += (f"; {need:.1f}x would be {anchor.timing.median_ms * 1e3 / need:.0f} us = {gbps_need:.0f} GB/s "
+                     f"= {gbps_need / r.copy_gbps * 100:.0f} % of the copy rate")
     if bw_share is not None and (share is None or share < bw_share):
         misses.append(f"bandwidth missed by {((bw_share - (share or 0)) / bw_share) * 100:.0f} %")
     return text, "met" if not misses else "; ".join(misses)
@@ -142,6 +147,27 @@ def targets(rows, tuned=()) -> list[tuple[str, str, str]]:
     return out
 
 
+def tma_table(rows) -> list[list[str]]:
+    """Knob tma against pointer loads, each variant and case at otherwise equal (default) configs: what the
+    defaults keep is the faster one, and a difference inside the two runs' spreads keeps pointer loads."""
+    out = []
+    pairs = {}
+    for r in rows:
+        if r.kind == "variant" and r.timing:
+            pairs.setdefault((r.case, r.name), {})["tma=1" in r.config] = r
+    for (case, name), pair in pairs.items():
+        if len(pair) < 2:
+            continue
+        ptr, tma = pair[False], pair[True]
+        ratio = ptr.timing.median_ms / tma.timing.median_ms
+        spread = ptr.timing.spread_ms + tma.timing.spread_ms
+        faster = tma.timing.median_ms + spread < ptr.timing.median_ms
+        out.append([case.label(), name, ptr.config.replace(" tma=0", ""), f"{ptr.timing.median_ms * 1e3:.0f} ± {ptr.timing.spread_ms * 1e3:.0f}",
+                    f"{tma.timing.median_ms * 1e3:.0f} ± {tma.timing.spread_ms * 1e3:.0f}", f"{ratio:.2f}x",
+                    "tma" if faster else "pointer loads"])
+    return out
+
+
 def why_missed(rows, tuned) -> str:
     """The reading of a missed cuDNN target, from this run's own resource rows."""
     best = [r for r in list(tuned) + list(rows) if r.name == "baseline" and r.case.seqlen_q == 4096
@@ -155,9 +181,10 @@ def why_missed(rows, tuned) -> str:
             "tile's loads (TMA) and the softmax of one tile with the wgmma of another in specialised warp "
             "groups (FA3-style ping-pong), which a single-warpgroup Triton loop does not do. Triton's "
             "`tl.range(..., warp_specialize=True)` would be the way in Triton; on this loop it fails to compile "
-            "for sm_90 with Triton 3.6 and 3.9 ('PassManager::run failed'; `python scripts/probe_warp_specialize.py`). Closing the gap "
-            "needs tensor-descriptor (TMA) loads plus warp specialisation once Triton supports it on Hopper "
-            "for this loop shape.\n")
+            "for sm_90 with Triton 3.6 and 3.9 ('PassManager::run failed'; `python scripts/probe_warp_specialize.py`). "
+            "Tensor-descriptor (TMA) loads alone do not close it: see the TMA section below (knob tma=1 against "
+            "pointer loads at the same config). Closing the gap needs warp specialisation once Triton supports "
+            "it on Hopper for this loop shape.\n")
 
 
 def charts(rows, out: Path, gpu_slug: str) -> list[str]:
@@ -217,6 +244,9 @@ def main() -> None:
     ap.add_argument("--strategies", default="all")
     ap.add_argument("--autotune-targets", action="store_true",
                     help="also autotune every variant at the target cases (B4 H32 N4096 D128, causal and not)")
+    ap.add_argument("--tma", action="store_true",
+                    help="also time knob tma=1 (K/V through tensor descriptors) against pointer loads at the prefill "
+                         "target cases (baseline) and the decode target cases (split-k), defaults otherwise")
     ap.add_argument("--autotune-decode", default="",
                     help="comma-separated variants to autotune at issue 13's three decode target cases")
     args = ap.parse_args()
@@ -241,6 +271,7 @@ def main() -> None:
     signal.signal(signal.SIGTERM, stop)
     rows: list = []
     tuned: list = []
+    tma_rows: list = []
     cut = ""
     prefill_targets = (build_cases(["4,32,4096,4096"], None, 128, "fp16", False)
                        + build_cases(["4,32,4096,4096"], None, 128, "fp16", True))
@@ -269,6 +300,14 @@ def main() -> None:
                                    rep_ms=args.rep_ms, time_budget_s=args.budget_s, autotune=True, anchors=False),
                       on_progress=lambda d, t, w: print(f"[tune {d}/{t}] {w}", file=sys.stderr, flush=True),
                       rows=tuned)
+        if args.tma:
+            dec = [",".join(map(str, (b, h, nq, nk, hkv))) for (b, h, hkv, nq, nk), _, _ in DECODE_TARGETS]
+            for variant, cases in (("baseline", prefill_targets), ("split-k", build_cases(dec, None, 128, "fp16", False))):
+                for t in (0, 1):
+                    run_bench(gpu, cases, BenchOptions(variants=(variant,), request=ConfigRequest(extra=(("tma", t),)),
+                                                       rep_ms=args.rep_ms, time_budget_s=args.budget_s, anchors=False),
+                              on_progress=lambda d, tot, w: print(f"[tma {d}/{tot}] {w}", file=sys.stderr, flush=True),
+                              rows=tma_rows)
     except KeyboardInterrupt:
         done = len({r.case for r in rows})
         cut = (f"\n**Incomplete run:** stopped after measurements of {done} of {planned} cases "
@@ -280,6 +319,7 @@ def main() -> None:
     pngs = charts(rows, args.out, gslug)
     cmd = (f"python scripts/bench_report.py {' '.join('--preset ' + p for p in presets)} --rep-ms {args.rep_ms:g} "
            f"--budget-s {args.budget_s:g}{' --autotune-targets' if args.autotune_targets else ''}"
+           f"{' --tma' if args.tma else ''}"
            + (f" --autotune-decode {args.autotune_decode}" if args.autotune_decode else ""))
     text = (f"# vgprscope bench on {gpu.name}\n\nMachine: {m.line()}\n\nReproduce (on the GPU): `{cmd}`\n\n"
             "Timings: median of `triton.testing.do_bench` runs (L2 flushed before each, warm-up first, inputs "
@@ -301,6 +341,13 @@ def main() -> None:
                "(`vgprscope.bench.runner.AUTOTUNE_GRID`, `AUTOTUNE_DECODE_GRID` at Nq <= 16) that passed the "
                "gate, timed again in full.\n\n"
                + to_markdown(tuned, m).split("\n\n", 1)[1] if tuned else "")
+            + ("\n## Tensor-descriptor (TMA) loads against pointer loads\n\nKnob `tma=1` reads K and V through "
+               "tensor descriptors made in the kernel (`tl.make_tensor_descriptor`: TMA on sm_90+), `tma=0` through "
+               "pointer loads (cp.async when pipelined), each variant at the same default config otherwise; times in "
+               "us, median ± IQR/2. The defaults keep what is faster beyond both spreads, and pointer loads "
+               "otherwise.\n\n" + md_table(["case", "variant", "config", "pointer loads (us)", "tma=1 (us)",
+                                            "tma speed-up", "kept"], tma_table(tma_rows))
+               if tma_rows else "")
             + "\n## Every measurement\n\n" + to_markdown(rows, m).split("\n\n", 1)[1]
             + f"\nCSV (one row per measurement): [{csv_name}]({csv_name})\n\n"
             + "".join(f"![{p}]({p})\n\n" for p in pngs))

@@ -16,9 +16,14 @@ class Timing:
     max_ms: float
     runs: int
 
+    @property
+    def spread_ms(self) -> float:
+        """Half the interquartile range: the ``±`` of every timing vgprscope prints."""
+        return (self.q3_ms - self.q1_ms) / 2
+
     def label(self) -> str:
         """hyperfine style: median ± half the interquartile range."""
-        return f"{self.median_ms:.3f} ± {(self.q3_ms - self.q1_ms) / 2:.3f}"
+        return f"{self.median_ms:.3f} ± {self.spread_ms:.3f}"
 
 
 def summarize(times_ms: Sequence[float]) -> Timing:
