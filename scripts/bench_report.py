@@ -247,6 +247,9 @@ def main() -> None:
     ap.add_argument("--tma", action="store_true",
                     help="also time knob tma=1 (K/V through tensor descriptors) against pointer loads at the prefill "
                          "target cases (baseline) and the decode target cases (split-k), defaults otherwise")
+    ap.add_argument("--cuda-graph-decode", action="store_true",
+                    help="time the decode cases (Nq <= 16) again as CUDA graph replays, variants and SDPA alike, and "
+                         "state the decode targets on those times too (and time the decode tma rows that way)")
     ap.add_argument("--autotune-decode", default="",
                     help="comma-separated variants to autotune at issue 13's three decode target cases")
     args = ap.parse_args()
@@ -272,6 +275,7 @@ def main() -> None:
     rows: list = []
     tuned: list = []
     tma_rows: list = []
+    graph_rows: list = []
     cut = ""
     prefill_targets = (build_cases(["4,32,4096,4096"], None, 128, "fp16", False)
                        + build_cases(["4,32,4096,4096"], None, 128, "fp16", True))
@@ -300,12 +304,19 @@ def main() -> None:
                                    rep_ms=args.rep_ms, time_budget_s=args.budget_s, autotune=True, anchors=False),
                       on_progress=lambda d, t, w: print(f"[tune {d}/{t}] {w}", file=sys.stderr, flush=True),
                       rows=tuned)
+        if args.cuda_graph_decode:
+            decode_cases = [c for p in presets for c in preset_cases(p) if c.seqlen_q <= 16]
+            run_bench(gpu, decode_cases, BenchOptions(variants=names, request=ConfigRequest(), rep_ms=args.rep_ms,
+                                                      time_budget_s=args.budget_s, cuda_graph=True),
+                      on_progress=lambda d, t, w: print(f"[graph {d}/{t}] {w}", file=sys.stderr, flush=True),
+                      rows=graph_rows)
         if args.tma:
             dec = [",".join(map(str, (b, h, nq, nk, hkv))) for (b, h, hkv, nq, nk), _, _ in DECODE_TARGETS]
             for variant, cases in (("baseline", prefill_targets), ("split-k", build_cases(dec, None, 128, "fp16", False))):
                 for t in (0, 1):
                     run_bench(gpu, cases, BenchOptions(variants=(variant,), request=ConfigRequest(extra=(("tma", t),)),
-                                                       rep_ms=args.rep_ms, time_budget_s=args.budget_s, anchors=False),
+                                                       rep_ms=args.rep_ms, time_budget_s=args.budget_s, anchors=False,
+                                                       cuda_graph=args.cuda_graph_decode and variant == "split-k"),
                               on_progress=lambda d, tot, w: print(f"[tma {d}/{tot}] {w}", file=sys.stderr, flush=True),
                               rows=tma_rows)
     except KeyboardInterrupt:
@@ -319,7 +330,7 @@ def main() -> None:
     pngs = charts(rows, args.out, gslug)
     cmd = (f"python scripts/bench_report.py {' '.join('--preset ' + p for p in presets)} --rep-ms {args.rep_ms:g} "
            f"--budget-s {args.budget_s:g}{' --autotune-targets' if args.autotune_targets else ''}"
-           f"{' --tma' if args.tma else ''}"
+           f"{' --tma' if args.tma else ''}{' --cuda-graph-decode' if args.cuda_graph_decode else ''}"
            + (f" --autotune-decode {args.autotune_decode}" if args.autotune_decode else ""))
     text = (f"# vgprscope bench on {gpu.name}\n\nMachine: {m.line()}\n\nReproduce (on the GPU): `{cmd}`\n\n"
             "Timings: median of `triton.testing.do_bench` runs (L2 flushed before each, warm-up first, inputs "
@@ -341,10 +352,20 @@ def main() -> None:
                "(`vgprscope.bench.runner.AUTOTUNE_GRID`, `AUTOTUNE_DECODE_GRID` at Nq <= 16) that passed the "
                "gate, timed again in full.\n\n"
                + to_markdown(tuned, m).split("\n\n", 1)[1] if tuned else "")
+            + ("\n## Decode as CUDA graph replays\n\nThe decode cases again, every variant and SDPA backend timed as "
+               "the replay of a CUDA graph of its call (`bench --cuda-graph`): the GPU's own time, without the "
+               "host's launch cost that the eager times above carry wherever a launch is shorter than Python "
+               "takes to issue it (split-k is two kernels with about 25 arguments each). Serving engines run "
+               "decode this way.\n\n"
+               + md_table(["target", "measured", "verdict"], decode_targets(graph_rows)) + "\n"
+               + md_table(["case", "split-k", "verdict", "fastest variant", "verdict"], decode_table(graph_rows))
+               + "\n" + to_markdown(graph_rows, m).split("\n\n", 1)[1]
+               if graph_rows else "")
             + ("\n## Tensor-descriptor (TMA) loads against pointer loads\n\nKnob `tma=1` reads K and V through "
                "tensor descriptors made in the kernel (`tl.make_tensor_descriptor`: TMA on sm_90+), `tma=0` through "
                "pointer loads (cp.async when pipelined), each variant at the same default config otherwise; times in "
-               "us, median ± IQR/2. The defaults keep what is faster beyond both spreads, and pointer loads "
+               "us, median ± IQR/2" + (" (split-k's decode rows as CUDA graph replays)" if args.cuda_graph_decode else "")
+               + ". The defaults keep what is faster beyond both spreads, and pointer loads "
                "otherwise.\n\n" + md_table(["case", "variant", "config", "pointer loads (us)", "tma=1 (us)",
                                             "tma speed-up", "kept"], tma_table(tma_rows))
                if tma_rows else "")

@@ -116,3 +116,26 @@ def test_bandwidth_columns_say_what_they_count_and_mark_l2_served_figures():
     assert "above this GPU's device-to-device copy bandwidth measured in this run (3000 GB/s" in md
     plain = RENDERERS["md"]([with_bandwidth(row, copy_gbps=9000.0)], compile_only())
     assert "| 2685 | 5000 |" in plain and "served by the L2" not in plain
+
+
+def test_cuda_graph_times_are_labelled_in_every_format():
+    from vgprscope.bench.output import RENDERERS, timing_note
+    from vgprscope.bench.runner import BenchRow
+    from vgprscope.report.machine import compile_only
+
+    case = Case(1, 32, 1, 8192, 128, False, "fp16", 8)
+    graph = BenchRow(case=case, name="split-k", kind="variant", status="ok", timing=summarize([0.03] * 4, "graph"))
+    eager = BenchRow(case=case, name="sdpa-cudnn", kind="anchor", status="ok", timing=summarize([0.03] * 4))
+    m = compile_only()
+    assert timing_note([eager]) == ""
+    assert timing_note([graph]).startswith("Times are CUDA graph replays (--cuda-graph)")
+    assert "compare like with like" in timing_note([graph, eager])
+    assert "Times are CUDA graph replays" in RENDERERS["md"]([graph], m)
+    assert "Times are CUDA graph replays" in RENDERERS["table"]([graph], m)
+    doc = json.loads(RENDERERS["json"]([graph, eager], m))
+    assert [r["timing_mode"] for r in doc["rows"]] == ["graph", "eager"]
+
+
+def test_bench_offers_cuda_graph_timing():
+    res = CliRunner().invoke(app, ["bench", "--help"], env={"COLUMNS": "160"})
+    assert "--cuda-graph" in res.stdout and "launch cost" in res.stdout

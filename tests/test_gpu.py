@@ -162,6 +162,28 @@ def test_bench_smoke_gates_then_times():
     assert {"sdpa-flash", "sdpa-cudnn", "sdpa-efficient"} <= set(by)
 
 
+def test_bench_cuda_graph_replay_gates_then_times():
+    """--cuda-graph: variants (two kernels, workspaces allocated in the call) and SDPA are captured and
+    replayed; the replay of a short decode launch is no slower than its eager call, which carries the host."""
+    from vgprscope.bench.cases import Case
+    from vgprscope.bench.device import current_gpu
+    from vgprscope.bench.runner import BenchOptions, run_bench
+    from vgprscope.variants import ConfigRequest
+
+    gpu = current_gpu()
+    case = Case(1, 32, 1, 8192, 128, False, "fp16", 8)
+    timed = {}
+    for graph in (False, True):
+        rows = run_bench(gpu, [case], BenchOptions(variants=("split-k",), request=ConfigRequest(), rep_ms=20,
+                                                   cuda_graph=graph))
+        by = {r.name: r for r in rows}
+        assert by["split-k"].ok, by["split-k"].status
+        assert by["split-k"].timing.mode == ("graph" if graph else "eager")
+        assert by["sdpa-cudnn"].ok or by["sdpa-flash"].ok
+        timed[graph] = by["split-k"].timing.median_ms
+    assert timed[True] <= timed[False] * 1.05
+
+
 def test_broken_variant_gets_no_time(tmp_path):
     """A deliberately wrong kernel must fail the gate on the GPU too, and get no time."""
     from pathlib import Path

@@ -34,6 +34,16 @@ def bandwidth_note(rows: Sequence[BenchRow]) -> str:
     return text
 
 
+def timing_note(rows: Sequence[BenchRow]) -> str:
+    """How the times were taken, where any is a CUDA graph replay (``bench --cuda-graph``)."""
+    modes = {r.timing.mode for r in rows if r.timing}
+    if "graph" not in modes:
+        return ""
+    return ("Times are CUDA graph replays (--cuda-graph): one graph captured per input set and replayed with the "
+            "L2 flushed before each, the GPU's own time without the host's launch cost, as a serving engine runs "
+            "decode." + (" Some rows are eager calls: compare like with like." if "eager" in modes else ""))
+
+
 COLUMNS = [
     ("case", lambda r: r.case.label()),
     ("name", lambda r: r.name),
@@ -60,12 +70,12 @@ def to_table(rows: Sequence[BenchRow], machine: Machine, wide: bool = False) -> 
     """Grouped by case, compact unless ``wide`` (report/bench_view.py)."""
     from ..report.bench_view import table_text
 
-    return table_text(rows, COLUMNS, machine, wide=wide, legend=[bandwidth_note(rows)])
+    return table_text(rows, COLUMNS, machine, wide=wide, legend=[n for n in (bandwidth_note(rows), timing_note(rows)) if n])
 
 
 def to_markdown(rows: Sequence[BenchRow], machine: Machine) -> str:
     return (f"Machine: {machine.line()}\n\n" + md_table([h for h, _ in COLUMNS], [cells(r) for r in rows])
-            + f"\n{bandwidth_note(rows)}\n")
+            + f"\n{bandwidth_note(rows)}\n" + (f"\n{timing_note(rows)}\n" if timing_note(rows) else ""))
 
 
 def to_csv(rows: Sequence[BenchRow], machine: Machine) -> str:

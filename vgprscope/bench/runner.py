@@ -55,7 +55,7 @@ class BenchRow:
         d = {"case": self.case.label(), **asdict(self.case)}
         d |= {k: v for k, v in asdict(self).items() if k not in ("case", "timing", "extras")}
         t = self.timing
-        d |= {"median_ms": t.median_ms if t else None, "q1_ms": t.q1_ms if t else None,
+        d |= {"timing_mode": t.mode if t else None, "median_ms": t.median_ms if t else None, "q1_ms": t.q1_ms if t else None,
               "q3_ms": t.q3_ms if t else None, "min_ms": t.min_ms if t else None,
               "max_ms": t.max_ms if t else None, "runs": t.runs if t else None}
         d |= dict(self.extras)
@@ -72,6 +72,7 @@ class BenchOptions:
     time_budget_s: float = 10.0  # a variant whose modelled DRAM time exceeds this is not launched
     autotune: bool = False
     seed: int = 0
+    cuda_graph: bool = False  # time CUDA graph replays (timing.time_graph_replay), not eager calls
 
 
 def _inputs(case: Case, n_sets: int, seed: int):
@@ -201,7 +202,7 @@ def _gate_then_time(row: BenchRow, run: Callable, sets, case: Case, gate_as: str
 
     from ..compile.worker import one_line
     from .gate import check_sampled
-    from .timing import time_rotating
+    from .timing import time_graph_replay, time_rotating
 
     try:
         q, k, v = sets[0]
@@ -214,7 +215,8 @@ def _gate_then_time(row: BenchRow, run: Callable, sets, case: Case, gate_as: str
         row = replace(row, max_abs_err=check.max_abs_err, check=check.message)
         if not check.ok:
             return replace(row, status=f"failed the correctness gate: {check.message}")
-        timing = time_rotating(lambda i: run(*sets[i]), len(sets), opts.warmup_ms, opts.rep_ms)
+        timer = time_graph_replay if opts.cuda_graph else time_rotating
+        timing = timer(lambda i: run(*sets[i]), len(sets), opts.warmup_ms, opts.rep_ms)
     except torch.cuda.OutOfMemoryError:
         torch.cuda.empty_cache()
         return replace(row, status="does not fit in device memory")

@@ -44,6 +44,7 @@ def bench(
     knob: KnobGrid = None,
     autotune: Annotated[bool, typer.Option("--autotune", help="Pick each variant's best config from a small grid")] = False,
     anchors: Annotated[bool, typer.Option("--anchors/--no-anchors", help="Time torch SDPA backends too")] = True,
+    cuda_graph: Annotated[bool, typer.Option("--cuda-graph", help="Time CUDA graph replays of each launch (the GPU's time without the host's launch cost, as serving engines run decode) instead of eager calls")] = False,
     rep_ms: Annotated[float, typer.Option("--rep-ms", min=1, help="Timed milliseconds per measurement")] = 200.0,
     budget_s: Annotated[float, typer.Option("--budget-s", min=0.001, help="Skip launches the traffic model puts over this")] = 10.0,
     format: FormatOpt = Format.table,
@@ -79,7 +80,7 @@ def bench(
     if gpu.is_amd:
         err("AMD GPU: results are marked unverified until this code has been run on AMD hardware by a person")
     opts = BenchOptions(variants=names, request=req, anchors=anchors, rep_ms=rep_ms, time_budget_s=budget_s,
-                        autotune=autotune)
+                        autotune=autotune, cuda_graph=cuda_graph)
     m = machine(gpu)
     err(m.line())
     from .progress import bench_progress
