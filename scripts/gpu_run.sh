@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One device call: the GPU tests, then the bench report. Run from the repository root on a GPU machine:
 #   bash scripts/gpu_run.sh OUTDIR
-# (the device image has torch, Triton, typer, rich, pandas, pytest and pytest-xdist; no network).
+# (the device image has torch, Triton, typer, rich, pandas, pytest and pytest-xdist; no network). Pass
+# VGPRSCOPE_GIT_SHA=<the checkout's short sha> with the command: the tree's .git there is not this checkout's.
 set -uo pipefail
 out=${1:-reports}
 mkdir -p "$out"
