@@ -198,3 +198,24 @@ def test_broken_variant_gets_no_time(tmp_path):
     names = list(variants.load_variants(broken))
     res = check_variant(names[0], 1, 4, 300, 300, 64, False, "fp16", "cuda", seed=1, kernel_dir=broken)
     assert not res.ok
+
+
+def test_compare_bench_times_every_grid_point():
+    """compare --bench over a grid: each point's table gets its own timings, not the first point's."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from vgprscope.bench.device import current_gpu
+    from vgprscope.cli.app import app
+
+    arch = current_gpu().arch.name
+    res = CliRunner().invoke(app, ["compare", "--strategies", "baseline,split-k", "--arch", arch, "--head-dim", "64",
+                                   "--block-m", "64,128", "--block-n", "64", "--shape", "1,8,1024,1024", "--bench",
+                                   "--format", "json"])
+    assert res.exit_code == 0, res.output
+    tables = json.loads(res.stdout)["archs"]
+    assert sorted(tables) == [f"{arch} [block_m=128]", f"{arch} [block_m=64]"]
+    times = {key: {ln["variant"]: ln["bench"]["time (ms)"] for ln in lines} for key, lines in tables.items()}
+    assert all("±" in t for per in times.values() for t in per.values()), times
+    assert times[f"{arch} [block_m=64]"] != times[f"{arch} [block_m=128]"]

@@ -25,14 +25,16 @@ StrategiesOpt = Annotated[
 ShapeOpt = Annotated[str, typer.Option("--shape", help="B,H,Nq,Nk of the traffic model's reference problem")]
 
 
-def _bench_columns(records, req, shape, jobs):
-    """Time the variants on this GPU (its arch only) for compare --bench; None without a GPU."""
+def _bench_columns(records, requests, shape, jobs):
+    """Time the variants on this GPU (its arch only) for compare --bench, at every grid point; the columns
+    are keyed like the tables (the arch, then the point's label in a grid). None without a GPU."""
     from dataclasses import replace
 
     from ..bench.cases import Case
     from ..bench.device import current_gpu
     from ..bench.runner import BenchOptions, run_bench
     from ..errors import NoGpuError
+    from .grid import point_label, varying_axes
 
     try:
         gpu = current_gpu()
@@ -40,15 +42,20 @@ def _bench_columns(records, req, shape, jobs):
         err(f"warning: {exc}; showing compile-only columns (run compare --bench on a GPU machine)")
         return None, (), None
     names = tuple(dict.fromkeys(r.variant for r in records))
-    case = Case.of(shape, req.head_dim, req.causal, req.dtype)
-    rows = run_bench(gpu, [case], BenchOptions(variants=names, request=replace(req), anchors=False))
     headers = ("time (ms)", "TFLOP/s", "GB/s")
-    cols = {r.name: dict(zip(headers, [r.timing.label() if r.timing else r.status,
+    axes = varying_axes(requests) if len(requests) > 1 else ()
+    out = {}
+    for req in requests:
+        case = Case.of(shape, req.head_dim, req.causal, req.dtype)
+        rows = run_bench(gpu, [case], BenchOptions(variants=names, request=replace(req), anchors=False))
+        label = point_label(req, axes) if axes else ""
+        out[f"{gpu.arch.name}{' ' + label if label else ''}"] = {
+            r.name: dict(zip(headers, [r.timing.label() if r.timing else r.status,
                                        f"{r.tflops:.1f}" if r.tflops else "-", f"{r.gbps:.0f}" if r.gbps else "-"]))
             for r in rows}
     from ..bench.device import machine
 
-    return {gpu.arch.name: cols}, headers, machine(gpu)
+    return out, headers, machine(gpu)
 
 
 def _keyed(point: str, per_arch: dict) -> dict:
@@ -85,10 +92,9 @@ def _merge_extra(per_arch, a, a_headers, b, b_headers):
         return None, ()
     merged: dict = {}
     for key, lines in per_arch.items():
-        arch_name = key.split(" ")[0]
         for ln in lines:
             left = ((a or {}).get(key, {}).get(ln.variant) or dict.fromkeys(a_headers, "-")) if a_headers else {}
-            right = ((b or {}).get(arch_name, {}).get(ln.variant) or dict.fromkeys(b_headers, "-")) if b_headers else {}
+            right = ((b or {}).get(key, {}).get(ln.variant) or dict.fromkeys(b_headers, "-")) if b_headers else {}
             merged.setdefault(key, {})[ln.variant] = {**left, **right}
     return merged, headers
 
@@ -142,7 +148,6 @@ def compare(
                              num_warps=num_warps, num_stages=num_stages, waves_per_eu=waves_per_eu,
                              matrix_instr_nonkdim=matrix_instr_nonkdim, kpack=kpack, maxnreg=maxnreg, knob=knob,
                              shape=ref_shape)
-    req = requests[0]
     records = guarded_sweep(strategies, arch, requests, jobs=jobs, use_cache=not no_cache, kernel_dir=kernel_dir,
                             yes=yes, max_compiles=max_compiles, scheduler=scheduler, capture=capture)
     code = summarize_failures(records)
@@ -156,7 +161,7 @@ def compare(
                                                      max_compiles=max_compiles, scheduler=scheduler)
     per_arch = sort_lines(per_arch, sort)
     if bench:
-        b_extra, b_headers, gpu_machine = _bench_columns(records, req, ref_shape, jobs)
+        b_extra, b_headers, gpu_machine = _bench_columns(records, requests, ref_shape, jobs)
         extra, headers = _merge_extra(per_arch, extra, headers, b_extra, b_headers)
     machine = gpu_machine or compile_only()  # the GPU's line when timings came from it
     renderers = {

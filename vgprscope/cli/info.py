@@ -156,9 +156,9 @@ def variants_cmd(format: FormatOpt = Format.table, output: OutputOpt = None, ker
     directory = (kernel_dir.resolve() if kernel_dir else loader.BUNDLED_DIR)
     variants = load_variants(directory)
     rows = [{"name": v.name, "strategy": v.strategy, "seed": v.seed, "trades": v.trades,
-             "kernels": ", ".join(v.kernels)} for v in variants.values()]
+             "kernels": ", ".join(v.kernels), "knobs": ", ".join(v.knobs) or "-"} for v in variants.values()]
     as_json = [{"name": v.name, "strategy": v.strategy, "seed": v.seed, "trades": v.trades,
-                "kernels": list(v.kernels), "defaults": dict(v.defaults),
+                "kernels": list(v.kernels), "knobs": list(v.knobs), "defaults": dict(v.defaults),
                 "defaults_for": [{"arch": list(r.archs), "head_dim": list(r.head_dims) if r.head_dims else None,
                                   "set": dict(r.values)} for r in v.defaults_for],
                 "file": v.file.name,
@@ -173,6 +173,7 @@ def variants_cmd(format: FormatOpt = Format.table, output: OutputOpt = None, ker
             Column("strategy (what it trades: footnote)", lambda r: f"{r['strategy']} {notes.ref(r['name'] + ': ' + r['trades'])}",
                    wrap=True, default_only=True),
             Column("kernels", lambda r: r["kernels"], wide_only=True),
+            Column("knobs (--knob)", lambda r: r["knobs"], wide_only=True),
             Column("strategy", lambda r: r["strategy"], wide_only=True),
             Column("trades", lambda r: r["trades"], wide_only=True),
         ]
