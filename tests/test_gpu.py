@@ -207,8 +207,9 @@ def test_compare_bench_times_every_grid_point():
     from typer.testing import CliRunner
 
     from vgprscope.bench.device import current_gpu
-    from vgprscope.cli.app import app
+    from vgprscope.cli.app import _register, app
 
+    _register()  # the commands are registered when the CLI starts, not when the module is imported
     arch = current_gpu().arch.name
     res = CliRunner().invoke(app, ["compare", "--strategies", "baseline,split-k", "--arch", arch, "--head-dim", "64",
                                    "--block-m", "64,128", "--block-n", "64", "--shape", "1,8,1024,1024", "--bench",
