@@ -99,3 +99,12 @@ def test_scan_cli_and_bad_directory(cache, tmp_path):
     assert len(rows) == 4 and {r["source"] for r in rows} == {"triton-cache"}
     done = cli("scan", str(tmp_path / "nope"))
     assert done.returncode == 2 and done.stderr.strip().endswith("does not exist")
+
+
+def test_scan_of_a_file_says_it_is_a_file(tmp_path):
+    f = tmp_path / "kernel.py"
+    f.write_text("")
+    done = cli("scan", str(f))
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.strip().splitlines() == [f"vgprscope: error: {f} is a file, not a Triton cache directory; "
+                                                "give the directory (TRITON_CACHE_DIR, by default ~/.triton/cache)"]

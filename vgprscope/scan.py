@@ -32,6 +32,9 @@ class ScanResult:
 def scan(directory: Path, archs: Sequence = (), jobs: int | None = None, use_cache: bool = True,
          on_progress: Callable[[int, int], None] | None = None) -> ScanResult:
     directory = Path(directory).expanduser()
+    if directory.exists() and not directory.is_dir():
+        raise UsageError(f"{directory} is a file, not a Triton cache directory; give the directory "
+                         "(TRITON_CACHE_DIR, by default ~/.triton/cache)")
     if not directory.is_dir():
         raise UsageError(f"Triton cache directory {directory} does not exist")
     entries = read_cache(directory)
