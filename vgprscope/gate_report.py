@@ -147,7 +147,7 @@ def _columns(notes: Footnotes, labels: dict[str, str]) -> list[Column]:
         Column("arch", lambda d: d.entry.arch),
         Column("config", lambda d: labels[d.key], wrap=True, default_only=True),
         Column("config", lambda d: d.entry.config.short(), wide_only=True),
-        Column("VGPRs / regs", lambda d: _value_cell(d, _REGS), wrap=True),
+        Column("VGPRs / regs", lambda d: _value_cell(d, _REGS), wrap=True, min_width=7),
         Column("occupancy", lambda d: _value_cell(d, ("occupancy",)), wrap=True),
         Column("details", lambda d: short_details(d, notes), wrap=True, default_only=True),
         Column("details", details, wide_only=True),

@@ -243,7 +243,7 @@ def record_columns(notes: Footnotes, with_status: bool = True) -> list[Column]:
         Column("kernel", lambda r: r.kernel, wide_only=True),
         Column("arch", lambda r: r.arch),
         Column("config", lambda r: r.config.short(), wrap=True),
-        Column("VGPRs / regs", fmt_regs, wrap=True),
+        Column("VGPRs / regs", fmt_regs, wrap=True, min_width=7),  # header on two lines at most
         Column("SGPRs", fmt_sgpr, wide_only=True),
         Column("spills", fmt_spills, wrap=True, default_only=True),
         Column("spills", fmt_spills_full, wide_only=True),
