@@ -3,12 +3,7 @@
 # analyze the capture for AMD and NVIDIA, and time capture's overhead on the GPU. From the repository root:
 #   bash scripts/gpu_capture.sh OUTDIR        (liger-kernel importable: pip install liger-kernel==0.8.5)
 set -uo pipefail
-out=${1:-reports}
-mkdir -p "$out"
-export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 TRITON_INTERPRET=0
-export VGPRSCOPE_CACHE_DIR=${VGPRSCOPE_CACHE_DIR:-/tmp/vgprscope-cache}
-[ -e vgprscope/kernels/__init__.py ] || { rm -rf vgprscope/kernels; ln -s ../kernels vgprscope/kernels; }
-python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__, torch.cuda.get_device_name())"
+source scripts/gpu_env.sh "${1:-reports}"
 python3 -m vgprscope capture -o "$out/capture-gpu.json" -- python3 scripts/third_party_ops.py; echo "capture rc=$?"
 python3 -m vgprscope analyze --capture "$out/capture-gpu.json" --arch gfx942 --arch sm_90 --format csv \
   --output "$out/capture-gpu-analyze.csv"; echo "analyze rc=$?"

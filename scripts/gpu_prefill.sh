@@ -2,11 +2,7 @@
 # One device call: GPU numerics of every variant, then prefill B4 H32 N4096 D128 fp16 (causal and not) at the
 # sm_90 tiles around the default, beside SDPA.   bash scripts/gpu_prefill.sh OUTDIR
 set -uo pipefail
-out=${1:-reports}
-mkdir -p "$out"
-export PYTHONPATH=$PWD PYTHONUNBUFFERED=1 TRITON_INTERPRET=0 VGPRSCOPE_CACHE_DIR=${VGPRSCOPE_CACHE_DIR:-/tmp/vgprscope-cache}
-[ -e vgprscope/kernels/__init__.py ] || { rm -rf vgprscope/kernels; ln -s ../kernels vgprscope/kernels; }
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+source scripts/gpu_env.sh "${1:-reports}"
 timeout "${GPU_TEST_TIMEOUT:-240}" python3 -m pytest -m gpu -q -p no:cacheprovider -n 12 tests/test_gpu.py 2>&1 \
   | tee "$out/gpu-tests.log" | tail -6
 export COLUMNS=200
