@@ -46,11 +46,11 @@ def split_rows(bh, offs_m, seqlen_q, split, num_splits):
 @triton.jit
 def query_block(Q, K, V, stride_qb, stride_qh, stride_qm, stride_kb, stride_kh, stride_vb, stride_vh, num_heads,
                 kv_group, seqlen_q, BLOCK_M: tl.constexpr, BLOCK_D: tl.constexpr, HEAD_DIM: tl.constexpr,
-                PACK: tl.constexpr):
+                PACK: tl.constexpr, CAUSAL: tl.constexpr = False):
     """This program's query block (``program_rows``): row positions, their batch*head (scalar, or per row
     with PACK), the positions [first, last) they span, head-dim offsets, the Q tile (zeros past the last
     row and in the padded head-dim columns) and the K / V head bases."""
-    offs_m, head, batch, kv_head, first, last = program_rows(num_heads, kv_group, seqlen_q, BLOCK_M, PACK)
+    offs_m, head, batch, kv_head, first, last = program_rows(num_heads, kv_group, seqlen_q, BLOCK_M, PACK, CAUSAL)
     offs_d = tl.arange(0, BLOCK_D)
     ptrs = row_ptrs(Q, batch, head, offs_m, stride_qb, stride_qh, stride_qm)[:, None] + offs_d[None, :]
     q = tl.load(ptrs, mask=tile_ok(offs_m, offs_d, seqlen_q, HEAD_DIM), other=0.0)
@@ -99,7 +99,7 @@ def attn_stats(Q, K, M, L, sm_scale, stride_qb, stride_qh, stride_qm, stride_kb,
     offs_m, bh, first, last, offs_d, q, k_base, _ = query_block(Q, K, K, stride_qb, stride_qh, stride_qm,
                                                                 stride_kb, stride_kh, stride_kb, stride_kh,
                                                                 num_heads, kv_group, seqlen_q, BLOCK_M, BLOCK_D,
-                                                                HEAD_DIM, PACK)
+                                                                HEAD_DIM, PACK, CAUSAL)
     PAD_D: tl.constexpr = BLOCK_D != HEAD_DIM
     lo, mid, hi = split_bounds(first, last, seqlen_q, seqlen_k, num_splits, BLOCK_N, CAUSAL, SPLIT)
     m_i = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
@@ -124,7 +124,7 @@ def attn_value(Q, K, V, O, M, L, sm_scale, stride_qb, stride_qh, stride_qm, stri
     offs_m, bh, first, last, offs_d, q, k_base, v_base = query_block(Q, K, V, stride_qb, stride_qh, stride_qm,
                                                                      stride_kb, stride_kh, stride_vb, stride_vh,
                                                                      num_heads, kv_group, seqlen_q, BLOCK_M,
-                                                                     BLOCK_D, HEAD_DIM, PACK)
+                                                                     BLOCK_D, HEAD_DIM, PACK, CAUSAL)
     PAD_D: tl.constexpr = BLOCK_D != HEAD_DIM
     m_i, inv_l = final_stats(M, L, bh, offs_m, seqlen_q, num_splits, SPLIT)
     lo, mid, hi = split_bounds(first, last, seqlen_q, seqlen_k, num_splits, BLOCK_N, CAUSAL, SPLIT)

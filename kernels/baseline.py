@@ -38,7 +38,7 @@ def attn_fwd(Q, K, V, O, sm_scale, stride_qb, stride_qh, stride_qm, stride_kb, s
              HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, PACK: tl.constexpr, QK_FP16: tl.constexpr,
              BLOCK_DK: tl.constexpr, TMA: tl.constexpr):
     tl.static_assert(not (TMA and BLOCK_DK > 0), "tma reads whole K tiles; remat-q (BLOCK_DK) slices them")
-    offs_m, head, batch, kv_head, first, last = program_rows(num_heads, kv_group, seqlen_q, BLOCK_M, PACK)
+    offs_m, head, batch, kv_head, first, last = program_rows(num_heads, kv_group, seqlen_q, BLOCK_M, PACK, CAUSAL)
     offs_d = tl.arange(0, BLOCK_D)
     q_rows = row_ptrs(Q, batch, head, offs_m, stride_qb, stride_qh, stride_qm)[:, None]
     if BLOCK_DK == 0:

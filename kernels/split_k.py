@@ -46,7 +46,7 @@ def attn_fwd_split(Q, K, V, Acc, M, L, sm_scale, stride_qb, stride_qh, stride_qm
     offs_m, bh, first, last, offs_d, q, k_base, v_base = query_block(Q, K, V, stride_qb, stride_qh, stride_qm,
                                                                      stride_kb, stride_kh, stride_vb, stride_vh,
                                                                      num_heads, kv_group, seqlen_q, BLOCK_M,
-                                                                     BLOCK_D, HEAD_DIM, PACK)
+                                                                     BLOCK_D, HEAD_DIM, PACK, CAUSAL)
     lo, mid, hi = split_bounds(first, last, seqlen_q, seqlen_k, num_splits, BLOCK_N, CAUSAL, True)
     acc, l_i, m_i = fa2_attend(q, k_base, v_base, stride_kn, stride_vn, offs_m, offs_d, seqlen_q, seqlen_k,
                                sm_scale * LOG2E, lo, mid, hi, BLOCK_M, BLOCK_N, BLOCK_D, HEAD_DIM, CAUSAL, False, 0,

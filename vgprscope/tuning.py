@@ -11,8 +11,10 @@ on NVIDIA. The issue's hand-picked H100 decode config (BLOCK_M 16, BLOCK_N 128, 
 what this gives at B1 H32 Nq1 (369 us against 589 us at the variant defaults, issue 13).
 
 Prefill on sm_90 (H100 / H200): the tile measured fastest for the FA2 loop at each head dim (issue 13:
-128 x 128, 8 warps, 2 stages at D128, 0.77x cuDNN against 0.65-0.69x at 128 x 64; anchors.md: 128 x 64,
-4 warps at D64 on an H200). Other archs keep the variants' defaults.
+128 x 128, 8 warps at D128, 0.77x cuDNN against 0.65-0.69x at 128 x 64; anchors.md: 128 x 64, 4 warps at
+D64 on an H200). At D128, 3 stages against 2 on an H100 (B4 H32 N4096, same runs): causal 438 against 412
+and 418 against 414 TFLOP/s, non-causal within run-to-run noise either way (485 / 475, 466 / 473).
+Other archs keep the variants' defaults.
 
 row-stream is left alone: its BLOCK_M is rows per program, not a tile.
 """
@@ -36,7 +38,7 @@ DECODE_WIDE_N_MAX_BLOCK_M = 32
 # (arch, head dims up to) -> prefill tile of the FA2 loop's variants, first match wins
 PREFILL = {
     "sm_90": ((64, {"block_m": 128, "block_n": 64, "num_warps": 4, "num_stages": 2}),
-              (128, {"block_m": 128, "block_n": 128, "num_warps": 8, "num_stages": 2})),
+              (128, {"block_m": 128, "block_n": 128, "num_warps": 8, "num_stages": 3})),
 }
 # variants that run the FA2 loop with one query tile per program (the prefill table is measured for it)
 FA2_LOOP = ("baseline", "qk-fp16-acc", "split-k")
