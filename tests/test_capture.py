@@ -169,10 +169,15 @@ def test_ctrl_c_leaves_the_previous_capture_intact(tmp_path, user_capture):
     out = tmp_path / "c.json"
     shutil.copy(user_capture, out)
     before = out.read_bytes()
+    started = tmp_path / "started"
     proc = subprocess.Popen([sys.executable, "-m", "vgprscope", "capture", "-o", str(out), "--", sys.executable,
-                             "-c", "import time; time.sleep(60)"], stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
-    time.sleep(3)
+                             "-c", f"import time; open({str(started)!r}, 'w').close(); time.sleep(60)"],
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    # Ctrl-C once the command runs (a fixed sleep raced a cold start: the signal came during imports)
+    deadline = time.monotonic() + 60
+    while not started.exists() and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.1)
+    assert started.exists(), "the captured command never started"
     import os
 
     os.killpg(proc.pid, signal.SIGINT)  # the terminal sends it to the whole foreground group
