@@ -180,10 +180,15 @@ GQA_CASES = [
 @pytest.mark.parametrize("variant", VARIANTS)
 @pytest.mark.parametrize(("b", "h", "hkv", "nq", "nk", "d", "causal", "dtype"), GQA_CASES)
 def test_grouped_query_attention_matches_float64_reference(variant, b, h, hkv, nq, nk, d, causal, dtype):
+    assert_matches_reference(variant, b, h, hkv, nq, nk, d, causal, dtype, seed=nq * nk + d + hkv)
+
+
+def assert_matches_reference(variant, b, h, hkv, nq, nk, d, causal, dtype, seed, **knobs):
+    """One case at the small test tiles (and ``knobs``) against float64, no NaN; qk-fp16-acc skips bf16."""
     if variant == "qk-fp16-acc" and dtype == "bf16":
         pytest.skip("qk-fp16-acc takes fp16 only (test_variant_matches_float64_reference checks the refusal)")
-    result = check_variant(variant, b, h, nq, nk, d, causal, dtype, seed=nq * nk + d + hkv, kv_heads=hkv,
-                           **small_config(variant))
+    result = check_variant(variant, b, h, nq, nk, d, causal, dtype, seed=seed, kv_heads=hkv,
+                           **small_config(variant), **knobs)
     assert result.ok, result.message
     assert result.nan_count == 0
 
@@ -251,12 +256,7 @@ def test_tma_is_offered_by_every_whole_tile_fa2_variant():
 @pytest.mark.parametrize("variant", TMA_VARIANTS)
 @pytest.mark.parametrize(("b", "h", "hkv", "nq", "nk", "d", "causal", "dtype"), TMA_CASES)
 def test_tma_matches_float64_reference(variant, b, h, hkv, nq, nk, d, causal, dtype):
-    if variant == "qk-fp16-acc" and dtype == "bf16":
-        pytest.skip("qk-fp16-acc takes fp16 only")
-    result = check_variant(variant, b, h, nq, nk, d, causal, dtype, seed=nq * nk + d + 7, kv_heads=hkv,
-                           **small_config(variant), tma=1)
-    assert result.ok, result.message
-    assert result.nan_count == 0
+    assert_matches_reference(variant, b, h, hkv, nq, nk, d, causal, dtype, seed=nq * nk + d + 7, tma=1)
 
 
 @pytest.mark.parametrize(("knob", "head_dim", "why"), [
