@@ -172,7 +172,10 @@ def test_ctrl_c_leaves_the_previous_capture_intact(tmp_path, user_capture):
     started = tmp_path / "started"
     proc = subprocess.Popen([sys.executable, "-m", "vgprscope", "capture", "-o", str(out), "--", sys.executable,
                              "-c", f"import time; open({str(started)!r}, 'w').close(); time.sleep(60)"],
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            # a shell's background job ignores SIGINT, and an ignored SIGINT is inherited: give the
+                            # command the terminal's default, so this test runs the same however it was started
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     # Ctrl-C once the command runs (a fixed sleep raced a cold start: the signal came during imports)
     deadline = time.monotonic() + 60
     while not started.exists() and time.monotonic() < deadline and proc.poll() is None:
