@@ -37,9 +37,14 @@ def _pow2(x):
     return x > 0 and x & (x - 1) == 0
 
 
+def knob(cfg, name, default=None):
+    """The variant-specific knob ``name`` of cfg (a KernelConfig as a dict), or ``default`` when not given."""
+    return (cfg.get("extra") or {}).get(name, default)
+
+
 def check_tma(cfg):
     """Why knob ``tma`` (K/V through tensor descriptors: TMA on sm_90+) cannot be used with cfg, or None."""
-    t = (cfg.get("extra") or {}).get("tma", 0)
+    t = knob(cfg, "tma", 0)
     if t not in (0, 1) or isinstance(t, bool):
         return f"tma {t!r} is not allowed; allowed: 0 (pointer loads) or 1 (tensor descriptors)"
     if t and cfg["head_dim"] % TMA_HEAD_DIM_MULTIPLE:
@@ -70,7 +75,8 @@ def check_common(cfg, knobs=()):
     unknown = sorted(set(cfg.get("extra") or {}) - set(knobs))
     if unknown:
         return f"unknown knob {unknown[0]!r}; this variant takes: {', '.join(knobs) or 'none'}"
-    return None
+    # the knobs every FA2-loop variant may take are checked here, once; a variant's own ones by the variant
+    return check_tma(cfg) if "tma" in knobs else None
 
 
 def contiguous_strides(*shape):
@@ -185,10 +191,11 @@ def backend_options(cfg, device=None):
 
 def run(fn, grid, args, constexprs, cfg):
     """Launch ``fn`` with the arguments it takes out of ``args`` (a superset is fine)."""
-    if pick(constexprs, fn).get("TMA"):
+    own = pick(constexprs, fn)
+    if own.get("TMA"):
         check_descriptor_tensors(args)
         ensure_allocator()
-    fn[grid](**pick(args, fn), **pick(constexprs, fn), **backend_options(cfg))
+    fn[grid](**pick(args, fn), **own, **backend_options(cfg))
 
 
 def check_descriptor_tensors(args):
@@ -209,6 +216,7 @@ def ensure_allocator():
     import triton
     from triton.runtime import _allocation
 
+    # Triton keeps the allocator in a private ContextVar (3.6 to 3.9); read it as a plain value otherwise
     current = _allocation._allocator
     current = current.get() if hasattr(current, "get") else current
     if isinstance(current, _allocation.NullAllocator):
@@ -236,7 +244,7 @@ def fa_constexprs(cfg, head_dim, causal, **flags):
     _, h, nq, _, hkv = problem(cfg)
     return {"BLOCK_M": cfg["block_m"], "BLOCK_N": cfg["block_n"], "BLOCK_D": next_pow2_dim(head_dim),
             "HEAD_DIM": head_dim, "CAUSAL": bool(causal), "PACK": packs(nq, h // hkv),
-            "TMA": bool((cfg.get("extra") or {}).get("tma", 0))} | flags
+            "TMA": bool(knob(cfg, "tma", 0))} | flags
 
 
 def tensor_shape(q, k):
@@ -276,7 +284,7 @@ def num_key_blocks(cfg):
 
 def check_num_splits(cfg):
     """Why ``extra['num_splits']`` cannot be used with cfg's shape, or None (absent means: from the shape)."""
-    s = (cfg.get("extra") or {}).get("num_splits")
+    s = knob(cfg, "num_splits")
     if s is None:
         return None
     n_blocks = num_key_blocks(cfg)
@@ -294,7 +302,7 @@ def num_splits(cfg, compute_units=None):
     whose programs still fit one per SM / CU (``compute_units``, else cfg['compute_units'], else
     FALLBACK_COMPUTE_UNITS), at least 1, never more than there are key blocks, then evened out so that every
     split gets the same number of key blocks (none is left empty)."""
-    given = (cfg.get("extra") or {}).get("num_splits")
+    given = knob(cfg, "num_splits")
     if given is not None:
         return given
     units = compute_units or cfg.get("compute_units") or FALLBACK_COMPUTE_UNITS

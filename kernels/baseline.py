@@ -14,7 +14,7 @@ import triton
 import triton.language as tl
 
 from ._fa_common import LOG2E, fa2_attend, finalize, key_block_bounds, program_rows, row_ptrs, tile_ok
-from ._launch import check_common, check_tma, launch_one_kernel, one_kernel_specs
+from ._launch import check_common, launch_one_kernel, one_kernel_specs
 
 VARIANT = {
     "name": "baseline",
@@ -61,7 +61,7 @@ def attn_fwd(Q, K, V, O, sm_scale, stride_qb, stride_qh, stride_qm, stride_kb, s
 
 def check_config(cfg):
     """Why this variant cannot take ``cfg`` (a KernelConfig as a dict), or None."""
-    return check_common(cfg, knobs=("tma",)) or check_tma(cfg)
+    return check_common(cfg, knobs=("tma",))
 
 
 def kernel_specs(cfg, QK_FP16=False, BLOCK_DK=0):

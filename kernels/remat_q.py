@@ -13,7 +13,7 @@ baseline's dot with Q re-loaded every iteration.
 """
 
 from . import baseline
-from ._launch import check_common, next_pow2_dim
+from ._launch import check_common, knob, next_pow2_dim
 
 VARIANT = {
     "name": "remat-q",
@@ -36,12 +36,12 @@ MIN_BLOCK_DK = 16
 
 def block_dk(cfg):
     """The slice width the kernel uses: the knob, clamped to the padded head dim."""
-    return min(cfg["extra"].get("block_dk", 32), next_pow2_dim(cfg["head_dim"]))
+    return min(knob(cfg, "block_dk", 32), next_pow2_dim(cfg["head_dim"]))
 
 
 def check_config(cfg):
     """Why this variant cannot take ``cfg``, or None."""
-    dk = cfg["extra"].get("block_dk", 32)
+    dk = knob(cfg, "block_dk", 32)
     if not isinstance(dk, int) or dk < MIN_BLOCK_DK or dk & (dk - 1):
         return f"block_dk {dk!r} is not allowed; allowed: a power of two, {MIN_BLOCK_DK} or more"
     return check_common(cfg, knobs=("block_dk",))

@@ -6,7 +6,7 @@ registers per thread at the same warp count; the price is twice the query blocks
 again (K/V traffic ~ Nq / BLOCK_M).
 """
 
-from ._launch import check_common, check_tma
+from ._launch import check_common
 from .baseline import kernel_specs, launch  # noqa: F401  (the protocol: this variant runs baseline's kernel)
 
 VARIANT = {
@@ -31,4 +31,4 @@ def check_config(cfg):
     """Why this variant cannot take ``cfg``, or None: it is baseline at BLOCK_M <= 64."""
     if cfg["block_m"] > MAX_BLOCK_M:
         return f"block_m {cfg['block_m']} is not a small tile; allowed: 16, 32 or 64 (larger is baseline)"
-    return check_common(cfg, knobs=("tma",)) or check_tma(cfg)
+    return check_common(cfg, knobs=("tma",))

@@ -19,7 +19,7 @@ import triton
 import triton.language as tl
 
 from ._fa_common import LOG2E, fa2_attend, tile_ok
-from ._launch import (check_common, check_num_splits, check_tma, device_compute_units, example_args, fa_constexprs,
+from ._launch import (check_common, check_num_splits, device_compute_units, example_args, fa_constexprs,
                       grid_of, launch_args, num_splits, run, spec, tensor_shape, workspace_example_args, workspaces)
 from ._multipass import attn_merge, launch_merge, merge_constexprs, query_block, split_bounds, split_rows
 
@@ -59,7 +59,7 @@ def attn_fwd_split(Q, K, V, Acc, M, L, sm_scale, stride_qb, stride_qh, stride_qm
 
 def check_config(cfg):
     """Why this variant cannot take ``cfg``, or None."""
-    return check_common(cfg, knobs=("num_splits", "tma")) or check_num_splits(cfg) or check_tma(cfg)
+    return check_common(cfg, knobs=("num_splits", "tma")) or check_num_splits(cfg)
 
 
 def kernel_specs(cfg):
