@@ -366,6 +366,11 @@ class Record:
     extras: tuple[tuple[str, Any], ...] = field(default=())  # e.g. traffic-model columns
     identity: KernelIdentity | None = None  # the Triton function, whatever source it came from
     source: str = "variants"  # the kernel source that yielded the row: variants, capture, triton-cache
+    # What the row stands for within its source, whatever config it compiles: the gate compares a baseline
+    # entry with the current one of the same slot, so a changed default or autotune config is a change of
+    # that slot, not a new entry beside a missing one. Variants: the request ("defaults", "shape=1x32x1x8192x8");
+    # a capture: the autotune key and config index, or the launch's argument types and ordinal.
+    slot: str = ""
 
     @property
     def ok(self) -> bool:
@@ -383,6 +388,7 @@ class Record:
             "compile_seconds": round(self.compile_seconds, 3), "triton_version": self.triton_version,
             "source_hash": self.source_hash, "cached": self.cached, "extras": dict(self.extras),
             "identity": self.identity.as_dict() if self.identity else None, "source": self.source,
+            "slot": self.slot,
         }
 
     @classmethod
@@ -394,4 +400,5 @@ class Record:
             triton_version=d.get("triton_version", ""), source_hash=d.get("source_hash", ""),
             cached=d.get("cached", False), extras=tuple((d.get("extras") or {}).items()),
             identity=KernelIdentity.from_dict(d.get("identity")), source=d.get("source", "variants"),
+            slot=d.get("slot", ""),
         )

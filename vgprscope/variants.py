@@ -20,7 +20,7 @@ entries win. Above them: the shape's defaults (``vgprscope.tuning``), and above 
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import cache
 from pathlib import Path
 from types import ModuleType
@@ -203,6 +203,20 @@ class ConfigRequest:
     maxnreg: int | None = None
     extra: tuple[tuple[str, Any], ...] = ()
     shape: tuple[int, ...] = DEFAULT_SHAPE  # (B, H, Nq, Nk) or (B, H, Nq, Nk, H_kv)
+
+
+def request_label(req: ConfigRequest) -> str:
+    """What a request asks for beyond the defaults, as a stable one-line label: ``defaults``,
+    ``head_dim=64``, ``shape=1x32x1x8192x8``, ``block_m=64 num_splits=4`` (Record.slot of its rows)."""
+    default = ConfigRequest()
+    parts = []
+    for f in fields(ConfigRequest):
+        value = getattr(req, f.name)
+        if f.name == "extra" or value == getattr(default, f.name):
+            continue
+        parts.append(f"{f.name}={'x'.join(map(str, value)) if f.name == 'shape' else value}")
+    parts += [f"{k}={v}" for k, v in req.extra]
+    return " ".join(parts) or "defaults"
 
 
 AMD_ONLY = ("waves_per_eu", "matrix_instr_nonkdim", "kpack")

@@ -129,6 +129,7 @@ def _records(task: Task, entry: dict[str, Any], tv: str, cached: bool) -> list[R
             status=status, usage=usage, occupancy=occ, compile_seconds=k.get("seconds", 0.0),
             triton_version=tv, source_hash=spec.source_hash, cached=cached,
             identity=replace(spec.identity, qualname=k["kernel"]), source=spec.source, extras=spec.extras,
+            slot=spec.slot,
         ))
     return rows
 

@@ -59,7 +59,18 @@ def launch_config(x: CapturedLaunch) -> LaunchConfig:
         autotune=AutotunePick(at["index"], at["count"], at["declared"], tuple(at["key"])) if at else None)
 
 
-def launch_spec(x: CapturedLaunch, reason: str | None = None) -> CompileSpec:
+def launch_slot(x: CapturedLaunch, ordinal: int) -> str:
+    """Record.slot of a captured launch: an autotune config by its key and its index in the config list
+    (so a config edited in the list is compared with the one it replaced), any other launch by its
+    argument types and its ordinal among the kernel's launches of those types."""
+    if x.autotune:
+        key = ",".join(x.autotune["key"])
+        return f"autotune[{key}] cfg {x.autotune['index'] + 1}"
+    types = ",".join(a["type"] for a in x.args if a["type"] != "constexpr")
+    return f"({types}) #{ordinal + 1}"
+
+
+def launch_spec(x: CapturedLaunch, reason: str | None = None, slot: str = "") -> CompileSpec:
     k = x.kernel
     config = launch_config(x)
     job = dumps({"module": k.module, "qualname": k.qualname, "file": k.file, "root": k.root,
@@ -68,10 +79,19 @@ def launch_spec(x: CapturedLaunch, reason: str | None = None) -> CompileSpec:
     return CompileSpec(label=k.label, kernels=(k.qualname,), config=config,
                        identity=KernelIdentity(k.module, k.qualname, k.file, k.source_hash), source="capture",
                        kind="launch", job=job, source_hash=k.source_hash, key=config.key(),
-                       reason=x.reason or reason)
+                       reason=x.reason or reason, slot=slot)
 
 
 def capture_specs(capture: Capture) -> list[CompileSpec]:
     """Every captured launch as a spec; a kernel whose file moved or changed keeps its rows, with why."""
     hashes: dict[Path, str | None] = {}
-    return [launch_spec(x, _file_reason(x.kernel, hashes)) for x in capture.launches]
+    seen: dict[tuple, int] = {}
+    out = []
+    for x in capture.launches:
+        ordinal = 0
+        if not x.autotune:
+            group = (x.kernel.key(), tuple(a["type"] for a in x.args))
+            ordinal = seen.get(group, 0)
+            seen[group] = ordinal + 1
+        out.append(launch_spec(x, _file_reason(x.kernel, hashes), launch_slot(x, ordinal)))
+    return out

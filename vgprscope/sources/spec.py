@@ -31,6 +31,7 @@ class CompileSpec:
     reason: str | None = None
     variant: Any = field(default=None, compare=False)  # the bundled Variant (bench and traffic need it)
     extras: tuple[tuple[str, Any], ...] = ()  # columns a source adds to its rows (cache: stored / recompiled)
+    slot: str = ""  # Record.slot of its rows: what it stands for within its source, whatever its config
 
     def payload(self) -> dict[str, Any]:
         return json.loads(self.job)

@@ -10,11 +10,11 @@ from collections.abc import Sequence
 
 from ..archs import Arch
 from ..records import KernelConfig, KernelIdentity
-from ..variants import ConfigRequest, Variant, check_backend_options, check_knobs, resolve_config
+from ..variants import ConfigRequest, Variant, check_backend_options, check_knobs, request_label, resolve_config
 from .spec import CompileSpec, dumps
 
 
-def variant_spec(variant: Variant, config: KernelConfig) -> CompileSpec:
+def variant_spec(variant: Variant, config: KernelConfig, slot: str = "") -> CompileSpec:
     from .. import loader
 
     module = f"{loader._package_name(variant.directory)}.{variant.file.stem}"
@@ -23,7 +23,7 @@ def variant_spec(variant: Variant, config: KernelConfig) -> CompileSpec:
     job = dumps({"directory": str(variant.directory), "file_name": variant.file.name, "config": config.as_dict()})
     return CompileSpec(label=variant.name, kernels=variant.kernels, config=config, identity=identity,
                        source="variants", kind="variant", job=job, source_hash=variant.source_hash,
-                       key=config.key(), variant=variant)
+                       key=config.key(), variant=variant, slot=slot)
 
 
 def variant_specs(variants: Sequence[Variant], archs: Sequence[Arch],
@@ -36,5 +36,5 @@ def variant_specs(variants: Sequence[Variant], archs: Sequence[Arch],
     for req in requests:
         for v in variants:
             for a in archs:
-                out.append((variant_spec(v, resolve_config(v, a, req)), a))
+                out.append((variant_spec(v, resolve_config(v, a, req), request_label(req)), a))
     return list(dict.fromkeys(out))
