@@ -1,26 +1,38 @@
-"""Fresh GPU-free compiles of the bundled baseline for every supported arch, through the engine."""
+"""Fresh GPU-free compiles through the engine, and a compile cache that covers the whole compile: every
+file the kernel's compile reads, checked on every read; entries of the wrong shape, key, arch or Triton
+are misses; failures of the machine are never cached; a worker of another Triton is refused."""
 
 from __future__ import annotations
 
 import json
+import shutil
+import textwrap
+from pathlib import Path
 
 import pytest
 
 from vgprscope.archs import ARCHS, AmdArch, NvidiaArch, get_arch
-from vgprscope.compile.cache import FORMAT, CompileCache
-from vgprscope.compile.engine import Task, compile_tasks
+from vgprscope.compile import worker
+from vgprscope.compile.cache import FORMAT, CompileCache, entry_key
+from vgprscope.compile.engine import Engine, WorkerVersionError, compile_tasks
 from vgprscope.records import AmdUsage, NvidiaUsage
-from vgprscope.variants import ConfigRequest, get_variant, resolve_config
+from vgprscope.sources.variants import variant_tasks
+from vgprscope.variants import ConfigRequest, get_variant, load_variants, resolve_config
 
 SMALL = ConfigRequest(block_m=64, block_n=32, head_dim=64, num_warps=4, num_stages=1)
+
+
+def tasks_of(variant, arch, config, engine=None):
+    return variant_tasks([(variant, config, arch, "")], engine)
 
 
 @pytest.fixture(scope="module")
 def every_arch(tmp_path_factory):
     cache = CompileCache(tmp_path_factory.mktemp("cache"))
+    engine = Engine(2, cache)
     v = get_variant("baseline")
-    tasks = [Task(v, a, resolve_config(v, a, SMALL)) for a in ARCHS.values()]
-    return cache, tasks, compile_tasks(tasks, jobs=2, cache=cache)
+    tasks = variant_tasks([(v, resolve_config(v, a, SMALL), a, "") for a in ARCHS.values()], engine)
+    return cache, tasks, engine.compile(tasks)
 
 
 def test_every_arch_compiles_or_says_why(every_arch):
@@ -29,12 +41,12 @@ def test_every_arch_compiles_or_says_why(every_arch):
     for r in rows:
         arch = get_arch(r.arch)
         if not arch.__dict__.get("triton_target", True):
-            assert r.status.startswith(f"the installed Triton (") and f"cannot target {arch.name}" in r.status
+            assert r.status.startswith("the installed Triton (") and f"cannot target {arch.name}" in r.status
             assert r.usage is None
             continue
         assert r.status == "ok", (r.arch, r.status)
         assert r.compile_seconds > 0 and not r.cached
-        assert r.triton_version and r.source_hash == get_variant("baseline").source_hash
+        assert r.triton_version and r.source_hash  # the hash of the files the compile read
         u = r.usage
         if isinstance(arch, AmdArch):
             assert isinstance(u, AmdUsage)
@@ -54,21 +66,39 @@ def test_every_arch_compiles_or_says_why(every_arch):
 def test_rerun_is_all_cached_and_identical(every_arch):
     cache, tasks, rows = every_arch
     again = compile_tasks(tasks, jobs=2, cache=cache)
-    assert all(r.cached for r in again)
+    # every compile is read back; a row that never compiles (an arch the installed Triton cannot target)
+    # has nothing to read
+    assert all(r.cached == (r.usage is not None) for r in again) and sum(r.cached for r in again) >= 9
     strip = lambda r: {k: v for k, v in r.as_dict().items() if k != "cached"}  # noqa: E731
     assert [strip(r) for r in again] == [strip(r) for r in rows]
 
 
-def test_cache_entry_is_keyed_by_the_full_specialisation(every_arch, tmp_path):
+def test_entries_record_their_key_arch_triton_and_the_files_read(every_arch):
+    cache, tasks, _ = every_arch
+    task = next(t for t in tasks if t.arch.name == "gfx942")
+    key = entry_key(task.job.key(), rows_triton(every_arch))
+    entry = json.loads((cache.directory / key[:2] / f"{key}.json").read_text())
+    assert entry["format"] == FORMAT and entry["key"] == key and entry["arch"] == "gfx942"
+    assert entry["triton_version"] == rows_triton(every_arch)
+    # the kernel's file and the helpers it calls in other files (its @triton.jit functions)
+    assert {Path(p).name for p in entry["deps"]} >= {"baseline.py", "_fa_common.py"}
+
+
+def rows_triton(every_arch) -> str:
+    return every_arch[2][0].triton_version
+
+
+def test_a_grid_point_is_another_job(every_arch):
     cache, _, _ = every_arch
     v = get_variant("baseline")
     a = get_arch("gfx942")
-    base = resolve_config(v, a, SMALL)
-    other = resolve_config(v, a, ConfigRequest(block_m=64, block_n=32, head_dim=64, num_warps=4, num_stages=1,
-                                               waves_per_eu=2))
-    assert base.key() != other.key()
-    rows = compile_tasks([Task(v, a, other)], jobs=1, cache=cache)
-    assert not rows[0].cached and rows[0].config.waves_per_eu == 2
+    engine = Engine(1, cache)
+    base = tasks_of(v, a, resolve_config(v, a, SMALL), engine)[0]
+    other = base.vary(waves_per_eu=2)
+    assert other.job.key() != base.job.key() and other.job.option("waves_per_eu") == 2
+    assert other.config.waves_per_eu == 2
+    (row,) = engine.compile([other])
+    assert not row.cached and row.config.waves_per_eu == 2
 
 
 def test_nvidia_options_are_dropped_for_amd_and_kept_for_nvidia():
@@ -84,7 +114,7 @@ def test_lds_over_the_arch_limit_is_a_row_with_the_reason(tmp_path):
     v = get_variant("baseline")
     a = get_arch("gfx942")
     cfg = resolve_config(v, a, ConfigRequest(block_m=64, block_n=256, head_dim=256, num_warps=4, num_stages=1))
-    (row,) = compile_tasks([Task(v, a, cfg)], jobs=1, cache=CompileCache(tmp_path))
+    (row,) = compile_tasks(tasks_of(v, a, cfg), jobs=1, cache=CompileCache(tmp_path))
     assert row.usage is not None and row.usage.lds_bytes > a.lds_per_workgroup
     assert row.status == f"needs {row.usage.lds_bytes} B of LDS; gfx942 has 65536 B per workgroup"
     assert row.occupancy is not None and row.occupancy.value == 0
@@ -95,7 +125,8 @@ def test_a_failing_compile_is_a_row_and_the_sweep_goes_on(tmp_path):
     a = get_arch("sm_80")
     good = resolve_config(v, a, SMALL)
     bad = resolve_config(v, a, ConfigRequest(block_m=64, block_n=32, head_dim=300, num_warps=4, num_stages=1))
-    rows = compile_tasks([Task(v, a, bad), Task(v, a, good)], jobs=2, cache=CompileCache(tmp_path))
+    engine = Engine(2, CompileCache(tmp_path))
+    rows = engine.compile(variant_tasks([(v, bad, a, ""), (v, good, a, "")], engine))
     assert rows[0].status == "head_dim 300 is out of range; allowed: 16 to 256 (padded to a power of two)"
     assert rows[1].status == "ok"
 
@@ -109,11 +140,10 @@ def test_interrupted_cache_write_leaves_no_entry(tmp_path, monkeypatch):
 
     monkeypatch.setattr(fsutil.os, "replace", boom)
     with pytest.raises(KeyboardInterrupt):
-        cache.store("ab" * 16, [{"kernel": "k"}], {"parser": 1, "kernels": []})
+        cache.store("ab" * 16, {"arch": "x"}, {"kernel": "k"})
     monkeypatch.undo()
-    assert cache.load_parsed("ab" * 16) is None
     assert not [p for p in tmp_path.rglob("*") if p.is_file()]
-    cache.store("ab" * 16, [{"kernel": "k"}], {"parser": 1, "kernels": []})
+    cache.store("ab" * 16, {"arch": "x"}, {"kernel": "k"})
     assert json.loads((tmp_path / "ab" / ("ab" * 16 + ".json")).read_text())["format"] == FORMAT
 
 
@@ -126,23 +156,273 @@ def test_waves_per_eu_padding_matches_the_kernel_descriptor(tmp_path):
     a = get_arch("gfx942")
     cfg = resolve_config(v, a, ConfigRequest(block_m=64, block_n=32, head_dim=64, num_warps=4, num_stages=1,
                                              waves_per_eu=2))
-    (row,) = compile_tasks([Task(v, a, cfg)], jobs=1, cache=CompileCache(tmp_path))
+    (row,) = compile_tasks(tasks_of(v, a, cfg), jobs=1, cache=CompileCache(tmp_path))
     u = row.usage
     assert u.vgpr_alloc is not None and u.vgpr_alloc > u.vgpr_total  # padded
     assert row.occupancy.value == waves_with_vgprs(a, u.vgpr_alloc) == u.llvm_occupancy == 2
 
 
-def test_source_hash_follows_relative_imports(tmp_path):
-    """A variant that runs another file's kernel (small-tiles runs baseline's) is re-keyed when that file
-    changes, so a cached compile can never be stale."""
-    from vgprscope.loader import source_hash
+# --------------------------------------------------------------------------------- the cache's trust
 
-    (tmp_path / "_common.py").write_text("X = 1\n")
-    (tmp_path / "base.py").write_text("from ._common import X\n")
-    (tmp_path / "small.py").write_text("from .base import X\n")
-    (tmp_path / "other.py").write_text("Y = 2\n")
-    before = source_hash(tmp_path, tmp_path / "small.py")
-    other = source_hash(tmp_path, tmp_path / "other.py")
-    (tmp_path / "base.py").write_text("from ._common import X  # changed\n")
-    assert source_hash(tmp_path, tmp_path / "small.py") != before
-    assert source_hash(tmp_path, tmp_path / "other.py") == other
+HELPER_LIGHT = """
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def combine(x):
+    return x * 2.0
+"""
+
+HELPER_HEAVY = """
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def combine(x):
+    # a (BLOCK, 16) tile live at once: many more registers than the light helper
+    t = x[:, None] + tl.arange(0, 16)[None, :].to(tl.float32)
+    return tl.sum(tl.exp(t) * tl.sin(t), axis=1)
+"""
+
+VARIANT = '''
+import triton
+import triton.language as tl
+
+from .common.fa import combine
+
+VARIANT = {"name": "mine", "strategy": "a user's kernel", "seed": "-", "trades": "-", "kernels": ["k"],
+           "defaults": {"block_m": 64, "block_n": 64, "num_warps": 4, "num_stages": 1}}
+
+
+@triton.jit
+def k(X, Y, n, BLOCK: tl.constexpr):
+    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(X + i, mask=i < n, other=1.0)
+    tl.store(Y + i, combine(x), mask=i < n)
+
+
+def check_config(cfg):
+    return None
+
+
+def kernel_specs(cfg):
+    return [{"name": "k", "fn": k, "args": {"X": "*fp32", "Y": "*fp32", "n": 1000},
+             "constexprs": {"BLOCK": cfg["block_m"] * 16}}]
+'''
+
+
+@pytest.fixture()
+def kernel_dir(tmp_path) -> Path:
+    """A user's kernel directory whose kernel calls a helper in a subpackage."""
+    d = tmp_path / "kernels"
+    (d / "common").mkdir(parents=True)
+    (d / "common" / "__init__.py").write_text("")
+    (d / "common" / "fa.py").write_text(HELPER_LIGHT)
+    (d / "mine.py").write_text(textwrap.dedent(VARIANT))
+    load_variants.cache_clear()
+    return d
+
+
+def _compile_mine(directory: Path, cache: CompileCache, arch: str = "gfx942"):
+    v = load_variants(directory.resolve())["mine"]
+    a = get_arch(arch)
+    engine = Engine(1, cache)
+    (row,) = engine.compile(variant_tasks([(v, resolve_config(v, a, ConfigRequest()), a, "")], engine))
+    assert row.ok, row.status
+    return row
+
+
+def test_a_heavier_helper_in_another_file_is_never_served_from_the_cache(kernel_dir, tmp_path):
+    """issue 17: the cache key hashed only the kernel's own file, so a heavier helper in a subpackage kept
+    the old numbers until --no-cache."""
+    cache = CompileCache(tmp_path / "cache")
+    light = _compile_mine(kernel_dir, cache)
+    assert _compile_mine(kernel_dir, cache).cached
+    (kernel_dir / "common" / "fa.py").write_text(HELPER_HEAVY)
+    heavy = _compile_mine(kernel_dir, cache)
+    assert not heavy.cached
+    assert heavy.usage.vgpr_total > light.usage.vgpr_total
+    fresh = _compile_mine(kernel_dir, CompileCache(tmp_path / "fresh"))
+    assert heavy.usage == fresh.usage
+
+
+def _entry_path(cache: CompileCache) -> Path:
+    (path,) = [p for p in cache.directory.glob("??/*.json")]
+    return path
+
+
+def test_an_entry_copied_to_another_configs_key_is_a_miss(kernel_dir, tmp_path):
+    """issue 17: an entry copied to another config's key was believed (gfx942 showed 264, true 274)."""
+    cache = CompileCache(tmp_path / "cache")
+    v = load_variants(kernel_dir.resolve())["mine"]
+    a = get_arch("gfx942")
+    engine = Engine(1, cache)
+    small, big = variant_tasks([(v, resolve_config(v, a, ConfigRequest(block_m=m)), a, "") for m in (16, 64)],
+                               engine)
+    rows = engine.compile([small, big])
+    tv = rows[0].triton_version
+    small_path, big_path = (cache.directory / k[:2] / f"{k}.json"
+                            for k in (entry_key(t.job.key(), tv) for t in (small, big)))
+    shutil.copy(small_path, big_path)
+    (again,) = Engine(1, cache).compile([big])
+    assert not again.cached and again.usage == rows[1].usage
+
+
+@pytest.mark.parametrize("damage", ["claims another key", "empty kernel result", "list", "null",
+                                    "partial usage", "boolean count", "other triton", "other arch"])
+def test_a_misplaced_or_malformed_entry_is_a_miss(kernel_dir, tmp_path, damage):
+    cache = CompileCache(tmp_path / "cache")
+    first = _compile_mine(kernel_dir, cache)
+    path = _entry_path(cache)
+    entry = json.loads(path.read_text())
+    if damage == "claims another key":
+        entry["key"] = "ff" + entry["key"][2:]
+        path.write_text(json.dumps(entry))
+    elif damage == "empty kernel result":
+        entry["result"] = {}
+        path.write_text(json.dumps(entry))
+    elif damage == "list":
+        path.write_text("[]")
+    elif damage == "null":
+        path.write_text("null")
+    elif damage == "partial usage":
+        del entry["result"]["usage"]["sgpr"]
+        path.write_text(json.dumps(entry))
+    elif damage == "boolean count":
+        entry["result"]["usage"]["vgpr_spill"] = True
+        path.write_text(json.dumps(entry))
+    elif damage == "other triton":
+        entry["triton_version"] = "3.8.0"
+        path.write_text(json.dumps(entry))
+    elif damage == "other arch":
+        entry["arch"] = "gfx90a"
+        path.write_text(json.dumps(entry))
+    again = _compile_mine(kernel_dir, cache)
+    assert not again.cached and again.usage == first.usage
+
+
+def _worker_without_memory() -> None:
+    """A compile worker whose triton.compile fails the way a memory limit makes it fail."""
+    worker.configure()
+    import triton
+
+    def no_memory(*a, **k):
+        raise OSError("failed to map segment from shared object")
+
+    triton.compile = no_memory
+
+
+def test_a_failure_of_the_machine_is_not_cached(kernel_dir, tmp_path):
+    """An OSError while compiling (a memory limit: 'failed to map segment') is a row, never the cached
+    result of the compile: the next run compiles."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    cache = CompileCache(tmp_path / "cache")
+    v = load_variants(kernel_dir.resolve())["mine"]
+    a = get_arch("gfx942")
+    ctx = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(1, mp_context=ctx, initializer=_worker_without_memory) as pool:
+        engine = Engine(1, cache, executor=pool)
+        (row,) = engine.compile(variant_tasks([(v, resolve_config(v, a, ConfigRequest()), a, "")], engine))
+    assert row.status == "OSError: failed to map segment from shared object"
+    assert not list(cache.directory.glob("??/*.json"))
+    assert _compile_mine(kernel_dir, cache).ok
+
+
+def test_a_compile_verdict_is_cached(kernel_dir, tmp_path):
+    """What the compiler says about the input (here a failed static assertion, with its message) is cached."""
+    src = (kernel_dir / "mine.py").read_text().replace(
+        "    i = tl.program_id(0)", '    tl.static_assert(BLOCK < 16, "BLOCK must stay below 16")\n    i = tl.program_id(0)')
+    (kernel_dir / "mine.py").write_text(src)
+    load_variants.cache_clear()
+    cache = CompileCache(tmp_path / "cache")
+    v = load_variants(kernel_dir.resolve())["mine"]
+    a = get_arch("sm_90")
+    for cached in (False, True):
+        engine = Engine(1, cache)
+        (row,) = engine.compile(variant_tasks([(v, resolve_config(v, a, ConfigRequest()), a, "")], engine))
+        assert row.status == "CompileTimeAssertionFailure: BLOCK must stay below 16"
+        assert row.cached is cached
+
+
+class _OtherTriton:
+    """An executor whose workers run another Triton release (as a Dask worker with Triton 3.8.0 did)."""
+
+    def submit(self, fn, *args):
+        from concurrent.futures import Future
+
+        fut = Future()
+        answer = fn(*args)
+        fut.set_result(answer | {"triton_version": "3.8.0"})
+        return fut
+
+
+def test_a_worker_of_another_triton_is_refused(kernel_dir, tmp_path):
+    v = load_variants(kernel_dir.resolve())["mine"]
+    a = get_arch("gfx942")
+    cache = CompileCache(tmp_path / "cache")
+    engine = Engine(1, cache, executor=_OtherTriton())
+    with pytest.raises(WorkerVersionError, match=r"Triton 3\.8\.0, this run compiles with Triton 3\.9"):
+        engine.compile(variant_tasks([(v, resolve_config(v, a, ConfigRequest()), a, "")], engine))
+    assert not list(cache.directory.rglob("*.json"))
+
+
+def test_an_unwritable_cache_is_a_warning_and_the_results_are_reported(kernel_dir, tmp_path):
+    from vgprscope.compile.cache import CacheWarning
+
+    blocker = tmp_path / "file"
+    blocker.write_text("in the way")
+    with pytest.warns(CacheWarning, match="cannot write the compile cache"):
+        row = _compile_mine(kernel_dir, CompileCache(blocker / "cache"))
+    assert row.ok and row.usage.vgpr_total > 0
+
+
+def test_the_worker_runs_without_vgprscope(tmp_path, kernel_dir):
+    """The compile worker needs Triton and the standard library only: run from its own file, in an
+    interpreter where vgprscope cannot be imported, it compiles a job to the same outputs."""
+    import subprocess
+    import sys
+
+    v = load_variants(kernel_dir.resolve())["mine"]
+    a = get_arch("gfx942")
+    engine = Engine(1, CompileCache(tmp_path / "c"))
+    (task,) = variant_tasks([(v, resolve_config(v, a, ConfigRequest()), a, "")], engine)
+    (row,) = engine.compile([task])
+    folder = tmp_path / "alone"
+    folder.mkdir()
+    for name in ("worker.py", "kernel_load.py"):
+        shutil.copy(Path(worker.__file__).parent / name, folder / name)
+    request = json.dumps({"op": "compile", "job": task.job.as_dict(), "id": 7}) + "\n"
+    # isolated (-I: no PYTHONPATH, no user site), vgprscope made unimportable before the worker runs
+    code = ("import runpy, sys; sys.modules['vgprscope'] = None; sys.argv = ['worker.py', '--serve']; "
+            "runpy.run_path('worker.py', run_name='__main__')")
+    done = subprocess.run([sys.executable, "-I", "-c", code], input=request, capture_output=True, text=True,
+                          cwd=folder)
+    assert done.returncode == 0, done.stderr[-2000:]
+    answer = json.loads(done.stdout.strip().splitlines()[-1])
+    assert answer["id"] == 7 and "error" not in answer, answer.get("error")
+    from vgprscope.compile.engine import parse_output
+
+    assert parse_output(a, answer) == row.usage
+
+
+def test_stand_ins_of_many_dtypes_keep_their_own_type():
+    """Triton's native binder caches what a dtype object maps to by the object's identity: stand-in dtypes
+    freed and reallocated at the same address were read as the previous dtype (fp32 pointers compiled as
+    fp16, at random). Each dtype has one stand-in object for the life of the worker."""
+    import gc
+
+    from triton._C.libtriton import native_specialize_impl
+    from triton.backends.nvidia.compiler import CUDABackend
+
+    seen = []
+    for i in range(200):
+        typ = ("*fp16", "*fp32", "*bf16", "*i8")[i % 4]
+        arg = worker.stand_in({"name": "X", "type": typ, "aligned": True})
+        seen.append((typ, native_specialize_impl(CUDABackend, arg, False, True, True)[0]))
+        del arg
+        gc.collect()
+    assert all(want == got for want, got in seen)

@@ -273,38 +273,33 @@ def seed_estimate(task: Any) -> dict[str, int] | None:
     return live_state(task.config, task.arch, variant.name)
 
 
-def explain_tasks(tasks: Sequence[Any], jobs: int | None = None, on_progress=None) -> list[KernelExplanation]:
-    """Compile (or read from the cache) each task and explain every kernel it yields, in order.
+def explain_tasks(tasks: Sequence[Any], jobs: int | None = None, on_progress=None,
+                  engine: Any = None) -> list[KernelExplanation]:
+    """Compile (or read from the cache) each task and explain its kernel, in order.
 
     Works on tasks of any source (bundled variants, a capture, a kernel directory): the raw outputs are
-    read back from the compile cache under the engine's own key."""
-    from .compile.cache import CompileCache, entry_key
-    from .compile.engine import compile_tasks, triton_version
+    this run's, or read back from the compile cache under the engine's own key."""
+    from .compile.engine import Engine
 
-    cache = CompileCache()
-    records = compile_tasks(list(tasks), jobs=jobs, cache=cache, on_progress=on_progress)
-    tv = triton_version()
+    engine = engine or Engine(jobs, on_progress=on_progress)
+    records = engine.compile(list(tasks))
     out: list[KernelExplanation] = []
-    for task in tasks:
-        spec = task.spec
+    for task, rec in zip(tasks, records):
         config = task.config.short() if hasattr(task.config, "short") else ""
         seed = seed_estimate(task)
-        raw = None if spec.reason else cache.load_raw(entry_key(spec.label, spec.source_hash, task.arch.name,
-                                                                spec.key, tv))
-        if raw is None:
-            rows = [r for r in records if r.arch == task.arch.name and getattr(r, "config", None) == task.config
-                    and r.variant == spec.label]
-            reason = next((r.status for r in rows if not r.ok), None) or spec.reason or "no compiler outputs"
-            out.extend(KernelExplanation(label=spec.label, kernel=k, arch=task.arch.name, config=config,
+        several = task.variant is not None and len(task.variant.kernels) > 1
+        label = f"{task.label}/{task.row.kernel}" if several else task.label
+        raw = engine.raw_outputs(task)
+        if raw is None or "ttgir" not in raw:
+            reason = (rec.status if not rec.ok else None) or task.reason or "no compiler outputs"
+            out.append(KernelExplanation(label=label, kernel=task.row.kernel, arch=task.arch.name, config=config,
                                          num_warps=0, lanes=task.arch.wave_size, allocation=None, seed=seed,
-                                         error=reason) for k in spec.kernels)
+                                         error=reason))
             continue
-        for kernel_raw in raw:
-            label = f"{spec.label}/{kernel_raw.get('kernel', '?')}" if len(spec.kernels) > 1 else spec.label
-            try:
-                out.append(explain_raw(task.arch, kernel_raw, label, config=config, seed=seed))
-            except (ValueError, KeyError, subprocess.CalledProcessError, OSError) as exc:  # a row, not the end
-                out.append(KernelExplanation(label=label, kernel=kernel_raw.get("kernel", "?"), arch=task.arch.name,
-                                             config=config, num_warps=0, lanes=task.arch.wave_size, allocation=None,
-                                             seed=seed, error=f"cannot explain: {type(exc).__name__}: {exc}"))
+        try:
+            out.append(explain_raw(task.arch, raw | {"kernel": task.row.kernel}, label, config=config, seed=seed))
+        except (ValueError, KeyError, subprocess.CalledProcessError, OSError) as exc:  # a row, not the end
+            out.append(KernelExplanation(label=label, kernel=task.row.kernel, arch=task.arch.name, config=config,
+                                         num_warps=0, lanes=task.arch.wave_size, allocation=None, seed=seed,
+                                         error=f"cannot explain: {type(exc).__name__}: {exc}"))
     return out

@@ -252,41 +252,19 @@ class SpecAccess(Generic[T]):
     config: Callable[[T], Any]
 
 
-def _task_label(t: Any) -> str:
-    spec = getattr(t, "spec", None)
-    return spec.label if spec is not None else t.variant.name
-
-
-def _vary_task(t: Any, knob: str, value: int) -> Any:
-    """The same engine Task with one backend option set: a bundled variant's config field, or (a captured
-    launch) the launch option in its config and in the job the worker compiles, so key and cache follow."""
-    from .compile.engine import Task
-
-    spec = getattr(t, "spec", None)
-    if spec is None or spec.variant is not None:
-        return Task(t.variant, t.arch, replace(t.config, **{knob: value}))
-    from .sources.spec import dumps
-
-    options = dict(spec.config.options)
-    options[knob] = value
-    config = replace(spec.config, options=tuple(options.items()))
-    payload = spec.payload()
-    payload["options"] = {**payload.get("options", {}), knob: value}
-    return Task(replace(spec, config=config, key=config.key(), job=dumps(payload)), t.arch)
-
-
 def _num_warps(t: Any) -> int:
     n = t.config.num_warps
     return n() if callable(n) else n
 
 
 def engine_tasks() -> SpecAccess:
-    """Access to ``compile.engine.Task`` (a bundled or kernel-dir variant x arch x config)."""
+    """Access to ``compile.engine.Task`` (one kernel of any source on one arch); a level is the task with
+    one launch option set (``Task.vary``), whatever source it came from."""
     return SpecAccess(
-        arch=lambda t: t.arch, num_warps=_num_warps, vary=_vary_task,
-        key=lambda t: (_task_label(t), t.arch.name, t.config.key()),
-        record_key=lambda r: (r.variant, r.arch, r.config.key()),
-        label=_task_label, config=lambda t: t.config,
+        arch=lambda t: t.arch, num_warps=_num_warps, vary=lambda t, knob, value: t.vary(**{knob: value}),
+        key=lambda t: (t.label, t.row.kernel, t.arch.name, t.config.key(), t.row.slot),
+        record_key=lambda r: (r.variant, r.kernel, r.arch, r.config.key(), r.slot),
+        label=lambda t: t.label, config=lambda t: t.config,
     )
 
 

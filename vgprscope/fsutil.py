@@ -59,7 +59,7 @@ def atomic_write(path: str | os.PathLike, data: bytes | str) -> None:
         raise
 
 
-def read_versioned_json(path: str | os.PathLike, *, what: str, schema: str, version: int, missing: str,
+def read_versioned_json(path: str | os.PathLike, *, what: str, schema: str, version: int | tuple[int, ...], missing: str,
                         stale: str, error: type[Exception]) -> dict[str, Any]:
     """A vgprscope JSON document (baseline, capture) checked for its ``schema`` and ``schema_version``; every
     way it can be unusable is one ``error`` line naming the file: missing (``missing`` says how to make
@@ -79,7 +79,9 @@ def read_versioned_json(path: str | os.PathLike, *, what: str, schema: str, vers
     kind = what.removesuffix(" file")
     if not isinstance(doc, dict) or doc.get("schema") != schema:
         raise error(f"{path} is not a vgprscope {kind} (no \"schema\": \"{schema}\")")
-    if doc.get("schema_version") != version:
+    versions = version if isinstance(version, tuple) else (version,)
+    if doc.get("schema_version") not in versions:
+        readable = " or ".join(map(str, versions))
         raise error(f"{what} {path} has schema version {doc.get('schema_version')!r}; this vgprscope reads "
-                    f"version {version}: {stale}")
+                    f"version {readable}: {stale}")
     return doc

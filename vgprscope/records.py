@@ -64,6 +64,13 @@ class KernelConfig:
         merged = dict(self.extra) | kw
         return replace(self, extra=tuple(sorted(merged.items())))
 
+    def with_options(self, **options: Any) -> KernelConfig:
+        """The config with these launch options set (a frontier level, a grid point)."""
+        unknown = [k for k in options if k not in _LAUNCH_FIELDS]
+        if unknown:
+            raise ValueError(f"{unknown[0]} is not a launch option of a bundled variant's config")
+        return replace(self, **options)
+
     kind = "attention"  # a bundled variant's config; the generic one is LaunchConfig
 
     def flat(self) -> dict[str, Any]:
@@ -90,6 +97,9 @@ class KernelConfig:
         parts += [f"{k}={v}" for k, v in self.extra]
         return " ".join(parts)
 
+
+# The fields of a bundled variant's config that are launch options (the rest are constexprs and the shape).
+_LAUNCH_FIELDS = ("num_warps", "num_stages", "waves_per_eu", "matrix_instr_nonkdim", "kpack", "maxnreg")
 
 # Triton's defaults for options a launch did not give, the same on every backend (num_stages is not: the
 # backend's options dataclass decides it, so it stays unset here).
@@ -133,6 +143,11 @@ class LaunchConfig:
 
     def option(self, name: str) -> Any:
         return dict(self.options).get(name, LAUNCH_DEFAULTS.get(name))
+
+    def with_options(self, **options: Any) -> LaunchConfig:
+        """The config with these launch options set (None unsets one), as its job's options."""
+        merged = {k: v for k, v in (dict(self.options) | options).items() if v is not None}
+        return replace(self, options=tuple(sorted(merged.items())))
 
     @property
     def num_warps(self) -> int:

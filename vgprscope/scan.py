@@ -11,7 +11,7 @@ from .compile.cache import CompileCache
 from .compile.engine import Task, compile_tasks, triton_version
 from .errors import UsageError
 from .records import Record
-from .sources.triton_cache import CacheEntry, read_cache, retarget_spec, stored_spec
+from .sources.triton_cache import CacheEntry, read_cache, retarget_task, stored_task
 
 
 @dataclass(frozen=True)
@@ -41,15 +41,15 @@ def scan(directory: Path, archs: Sequence = (), jobs: int | None = None, use_cac
     tasks: list[Task] = []
     unknown: list[Record] = []
     for entry in entries:
-        spec, built = stored_spec(entry)
-        if built is None:  # an arch outside the table, or an entry too broken to tell: a row anyway
+        task, row, built = stored_task(entry)
+        if task is None:  # an arch outside the table, or an entry too broken to tell: a row anyway
             target = f"{entry.target[0]} {entry.target[1]}" if entry.target else "?"
-            unknown.append(Record(variant=spec.label, kernel=entry.name, arch=target, config=spec.config,
-                                  status=spec.reason or "unknown arch", source=spec.source,
-                                  identity=spec.identity, extras=spec.extras, triton_version=triton_version()))
+            unknown.append(Record(variant=row.label, kernel=entry.name, arch=built.name if built else target,
+                                  config=row.config, status=entry.reason or "unknown arch", source=row.source,
+                                  identity=row.identity, extras=row.extras, triton_version=triton_version()))
         else:
-            tasks.append(Task(spec, built))
+            tasks.append(task)
         if entry.reason is None:
-            tasks += [Task(retarget_spec(entry, a), a) for a in archs]
+            tasks += [retarget_task(entry, a) for a in archs]
     records = compile_tasks(tasks, jobs=jobs, cache=CompileCache(enabled=use_cache), on_progress=on_progress)
     return ScanResult(directory, tuple(entries), tuple(records) + tuple(unknown))

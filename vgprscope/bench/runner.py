@@ -274,7 +274,8 @@ def run_bench(gpu: Gpu, cases: Sequence[Case], opts: BenchOptions,
     what it measured)."""
     import torch
 
-    from ..compile.engine import Task, compile_tasks
+    from ..compile.engine import Engine
+    from ..sources.variants import variant_tasks
     from ..variants import resolve_config, select_variants
     from .anchors import ANCHORS
 
@@ -285,12 +286,13 @@ def run_bench(gpu: Gpu, cases: Sequence[Case], opts: BenchOptions,
         req = replace(opts.request, head_dim=case.head_dim, causal=case.causal, dtype=case.dtype, shape=case.shape)
         for v in variants:
             configs[(case, v.name)] = resolve_config(v, gpu.arch, req)
-    tasks = [Task(v, gpu.arch, configs[(c, v.name)]) for c in cases for v in variants]
+    items = [(v, configs[(c, v.name)], gpu.arch, "") for c in cases for v in variants]
     if opts.autotune:
-        tasks += [Task(v, gpu.arch, cfg) for c in cases for v in variants
+        items += [(v, cfg, gpu.arch, "") for c in cases for v in variants
                   for cfg in autotune_candidates(v, gpu, configs[(c, v.name)])]
+    engine = Engine()
     resources: dict[tuple[str, str], list[Record]] = {}
-    for r in compile_tasks(list(dict.fromkeys(tasks))):
+    for r in engine.compile(variant_tasks(items, engine)):
         resources.setdefault((r.variant, r.config.key()), []).append(r)
 
     def resources_for(variant, cfg: KernelConfig) -> list[Record]:

@@ -125,7 +125,7 @@ def _state(kernel) -> dict:
     ident = {"module": module, "qualname": fn.__qualname__, "file": file, "source_hash": _source_hash(file),
              "root": _root(module, file)}
     binders = {name: create_function_from_signature(sig, params, be) for name, be in _get_backends().items()}
-    st = {"id": ident, "names": [p.name for p in params], "binders": binders, "fn": fn}
+    st = {"id": ident, "names": [p.name for p in params], "params": list(params), "binders": binders, "fn": fn}
     _kernels[id(fn)] = st
     return st
 
@@ -152,34 +152,70 @@ def _encode(v):
     return {"unsupported": f"{cls} {repr(v)[:80]}"}
 
 
+_MAX_INT32 = 2**31 - 1
+
+
+def _within_2gb(value) -> bool:
+    """Whether a pointer argument addresses at most 2 GiB (what AMD's buffer operations need), as Triton's
+    HIP backend decides it: the object's ``ptr_range()``, or a torch tensor's storage size."""
+    try:
+        if hasattr(value, "ptr_range"):
+            return value.ptr_range() <= _MAX_INT32
+        storage = getattr(value, "untyped_storage", None)
+        if storage is not None:
+            return storage().size() <= _MAX_INT32
+    except Exception:
+        pass
+    return False
+
+
+def _fact(name: str, param, value, typ) -> tuple[dict, str | None]:
+    """One argument as facts of the launch (type, alignment or divisibility by 16, equal to 1, within 2 GiB,
+    a constexpr's value); the compile worker lets each release's own binder specialise them."""
+    if getattr(param, "is_constexpr", False):
+        enc = _encode(value)
+        why = None
+        if isinstance(enc, dict) and "unsupported" in enc:
+            why = f"constexpr {name} is a {enc['unsupported']}, which a capture cannot name"
+        return {"name": name, "type": "constexpr", "value": enc}, why
+    if value is None:
+        return {"name": name, "type": "constexpr", "value": None}, None
+    if hasattr(value, "data_ptr"):
+        fact = {"name": name, "type": typ if isinstance(typ, str) and typ.startswith("*") else f"*{typ}"}
+        if value.data_ptr() % 16 == 0:
+            fact["aligned"] = True
+        if _within_2gb(value):
+            fact["small"] = True
+        return fact, None
+    if isinstance(value, bool):
+        return {"name": name, "type": "u1"}, None
+    if isinstance(value, int):
+        kind = "i32" if -(2**31) <= value < 2**31 else ("i64" if -(2**63) <= value < 2**63 else "u64")
+        fact = {"name": name, "type": kind}
+        if value % 16 == 0:
+            fact["aligned"] = True
+        if value == 1:
+            fact["one"] = True
+        return fact, None
+    if isinstance(value, float):
+        return {"name": name, "type": "fp32"}, None
+    return {"name": name, "type": str(typ)}, f"argument {name} is a {type(value).__name__}, which a capture cannot record yet"
+
+
 def _record(kernel, args, kwargs) -> None:
     st = _state(kernel)
-    specs = {}
-    params = options = None
-    for vendor, binder in st["binders"].items():
-        params, specs[vendor], options = binder(*args, **kwargs)
-    if params is None:
+    binder = next(iter(st["binders"].values()), None)
+    if binder is None:
         raise RuntimeError("no Triton backend could bind the launch")
-    first = next(iter(specs.values()))
-    out_args, constexprs, reason = [], {}, None
-    for i, name in enumerate(st["names"]):
-        typ = first[i][0]
-        if not isinstance(typ, str):
-            reason = f"argument {name} is a tuple ({typ!r}); tuple arguments are not supported yet"
-            typ = str(typ)
-        if typ == "constexpr":
-            constexprs[name] = _encode(params[name])
-            if isinstance(constexprs[name], dict) and "unsupported" in constexprs[name]:
-                reason = f"constexpr {name} is a {constexprs[name]['unsupported']}, which a capture cannot name"
-            out_args.append({"name": name, "type": "constexpr"})
-        else:
-            a = {"name": name, "type": typ}
-            for vendor, spec in specs.items():
-                a[vendor] = spec[i][1] if isinstance(spec[i][1], str) else None
-            out_args.append(a)
+    bound, spec, options = binder(*args, **kwargs)
+    out_args, reason = [], None
+    for i, (name, param) in enumerate(zip(st["names"], st["params"])):
+        fact, why = _fact(name, param, bound[name], spec[i][0])
+        reason = reason or why
+        out_args.append(fact)
     opts = {k: _encode(v) for k, v in sorted(options.items()) if k not in ("grid", "warmup")}
-    launch = {"kernel": st["id"], "args": out_args, "constexprs": constexprs, "options": opts,
-              "autotune": getattr(_local, "pick", None), "reason": reason, "interpreted": _interpreting()}
+    launch = {"kernel": st["id"], "args": out_args, "options": opts, "autotune": getattr(_local, "pick", None),
+              "reason": reason, "interpreted": _interpreting()}
     key = hashlib.sha256(json.dumps(launch, sort_keys=True, default=repr).encode()).hexdigest()
     if key in _seen:
         return
@@ -249,9 +285,11 @@ def _record_autotune(tuner, args, kwargs) -> None:
         tuner.cache[key] = pruned[0]  # the interpreter cannot benchmark: run the first config
 
 
-def _wrap_autotuner(cls) -> None:
-    original = cls.run
-    if getattr(original, "_vgprscope", False):
+def _wrap_tuner_run(cls) -> None:
+    """Record every config of an autotuner's list when its ``run`` is called (the Autotuner's own, or an
+    overriding ``run`` of a subclass: FlagGems' LibTuner, for one, never calls Autotuner.run)."""
+    original = cls.__dict__.get("run")
+    if original is None or getattr(original, "_vgprscope", False):
         return
 
     def run(self, *args, **kwargs):
@@ -269,6 +307,31 @@ def _wrap_autotuner(cls) -> None:
 
     run._vgprscope = True
     cls.run = run
+
+
+def _subclasses(cls) -> list:
+    out, todo = [], list(cls.__subclasses__())
+    while todo:
+        sub = todo.pop()
+        out.append(sub)
+        todo += sub.__subclasses__()
+    return out
+
+
+def _wrap_autotuner(cls) -> None:
+    if getattr(cls, "_vgprscope_hooked", False):
+        return
+    cls._vgprscope_hooked = True
+    _wrap_tuner_run(cls)
+    for sub in _subclasses(cls):  # defined before the hook was installed
+        _wrap_tuner_run(sub)
+    inherited = cls.__init_subclass__
+
+    def __init_subclass__(sub, **kw):
+        inherited.__func__(sub, **kw) if hasattr(inherited, "__func__") else inherited(**kw)
+        _wrap_tuner_run(sub)
+
+    cls.__init_subclass__ = classmethod(__init_subclass__)
 
 
 def _float_args(interpreter) -> None:

@@ -1,9 +1,18 @@
-"""The capture file (DESIGN.md, "Capture"): versioned JSON, read and written whole."""
+"""The capture file (DESIGN.md, "Capture"): versioned JSON, meant to be committed, read and written whole.
+
+Paths live relative to the capture file when the kernel's file is inside the capture's project (the
+nearest directory above the capture file holding ``.git`` or ``pyproject.toml``), so the same file works in
+any checkout of the project, at any path; a kernel from elsewhere (an installed library) keeps its absolute
+path and is found again by its module name on the analysing machine's path. Each launch is its arguments as
+facts (``compile.job.Arg``): type, alignment / divisibility, equal to 1, AMD buffer range, constexpr values.
+Schema 1 files (absolute paths, each backend's descriptor strings) are read too.
+"""
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+import os
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +20,8 @@ from ..errors import UsageError
 from ..fsutil import atomic_write, read_versioned_json
 
 SCHEMA = "vgprscope-capture"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+READABLE_VERSIONS = (1, 2)
 DEFAULT_CAPTURE = "vgprscope-capture.json"
 
 
@@ -21,6 +31,8 @@ class CaptureFileError(UsageError):
 
 @dataclass(frozen=True)
 class CapturedKernel:
+    """A captured kernel's function: ``file`` and ``root`` are absolute here (resolved on load)."""
+
     module: str
     qualname: str
     file: str
@@ -41,17 +53,19 @@ class CapturedLaunch:
     """One distinct specialisation (one autotune config of one, for an autotuned kernel)."""
 
     kernel: CapturedKernel
-    args: tuple[dict[str, Any], ...]  # {"name", "type", "hip": desc, "cuda": desc}
-    constexprs: dict[str, Any]
-    options: dict[str, Any]
+    args: tuple[dict[str, Any], ...]  # facts: {"name", "type", "aligned", "one", "small", "value"}
+    options: dict[str, Any] = field(default_factory=dict)
     autotune: dict[str, Any] | None = None  # {"index", "count", "declared", "key"}
     reason: str | None = None  # why it cannot be compiled (recorded by the hook)
     interpreted: bool = False
 
+    @property
+    def constexprs(self) -> dict[str, Any]:
+        return {a["name"]: a.get("value") for a in self.args if a["type"] == "constexpr"}
+
     def as_json(self, kernel_index: int) -> dict[str, Any]:
-        return {"kernel": kernel_index, "args": list(self.args), "constexprs": self.constexprs,
-                "options": self.options, "autotune": self.autotune, "reason": self.reason,
-                "interpreted": self.interpreted}
+        return {"kernel": kernel_index, "args": list(self.args), "options": self.options,
+                "autotune": self.autotune, "reason": self.reason, "interpreted": self.interpreted}
 
 
 @dataclass(frozen=True)
@@ -73,35 +87,73 @@ class Capture:
         return (f"{len(self.kernels)} kernels, {plain} specialisations, {len(tuned)} autotune configs "
                 f"(of {len(autotuned)} autotuned launches)")
 
-    def to_json(self) -> str:
+    def to_json(self, where: Path | None = None) -> str:
+        """The file's text; with ``where`` (the file's own path) paths inside its project are relative."""
         from .. import __version__
 
         kernels = list(self.kernels)
         index = {k: i for i, k in enumerate(kernels)}
+        base = Path(where).resolve().parent if where is not None else None
+        project = project_root(base) if base is not None else None
         doc = {"schema": SCHEMA, "schema_version": SCHEMA_VERSION, "vgprscope_version": __version__,
                "triton_version": self.triton_version, "command": list(self.command), "exit_code": self.exit_code,
-               "kernels": [vars(k) for k in kernels],
+               "kernels": [_kernel_json(k, base, project) for k in kernels],
                "launches": [x.as_json(index[x.kernel]) for x in self.launches], "errors": list(self.errors)}
         return json.dumps(doc, indent=1) + "\n"
 
 
+def project_root(directory: Path) -> Path | None:
+    """The nearest directory at or above ``directory`` holding ``.git`` or ``pyproject.toml``."""
+    for d in (directory, *directory.parents):
+        if (d / ".git").exists() or (d / "pyproject.toml").is_file():
+            return d
+    return None
+
+
+def _relative(path: str | None, base: Path | None, project: Path | None) -> str | None:
+    """``path`` relative to ``base`` (POSIX) when it lies inside the project, else unchanged."""
+    if not path or base is None or project is None:
+        return path
+    p = Path(path).resolve()
+    try:
+        p.relative_to(project)
+    except ValueError:
+        return path  # outside the project (an installed library): found again by module name
+    return Path(os.path.relpath(p, base)).as_posix()
+
+
+def _kernel_json(k: CapturedKernel, base: Path | None, project: Path | None) -> dict[str, Any]:
+    return {"module": k.module, "qualname": k.qualname, "file": _relative(k.file, base, project),
+            "source_hash": k.source_hash, "root": _relative(k.root, base, project)}
+
+
 def save_capture(path: Path, capture: Capture) -> None:
-    atomic_write(path, capture.to_json())
+    atomic_write(path, capture.to_json(Path(path)))
+
+
+def _absolute(path: str | None, base: Path) -> str | None:
+    if not path:
+        return path
+    p = Path(path)
+    return str(p if p.is_absolute() else (base / p).resolve())
 
 
 def load_capture(path: Path) -> Capture:
-    """Read a capture file; CaptureFileError (one line) when it cannot be used."""
+    """Read a capture file (schema 1 or 2); CaptureFileError (one line) when it cannot be used. Paths come
+    back absolute, resolved against the file's own directory."""
     path = Path(path)
-    doc = read_versioned_json(path, what="capture file", schema=SCHEMA, version=SCHEMA_VERSION,
+    doc = read_versioned_json(path, what="capture file", schema=SCHEMA, version=READABLE_VERSIONS,
                               missing=f"record one with `vgprscope capture -o {path} -- COMMAND`",
                               stale="capture again", error=CaptureFileError)
+    base = path.resolve().parent
     try:
-        kernels = [CapturedKernel(k["module"], k["qualname"], k["file"], k["source_hash"], k.get("root"))
-                   for k in doc["kernels"]]
-        launches = tuple(CapturedLaunch(kernel=kernels[x["kernel"]], args=tuple(_arg(a) for a in x["args"]),
-                                        constexprs=dict(x["constexprs"]), options=dict(x["options"]),
-                                        autotune=_autotune(x.get("autotune")), reason=x.get("reason"),
-                                        interpreted=bool(x.get("interpreted", False)))
+        kernels = [CapturedKernel(k["module"], k["qualname"], _absolute(k["file"], base), k["source_hash"],
+                                  _absolute(k.get("root"), base)) for k in doc["kernels"]]
+        v1 = doc["schema_version"] == 1
+        launches = tuple(CapturedLaunch(kernel=kernels[x["kernel"]],
+                                        args=tuple(_v1_facts(x) if v1 else (_fact(a) for a in x["args"])),
+                                        options=dict(x["options"]), autotune=_autotune(x.get("autotune")),
+                                        reason=x.get("reason"), interpreted=bool(x.get("interpreted", False)))
                          for x in doc["launches"])
     except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
         raise CaptureFileError(f"capture file {path} is corrupt: {type(exc).__name__}: {exc}") from None
@@ -109,10 +161,36 @@ def load_capture(path: Path) -> Capture:
                    doc.get("exit_code"), tuple(doc.get("errors") or ()))
 
 
-def _arg(a: Any) -> dict[str, Any]:
+def _fact(a: Any) -> dict[str, Any]:
     if not isinstance(a, dict) or not isinstance(a["name"], str) or not isinstance(a["type"], str):
         raise TypeError(f"argument entry {a!r} lacks a name or a type")
-    return {"name": a["name"], "type": a["type"], "hip": a.get("hip"), "cuda": a.get("cuda")}
+    out = {"name": a["name"], "type": a["type"]}
+    for k in ("aligned", "one", "small"):
+        if a.get(k):
+            out[k] = True
+    if a["type"] == "constexpr":
+        out["value"] = a.get("value")
+    return out
+
+
+def _v1_facts(x: dict[str, Any]) -> list[dict[str, Any]]:
+    """Schema 1 recorded each backend's descriptor (``D``: aligned / divisible by 16, ``S``: AMD buffer
+    range) and the constexprs apart (an integer 1 the JIT folded appears as a constexpr)."""
+    out = []
+    for a in x["args"]:
+        if not isinstance(a, dict) or not isinstance(a["name"], str) or not isinstance(a["type"], str):
+            raise TypeError(f"argument entry {a!r} lacks a name or a type")
+        desc = (a.get("cuda") or "") + (a.get("hip") or "")
+        fact: dict[str, Any] = {"name": a["name"], "type": a["type"]}
+        if a["type"] == "constexpr":
+            fact["value"] = x["constexprs"][a["name"]]
+        else:
+            if "D" in desc:
+                fact["aligned"] = True
+            if "S" in desc:
+                fact["small"] = True
+        out.append(fact)
+    return out
 
 
 def _autotune(d: Any) -> dict[str, Any] | None:

@@ -80,7 +80,7 @@ def gather(directory: Path) -> tuple[list[CapturedLaunch], list[str]]:
             x = item["launch"]
             k = x["kernel"]
             kernel = CapturedKernel(k["module"], k["qualname"], k["file"], k["source_hash"], k.get("root"))
-            launch = CapturedLaunch(kernel, tuple(x["args"]), x["constexprs"], x["options"], x.get("autotune"),
-                                    x.get("reason"), bool(x.get("interpreted")))
+            launch = CapturedLaunch(kernel, tuple(x["args"]), x["options"], x.get("autotune"), x.get("reason"),
+                                    bool(x.get("interpreted")))
             launches.setdefault(json.dumps(x, sort_keys=True), launch)
     return list(launches.values()), list(dict.fromkeys(errors))

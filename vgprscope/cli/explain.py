@@ -64,22 +64,22 @@ def explain(
 
     Live tensors come from TTGIR and their layouts, beside the allocation and seed 001's estimate (default
     variant: baseline; with --capture, the captured kernels, and the variants too when --variant is given)."""
+    from ..compile.engine import Engine
     from ..explain import explain_tasks
-    from ..sweep import sweep_tasks
+    from ..sweep import capture_tasks, sweep_tasks
     from .analyze import config_request
     from .progress import compile_progress
 
     req = config_request(block_m, block_n, head_dim, dtype, causal, num_warps, num_stages, waves_per_eu,
                          matrix_instr_nonkdim, kpack, maxnreg, knob)
-    if capture is None:
-        tasks = sweep_tasks(variant or ["baseline"], arch, [req], kernel_dir)
-    else:
-        from ..sweep import capture_tasks
-
-        tasks = sweep_tasks(variant, arch, [req], kernel_dir) if variant or kernel_dir else []
-        tasks += capture_tasks(capture, arch)
     with compile_progress() as progress:
-        explanations = explain_tasks(tasks, jobs=jobs, on_progress=progress)
+        engine = Engine(jobs, on_progress=progress)
+        if capture is None:
+            tasks = sweep_tasks(variant or ["baseline"], arch, [req], kernel_dir, engine)
+        else:
+            tasks = sweep_tasks(variant, arch, [req], kernel_dir, engine) if variant or kernel_dir else []
+            tasks += capture_tasks(capture, arch)
+        explanations = explain_tasks(tasks, engine=engine)
     failed = [e for e in explanations if not e.ok]
     if failed:
         err(f"{len(failed)} of {len(explanations)} kernels could not be explained (see their error)")

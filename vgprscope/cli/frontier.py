@@ -54,22 +54,23 @@ def compute_frontier(variants, arch, requests, *, jobs=None, use_cache=True, ker
                      max_compiles=None, scheduler=None, capture=None):
     """The frontier of a selection: grid guard, then every level compiled (on the scheduler if given)."""
     from ..compile.cache import CompileCache
-    from ..compile.engine import compile_tasks
+    from ..compile.engine import Engine
     from ..frontier import engine_tasks, level_count, occupancy_levels, run_frontier
     from ..sweep import capture_tasks, sweep_tasks
     from .grid import executor_for, guard, sample_of
     from .progress import compile_progress
 
-    tasks = []
-    if capture is None or variants or kernel_dir:  # a capture alone: its kernels only, as analyze does
-        tasks = sweep_tasks(variants, arch, requests, kernel_dir)
-    if capture is not None:
-        tasks += capture_tasks(capture, arch)
     access = engine_tasks()
-    cache = CompileCache(enabled=use_cache)
     with executor_for(scheduler) as executor, compile_progress() as progress:
+        engine = Engine(jobs, CompileCache(enabled=use_cache), executor, progress)
+        tasks = []
+        if capture is None or variants or kernel_dir:  # a capture alone: its kernels only, as analyze does
+            tasks = sweep_tasks(variants, arch, requests, kernel_dir, engine)
+        if capture is not None:
+            tasks += capture_tasks(capture, arch)
+
         def compile_fn(ts):
-            return compile_tasks(ts, jobs=jobs, cache=cache, on_progress=progress, executor=executor)
+            return engine.compile(ts)
 
         sample = [access.vary(t, p.knob, p.setting) for t in sample_of(tasks, jobs)
                   for p in occupancy_levels(access.arch(t), access.num_warps(t))[-1:]]

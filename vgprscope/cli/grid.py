@@ -166,18 +166,23 @@ def guarded_sweep(variants, arch, requests, *, jobs=None, use_cache=True, kernel
     """``run_sweep`` of a grid: refused when over the compile limit (with the time it would take), run on the
     Dask scheduler when one is named."""
     from ..compile.cache import CompileCache
-    from ..compile.engine import compile_tasks
-    from ..sweep import run_sweep, sweep_tasks
+    from ..compile.engine import Engine
+    from ..sweep import capture_tasks, sweep_items
+    from ..sources.variants import variant_tasks
     from .progress import compile_progress
 
     with executor_for(scheduler) as executor, compile_progress() as progress:
+        engine = Engine(jobs, CompileCache(enabled=use_cache), executor, progress)
+        tasks = []
         if capture is None or variants or kernel_dir:
-            tasks = sweep_tasks(variants, arch, requests, kernel_dir)
-            guard(len(tasks), yes, max_compiles, sample_of(tasks, jobs),
-                  lambda ts: compile_tasks(ts, jobs=jobs, cache=CompileCache(enabled=use_cache), executor=executor))
-        kw = {"capture": capture} if capture is not None else {}
-        return run_sweep(variants, arch, requests, jobs=jobs, use_cache=use_cache, kernel_dir=kernel_dir,
-                         on_progress=progress, executor=executor, **kw)
+            items = sweep_items(variants, arch, requests, kernel_dir)
+            compiles = sum(len(v.kernels) for v, *_ in items)
+            guard(compiles, yes, max_compiles, sample_of(items, jobs),
+                  lambda sample: engine.compile(variant_tasks(sample, engine)))
+            tasks = variant_tasks(items, engine)
+        if capture is not None:
+            tasks += capture_tasks(capture, arch)
+        return engine.compile(tasks)
 
 
 def point_label(req: Any, axes: Sequence[str]) -> str:
@@ -194,13 +199,13 @@ def point_label(req: Any, axes: Sequence[str]) -> str:
 def per_request(variants, arch, requests, records, kernel_dir=None) -> dict[str, list]:
     """A grid's records split by grid point (a record shared by two points, as a capped config is, goes
     to both), keyed by the point's label ('' when there is one point)."""
-    from ..sweep import sweep_tasks
+    from ..sweep import sweep_items
 
     if len(requests) == 1:
         return {"": list(records)}
     axes = varying_axes(requests)
     out: dict[str, list] = {}
     for req in requests:
-        keys = {(t.variant.name, t.arch.name, t.config.key()) for t in sweep_tasks(variants, arch, [req], kernel_dir)}
+        keys = {(v.name, a.name, c.key()) for v, c, a, _ in sweep_items(variants, arch, [req], kernel_dir)}
         out[point_label(req, axes)] = [r for r in records if (r.variant, r.arch, r.config.key()) in keys]
     return out

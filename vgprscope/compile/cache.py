@@ -1,9 +1,17 @@
-"""The on-disk compile cache: one entry per full specialisation, written atomically.
+"""The on-disk compile cache: one entry per whole compile, checked on every read, written atomically.
 
-Key: variant, its source hash (the file and the shared helpers beside it), arch, KernelConfig.key(),
-the Triton version and the cache format. An entry holds the compiler's raw outputs (AMDGCN text, ptxas
-log, cuobjdump text, Triton's `shared`) so that a parser fix never needs a recompile, and the parsed
-usage keyed by the parser version so a warm run parses nothing.
+Key: the CompileJob's key (what is compiled, the launch facts, options, target, toolchain and compiler
+settings) with the toolchain's Triton version and this format. An entry records its own key, arch and
+Triton version, and the manifest of source files the compile read (the kernel's file, every file of a
+``@triton.jit`` function it reaches, the modules the globals it reads come from) with their content
+hashes; a read that finds any of these different, or an entry of the wrong shape, is a miss and the job
+compiles again. Only the compiler's own verdicts are stored: a failure the machine caused never is.
+
+The raw outputs (AMDGCN text, ptxas log, cubin, TTGIR) sit beside the parsed usage, so a parser fix
+re-parses without compiling and ``explain`` reads the IR back.
+
+A directory that cannot be written costs the next run its speed, never this run's results: a write that
+fails is a warning (``CacheWarning``), once per cache.
 """
 
 from __future__ import annotations
@@ -12,13 +20,19 @@ import gzip
 import hashlib
 import json
 import os
+import warnings
 from pathlib import Path
 from typing import Any
 
+from ..errors import OutputError
 from ..fsutil import atomic_write
 
-# 2: raw outputs carry the TTGIR (and NVIDIA's cubin) for `explain`; older entries recompile once
-FORMAT = 2
+# 3: entries keyed by the CompileJob and checked against the files the compile read (was: the kernel file)
+FORMAT = 3
+
+
+class CacheWarning(UserWarning):
+    """The compile cache could not be written; results are still reported."""
 
 
 def default_dir() -> Path:
@@ -29,43 +43,114 @@ def default_dir() -> Path:
     return Path(base) / "vgprscope"
 
 
-def entry_key(variant: str, source_hash: str, arch: str, config_key: str, triton_version: str) -> str:
-    blob = json.dumps([FORMAT, variant, source_hash, arch, config_key, triton_version])
+def entry_key(job_key: str, triton_version: str) -> str:
+    blob = json.dumps([FORMAT, job_key, triton_version])
     return hashlib.sha256(blob.encode()).hexdigest()[:32]
+
+
+_HASHES: dict[tuple[str, int, int], str] = {}
+
+
+def current_hash(path: str) -> str | None:
+    """A file's content hash as the compile worker computes it, memoised by its size and mtime."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    memo = (path, st.st_mtime_ns, st.st_size)
+    if memo not in _HASHES:
+        try:
+            with open(path, "rb") as f:
+                _HASHES[memo] = hashlib.sha256(f.read()).hexdigest()[:32]
+        except OSError:
+            return None
+    return _HASHES[memo]
+
+
+def deps_current(deps: Any) -> bool:
+    """Whether every file of a manifest still has the content the compile read."""
+    if not isinstance(deps, dict):
+        return False
+    return all(isinstance(p, str) and isinstance(h, str) and current_hash(p) == h for p, h in deps.items())
 
 
 class CompileCache:
     def __init__(self, directory: Path | None = None, enabled: bool = True):
         self.directory = Path(directory) if directory else default_dir()
         self.enabled = enabled
+        self._warned = False
 
-    def _path(self, key: str, suffix: str) -> Path:
-        return self.directory / key[:2] / f"{key}{suffix}"
+    def _path(self, key: str, suffix: str, kind: str = "") -> Path:
+        return self.directory / kind / key[:2] / f"{key}{suffix}"
 
-    def load_parsed(self, key: str) -> dict[str, Any] | None:
-        """The parsed entry, or None (missing, unreadable or from another format: all mean "compile")."""
+    def _read_json(self, path: Path) -> Any:
+        try:
+            with open(path, encoding="utf-8") as f:
+                return json.load(f)
+        except (OSError, ValueError, UnicodeDecodeError):
+            return None
+
+    def load(self, key: str, *, arch: str, triton_version: str) -> dict[str, Any] | None:
+        """The entry stored under ``key`` if it is whole, is this key's, arch's and Triton's, and every file
+        it was compiled from is unchanged; None (compile) otherwise."""
         if not self.enabled:
             return None
-        try:
-            with open(self._path(key, ".json")) as f:
-                entry = json.load(f)
-        except (OSError, ValueError):
+        entry = self._read_json(self._path(key, ".json"))
+        if not (isinstance(entry, dict) and entry.get("format") == FORMAT and entry.get("key") == key
+                and entry.get("arch") == arch and entry.get("triton_version") == triton_version
+                and isinstance(entry.get("result"), dict) and deps_current(entry.get("deps"))):
             return None
-        return entry if entry.get("format") == FORMAT else None
+        return entry
 
-    def load_raw(self, key: str) -> list[dict[str, Any]] | None:
+    def load_raw(self, key: str) -> dict[str, Any] | None:
         try:
             with gzip.open(self._path(key, ".raw.json.gz"), "rt") as f:
-                return json.load(f)
-        except (OSError, ValueError, EOFError):
+                raw = json.load(f)
+        except (OSError, ValueError, EOFError, UnicodeDecodeError):
             return None
+        return raw if isinstance(raw, dict) and raw.get("key") == key else None
 
-    def store(self, key: str, raw: list[dict[str, Any]] | None, parsed: dict[str, Any]) -> None:
-        """``raw`` None: outputs that live elsewhere (a Triton cache's artifacts); only the parse is kept."""
+    def store(self, key: str, entry: dict[str, Any], raw: dict[str, Any] | None) -> bool:
+        """``entry`` (with its key, arch, Triton version, deps and parsed result) and the raw outputs (None:
+        outputs that live elsewhere, a Triton cache's). False, with a warning, when it cannot be written."""
+        if not self.enabled:
+            return False
+        try:
+            # raw first: a parsed entry is only ever visible with its raw outputs beside it
+            if raw is not None:
+                atomic_write(self._path(key, ".raw.json.gz"),
+                             gzip.compress(json.dumps(raw | {"key": key}).encode(), 6))
+            atomic_write(self._path(key, ".json"), json.dumps({"format": FORMAT, "key": key, **entry}).encode())
+        except (OutputError, OSError) as exc:
+            self._warn(exc)
+            return False
+        return True
+
+    # plans: a kernel-directory variant at one config -> its jobs (checked against the directory's files)
+
+    def load_plan(self, key: str) -> dict[str, Any] | None:
+        if not self.enabled:
+            return None
+        entry = self._read_json(self._path(key, ".json", "plans"))
+        if not (isinstance(entry, dict) and entry.get("format") == FORMAT and entry.get("key") == key
+                and isinstance(entry.get("plan"), dict)):
+            return None
+        return entry["plan"]
+
+    def store_plan(self, key: str, plan: dict[str, Any]) -> None:
         if not self.enabled:
             return
-        # raw first: a parsed entry is only ever visible with its raw outputs beside it
-        if raw is not None:
-            atomic_write(self._path(key, ".raw.json.gz"), gzip.compress(json.dumps(raw).encode(), 6))
-        atomic_write(self._path(key, ".json"), json.dumps({"format": FORMAT, **parsed}).encode())
+        try:
+            atomic_write(self._path(key, ".json", "plans"),
+                         json.dumps({"format": FORMAT, "key": key, "plan": plan}).encode())
+        except (OutputError, OSError) as exc:
+            self._warn(exc)
 
+    def _warn(self, exc: BaseException) -> None:
+        if self._warned:
+            return
+        self._warned = True
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        warnings.warn(CacheWarning(
+            f"cannot write the compile cache in {self.directory} ({why}); results are not cached, so the next "
+            "run compiles again: set VGPRSCOPE_CACHE_DIR to a writable directory"), stacklevel=3)

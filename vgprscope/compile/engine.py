@@ -1,58 +1,101 @@
-"""(CompileSpec x arch) -> Records: parallel across cores, cached by the full specialisation.
+"""Tasks -> Records: jobs compiled in parallel, cached by the whole compile, parsed here.
 
-Specs come from any source (``vgprscope.sources``: bundled variants, a capture, a Triton cache); nothing
-here knows which.
+A ``Task`` is one CompileJob on one arch with what its row shows (the source's label, kernel, config,
+slot). Sources (``vgprscope.sources``: bundled variants, a capture, a Triton cache, a kernel directory)
+make them; nothing here knows which. A kernel-directory variant is first *planned* into its jobs by the
+same workers (its file's ``check_config`` and ``kernel_specs``), the plans cached beside the compiles.
 
-The calling process never imports triton or torch: worker processes compile, this process reads the
-cache, parses compiler outputs into ResourceUsage, applies the occupancy rules and builds the rows.
+This process never imports triton for a warm run: workers (``compile.worker``, standard library and Triton
+only) compile and answer with raw outputs and their Triton version; this process checks the version,
+parses the outputs into ResourceUsage, applies the occupancy rules and writes the cache.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import hashlib
 import importlib.metadata
+import json
 import multiprocessing
 import os
+import signal
 import sys
-from collections.abc import Callable, Iterable
-from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import FIRST_COMPLETED, CancelledError, Executor, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from ..archs import AmdArch, Arch, NvidiaArch
-from ..errors import TritonUnavailableError
-from ..records import Config, Record, ResourceUsage, usage_from_dict, usage_to_dict
-from ..sources.spec import CompileSpec
+from ..errors import TritonUnavailableError, UsageError
+from ..records import Config, KernelIdentity, Record, ResourceUsage, usage_from_dict, usage_to_dict
+from . import worker
 from .cache import CompileCache, entry_key
-from ..interpreter import interpreting
-from .worker import CompileJob, compile_kernels, configure_triton_env, one_line
+from .job import CompileJob, Target
 
 PARSER_VERSION = 2
 
 
-@dataclass(frozen=True, init=False)
+class WorkerVersionError(UsageError):
+    """A compile worker answered with another Triton than this run compiles with (exit 2)."""
+
+
+class ExecutorLostError(UsageError):
+    """The executor (a Dask scheduler) went away mid-run: the results cannot be trusted whole (exit 2)."""
+
+
+@dataclass(frozen=True)
+class RowInfo:
+    """What a task's row shows, whatever compiles it: the source's label (a variant's name, a captured
+    kernel's module), the kernel, the config as the source describes it, the slot the gate compares it by."""
+
+    label: str
+    kernel: str
+    config: Config
+    identity: KernelIdentity
+    source: str  # "variants", "capture", "triton-cache"
+    source_hash: str = ""
+    slot: str = ""
+    extras: tuple[tuple[str, Any], ...] = ()
+    variant: Any = field(default=None, compare=False)  # the bundled Variant (traffic model, bench)
+
+
+@dataclass(frozen=True)
 class Task:
-    """One spec on one arch. ``Task(variant, arch, config)`` is a bundled variant's spec (the older form)."""
+    """One job on one arch, or (``job`` None) a row that cannot compile, with its ``reason``."""
 
-    spec: CompileSpec
+    job: CompileJob | None
     arch: Arch
+    row: RowInfo
+    reason: str | None = None
 
-    def __init__(self, spec: Any, arch: Arch, config: Config | None = None):
-        if not isinstance(spec, CompileSpec):
-            from ..sources.variants import variant_spec
-
-            spec = variant_spec(spec, config)
-        object.__setattr__(self, "spec", spec)
-        object.__setattr__(self, "arch", arch)
-
-    @property
-    def variant(self) -> Any:
-        """The bundled Variant of a variant spec (None for other sources)."""
-        return self.spec.variant
+    def __hash__(self) -> int:
+        return hash((self.job.key() if self.job else self.reason, self.arch.name, self.row.label, self.row.kernel,
+                     self.row.slot))
 
     @property
     def config(self) -> Config:
-        return self.spec.config
+        return self.row.config
+
+    @property
+    def variant(self) -> Any:
+        return self.row.variant
+
+    @property
+    def label(self) -> str:
+        return self.row.label
+
+    def vary(self, **options: Any) -> Task:
+        """The same task with these launch options set: its job and its row's config follow."""
+        job = self.job.with_options(**options) if self.job is not None else None
+        return replace(self, job=job, row=replace(self.row, config=self.row.config.with_options(**options)))
+
+
+def target_of(arch: Arch) -> Target:
+    if isinstance(arch, AmdArch):
+        return Target("hip", arch.gfx, arch.wave_size)
+    return Target("cuda", arch.capability, 32)
 
 
 def triton_version() -> str:
@@ -90,162 +133,373 @@ def launch_limit_reason(arch: Arch, usage: ResourceUsage, num_warps: int | None 
     return None
 
 
-def _parsed_entry(arch: Arch, raw: list[dict[str, Any]]) -> dict[str, Any]:
-    kernels = []
-    for out in raw:
-        row = {"kernel": out["kernel"], "seconds": out.get("seconds", 0.0)}
-        if out.get("num_warps") is not None:  # what the compiler launched with (the occupancy's warps)
-            row["num_warps"] = out["num_warps"]
-        if "error" in out:
-            row["error"] = out["error"]
-        else:
-            try:
-                row["usage"] = usage_to_dict(parse_output(arch, out))
-            except Exception as exc:  # a parser failure is a row, never the end of the run
-                row["error"] = f"cannot parse the compiler output: {one_line(exc)}"
-        kernels.append(row)
-    return {"parser": PARSER_VERSION, "kernels": kernels}
+def untargetable(arch: Arch) -> str | None:
+    if getattr(arch, "triton_target", True):
+        return None
+    return (f"the installed Triton ({triton_version()}) cannot target {arch.name}: {arch.description}; it is "
+            "in the table for the occupancy calculator")
 
 
-def _records(task: Task, entry: dict[str, Any], tv: str, cached: bool) -> list[Record]:
+# ------------------------------------------------------------------------------------- parsed results
+
+def _result(arch: Arch, answer: dict[str, Any]) -> dict[str, Any]:
+    """A worker's answer -> the cached result of its kernel: usage (or error), seconds, num_warps."""
+    out: dict[str, Any] = {"seconds": float(answer.get("seconds") or 0.0)}
+    if answer.get("num_warps") is not None:  # what the compiler launched with (the occupancy's warps)
+        out["num_warps"] = int(answer["num_warps"])
+    if "error" in answer:
+        out["error"] = str(answer["error"])
+        return out
+    try:
+        out["usage"] = usage_to_dict(parse_output(arch, answer))
+    except Exception as exc:  # a parser failure is a row, never the end of the run
+        out["error"] = f"cannot parse the compiler output: {worker.one_line(exc)}"
+    return out
+
+
+def _valid_result(result: Any) -> bool:
+    """A cached result of the right shape: an error line, or a usage every count of which is an integer."""
+    if not isinstance(result, dict) or not isinstance(result.get("seconds", 0.0), (int, float)):
+        return False
+    if "num_warps" in result and (isinstance(result["num_warps"], bool) or not isinstance(result["num_warps"], int)):
+        return False
+    if "error" in result:
+        return isinstance(result["error"], str) and bool(result["error"])
+    usage = result.get("usage")
+    if not isinstance(usage, dict):
+        return False
+    try:
+        u = usage_from_dict(usage)
+    except (KeyError, TypeError, ValueError):
+        return False
+    return all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in u.metrics().values())
+
+
+def _deps_hash(deps: dict[str, str] | None) -> str:
+    if not deps:
+        return ""
+    return hashlib.sha256(json.dumps(sorted(deps.items())).encode()).hexdigest()[:16]
+
+
+def _record(task: Task, result: dict[str, Any], tv: str, cached: bool, deps: dict[str, str] | None) -> Record:
     from ..occupancy import occupancy_of
 
-    from dataclasses import replace
-
-    spec = task.spec
-    rows = []
-    for k in entry["kernels"]:
-        usage = usage_from_dict(k.get("usage"))
-        status = k.get("error") or "ok"
-        occ = None
-        if usage is not None:
-            warps = k.get("num_warps") or task.config.num_warps
-            status = launch_limit_reason(task.arch, usage, warps) or status
-            if launch_limit_reason(task.arch, usage, warps) == launch_limit_reason(task.arch, usage):
-                # occupancy 0 for a kernel over the LDS / shared limit; none for a workgroup the arch refuses
-                occ = occupancy_of(usage, task.arch, warps, waves_per_eu=task.config.waves_per_eu)
-        rows.append(Record(
-            variant=spec.label, kernel=k["kernel"], arch=task.arch.name, config=task.config,
-            status=status, usage=usage, occupancy=occ, compile_seconds=k.get("seconds", 0.0),
-            triton_version=tv, source_hash=spec.source_hash, cached=cached,
-            identity=replace(spec.identity, qualname=k["kernel"]), source=spec.source, extras=spec.extras,
-            slot=spec.slot,
-        ))
-    return rows
+    row = task.row
+    usage = usage_from_dict(result.get("usage"))
+    status = result.get("error") or "ok"
+    occ = None
+    if usage is not None:
+        warps = result.get("num_warps") or task.config.num_warps
+        limit = launch_limit_reason(task.arch, usage, warps)
+        status = limit or status
+        if limit == launch_limit_reason(task.arch, usage):
+            # occupancy 0 for a kernel over the LDS / shared limit; none for a workgroup the arch refuses
+            occ = occupancy_of(usage, task.arch, warps, waves_per_eu=task.config.waves_per_eu)
+    return Record(variant=row.label, kernel=row.kernel, arch=task.arch.name, config=row.config, status=status,
+                  usage=usage, occupancy=occ, compile_seconds=float(result.get("seconds") or 0.0),
+                  triton_version=tv, source_hash=_deps_hash(deps) or row.source_hash, cached=cached,
+                  identity=row.identity, source=row.source, extras=row.extras, slot=row.slot)
 
 
-def _job(task: Task) -> CompileJob:
-    spec = task.spec
-    p = spec.payload()
-    return CompileJob(variant=spec.label, directory=p.get("directory", ""), file_name=p.get("file_name", ""),
-                      arch=task.arch.name, config=task.config.as_dict(), kernels=spec.kernels, kind=spec.kind,
-                      payload=spec.job)
+def _reason_record(task: Task, reason: str, tv: str) -> Record:
+    row = task.row
+    return Record(variant=row.label, kernel=row.kernel, arch=task.arch.name, config=row.config, status=reason,
+                  triton_version=tv, source_hash=row.source_hash, identity=row.identity, source=row.source,
+                  extras=row.extras, slot=row.slot)
 
 
-def _refused(task: Task) -> dict[str, Any]:
-    """The entry of a spec that cannot compile (its reason on every kernel row); never cached."""
-    return {"parser": PARSER_VERSION, "kernels": [{"kernel": k, "seconds": 0.0, "error": task.spec.reason}
-                                                  for k in task.spec.kernels]}
+# ---------------------------------------------------------------------------------------- executors
+
+def _die_with_parent() -> None:
+    """A compile worker ends when the vgprscope process that started it does, however it ends."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        pr_set_pdeathsig = 1
+        libc.prctl(pr_set_pdeathsig, signal.SIGKILL)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() == 1:  # the parent died before the request took effect
+        os._exit(1)
 
 
 def _worker_init() -> None:
-    configure_triton_env()
-    # Import triton while the first job is being pickled; errors surface in the job itself.
+    _die_with_parent()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle: it stops the pool
+    worker.configure()
+    # anything a user's module prints when a worker imports it goes to stderr, never into stdout's tables
+    os.dup2(2, 1)
     try:
-        import triton  # noqa: F401
+        import triton  # noqa: F401  (imported while the first job is pickled)
     except Exception:
         pass
 
 
-def _in_process_ok() -> bool:
-    """Whether this process may compile: not when kernels would be (or were) loaded for the interpreter."""
-    return not interpreting()
+class _Pool:
+    """The process-wide pool of compile workers: created on first use, shared by planning and compiling,
+    killed (not drained) on Ctrl-C, shut down at exit."""
+
+    pool: ProcessPoolExecutor | None = None
+    size = 0
+
+    @classmethod
+    def get(cls, workers: int) -> ProcessPoolExecutor:
+        if cls.pool is not None and cls.size >= workers:
+            return cls.pool
+        cls.close()
+        # fork is cheap and safe while this process has not imported triton (no LLVM threads, no kernels
+        # decorated for the interpreter); otherwise, and off Linux, a fresh interpreter per worker
+        fork_ok = sys.platform.startswith("linux") and "triton" not in sys.modules
+        ctx = multiprocessing.get_context("fork" if fork_ok else "spawn")
+        cls.pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker_init)
+        cls.size = workers
+        return cls.pool
+
+    @classmethod
+    def kill(cls) -> None:
+        """Stop now: the running compiles are abandoned, their processes killed."""
+        pool = cls.pool
+        if pool is None:
+            return
+        procs = list((getattr(pool, "_processes", None) or {}).values())
+        for p in procs:
+            with contextlib.suppress(Exception):
+                p.kill()
+        with contextlib.suppress(Exception):
+            pool.shutdown(wait=False, cancel_futures=True)
+        cls.pool, cls.size = None, 0
+
+    @classmethod
+    def close(cls) -> None:
+        if cls.pool is not None:
+            with contextlib.suppress(Exception):
+                cls.pool.shutdown(wait=True, cancel_futures=True)
+        cls.pool, cls.size = None, 0
 
 
-def _executor(workers: int) -> ProcessPoolExecutor:
-    # fork is cheap and safe while this process has not imported triton (no LLVM threads, no kernels
-    # decorated for the interpreter); otherwise, and off Linux, a fresh interpreter per worker.
-    fork_ok = sys.platform.startswith("linux") and "triton" not in sys.modules
-    method = "fork" if fork_ok else "spawn"
-    return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context(method),
-                               initializer=_worker_init)
+atexit.register(_Pool.close)
+
+
+def _in_process(request: dict[str, Any]) -> dict[str, Any]:
+    return worker.run(request)
+
+
+@dataclass
+class Engine:
+    """Compiles tasks on ``jobs`` processes (default: all cores), or on ``executor`` (any
+    ``concurrent.futures.Executor``: a Dask cluster's; not shut down here). A compile that fails is a row
+    with its one-line error; a worker with another Triton stops the run (WorkerVersionError)."""
+
+    jobs: int | None = None
+    cache: CompileCache = field(default_factory=CompileCache)
+    executor: Executor | None = None
+    on_progress: Callable[[int, int], None] | None = None
+    # this run's raw outputs by cache key, for ``raw_outputs`` when the cache cannot keep them
+    answers: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
+
+    def _submit_all(self, requests: list[dict[str, Any]], on_answer: Callable[[int, dict[str, Any]], None]) -> None:
+        """Answer every request, in parallel when there are several, calling ``on_answer(i, answer)``."""
+        if not requests:
+            return
+        workers = min(self.jobs or os.cpu_count() or 1, len(requests))
+        if self.executor is None and workers <= 1 and not _interpreting():
+            # in this process: the worker environment is set and restored around each job
+            for i, req in enumerate(requests):
+                on_answer(i, _in_process(req))
+            return
+        pool = self.executor if self.executor is not None else _Pool.get(max(workers, 1))
+        futures: dict[Future, int] = {pool.submit(worker.run, req): i for i, req in enumerate(requests)}
+        try:
+            pending = set(futures)
+            while pending:
+                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for fut in finished:
+                    i = futures[fut]
+                    try:
+                        answer = fut.result()
+                    except CancelledError:
+                        if self.executor is not None:  # Dask cancels everything when its scheduler is lost
+                            raise ExecutorLostError("the compile cluster went away mid-run (its futures were "
+                                                    "cancelled); nothing was written: run again") from None
+                        raise
+                    except Exception as exc:  # a crashed worker: a row with the reason, not cached
+                        answer = {"error": f"compile worker failed: {worker.one_line(exc)}",
+                                  "error_kind": worker.ENVIRONMENT}
+                    on_answer(i, answer)
+        except BaseException:
+            for fut in futures:
+                fut.cancel()
+            if self.executor is None:
+                _Pool.kill()
+            raise
+
+    def _check_version(self, answer: dict[str, Any], expected: str) -> None:
+        got = answer.get("triton_version")
+        if got and got != expected:
+            raise WorkerVersionError(f"a compile worker runs Triton {got}, this run compiles with Triton {expected}: "
+                                     "its results would be another release's; give every worker the same Triton")
+
+    # ------------------------------------------------------------------------------------ planning
+
+    def plan(self, requests: Sequence[PlanRequest]) -> list[Plan]:
+        """Each kernel-directory variant request -> its jobs, or the reason it has none (cached by the
+        directory's content, the file, the config and the arch)."""
+        tv = triton_version()
+        out: list[Plan | None] = [None] * len(requests)
+        todo: list[int] = []
+        for i, req in enumerate(requests):
+            hit = self.cache.load_plan(req.key())
+            plan = Plan.from_dict(hit) if hit is not None else None
+            if plan is not None:
+                out[i] = plan
+            else:
+                todo.append(i)
+
+        def answered(j: int, answer: dict[str, Any]) -> None:
+            i = todo[j]
+            self._check_version(answer, tv)
+            plan = Plan.from_answer(answer)
+            if plan.cacheable:
+                self.cache.store_plan(requests[i].key(), plan.as_dict())
+            out[i] = plan
+
+        self._submit_all([requests[i].as_request() for i in todo], answered)
+        return [p for p in out if p is not None]
+
+    # ------------------------------------------------------------------------------------ compiling
+
+    def compile(self, tasks: Iterable[Task]) -> list[Record]:
+        """Records of every task, in order. Cached entries are read (and checked), the rest compiled."""
+        tasks = list(tasks)
+        tv = triton_version()
+        records: list[Record | None] = [None] * len(tasks)
+        misses: list[int] = []
+        keys: dict[int, str] = {}
+        for i, task in enumerate(tasks):
+            reason = task.reason or (untargetable(task.arch) if task.job is not None else "nothing to compile")
+            if reason:
+                records[i] = _reason_record(task, reason, tv)
+                continue
+            keys[i] = entry_key(task.job.key(), tv)
+            entry = self.cache.load(keys[i], arch=task.arch.name, triton_version=tv)
+            if entry is not None:
+                result = entry["result"]
+                if entry.get("parser") != PARSER_VERSION:  # compiled before, parsed by an older parser
+                    raw = self.cache.load_raw(keys[i])
+                    result = _result(task.arch, raw) if raw is not None else None
+                    if result is not None:
+                        self.cache.store(keys[i], entry | {"parser": PARSER_VERSION, "result": result}, None)
+                if result is not None and _valid_result(result):
+                    records[i] = _record(task, result, tv, True, entry.get("deps"))
+                    continue
+            misses.append(i)
+
+        done = 0
+        if self.on_progress:
+            self.on_progress(0, len(misses))
+
+        def answered(j: int, answer: dict[str, Any]) -> None:
+            nonlocal done
+            i = misses[j]
+            task = tasks[i]
+            self._check_version(answer, tv)
+            result = _result(task.arch, answer)
+            deps = answer.get("deps")
+            if answer.get("error_kind") != worker.ENVIRONMENT:
+                # a Triton cache entry's outputs stay in that cache: only what was parsed from them is kept
+                raw = None if "stored" in task.job.source.as_dict() else answer
+                self.cache.store(keys[i], {"arch": task.arch.name, "triton_version": tv, "deps": deps or {},
+                                           "parser": PARSER_VERSION, "result": result,
+                                           "job": task.job.as_dict()}, raw)
+            if "error" not in answer:
+                self.answers[keys[i]] = answer
+            records[i] = _record(task, result, tv, False, deps)
+            done += 1
+            if self.on_progress:
+                self.on_progress(done, len(misses))
+
+        self._submit_all([{"op": "compile", "job": tasks[i].job.as_dict()} for i in misses], answered)
+        return [r for r in records if r is not None]
+
+    def raw_outputs(self, task: Task) -> dict[str, Any] | None:
+        """The compiler's raw outputs of a task compiled before (TTGIR, AMDGCN, cubin), for ``explain``."""
+        if task.job is None or task.reason:
+            return None
+        key = entry_key(task.job.key(), triton_version())
+        if key in self.answers:
+            return self.answers[key]
+        if self.cache.load(key, arch=task.arch.name, triton_version=triton_version()) is None:
+            return None
+        return self.cache.load_raw(key)
+
+
+def _interpreting() -> bool:
+    from ..interpreter import interpreting
+
+    return interpreting()
+
+
+# ------------------------------------------------------------------------------------------- planning
+
+@dataclass(frozen=True)
+class PlanRequest:
+    """A kernel-directory variant's file at one config, for one arch: planned by a worker into jobs."""
+
+    directory: Path
+    package: str
+    file_name: str
+    config: dict[str, Any]
+    arch: Arch
+    options: dict[str, Any]
+    tree_hash: str  # of every Python file under the directory: a plan is redone when any changes
+
+    def as_request(self) -> dict[str, Any]:
+        return {"op": "plan", "directory": str(self.directory), "package": self.package,
+                "file_name": self.file_name, "config": self.config, "options": self.options,
+                "compute_units": self.arch.compute_units, "target": vars(target_of(self.arch))}
+
+    def key(self) -> str:
+        blob = json.dumps([self.tree_hash, str(self.directory), self.package, self.file_name, self.config,
+                           self.arch.name, self.arch.compute_units, self.options], sort_keys=True, default=str)
+        return hashlib.sha256(blob.encode()).hexdigest()[:32]
+
+    def __hash__(self) -> int:
+        return hash(self.key())
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A variant request's jobs (kernel name, job), or why it has none."""
+
+    jobs: tuple[tuple[str, CompileJob], ...] = ()
+    reason: str | None = None
+    cacheable: bool = True  # False: a failure of this machine (an import that failed), never stored
+
+    @classmethod
+    def from_answer(cls, answer: dict[str, Any]) -> Plan:
+        if "error" in answer:
+            return cls(reason=str(answer["error"]), cacheable=answer.get("error_kind") != worker.ENVIRONMENT)
+        if answer.get("reason"):
+            return cls(reason=str(answer["reason"]))
+        return cls(jobs=tuple((j["name"], CompileJob.from_dict(j["job"])) for j in answer["jobs"]))
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"jobs": [{"name": n, "job": j.as_dict()} for n, j in self.jobs], "reason": self.reason}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Plan | None:
+        try:
+            return cls(jobs=tuple((j["name"], CompileJob.from_dict(j["job"])) for j in d.get("jobs") or ()),
+                       reason=d.get("reason"))
+        except (KeyError, TypeError, ValueError):
+            return None
 
 
 def compile_tasks(tasks: Iterable[Task], jobs: int | None = None, cache: CompileCache | None = None,
                   on_progress: Callable[[int, int], None] | None = None,
                   executor: Executor | None = None) -> list[Record]:
-    """Records of every task in order (kernels of a multi-kernel variant in their declared order).
-
-    Cached entries are read, the rest compiled on ``jobs`` processes (default: all cores), or on
-    ``executor`` when one is given (any ``concurrent.futures.Executor``: a Dask cluster's, for one; it is
-    not shut down here). Results come back to this process, which parses them and writes the cache, so a
-    re-run is warm wherever the compiles ran. A compile that fails is a row with its one-line error; the
-    sweep goes on.
-    """
-    tasks = list(tasks)
-    cache = cache or CompileCache()
-    tv = triton_version()
-    keys = [entry_key(t.spec.label, t.spec.source_hash, t.arch.name, t.spec.key, tv) for t in tasks]
-    entries: dict[int, tuple[dict[str, Any], bool]] = {}
-    misses: list[int] = []
-    for i, key in enumerate(keys):
-        if tasks[i].spec.reason:
-            entries[i] = (_refused(tasks[i]), False)
-            continue
-        parsed = cache.load_parsed(key)
-        if parsed is not None and parsed.get("parser") == PARSER_VERSION:
-            entries[i] = (parsed, True)
-            continue
-        raw = cache.load_raw(key) if parsed is not None else None
-        if raw is not None:  # compiled before, parsed by an older parser: re-parse, do not recompile
-            entry = _parsed_entry(tasks[i].arch, raw)
-            cache.store(key, raw, entry)
-            entries[i] = (entry, True)
-            continue
-        misses.append(i)
-
-    done = 0
-    if on_progress:
-        on_progress(0, len(misses))
-
-    def finish(i: int, raw: list[dict[str, Any]]) -> None:
-        nonlocal done
-        entry = _parsed_entry(tasks[i].arch, raw)
-        if not any(o.get("transient") for o in raw):
-            # a Triton cache entry's outputs stay in that cache: keep only what was parsed from them
-            cache.store(keys[i], None if tasks[i].spec.kind == "artifact" else raw, entry)
-        entries[i] = (entry, False)
-        done += 1
-        if on_progress:
-            on_progress(done, len(misses))
-
-    workers = min(jobs or os.cpu_count() or 1, len(misses))
-    if executor is None and workers <= 1 and _in_process_ok():
-        for i in misses:
-            finish(i, compile_kernels(_job(tasks[i])))
-    elif misses:
-        with contextlib.nullcontext(executor) if executor is not None else _executor(max(workers, 1)) as pool:
-            futures: dict[Future, int] = {pool.submit(compile_kernels, _job(tasks[i])): i for i in misses}
-            try:
-                pending = set(futures)
-                while pending:
-                    finished, pending = wait(pending, return_when=FIRST_COMPLETED)
-                    for fut in finished:
-                        i = futures[fut]
-                        try:
-                            raw = fut.result()
-                        except Exception as exc:  # a crashed worker: rows with the reason, not cached
-                            raw = [{"kernel": k, "error": f"compile worker failed: {one_line(exc)}",
-                                    "transient": True} for k in tasks[i].spec.kernels]
-                        finish(i, raw)
-            except BaseException:
-                for fut in futures:
-                    fut.cancel()
-                raise
-
-    rows: list[Record] = []
-    for i, task in enumerate(tasks):
-        entry, cached = entries[i]
-        rows.extend(_records(task, entry, tv, cached))
-    return rows
-
+    """Records of every task, in order (see ``Engine``)."""
+    return Engine(jobs, cache or CompileCache(), executor, on_progress).compile(tasks)

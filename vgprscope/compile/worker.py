@@ -1,10 +1,18 @@
-"""One compile, GPU-free: (spec's job, arch) -> compiler outputs. Runs in worker processes.
+"""The compile worker: one CompileJob (as JSON) -> the compiler's raw outputs, GPU-free.
 
-A job is a bundled variant's file and config, a captured launch (function, signature, specialisation,
-constexprs, options: ``compile.load``) or a Triton IR file (a cache entry's TTIR).
+Standard library and Triton only (and ``kernel_load`` beside it): vgprscope's process pool runs it, so do
+Dask workers, and so does another Python environment's interpreter for another Triton release, as
+``python worker.py --serve`` reading one JSON request per line on stdin and answering on stdout. Nothing
+here imports vgprscope; parsing, occupancy and everything after happen in vgprscope's own process.
 
-This is the only module that drives ``triton.compile``. It returns plain dicts (picklable, cacheable);
-parsing into ResourceUsage happens in ``compile.engine`` through ``vgprscope.parse``.
+Requests: ``{"op": "compile", "job": {...}}`` compiles (or, for a Triton cache entry's stored outputs,
+reads) one kernel; ``{"op": "plan", ...}`` turns a kernel-directory variant and its config into its jobs
+(the variant file's ``check_config`` and ``kernel_specs``). Every answer carries the worker's Triton version,
+so a client never takes another release's numbers for its own.
+
+A failure is an answer with ``error`` (one line) and ``error_kind``: ``compile`` for the compiler's own
+verdict on this input (cacheable), ``environment`` for anything this machine caused (a file or module
+missing, memory, a killed tool, an interrupted run): never cached, the next run looks again.
 """
 
 from __future__ import annotations
@@ -12,51 +20,86 @@ from __future__ import annotations
 import base64
 import contextlib
 import io
+import json
 import os
 import subprocess
+import sys
 import tempfile
 import time
 import warnings
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from ..archs import AmdArch, Arch, NvidiaArch, get_arch
+try:
+    from . import kernel_load
+except ImportError:  # run from its own file (another environment's Python): load the sibling by path
+    import importlib.util as _ilu
+
+    _spec = _ilu.spec_from_file_location("_vgprscope_kernel_load",
+                                         os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernel_load.py"))
+    kernel_load = _ilu.module_from_spec(_spec)
+    sys.modules[_spec.name] = kernel_load
+    _spec.loader.exec_module(kernel_load)
+
+PROTOCOL = 1
+COMPILE = "compile"
+ENVIRONMENT = "environment"
+
+# Set in every worker before Triton is imported.
+_ENV = {
+    # kernels decorated while TRITON_INTERPRET is set are interpreter objects and cannot be compiled
+    "TRITON_INTERPRET": "0",
+    # vgprscope's cache keys by the whole compile; Triton's would hide compile times and leave nothing to parse
+    "TRITON_ALWAYS_COMPILE": "1",
+    "TRITON_DUMP_PTXAS_LOG": "1",
+}
+_ENV_DEFAULTS = {"TRITON_DEFAULT_FP_FUSION": "1"}  # Triton 3.9 warns while it is unset; 1 is its default
 
 
-@dataclass(frozen=True)
-class CompileJob:
-    variant: str
-    directory: str
-    file_name: str
-    arch: str
-    config: dict[str, Any]
-    kernels: tuple[str, ...]
-    kind: str = "variant"  # "variant", "launch" (a captured launch) or "ir" (an IR file)
-    payload: str = ""  # the spec's job, JSON (CompileSpec.job)
+def configure() -> None:
+    """The environment of a compile worker, for good (call before triton is imported there)."""
+    os.environ.update(_ENV)
+    for k, v in _ENV_DEFAULTS.items():
+        os.environ.setdefault(k, v)
+    # Triton still writes its artifacts; keep them out of the user's ~/.triton
+    os.environ.setdefault("TRITON_CACHE_DIR", os.path.join(tempfile.gettempdir(), "vgprscope-triton"))
 
 
-def one_line(exc: BaseException) -> str:
-    """An exception as one line: its type and the most telling line of its message."""
-    text = str(exc).strip()
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    # Triton's CompilationError puts the source excerpt first and the reason last.
-    msg = lines[-1] if lines else ""
-    for ln in lines:
-        if "error" in ln.lower() and len(ln) < 300:
-            msg = ln
-            break
-    msg = msg[:300]
-    return f"{type(exc).__name__}: {msg}" if msg else type(exc).__name__
+@contextlib.contextmanager
+def compile_env(settings: dict[str, str] | None = None):
+    """The worker environment (and a job's compiler settings) for one in-process compile, restored after."""
+    wanted = dict(_ENV) | {k: os.environ.get(k, v) for k, v in _ENV_DEFAULTS.items()} | dict(settings or {})
+    saved = {k: os.environ.get(k) for k in wanted}
+    os.environ.update(wanted)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+@contextlib.contextmanager
+def stdout_to_stderr():
+    """What a user's module prints while it is imported, and anything else written to fd 1, goes to stderr:
+    a command's stdout holds its tables and JSON only."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        os.dup2(2, 1)
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
 
 
 @contextlib.contextmanager
 def _quiet():
-    """Keep Triton's and LLVM's prints, warnings and dumps out of the user's output.
-
-    Python-level prints (Triton's ptxas log among them) are captured and returned; C++-level output on
-    fds 1 and 2 goes to a temporary file that is discarded.
-    """
+    """Keep Triton's and LLVM's prints, warnings and dumps out of the user's output. Python-level prints
+    (Triton's ptxas log among them) are returned; C-level output on fds 1 and 2 is discarded."""
     buf = io.StringIO()
     saved = [os.dup(1), os.dup(2)]
     with tempfile.TemporaryFile() as sink, warnings.catch_warnings():
@@ -73,96 +116,152 @@ def _quiet():
                 os.close(fd)
 
 
-_COMPILE_ENV = {
-    # Kernels decorated while TRITON_INTERPRET is set are interpreter objects and cannot be compiled.
-    "TRITON_INTERPRET": "0",
-    # Our own cache keys by the full specialisation; Triton's cache would hide compile times and leave
-    # nothing to parse on a hit, so every compile here is a real one.
-    "TRITON_ALWAYS_COMPILE": "1",
-    "TRITON_DUMP_PTXAS_LOG": "1",
-    "TRITON_DEFAULT_FP_FUSION": os.environ.get("TRITON_DEFAULT_FP_FUSION", "1"),  # 3.9 warns while unset
-}
-
-
-def configure_triton_env() -> None:
-    """The environment of a compile worker, for good (call before triton is imported there)."""
-    os.environ.update(_COMPILE_ENV)
-    # Triton still writes its artifacts; keep them out of the user's ~/.triton
-    os.environ.setdefault("TRITON_CACHE_DIR", os.path.join(tempfile.gettempdir(), "vgprscope-triton"))
-
-
-@contextlib.contextmanager
-def compile_env():
-    """The same environment for an in-process compile, restored afterwards (a later JIT launch in this
-    process must not inherit "always compile")."""
-    saved = {k: os.environ.get(k) for k in _COMPILE_ENV}
-    os.environ.update(_COMPILE_ENV)
+def triton_version() -> str:
     try:
-        yield
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+        import triton
+
+        return str(triton.__version__)
+    except Exception:
+        return ""
 
 
-def _arg_types(fn, args: dict[str, Any], constexprs: dict[str, Any], backend, hip: bool):
-    """Signature and specialisation attrs exactly as Triton's JIT would derive them for these values."""
-    no_spec = set()
-    for p in getattr(fn, "params", []):
-        if getattr(p, "do_not_specialize", False):
-            no_spec.add(p.name)
-    signature: dict[str, str] = {}
-    attrs: dict[tuple[int, ...], list] = {}
-    consts = dict(constexprs)
-    for i, name in enumerate(fn.arg_names):
-        if name in constexprs:
-            signature[name] = "constexpr"
-            continue
-        if name not in args:
-            raise KeyError(f"kernel argument {name!r} has no example value")
-        value = args[name]
-        if isinstance(value, str) and value.startswith("*"):
-            signature[name] = value
-            desc = "D" + ("S" if hip else "")  # 16-byte aligned; on AMD within 2 GB (buffer ops)
-        elif isinstance(value, bool):
-            signature[name] = "i1"
-            desc = ""
-        elif isinstance(value, int):
-            if value == 1 and name not in no_spec:
-                signature[name] = "constexpr"
-                consts[name] = 1
-                continue
-            signature[name] = "i32" if -(2**31) <= value < 2**31 else "i64"
-            desc = "D" if value % 16 == 0 and name not in no_spec else ""
-        elif isinstance(value, float):
-            signature[name] = "fp32"
-            desc = ""
-        else:
-            raise TypeError(f"kernel argument {name!r}: unsupported example value {value!r}")
-        parsed = backend.parse_attr(desc) if desc else []
-        if parsed:
-            attrs[(i,)] = parsed
-    return signature, consts, attrs
+# ------------------------------------------------------------------------------------------- messages
+
+def one_line(exc: BaseException) -> str:
+    """An exception as one line: its type and what it says, not the source excerpt around it.
+
+    Triton's CompilationError puts the source excerpt and a caret first and the reason after the caret
+    (a failed ``tl.static_assert``: its message); PTXASError wraps ptxas's own stderr between a headline
+    and the repro command: that stderr is the reason."""
+    text = str(exc).strip()
+    lines = [ln.rstrip() for ln in text.splitlines()]
+    msg = ""
+    carets = [i for i, ln in enumerate(lines) if ln.strip() == "^"]
+    if carets:
+        msg = " ".join(ln.strip() for ln in lines[carets[-1] + 1:] if ln.strip())
+    elif "`ptxas` stderr:" in text:
+        after = text.split("`ptxas` stderr:", 1)[1].split("Repro command:", 1)[0]
+        msg = " ".join(ln.strip() for ln in after.splitlines() if ln.strip())
+    if not msg and exc.__cause__ is not None and exc.__cause__ is not exc:
+        return f"{type(exc).__name__}: {one_line(exc.__cause__)}"
+    if not msg:
+        kept = [ln.strip() for ln in lines if ln.strip()]
+        msg = next((ln for ln in kept if "error" in ln.lower() and len(ln) < 300), kept[-1] if kept else "")
+    msg = " ".join(msg.split())[:300]
+    return f"{type(exc).__name__}: {msg}" if msg else type(exc).__name__
 
 
-def _options(arch: Arch, cfg: dict[str, Any]) -> dict[str, Any]:
-    opts: dict[str, Any] = {"num_warps": cfg["num_warps"], "num_stages": cfg["num_stages"]}
-    names = ("waves_per_eu", "matrix_instr_nonkdim", "kpack") if isinstance(arch, AmdArch) else ("maxnreg",)
-    for n in names:
-        if cfg.get(n) is not None:
-            opts[n] = cfg[n]
-    return opts
+def _kind(exc: BaseException) -> str:
+    """Whether a failure is the compiler's verdict on the input or the machine's doing."""
+    if isinstance(exc, (OSError, MemoryError, ImportError, subprocess.SubprocessError, kernel_load.LoadError,
+                        RecursionError)):
+        return ENVIRONMENT
+    return COMPILE
 
 
-def _target(arch: Arch):
-    from triton.backends.compiler import GPUTarget
+# ------------------------------------------------------------------------------------- building sources
 
-    if isinstance(arch, AmdArch):
-        return GPUTarget("hip", arch.gfx, arch.wave_size)
-    return GPUTarget("cuda", arch.capability, 32)
+_TORCH_NAMES = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "fp64": "float64", "i8": "int8",
+                "i16": "int16", "i32": "int32", "i64": "int64", "u8": "uint8", "u16": "uint16", "u32": "uint32",
+                "u64": "uint64", "i1": "bool", "u1": "bool", "fp8e5": "float8_e5m2", "fp8e4nv": "float8_e4m3fn",
+                "fp8e4b8": "float8_e4m3fnuz", "fp8e5b16": "float8_e5m2fnuz"}
 
+
+class _Dtype:
+    """Reads as a torch dtype to Triton's binder (it maps the name), without torch."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __str__(self) -> str:
+        return f"torch.{self.name}"
+
+    __repr__ = __str__
+
+
+# One object per dtype for the life of the process: Triton's native binder caches what a dtype object maps
+# to by the object's identity, so a dtype stand-in that is freed and another allocated at its address would
+# be read as the first one (a pointer to fp16 specialised as fp32).
+_DTYPES: dict[str, _Dtype] = {}
+
+
+def _dtype(name: str) -> _Dtype:
+    if name not in _DTYPES:
+        _DTYPES[name] = _Dtype(_TORCH_NAMES.get(name, name))
+    return _DTYPES[name]
+
+
+class _Pointer:
+    """Stands in for a tensor argument with the launch's facts: what the binder reads of one."""
+
+    def __init__(self, dtype: str, aligned: bool, small: bool):
+        self.dtype = _dtype(dtype)
+        self._aligned, self._small = aligned, small
+
+    def data_ptr(self) -> int:
+        return 1 << 20 if self._aligned else (1 << 20) + 2
+
+    def ptr_range(self) -> int:
+        return 1 << 20 if self._small else 1 << 33
+
+
+_INT_BASE = {"i32": 0, "i64": 1 << 32, "u64": 1 << 63}
+
+
+def stand_in(arg: dict[str, Any]) -> Any:
+    """A value with exactly the argument's facts, for the installed release's binder to specialise."""
+    typ = arg["type"]
+    if typ.startswith("*"):
+        return _Pointer(typ[1:], bool(arg.get("aligned")), bool(arg.get("small")))
+    if typ in _INT_BASE:
+        if arg.get("one"):
+            return 1
+        return _INT_BASE[typ] + (16 if arg.get("aligned") else 17)
+    if typ in ("fp32", "fp64", "fp16", "bf16"):
+        return 1.5
+    if typ in ("u1", "i1"):
+        return True
+    if typ == "constexpr":
+        return kernel_load.decode_constexpr(arg.get("value"))
+    raise ValueError(f"argument {arg['name']}: type {typ!r} has no stand-in (tuples and descriptors are not "
+                     "supported yet)")
+
+
+def _function_source(fn: Any, job: dict[str, Any], backend: Any) -> Any:
+    """ASTSource of the launch: the installed release's own binder specialises the facts, and the result is
+    packed the way its JIT packs a launch (``JITFunction._pack_args``)."""
+    from triton.compiler import ASTSource
+    from triton.runtime.jit import create_function_from_signature
+
+    by_name = {a["name"]: a for a in job["args"]}
+    params = [p.name for p in fn.params]
+    missing = [n for n in params if n not in by_name]
+    extra = [n for n in by_name if n not in params]
+    if missing or extra:
+        raise kernel_load.LoadError(
+            f"the kernel's parameters changed since the launch was recorded ("
+            + "; ".join(x for x in (f"now also {', '.join(missing)}" if missing else "",
+                                    f"no longer {', '.join(extra)}" if extra else "") if x)
+            + "): capture again")
+    for p in fn.params:
+        recorded = by_name[p.name]["type"] == "constexpr"
+        if p.is_constexpr and not recorded:
+            raise kernel_load.LoadError(f"parameter {p.name} became a constexpr since the launch was recorded: "
+                                        "capture again")
+    binder = create_function_from_signature(fn.signature, fn.params, backend)
+    bound, specialization, _ = binder(*[stand_in(by_name[n]) for n in params])
+    signature = {n: s[0] for n, s in zip(params, specialization)}
+    values = list(bound.values())
+    constexprs = {(i,): values[i] for i, s in enumerate(specialization) if s[0] == "constexpr"}
+    attrs = {}
+    for i, s in enumerate(specialization):
+        desc = "" if s[0] == "constexpr" else s[1]
+        if isinstance(desc, str):
+            attrs[(i,)] = backend.parse_attr(desc)
+    return ASTSource(fn=fn, signature=signature, constexprs=constexprs, attrs=attrs)
+
+
+# ---------------------------------------------------------------------------------------------- compile
 
 def _cuobjdump_resources(cubin: bytes) -> str:
     from triton import knobs
@@ -174,181 +273,223 @@ def _cuobjdump_resources(cubin: bytes) -> str:
                               capture_output=True, text=True).stdout
 
 
-def _ptxas_version(arch: NvidiaArch) -> str:
+def _ptxas_version(capability: int) -> str:
     from triton.backends.nvidia import compiler as nv
 
-    text = nv.get_ptxas_version(arch.capability)
+    text = nv.get_ptxas_version(capability)
     text = text.decode() if isinstance(text, bytes) else str(text)
     lines = [ln for ln in text.splitlines() if "release" in ln]
     return lines[0].strip() if lines else text.strip()[:80]
 
 
-def compile_kernels(job: CompileJob) -> list[dict[str, Any]]:
-    """Compile every kernel of the job's variant. One dict per kernel; a failure is a dict with ``error``."""
-    with compile_env():
-        if job.kind == "launch":
-            return [_compile_launch(job)]
-        if job.kind == "ir":
-            return [_compile_ir(job)]
-        if job.kind == "artifact":
-            return [_read_artifacts(job)]
-        return _compile_job(job)
+def _collect(kernel: Any, target: dict[str, Any], captured: io.StringIO, out: dict[str, Any]) -> None:
+    """The raw outputs the parsers read, per vendor: AMDGCN text; or ptxas's log, cuobjdump's resource
+    usage and the cubin (for explain's spill sites), all with the TTGIR (explain's live tensors)."""
+    out["num_warps"] = int(kernel.metadata.num_warps)
+    out["name"] = kernel.metadata.name
+    out["shared"] = int(kernel.metadata.shared)
+    out["ttgir"] = kernel.asm["ttgir"]
+    if target["backend"] == "hip":
+        out["amdgcn"] = kernel.asm["amdgcn"]
+    else:
+        out["cubin_b64"] = base64.b64encode(kernel.asm["cubin"]).decode("ascii")
+        out["ptxas_log"] = captured.getvalue()
+        out["cuobjdump"] = _cuobjdump_resources(kernel.asm["cubin"])
+        out["ptxas_version"] = _ptxas_version(int(target["arch"]))
 
 
-def _compile_job(job: CompileJob) -> list[dict[str, Any]]:
-    arch = get_arch(job.arch)
-    base = {"variant": job.variant, "arch": job.arch}
-    try:
-        from .. import loader
+def _compile(job: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler.compiler import make_backend
 
-        module = loader.load_file(Path(job.directory), job.file_name)
-        reason = module.check_config(job.config)
-        if reason:
-            return [base | {"kernel": k, "error": reason, "seconds": 0.0} for k in job.kernels]
-        # the arch's SM / CU count sizes split-k's grid (num_splits), as the device's does at launch
-        specs = module.kernel_specs(job.config | {"compute_units": arch.compute_units})
-    except Exception as exc:  # a broken kernel file is a row, not the end of the run
-        return [base | {"kernel": k, "error": one_line(exc), "seconds": 0.0} for k in job.kernels]
-    return [_compile_spec(arch, job, spec, base) for spec in specs]
-
-
-def _untargetable(arch: Arch) -> str | None:
-    if getattr(arch, "triton_target", True):
-        return None
-    import importlib.metadata
-
-    return (f"the installed Triton ({importlib.metadata.version('triton')}) cannot target {arch.name}: "
-            f"{arch.description}; it is in the table for the occupancy calculator")
-
-
-def _compile_spec(arch: Arch, job: CompileJob, spec: dict[str, Any], base: dict[str, Any]) -> dict[str, Any]:
-    def source(backend):
-        from triton.compiler import ASTSource
-
-        fn = spec["fn"]
-        signature, consts, attrs = _arg_types(fn, spec["args"], spec["constexprs"], backend,
-                                              isinstance(arch, AmdArch))
-        return ASTSource(fn=fn, signature=signature, constexprs=consts, attrs=attrs)
-
-    return _compile(arch, base | {"kernel": spec["name"]}, source, _options(arch, job.config))
-
-
-def _compile_launch(job: CompileJob) -> dict[str, Any]:
-    """A captured launch: the user's own function, compiled with the launch's signature, specialisation
-    (the target backend's descriptors, as its JIT derived them), constexprs and options."""
-    import json
-
-    from .load import LoadError, launch_source, load_function
-
-    arch = get_arch(job.arch)
-    out = {"variant": job.variant, "arch": job.arch, "kernel": job.kernels[0]}
-    p = json.loads(job.payload)
-    if reason := _untargetable(arch):
-        return out | {"seconds": 0.0, "error": reason}
-    # whether the function loads depends on this machine's files and packages, not on the compile: such a
-    # row is never cached ("transient"), the next run looks again
-    try:
-        fn = load_function(p)
-    except LoadError as exc:
-        return out | {"seconds": 0.0, "error": str(exc), "transient": True}
-    except Exception as exc:  # the user's module failed to import: a row, not the end of the run
-        return out | {"seconds": 0.0, "error": f"cannot import {p['module']}: {one_line(exc)}", "transient": True}
-    vendor = "hip" if isinstance(arch, AmdArch) else "cuda"
-    out = _compile(arch, out, lambda backend: launch_source(fn, p, vendor, backend), dict(p["options"]))
-    if "error" in out and "inline_asm" in (getattr(fn, "src", "") or ""):
-        # the usual reason a kernel compiles for one vendor only: assembly written for the other one
-        out["error"] += (f"; the kernel uses inline assembly (tl.inline_asm_elementwise), which {arch.name}'s "
-                         "backend cannot take if it was written for another")
-    return out
-
-
-def _compile_ir(job: CompileJob) -> dict[str, Any]:
-    """A Triton IR file (a cache entry's TTIR) for another arch, with the options it was built with."""
-    import json
-
-    arch = get_arch(job.arch)
-    out = {"variant": job.variant, "arch": job.arch, "kernel": job.kernels[0]}
-    p = json.loads(job.payload)
-    if reason := _untargetable(arch):
-        return out | {"seconds": 0.0, "error": reason}
-    if not os.path.exists(p["path"]):
-        return out | {"seconds": 0.0, "error": f"{p['path']} no longer exists"}
-    return _compile(arch, out, lambda backend: p["path"], dict(p["options"]))
-
-
-def _read_artifacts(job: CompileJob) -> dict[str, Any]:
-    """A Triton cache entry's stored outputs, as a compile would have returned them: the AMDGCN text; on
-    NVIDIA the cubin's resource usage and, for the spill figures ptxas prints only, ``ptxas -v`` run on the
-    stored PTX with Triton's flags (its register count must equal the cubin's: the parser checks)."""
-    import json
-
-    arch = get_arch(job.arch)
-    p = json.loads(job.payload)
-    files = p["files"]
-    out = {"variant": job.variant, "arch": job.arch, "kernel": job.kernels[0], "seconds": 0.0, "name": p["name"],
-           "shared": int(p["shared"] or 0)}
-    if p.get("num_warps"):
-        out["num_warps"] = int(p["num_warps"])
+    (kind, source), = job["source"].items()
+    t = job["target"]
+    target = GPUTarget(t["backend"], t["arch"], t["warp_size"])
+    backend = make_backend(target)
+    fn = None
+    if kind == "function":
+        try:
+            fn = kernel_load.load_function(source)
+        except kernel_load.LoadError as exc:
+            return out | {"error": str(exc), "error_kind": ENVIRONMENT}
+        except Exception as exc:  # the user's module failed to import (it may need a GPU to import)
+            where = source.get("module") or os.path.basename(source["file"])
+            return out | {"error": f"cannot import {where}: {one_line(exc)}", "error_kind": ENVIRONMENT}
+        jits = [kernel_load.decode_constexpr(a.get("value")) for a in job["args"]
+                if a["type"] == "constexpr" and isinstance(a.get("value"), dict) and "jit" in a["value"]]
+        out["deps"] = kernel_load.dependencies(fn, jits)
+        src = _function_source(fn, job, backend)
+    else:  # Triton IR: compiled from a file, as Triton reads IR
+        tmp = tempfile.NamedTemporaryFile("w", suffix="." + source["suffix"], delete=False)
+        with tmp:
+            tmp.write(source["text"])
+        src = tmp.name
     t0 = time.perf_counter()
     try:
-        if isinstance(arch, AmdArch):
-            out["amdgcn"] = Path(files["amdgcn"]).read_text()
-        else:
-            out["cuobjdump"] = _cuobjdump_resources(Path(files["cubin"]).read_bytes())
-            if "ptx" not in files:
-                raise FileNotFoundError("no .ptx in the entry: ptxas cannot give the spill figures")
-            out["ptxas_log"] = _ptxas_log(arch, Path(files["ptx"]), p.get("enable_fp_fusion", True),
-                                          p.get("ptx_options"))
-            out["ptxas_version"] = _ptxas_version(arch)
-    except Exception as exc:
-        out["error"] = one_line(exc)
-    out["seconds"] = time.perf_counter() - t0
+        with _quiet() as captured:
+            kernel = triton.compile(src, target=target, options=dict(job.get("options") or {}))
+        out["seconds"] = time.perf_counter() - t0
+        _collect(kernel, t, captured, out)
+    finally:
+        if kind != "function":
+            os.unlink(src)
     return out
 
 
-def _ptxas_log(arch: NvidiaArch, ptx: Path, fp_fusion: bool, ptx_options: str | None) -> str:
+def _ptxas_log(capability: int, ptx: str, fp_fusion: bool, ptx_options: str | None) -> str:
     """``ptxas -v`` of a stored PTX, with the flags Triton's NVIDIA backend gives it (make_cubin)."""
     from triton.backends.nvidia.compiler import get_ptxas, sm_arch_from_capability
 
     with tempfile.TemporaryDirectory() as tmp:
-        cmd = [get_ptxas(arch.capability).path, "-lineinfo",
-               *([] if fp_fusion else ["--fmad=false"]), "-v", "--regAllocOptLevel=2",
-               *(ptx_options.split(" ") if ptx_options else []),
-               f"--gpu-name={sm_arch_from_capability(arch.capability)}", str(ptx), "-o", os.path.join(tmp, "k.cubin")]
+        cmd = [get_ptxas(capability).path, "-lineinfo", *([] if fp_fusion else ["--fmad=false"]), "-v",
+               "--regAllocOptLevel=2", *(ptx_options.split(" ") if ptx_options else []),
+               f"--gpu-name={sm_arch_from_capability(capability)}", ptx, "-o", os.path.join(tmp, "k.cubin")]
         done = subprocess.run(cmd, capture_output=True, text=True)
     if done.returncode != 0:
-        raise RuntimeError(f"ptxas failed on {ptx.name}: {done.stderr.strip()[-200:]}")
+        raise RuntimeError(f"ptxas failed on {os.path.basename(ptx)}: {done.stderr.strip()[-200:]}")
     return done.stderr + done.stdout
 
 
-def _compile(arch: Arch, out: dict[str, Any], make_source, options: dict[str, Any]) -> dict[str, Any]:
-    """Compile what ``make_source(backend)`` gives for ``arch`` and collect the raw outputs the parsers read."""
-    if reason := _untargetable(arch):
-        return out | {"seconds": 0.0, "error": reason}
+def _read_stored(job: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
+    """A Triton cache entry's stored outputs, as a compile would have returned them: the AMDGCN text; on
+    NVIDIA the cubin's resource usage and, for the spill figures only ptxas prints, ``ptxas -v`` of the
+    stored PTX with Triton's flags (its register count must equal the cubin's: the parser checks)."""
+    (_, p), = job["source"].items()
+    files = dict(p["files"])
+    t = job["target"]
+    out |= {"name": p["name"], "shared": int(p["shared"] or 0), "deps": {}}
+    if p.get("num_warps"):
+        out["num_warps"] = int(p["num_warps"])
+    for path in files.values():
+        out["deps"][path] = kernel_load.file_hash(path)
+    if t["backend"] == "hip":
+        with open(files["amdgcn"]) as f:
+            out["amdgcn"] = f.read()
+    else:
+        with open(files["cubin"], "rb") as f:
+            out["cuobjdump"] = _cuobjdump_resources(f.read())
+        if "ptx" not in files:
+            raise FileNotFoundError("no .ptx in the entry: ptxas cannot give the spill figures")
+        out["ptxas_log"] = _ptxas_log(int(t["arch"]), files["ptx"], p.get("enable_fp_fusion", True),
+                                      p.get("ptx_options"))
+        out["ptxas_version"] = _ptxas_version(int(t["arch"]))
+    return out
+
+
+def compile_job(job: dict[str, Any]) -> dict[str, Any]:
+    """One job -> its raw outputs, or ``error`` with its ``error_kind``. Never raises for a bad kernel."""
+    out: dict[str, Any] = {"seconds": 0.0}
     t0 = time.perf_counter()
     try:
-        import triton
-        from triton.compiler.compiler import make_backend
-
-        target = _target(arch)
-        backend = make_backend(target)
-        src = make_source(backend)
-        with _quiet() as captured:
-            kernel = triton.compile(src, target=target, options=options)
-        out["seconds"] = time.perf_counter() - t0
-        out["num_warps"] = int(kernel.metadata.num_warps)
-        out["name"] = kernel.metadata.name
-        out["shared"] = int(kernel.metadata.shared)
-        out["ttgir"] = kernel.asm["ttgir"]  # `explain`: the tensors live across each loop, with layouts
-        if isinstance(arch, AmdArch):
-            out["amdgcn"] = kernel.asm["amdgcn"]
-        else:
-            # `explain`: nvdisasm -gi reads spill sites from the cubin's line info (JSON holds text)
-            out["cubin_b64"] = base64.b64encode(kernel.asm["cubin"]).decode("ascii")
-            out["ptxas_log"] = captured.getvalue()
-            out["cuobjdump"] = _cuobjdump_resources(kernel.asm["cubin"])
-            out["ptxas_version"] = _ptxas_version(arch)
+        with compile_env(job.get("settings")), stdout_to_stderr():
+            if "stored" in job["source"]:
+                return _read_stored(job, out)
+            return _compile(job, out)
     except Exception as exc:
-        out["seconds"] = time.perf_counter() - t0
-        out["error"] = one_line(exc)
-    return out
+        return out | {"seconds": time.perf_counter() - t0, "error": one_line(exc), "error_kind": _kind(exc)}
+
+
+# ------------------------------------------------------------------------------------------------- plan
+
+def _facts(name: str, value: Any) -> dict[str, Any]:
+    """An example launch value of a variant's kernel spec -> the argument's facts (pointers are given as
+    their Triton type and stand for 16-byte aligned tensors within 2 GiB, as a freshly allocated one is)."""
+    if isinstance(value, str) and value.startswith("*"):
+        return {"name": name, "type": value, "aligned": True, "small": True}
+    if isinstance(value, bool):
+        return {"name": name, "type": "u1"}
+    if isinstance(value, int):
+        typ = "i32" if -(2**31) <= value < 2**31 else ("i64" if value < 2**63 else "u64")
+        return {"name": name, "type": typ, "aligned": value % 16 == 0, "one": value == 1}
+    if isinstance(value, float):
+        return {"name": name, "type": "fp32"}
+    if value is None:
+        return {"name": name, "type": "constexpr", "value": None}
+    raise TypeError(f"kernel argument {name!r}: unsupported example value {value!r}")
+
+
+def plan(request: dict[str, Any]) -> dict[str, Any]:
+    """A kernel-directory variant at one config -> its jobs, one per kernel (or the variant's refusal).
+
+    ``request``: directory, package, file_name, config (a dict), target, options; the variant file's
+    ``check_config`` may refuse the config (a reason), its ``kernel_specs`` lists each kernel's function,
+    example launch values and constexprs."""
+    try:
+        with compile_env(), stdout_to_stderr():
+            import importlib
+
+            stem = os.path.splitext(request["file_name"])[0]
+            with kernel_load.loading():
+                kernel_load.register_package(request["package"], request["directory"])
+                module = importlib.import_module(f"{request['package']}.{stem}")
+            config = request["config"]
+            reason = module.check_config(config)
+            if reason:
+                return {"reason": str(reason)}
+            specs = module.kernel_specs(config | {"compute_units": request.get("compute_units", 0)})
+            jobs = []
+            for spec in specs:
+                fn = kernel_load.unwrap(spec["fn"])
+                ref = kernel_load.function_ref(fn)
+                ref |= {"package": request["package"], "package_dir": request["directory"]}
+                args = []
+                for name in fn.arg_names:
+                    if name in spec["constexprs"]:
+                        args.append({"name": name, "type": "constexpr",
+                                     "value": kernel_load.encode_constexpr(spec["constexprs"][name])})
+                    elif name in spec["args"]:
+                        args.append(_facts(name, spec["args"][name]))
+                    else:
+                        raise KeyError(f"kernel argument {name!r} of {spec['name']} has no example value")
+                jobs.append({"name": spec["name"], "job": {
+                    "source": {"function": ref}, "target": request["target"], "args": args,
+                    "options": request.get("options") or {}}})
+            return {"jobs": jobs}
+    except Exception as exc:  # a broken kernel file is its rows' reason, not the end of the run
+        return {"error": one_line(exc), "error_kind": _kind(exc)}
+
+
+# --------------------------------------------------------------------------------------------- protocol
+
+def run(request: dict[str, Any]) -> dict[str, Any]:
+    """Answer one request (what the process pool and Dask call); every answer names this Triton."""
+    op = request.get("op")
+    if op == "compile":
+        answer = compile_job(request["job"])
+    elif op == "plan":
+        answer = plan(request)
+    else:
+        answer = {"error": f"unknown request {op!r}", "error_kind": ENVIRONMENT}
+    return answer | {"triton_version": triton_version(), "protocol": PROTOCOL}
+
+
+def serve() -> None:
+    """JSON lines: a request per line on stdin, its answer on the real stdout; anything else (a user
+    module's prints, Triton's) goes to stderr."""
+    configure()
+    answers = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        request = None
+        try:
+            request = json.loads(line)
+            answer = run(request)
+        except Exception as exc:
+            answer = {"error": one_line(exc), "error_kind": ENVIRONMENT, "triton_version": triton_version()}
+        answer["id"] = request.get("id") if isinstance(request, dict) else None
+        answers.write(json.dumps(answer) + "\n")
+        answers.flush()
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["--serve"]:
+        serve()
+    elif sys.argv[1:] == ["--version"]:
+        print(json.dumps({"triton_version": triton_version(), "protocol": PROTOCOL}))
+    else:
+        print("usage: python worker.py --serve | --version", file=sys.stderr)
+        sys.exit(2)

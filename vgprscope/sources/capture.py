@@ -1,61 +1,70 @@
-"""A capture file as a source: one spec per captured specialisation (per autotune config of one)."""
+"""A capture file as a source: one task per captured specialisation (per autotune config of one) and arch.
+
+Each launch compiles the kernel's *current* source with the recorded launch: editing a kernel is exactly what
+a register gate must see. Only a change of the kernel's parameters makes a launch stale (the compile worker
+says so in the row). A kernel whose file is not at the recorded place is looked up by its module name on this
+Python's path, without importing anything (a capture taken in another machine's environment).
+"""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
-from ..capture.model import Capture, CapturedLaunch, load_capture
+from ..archs import Arch
+from ..capture.model import Capture, CapturedKernel, CapturedLaunch, load_capture
+from ..compile.engine import RowInfo, Task, target_of
+from ..compile.job import Arg, CompileJob, FunctionSource
 from ..records import ArgSpec, AutotunePick, KernelIdentity, LaunchConfig
-from .spec import CompileSpec, dumps
 
-__all__ = ["capture_specs", "load_capture", "launch_spec"]
+__all__ = ["capture_tasks", "load_capture", "launch_config", "launch_slot"]
 
 
-def _module_file(module: str, root: str | None) -> Path | None:
+def module_file(module: str, root: str | None) -> Path | None:
     """Where ``module`` would load from on this Python's path (the capture's root first), found without
     importing anything (importing would import triton into this process)."""
-    import sys
-
     rel = Path(*module.split("."))
     for entry in [root, *sys.path]:
         if not entry:
             continue
         for candidate in (Path(entry) / rel.with_suffix(".py"), Path(entry) / rel / "__init__.py"):
             if candidate.is_file():
-                return candidate
+                return candidate.resolve()
     return None
 
 
-def _file_reason(kernel, hashes: dict[Path, str | None]) -> str | None:
-    """Why a captured kernel's source cannot be compiled as captured (moved away or changed), or None.
-
-    A file that is gone but whose module is on this Python's path with the captured content (a capture
-    from another machine's venv) is fine: the compile worker imports it by name and checks again."""
-    from ..compile.load import file_hash
-
+def resolve_file(kernel: CapturedKernel) -> tuple[Path | None, str | None]:
+    """The kernel's file on this machine, or why there is none."""
     path = Path(kernel.file)
-    if not path.is_file() and kernel.module and kernel.module != "__main__":
-        found = _module_file(kernel.module, kernel.root)
-        if found is None:
-            return (f"{path} no longer exists (moved or deleted since the capture) and {kernel.module} is not on "
-                    "this Python's path: install it, or capture again")
-        path = found
-    if path not in hashes:
-        hashes[path] = file_hash(path) if path.is_file() else None
-    now = hashes[path]
-    if now is None:
-        return f"{path} no longer exists (moved or deleted since the capture): capture again"
-    if now != kernel.source_hash:
-        return (f"{path.name} changed since the capture (source hash {now}, captured {kernel.source_hash}): "
-                "capture again")
-    return None
+    if path.is_file():
+        return path, None
+    if kernel.module and kernel.module != "__main__":
+        found = module_file(kernel.module, kernel.root)
+        if found is not None:
+            return found, None
+        return None, (f"{path} does not exist (moved or deleted since the capture) and {kernel.module} is not on "
+                      "this Python's path: install it, or capture again")
+    return None, f"{path} does not exist (moved or deleted since the capture): capture again"
+
+
+def _arg_spec(a: dict) -> ArgSpec:
+    """A fact as the config shows it (the descriptor each backend's JIT derives from it)."""
+    if a["type"] == "constexpr":
+        return ArgSpec(a["name"], "constexpr")
+    if a.get("one"):
+        return ArgSpec(a["name"], "constexpr")
+    hip = ("D" if a.get("aligned") else "") + ("S" if a.get("small") and a["type"].startswith("*") else "")
+    cuda = "D" if a.get("aligned") else ""
+    return ArgSpec(a["name"], a["type"], hip, cuda)
 
 
 def launch_config(x: CapturedLaunch) -> LaunchConfig:
     at = x.autotune
+    constexprs = {a["name"]: (1 if a.get("one") else a.get("value")) for a in x.args
+                  if a["type"] == "constexpr" or a.get("one")}
     return LaunchConfig(
-        args=tuple(ArgSpec(a["name"], a["type"], a.get("hip"), a.get("cuda")) for a in x.args),
-        constexprs=tuple(x.constexprs.items()), options=tuple(sorted(x.options.items())),
+        args=tuple(_arg_spec(a) for a in x.args), constexprs=tuple(constexprs.items()),
+        options=tuple(sorted((k, v) for k, v in x.options.items() if v is not None)),
         autotune=AutotunePick(at["index"], at["count"], at["declared"], tuple(at["key"])) if at else None)
 
 
@@ -70,28 +79,34 @@ def launch_slot(x: CapturedLaunch, ordinal: int) -> str:
     return f"({types}) #{ordinal + 1}"
 
 
-def launch_spec(x: CapturedLaunch, reason: str | None = None, slot: str = "") -> CompileSpec:
-    k = x.kernel
-    config = launch_config(x)
-    job = dumps({"module": k.module, "qualname": k.qualname, "file": k.file, "root": k.root,
-                 "source_hash": k.source_hash, "args": list(x.args), "constexprs": x.constexprs,
-                 "options": x.options})
-    return CompileSpec(label=k.label, kernels=(k.qualname,), config=config,
-                       identity=KernelIdentity(k.module, k.qualname, k.file, k.source_hash), source="capture",
-                       kind="launch", job=job, source_hash=k.source_hash, key=config.key(),
-                       reason=x.reason or reason, slot=slot)
-
-
-def capture_specs(capture: Capture) -> list[CompileSpec]:
-    """Every captured launch as a spec; a kernel whose file moved or changed keeps its rows, with why."""
-    hashes: dict[Path, str | None] = {}
+def capture_tasks(capture: Capture, archs: list[Arch]) -> list[Task]:
+    """Every captured launch on every arch; a kernel that cannot be found keeps its rows, with why."""
+    out: list[Task] = []
     seen: dict[tuple, int] = {}
-    out = []
+    files: dict[CapturedKernel, tuple[Path | None, str | None]] = {}
     for x in capture.launches:
         ordinal = 0
         if not x.autotune:
             group = (x.kernel.key(), tuple(a["type"] for a in x.args))
             ordinal = seen.get(group, 0)
             seen[group] = ordinal + 1
-        out.append(launch_spec(x, _file_reason(x.kernel, hashes), launch_slot(x, ordinal)))
+        k = x.kernel
+        if k not in files:
+            files[k] = resolve_file(k)
+        path, missing = files[k]
+        row = RowInfo(label=k.label, kernel=k.qualname, config=launch_config(x),
+                      identity=KernelIdentity(k.module, k.qualname, str(path or k.file), k.source_hash),
+                      source="capture", source_hash=k.source_hash, slot=launch_slot(x, ordinal))
+        reason = x.reason or missing
+        for arch in archs:
+            if reason:
+                out.append(Task(None, arch, row, reason))
+                continue
+            source = FunctionSource(file=str(path), qualname=k.qualname, module=k.module or "", root=k.root or "")
+            job = CompileJob.of(source, target_of(arch), tuple(Arg.from_dict(a) for a in x.args), x.options)
+            out.append(Task(job, arch, row))
     return out
+
+
+def capture_file_tasks(capture_file: Path, archs: list[Arch]) -> list[Task]:
+    return capture_tasks(load_capture(capture_file), archs)

@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from ..archs import ARCHS, AmdArch, Arch
+from ..compile.engine import RowInfo, Task, target_of
+from ..compile.job import CompileJob, IRSource, StoredOutputs
 from ..records import KernelIdentity, LaunchConfig
-from .spec import CompileSpec, dumps
 
 # Options a TTIR keeps its meaning with on any target, and those only its own vendor reads.
 COMMON_OPTIONS = ("num_warps", "num_stages", "num_ctas", "enable_fp_fusion")
@@ -138,32 +139,42 @@ def _config(entry: CacheEntry) -> LaunchConfig:
                         origin=entry.hash)
 
 
-def _spec(entry: CacheEntry, kind: str, job: dict[str, Any], reason: str | None = None,
-          how: str = "stored") -> CompileSpec:
+def _row(entry: CacheEntry, how: str) -> RowInfo:
     src = entry.source_file()
     label = Path(src).name if src else "(triton cache)"
-    config = _config(entry)
-    return CompileSpec(label=label, kernels=(entry.name,), config=config,
-                       identity=KernelIdentity("", entry.name, src, entry.hash[:16]), source="triton-cache",
-                       kind=kind, job=dumps(job), source_hash=entry.hash[:16], key=config.key(),
-                       reason=reason or entry.reason, extras=(("cache", how), ("entry", entry.hash)))
+    return RowInfo(label=label, kernel=entry.name, config=_config(entry),
+                   identity=KernelIdentity("", entry.name, src, entry.hash[:16]), source="triton-cache",
+                   source_hash=entry.hash[:16], extras=(("cache", how), ("entry", entry.hash)))
 
 
-def stored_spec(entry: CacheEntry) -> tuple[CompileSpec, Arch | None]:
-    """The entry's resources as stored, for the arch it was built for."""
-    files = {s: str(p) for s in ("amdgcn", "cubin", "ptx") if (p := entry.file(s)) is not None}
-    job = {"files": files, "name": entry.name, "shared": entry.metadata.get("shared", 0),
-           "num_warps": entry.metadata.get("num_warps"), "enable_fp_fusion": entry.metadata.get("enable_fp_fusion", True),
-           "ptx_options": entry.metadata.get("ptx_options")}
-    return _spec(entry, "artifact", job), entry.arch()
+def stored_task(entry: CacheEntry) -> tuple[Task | None, RowInfo, Arch | None]:
+    """The entry's resources as stored, read for the arch it was built for (None: no such arch here, or
+    the entry is too broken to read; the row then says why)."""
+    row = _row(entry, "stored")
+    built = entry.arch()
+    if built is None or entry.reason:
+        return None, row, built
+    files = tuple((s, str(p)) for s in ("amdgcn", "cubin", "ptx") if (p := entry.file(s)) is not None)
+    source = StoredOutputs(files=files, name=entry.name, shared=int(entry.metadata.get("shared") or 0),
+                           num_warps=entry.metadata.get("num_warps"),
+                           enable_fp_fusion=bool(entry.metadata.get("enable_fp_fusion", True)),
+                           ptx_options=entry.metadata.get("ptx_options"))
+    return Task(CompileJob.of(source, target_of(built)), built, row), row, built
 
 
-def retarget_spec(entry: CacheEntry, arch: Arch) -> CompileSpec:
+def retarget_task(entry: CacheEntry, arch: Arch) -> Task:
     """The entry's TTIR compiled for ``arch`` with the options it was built with (the other vendor's
     options dropped: they mean nothing there)."""
     vendor = "hip" if isinstance(arch, AmdArch) else "cuda"
     built = entry.target[0] if entry.target else None
+    row = _row(entry, "recompiled")
     ttir = entry.file("ttir")
-    reason = None if ttir is not None or entry.reason else "no .ttir in the entry to recompile"
+    if entry.reason or ttir is None:
+        return Task(None, arch, row, entry.reason or "no .ttir in the entry to recompile")
+    try:
+        text = ttir.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        return Task(None, arch, row, f"cannot read {ttir.name}: {exc}")
     opts = _options(entry, vendor if vendor == built else None)
-    return _spec(entry, "ir", {"path": str(ttir) if ttir else "", "options": opts}, reason, how="recompiled")
+    return Task(CompileJob.of(IRSource(text=text, suffix="ttir", name=entry.name), target_of(arch), options=opts),
+                arch, row)

@@ -1,40 +1,95 @@
-"""The bundled variants (or a user's kernel directory in the same protocol) as a source of specs.
+"""The bundled variants (or a user's kernel directory in the same protocol) as a source of compile tasks.
 
-Attention knowledge stays here and in ``vgprscope.variants``: a variant and a KernelConfig with its named
-fields become one spec whose worker job loads the variant file and asks it for its kernels.
+A variant and a KernelConfig become a plan request; the compile workers run the variant file's
+``check_config`` and ``kernel_specs`` and answer with one CompileJob per kernel (the same jobs a captured
+launch of those kernels with the same arguments gives), cached by the directory's content. Attention
+knowledge stays here and in ``vgprscope.variants``.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
+from functools import cache
+from pathlib import Path
 
-from ..archs import Arch
+from ..archs import Arch, Vendor
+from ..compile.engine import Engine, PlanRequest, RowInfo, Task
 from ..records import KernelConfig, KernelIdentity
 from ..variants import ConfigRequest, Variant, check_backend_options, check_knobs, request_label, resolve_config
-from .spec import CompileSpec, dumps
+
+AMD_OPTIONS = ("waves_per_eu", "matrix_instr_nonkdim", "kpack")
+NVIDIA_OPTIONS = ("maxnreg",)
 
 
-def variant_spec(variant: Variant, config: KernelConfig, slot: str = "") -> CompileSpec:
+@cache
+def _tree_hash_at(directory: Path, stamp: tuple) -> str:
+    h = hashlib.sha256()
+    for path in sorted(directory.rglob("*.py")):
+        h.update(str(path.relative_to(directory)).encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()[:32]
+
+
+def tree_hash(directory: Path) -> str:
+    """Hash of every Python file under a kernel directory, subpackages included (memoised by mtimes)."""
+    files = sorted(directory.rglob("*.py"))
+    stamp = tuple((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in files)
+    return _tree_hash_at(directory, stamp)
+
+
+def launch_options(config: KernelConfig, arch: Arch) -> dict[str, object]:
+    """The launch options of a config on an arch: warps, stages and the arch's vendor's own options."""
+    opts: dict[str, object] = {"num_warps": config.num_warps, "num_stages": config.num_stages}
+    for name in AMD_OPTIONS if arch.vendor is Vendor.AMD else NVIDIA_OPTIONS:
+        if getattr(config, name) is not None:
+            opts[name] = getattr(config, name)
+    return opts
+
+
+def plan_request(variant: Variant, config: KernelConfig, arch: Arch) -> PlanRequest:
+    from .. import loader
+
+    return PlanRequest(directory=variant.directory, package=loader._package_name(variant.directory),
+                       file_name=variant.file.name, config=config.as_dict(), arch=arch,
+                       options=launch_options(config, arch), tree_hash=tree_hash(variant.directory))
+
+
+def _row(variant: Variant, config: KernelConfig, kernel: str, slot: str) -> RowInfo:
     from .. import loader
 
     module = f"{loader._package_name(variant.directory)}.{variant.file.stem}"
-    identity = KernelIdentity(module=module, qualname=",".join(variant.kernels), file=str(variant.file),
-                              source_hash=variant.source_hash)
-    job = dumps({"directory": str(variant.directory), "file_name": variant.file.name, "config": config.as_dict()})
-    return CompileSpec(label=variant.name, kernels=variant.kernels, config=config, identity=identity,
-                       source="variants", kind="variant", job=job, source_hash=variant.source_hash,
-                       key=config.key(), variant=variant, slot=slot)
+    identity = KernelIdentity(module=module, qualname=kernel, file=str(variant.file), source_hash=variant.source_hash)
+    return RowInfo(label=variant.name, kernel=kernel, config=config, identity=identity, source="variants",
+                   source_hash=variant.source_hash, slot=slot, variant=variant)
 
 
-def variant_specs(variants: Sequence[Variant], archs: Sequence[Arch],
-                  requests: Sequence[ConfigRequest]) -> list[tuple[CompileSpec, Arch]]:
-    """Every (spec, arch) of variants x archs x requests, each specialisation once, in request order."""
+def variant_tasks(items: Sequence[tuple[Variant, KernelConfig, Arch, str]], engine: Engine | None = None) -> list[Task]:
+    """Tasks of (variant, config, arch, slot) items: each planned into its kernels' jobs (a refused config,
+    or a file that fails to load, is a row per declared kernel with the reason)."""
+    engine = engine or Engine()
+    items = list(dict.fromkeys(items))
+    plans = engine.plan([plan_request(v, c, a) for v, c, a, _ in items])
+    out: list[Task] = []
+    for (v, c, a, slot), plan in zip(items, plans):
+        if plan.reason is not None or not plan.jobs:
+            reason = plan.reason or "the variant's kernel_specs listed no kernel"
+            out += [Task(None, a, _row(v, c, k, slot), reason) for k in v.kernels]
+            continue
+        out += [Task(job, a, _row(v, c, name, slot)) for name, job in plan.jobs]
+    return out
+
+
+def variant_task_items(variants: Sequence[Variant], archs: Sequence[Arch],
+                       requests: Sequence[ConfigRequest]) -> list[tuple[Variant, KernelConfig, Arch, str]]:
+    """Every (variant, config, arch, slot) of variants x archs x requests, each specialisation once, in
+    request order."""
     for req in requests:
         check_backend_options(req, list(archs))
         check_knobs(req, list(variants))
-    out = []
+    out: dict[tuple[Variant, KernelConfig, Arch], str] = {}
     for req in requests:
         for v in variants:
             for a in archs:
-                out.append((variant_spec(v, resolve_config(v, a, req), request_label(req)), a))
-    return list(dict.fromkeys(out))
+                out.setdefault((v, resolve_config(v, a, req), a), request_label(req))
+    return [(v, c, a, slot) for (v, c, a), slot in out.items()]

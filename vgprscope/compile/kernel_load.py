@@ -1,0 +1,476 @@
+"""Finding a kernel's Python function in a compile worker, and the source files its compile reads.
+
+Standard library only at import time (Triton is imported by the functions that need it); loaded by
+``compile.worker`` beside it, in vgprscope's own worker processes and under another environment's Python.
+
+Loading (``load_function``), in order: a kernel directory registered as a package; an importable module
+whose file is the recorded one; the file loaded by its path under its recorded module name (a module that
+was generated, or loaded under another name than its file); for a kernel defined in a script, the script
+without the code it runs (only its imports, definitions and the assignments those read), so analysing it
+never runs it.
+
+The dependency manifest (``dependencies``): every file holding a ``@triton.jit`` function the kernel
+reaches, transitively, and every file a global it reads comes from, each with its content hash. The cache
+keeps it with each entry and checks it on every read, so a helper edited in another file is never served
+stale.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import contextlib
+import hashlib
+import importlib
+import importlib.util
+import inspect
+import os
+import sys
+import sysconfig
+import textwrap
+import types
+from typing import Any
+
+
+class LoadError(Exception):
+    """The function cannot be loaded here (a file or module missing, a name gone, not a JIT function)."""
+
+
+def file_hash(path: str) -> str:
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()[:32]
+
+
+# ---------------------------------------------------------------------------------- stale modules
+
+# Packages that hold no user kernel and are too large to reload: never forgotten.
+_INFRA = {"triton", "torch", "numpy", "jax", "sympy", "networkx", "_pytest", "pytest", "typing_extensions",
+          "filelock", "fsspec", "jinja2", "markupsafe", "mpmath", "nvidia", "vgprscope"}
+_LOADED: dict[str, tuple[str, int, int]] = {}  # module -> (file, mtime_ns, size) when a job loaded it
+
+
+def _stat(path: str) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size
+
+
+def track(before: set[str]) -> None:
+    """Remember the modules a job's loading imported (users' and libraries' kernel modules), with the state
+    of their files, so a later job in this long-lived worker sees an edited file anew."""
+    for name in set(sys.modules) - before:
+        mod = sys.modules.get(name)
+        file = getattr(mod, "__file__", None)
+        if not file or (name.split(".")[0] in _INFRA and not name.startswith("vgprscope.kernels")):
+            continue
+        stat = _stat(file)
+        if stat is not None:
+            _LOADED[name] = (file, *stat)
+
+
+def refresh() -> None:
+    """Forget every module a job loaded when any of their files changed since: a kernel that imports an
+    edited helper must be loaded again with it (a worker, or a notebook's process, lives across edits)."""
+    if any(_stat(file) != (mtime, size) for file, mtime, size in _LOADED.values()):
+        for name in _LOADED:
+            sys.modules.pop(name, None)
+        _LOADED.clear()
+        importlib.invalidate_caches()
+
+
+@contextlib.contextmanager
+def loading():
+    """Around any loading of user code: stale modules forgotten first, new ones tracked after."""
+    refresh()
+    before = set(sys.modules)
+    try:
+        yield
+    finally:
+        track(before)
+
+
+# ------------------------------------------------------------------------------------------- packages
+
+def register_package(name: str, directory: str) -> None:
+    """Make ``directory`` importable as the package ``name`` (a kernel directory: its files may import each
+    other relatively), unless a package of that name already loads from there."""
+    directory = os.path.realpath(directory)
+    mod = sys.modules.get(name)
+    if mod is not None and any(os.path.realpath(p) == directory for p in getattr(mod, "__path__", [])):
+        return
+    if mod is None:
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            spec = None
+        if spec is not None and any(os.path.realpath(p) == directory
+                                    for p in (spec.submodule_search_locations or [])):
+            importlib.import_module(name)
+            return
+    init = os.path.join(directory, "__init__.py")
+    spec = importlib.util.spec_from_file_location(name, init if os.path.exists(init) else None,
+                                                  submodule_search_locations=[directory])
+    if spec is None:
+        spec = importlib.machinery.ModuleSpec(name, None, is_package=True)
+        spec.submodule_search_locations = [directory]
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    if spec.loader is not None:
+        spec.loader.exec_module(module)
+
+
+# ------------------------------------------------------------------------------------------- functions
+
+def _same_file(a: str | None, b: str) -> bool:
+    try:
+        return a is not None and os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def _by_name(module: str, root: str, file: str) -> types.ModuleType | None:
+    """The module imported by name, when that import yields the recorded file (None otherwise)."""
+    if root and root not in sys.path:
+        sys.path.insert(0, root)
+    try:
+        mod = importlib.import_module(module)
+    except Exception:  # not importable here (missing, or its import fails: it may need a GPU)
+        return None
+    return mod if _same_file(getattr(mod, "__file__", None), file) else None
+
+
+def _by_path(module: str, file: str) -> types.ModuleType:
+    """The file executed as a module named ``module`` (its package context kept for relative imports)."""
+    spec = importlib.util.spec_from_file_location(module, file)
+    if spec is None or spec.loader is None:
+        raise LoadError(f"cannot load {file} as a module")
+    folder = os.path.dirname(file)
+    if folder not in sys.path:
+        sys.path.append(folder)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[module] = mod
+    try:
+        spec.loader.exec_module(mod)
+    except BaseException:
+        sys.modules.pop(module, None)
+        raise
+    return mod
+
+
+def _names_read(nodes: list[ast.AST]) -> set[str]:
+    return {n.id for node in nodes for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def script_definitions(source: str, filename: str) -> ast.Module:
+    """A script reduced to what defines its functions: imports, function and class definitions, and the
+    top-level assignments their bodies, defaults and decorators read (transitively). Calls, loops and any
+    other statement a script runs are dropped, so loading it runs nothing of the script's own work."""
+    tree = ast.parse(source, filename)
+    keep: list[ast.stmt] = []
+    assigns: list[tuple[ast.stmt, set[str]]] = []
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            keep.append(node)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+            assigns.append((node, names))
+    needed = _names_read(keep)
+    chosen: list[ast.stmt] = []
+    changed = True
+    while changed:  # an assignment read by a kept one is kept too
+        changed = False
+        for node, names in assigns:
+            if node not in chosen and names & needed:
+                chosen.append(node)
+                needed |= _names_read([node])
+                changed = True
+    body = [n for n in tree.body if n in keep or n in chosen]  # in the script's order
+    return ast.Module(body=body, type_ignores=[])
+
+
+def _script(file: str) -> types.ModuleType:
+    """A kernel defined in a script (module ``__main__`` at the launch), loaded without running the script."""
+    name = "vgprscope_script_" + hashlib.sha1(os.path.realpath(file).encode()).hexdigest()[:12]
+    if name in sys.modules:
+        return sys.modules[name]
+    with open(file, encoding="utf-8") as f:
+        source = f.read()
+    code = compile(script_definitions(source, file), file, "exec")
+    mod = types.ModuleType(name)
+    mod.__file__ = file
+    folder = os.path.dirname(file)
+    if folder not in sys.path:
+        sys.path.append(folder)
+    sys.modules[name] = mod
+    # Triton reads a JIT function's source with inspect, through linecache: the file is still the file
+    exec(code, mod.__dict__)
+    return mod
+
+
+def load_module(source: dict[str, Any]) -> types.ModuleType:
+    file, module = source["file"], source.get("module") or ""
+    if not os.path.isfile(file):
+        raise LoadError(f"{file} does not exist (moved or deleted)")
+    if source.get("package_dir"):
+        register_package(source["package"], source["package_dir"])
+        return importlib.import_module(module)
+    if module and module != "__main__":
+        mod = _by_name(module, source.get("root") or "", file)
+        if mod is not None:
+            return mod
+        existing = sys.modules.get(module)
+        if existing is not None and _same_file(getattr(existing, "__file__", None), file):
+            return existing
+        # generated, loaded under another name than its file, or not importable here: the file itself
+        return _by_path(module if module not in sys.modules else "vgprscope_file_" + file_hash(file)[:12], file)
+    return _script(file)
+
+
+def is_jit(obj: Any) -> bool:
+    """A Triton JIT function (of any release): it carries its Python function and its source text."""
+    return hasattr(obj, "fn") and hasattr(obj, "src") and callable(getattr(obj, "fn", None))
+
+
+def unwrap(obj: Any) -> Any:
+    """The JIT function under @autotune / @heuristics wrappers (each holds the next in ``fn``)."""
+    for _ in range(16):
+        if is_jit(obj) or not hasattr(obj, "fn"):
+            break
+        obj = obj.fn
+    return obj
+
+
+def load_function(source: dict[str, Any]) -> Any:
+    """The JIT function a FunctionSource (as a dict) names."""
+    qualname = source["qualname"]
+    if "<locals>" in qualname:
+        raise LoadError(f"{qualname} is defined inside a function: not reachable by name; move it to module "
+                        "level to analyse it")
+    with loading():
+        obj: Any = load_module(source)
+    for part in qualname.split("."):
+        if not hasattr(obj, part):
+            raise LoadError(f"{os.path.basename(source['file'])} has no {qualname} (renamed?)")
+        obj = getattr(obj, part)
+    fn = unwrap(obj)
+    if not is_jit(fn):
+        raise LoadError(f"{qualname} is a {type(fn).__name__}, not a Triton JIT function")
+    return fn
+
+
+def decode_constexpr(value: Any) -> Any:
+    """A constexpr as JSON -> the value a launch passes (dtypes and JIT functions by name)."""
+    if isinstance(value, dict) and len(value) == 1:
+        (tag, v), = value.items()
+        if tag == "dtype":
+            import triton.language as tl
+
+            return tl.dtype(v)
+        if tag == "jit":
+            if isinstance(v, str):  # "module:qualname" (capture files of schema 1)
+                module, _, qualname = v.partition(":")
+                obj: Any = importlib.import_module(module)
+                for part in qualname.split("."):
+                    obj = getattr(obj, part)
+                return obj
+            return load_function(v)
+        if tag == "tuple":
+            return tuple(decode_constexpr(x) for x in v)
+        if tag == "unsupported":
+            raise LoadError(f"a constexpr the launch could not record ({v})")
+    return value
+
+
+def encode_constexpr(v: Any) -> Any:
+    """A constexpr value as JSON (the inverse of ``decode_constexpr``); what cannot be named is marked."""
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return v
+    if type(v).__name__ == "constexpr" and hasattr(v, "value"):
+        return encode_constexpr(v.value)
+    if type(v).__name__ == "dtype" and type(v).__module__.startswith("triton"):
+        return {"dtype": str(v)}
+    if isinstance(v, tuple):
+        return {"tuple": [encode_constexpr(x) for x in v]}
+    fn = unwrap(v)
+    if is_jit(fn):
+        return {"jit": function_ref(fn)}
+    return {"unsupported": f"{type(v).__name__} {repr(v)[:80]}"}
+
+
+def function_ref(fn: Any) -> dict[str, Any]:
+    """A JIT function as a FunctionSource dict (file, qualified name, module)."""
+    py = fn.fn
+    return {"file": os.path.realpath(inspect.getsourcefile(py) or py.__code__.co_filename),
+            "qualname": py.__qualname__, "module": py.__module__ or ""}
+
+
+# -------------------------------------------------------------------------------- dependency manifest
+
+def _excluded_roots() -> tuple[str, ...]:
+    """Files whose content the toolchain's identity already covers (Triton itself) or that never hold a
+    user's kernel (the standard library)."""
+    roots = []
+    try:
+        import triton
+
+        roots.append(os.path.dirname(os.path.realpath(triton.__file__)))
+    except ImportError:
+        pass
+    for key in ("stdlib", "platstdlib"):
+        path = sysconfig.get_paths().get(key)
+        if path:
+            roots.append(os.path.realpath(path))
+    return tuple(r + os.sep for r in roots)
+
+
+def _module_imports(module: types.ModuleType) -> dict[str, tuple[str, str]]:
+    """name -> (absolute module, its name there) for each ``from X import name`` at a module's top level."""
+    file = getattr(module, "__file__", None)
+    out: dict[str, tuple[str, str]] = {}
+    if not file or not os.path.isfile(file):
+        return out
+    try:
+        with open(file, encoding="utf-8") as f:
+            tree = ast.parse(f.read(), file)
+    except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+        return out
+    package = module.__package__ or ""
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".") if package else []
+                parts = parts[: len(parts) - node.level + 1] if node.level > 1 else parts
+                base = ".".join([*parts, base] if base else parts)
+            for alias in node.names:
+                out[alias.asname or alias.name] = (base, alias.name)
+    return out
+
+
+class _Walker:
+    """Collects the files a kernel's compile depends on: the JIT functions it reaches and the modules the
+    globals it reads come from (re-exports followed), Triton and the standard library left out."""
+
+    def __init__(self) -> None:
+        self.files: set[str] = set()
+        self.seen: set[int] = set()
+        self.skip = _excluded_roots()
+        self.imports: dict[str, dict[str, tuple[str, str]]] = {}
+
+    def add_file(self, path: str | None) -> None:
+        if not path:
+            return
+        real = os.path.realpath(path)
+        if os.path.isfile(real) and not real.startswith(self.skip):
+            self.files.add(real)
+
+    def add_module(self, module: types.ModuleType | None) -> None:
+        if module is not None:
+            self.add_file(getattr(module, "__file__", None))
+
+    def origin(self, module: types.ModuleType | None, name: str, depth: int = 0) -> None:
+        """The module a global ``name`` of ``module`` was imported from, and its own origin, recorded."""
+        if module is None or depth > 8:
+            return
+        self.add_module(module)
+        key = module.__name__
+        if key not in self.imports:
+            self.imports[key] = _module_imports(module)
+        src = self.imports[key].get(name)
+        if src is not None:
+            self.origin(sys.modules.get(src[0]), src[1], depth + 1)
+
+    def value(self, obj: Any, module: types.ModuleType | None, name: str | None) -> None:
+        if isinstance(obj, types.ModuleType):
+            self.add_module(obj)
+            return
+        fn = unwrap(obj)
+        if is_jit(fn):
+            self.function(fn)
+            return
+        if isinstance(obj, (types.FunctionType, type)):  # e.g. a constexpr_function evaluated at compile time
+            try:
+                self.add_file(inspect.getsourcefile(obj))
+            except TypeError:
+                pass
+        if name is not None:
+            self.origin(module, name)
+
+    def function(self, fn: Any) -> None:
+        if id(fn) in self.seen:
+            return
+        self.seen.add(id(fn))
+        py = fn.fn
+        try:
+            self.add_file(inspect.getsourcefile(py) or py.__code__.co_filename)
+        except TypeError:
+            pass
+        module = sys.modules.get(getattr(py, "__module__", "") or "")
+        self.add_module(module)
+        try:
+            tree = ast.parse(textwrap.dedent(fn.src))
+        except (SyntaxError, TypeError, ValueError):
+            return
+        scope: dict[str, Any] = dict(py.__globals__)
+        if py.__closure__:
+            scope.update({n: c.cell_contents for n, c in zip(py.__code__.co_freevars, py.__closure__)
+                          if _has_contents(c)})
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute):
+                chain = _attribute_chain(node)
+                if chain is None or chain[0] not in scope:
+                    continue
+                obj = scope[chain[0]]
+                self.value(obj, module, chain[0])
+                for part in chain[1:]:
+                    owner = obj
+                    obj = getattr(obj, part, None)
+                    if obj is None:
+                        break
+                    self.value(obj, owner if isinstance(owner, types.ModuleType) else None,
+                               part if isinstance(owner, types.ModuleType) else None)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                if node.id in scope:
+                    self.value(scope[node.id], module, node.id)
+                elif not hasattr(builtins, node.id):
+                    continue
+
+
+def _has_contents(cell: Any) -> bool:
+    try:
+        cell.cell_contents
+    except ValueError:
+        return False
+    return True
+
+
+def _attribute_chain(node: ast.Attribute) -> list[str] | None:
+    parts = []
+    cur: ast.AST = node
+    while isinstance(cur, ast.Attribute):
+        parts.append(cur.attr)
+        cur = cur.value
+    if not isinstance(cur, ast.Name):
+        return None
+    return [cur.id, *reversed(parts)]
+
+
+def dependencies(fn: Any, extra: list[Any] = ()) -> dict[str, str]:
+    """{path: content hash} of every file the compile of ``fn`` reads (``extra``: JIT functions passed
+    as constexprs), Triton and the standard library excluded."""
+    walker = _Walker()
+    walker.function(fn)
+    for other in extra:
+        other = unwrap(other)
+        if is_jit(other):
+            walker.function(other)
+    out = {}
+    for path in sorted(walker.files):
+        try:
+            out[path] = file_hash(path)
+        except OSError:
+            continue
+    return out
