@@ -12,9 +12,12 @@ import gzip
 import json
 from pathlib import Path
 
-from vgprscope.compile.worker import CompileJob, compile_kernels
-from vgprscope.loader import BUNDLED_DIR
+from vgprscope.archs import get_arch
+from vgprscope.compile.cache import CompileCache
+from vgprscope.compile.engine import Engine
 from vgprscope.records import KernelConfig
+from vgprscope.sources.variants import variant_tasks
+from vgprscope.variants import get_variant
 
 OUT = Path(__file__).resolve().parent.parent / "tests" / "fixtures"
 
@@ -31,12 +34,14 @@ FIXTURES = {
 
 def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
+    engine = Engine(cache=CompileCache(enabled=False))  # fresh compiles, kept in memory for raw_outputs
     for name, (arch, bm, bn, d, w, s) in FIXTURES.items():
         cfg = KernelConfig(block_m=bm, block_n=bn, head_dim=d, num_warps=w, num_stages=s)
-        out = compile_kernels(CompileJob("baseline", str(BUNDLED_DIR), "baseline.py", arch, cfg.as_dict(),
-                                         ("attn_fwd",)))[0]
-        if "error" in out:
-            raise SystemExit(f"{name}: {out['error']}")
+        (task,) = variant_tasks([(get_variant("baseline"), cfg, get_arch(arch), "")], engine)
+        (row,) = engine.compile([task])
+        out = engine.raw_outputs(task)
+        if out is None:
+            raise SystemExit(f"{name}: {row.status}")
         meta = {"arch": arch, "config": cfg.as_dict(), "shared": out["shared"], "name": out["name"]}
         if "amdgcn" in out:
             (OUT / f"{name}.amdgcn.gz").write_bytes(gzip.compress(out["amdgcn"].encode(), 9, mtime=0))

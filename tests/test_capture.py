@@ -40,11 +40,12 @@ def test_capture_records_pruned_autotune_configs_and_heuristics(user_capture):
         ({"BLOCK": 128, "EVEN": False}, 2, 0), ({"BLOCK": 128, "EVEN": False}, 4, 1)]
     assert all(x.autotune["count"] == 2 and x.autotune["declared"] == 4 for x in tuned)
     assert tuned[0].autotune["key"] == ["200", "torch.float32", "torch.float32"]
-    # signature and specialisation as the JIT derives them: 200 is not divisible by 16; pointers are
+    # the launch as facts, each release's binder derives its specialisation from them: the pointers are
+    # 16-byte aligned and within 2 GiB (AMD buffer ops); 200 is not divisible by 16
     args = {a["name"]: a for a in tuned[0].args}
-    assert args["X"] == {"name": "X", "type": "*fp32", "hip": "DS", "cuda": "D"}
-    assert args["stride"] == {"name": "stride", "type": "i32", "hip": "", "cuda": ""}
-    assert args["alpha"]["type"] == "fp32"
+    assert args["X"] == {"name": "X", "type": "*fp32", "aligned": True, "small": True}
+    assert args["stride"] == {"name": "stride", "type": "i32"}
+    assert args["alpha"] == {"name": "alpha", "type": "fp32"}
     (plain,) = [x for x in cap.launches if not x.autotune]
     assert plain.kernel.qualname == "add" and plain.constexprs == {"BLOCK": 256}
     assert plain.options == {"num_warps": 4}
@@ -75,21 +76,43 @@ def test_each_autotune_config_is_its_own_row(user_capture):
     assert all(r.ok and r.source == "capture" and r.identity.module == "my_ops" for r in records)
 
 
-def test_changed_source_file_is_a_row_with_the_reason(tmp_path):
+def test_the_current_source_is_compiled_with_the_recorded_launch(tmp_path):
+    """issue 17: any edit, even a comment, marked every row "changed since the capture: capture again".
+    Now a comment gives the same numbers, a body change is compiled (the gate sees its registers), and only a
+    change of the kernel's parameters makes a launch stale, with a row saying so."""
     work = tmp_path / "k"
     shutil.copytree(USER_KERNELS, work)
     cap = tmp_path / "cap.json"
     assert cli("capture", "-o", str(cap), "--", sys.executable, str(work / "run_ops.py"),
                env={"TRITON_INTERPRET": "1"}).returncode == 0
-    (work / "my_ops.py").write_text((work / "my_ops.py").read_text() + "\n# edited\n")
-    records = run_sweep(None, ["gfx942"], [], jobs=1, capture=cap)
-    assert len(records) == 3
-    assert all("my_ops.py changed since the capture" in r.status for r in records)
+    before = run_sweep(None, ["gfx942"], [], jobs=1, capture=cap)
+    assert [r.status for r in before] == ["ok"] * 3
+    source = (work / "my_ops.py").read_text()
+    (work / "my_ops.py").write_text(source + "\n# a comment\n")
+    commented = run_sweep(None, ["gfx942"], [], jobs=1, capture=cap)
+    assert [r.usage for r in commented] == [r.usage for r in before]
+    assert not any(r.cached for r in commented)  # the file changed: compiled again, same numbers
+    # a body change: the add kernel now keeps a (BLOCK, 32) tile live
+    heavier = source.replace(
+        "    tl.store(Z + offs, tl.load(X + offs, mask=mask) + tl.load(Y + offs, mask=mask), mask=mask)",
+        "    x = tl.load(X + offs, mask=mask)\n"
+        "    t = x[:, None] + tl.arange(0, 32)[None, :].to(tl.float32)\n"
+        "    tl.store(Z + offs, tl.sum(tl.exp(t), axis=1) + tl.load(Y + offs, mask=mask), mask=mask)")
+    assert heavier != source
+    (work / "my_ops.py").write_text(heavier)
+    after = {r.kernel: r for r in run_sweep(None, ["gfx942"], [], jobs=1, capture=cap)}
+    assert after["add"].ok and after["add"].usage.vgpr_total > before[2].usage.vgpr_total
+    # a parameter renamed: the recorded launch no longer fits the kernel
+    (work / "my_ops.py").write_text(source.replace("def add(X, Y, Z, n", "def add(X, Y, Z, count").replace(
+        "mask = offs < n", "mask = offs < count"))
+    stale = {r.kernel: r for r in run_sweep(None, ["gfx942"], [], jobs=1, capture=cap)}
+    assert stale["add"].status.startswith("the kernel's parameters changed since the launch was recorded (")
+    assert stale["add"].status.endswith("): capture again") and stale["scale_rows"].ok
     (work / "my_ops.py").unlink()
     records = run_sweep(None, ["gfx942"], [], jobs=1, capture=cap)
-    assert all(r.status.endswith("no longer exists (moved or deleted since the capture) and my_ops is not on "
+    assert all(r.status.endswith("does not exist (moved or deleted since the capture) and my_ops is not on "
                                  "this Python's path: install it, or capture again") for r in records), records[0].status
-    # moved with the same content (a capture from another machine's checkout): found by module, compiled
+    # moved (a capture from another machine's checkout): found by module on the recorded root, compiled
     cap_doc = json.loads(cap.read_text())
     for k in cap_doc["kernels"]:
         k["file"], k["root"] = str(tmp_path / "elsewhere" / "my_ops.py"), str(USER_KERNELS)
@@ -137,7 +160,7 @@ def test_liger_kernel_ops_captured_and_analysed_for_amd_and_nvidia(tmp_path):
 def test_corrupt_truncated_or_foreign_capture_is_one_line_exit_2(tmp_path, user_capture):
     text = user_capture.read_text()
     cases = {"truncated.json": text[: len(text) // 2], "other.json": json.dumps({"schema": "something-else"}),
-             "future.json": text.replace('"schema_version": 1', '"schema_version": 99')}
+             "future.json": text.replace('"schema_version": 2', '"schema_version": 99')}
     for name, body in cases.items():
         (tmp_path / name).write_text(body)
         done = cli("analyze", "--capture", str(tmp_path / name), "--arch", "gfx942")

@@ -36,7 +36,8 @@ import pytest
 
 from vgprscope.archs import ARCHS, AmdArch
 from vgprscope.compile.cache import CompileCache
-from vgprscope.compile.engine import Task, compile_tasks, launch_limit_reason
+from vgprscope.compile.engine import Engine, launch_limit_reason
+from vgprscope.sources.variants import variant_tasks
 from vgprscope.records import DEFAULT_SHAPE
 from vgprscope.variants import ConfigRequest, DefaultsRule, load_variants, resolve_config
 
@@ -86,8 +87,9 @@ def test_skipped_archs_equal_the_compiled_ones():
 
 
 def test_every_default_config_fits_every_arch():
-    tasks = [Task(v, a, cfg) for v, a, cfg in default_configs(list(SHAPES.values()))]
-    records = compile_tasks(tasks, cache=CompileCache())
+    engine = Engine(cache=CompileCache())
+    records = engine.compile(variant_tasks([(v, cfg, a, "") for v, a, cfg in default_configs(list(SHAPES.values()))],
+                                           engine))
     bad = []
     for r in records:
         arch = ARCHS[r.arch]

@@ -92,8 +92,7 @@ def test_fixture_counts_equal_triton_layout_view(name):
 @pytest.fixture(scope="module")
 def compiled():
     """Raw outputs of the bundled kernels at their defaults on every arch Triton targets."""
-    from vgprscope.compile.cache import CompileCache, entry_key
-    from vgprscope.compile.engine import compile_tasks, triton_version
+    from vgprscope.compile.engine import Engine
     from vgprscope.sweep import sweep_tasks
     from vgprscope.variants import ConfigRequest
 
@@ -101,15 +100,14 @@ def compiled():
     # baseline alone produces every layout kind the bundled variants produce on each arch (checked with
     # all eight: 3142 tensor types, no difference); VGPRSCOPE_EXPLAIN_ALL_VARIANTS=1 checks all of them
     variants = ["all"] if os.environ.get("VGPRSCOPE_EXPLAIN_ALL_VARIANTS") == "1" else ["baseline"]
-    tasks = sweep_tasks(variants, archs, [ConfigRequest()])
-    cache = CompileCache()
-    compile_tasks(tasks, cache=cache)
-    tv = triton_version()
+    engine = Engine()
+    tasks = sweep_tasks(variants, archs, [ConfigRequest()], engine=engine)
+    engine.compile(tasks)
     out = {}
     for t in tasks:
-        raw = cache.load_raw(entry_key(t.spec.label, t.spec.source_hash, t.arch.name, t.spec.key, tv)) or []
-        for k in raw:
-            out[(t.spec.label, k["kernel"], t.arch.name)] = k
+        raw = engine.raw_outputs(t)
+        if raw is not None:
+            out[(t.label, t.row.kernel, t.arch.name)] = raw
     return out
 
 

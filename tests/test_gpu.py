@@ -126,7 +126,8 @@ def test_loaded_registers_equal_the_parsed_compile(variant):
 
     from vgprscope.bench.device import current_gpu
     from vgprscope.bench.runner import _clear_jit_caches, _loaded_regs
-    from vgprscope.compile.engine import Task, compile_tasks
+    from vgprscope.compile.engine import Engine
+    from vgprscope.sources.variants import variant_tasks
     from vgprscope.variants import ConfigRequest, get_variant, resolve_config
 
     gpu = current_gpu()
@@ -142,7 +143,8 @@ def test_loaded_registers_equal_the_parsed_compile(variant):
     vgprscope.attention(q, k, vv, variant=variant, **knobs)
     torch.cuda.synchronize()
     loaded = _loaded_regs(v, cfg)
-    rows = compile_tasks([Task(v, gpu.arch, replace(cfg))], jobs=1)
+    engine = Engine(1)
+    rows = engine.compile(variant_tasks([(v, replace(cfg), gpu.arch, "")], engine))
     parsed = max(r.usage.regs for r in rows if r.usage is not None)
     assert loaded == parsed
 

@@ -12,17 +12,15 @@ binds, and Triton's `waves_per_eu` (which pads LLVM's VGPR allocation).
 
 from __future__ import annotations
 
-import multiprocessing
-from concurrent.futures import ProcessPoolExecutor
-
 import pytest
 
-from vgprscope import loader
 from vgprscope.archs import get_arch
-from vgprscope.compile.worker import CompileJob, compile_kernels, configure_triton_env
+from vgprscope.compile.engine import Engine
 from vgprscope.occupancy import llvm_rule_occupancy, occupancy_of
 from vgprscope.parse.amdgcn import parse_amdgcn
 from vgprscope.records import KernelConfig
+from vgprscope.sources.variants import variant_tasks
+from vgprscope.variants import get_variant
 
 pytestmark = pytest.mark.slow
 
@@ -39,20 +37,22 @@ CONFIGS = {
 CASES = [(arch, c) for arch, cs in CONFIGS.items() for c in cs]
 
 
-def _job(arch: str, c: tuple) -> CompileJob:
+def _item(arch: str, c: tuple):
     bm, bn, d, w, wpe = c
     cfg = KernelConfig(block_m=bm, block_n=bn, head_dim=d, num_warps=w, num_stages=1, waves_per_eu=wpe)
-    return CompileJob("baseline", str(loader.BUNDLED_DIR), "baseline.py", arch, cfg.as_dict(), ("attn_fwd",))
+    return (get_variant("baseline"), cfg, get_arch(arch), "")
 
 
 @pytest.fixture(scope="module")
 def compiled():
-    # Worker processes: this test session runs kernels under TRITON_INTERPRET=1 (conftest), and kernels
-    # decorated for the interpreter cannot be compiled; configure_triton_env turns it off in the workers.
-    ctx = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=2, mp_context=ctx, initializer=configure_triton_env) as pool:
-        outs = list(pool.map(compile_kernels, [_job(a, c) for a, c in CASES]))
-    return {case: out[0] for case, out in zip(CASES, outs)}
+    """Each case's raw compiler outputs (the compile workers run without the interpreter)."""
+    engine = Engine(2)
+    tasks = variant_tasks([_item(a, c) for a, c in CASES], engine)
+    rows = engine.compile(tasks)
+    out = {}
+    for case, task, row in zip(CASES, tasks, rows):
+        out[case] = engine.raw_outputs(task) or {"error": row.status}
+    return out
 
 
 @pytest.mark.parametrize("arch, config", CASES, ids=[f"{a}-{'x'.join(map(str, c))}" for a, c in CASES])

@@ -120,7 +120,7 @@ def _state(kernel) -> dict:
     from triton.runtime.jit import create_function_from_signature
 
     fn, sig, params = _params(kernel)
-    file = os.path.abspath(inspect.getsourcefile(fn) or fn.__code__.co_filename)
+    file = os.path.realpath(inspect.getsourcefile(fn) or fn.__code__.co_filename)
     module = getattr(fn, "__module__", "") or ""
     ident = {"module": module, "qualname": fn.__qualname__, "file": file, "source_hash": _source_hash(file),
              "root": _root(module, file)}

@@ -331,10 +331,22 @@ def _compile(job: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
             kernel = triton.compile(src, target=target, options=dict(job.get("options") or {}))
         out["seconds"] = time.perf_counter() - t0
         _collect(kernel, t, captured, out)
+    except Exception as exc:
+        if _kind(exc) == ENVIRONMENT:
+            raise
+        out |= {"seconds": time.perf_counter() - t0, "error": one_line(exc), "error_kind": COMPILE}
+        if fn is not None and "inline_asm" in (getattr(fn, "src", "") or ""):
+            # the usual reason a kernel compiles for one vendor only: assembly written for the other one
+            out["error"] += (f"; the kernel uses inline assembly (tl.inline_asm_elementwise), which "
+                             f"{_arch_name(t)}'s backend cannot take if it was written for another")
     finally:
         if kind != "function":
             os.unlink(src)
     return out
+
+
+def _arch_name(target: dict[str, Any]) -> str:
+    return str(target["arch"]) if target["backend"] == "hip" else f"sm_{target['arch']}"
 
 
 def _ptxas_log(capability: int, ptx: str, fp_fusion: bool, ptx_options: str | None) -> str:
@@ -387,7 +399,8 @@ def compile_job(job: dict[str, Any]) -> dict[str, Any]:
                 return _read_stored(job, out)
             return _compile(job, out)
     except Exception as exc:
-        return out | {"seconds": time.perf_counter() - t0, "error": one_line(exc), "error_kind": _kind(exc)}
+        message = str(exc) if isinstance(exc, kernel_load.LoadError) else one_line(exc)
+        return out | {"seconds": time.perf_counter() - t0, "error": message, "error_kind": _kind(exc)}
 
 
 # ------------------------------------------------------------------------------------------------- plan
