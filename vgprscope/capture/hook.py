@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import importlib.abc
 import importlib.machinery
+import importlib.util
 import inspect
 import json
 import os
@@ -127,7 +128,32 @@ def _state(kernel) -> dict:
     binders = {name: create_function_from_signature(sig, params, be) for name, be in _get_backends().items()}
     st = {"id": ident, "names": [p.name for p in params], "params": list(params), "binders": binders, "fn": fn}
     _kernels[id(fn)] = st
+    _write_snapshot(kernel, ident)
     return st
+
+
+def _kernel_load():
+    """vgprscope's kernel_load module, beside this file's package (standard library only), by path: the
+    user's environment need not have vgprscope installed."""
+    name = "_vgprscope_capture_kernel_load"
+    if name not in sys.modules:
+        here = os.path.dirname(os.path.abspath(__file__))
+        spec = importlib.util.spec_from_file_location(
+            name, os.path.join(os.path.dirname(here), "compile", "kernel_load.py"))
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+def _write_snapshot(kernel, ident: dict) -> None:
+    """The kernel's source and what it reads, once per kernel: what a machine that cannot import its module
+    (it needs a GPU to import, or it is a script) compiles instead."""
+    try:
+        snap = _kernel_load().snapshot(kernel)
+    except Exception as exc:  # never break the user's command
+        snap = {"kernel": "", "functions": {}, "problems": [f"{type(exc).__name__}: {exc}"]}
+    _write({"snapshot": {"kernel": ident, "data": snap}})
 
 
 def _encode(v):

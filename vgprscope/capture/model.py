@@ -38,6 +38,9 @@ class CapturedKernel:
     file: str
     source_hash: str
     root: str | None = None  # the sys.path entry the module came from
+    # the kernel's source and what it reads, as JSON (compile.kernel_load.snapshot): compiled instead of the
+    # module when the module cannot be imported where it is analysed
+    snapshot: str | None = field(default=None, compare=False)
 
     @property
     def label(self) -> str:
@@ -123,8 +126,9 @@ def _relative(path: str | None, base: Path | None, project: Path | None) -> str 
 
 
 def _kernel_json(k: CapturedKernel, base: Path | None, project: Path | None) -> dict[str, Any]:
-    return {"module": k.module, "qualname": k.qualname, "file": _relative(k.file, base, project),
-            "source_hash": k.source_hash, "root": _relative(k.root, base, project)}
+    out = {"module": k.module, "qualname": k.qualname, "file": _relative(k.file, base, project),
+           "source_hash": k.source_hash, "root": _relative(k.root, base, project)}
+    return out | ({"snapshot": json.loads(k.snapshot)} if k.snapshot else {})
 
 
 def save_capture(path: Path, capture: Capture) -> None:
@@ -148,7 +152,8 @@ def load_capture(path: Path) -> Capture:
     base = path.resolve().parent
     try:
         kernels = [CapturedKernel(k["module"], k["qualname"], _absolute(k["file"], base), k["source_hash"],
-                                  _absolute(k.get("root"), base)) for k in doc["kernels"]]
+                                  _absolute(k.get("root"), base),
+                                  json.dumps(k["snapshot"]) if k.get("snapshot") else None) for k in doc["kernels"]]
         v1 = doc["schema_version"] == 1
         launches = tuple(CapturedLaunch(kernel=kernels[x["kernel"]],
                                         args=tuple(_v1_facts(x) if v1 else (_fact(a) for a in x["args"])),

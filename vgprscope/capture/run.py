@@ -65,8 +65,10 @@ def run_command(command: Sequence[str]) -> Capture:
 
 
 def gather(directory: Path) -> tuple[list[CapturedLaunch], list[str]]:
-    """Every process's lines, each distinct launch once, in the order first seen."""
-    launches: dict[str, CapturedLaunch] = {}
+    """Every process's lines, each distinct launch once, in the order first seen; each kernel with the
+    snapshot of its source the hook took (what compiles where its module cannot be imported)."""
+    items: list[dict] = []
+    snapshots: dict[tuple, str] = {}
     errors: list[str] = []
     for path in sorted(directory.glob("launches-*.jsonl"), key=lambda p: p.stat().st_mtime):
         for line in path.read_text().splitlines():
@@ -76,11 +78,17 @@ def gather(directory: Path) -> tuple[list[CapturedLaunch], list[str]]:
                 continue
             if "error" in item:
                 errors.append(item["error"])
-                continue
-            x = item["launch"]
-            k = x["kernel"]
-            kernel = CapturedKernel(k["module"], k["qualname"], k["file"], k["source_hash"], k.get("root"))
-            launch = CapturedLaunch(kernel, tuple(x["args"]), x["options"], x.get("autotune"), x.get("reason"),
-                                    bool(x.get("interpreted")))
-            launches.setdefault(json.dumps(x, sort_keys=True), launch)
+            elif "snapshot" in item:
+                k = item["snapshot"]["kernel"]
+                snapshots.setdefault((k["module"], k["qualname"], k["file"]), json.dumps(item["snapshot"]["data"]))
+            else:
+                items.append(item["launch"])
+    launches: dict[str, CapturedLaunch] = {}
+    for x in items:
+        k = x["kernel"]
+        kernel = CapturedKernel(k["module"], k["qualname"], k["file"], k["source_hash"], k.get("root"),
+                                snapshots.get((k["module"], k["qualname"], k["file"])))
+        launch = CapturedLaunch(kernel, tuple(x["args"]), x["options"], x.get("autotune"), x.get("reason"),
+                                bool(x.get("interpreted")))
+        launches.setdefault(json.dumps(x, sort_keys=True), launch)
     return list(launches.values()), list(dict.fromkeys(errors))

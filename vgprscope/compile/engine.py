@@ -147,6 +147,8 @@ def _result(arch: Arch, answer: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {"seconds": float(answer.get("seconds") or 0.0)}
     if answer.get("num_warps") is not None:  # what the compiler launched with (the occupancy's warps)
         out["num_warps"] = int(answer["num_warps"])
+    if answer.get("note"):  # how it was compiled, when not from the files (a capture's snapshot)
+        out["note"] = str(answer["note"])
     if "error" in answer:
         out["error"] = str(answer["error"])
         return out
@@ -198,7 +200,8 @@ def _record(task: Task, result: dict[str, Any], tv: str, cached: bool, deps: dic
     return Record(variant=row.label, kernel=row.kernel, arch=task.arch.name, config=row.config, status=status,
                   usage=usage, occupancy=occ, compile_seconds=float(result.get("seconds") or 0.0),
                   triton_version=tv, source_hash=_deps_hash(deps) or row.source_hash, cached=cached,
-                  identity=row.identity, source=row.source, extras=row.extras, slot=row.slot)
+                  identity=row.identity, source=row.source,
+                  extras=row.extras + ((("note", result["note"]),) if result.get("note") else ()), slot=row.slot)
 
 
 def _reason_record(task: Task, reason: str, tv: str) -> Record:
@@ -408,7 +411,7 @@ class Engine:
             self._check_version(answer, tv)
             result = _result(task.arch, answer)
             deps = answer.get("deps")
-            if answer.get("error_kind") != worker.ENVIRONMENT:
+            if answer.get("error_kind") != worker.ENVIRONMENT and "note" not in answer:
                 # a Triton cache entry's outputs stay in that cache: only what was parsed from them is kept
                 raw = None if "stored" in task.job.source.as_dict() else answer
                 self.cache.store(keys[i], {"arch": task.arch.name, "triton_version": tv, "deps": deps or {},

@@ -83,7 +83,9 @@ class FunctionSource:
 
     How to load it (not part of equality nor of the key): ``module`` (an importable name) with ``root`` (the
     sys.path entry it imports from), or ``package_dir`` loaded as the package ``package`` (a kernel
-    directory); with neither, the file is loaded by its path without running the code of a script."""
+    directory); with neither, the file is loaded by its path without running the code of a script. Where none
+    of these works here (a module that needs a GPU to import), a capture's ``snapshot`` of the source is
+    compiled instead, and the row says so."""
 
     file: str
     qualname: str
@@ -91,6 +93,7 @@ class FunctionSource:
     root: str = field(default="", compare=False)
     package_dir: str = field(default="", compare=False)
     package: str = field(default="", compare=False)
+    snapshot: str = field(default="", compare=False, repr=False)  # a capture's snapshot (JSON), if the import fails
 
     def identity(self) -> dict[str, Any]:
         return {"function": [self.file, self.qualname]}

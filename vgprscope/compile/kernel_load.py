@@ -230,8 +230,28 @@ def load_module(source: dict[str, Any]) -> types.ModuleType:
 
 
 def is_jit(obj: Any) -> bool:
-    """A Triton JIT function (of any release): it carries its Python function and its source text."""
-    return hasattr(obj, "fn") and hasattr(obj, "src") and callable(getattr(obj, "fn", None))
+    """A Triton JIT function of any release, or the interpreter's stand-in for one: it holds the plain
+    Python function itself (autotuner and heuristics wrappers hold another wrapper or a JIT function)."""
+    return inspect.isfunction(getattr(obj, "fn", None)) and (hasattr(obj, "src") or hasattr(obj, "arg_names"))
+
+
+def source_of(fn: Any) -> str:
+    """A JIT function's source from its ``def`` line (what Triton parses), decorators left out."""
+    src = getattr(fn, "src", None)
+    if isinstance(src, str):
+        return src
+    text = textwrap.dedent(inspect.getsource(fn.fn))
+    lines = text.splitlines(keepends=True)
+    start = next(i for i, ln in enumerate(lines) if ln.lstrip().startswith(("def ", "async def ")))
+    return "".join(lines[start:])
+
+
+def jit_options(fn: Any) -> dict[str, Any]:
+    """The decorator's specialisation options of a JIT function (or of the interpreter's stand-in)."""
+    kw = getattr(fn, "kwargs", None) or {}
+    return {name: list(getattr(fn, name, None) or kw.get(name) or [])
+            for name in ("do_not_specialize", "do_not_specialize_on_alignment")} | \
+        {"noinline": getattr(fn, "noinline", None) or kw.get("noinline")}
 
 
 def unwrap(obj: Any) -> Any:
@@ -411,8 +431,8 @@ class _Walker:
         module = sys.modules.get(getattr(py, "__module__", "") or "")
         self.add_module(module)
         try:
-            tree = ast.parse(textwrap.dedent(fn.src))
-        except (SyntaxError, TypeError, ValueError):
+            tree = ast.parse(textwrap.dedent(source_of(fn)))
+        except (SyntaxError, TypeError, ValueError, OSError, StopIteration):
             return
         scope: dict[str, Any] = dict(py.__globals__)
         if py.__closure__:
@@ -474,3 +494,168 @@ def dependencies(fn: Any, extra: list[Any] = ()) -> dict[str, str]:
         except OSError:
             continue
     return out
+
+
+# ----------------------------------------------------------------------------------------- snapshots
+
+# Modules a snapshot may name and a compile worker imports as they are (Triton ships them; math is stdlib).
+_IMPORTABLE = ("triton", "math")
+
+
+def _importable(name: str) -> bool:
+    return name.split(".")[0] in _IMPORTABLE
+
+
+def _fkey(fn: Any) -> str:
+    py = fn.fn
+    return f"{getattr(py, '__module__', '') or ''}:{py.__qualname__}"
+
+
+class _Snapshot:
+    """The kernel and every JIT function it reaches as source text, each with what the names it reads are:
+    numbers, constexprs, dtypes, Triton's own modules and functions, other JIT functions, and user modules
+    as namespaces of the attributes read. Enough to compile it where its module cannot be imported."""
+
+    def __init__(self) -> None:
+        self.functions: dict[str, dict[str, Any]] = {}
+        self.problems: list[str] = []
+
+    def encode(self, v: Any, attrs: dict[str, Any] | None = None, depth: int = 0) -> Any:
+        if v is None or isinstance(v, (bool, int, float, str)):
+            return {"value": v}
+        if type(v).__name__ == "constexpr" and hasattr(v, "value"):
+            return {"constexpr": self.encode(v.value)}
+        if type(v).__name__ == "dtype" and type(v).__module__.startswith("triton"):
+            return {"dtype": str(v)}
+        if isinstance(v, tuple):
+            return {"tuple": [self.encode(x) for x in v]}
+        if isinstance(v, types.ModuleType):
+            if _importable(v.__name__):
+                return {"module": v.__name__}
+            if depth > 4:
+                self.problems.append(f"module {v.__name__} is read too deep")
+                return {"value": None}
+            return {"namespace": {a: self.encode(getattr(v, a, None), sub, depth + 1)
+                                  for a, sub in (attrs or {}).items()}}
+        fn = unwrap(v)
+        if is_jit(fn):
+            self.add(fn)
+            return {"jit": _fkey(fn)}
+        module = getattr(v, "__module__", "") or ""
+        if callable(v) and _importable(module) and hasattr(v, "__qualname__"):
+            return {"import": [module, v.__qualname__]}
+        self.problems.append(f"{type(v).__name__} {repr(v)[:60]}")
+        return {"value": None}
+
+    def add(self, fn: Any) -> None:
+        key = _fkey(fn)
+        if key in self.functions:
+            return
+        py = fn.fn
+        try:
+            source = source_of(fn)
+        except (OSError, TypeError, StopIteration) as exc:
+            self.problems.append(f"{key}: its source cannot be read ({exc})")
+            return
+        entry: dict[str, Any] = {"module": py.__module__ or "", "name": py.__name__, "source": source,
+                                 "jit": jit_options(fn), "names": {}}
+        self.functions[key] = entry
+        scope: dict[str, Any] = dict(py.__globals__)
+        if py.__closure__:
+            scope.update({n: c.cell_contents for n, c in zip(py.__code__.co_freevars, py.__closure__)
+                          if _has_contents(c)})
+        try:
+            tree = ast.parse(source)
+        except SyntaxError as exc:
+            self.problems.append(f"{key}: {exc}")
+            return
+        # the attributes read of each name (for user modules kept as namespaces): a.b.c -> {a: {b: {c: {}}}}
+        reads: dict[str, dict[str, Any]] = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute):
+                chain = _attribute_chain(node)
+                if chain and chain[0] in scope:
+                    level = reads.setdefault(chain[0], {})
+                    for part in chain[1:]:
+                        level = level.setdefault(part, {})
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in scope:
+                reads.setdefault(node.id, {})
+        for name, attrs in reads.items():
+            entry["names"][name] = self.encode(scope[name], attrs)
+
+
+def snapshot(fn: Any) -> dict[str, Any]:
+    """A kernel's snapshot (see ``_Snapshot``); ``problems`` lists what it could not record."""
+    snap = _Snapshot()
+    snap.add(unwrap(fn))
+    return {"kernel": _fkey(unwrap(fn)), "functions": snap.functions, "problems": snap.problems}
+
+
+def _decode(enc: Any, built: dict[str, Any]) -> Any:
+    (tag, v), = enc.items()
+    if tag == "value":
+        return v
+    if tag == "constexpr":
+        import triton.language as tl
+
+        return tl.constexpr(_decode(v, built))
+    if tag == "dtype":
+        import triton.language as tl
+
+        return tl.dtype(v)
+    if tag == "tuple":
+        return tuple(_decode(x, built) for x in v)
+    if tag == "module":
+        return importlib.import_module(v)
+    if tag == "namespace":
+        return types.SimpleNamespace(**{a: _decode(x, built) for a, x in v.items()})
+    if tag == "jit":
+        return built[v]
+    if tag == "import":
+        obj: Any = importlib.import_module(v[0])
+        for part in v[1].split("."):
+            obj = getattr(obj, part)
+        return obj
+    raise LoadError(f"a snapshot value of unknown kind {tag!r}")
+
+
+def load_snapshot(snap: dict[str, Any], directory: str) -> Any:
+    """The kernel of a snapshot, its functions written out as modules in ``directory`` (one per original
+    module, so each keeps its own names) and bound to what they read."""
+    if snap.get("problems"):
+        raise LoadError(f"the capture's snapshot of this kernel is incomplete: {'; '.join(snap['problems'][:3])}")
+    digest = hashlib.sha256(repr(sorted(snap["functions"])).encode()).hexdigest()[:12]
+    by_module: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+    for key, f in snap["functions"].items():
+        by_module.setdefault(f["module"], []).append((key, f))
+    built: dict[str, Any] = {}
+    modules: dict[str, types.ModuleType] = {}
+    for i, (module, fns) in enumerate(sorted(by_module.items())):
+        lines = ["import triton", ""]
+        for _, f in fns:
+            opts = {k: v for k, v in f["jit"].items() if v}
+            lines += [f"@triton.jit(**{opts!r})", f["source"].rstrip(), "", ""]
+        name = f"vgprscope_snapshot_{digest}_{i}"
+        path = os.path.join(directory, f"{name}.py")
+        with open(path, "w", encoding="utf-8") as out:
+            out.write("\n".join(lines))
+        mod = types.ModuleType(name)
+        mod.__file__ = path
+        # what the definitions read when they run (annotations, defaults: tl.constexpr), JIT functions after
+        for _, f in fns:
+            for var, enc in f["names"].items():
+                if "jit" not in enc:
+                    mod.__dict__[var] = _decode(enc, built)
+        sys.modules[name] = mod
+        with open(path, encoding="utf-8") as src:
+            exec(compile(src.read(), path, "exec"), mod.__dict__)
+        modules[module] = mod
+        for key, f in fns:
+            built[key] = getattr(mod, f["name"])
+    for module, fns in by_module.items():
+        scope = modules[module].__dict__
+        for _, f in fns:
+            for var, enc in f["names"].items():
+                if "jit" in enc:
+                    scope[var] = built[enc["jit"]]
+    return built[snap["kernel"]]

@@ -311,14 +311,21 @@ def _compile(job: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
     if kind == "function":
         try:
             fn = kernel_load.load_function(source)
-        except kernel_load.LoadError as exc:
-            return out | {"error": str(exc), "error_kind": ENVIRONMENT}
-        except Exception as exc:  # the user's module failed to import (it may need a GPU to import)
-            where = source.get("module") or os.path.basename(source["file"])
-            return out | {"error": f"cannot import {where}: {one_line(exc)}", "error_kind": ENVIRONMENT}
+        except Exception as exc:  # not here, or its module failed to import (it may need a GPU to import)
+            why = str(exc) if isinstance(exc, kernel_load.LoadError) else \
+                f"cannot import {source.get('module') or os.path.basename(source['file'])}: {one_line(exc)}"
+            if not source.get("snapshot"):
+                return out | {"error": why, "error_kind": ENVIRONMENT}
+            try:
+                fn = kernel_load.load_snapshot(json.loads(source["snapshot"]), _scratch_dir())
+            except Exception as snap_exc:
+                return out | {"error": f"{why}; the capture's snapshot does not load either: {one_line(snap_exc)}",
+                              "error_kind": ENVIRONMENT}
+            # compiled from what the capture recorded, not from a file here: never cached, and the row says so
+            out["note"] = f"compiled from the capture's snapshot of its source ({why})"
         jits = [kernel_load.decode_constexpr(a.get("value")) for a in job["args"]
                 if a["type"] == "constexpr" and isinstance(a.get("value"), dict) and "jit" in a["value"]]
-        out["deps"] = kernel_load.dependencies(fn, jits)
+        out["deps"] = {} if "note" in out else kernel_load.dependencies(fn, jits)
         src = _function_source(fn, job, backend)
     else:  # Triton IR: compiled from a file, as Triton reads IR
         tmp = tempfile.NamedTemporaryFile("w", suffix="." + source["suffix"], delete=False)
@@ -343,6 +350,20 @@ def _compile(job: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
         if kind != "function":
             os.unlink(src)
     return out
+
+
+_SCRATCH: list[str] = []
+
+
+def _scratch_dir() -> str:
+    """A directory of this worker's own for files it writes (snapshots' modules), removed at exit."""
+    if not _SCRATCH:
+        import atexit
+        import shutil
+
+        _SCRATCH.append(tempfile.mkdtemp(prefix="vgprscope-worker-"))
+        atexit.register(shutil.rmtree, _SCRATCH[0], True)
+    return _SCRATCH[0]
 
 
 def _arch_name(target: dict[str, Any]) -> str:

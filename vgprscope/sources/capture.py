@@ -38,6 +38,8 @@ def resolve_file(kernel: CapturedKernel) -> tuple[Path | None, str | None]:
     path = Path(kernel.file)
     if path.is_file():
         return path, None
+    if kernel.snapshot:  # compiled from the capture's snapshot of its source
+        return path, None
     if kernel.module and kernel.module != "__main__":
         found = module_file(kernel.module, kernel.root)
         if found is not None:
@@ -102,7 +104,8 @@ def capture_tasks(capture: Capture, archs: list[Arch]) -> list[Task]:
             if reason:
                 out.append(Task(None, arch, row, reason))
                 continue
-            source = FunctionSource(file=str(path), qualname=k.qualname, module=k.module or "", root=k.root or "")
+            source = FunctionSource(file=str(path), qualname=k.qualname, module=k.module or "", root=k.root or "",
+                                    snapshot=k.snapshot or "")
             job = CompileJob.of(source, target_of(arch), tuple(Arg.from_dict(a) for a in x.args), x.options)
             out.append(Task(job, arch, row))
     return out

@@ -1,0 +1,85 @@
+"""Kernels as users' libraries write them, which capture used to miss (issue 17): an autotuner subclass
+with its own run(), a kernel in a generated module loaded under another name, a kernel in a script without
+a main guard, and a library that needs a GPU to import (compiled from the capture's snapshot of its source).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from capture_helpers import USER_KERNELS, cli, direct_compile, usage_counts
+from vgprscope.capture.model import load_capture
+from vgprscope.sweep import run_sweep
+
+ARCHS = ["gfx942", "sm_90"]
+
+
+def capture(tmp_path: Path, script: str, *args: str, env: dict | None = None) -> Path:
+    out = tmp_path / "cap.json"
+    done = cli("capture", "-o", str(out), "--", sys.executable, str(USER_KERNELS / script), *args,
+               env={"TRITON_INTERPRET": "1", **(env or {})})
+    assert done.returncode == 0, done.stderr
+    assert "ok" in done.stdout
+    return out
+
+
+def test_an_autotuner_subclass_with_its_own_run_records_every_config(tmp_path):
+    cap = load_capture(capture(tmp_path, "run_tuner.py"))
+    tuned = [x for x in cap.launches if x.kernel.qualname == "tuned_copy"]
+    assert [x.autotune["index"] for x in tuned] == list(range(6))
+    assert all(x.autotune["count"] == 6 and x.autotune["declared"] == 6 for x in tuned)
+    assert sorted((x.constexprs["BLOCK"], x.options["num_warps"]) for x in tuned) == [
+        (b, w) for b in (64, 128, 256) for w in (2, 4)]
+    records = run_sweep(None, ["gfx942"], [], jobs=2, capture=capture(tmp_path / "again", "run_tuner.py"))
+    assert len(records) == 6 and all(r.ok for r in records)
+
+
+def test_a_kernel_in_a_generated_module_is_analysed(tmp_path):
+    cap_file = capture(tmp_path, "run_generated.py", str(tmp_path / "generated"))
+    (x,) = load_capture(cap_file).launches
+    assert x.kernel.module == "_gen_module_scale_3x" and x.kernel.file.endswith("pointwise_0f3a9c.py")
+    records = run_sweep(None, ARCHS, [], jobs=2, capture=cap_file)
+    assert [r.status for r in records] == ["ok", "ok"]
+
+
+def test_a_kernel_in_a_script_without_a_main_guard_is_analysed_without_running_it(tmp_path):
+    marker = tmp_path / "marker.txt"
+    cap_file = capture(tmp_path, "script_kernel.py", env={"MARKER": str(marker)})
+    assert marker.read_text() == "ran\n"
+    records = run_sweep(None, ARCHS, [], jobs=2, capture=cap_file)
+    assert [r.status for r in records] == ["ok", "ok"]
+    assert marker.read_text() == "ran\n"  # analysing it did not run the script
+
+
+def test_a_library_that_needs_a_gpu_to_import_compiles_from_the_snapshot(tmp_path):
+    cap_file = capture(tmp_path, "run_gpu_only.py", env={"FAKE_GPU": "1"})
+    (kernel,) = load_capture(cap_file).kernels
+    snap = json.loads(kernel.snapshot)
+    assert not snap["problems"] and set(snap["functions"]) == {"gpu_only_ops:rms", "helpers_for_gpu_only:square"}
+    records = run_sweep(None, ARCHS, [], jobs=2, capture=cap_file)  # no FAKE_GPU here: the import fails
+    assert [r.status for r in records] == ["ok", "ok"]
+    note = dict(records[0].extras)["note"]
+    assert note.startswith("compiled from the capture's snapshot of its source (cannot import gpu_only_ops: "
+                           "RuntimeError: gpu_only_ops needs a GPU to import)")
+    # the counts of a direct compile of the real module (imported where the "GPU" is)
+    import os
+
+    os.environ["FAKE_GPU"] = "1"
+    try:
+        direct = direct_compile(USER_KERNELS, {
+            "module": "gpu_only_ops", "name": "rms",
+            "signature": {"X": "*fp32", "Y": "*fp32", "n": "i32", "BLOCK": "constexpr"},
+            "constexprs": {"BLOCK": 128},
+            "attrs": {"hip": {"X": [["tt.divisibility", 16], ["tt.pointer_range", 32]],
+                              "Y": [["tt.divisibility", 16], ["tt.pointer_range", 32]]},
+                      "cuda": {"X": [["tt.divisibility", 16]], "Y": [["tt.divisibility", 16]]}},
+            "options": {}})
+    finally:
+        del os.environ["FAKE_GPU"]
+    for rec in records:
+        assert usage_counts(rec) == direct[rec.arch], rec.arch
