@@ -39,11 +39,51 @@ def sweep_tasks(variant_names: Sequence[str] | None, arch_names: Sequence[str] |
     return variant_tasks(sweep_items(variant_names, arch_names, requests, kernel_dir), engine)
 
 
-def capture_tasks(capture_file: Path, arch_names: Sequence[str] | None) -> list[Task]:
-    """Every specialisation (and autotune config) of a capture file on every arch."""
+# The fields of a request that are launch options: they apply to a captured launch too ("what if it ran
+# with 8 warps"); the others are the bundled variants' attention config.
+LAUNCH_FIELDS = ("num_warps", "num_stages", "waves_per_eu", "matrix_instr_nonkdim", "kpack", "maxnreg")
+AMD_ONLY = ("waves_per_eu", "matrix_instr_nonkdim", "kpack")
+
+
+def launch_overrides(requests: Sequence[ConfigRequest], alone: bool) -> list[dict[str, int]]:
+    """The launch options a grid sets, one dict per distinct point ([{}] when it sets none). With a capture
+    alone, a request that sets anything else is a usage error (it would be silently ignored)."""
+    from dataclasses import fields
+
+    from .errors import UsageError
+
+    default = ConfigRequest()
+    out: list[dict[str, int]] = []
+    for req in requests or [default]:
+        if alone:
+            others = [f.name for f in fields(ConfigRequest) if f.name not in LAUNCH_FIELDS
+                      and getattr(req, f.name) != getattr(default, f.name)]
+            if others:
+                flag = "--knob" if others[0] == "extra" else "--" + others[0].replace("_", "-")
+                raise UsageError(f"{flag} applies to the bundled variants, not to captured launches; with --capture "
+                                 "alone give launch options (--num-warps, --num-stages, --waves-per-eu, "
+                                 "--matrix-instr-nonkdim, --kpack, --maxnreg), or name variants too")
+        point = {f: getattr(req, f) for f in LAUNCH_FIELDS if getattr(req, f) is not None}
+        if point not in out:
+            out.append(point)
+    return out or [{}]
+
+
+def capture_tasks(capture_file: Path, arch_names: Sequence[str] | None,
+                  overrides: Sequence[dict[str, int]] = ({},)) -> list[Task]:
+    """Every specialisation (and autotune config) of a capture file on every arch; with ``overrides``, each
+    also at those launch options (an arch's vendor's own options only)."""
+    from .archs import Vendor
     from .sources.capture import capture_file_tasks
 
-    return capture_file_tasks(capture_file, select_archs(arch_names))
+    base = capture_file_tasks(capture_file, select_archs(arch_names))
+    out = []
+    for opts in overrides:
+        for t in base:
+            own = {k: v for k, v in opts.items() if (k in AMD_ONLY) == (t.arch.vendor is Vendor.AMD)
+                   or k not in AMD_ONLY + ("maxnreg",)}
+            out.append(t.vary(**own) if own else t)
+    return out
 
 
 def run_tasks(tasks: Sequence[Task], jobs: int | None = None, use_cache: bool = True,
@@ -63,5 +103,6 @@ def run_sweep(variant_names: Sequence[str] | None, arch_names: Sequence[str] | N
     if capture is None or variant_names or kernel_dir:
         tasks = sweep_tasks(variant_names, arch_names, requests, kernel_dir, engine)
     if capture is not None:
-        tasks += capture_tasks(capture, arch_names)
+        alone = not (variant_names or kernel_dir)
+        tasks += capture_tasks(capture, arch_names, launch_overrides(requests, alone))
     return engine.compile(tasks)

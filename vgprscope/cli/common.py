@@ -18,8 +18,10 @@ another kernel directory may take it.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import sys
+import warnings
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Callable, Optional
@@ -38,6 +40,23 @@ def err(message: str) -> None:
     print(f"vgprscope: {message}", file=sys.stderr)
 
 
+@contextlib.contextmanager
+def warnings_as_diagnostics():
+    """The core's warnings (a compile cache that cannot be written, ...) as one stderr line each, once."""
+    shown: set[str] = set()
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        text = str(message)
+        if text not in shown:
+            shown.add(text)
+            err(f"warning: {text}")
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        warnings.showwarning = show
+        yield
+
+
 def handles_errors(fn: Callable) -> Callable:
     """Turn the core's typed errors into one stderr line and their exit code, never a traceback."""
 
@@ -47,13 +66,14 @@ def handles_errors(fn: Callable) -> Callable:
 
         try:
             # a table written with --output is laid out like one in a pipe ($COLUMNS or 100), without colour
-            with rendering_to_file(kwargs.get("output") is not None):
+            with rendering_to_file(kwargs.get("output") is not None), warnings_as_diagnostics():
                 return fn(*args, **kwargs)
         except VgprscopeError as exc:
             err(f"error: {exc}")
             raise typer.Exit(exc.exit_code) from None
         except KeyboardInterrupt:
-            err("interrupted; no output file was written")
+            # the compile workers are killed, not waited for (compile.engine): stopping takes well under a second
+            err("interrupted: stopped the running compiles; no output file was written")
             raise typer.Exit(130) from None
 
     return wrapper

@@ -167,7 +167,7 @@ def guarded_sweep(variants, arch, requests, *, jobs=None, use_cache=True, kernel
     Dask scheduler when one is named."""
     from ..compile.cache import CompileCache
     from ..compile.engine import Engine
-    from ..sweep import capture_tasks, sweep_items
+    from ..sweep import capture_tasks, launch_overrides, sweep_items
     from ..sources.variants import variant_tasks
     from .progress import compile_progress
 
@@ -181,7 +181,7 @@ def guarded_sweep(variants, arch, requests, *, jobs=None, use_cache=True, kernel
                   lambda sample: engine.compile(variant_tasks(sample, engine)))
             tasks = variant_tasks(items, engine)
         if capture is not None:
-            tasks += capture_tasks(capture, arch)
+            tasks += capture_tasks(capture, arch, launch_overrides(requests, not (variants or kernel_dir)))
         return engine.compile(tasks)
 
 

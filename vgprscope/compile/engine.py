@@ -286,6 +286,16 @@ class _Pool:
 atexit.register(_Pool.close)
 
 
+# seconds between checks that a cluster still has its scheduler and workers, while waiting for answers
+_HEALTH_S = 2.0
+
+
+def _lost(exc: BaseException) -> bool:
+    """Whether an executor's exception says the cluster went away rather than one compile failed."""
+    return isinstance(exc, CancelledError) or type(exc).__name__ in ("CommClosedError", "FutureCancelledError",
+                                                                      "CancelledError")
+
+
 def _in_process(request: dict[str, Any]) -> dict[str, Any]:
     return worker.run(request)
 
@@ -314,21 +324,26 @@ class Engine:
                 on_answer(i, _in_process(req))
             return
         pool = self.executor if self.executor is not None else _Pool.get(max(workers, 1))
+        check = getattr(pool, "check", None)  # a cluster that can tell it lost its workers (compile.cluster)
         futures: dict[Future, int] = {pool.submit(worker.run, req): i for i, req in enumerate(requests)}
         try:
             pending = set(futures)
             while pending:
-                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+                finished, pending = wait(pending, timeout=_HEALTH_S, return_when=FIRST_COMPLETED)
+                if not finished and check is not None:
+                    check()
                 for fut in finished:
                     i = futures[fut]
                     try:
                         answer = fut.result()
-                    except CancelledError:
-                        if self.executor is not None:  # Dask cancels everything when its scheduler is lost
-                            raise ExecutorLostError("the compile cluster went away mid-run (its futures were "
-                                                    "cancelled); nothing was written: run again") from None
-                        raise
-                    except Exception as exc:  # a crashed worker: a row with the reason, not cached
+                    except Exception as exc:
+                        if self.executor is not None and _lost(exc):
+                            if check is not None:
+                                check()
+                            raise ExecutorLostError("the compile cluster went away mid-run "
+                                                    f"({worker.one_line(exc)}); nothing was written: run "
+                                                    "again") from None
+                        # a crashed worker: a row with the reason, not cached
                         answer = {"error": f"compile worker failed: {worker.one_line(exc)}",
                                   "error_kind": worker.ENVIRONMENT}
                     on_answer(i, answer)
