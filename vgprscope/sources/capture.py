@@ -33,17 +33,24 @@ def module_file(module: str, root: str | None) -> Path | None:
     return None
 
 
+def _installed(path: Path) -> bool:
+    """Whether a recorded path was a file of an installed package (in a site-packages directory)."""
+    return any(part in ("site-packages", "dist-packages") for part in path.parts)
+
+
 def resolve_file(kernel: CapturedKernel) -> tuple[Path | None, str | None]:
     """The kernel's file on this machine, or why there is none."""
     path = Path(kernel.file)
     if path.is_file():
         return path, None
-    if kernel.snapshot:  # compiled from the capture's snapshot of its source
-        return path, None
     if kernel.module and kernel.module != "__main__":
         found = module_file(kernel.module, kernel.root)
         if found is not None:
             return found, None
+        if kernel.snapshot and _installed(path):
+            # an installed library this machine lacks: its snapshot compiles (the row says so); a file of the
+            # user's own that is gone was moved or deleted, and says so
+            return path, None
         return None, (f"{path} does not exist (moved or deleted since the capture) and {kernel.module} is not on "
                       "this Python's path: install it, or capture again")
     return None, f"{path} does not exist (moved or deleted since the capture): capture again"
