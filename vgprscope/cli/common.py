@@ -28,7 +28,10 @@ import importlib
 import typer
 from typer.core import TyperGroup
 
-from ..errors import OutputError, VgprscopeError
+from ..errors import (
+    MissingExtraError, NoGpuError, NotComparableError, OutputError, TritonUnavailableError, UsageError,
+    VgprscopeError,
+)
 from ..fsutil import atomic_write, check_writable
 
 
@@ -36,6 +39,22 @@ from ..fsutil import atomic_write, check_writable
 def err(message: str) -> None:
     """A diagnostic on stderr; tables and data go to stdout."""
     print(f"vgprscope: {message}", file=sys.stderr)
+
+
+# The core's exceptions -> exit codes (the module docstring says what each means); the first class an error
+# is an instance of decides. Every one is 2 today: the input or the environment, found before a result.
+EXIT_CODES: tuple[tuple[type[VgprscopeError], int], ...] = (
+    (UsageError, 2),  # OutputError, ConfigError, UnknownNameError, CaptureFileError among them
+    (NotComparableError, 2),
+    (TritonUnavailableError, 2),
+    (NoGpuError, 2),
+    (MissingExtraError, 2),
+    (VgprscopeError, 2),
+)
+
+
+def exit_code_of(exc: VgprscopeError) -> int:
+    return next(code for cls, code in EXIT_CODES if isinstance(exc, cls))
 
 
 def handles_errors(fn: Callable) -> Callable:
@@ -51,7 +70,7 @@ def handles_errors(fn: Callable) -> Callable:
                 return fn(*args, **kwargs)
         except VgprscopeError as exc:
             err(f"error: {exc}")
-            raise typer.Exit(exc.exit_code) from None
+            raise typer.Exit(exit_code_of(exc)) from None
         except KeyboardInterrupt:
             err("interrupted; no output file was written")
             raise typer.Exit(130) from None
