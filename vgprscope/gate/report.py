@@ -10,6 +10,7 @@ so every value is still printed somewhere.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -111,7 +112,7 @@ def details(d: EntryDiff) -> str:
 
 
 def short_details(d: EntryDiff, notes: Footnotes, marker_only: bool = False, prefix: str = "") -> str:
-    """The default view's details: the other changed metrics as ``sgpr +4 ✗``, and the whole story
+    """The default view's details: the other changed gated metrics as ``sgpr +4 ✗``, and the whole story
     (values, rules, statuses) as a footnote; ``marker_only``: the footnote's marker alone; ``prefix``:
     what the table moved out of its columns, at the head of the footnote."""
     full = "; ".join(p for p in (prefix, details(d)) if p)
@@ -119,7 +120,9 @@ def short_details(d: EntryDiff, notes: Footnotes, marker_only: bool = False, pre
         return "-"
     if marker_only:
         return notes.ref(full)
-    others = [m for m in d.changed_metrics if m.metric not in (*REGISTERS, "occupancy")]
+    # the gated ones, failures first (what is only shown, like arch_vgpr, is in the footnote)
+    others = sorted((m for m in d.changed_metrics if m.metric not in (*REGISTERS, "occupancy") and m.rule.gated),
+                    key=lambda m: not m.fails)
     head = {State.NEW: "new", State.MISSING: "missing"}.get(d.state)
     if head is None and d.config_changed:
         head = "config"
@@ -166,9 +169,9 @@ def versions_line(result: GateResult, baseline_path: str) -> str:
 # ---- the terminal table -----------------------------------------------------------------------------
 
 # What the default view gives up, in order, until the table fits the width with whole words: the details'
-# summary (the footnote keeps it), the slot's name (a short id and a legend line), the baseline side of the
-# changed values (in the footnote), the config column (into each row's footnote).
-_LEVELS = ("full", "details marker", "slot ids", "short values", "config in footnote")
+# summary (the footnote keeps it), the baseline side of the changed values (the delta says it; the footnote
+# has both), the slot's name (a short id and a legend line), the config column (into each row's footnote).
+_LEVELS = ("full", "details marker", "short values", "slot ids", "config in footnote")
 
 
 def _needs_slots(result: GateResult) -> bool:
@@ -195,7 +198,7 @@ def _columns(notes: Footnotes, labels: dict[str, str], level: int, slot_ids: dic
     def detail_cell(d: EntryDiff) -> str:
         # a changed config is in the details already
         moved = f"config {config_text(d)}" if (config_out and show_config and not d.config_changed) else ""
-        return short_details(d, notes, marker_only=level >= 1, prefix=moved)
+        return short_details(d, notes, marker_only=level >= _LEVELS.index("details marker"), prefix=moved)
 
     cols = [
         Column("result", result_cell),
@@ -220,6 +223,9 @@ def _columns(notes: Footnotes, labels: dict[str, str], level: int, slot_ids: dic
     return cols
 
 
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
 def _cut_or_too_wide(text: str, table, width: int) -> bool:
     """Whether a rendered table has a line over ``width`` or a word that is not a whole word of a cell,
     header or title (rich folded it)."""
@@ -229,8 +235,26 @@ def _cut_or_too_wide(text: str, table, width: int) -> bool:
     for col in table.columns:
         for c in (col.header, *col._cells):
             words.update(str(getattr(c, "plain", c)).split())
-    rows = [ln for ln in text.splitlines() if set(ln) - {"─", " "}]  # the header's rule is no word
+    text = _ANSI.sub("", text)  # on a terminal the table is coloured
+    rows = [ln.rstrip() for ln in text.splitlines() if set(ln) - {"─", " "}]  # the header's rule is no word
     return any(cell_len(ln) > width or any(w not in words for w in ln.split()) for ln in rows)
+
+
+def _slot_id(i: int) -> str:
+    """a, b, ..., z, aa, ab, ...: a slot's short name in the table (letters: ``s1`` would read as stages)."""
+    out = ""
+    i += 1
+    while i:
+        i, r = divmod(i - 1, 26)
+        out = chr(ord("a") + r) + out
+    return out
+
+
+def _body_lines(text: str) -> int:
+    """Lines a rendered table's rows take (more than its rows where some fold)."""
+    lines = _ANSI.sub("", text).splitlines()
+    rule = next((i for i, ln in enumerate(lines) if ln.strip() and set(ln.strip()) == {"─"}), len(lines))
+    return sum(bool(ln.strip()) for ln in lines[rule + 1:])
 
 
 def _labels(result: GateResult) -> tuple[str, dict[str, str]]:
@@ -259,20 +283,30 @@ def to_table(result: GateResult, machine_line: str | Sequence[str], baseline_pat
     show_slot = wide or _needs_slots(result)
     title = "vgprscope check" + (f" (every config: {shared})" if shared and not wide else "")
     slots = list(dict.fromkeys(d.entry.slot for d in result.entries))
-    for level in range(len(_LEVELS) if not wide else 1):
+    def attempt(level: int):
         notes = Footnotes()
-        ids = {s: f"s{i}" for i, s in enumerate(slots, 1)} if level >= _LEVELS.index("slot ids") else None
+        ids = {s: _slot_id(i) for i, s in enumerate(slots)} if level >= _LEVELS.index("slot ids") else None
         table = build_table(result.entries, _columns(notes, labels, level, ids, show_slot, show_config),
                             title=title, wide=wide, row_style=lambda d: "red" if d.fails else None)
         text = render_table(table, wide=wide, width=width)
-        if wide or not _cut_or_too_wide(text, table, width):
+        return notes, ids, table, wide or not _cut_or_too_wide(text, table, width), _body_lines(text)
+
+    # Up to short slot ids, the level that fits with whole words in the fewest lines (the earliest of
+    # equals: it keeps the most in the table); after that, the first that fits; the last if none does.
+    tried = [attempt(level) for level in range(_LEVELS.index("slot ids") + 1 if not wide else 1)]
+    fitting = [a for a in tried if a[3]]
+    chosen = min(fitting, key=lambda a: a[4]) if fitting else None
+    for level in range(len(tried), len(_LEVELS) if chosen is None else 0):
+        chosen = attempt(level)
+        if chosen[3]:
             break
+    notes, ids, table, _, _ = chosen or tried[-1]
     legend_lines = [f"slot {i}: {s}" for s, i in ids.items()] if ids and show_slot else []
     head = wrap_fields(machine_line, width) if not isinstance(machine_line, str) else wrap(machine_line, width, "  ")
     lines = [head, wrap(versions_line(result, baseline_path), width, "  "), *(wrap(n, width, "  ") for n in result.notes)]
     text = render_table(table, footnotes=notes, notes=legend_lines, wide=wide, width=width)
     legend = wrap(LEGEND.replace("`", ""), width if not wide else 10**4, "  ")
-    return "\n".join(lines) + "\n" + text + summary(result) + "\n" + legend + "\n"
+    return "\n".join(lines) + "\n" + text + wrap(summary(result), width, "  ") + "\n" + legend + "\n"
 
 
 # ---- markdown, json, benchmark json, annotations ----------------------------------------------------
