@@ -28,10 +28,7 @@ import importlib
 import typer
 from typer.core import TyperGroup
 
-from ..errors import (
-    MissingExtraError, NoGpuError, NotComparableError, OutputError, TritonUnavailableError, UsageError,
-    VgprscopeError,
-)
+from ..errors import OutputError, VgprscopeError
 from ..fsutil import atomic_write, check_writable
 
 
@@ -41,24 +38,22 @@ def err(message: str) -> None:
     print(f"vgprscope: {message}", file=sys.stderr)
 
 
-# The core's exceptions -> exit codes (the module docstring says what each means); the first class an error
-# is an instance of decides. Every one is 2 today: the input or the environment, found before a result.
-EXIT_CODES: tuple[tuple[type[VgprscopeError], int], ...] = (
-    (UsageError, 2),  # OutputError, ConfigError, UnknownNameError, CaptureFileError among them
-    (NotComparableError, 2),
-    (TritonUnavailableError, 2),
-    (NoGpuError, 2),
-    (MissingExtraError, 2),
-    (VgprscopeError, 2),
-)
-
-
-def exit_code_of(exc: VgprscopeError) -> int:
-    return next(code for cls, code in EXIT_CODES if isinstance(exc, cls))
-
-
 def handles_errors(fn: Callable) -> Callable:
-    """Turn the core's typed errors into one stderr line and their exit code, never a traceback."""
+    """Turn the core's typed errors into one stderr line and their exit code, never a traceback.
+
+    The exit codes are the CLI's (the module docstring says what each means): the core's exceptions
+    carry none. The first class an error is an instance of decides; every one is 2 today (the input or
+    the environment, found before a result)."""
+    from ..errors import MissingExtraError, NoGpuError, NotComparableError, TritonUnavailableError, UsageError
+
+    exit_codes: tuple[tuple[type[VgprscopeError], int], ...] = (
+        (UsageError, 2),  # OutputError, ConfigError, UnknownNameError, CaptureFileError among them
+        (NotComparableError, 2),
+        (TritonUnavailableError, 2),
+        (NoGpuError, 2),
+        (MissingExtraError, 2),
+        (VgprscopeError, 2),
+    )
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
@@ -70,7 +65,7 @@ def handles_errors(fn: Callable) -> Callable:
                 return fn(*args, **kwargs)
         except VgprscopeError as exc:
             err(f"error: {exc}")
-            raise typer.Exit(exit_code_of(exc)) from None
+            raise typer.Exit(next(code for cls, code in exit_codes if isinstance(exc, cls))) from None
         except KeyboardInterrupt:
             err("interrupted; no output file was written")
             raise typer.Exit(130) from None

@@ -207,6 +207,7 @@ def save(
     """Compile the gate's set and write the baseline `vgprscope check` compares against (atomically).
 
     With --variant or --arch, only those entries are replaced; the rest of an existing baseline is kept.
+
     Saves of one file wait for each other, so two saves of different parts at once both land.
     """
     from ..compile.engine import triton_version
@@ -258,10 +259,9 @@ def check(
 ) -> None:
     """Recompile the gate's set and compare with the baseline: exit 1 on a regression, 2 if not comparable.
 
-    Entries are compared by slot (a variant's request, an autotune config, a launch), so a changed config
-    is compared with the slot's old one. Spills, scratch and LDS may not grow; registers only within the
-    tolerance (default 0); occupancy may not drop; a baseline entry the run no longer produces fails unless
-    --allow-missing.
+    Entries are compared by slot (a variant's request, an autotune config, a launch): a changed config is compared with the slot's old one.
+
+    Spills, scratch and LDS may not grow; registers only within the tolerance (default 0); occupancy may not drop; a baseline entry the run no longer produces fails unless --allow-missing.
 
     Change a rule per metric or per variant: --rule, or \\[tool.vgprscope.rules].
     """
