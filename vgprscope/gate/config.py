@@ -12,7 +12,7 @@ variants = ["all"]                     # or names
 archs = ["gfx90a", "gfx942", "sm_80"]
 kernel_dir = "kernels"                 # optional: your own variants instead of the bundled ones
 capture = "vgprscope-capture.json"     # optional: your own kernels as `vgprscope capture` recorded them
-configs = [{}, {head_dim = 64, block_m = 64}]   # the variants' config requests; {} = each variant's defaults
+configs = [{}, {block_m = 64}]        # the variants' config requests; {} = each variant's defaults
 allow_missing = ["old_kernel/*"]       # optional: missing baseline entries that do not fail (true: all)
 
 [tool.vgprscope.rules]
@@ -55,7 +55,7 @@ class GateSet:
 
     variants: tuple[str, ...] = ()
     archs: tuple[str, ...] = DEFAULT_ARCHS
-    # the variants' config requests as tables ({"head_dim": 64}; {} = each variant's defaults), in order
+    # the variants' config requests as tables ({"block_m": 64}; {} = each variant's defaults), in order
     configs: tuple[Mapping[str, Any], ...] = ()
     kernel_dir: Path | None = None
     # a capture file (vgprscope capture): its specialisations join the set; alone when no variants are named
@@ -188,7 +188,7 @@ def _from_table(section: Mapping[str, Any], path: Path) -> GateConfig:
     if "configs" in section:
         configs = section["configs"]
         if not isinstance(configs, list) or not configs or not all(isinstance(c, dict) for c in configs):
-            raise UsageError(f"{where}: configs must be a non-empty list of tables like {{head_dim = 64}}; "
+            raise UsageError(f"{where}: configs must be a non-empty list of tables like {{block_m = 64}}; "
                              f"got {configs!r}")
         s = replace(s, configs=tuple(configs))
     baseline = root / _string(section.get("baseline", DEFAULT_BASELINE), "baseline", where)
