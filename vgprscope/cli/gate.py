@@ -154,10 +154,17 @@ def _legacy(cfg):
 
     captured = {}
     if cfg.set.capture is not None:
-        from ..sources.capture import capture_specs, load_capture
+        from ..sources.capture import launch_config, load_capture
 
-        for spec in capture_specs(load_capture(cfg.set.capture)):
-            captured.update({(spec.label, k, spec.config.key()): spec.slot for k in spec.kernels})
+        # each launch's slot as the capture source numbers them (the ordinal among a kernel's launches of
+        # the same argument types), by its config's hash
+        seen: dict[tuple, int] = {}
+        for x in load_capture(cfg.set.capture).launches:
+            ordinal = 0
+            if not x.autotune:
+                group = (x.kernel.key(), tuple(a["type"] for a in x.args))
+                ordinal = seen[group] = seen.get(group, -1) + 1
+            captured[(x.kernel.label, x.kernel.qualname, launch_config(x).key())] = launch_slot(x, ordinal)
     return LegacySlots(attention_gate.variant_slot, slot_of_launch, captured)
 
 
