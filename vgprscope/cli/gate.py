@@ -141,16 +141,17 @@ def _compile(cfg, jobs, no_cache):
 def _legacy(cfg):
     """How a schema-1 baseline's entries get their slots: as the sources derive Record.slot."""
     from .. import attention_gate
-    from ..capture.model import CapturedLaunch
     from ..gate.baseline import LegacySlots
     from ..sources.capture import launch_slot
 
     def slot_of_launch(config, ordinal: int) -> str:
+        from types import SimpleNamespace
+
+        # launch_slot reads a launch's autotune pick and argument types: the config holds both
         at = config.autotune
-        x = CapturedLaunch(kernel=None, args=tuple({"name": a.name, "type": a.type} for a in config.args),  # type: ignore[arg-type]
-                           constexprs={}, options={}, autotune=None if at is None else {
-                               "index": at.index, "count": at.count, "declared": at.declared, "key": list(at.key)})
-        return launch_slot(x, ordinal)
+        x = SimpleNamespace(args=[{"name": a.name, "type": a.type} for a in config.args], autotune=None if at is None
+                            else {"index": at.index, "count": at.count, "declared": at.declared, "key": list(at.key)})
+        return launch_slot(x, ordinal)  # type: ignore[arg-type]
 
     captured = {}
     if cfg.set.capture is not None:
