@@ -1,6 +1,8 @@
 """`vgprscope baseline save` and `vgprscope check` end to end, on fresh compiles: the gate passes an
-unchanged set, fails a kernel that keeps one more tile live, passes an improvement, reports new and
-missing entries, and refuses (exit 2) what it cannot compare.
+unchanged set, fails a kernel that keeps one more tile live, passes an improvement, reports new entries,
+fails on missing ones (a kernel no longer launched, a renamed kernel, a variant dropped from the set)
+unless accepted, compares a changed default config with the old one, and refuses (exit 2) what it cannot
+compare (an empty or malformed baseline or set, a malformed pyproject.toml).
 
 Compiles stay small: a self-contained toy kernel (written below into temporary kernel directories, so
 that the bundled kernels can change without breaking these tests) at 64x32 d64 on gfx942 and sm_80, and
@@ -29,7 +31,7 @@ EXTRA_LIVE = {extra}  # True: one more [BLOCK_M, BLOCK_N] fp32 tile stays live a
 
 VARIANT = {{
     "name": "{name}", "strategy": "test kernel", "seed": "-", "trades": "-", "kernels": ["toy_fwd"],
-    "defaults": {{"block_m": 64, "block_n": 32, "num_warps": 4, "num_stages": 1}},
+    "defaults": {{"block_m": {block_m}, "block_n": 32, "num_warps": 4, "num_stages": 1}},
 }}
 
 
@@ -86,11 +88,11 @@ def run(*args: str):
     return CliRunner().invoke(app, [str(a) for a in args])
 
 
-def kernel_dir(root: Path, name: str, *files: tuple[str, bool]) -> Path:
+def kernel_dir(root: Path, name: str, *files: tuple[str, bool], block_m: int = 64) -> Path:
     d = root / name
     d.mkdir()
     for variant, extra in files:
-        (d / f"{variant}.py").write_text(TOY.format(name=variant, extra=extra))
+        (d / f"{variant}.py").write_text(TOY.format(name=variant, extra=extra, block_m=block_m))
     return d
 
 
@@ -121,11 +123,13 @@ def test_save_writes_every_entry_with_every_field(toy):
     _, _, path, res = toy
     assert "wrote" in res.stderr and "2 entries, Triton" in res.stderr
     doc = json.loads(path.read_text())
-    assert (doc["schema"], doc["schema_version"]) == ("vgprscope-baseline", 1)
+    assert (doc["schema"], doc["schema_version"]) == ("vgprscope-baseline", 2)
     assert doc["triton_version"] == importlib.metadata.version("triton")
     assert doc["set"] == {"variants": ["all"], "archs": ["gfx942", "sm_80"], "configs": [{"head_dim": 64}]}
     (amd_key, amd), (nv_key, nv) = doc["entries"].items()
-    assert amd_key == f"toy/toy_fwd/gfx942/{amd['config_key']}" and nv_key == f"toy/toy_fwd/sm_80/{nv['config_key']}"
+    # keyed by slot (the request), the config and its hash stored
+    assert amd_key == "toy/toy_fwd/gfx942/head_dim=64" and nv_key == "toy/toy_fwd/sm_80/head_dim=64"
+    assert amd["slot"] == "head_dim=64" and len(amd["config_key"]) == 16
     assert amd["config"]["block_m"] == 64 and amd["config"]["head_dim"] == 64 and amd["status"] == "ok"
     assert {"arch_vgpr", "agpr", "vgpr_total", "sgpr", "vgpr_spill", "sgpr_spill", "scratch_bytes", "lds_static",
             "lds_dynamic", "spill_stores", "spill_loads", "llvm_occupancy"} <= set(amd["usage"])
@@ -169,6 +173,11 @@ def test_a_tolerance_rule_lets_the_growth_pass(toy):
 
     assert check(toy, "fat", *rules(grown)).exit_code == 0
     assert check(toy, "fat", *rules(grown | {"vgpr_total": grown["vgpr_total"] - 1})).exit_code == 1
+    # one vendor-neutral rule covers AMD's vgpr_total and NVIDIA's regs (issue 17: a vgpr_total rule did not)
+    others = {m: n for m, n in grown.items() if m not in ("vgpr_total", "regs")}
+    most = max(grown["vgpr_total"], grown["regs"])
+    assert check(toy, "fat", *rules(others), "--rule", f"registers:+{most}").exit_code == 0
+    assert check(toy, "fat", *rules(others), "--rule", f"registers:+{most - 1}").exit_code == 1
 
 
 def test_an_improvement_passes_with_minus_unless_fail_on_change(toy, tmp_path):
@@ -192,15 +201,60 @@ def test_a_new_variant_is_reported_and_passes(toy):
     assert table.exit_code == 0 and "new: no baseline entry" in table.stdout and "2 new" in table.stdout
 
 
-def test_missing_entries_are_reported_unless_out_of_scope(toy, tmp_path):
+def test_missing_entries_fail_unless_accepted_or_out_of_scope(toy, tmp_path):
+    """issue 17: a kernel no longer launched (here a variant gone from the kernel directory) passed."""
     dirs, config, _, _ = toy
     plus = tmp_path / "plus.json"
     assert run("baseline", "save", "--config", config, "--kernel-dir", dirs["plus"], "-b", plus).exit_code == 0
     res = run("check", "--config", config, "--kernel-dir", dirs["lean"], "-b", plus)
-    assert res.exit_code == 0 and "2 missing" in res.stdout and "missing: in the baseline" in res.stdout
-    # --variant / --arch check a part of the set: the rest of the baseline is not "missing"
+    assert res.exit_code == 1, res.output
+    assert "FAILED: 2 of 4 entries" in res.stdout and "2 missing" in res.stdout
+    assert "missing: in the baseline, not produced by this run" in res.stdout
+    missing = [r for r in rows(run("check", "--config", config, "--kernel-dir", dirs["lean"], "-b", plus, "-f", "json"))
+               if r["state"] == "missing"]
+    assert [(r["key"], r["fails"]) for r in missing] == [("toy2/toy_fwd/gfx942/head_dim=64", True),
+                                                          ("toy2/toy_fwd/sm_80/head_dim=64", True)]
+    # accepted: listed, not failing (the flag, or allow_missing in the configuration, by pattern)
+    ok = run("check", "--config", config, "--kernel-dir", dirs["lean"], "-b", plus, "--allow-missing")
+    assert ok.exit_code == 0 and "2 missing (2 accepted)" in ok.stdout
+    patterned = tmp_path / "allow.toml"
+    patterned.write_text(config.read_text() + 'allow_missing = ["toy2/*/sm_80/*"]\n')
+    one = run("check", "--config", patterned, "--kernel-dir", dirs["lean"], "-b", plus, "-f", "json")
+    assert one.exit_code == 1 and [r["arch"] for r in rows(one) if r["fails"]] == ["gfx942"]
+    # --variant / --arch check a part of the set: the rest of the baseline is not judged
     part = run("check", "--config", config, "--kernel-dir", dirs["plus"], "-b", plus, "--variant", "toy", "-a", "sm_80")
     assert part.exit_code == 0 and "0 missing" in part.stdout and "1 same" in part.stdout
+
+
+def test_a_variant_dropped_from_the_set_and_a_renamed_kernel_fail(toy, tmp_path):
+    dirs, config, path, _ = toy
+    plus = tmp_path / "plus.json"
+    assert run("baseline", "save", "--config", config, "--kernel-dir", dirs["plus"], "-b", plus).exit_code == 0
+    dropped = tmp_path / "dropped.toml"
+    dropped.write_text(config.read_text() + 'variants = ["toy"]\n')  # toy2 no longer in the configured set
+    res = run("check", "--config", dropped, "--kernel-dir", dirs["plus"], "-b", plus)
+    assert res.exit_code == 1 and "2 same, 0 new, 2 missing" in res.stdout
+    renamed = kernel_dir(tmp_path, "renamed", ("toy_v2", False))  # the same kernel under a new name
+    res = run("check", "--config", config, "--kernel-dir", renamed, "-f", "json")
+    assert res.exit_code == 1, res.output
+    assert sorted((r["variant"], r["state"], r["fails"]) for r in rows(res)) == [
+        ("toy", "missing", True), ("toy", "missing", True), ("toy_v2", "new", False), ("toy_v2", "new", False)]
+
+
+def test_a_changed_default_config_is_compared_with_the_old_one(toy, tmp_path):
+    """issue 17: entries were keyed by the config's hash, so a new default was "new" beside a "missing" old one."""
+    dirs, config, _, _ = toy
+    bigger = kernel_dir(tmp_path, "bigger", ("toy", False), block_m=128)  # the variant's default grew
+    res = run("check", "--config", config, "--kernel-dir", bigger, "-f", "json")
+    assert res.exit_code == 1, res.output
+    by_arch = {r["arch"]: r for r in rows(res)}
+    assert {r["state"] for r in by_arch.values()} == {"compared"}
+    assert all(r["config_changed"] and r["baseline_config"]["block_m"] == 64 and r["config"]["block_m"] == 128
+               for r in by_arch.values())
+    assert by_arch["gfx942"]["change"] == "+" and any(m["metric"] == "vgpr_total" and m["fails"]
+                                                      for m in by_arch["gfx942"]["metrics"])
+    table = " ".join(run("check", "--config", config, "--kernel-dir", bigger).stdout.split())
+    assert "0 new, 0 missing, 2 changed configs" in table and "config changed: 64x32 d64 fp16 w4 s1 -> 128x32" in table
 
 
 def test_partial_save_replaces_only_its_entries(toy, tmp_path):
@@ -232,6 +286,12 @@ def test_bundled_baseline_with_an_entry_edited_down(tmp_path):
     assert run("check", "--config", config, "--rule", "baseline:vgpr_total:+3").exit_code == 1
 
 
+def _edit_json(text: str, edit) -> str:
+    doc = json.loads(text)
+    edit(doc)
+    return json.dumps(doc)
+
+
 def _copy_baseline(toy, tmp_path, edit) -> Path:
     _, _, path, _ = toy
     out = tmp_path / "edited.json"
@@ -242,8 +302,17 @@ def _copy_baseline(toy, tmp_path, edit) -> Path:
 @pytest.mark.parametrize("edit, reason", [
     (lambda t: t[: len(t) // 2], "is not valid JSON (truncated or corrupt)"),
     (lambda t: "\x00garbage", "is not valid JSON"),
-    (lambda t: t.replace('"schema_version": 1', '"schema_version": 7'), "has schema version 7; this vgprscope reads version 1"),
-    (lambda t: t.replace('"usage"', '"usagex"', 1), "is corrupt: entry 'toy/toy_fwd/gfx942/"),
+    (lambda t: t.replace('"schema_version": 2', '"schema_version": 7'),
+     "has schema version 7; this vgprscope reads versions 1 and 2"),
+    (lambda t: t.replace('"usage"', '"usagex"', 1), "is corrupt: entry 'toy/toy_fwd/gfx942/head_dim=64' lacks"),
+    # issue 17: each of these was read and compared (or silently not)
+    (lambda t: t.replace('"entries": {', '"entries": {"toy/toy_fwd/sm_80/head_dim=64": {}, ', 1),
+     "is corrupt: key 'toy/toy_fwd/sm_80/head_dim=64' appears twice"),
+    (lambda t: _edit_json(t, lambda d: d["entries"]["toy/toy_fwd/gfx942/head_dim=64"]["usage"].update(sgpr=True)),
+     "has usage.sgpr true, not a non-negative integer"),
+    (lambda t: _edit_json(t, lambda d: d["entries"]["toy/toy_fwd/gfx942/head_dim=64"].update(usage=None)),
+     "is \"ok\" but has no usage"),
+    (lambda t: _edit_json(t, lambda d: d.update(entries={})), "has no entries: it gates nothing"),
 ])
 def test_a_corrupt_baseline_is_exit_2_with_one_line(toy, tmp_path, edit, reason):
     res = check(toy, "lean", "-b", _copy_baseline(toy, tmp_path, edit))
@@ -277,6 +346,23 @@ def test_not_comparable_under_actions_is_an_annotation_and_a_summary(toy, tmp_pa
     assert summary.read_text().startswith("## vgprscope check could not compare\n\nno baseline at ")
 
 
+@pytest.mark.parametrize("data, reason", [
+    (b"tool = 3\n", "tool must be a table"),
+    (b"[tool]\nvgprscope = 'x'\n", "tool.vgprscope must be a table"),
+    (b"[tool.vgprscope]\nbaseline = '\xff'\n", "is not UTF-8 text (TOML must be)"),
+    (b"[tool.vgprscope\n", "is not valid TOML"),
+    (b"[tool.vgprscope]\nconfigs = [{head_dim = 'x'}]\n", "configs[0]: head_dim must be a non-negative integer"),
+])
+def test_a_malformed_pyproject_is_exit_2_with_one_line(tmp_path, monkeypatch, data, reason):
+    """issue 18: a malformed or non-UTF-8 pyproject.toml ended in a traceback."""
+    (tmp_path / "pyproject.toml").write_bytes(data)
+    monkeypatch.chdir(tmp_path)
+    for args in (["check"], ["baseline", "save"]):
+        res = run(*args)
+        assert res.exit_code == 2 and reason in res.stderr, res.output
+        assert len(res.stderr.strip().splitlines()) == 1 and "Traceback" not in res.output and res.stdout == ""
+
+
 def test_an_arch_triton_cannot_target_is_exit_2(toy):
     res = check(toy, "lean", "--arch", "gfx1100-wave64")
     assert res.exit_code == 2 and "the installed Triton cannot target gfx1100-wave64" in res.stderr
@@ -300,8 +386,8 @@ def test_markdown_summary_annotations_and_benchmark_json(toy, tmp_path, monkeypa
     res = check(toy, "fat", "--format", "md")
     assert res.exit_code == 1
     assert res.stdout.startswith("## vgprscope check FAILED: 2 of 2 entries")
-    assert "| result | variant | kernel | arch | config | VGPRs / regs | occupancy | details |" in res.stdout
-    assert "| worse | toy | toy_fwd | gfx942 | 64x32 d64 fp16 w4 s1 |" in res.stdout
+    assert "| result | variant | kernel | arch | slot | config | VGPRs / regs | occupancy | details |" in res.stdout
+    assert "| worse | toy | toy_fwd | gfx942 | head_dim=64 | 64x32 d64 fp16 w4 s1 |" in res.stdout
     errors = [ln for ln in res.stdout.splitlines() if ln.startswith("::error ")]
     assert len(errors) == 2 and "title=vgprscope%3A register regression in toy" in errors[0]
     assert "vgpr_total" in errors[0] or "vgpr_total" in errors[1]
@@ -314,8 +400,10 @@ def test_markdown_summary_annotations_and_benchmark_json(toy, tmp_path, monkeypa
     items = json.loads(bench.stdout)  # data only: no workflow commands mixed in
     assert "::error" not in bench.output and "vgprscope check FAILED" in bench.stderr
     names = {i["name"]: i for i in items}
-    vgpr = names["toy/toy_fwd gfx942 [64x32 d64 fp16 w4 s1] vgpr_total"]
+    assert len(names) == len(items)  # one series per entry and metric (issue 17: names collided)
+    vgpr = names["toy/toy_fwd gfx942 [head_dim=64] vgpr_total"]  # the slot: a chart goes on when the config changes
     assert vgpr["unit"] == "VGPRs" and isinstance(vgpr["value"], int) and "occupancy" in vgpr["extra"]
-    assert names["toy/toy_fwd sm_80 [64x32 d64 fp16 w4 s1] regs"]["unit"] == "registers/thread"
+    assert "config 64x32 d64 fp16 w4 s1" in vgpr["extra"]
+    assert names["toy/toy_fwd sm_80 [head_dim=64] regs"]["unit"] == "registers/thread"
     assert all(set(i) == {"name", "unit", "value", "extra"} for i in items)
     assert not any(n.endswith(" occupancy") for n in names)

@@ -1,25 +1,34 @@
 """The gate's core without compiling: rule parsing into ``Rule`` objects, the diff on committed
 baseline-like JSON (tests/fixtures/gate_baseline.json vs gate_current.json) with exact expected results,
-baseline file validation and the ``[tool.vgprscope]`` configuration."""
+slots (a changed config compared with the slot's old one), missing entries, strict baseline reading
+(schema 2, and schema 1 converted), serialised saves and the ``[tool.vgprscope]`` configuration."""
 
 from __future__ import annotations
 
+import dataclasses
+import gzip
 import json
+import os
+import threading
+import time
 from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from vgprscope.baseline import (
-    METRICS, Baseline, Change, Mode, Rule, RuleSet, State, compare, load_baseline, parse_rule, save_baseline,
-)
+from vgprscope import attention_gate
 from vgprscope.errors import NotComparableError, UsageError
-from vgprscope.gateconfig import GateSet, load_gate_config
-from vgprscope.variants import ConfigRequest
+from vgprscope.gate.baseline import Baseline, Entry, LegacySlots, entries_of, load_baseline, save_baseline
+from vgprscope.gate.config import GateSet, load_gate_config
+from vgprscope.gate.diff import Change, State, compare
+from vgprscope.gate.metrics import METRICS
+from vgprscope.gate.rules import Mode, Rule, RuleSet, default_rule, parse_rule
+from vgprscope.records import AmdUsage, ArgSpec, AutotunePick, KernelConfig, LaunchConfig, Record, usage_to_dict
 
+ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).parent / "fixtures"
-KEY = "00d0fa8b91ef4ae3"  # the config hash of 64x32 d64 fp16 w4 s1 in both fixture files
+SLOT = "block_m=64 block_n=32 head_dim=64 num_warps=4 num_stages=1"  # the fixtures' one request
 
 
 @pytest.fixture(scope="module")
@@ -33,8 +42,8 @@ def current():
 
 
 def outline(result):
-    """(key without the config hash, change, fails, {metric: (change, fails)} of the changed metrics)."""
-    return [(d.key.removesuffix(f"/{KEY}"), d.change.value, d.fails,
+    """(key without the slot, change, fails, {metric: (change, fails)} of the changed metrics)."""
+    return [(d.key.removesuffix(f"/{SLOT}"), d.change.value, d.fails,
              {m.metric: (m.change.value, m.fails) for m in d.changed_metrics}) for d in result.entries]
 
 
@@ -50,6 +59,7 @@ def outline(result):
     ("lds_bytes:+0.5%", Rule("lds_bytes", Mode.LIMIT, 0.5, percent=True)),
     ("arch_vgpr:exact", Rule("arch_vgpr", Mode.EXACT)),
     (" two-phase : sgpr : OFF ", Rule("sgpr", Mode.OFF, variant="two-phase")),
+    ("registers:+4", Rule("registers", Mode.LIMIT, 4)),
 ])
 def test_rules_parse_into_check_objects(text, rule):
     assert parse_rule(text) == rule
@@ -59,7 +69,7 @@ def test_rules_parse_into_check_objects(text, rule):
     ("vgpr_total", "rule 'vgpr_total' is not allowed; allowed: [VARIANT:]METRIC:TOLERANCE"),
     ("a:vgpr_total:+1:x", "rule 'a:vgpr_total:+1:x' is not allowed"),
     (":+4", "rule ':+4' is not allowed"),
-    ("vgprs:+4", "unknown metric 'vgprs'; valid: vgpr_total, arch_vgpr, agpr, sgpr,"),
+    ("vgprs:+4", "unknown metric 'vgprs'; valid: registers, vgpr_total, arch_vgpr, agpr, sgpr,"),
     ("occupancy:+1", "occupancy is higher-is-better: write its tolerance as -N (it may drop by N); got +1"),
     ("vgpr_total:-4", "vgpr_total is smaller-is-better: write its tolerance as +N (it may grow by N); got -4"),
     ("vgpr_total:lots", "tolerance 'lots' for vgpr_total is not allowed; allowed: +N, +N%, -N, off, exact"),
@@ -92,6 +102,27 @@ def test_a_variants_own_rule_beats_a_metric_wide_one_and_the_last_given_wins():
         RuleSet((parse_rule("splitk:vgpr_total:+1"),)).check_variants(["a", "b"])
 
 
+def test_registers_is_one_rule_for_both_vendors():
+    """issue 17: a rule on vgpr_total did not apply to the same kernel's NVIDIA regs."""
+    rules = RuleSet(tuple(map(parse_rule, ["registers:+8", "split-k:registers:+16", "split-k:regs:+2"])))
+    assert rules.rule_for("baseline", "vgpr_total") == Rule("registers", Mode.LIMIT, 8)
+    assert rules.rule_for("baseline", "regs") == Rule("registers", Mode.LIMIT, 8)
+    assert rules.rule_for("split-k", "vgpr_total") == Rule("registers", Mode.LIMIT, 16, variant="split-k")
+    assert rules.rule_for("split-k", "regs") == Rule("regs", Mode.LIMIT, 2, variant="split-k")  # its own metric first
+    assert rules.rule_for("baseline", "sgpr") == Rule("sgpr", Mode.LIMIT, 0)  # not a register count it covers
+    assert RuleSet((parse_rule("vgpr_total:+8"), parse_rule("registers:+1"))).rule_for("x", "vgpr_total").amount == 8
+
+
+def test_registers_rule_on_the_fixture_lets_amd_and_nvidia_growth_through(base, current):
+    # baseline/attn_fwd: gfx942 vgpr_total 108 -> 112; split-k: 108 -> 132
+    result = compare(base, current, RuleSet((parse_rule("registers:+4"),)))
+    gfx942 = next(d for d in result.entries if d.key.startswith("baseline/attn_fwd/gfx942/"))
+    vgpr = next(m for m in gfx942.metrics if m.metric == "vgpr_total")
+    assert (vgpr.change, vgpr.fails, vgpr.rule.metric) == (Change.SAME, False, "registers")
+    split = next(d for d in result.entries if d.key.startswith("split-k/attn_fwd_split/"))
+    assert next(m for m in split.metrics if m.metric == "vgpr_total").fails
+
+
 @pytest.mark.parametrize("rule, base, cur, verdict", [
     ("vgpr_total:0", 128, 128, ("=", False)),
     ("vgpr_total:0", 128, 129, ("+", True)),
@@ -119,21 +150,21 @@ def test_default_rules_on_the_fixture(base, current):
     assert outline(result) == [
         ("baseline/attn_fwd/gfx942", "+", True, {"vgpr_total": ("+", True), "arch_vgpr": ("=", False),
                                                   "sgpr": ("-", False)}),
+        ("remat-q/attn_fwd/sm_80", "+", True, {}),
         ("split-k/attn_fwd_split/gfx942", "+", True, {
             "vgpr_total": ("+", True), "arch_vgpr": ("=", False), "vgpr_spill": ("+", True),
             "scratch_bytes": ("+", True), "spill_insts": ("+", True), "occupancy": ("+", True)}),
-        ("remat-q/attn_fwd/sm_80", "+", True, {}),
-        ("two-phase/attn_fwd/sm_80", "x", False, {}),
-        ("baseline/attn_fwd/gfx90a", "x", False, {}),
+        ("baseline/attn_fwd/gfx90a", "x", True, {}),  # missing: a failure unless accepted
+        ("two-phase/attn_fwd/sm_80", "x", False, {}),  # new
         ("baseline/attn_fwd/sm_80", "-", False, {"regs": ("-", False)}),
         ("split-k/merge/gfx942", "=", False, {}),
     ]
-    assert result.exit_code == 1
-    assert [d.state for d in result.entries][3:5] == [State.NEW, State.MISSING]
-    status = result.entries[2].status
+    assert not result.passed and len(result.failures) == 4
+    assert [d.state for d in result.entries][3:5] == [State.MISSING, State.NEW]
+    status = result.entries[1].status
     assert (status.baseline, status.current, status.change) == (
         "ok", "OutOfResources: out of resource: shared memory", Change.WORSE)
-    occ = next(m for m in result.entries[1].metrics if m.metric == "occupancy")
+    occ = next(m for m in result.entries[2].metrics if m.metric == "occupancy")
     assert (occ.baseline, occ.current, occ.delta) == (4, 3, -1)
 
 
@@ -141,13 +172,14 @@ def test_tolerances_let_exactly_the_allowed_growth_pass(base, current):
     rules = RuleSet(tuple(map(parse_rule, [
         "vgpr_total:+4", "split-k:vgpr_total:+24", "split-k:vgpr_spill:off", "split-k:spill_insts:off",
         "split-k:scratch_bytes:+16", "split-k:occupancy:-1", "remat-q:regs:+100"])))
-    result = compare(base, current, rules)
+    result = compare(base, current, rules, accept_missing=lambda e: True)
     assert [(k, c, f) for k, c, f, _ in outline(result)] == [
         ("remat-q/attn_fwd/sm_80", "+", True),  # a compile that broke is not a metric a tolerance covers
         ("two-phase/attn_fwd/sm_80", "x", False),
-        ("baseline/attn_fwd/gfx90a", "x", False),
-        ("baseline/attn_fwd/gfx942", "-", False),  # +4 VGPRs within +4; the SGPRs went down
+        ("baseline/attn_fwd/gfx90a", "x", False),  # missing, accepted
         ("baseline/attn_fwd/sm_80", "-", False),
+        # +4 VGPRs within +4 while the SGPRs went down: not "better", a gated metric got worse
+        ("baseline/attn_fwd/gfx942", "=", False),
         ("split-k/attn_fwd_split/gfx942", "=", False),
         ("split-k/merge/gfx942", "=", False),
     ]
@@ -157,19 +189,42 @@ def test_tolerances_let_exactly_the_allowed_growth_pass(base, current):
                                                             "spill_insts", "occupancy"}
 
 
-@pytest.mark.parametrize("tolerance, fails", [("+22%", True), ("+23%", False), ("+23", True), ("+24", False)])
-def test_percent_and_absolute_tolerances_at_the_edge(base, current, tolerance, fails):
-    result = compare(base, current, RuleSet((parse_rule(f"split-k:vgpr_total:{tolerance}"),)))
-    split = next(d for d in result.entries if d.key.startswith("split-k/attn_fwd_split"))
-    vgpr = next(m for m in split.metrics if m.metric == "vgpr_total")
-    assert (vgpr.baseline, vgpr.current, vgpr.fails) == (108, 132, fails)
+def _amd(vgpr: int, sgpr: int, **kw) -> AmdUsage:
+    return AmdUsage(arch_vgpr=vgpr, agpr=0, vgpr_total=vgpr, sgpr=sgpr, vgpr_spill=0, sgpr_spill=0, scratch_bytes=0,
+                    lds_static=0, lds_dynamic=0, spill_stores=0, spill_loads=0, spill_insts_in_loop=0,
+                    llvm_occupancy=None, max_flat_workgroup_size=256, code_bytes=None, **kw)
+
+
+OCC = {"unit": "waves/SIMD", "value": 2, "max_value": 8}
+CFG = KernelConfig(block_m=128, block_n=64, head_dim=128)
+
+
+def entry(variant="v", kernel="k", arch="gfx942", slot="defaults", config=CFG, usage=None, status="ok",
+          occupancy=OCC) -> Entry:
+    usage = usage if usage is not None or status != "ok" else _amd(128, 60)
+    return Entry(variant, kernel, arch, slot, config, config.key(), status, usage, occupancy)
+
+
+def test_worse_within_tolerance_beside_an_improvement_is_not_better():
+    """issue 17: `--rule vgpr_total:+100` labelled a +54 VGPR kernel "better" because its SGPRs fell."""
+    b = Baseline.of([entry(usage=_amd(200, 60))], "3.9.0")
+    now = [entry(usage=_amd(254, 50))]
+    d = compare(b, now, RuleSet((parse_rule("vgpr_total:+100"),))).entries[0]
+    assert (d.change, d.fails) == (Change.SAME, False)
+    # an ungated metric that grew does not keep a real improvement from being "better"
+    d = compare(b, [entry(usage=dataclasses.replace(_amd(200, 50), arch_vgpr=210))]).entries[0]
+    assert d.change is Change.BETTER
+    # the same growth with nothing else: same; an improvement alone: better
+    assert compare(b, [entry(usage=_amd(254, 60))], RuleSet((parse_rule("vgpr_total:+100"),))).entries[0].change \
+        is Change.SAME
+    assert compare(b, [entry(usage=_amd(190, 60))]).entries[0].change is Change.BETTER
 
 
 def test_fail_on_change_fails_improvements_new_and_missing(base, current):
     result = compare(base, current, fail_on_change=True)
     assert [(k, c, f) for k, c, f, _ in outline(result)] == [
-        ("baseline/attn_fwd/gfx942", "+", True), ("split-k/attn_fwd_split/gfx942", "+", True),
-        ("remat-q/attn_fwd/sm_80", "+", True), ("two-phase/attn_fwd/sm_80", "x", True),
+        ("baseline/attn_fwd/gfx942", "+", True), ("remat-q/attn_fwd/sm_80", "+", True),
+        ("split-k/attn_fwd_split/gfx942", "+", True), ("two-phase/attn_fwd/sm_80", "x", True),
         ("baseline/attn_fwd/gfx90a", "x", True), ("baseline/attn_fwd/sm_80", "-", True),
         ("split-k/merge/gfx942", "=", False),
     ]
@@ -188,7 +243,58 @@ def test_entries_out_of_scope_are_not_missing(base, current):
 
 def test_an_unchanged_set_passes(base):
     result = compare(base, list(base.entries.values()))
-    assert result.exit_code == 0 and {d.change for d in result.entries} == {Change.SAME}
+    assert result.passed and {d.change for d in result.entries} == {Change.SAME}
+
+
+# ---- slots, missing entries, nothing to compare ---------------------------------------------------
+
+def test_a_slot_whose_config_changed_is_compared_with_its_old_config():
+    """issue 17: entries keyed by config hash made a grown config "1 new, 1 missing" and passed."""
+    grown = dataclasses.replace(CFG, block_m=256)
+    b = Baseline.of([entry(usage=_amd(128, 60))], "3.9.0")
+    result = compare(b, [entry(config=grown, usage=_amd(200, 60))])
+    (d,) = result.entries
+    assert (d.state, d.change, d.fails, d.config_changed) == (State.COMPARED, Change.WORSE, True, True)
+    assert (d.baseline.config, d.current.config) == (CFG, grown) and not result.of_state(State.NEW)
+    same = compare(b, [entry(config=grown, usage=_amd(128, 60))])
+    assert same.passed and same.entries[0].config_changed and same.config_changes == same.entries
+    assert not compare(b, [entry(config=grown, usage=_amd(128, 60))], fail_on_change=True).passed
+
+
+def test_a_baseline_entry_the_run_does_not_produce_fails_unless_accepted():
+    b = Baseline.of([entry(kernel="k"), entry(kernel="gone")], "3.9.0")
+    result = compare(b, [entry(kernel="k")])
+    missing = result.of_state(State.MISSING)
+    assert [d.key for d in missing] == ["v/gone/gfx942/defaults"] and missing[0].fails and not result.passed
+    accepted = compare(b, [entry(kernel="k")], accept_missing=lambda e: e.kernel == "gone")
+    assert accepted.passed and accepted.of_state(State.MISSING)[0].accepted
+    # a renamed kernel: its old name missing (a failure), its new one new
+    renamed = compare(b, [entry(kernel="k"), entry(kernel="gone_v2")])
+    assert [(d.state, d.fails) for d in renamed.entries] == [(State.MISSING, True), (State.NEW, False),
+                                                             (State.COMPARED, False)]
+
+
+def test_a_run_that_compares_nothing_is_refused():
+    b = Baseline.of([entry(arch="gfx942")], "3.9.0")
+    with pytest.raises(NotComparableError, match="the run produced no entry to compare"):
+        compare(b, [])
+    with pytest.raises(NotComparableError, match="none of the baseline's 1 entries is in the part of the set"):
+        compare(b, [entry(arch="sm_80", usage=_amd(1, 1))], in_scope=lambda e: e.arch == "sm_80")
+
+
+def _record(slot: str, block_m: int, variant="v") -> Record:
+    return Record(variant=variant, kernel="k", arch="gfx942", config=dataclasses.replace(CFG, block_m=block_m),
+                  status="ok", usage=_amd(128, 60), slot=slot)
+
+
+def test_entries_of_a_run_are_keyed_by_slot_and_colliding_slots_stay_apart():
+    one, other = _record("defaults", 128), _record("defaults", 64)
+    assert [e.key for e in entries_of([one])] == ["v/k/gfx942/defaults"]
+    assert entries_of([one, one]) == entries_of([one])  # the same compile listed twice
+    apart = entries_of([one, other])  # two configs claim one slot: neither hides the other
+    assert [e.key for e in apart] == [f"v/k/gfx942/defaults ~{one.config.key()}",
+                                      f"v/k/gfx942/defaults ~{other.config.key()}"]
+    assert entries_of([_record("", 128)])[0].slot == f"config {CFG.key()}"  # a source without slots
 
 
 # ---- baseline files ---------------------------------------------------------------------------------
@@ -200,11 +306,11 @@ def test_save_round_trips_and_is_byte_stable(base, tmp_path):
     save_baseline(again, load_baseline(out))
     assert again.read_text() == out.read_text()  # re-saving the same numbers leaves git nothing to show
     assert '"shape": [4, 32, 4096, 4096]' in out.read_text() and '"limiters": ["vgpr"]' in out.read_text()
+    assert json.loads(out.read_text())["schema_version"] == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["again.json", "b.json"]  # no temp or lock file left
 
 
 def test_a_metric_the_table_does_not_know_yet_is_gated_as_a_count():
-    from vgprscope.baseline import default_rule
-
     rule = default_rule("future_metric")
     assert rule == Rule("future_metric", Mode.LIMIT, 0) and rule.judge(3, 4) == (Change.WORSE, True)
 
@@ -215,29 +321,66 @@ def _broken(tmp_path, text: str) -> Path:
     return p
 
 
+KEY = f"split-k/merge/gfx942/{SLOT}"
+
+
 def _edited(edit) -> str:
     doc = json.loads((FIXTURES / "gate_baseline.json").read_text())
     edit(doc)
     return json.dumps(doc)
 
 
+def _duplicated() -> str:
+    """The fixture with one entry written twice (a merge that kept both sides), the second one edited."""
+    text = (FIXTURES / "gate_baseline.json").read_text()
+    doc = json.loads(text)
+    copy = json.dumps({**doc["entries"][KEY], "usage": {**doc["entries"][KEY]["usage"], "vgpr_total": 1}})
+    return text.replace('"entries": {', f'"entries": {{\n  {json.dumps(KEY)}: {copy},', 1)
+
+
 @pytest.mark.parametrize("text, message", [
     ((FIXTURES / "gate_baseline.json").read_text()[:2000], "is not valid JSON (truncated or corrupt)"),
     ("", "is not valid JSON (truncated or corrupt)"),
     ("[1, 2]", "is not a vgprscope baseline (no \"schema\": \"vgprscope-baseline\")"),
-    (_edited(lambda d: d.update(schema_version=2)), "has schema version 2; this vgprscope reads version 1"),
+    (_edited(lambda d: d.update(schema_version=3)), "has schema version 3; this vgprscope reads versions 1 and 2"),
+    (_edited(lambda d: d.update(schema_version=True)), "has schema version True; this vgprscope reads versions"),
     (_edited(lambda d: d.pop("triton_version")), "is corrupt: it lacks \"entries\" or \"triton_version\""),
-    (_edited(lambda d: d["entries"][f"split-k/merge/gfx942/{KEY}"].pop("usage")),
-     f"is corrupt: entry 'split-k/merge/gfx942/{KEY}' lacks 'usage'"),
-    (_edited(lambda d: d["entries"][f"split-k/merge/gfx942/{KEY}"].update(arch="gfx90a")),
-     f"is corrupt: entry 'split-k/merge/gfx942/{KEY}' is stored under a key that does not match its fields"),
-    (_edited(lambda d: d["entries"][f"split-k/merge/gfx942/{KEY}"]["usage"].update(vgpr_total="24")),
-     "has a metric that is not an integer"),
+    (_edited(lambda d: d.update(entries={})), "has no entries: it gates nothing"),
+    (_edited(lambda d: d["entries"][KEY].pop("usage")), f"is corrupt: entry '{KEY}' lacks 'usage'"),
+    (_edited(lambda d: d["entries"][KEY].update(arch="gfx90a")),
+     f"is corrupt: entry '{KEY}' is stored under a key that does not match its fields"),
+    (_edited(lambda d: d["entries"][KEY].update(slot="defaults")), "is stored under a key that does not match"),
+    (_edited(lambda d: d["entries"][KEY]["usage"].update(vgpr_total="24")),
+     "has usage.vgpr_total \"24\", not a non-negative integer"),
+    # issue 17: `true` is an int in Python, and was gated and printed as "True -> 264"
+    (_edited(lambda d: d["entries"][KEY]["usage"].update(vgpr_total=True)),
+     "has usage.vgpr_total true, not a non-negative integer"),
+    (_edited(lambda d: d["entries"][KEY]["usage"].update(sgpr=20.0)), "has usage.sgpr 20.0, not a non-negative"),
+    (_edited(lambda d: d["entries"][KEY]["usage"].update(sgpr=-1)), "has usage.sgpr -1, not a non-negative"),
+    (_edited(lambda d: d["entries"][KEY]["usage"].pop("sgpr")), f"entry '{KEY}' lacks 'usage.sgpr'"),
+    (_edited(lambda d: d["entries"][KEY]["usage"].update(vendor="intel")), "has usage vendor 'intel'; allowed: amd"),
+    (_edited(lambda d: d["entries"][KEY]["occupancy"].update(value=False)), "has occupancy.value false, not a"),
+    # issue 17: an `ok` entry with no usage was never gated
+    (_edited(lambda d: d["entries"][KEY].update(usage=None)), f"entry '{KEY}' is \"ok\" but has no usage"),
+    (_edited(lambda d: d["entries"][KEY].update(occupancy=None)), "is \"ok\" but has no occupancy"),
+    (_edited(lambda d: d["entries"][KEY].update(config_key="0" * 16)), "has config_key 0000000000000000 but its "
+                                                                       "config hashes to"),
+    (_edited(lambda d: d["entries"][KEY].update(status=1)), "has status 1, not a non-empty string"),
+    # issue 17: a baseline with duplicate keys kept the last silently
+    (_duplicated(), f"is corrupt: key '{KEY}' appears twice"),
+    ('{"schema": "vgprscope-baseline", "schema": "x"}', "is corrupt: key 'schema' appears twice"),
 ])
 def test_unusable_baselines_are_not_comparable(tmp_path, text, message):
     with pytest.raises(NotComparableError) as info:
         load_baseline(_broken(tmp_path, text))
     assert message in str(info.value) and "\n" not in str(info.value)
+
+
+def test_a_baseline_that_is_not_utf8_is_one_line(tmp_path):
+    p = tmp_path / "b.json"
+    p.write_bytes(b'{"schema": "\xff"}')
+    with pytest.raises(NotComparableError, match="is not UTF-8 text"):
+        load_baseline(p)
 
 
 def test_no_baseline_says_how_to_make_one(tmp_path):
@@ -261,6 +404,146 @@ def test_interrupted_save_keeps_the_old_baseline(base, tmp_path, monkeypatch):
     assert out.read_text() == before and [p.name for p in tmp_path.iterdir()] == ["b.json"]
 
 
+def test_saves_of_one_file_wait_for_each_other_and_merge_what_is_there_then(base, tmp_path):
+    """issue 18: two `baseline save` runs at once lost one update. A save takes the lock, then reads the file
+    as it is at that moment: here another save (holding the lock) replaces the gfx942 entries meanwhile."""
+    import fcntl
+
+    path = tmp_path / "b.json"
+    save_baseline(path, base)
+    bumped = {k: dataclasses.replace(e, usage=dataclasses.replace(e.usage, sgpr=e.usage.sgpr + 1))
+              for k, e in base.entries.items() if e.arch == "gfx942"}
+    mine = Baseline.of([dataclasses.replace(e, usage=dataclasses.replace(e.usage, regs=e.usage.regs + 2))
+                        for e in base.entries.values() if e.arch == "sm_80"], base.triton_version)
+    lock = path.with_name(f".{path.name}.lock")
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT)
+    fcntl.flock(fd, fcntl.LOCK_EX)  # another save holds the file
+    done = threading.Event()
+    thread = threading.Thread(target=lambda: (save_baseline(path, mine, replaces=lambda e: e.arch == "sm_80"),
+                                              done.set()))
+    thread.start()
+    time.sleep(0.5)
+    assert not done.is_set()  # it waits
+    other = Baseline.of([*bumped.values(), *(e for e in base.entries.values() if e.arch != "gfx942")],
+                        base.triton_version)
+    path.write_text(other.to_json())  # the other save's update lands while this one waits
+    os.unlink(lock)
+    os.close(fd)
+    thread.join(10)
+    assert done.is_set()
+    final = load_baseline(path)
+    for k, e in final.entries.items():  # both updates are there
+        if e.arch == "gfx942":
+            assert e.usage.sgpr == base.entries[k].usage.sgpr + 1
+        elif e.arch == "sm_80":
+            assert e.usage.regs == base.entries[k].usage.regs + 2
+    assert set(final.entries) == set(base.entries) and not lock.exists()
+
+
+# ---- schema 1: read and converted, numbers unchanged --------------------------------------------------
+
+def _v1_committed() -> Path:
+    return FIXTURES / "gate_committed_v1.json.gz"
+
+
+def test_the_committed_v1_baseline_converts_to_the_committed_v2_one_number_for_number(tmp_path):
+    """vgprscope-baseline.json was re-saved as schema 2 from its schema-1 self (kept, gzipped, as a
+    fixture): every entry keeps its status, config, usage and occupancy; each got its request's slot."""
+    v1_path = tmp_path / "v1.json"
+    v1_path.write_bytes(gzip.decompress(_v1_committed().read_bytes()))
+    raw = json.loads(v1_path.read_text())
+    assert raw["schema_version"] == 1 and len(raw["entries"]) == 72
+    v1 = load_baseline(v1_path, LegacySlots(attention_gate.variant_slot))
+    v2 = load_baseline(ROOT / "vgprscope-baseline.json")
+    assert v2.schema_version == 2 and v1.schema_version == 1 and "schema-1 baseline" in v1.notes[0]
+    assert list(v1.entries) == list(v2.entries) and len(v2.entries) == 72
+    for key, new in v2.entries.items():
+        old = v1.entries[key]
+        assert (old.config, old.config_key, old.status, old.usage, dict(old.occupancy), old.source_hash) == (
+            new.config, new.config_key, new.status, new.usage, dict(new.occupancy), new.source_hash)
+        stored = raw["entries"][f"{new.variant}/{new.kernel}/{new.arch}/{new.config_key}"]
+        assert (stored["usage"], stored["occupancy"], stored["status"]) == (
+            usage_to_dict(new.usage), dict(new.occupancy), new.status)
+    assert {e.slot for e in v2.entries.values()} == {"defaults", "shape=1x32x1x8192x8"}
+    # re-writing the converted file gives the committed bytes
+    out = tmp_path / "v2.json"
+    save_baseline(out, v1)
+    assert out.read_text() == (ROOT / "vgprscope-baseline.json").read_text()
+
+
+def test_a_v1_variant_entry_takes_the_most_specific_matching_request():
+    tables = [{}, {"head_dim": 64}, {"head_dim": 64, "block_m": 64}, {"waves_per_eu": 2}]
+    slot = attention_gate.variant_slot
+    assert slot(KernelConfig(block_m=128, block_n=64, head_dim=128), "gfx942", tables) == "defaults"
+    assert slot(KernelConfig(block_m=128, block_n=64, head_dim=64), "gfx942", tables) == "head_dim=64"
+    assert slot(KernelConfig(block_m=64, block_n=64, head_dim=64), "gfx942", tables) == "block_m=64 head_dim=64"
+    assert slot(KernelConfig(block_m=128, block_n=64, head_dim=128, waves_per_eu=2), "gfx942", tables) == \
+        "waves_per_eu=2"
+    # on NVIDIA the AMD option is dropped from the config: the request still matches, first in set order wins
+    assert slot(KernelConfig(block_m=128, block_n=64, head_dim=128), "sm_80", tables) == "defaults"
+    assert slot(KernelConfig(block_m=128, block_n=64, head_dim=32), "gfx942", tables[1:3]) is None
+    shape = KernelConfig(block_m=16, block_n=64, head_dim=128, shape=(1, 32, 1, 8192, 8))
+    assert slot(shape, "gfx90a", list(attention_gate.DEFAULT_CONFIGS)) == "shape=1x32x1x8192x8"
+
+
+def _launch(block: int, at: int | None = None, types=("*fp32", "i32")) -> LaunchConfig:
+    return LaunchConfig(args=tuple(ArgSpec(f"a{i}", t) for i, t in enumerate(types)), constexprs=(("BLOCK", block),),
+                        options=(("num_warps", 4),), autotune=None if at is None else AutotunePick(at, 2, 4, ("200",)))
+
+
+def _v1_file(tmp_path, configs) -> Path:
+    entries = {}
+    for label, kernel, config in configs:
+        e = entry(variant=label, kernel=kernel, slot="", config=config)
+        entries[f"{label}/{kernel}/gfx942/{config.key()}"] = {k: v for k, v in e.as_json().items() if k != "slot"}
+    doc = {"schema": "vgprscope-baseline", "schema_version": 1, "triton_version": "3.9.0", "set": {}, "entries": entries}
+    path = tmp_path / "v1.json"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def test_v1_captured_entries_take_their_launch_slots(tmp_path):
+    from vgprscope.cli.gate import _legacy
+    from vgprscope.gate.config import GateConfig
+
+    launch_slot = _legacy(GateConfig()).launch_slot  # the CLI's: sources.capture.launch_slot on a LaunchConfig
+    a, b, c, tuned = _launch(64), _launch(128), _launch(256), _launch(32, at=1)
+    path = _v1_file(tmp_path, [("ops", "add", a), ("ops", "scale", tuned), ("ops", "mul", b), ("ops", "mul", c)])
+    slots = {(e.kernel, e.config_key): e.slot for e in load_baseline(path, LegacySlots(
+        launch_slot=launch_slot)).entries.values()}
+    assert slots[("add", a.key())] == "(*fp32,i32) #1"  # one launch of those types: the first
+    assert slots[("scale", tuned.key())] == "autotune[200] cfg 2"
+    # two launches of one kernel and types: which ordinal each had is not in a v1 file ...
+    assert slots[("mul", b.key())] == f"v1 config {b.key()}" and slots[("mul", c.key())] == f"v1 config {c.key()}"
+    # ... but the run's capture says it, for a launch still captured with its config
+    known = {("ops", "mul", c.key()): "(*fp32,i32) #1", ("ops", "mul", _launch(512).key()): "(*fp32,i32) #2"}
+    base = load_baseline(path, LegacySlots(launch_slot=launch_slot, capture_slots=known))
+    slots = {(e.kernel, e.config_key): e.slot for e in base.entries.values()}
+    assert slots[("mul", c.key())] == "(*fp32,i32) #1" and slots[("mul", b.key())] == "(*fp32,i32) #2"
+    assert "could not be" not in base.notes[0]
+
+
+def test_v1_entries_without_a_slot_show_as_missing_and_say_so(tmp_path):
+    path = _v1_file(tmp_path, [("v", "k", CFG)])
+    base = load_baseline(path)  # nothing said how slots are derived
+    (e,) = base.entries.values()
+    assert e.slot == f"v1 config {CFG.key()}" and "1 could not be and show as missing" in base.notes[0]
+    result = compare(base, [entry()])
+    assert not result.passed and result.of_state(State.MISSING) and result.notes == base.notes
+
+
+# ---- benchmark json -----------------------------------------------------------------------------------
+
+def test_benchmark_series_names_are_unique_on_the_committed_baseline():
+    """issue 17: 552 series, 529 distinct names (prefill and decode entries collided): the slot is in it."""
+    from vgprscope.gate.report import to_benchmark_json
+
+    items = json.loads(to_benchmark_json(list(load_baseline(ROOT / "vgprscope-baseline.json").entries.values())))
+    names = [i["name"] for i in items]
+    assert len(names) == 552 and len(set(names)) == 552
+    assert "row-stream/attn_fwd_rows gfx942 [shape=1x32x1x8192x8] vgpr_total" in names
+
+
 # ---- configuration ----------------------------------------------------------------------------------
 
 def test_pyproject_section_sets_the_set_the_path_and_the_rules(tmp_path):
@@ -274,25 +557,31 @@ variants = ["baseline", "split-k"]
 archs = ["gfx942", "sm90"]
 kernel_dir = "kernels"
 configs = [{}, {head_dim = 64, block_m = 64, causal = true, extra = {num_splits = 4}, shape = [1, 8, 1024, 2048]}]
+allow_missing = ["old/*"]
 
 [tool.vgprscope.rules]
 vgpr_total = "+4"
 "split-k:vgpr_total" = 8
 occupancy = "-1"
+registers = "+2"
 """)
     sub = tmp_path / "src" / "deep"
     sub.mkdir(parents=True)
     cfg = load_gate_config(cwd=sub)  # found by walking up, paths relative to the pyproject
     assert cfg.baseline == tmp_path / "ci" / "regs.json"
+    tables = ({}, {"head_dim": 64, "block_m": 64, "causal": True, "extra": {"num_splits": 4}, "shape": [1, 8, 1024, 2048]})
     assert cfg.set == GateSet(variants=("baseline", "split-k"), archs=("gfx942", "sm_90"), kernel_dir=tmp_path / "kernels",
-                              configs=(ConfigRequest(), ConfigRequest(head_dim=64, block_m=64, causal=True,
-                                                                      extra=(("num_splits", 4),), shape=(1, 8, 1024, 2048))))
+                              configs=tables)
     assert cfg.rules.rules == (Rule("vgpr_total", Mode.LIMIT, 4), Rule("vgpr_total", Mode.LIMIT, 8, variant="split-k"),
-                               Rule("occupancy", Mode.LIMIT, 1))
-    over = cfg.with_overrides(archs=["gfx90a,sm_80"], rules=["vgpr_total:+2"])
+                               Rule("occupancy", Mode.LIMIT, 1), Rule("registers", Mode.LIMIT, 2))
+    assert cfg.allow_missing == ("old/*",) and cfg.accepts_missing(entry(variant="old")) and not cfg.accepts_missing(entry())
+    over = cfg.with_overrides(archs=["gfx90a,sm_80"], rules=["vgpr_total:+2"], allow_missing=True)
     assert over.set.archs == ("gfx90a", "sm_80") and over.rules.rules[-1] == Rule("vgpr_total", Mode.LIMIT, 2)
+    assert over.accepts_missing(entry())
     assert over.set.describe() == {"variants": ["baseline", "split-k"], "archs": ["gfx90a", "sm_80"], "configs": [
-        {}, {"block_m": 64, "head_dim": 64, "causal": True, "extra": {"num_splits": 4}, "shape": [1, 8, 1024, 2048]}]}
+        {}, {"head_dim": 64, "block_m": 64, "causal": True, "extra": {"num_splits": 4}, "shape": [1, 8, 1024, 2048]}]}
+    requests = attention_gate.requests(cfg.set.configs, cfg.where)
+    assert requests[1].extra == (("num_splits", 4),) and requests[1].shape == (1, 8, 1024, 2048)
 
 
 def test_defaults_without_a_section(tmp_path):
@@ -300,23 +589,26 @@ def test_defaults_without_a_section(tmp_path):
     cfg = load_gate_config(cwd=tmp_path)
     assert cfg.baseline == tmp_path / "vgprscope-baseline.json"
     assert cfg.set == GateSet() and cfg.set.archs == ("gfx90a", "gfx942", "sm_80") and not cfg.rules.rules
-    # each variant's defaults, and one grouped-query decode shape (32 query heads over 8 K/V heads)
-    assert cfg.set.describe() == {"variants": ["all"], "archs": ["gfx90a", "gfx942", "sm_80"],
-                                  "configs": [{}, {"shape": [1, 32, 1, 8192, 8]}]}
+    assert cfg.allow_missing == ()
+    # no configs: the variants' own default set (each variant's defaults, and one grouped-query decode shape)
+    assert cfg.set.configs == () and attention_gate.DEFAULT_CONFIGS == ({}, {"shape": [1, 32, 1, 8192, 8]})
+    from vgprscope.variants import ConfigRequest
+
+    assert attention_gate.requests(cfg.set.configs, cfg.where) == [ConfigRequest(),
+                                                                   ConfigRequest(shape=(1, 32, 1, 8192, 8))]
 
 
 @pytest.mark.parametrize("body, message", [
     ("variant = ['x']", "unknown key 'variant'; allowed: baseline, variants, archs, kernel_dir, configs, rules"),
     ("archs = 'gfx942'", "archs must be a non-empty list of names; got 'gfx942'"),
     ("archs = ['gfx999']", "unknown arch 'gfx999'; valid: gfx90a"),
-    ("configs = [{head_dim = '64'}]", "configs[0]: head_dim must be a non-negative integer; got '64'"),
-    ("configs = [{blockm = 64}]", "configs[0]: unknown key 'blockm'; allowed: block_m"),
-    ("configs = [{dtype = 'fp8'}]", "configs[0]: dtype 'fp8' is not allowed; allowed: fp16, bf16"),
     ("configs = []", "configs must be a non-empty list of tables"),
+    ("configs = [3]", "configs must be a non-empty list of tables"),
     ("rules = {vgprs = '+4'}", "unknown metric 'vgprs'"),
     ("rules = {'a:b:vgpr_total' = '+4'}", "rule key 'a:b:vgpr_total' is not allowed; allowed: METRIC or \"VARIANT:METRIC\""),
     ("rules = {vgpr_total = true}", "tolerance for vgpr_total must be a string like \"+4\" or a number; got True"),
     ("baseline = 3", "baseline must be a path string; got 3"),
+    ("allow_missing = 'yes'", "allow_missing must be true, false or a list of entry patterns"),
     ("[broken", "is not valid TOML"),
 ])
 def test_bad_configuration_is_a_one_line_usage_error(tmp_path, body, message):
@@ -324,5 +616,32 @@ def test_bad_configuration_is_a_one_line_usage_error(tmp_path, body, message):
     path.write_text(body + "\n")
     with pytest.raises(UsageError) as info:
         load_gate_config(path)
+    assert message in str(info.value) and "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("table, message", [
+    ({"head_dim": "64"}, "configs[0]: head_dim must be a non-negative integer; got '64'"),
+    ({"blockm": 64}, "configs[0]: unknown key 'blockm'; allowed: block_m"),
+    ({"dtype": "fp8"}, "configs[0]: dtype 'fp8' is not allowed; allowed: fp16, bf16"),
+    ({"shape": [1, 32, 1, 8192, 5]}, "kv_heads dividing heads"),
+])
+def test_bad_config_tables_are_one_line_usage_errors(table, message):
+    with pytest.raises(UsageError) as info:
+        attention_gate.requests([table], "vgprscope.toml")
+    assert message in str(info.value) and "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("data, message", [
+    (b"[tool.vgprscope]\nbaseline = \"\xff\xfe\"\n", "is not UTF-8 text (TOML must be): byte 29 (0xff)"),
+    (b"\xff\xfe[tool]\n", "is not UTF-8 text"),
+    (b"tool = 3\n", "tool must be a table ([tool.vgprscope] ...); got 3"),
+    (b"[tool]\nvgprscope = \"x\"\n", "tool.vgprscope must be a table ([tool.vgprscope] with keys"),
+    (b"[tool.vgprscope\n", "is not valid TOML"),
+])
+def test_a_malformed_pyproject_is_a_one_line_usage_error(tmp_path, data, message):
+    """issue 18: a malformed or non-UTF-8 pyproject.toml ended in a traceback."""
+    (tmp_path / "pyproject.toml").write_bytes(data)
+    with pytest.raises(UsageError) as info:
+        load_gate_config(cwd=tmp_path)
     assert message in str(info.value) and "\n" not in str(info.value)
 

@@ -1,4 +1,5 @@
-"""Typed exceptions of the core. Only the CLI turns them into exit codes."""
+"""Typed exceptions of the core. Only the CLI turns them into exit codes (cli/common.py's
+``handles_errors``); nothing here knows one."""
 
 from __future__ import annotations
 
@@ -6,11 +7,9 @@ from __future__ import annotations
 class VgprscopeError(Exception):
     """Base of every error vgprscope raises on purpose; its message is one line for the user."""
 
-    exit_code = 2
-
 
 class UsageError(VgprscopeError):
-    """The input cannot be used (exit 2)."""
+    """The input cannot be used."""
 
 
 class UnknownNameError(UsageError):
@@ -40,7 +39,7 @@ class NoGpuError(VgprscopeError):
 
 
 class MissingExtraError(VgprscopeError):
-    """A command needs an optional dependency (an extra) that is not installed (exit 2)."""
+    """A command needs an optional dependency (an extra) that is not installed."""
 
     def __init__(self, what: str, module: str, extra: str, install: str):
         self.module, self.extra = module, extra

@@ -58,7 +58,21 @@ def warnings_as_diagnostics():
 
 
 def handles_errors(fn: Callable) -> Callable:
-    """Turn the core's typed errors into one stderr line and their exit code, never a traceback."""
+    """Turn the core's typed errors into one stderr line and their exit code, never a traceback.
+
+    The exit codes are the CLI's (the module docstring says what each means): the core's exceptions
+    carry none. The first class an error is an instance of decides; every one is 2 today (the input or
+    the environment, found before a result)."""
+    from ..errors import MissingExtraError, NoGpuError, NotComparableError, TritonUnavailableError, UsageError
+
+    exit_codes: tuple[tuple[type[VgprscopeError], int], ...] = (
+        (UsageError, 2),  # OutputError, ConfigError, UnknownNameError, CaptureFileError among them
+        (NotComparableError, 2),
+        (TritonUnavailableError, 2),
+        (NoGpuError, 2),
+        (MissingExtraError, 2),
+        (VgprscopeError, 2),
+    )
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
@@ -70,7 +84,7 @@ def handles_errors(fn: Callable) -> Callable:
                 return fn(*args, **kwargs)
         except VgprscopeError as exc:
             err(f"error: {exc}")
-            raise typer.Exit(exc.exit_code) from None
+            raise typer.Exit(next(code for cls, code in exit_codes if isinstance(exc, cls))) from None
         except KeyboardInterrupt:
             # the compile workers are killed, not waited for (compile.engine): stopping takes well under a second
             err("interrupted: stopped the running compiles; no output file was written")

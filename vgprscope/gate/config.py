@@ -1,0 +1,229 @@
+"""The gate's configuration, as pure data: which set `baseline save` and `check` compile, where the
+baseline lives, the rules, and which missing entries are accepted. Read from ``[tool.vgprscope]`` in the
+nearest ``pyproject.toml`` or from a file given by ``--config`` (the same table, or the same keys at the top
+level of a ``vgprscope.toml``). Nothing here compiles or loads a kernel: the caller turns the set into
+compile jobs (``vgprscope.cli.gate`` today) and checks the config tables with the variants' own rules
+(``vgprscope.attention_gate``).
+
+```toml
+[tool.vgprscope]
+baseline = "vgprscope-baseline.json"   # relative to the file this is read from
+variants = ["all"]                     # or names
+archs = ["gfx90a", "gfx942", "sm_80"]
+kernel_dir = "kernels"                 # optional: your own variants instead of the bundled ones
+capture = "vgprscope-capture.json"     # optional: your own kernels as `vgprscope capture` recorded them
+configs = [{}, {block_m = 64}]        # the variants' config requests; {} = each variant's defaults
+allow_missing = ["old_kernel/*"]       # optional: missing baseline entries that do not fail (true: all)
+
+[tool.vgprscope.rules]
+registers = "+4"                       # vgpr_total on AMD, regs on NVIDIA
+"split-k:vgpr_total" = "+8"
+occupancy = "-0"
+```
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from ..archs import DEFAULT_ARCHS, get_arch
+from ..errors import UsageError
+from .baseline import DEFAULT_BASELINE, Entry
+from .rules import Rule, RuleSet, parse_rule, parse_tolerance
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    try:
+        import tomli as tomllib
+    except ModuleNotFoundError:
+        tomllib = None
+
+PYPROJECT = "pyproject.toml"
+_KEYS = ("baseline", "variants", "archs", "kernel_dir", "configs", "rules", "capture", "allow_missing")
+
+
+@dataclass(frozen=True)
+class GateSet:
+    """What the gate compiles: variants x archs x configs, and a capture's launches. Empty ``variants``
+    means every variant; empty ``configs`` means the variants' default set (the caller's to supply)."""
+
+    variants: tuple[str, ...] = ()
+    archs: tuple[str, ...] = DEFAULT_ARCHS
+    # the variants' config requests as tables ({"block_m": 64}; {} = each variant's defaults), in order
+    configs: tuple[Mapping[str, Any], ...] = ()
+    kernel_dir: Path | None = None
+    # a capture file (vgprscope capture): its specialisations join the set; alone when no variants are named
+    capture: Path | None = None
+
+    @property
+    def with_variants(self) -> bool:
+        """Whether the set compiles variants: named ones, a kernel directory, or (no capture) the bundled ones."""
+        return self.capture is None or bool(self.variants) or self.kernel_dir is not None
+
+    def describe(self) -> dict[str, Any]:
+        """The set as the baseline file records it (the config tables as given)."""
+        out = {"variants": list(self.variants) or (["all"] if self.with_variants else []), "archs": list(self.archs),
+               "configs": [dict(c) for c in self.configs] if self.with_variants else []}
+        return out | ({"capture": self.capture.name} if self.capture is not None else {})
+
+
+@dataclass(frozen=True)
+class GateConfig:
+    set: GateSet = GateSet()
+    baseline: Path = Path(DEFAULT_BASELINE)
+    rules: RuleSet = RuleSet()
+    # fnmatch patterns over entry keys (label/kernel/arch/slot): a missing entry matching one does not fail
+    allow_missing: tuple[str, ...] = ()
+    source: Path | None = field(default=None, compare=False)  # the file it was read from
+
+    @property
+    def where(self) -> str:
+        """How messages name the configuration."""
+        if self.source is None:
+            return "the default configuration"
+        return f"{self.source} [tool.vgprscope]" if self.source.name == PYPROJECT else str(self.source)
+
+    def accepts_missing(self, entry: Entry) -> bool:
+        return any(fnmatch.fnmatchcase(entry.key, p) for p in self.allow_missing)
+
+    def with_overrides(self, variants: Sequence[str] | None = None, archs: Sequence[str] | None = None,
+                       kernel_dir: Path | None = None, baseline: Path | None = None,
+                       rules: Sequence[str] = (), capture: Path | None = None,
+                       allow_missing: bool = False) -> GateConfig:
+        """Command-line options on top of the file: they replace its set parts and add rules after its own."""
+        s = self.set
+        s = replace(s, variants=_split(variants)) if variants else s
+        s = replace(s, archs=tuple(dict.fromkeys(get_arch(a).name for a in _split(archs)))) if archs else s
+        s = replace(s, kernel_dir=kernel_dir) if kernel_dir else s
+        s = replace(s, capture=capture) if capture else s
+        extra = tuple(parse_rule(r) for r in rules)
+        return replace(self, set=s, baseline=baseline or self.baseline, rules=RuleSet(self.rules.rules + extra),
+                       allow_missing=self.allow_missing + (("*",) if allow_missing else ()))
+
+
+def _split(items: Sequence[str]) -> tuple[str, ...]:
+    """Repeated and comma-separated option values, in order, each once."""
+    return tuple(dict.fromkeys(n.strip() for item in items for n in item.split(",") if n.strip()))
+
+
+def find_pyproject(start: Path) -> Path | None:
+    for d in (start, *start.parents):
+        if (d / PYPROJECT).is_file():
+            return d / PYPROJECT
+    return None
+
+
+def load_gate_config(config_file: Path | None = None, cwd: Path | None = None) -> GateConfig:
+    """The configuration from ``config_file``, else from the nearest pyproject.toml above ``cwd``, else the
+    defaults (every bundled variant on gfx90a, gfx942, sm_80, the variants' default configs;
+    ``vgprscope-baseline.json`` beside the pyproject.toml, or in ``cwd`` without one). Relative paths are
+    relative to the file. A file that cannot be read or used is one UsageError line."""
+    cwd = Path(cwd or Path.cwd())
+    if config_file is not None:
+        path = Path(config_file)
+        table = _read_toml(path)
+        if "tool" in table:
+            return _from_table(_section(table, path), path)
+        return _from_table(table, path)
+    found = find_pyproject(cwd.resolve())
+    if found is None:
+        return GateConfig(baseline=cwd / DEFAULT_BASELINE)
+    return _from_table(_section(_read_toml(found), found), found)
+
+
+def _section(table: dict[str, Any], path: Path) -> Mapping[str, Any]:
+    """``[tool.vgprscope]`` of a parsed file ({} when absent); a ``tool`` or ``tool.vgprscope`` that is
+    not a table is an error (it would otherwise be read as no configuration, or crash)."""
+    tool = table.get("tool", {})
+    if not isinstance(tool, dict):
+        raise UsageError(f"{path}: tool must be a table ([tool.vgprscope] ...); got {tool!r}")
+    section = tool.get("vgprscope", {})
+    if not isinstance(section, dict):
+        raise UsageError(f"{path}: tool.vgprscope must be a table ([tool.vgprscope] with keys "
+                         f"{', '.join(_KEYS)}); got {section!r}")
+    return section
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    if tomllib is None:  # pragma: no cover - Python 3.10 without tomli
+        raise UsageError(f"reading {path} needs Python 3.11 or the tomli package; pip install tomli")
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise UsageError(f"config file {path} does not exist") from None
+    except OSError as exc:
+        raise UsageError(f"cannot read config file {path}: {exc.strerror or exc}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"config file {path} is not UTF-8 text (TOML must be): byte {exc.start} "
+                         f"({data[exc.start]:#04x}) {exc.reason}") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"config file {path} is not valid TOML: {str(exc).splitlines()[0]}") from None
+
+
+def _from_table(section: Mapping[str, Any], path: Path) -> GateConfig:
+    where = f"{path} [tool.vgprscope]" if path.name == PYPROJECT else str(path)
+    unknown = [k for k in section if k not in _KEYS]
+    if unknown:
+        raise UsageError(f"{where}: unknown key {unknown[0]!r}; allowed: {', '.join(_KEYS)}")
+    root = path.parent
+    s = GateSet()
+    if "variants" in section:
+        s = replace(s, variants=tuple(_names(section["variants"], "variants", where)))
+    if "archs" in section:
+        s = replace(s, archs=tuple(dict.fromkeys(get_arch(a).name for a in _names(section["archs"], "archs", where))))
+    if "kernel_dir" in section:
+        s = replace(s, kernel_dir=root / _string(section["kernel_dir"], "kernel_dir", where))
+    if "capture" in section:
+        s = replace(s, capture=root / _string(section["capture"], "capture", where))
+    if "configs" in section:
+        configs = section["configs"]
+        if not isinstance(configs, list) or not configs or not all(isinstance(c, dict) for c in configs):
+            raise UsageError(f"{where}: configs must be a non-empty list of tables like {{block_m = 64}}; "
+                             f"got {configs!r}")
+        s = replace(s, configs=tuple(configs))
+    baseline = root / _string(section.get("baseline", DEFAULT_BASELINE), "baseline", where)
+    return GateConfig(s, baseline, RuleSet(_rules(section.get("rules", {}), where)),
+                      _allow_missing(section.get("allow_missing", False), where), path)
+
+
+def _names(value: Any, key: str, where: str) -> list[str]:
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) and v for v in value):
+        raise UsageError(f"{where}: {key} must be a non-empty list of names; got {value!r}")
+    return value
+
+
+def _string(value: Any, key: str, where: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise UsageError(f"{where}: {key} must be a path string; got {value!r}")
+    return value
+
+
+def _allow_missing(value: Any, where: str) -> tuple[str, ...]:
+    if isinstance(value, bool):
+        return ("*",) if value else ()
+    if isinstance(value, list) and all(isinstance(v, str) and v for v in value):
+        return tuple(value)
+    raise UsageError(f"{where}: allow_missing must be true, false or a list of entry patterns like "
+                     f"\"old_kernel/*\" (VARIANT/KERNEL/ARCH/SLOT); got {value!r}")
+
+
+def _rules(table: Any, where: str) -> tuple[Rule, ...]:
+    if not isinstance(table, dict):
+        raise UsageError(f"{where}: rules must be a table like {{vgpr_total = \"+4\"}}")
+    out = []
+    for target, spec in table.items():
+        parts = target.split(":")
+        if len(parts) > 2 or not all(parts):
+            raise UsageError(f"{where}: rule key {target!r} is not allowed; allowed: METRIC or \"VARIANT:METRIC\"")
+        out.append(parse_tolerance(parts[-1], spec, parts[0] if len(parts) == 2 else None))
+    return tuple(out)

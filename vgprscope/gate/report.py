@@ -1,0 +1,415 @@
+"""The gate's results as text: terminal table, markdown (PR comment / step summary), JSON, GitHub
+annotations, and github-action-benchmark's ``customSmallerIsBetter`` list. Formatting only: the verdicts
+come from ``diff.compare``, the exit code from the CLI.
+
+The terminal table never cuts a word: when the default view does not fit the width with whole words, it
+gives way step by step (``_LEVELS``), each step moving what it drops into the row's footnote or a legend,
+so every value is still printed somewhere.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from ..records import SCHEMA_VERSION
+from ..report.deltas import STYLE, Delta, Verdict
+from ..report.formats import Column, Footnotes, build_table, md_table, render_table
+from .baseline import Entry
+from .diff import EntryDiff, GateResult, MetricDiff, State
+from .metrics import REGISTERS, metric_info
+from .rules import Change, Mode
+
+LEGEND = ("result: `worse` fails the gate, `better`, `same` (unchanged, or changed within the rule), `new` (no "
+          "baseline entry), `missing` (a baseline entry this run did not produce: fails unless accepted with "
+          "--allow-missing or allow_missing), `n/c` (both sides failed to compile), ✗ after a word: it fails; "
+          "a slot is what an entry stands for (a request, an autotune config, a launch), compared whatever its "
+          "config; (±N): the change of the value itself against the baseline, ✓ better, ✗ worse, no mark: "
+          "within the rule")
+
+HEADERS = ("result", "variant", "kernel", "arch", "slot", "config", "VGPRs / regs", "occupancy", "details")
+
+
+def verdict_word(d: EntryDiff) -> str:
+    """The row's result in words (asv's change column, without a sign that could read as a delta)."""
+    if d.change is Change.NOT_COMPARABLE:
+        return {State.NEW: "new", State.MISSING: "missing"}.get(d.state, "n/c")
+    return {Change.WORSE: "worse", Change.BETTER: "better", Change.SAME: "same"}[d.change]
+
+
+_VERDICT = {Change.WORSE: Verdict.WORSE, Change.BETTER: Verdict.BETTER, Change.SAME: Verdict.SAME,
+            Change.NOT_COMPARABLE: Verdict.NOT_COMPARABLE}
+
+
+def metric_delta(m: MetricDiff) -> Delta:
+    """The shared delta of one metric: its signed change, judged by the gate's rule (report/deltas.py)."""
+    return Delta(m.delta, _VERDICT[m.change])
+
+
+def _metric(d: EntryDiff, names: tuple[str, ...]) -> MetricDiff | None:
+    return next((m for m in d.metrics if m.metric in names), None)
+
+
+def _side_value(d: EntryDiff, names: tuple[str, ...]) -> Any:
+    e = d.entry
+    return next((e.metrics[n] for n in names if n in e.metrics), None)
+
+
+def _value_cell(d: EntryDiff, names: tuple[str, ...], plain: bool = False, short: bool = False):
+    """``274``, or ``274 -> 278 (+4 ✗)`` where it changed (a rich Text, coloured by the verdict);
+    ``short``: ``278 (+4 ✗)`` (the baseline value is in the row's footnote)."""
+    from rich.text import Text
+
+    m = _metric(d, names)
+    if m is None or m.delta == 0:
+        v = _side_value(d, names)
+        return "-" if v is None else str(v)
+    delta = metric_delta(m)
+    cell = Text(f"{m.current} (" if short else f"{m.baseline} -> {m.current} (")
+    cell.append(delta.text(), style=delta.style)
+    cell.append(")")
+    return cell.plain if plain else cell
+
+
+def metric_text(m: MetricDiff) -> str:
+    """``vgpr_total 108 -> 112 (+4 ✗, allowed +0)``: the rule is shown where it decided something."""
+    tol = m.rule.tolerance()
+    why = {
+        Change.WORSE: f", allowed {tol}" if m.rule.mode is Mode.LIMIT else f", {tol}",
+        Change.BETTER: ", exact" if m.rule.mode is Mode.EXACT else "",
+        Change.SAME: f", within {tol}" if m.rule.mode is Mode.LIMIT else ", not gated",
+    }[m.change]
+    if m.rule.metric != m.metric and m.change is not Change.BETTER:
+        why += f" by {m.rule.text()}"  # a neutral rule (registers) decided it
+    return f"{m.metric} {m.baseline} -> {m.current} ({metric_delta(m).text()}{why})"
+
+
+def config_text(d: EntryDiff) -> str:
+    """The config the row compiled: ``A -> B`` where the slot's config changed."""
+    if d.config_changed:
+        return f"{d.baseline.config.short()} -> {d.current.config.short()}"  # type: ignore[union-attr]
+    return d.entry.config.short()
+
+
+def details(d: EntryDiff) -> str:
+    """What changed in one entry, worst first."""
+    if d.state is State.NEW:
+        return "new: no baseline entry" + ("" if d.current.status == "ok" else f"; status: {d.current.status}")
+    if d.state is State.MISSING:
+        return "missing: in the baseline, not produced by this run" + (" (accepted)" if d.accepted else "")
+    parts = []
+    if d.config_changed:
+        parts.append(f"config changed: {config_text(d)} (compared with the slot's old config)")
+    if d.status:
+        parts.append(f"status {d.status.baseline!r} -> {d.status.current!r}")
+    order = {Change.WORSE: 0, Change.BETTER: 1, Change.SAME: 2, Change.NOT_COMPARABLE: 3}
+    parts += [metric_text(m) for m in sorted(d.changed_metrics, key=lambda m: order[m.change])]
+    if not parts and d.current.status != "ok":
+        parts.append(f"still fails: {d.current.status}")
+    return "; ".join(parts)
+
+
+def short_details(d: EntryDiff, notes: Footnotes, marker_only: bool = False, prefix: str = "") -> str:
+    """The default view's details: the other changed gated metrics as ``sgpr +4 ✗``, and the whole story
+    (values, rules, statuses) as a footnote; ``marker_only``: the footnote's marker alone; ``prefix``:
+    what the table moved out of its columns, at the head of the footnote."""
+    full = "; ".join(p for p in (prefix, details(d)) if p)
+    if not full:
+        return "-"
+    if marker_only:
+        return notes.ref(full)
+    # the gated ones, failures first (what is only shown, like arch_vgpr, is in the footnote)
+    others = sorted((m for m in d.changed_metrics if m.metric not in (*REGISTERS, "occupancy") and m.rule.gated),
+                    key=lambda m: not m.fails)
+    head = {State.NEW: "new", State.MISSING: "missing"}.get(d.state)
+    if head is None and d.config_changed:
+        head = "config"
+    if head is None and d.status:
+        head = "status"
+    words = ([head] if head else []) + [f"{m.metric} {metric_delta(m).text()}" for m in others[:2]]
+    if len(others) > 2:
+        words.append(f"+{len(others) - 2} more")
+    return f"{', '.join(words)} {notes.ref(full)}".strip()
+
+
+def cells(d: EntryDiff) -> list[str]:
+    """Every field of a row, as plain text (markdown)."""
+    e = d.entry
+    return [verdict_word(d), e.variant, e.kernel, e.arch, e.slot, config_text(d),
+            _value_cell(d, REGISTERS, plain=True), _value_cell(d, ("occupancy",), plain=True), details(d)]
+
+
+def summary(result: GateResult) -> str:
+    n_fail = len(result.failures)
+    new, missing = result.of_state(State.NEW), result.of_state(State.MISSING)
+    counts = [f"{result.count(Change.WORSE)} worse", f"{result.count(Change.BETTER)} better",
+              f"{result.count(Change.SAME)} same", f"{len(new)} new", f"{len(missing)} missing"]
+    accepted = sum(d.accepted for d in missing)
+    if accepted:
+        counts[-1] += f" ({accepted} accepted)"
+    other_x = result.count(Change.NOT_COMPARABLE) - len(new) - len(missing)
+    if other_x:
+        counts.append(f"{other_x} not comparable")
+    if result.config_changes:
+        counts.append(f"{len(result.config_changes)} changed configs")
+    verdict = f"FAILED: {n_fail} of {len(result.entries)} entries" if n_fail else "passed"
+    if n_fail and result.fail_on_change:
+        verdict += " (--fail-on-change)"
+    return f"vgprscope check {verdict}: " + ", ".join(counts)
+
+
+def versions_line(result: GateResult, baseline_path: str) -> str:
+    same = result.baseline_triton == result.current_triton
+    now = "same Triton" if same else f"Triton {result.current_triton} now"
+    return f"baseline {baseline_path} (Triton {result.baseline_triton}), {now}"
+
+
+# ---- the terminal table -----------------------------------------------------------------------------
+
+# What the default view gives up, in order, until the table fits the width with whole words: the details'
+# summary (the footnote keeps it), the baseline side of the changed values (the delta says it; the footnote
+# has both), the slot's name (a short id and a legend line), the config column (into each row's footnote).
+_LEVELS = ("full", "details marker", "short values", "slot ids", "config in footnote")
+
+
+def _needs_slots(result: GateResult) -> bool:
+    """Whether two rows of one kernel on one arch differ only by slot (then the table must show it)."""
+    seen: dict[tuple[str, str, str], str] = {}
+    for d in result.entries:
+        e = d.entry
+        if seen.setdefault((e.variant, e.kernel, e.arch), e.slot) != e.slot:
+            return True
+    return False
+
+
+def _columns(notes: Footnotes, labels: dict[str, str], level: int, slot_ids: dict[str, str] | None,
+             show_slot: bool, show_config: bool) -> list[Column]:
+    from rich.text import Text
+
+    short = level >= _LEVELS.index("short values")
+    config_out = level >= _LEVELS.index("config in footnote")
+
+    def result_cell(d: EntryDiff):
+        word = verdict_word(d) + (" ✗" if d.fails and d.change is not Change.WORSE else "")
+        return Text(word, style=STYLE.get(_VERDICT[d.change]) or None)
+
+    def detail_cell(d: EntryDiff) -> str:
+        # a changed config is in the details already
+        moved = f"config {config_text(d)}" if (config_out and show_config and not d.config_changed) else ""
+        return short_details(d, notes, marker_only=level >= _LEVELS.index("details marker"), prefix=moved)
+
+    cols = [
+        Column("result", result_cell),
+        Column("variant / kernel", lambda d: f"{d.entry.variant} / {d.entry.kernel}", wrap=True, default_only=True),
+        Column("variant", lambda d: d.entry.variant, wide_only=True),
+        Column("kernel", lambda d: d.entry.kernel, wide_only=True),
+        Column("arch", lambda d: d.entry.arch),
+    ]
+    if show_slot:
+        cell = (lambda d: slot_ids[d.entry.slot]) if slot_ids else (lambda d: d.entry.slot)
+        cols.append(Column("slot", cell, wrap=True, default_only=True))
+    cols.append(Column("slot", lambda d: d.entry.slot, wide_only=True))
+    if show_config and not config_out:
+        cols.append(Column("config", lambda d: labels[d.key], wrap=True, default_only=True))
+    cols += [
+        Column("config", config_text, wide_only=True),
+        Column("VGPRs / regs", lambda d: _value_cell(d, REGISTERS, short=short), wrap=True, min_width=7),
+        Column("occupancy", lambda d: _value_cell(d, ("occupancy",), short=short), wrap=True),
+        Column("details", detail_cell, wrap=True, default_only=True),
+        Column("details", details, wide_only=True),
+    ]
+    return cols
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+def _cut_or_too_wide(text: str, table, width: int) -> bool:
+    """Whether a rendered table has a line over ``width`` or a word that is not a whole word of a cell,
+    header or title (rich folded it)."""
+    from rich.cells import cell_len
+
+    words = set(str(table.title or "").split())
+    for col in table.columns:
+        for c in (col.header, *col._cells):
+            words.update(str(getattr(c, "plain", c)).split())
+    text = _ANSI.sub("", text)  # on a terminal the table is coloured
+    rows = [ln.rstrip() for ln in text.splitlines() if set(ln) - {"─", " "}]  # the header's rule is no word
+    return any(cell_len(ln) > width or any(w not in words for w in ln.split()) for ln in rows)
+
+
+def _slot_id(i: int) -> str:
+    """a, b, ..., z, aa, ab, ...: a slot's short name in the table (letters: ``s1`` would read as stages)."""
+    out = ""
+    i += 1
+    while i:
+        i, r = divmod(i - 1, 26)
+        out = chr(ord("a") + r) + out
+    return out
+
+
+def _body_lines(text: str) -> int:
+    """Lines a rendered table's rows take (more than its rows where some fold)."""
+    lines = _ANSI.sub("", text).splitlines()
+    rule = next((i for i, ln in enumerate(lines) if ln.strip() and set(ln.strip()) == {"─"}), len(lines))
+    return sum(bool(ln.strip()) for ln in lines[rule + 1:])
+
+
+def _labels(result: GateResult) -> tuple[str, dict[str, str]]:
+    """(the config words every row shares, each row's config without them; ``A -> B`` where it changed)."""
+    from ..report.records_view import common_config
+
+    sides = [(d.baseline.config.short(), d.current.config.short()) if d.config_changed  # type: ignore[union-attr]
+             else (d.entry.config.short(),) for d in result.entries]
+    shared, rest = common_config([s for pair in sides for s in pair])
+    labels, i = {}, 0
+    for d, pair in zip(result.entries, sides):
+        labels[d.key] = " -> ".join(rest[i:i + len(pair)])
+        i += len(pair)
+    return shared, labels
+
+
+def to_table(result: GateResult, machine_line: str | Sequence[str], baseline_path: str, *, wide: bool = False,
+             width: int | None = None) -> str:
+    """The terminal view: one row per entry, regressions first; details as footnotes unless ``wide``.
+    ``machine_line``: the machine line, or its fields (wrapped to the width)."""
+    from ..report.formats import output_width, wrap, wrap_fields
+
+    width = width or output_width()
+    shared, labels = _labels(result)
+    show_config = wide or not set(labels.values()) <= {"-"}
+    show_slot = wide or _needs_slots(result)
+    title = "vgprscope check" + (f" (every config: {shared})" if shared and not wide else "")
+    slots = list(dict.fromkeys(d.entry.slot for d in result.entries))
+    def attempt(level: int):
+        notes = Footnotes()
+        ids = {s: _slot_id(i) for i, s in enumerate(slots)} if level >= _LEVELS.index("slot ids") else None
+        table = build_table(result.entries, _columns(notes, labels, level, ids, show_slot, show_config),
+                            title=title, wide=wide, row_style=lambda d: "red" if d.fails else None)
+        text = render_table(table, wide=wide, width=width)
+        return notes, ids, table, wide or not _cut_or_too_wide(text, table, width), _body_lines(text)
+
+    # Up to short slot ids, the level that fits with whole words in the fewest lines (the earliest of
+    # equals: it keeps the most in the table); after that, the first that fits; the last if none does.
+    tried = [attempt(level) for level in range(_LEVELS.index("slot ids") + 1 if not wide else 1)]
+    fitting = [a for a in tried if a[3]]
+    chosen = min(fitting, key=lambda a: a[4]) if fitting else None
+    for level in range(len(tried), len(_LEVELS) if chosen is None else 0):
+        chosen = attempt(level)
+        if chosen[3]:
+            break
+    notes, ids, table, _, _ = chosen or tried[-1]
+    legend_lines = [f"slot {i}: {s}" for s, i in ids.items()] if ids and show_slot else []
+    head = wrap_fields(machine_line, width) if not isinstance(machine_line, str) else wrap(machine_line, width, "  ")
+    lines = [head, wrap(versions_line(result, baseline_path), width, "  "), *(wrap(n, width, "  ") for n in result.notes)]
+    text = render_table(table, footnotes=notes, notes=legend_lines, wide=wide, width=width)
+    legend = wrap(LEGEND.replace("`", ""), width if not wide else 10**4, "  ")
+    return "\n".join(lines) + "\n" + text + wrap(summary(result), width, "  ") + "\n" + legend + "\n"
+
+
+# ---- markdown, json, benchmark json, annotations ----------------------------------------------------
+
+def to_markdown(result: GateResult, machine_line: str, baseline_path: str) -> str:
+    """A PR comment: the verdict, the changed entries, the unchanged ones folded away."""
+    def changed(d: EntryDiff) -> bool:
+        return d.change is not Change.SAME or d.fails or bool(d.changed_metrics) or d.config_changed
+
+    out = [f"## {summary(result)}", "", f"Machine: {machine_line}  ", f"{versions_line(result, baseline_path)}"]
+    out += [f"  \n{n}" for n in result.notes]
+    out.append("")
+    rows = [cells(d) for d in result.entries if changed(d)]
+    same = [cells(d) for d in result.entries if not changed(d)]
+    out.append(md_table(HEADERS, rows) if rows else "No entry changed.\n")
+    if same:
+        out += [f"<details><summary>{len(same)} unchanged</summary>", "", md_table(HEADERS, same), "</details>", ""]
+    out.append(LEGEND)
+    return "\n".join(out) + "\n"
+
+
+def _metric_json(m: MetricDiff) -> dict[str, Any]:
+    return {"metric": m.metric, "baseline": m.baseline, "current": m.current, "delta": m.delta,
+            "rule": m.rule.tolerance(), "rule_text": m.rule.text(), "change": m.change.value, "verdict": metric_delta(m).verdict.value,
+            "fails": m.fails}
+
+
+def to_json(result: GateResult, machine: dict[str, Any], baseline_path: str, exit_code: int | None = None) -> str:
+    """Every row with both sides; ``exit_code``: the one the command exits with (the CLI's to say)."""
+    rows = []
+    for d in result.entries:
+        e = d.entry
+        rows.append({
+            "key": d.key, "variant": e.variant, "kernel": e.kernel, "arch": e.arch, "slot": e.slot,
+            "config_key": e.config_key, "config": e.config.as_dict(), "config_changed": d.config_changed,
+            "baseline_config": d.baseline.config.as_dict() if d.config_changed else None,  # type: ignore[union-attr]
+            "baseline_config_key": d.baseline.config_key if d.baseline else None,
+            "state": d.state.value, "change": d.change.value, "result": verdict_word(d), "fails": d.fails,
+            "accepted": d.accepted,
+            "status": {"baseline": d.baseline.status if d.baseline else None,
+                       "current": d.current.status if d.current else None},
+            "metrics": [_metric_json(m) for m in d.metrics],
+            "baseline": d.baseline.metrics if d.baseline and d.state is State.MISSING else None,
+            "current": d.current.metrics if d.current and d.state is State.NEW else None,
+        })
+    doc = {"schema_version": SCHEMA_VERSION, "tool": "vgprscope", "command": "check", "machine": machine,
+           "baseline": baseline_path, "baseline_triton_version": result.baseline_triton,
+           "triton_version": result.current_triton, "passed": result.passed,
+           **({"exit_code": exit_code} if exit_code is not None else {}), "summary": summary(result),
+           "counts": {c.name.lower(): result.count(c) for c in Change} | {
+               "new": len(result.of_state(State.NEW)), "missing": len(result.of_state(State.MISSING)),
+               "changed_configs": len(result.config_changes), "failed": len(result.failures)},
+           "notes": list(result.notes), "rows": rows}
+    return json.dumps(doc, indent=2) + "\n"
+
+
+def benchmark_name(e: Entry, metric: str) -> str:
+    """Unique per entry and metric, and stable across runs (github-action-benchmark draws one chart per
+    name): the slot, not the config, so a slot's chart goes on when its config changes."""
+    return f"{e.variant}/{e.kernel} {e.arch} [{e.slot}] {metric}"
+
+
+def to_benchmark_json(entries: Sequence[Entry]) -> str:
+    """github-action-benchmark's ``customSmallerIsBetter``: one item per entry and metric. Occupancy is
+    higher-is-better, so it rides along in ``extra`` instead of being a series of its own."""
+    items = []
+    for e in entries:
+        occ = f"occupancy {e.occupancy['value']} {e.occupancy_unit}; " if e.occupancy else ""
+        extra = f"{occ}config {e.config.short()} ({e.config_key}); status {e.status}"
+        for name, value in e.metrics.items():
+            metric = metric_info(name)
+            if metric.higher_is_better:
+                continue
+            items.append({"name": benchmark_name(e, name), "unit": metric.unit, "value": value, "extra": extra})
+    return json.dumps(items, indent=2) + "\n"
+
+
+def _escape_data(s: str) -> str:
+    return s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(s: str) -> str:
+    return _escape_data(s).replace(":", "%3A").replace(",", "%2C")
+
+
+def annotation(level: str, title: str, message: str, file: str | None = None) -> str:
+    props = [f"title={_escape_property(title)}"] + ([f"file={_escape_property(file)}"] if file else [])
+    return f"::{level} {','.join(props)}::{_escape_data(message)}"
+
+
+def annotations(result: GateResult, files: dict[str, str] | None = None) -> list[str]:
+    """GitHub workflow commands: an error per failing entry (on its kernel file when it is in the
+    repository), a warning per new or missing entry that does not fail."""
+    files = files or {}
+    out = []
+    for d in result.entries:
+        e = d.entry
+        where = f"{e.variant}/{e.kernel} on {e.arch} [{e.slot}: {config_text(d)}]"
+        if d.fails:
+            what = "missing entry" if d.state is State.MISSING else "register regression"
+            out.append(annotation("error", f"vgprscope: {what} in {e.variant}", f"{where}: {details(d)}",
+                                  files.get(e.variant)))
+        elif d.state is not State.COMPARED:
+            out.append(annotation("warning", f"vgprscope: {d.state.value} baseline entry", f"{where}: {details(d)}",
+                                  files.get(e.variant)))
+    return out
