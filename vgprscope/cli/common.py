@@ -20,6 +20,7 @@ another kernel directory may take it.
 from __future__ import annotations
 
 import functools
+import os
 import sys
 from enum import Enum
 from pathlib import Path
@@ -78,9 +79,18 @@ class OneLineErrors(TyperGroup):
     choices) as one stderr line like the core's errors, instead of a usage block and a framed panel."""
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        _hold_closed_stdout()
         try:
             rv = super().main(args=args, prog_name=prog_name, complete_var=complete_var, standalone_mode=False,
                               **extra)
+            # what print() left in the buffer: a full device or a closed pipe fails here, not at exit
+            if sys.stdout is not None:
+                sys.stdout.flush()
+        except OSError as exc:
+            if not _is_stdout_failure(exc):
+                raise
+            err(f"error: {stdout_error(exc)}")
+            sys.exit(OutputError.exit_code)
         except _click_exceptions.ClickException as exc:
             if type(exc).__name__ == "NoArgsIsHelpError":  # typer printed the help while raising it
                 sys.exit(exc.exit_code)
@@ -96,6 +106,37 @@ class OneLineErrors(TyperGroup):
         if not standalone_mode:
             return code
         sys.exit(code)
+
+
+def _hold_closed_stdout() -> None:
+    """Started with stdout closed (``>&-``): put /dev/null on descriptor 1, so that no file this process
+    opens (a cache entry) and no child it starts (a compile worker) takes it as its stdout. sys.stdout stays
+    None, and writing a table says stdout is closed."""
+    try:
+        os.fstat(1)
+    except OSError:
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            if devnull != 1:
+                os.dup2(devnull, 1)
+                os.close(devnull)
+        except OSError:
+            pass
+
+
+def _is_stdout_failure(exc: OSError) -> bool:
+    """Whether ``exc`` is stdout failing: the flush above, or a write to a pipe whose reader went away
+    (EPIPE) or a full device (ENOSPC) while stdout is one."""
+    import errno
+    import stat
+
+    if exc.errno not in (errno.EPIPE, errno.ENOSPC):
+        return False
+    try:
+        mode = os.fstat(sys.stdout.fileno() if sys.stdout is not None else 1).st_mode
+    except (OSError, ValueError):
+        return True
+    return not stat.S_ISREG(mode) or exc.errno == errno.ENOSPC
 
 
 # Option validation: small functions, each a typer callback raising typer.BadParameter (one line through
@@ -120,13 +161,20 @@ def power_of_two(ctx: typer.Context, param: typer.CallbackParam, value: int | No
     return value
 
 
+STDOUT = "-"
+
+
 def writable_output(value: Path | None) -> Path | None:
-    """--output: refused before anything compiles when the file could not be written."""
+    """--output: refused before anything compiles when the file could not be written (a FIFO or a device
+    is no file to write: give a file name, or ``-`` for stdout, which is the same as no --output)."""
+    if value is not None and str(value) == STDOUT:
+        return None
     if value is not None:
         try:
             check_writable(value)
         except OutputError as exc:
-            raise typer.BadParameter(str(exc)) from None
+            hint = f", or {STDOUT} for stdout" if "not a regular file" in str(exc) else ""
+            raise typer.BadParameter(f"{exc}{hint}") from None
     return value
 
 
@@ -167,7 +215,8 @@ DtypeOpt = Annotated[Dtype, typer.Option("--dtype", help="Element type of q, k, 
 CausalOpt = Annotated[bool, typer.Option("--causal/--no-causal", help="Causal mask (bottom-right aligned)")]
 FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format")]
 OutputOpt = Annotated[Optional[Path], typer.Option("--output", "-o", callback=writable_output,
-                                                        help="Write to this file (atomically) instead of stdout")]
+                                                        help="Write to this file (atomically) instead of stdout "
+                                                        "(- for stdout)")]
 JobsOpt = Annotated[Optional[int], typer.Option("--jobs", "-j", min=1, help="Parallel compiles \\[default: all cores]")]
 KernelDirOpt = Annotated[
     Optional[Path], typer.Option("--kernel-dir", help="Load variants from this directory instead of the bundled ones")
@@ -185,7 +234,31 @@ WideOpt = Annotated[bool, typer.Option(
 
 def emit(text: str, output: Path | None) -> None:
     if output is None:
-        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        write_stdout(text if text.endswith("\n") else text + "\n")
     else:
         atomic_write(output, text)
         err(f"wrote {output}")
+
+
+def stdout_error(exc: OSError) -> OutputError:
+    """A write to stdout that failed (a full device, a reader that went away): one line, and stdout pointed
+    at /dev/null so that the interpreter's own flush at exit does not fail again with a traceback."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno() if sys.stdout is not None else 1)
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+    why = "the reader closed the pipe" if isinstance(exc, BrokenPipeError) else (exc.strerror or str(exc))
+    return OutputError(f"cannot write to stdout: {why}; nothing more was written (--output FILE writes a file)")
+
+
+def write_stdout(text: str) -> None:
+    """Tables and data to stdout, flushed, so a full device or a closed pipe is one error line here."""
+    if sys.stdout is None:  # started with stdout closed (`>&-`)
+        raise OutputError("cannot write to stdout: it is closed; give --output FILE, or leave stdout open")
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except OSError as exc:
+        raise stdout_error(exc) from None
