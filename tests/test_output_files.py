@@ -108,8 +108,8 @@ def test_a_new_file_gets_the_umask_default(tmp_path):
 
 # ---- stdout that cannot be written ----
 
-def _cli(stdout, preexec=None) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "vgprscope", "variants", "--wide"], stdout=stdout,
+def _cli(stdout, preexec=None, args=("variants", "--wide")) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "vgprscope", *args], stdout=stdout,
                             stderr=subprocess.PIPE, text=True, preexec_fn=preexec)
 
 
@@ -128,9 +128,11 @@ def test_stdout_closed():
     assert "cannot write to stdout: it is closed" in one_error_line(stderr)
 
 
-def test_stdout_a_pipe_whose_reader_went_away():
-    """`vgprscope ... | head -1` with a table longer than the pipe holds: the reader is gone when it writes."""
-    proc = _cli(subprocess.PIPE)
+@pytest.mark.parametrize("args", [("variants", "--wide"), ("--version",)])
+def test_stdout_a_pipe_whose_reader_went_away(args):
+    """`vgprscope ... | head -1` with a table longer than the pipe holds: the reader is gone when it writes
+    (a table through emit, or a print() such as --version's, which click would end with a silent exit 1)."""
+    proc = _cli(subprocess.PIPE, args=args)
     proc.stdout.close()  # the reader exits before the table comes
     stderr = proc.stderr.read()
     proc.wait(timeout=120)

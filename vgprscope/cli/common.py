@@ -80,17 +80,17 @@ class OneLineErrors(TyperGroup):
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         _hold_closed_stdout()
+        real_stdout = sys.stdout
+        if real_stdout is not None:
+            sys.stdout = _GuardedStdout(real_stdout)
         try:
             rv = super().main(args=args, prog_name=prog_name, complete_var=complete_var, standalone_mode=False,
                               **extra)
-            # what print() left in the buffer: a full device or a closed pipe fails here, not at exit
-            if sys.stdout is not None:
+            if sys.stdout is not None:  # what print() left in the buffer fails here, not at exit
                 sys.stdout.flush()
-        except OSError as exc:
-            if not _is_stdout_failure(exc):
-                raise
-            err(f"error: {stdout_error(exc)}")
-            sys.exit(OutputError.exit_code)
+        except StdoutError as exc:  # outside a command's handles_errors: --version, the final flush
+            err(f"error: {exc}")
+            sys.exit(exc.exit_code)
         except _click_exceptions.ClickException as exc:
             if type(exc).__name__ == "NoArgsIsHelpError":  # typer printed the help while raising it
                 sys.exit(exc.exit_code)
@@ -101,6 +101,9 @@ class OneLineErrors(TyperGroup):
         except (typer.Abort, getattr(_click_exceptions, "Abort", typer.Abort)):
             err("aborted")
             sys.exit(1)
+        finally:
+            if isinstance(sys.stdout, _GuardedStdout):
+                sys.stdout = real_stdout
         # standalone_mode=False returns an explicit typer.Exit's code, else the command's return value
         code = rv if isinstance(rv, int) and not isinstance(rv, bool) else 0
         if not standalone_mode:
@@ -124,19 +127,35 @@ def _hold_closed_stdout() -> None:
             pass
 
 
-def _is_stdout_failure(exc: OSError) -> bool:
-    """Whether ``exc`` is stdout failing: the flush above, or a write to a pipe whose reader went away
-    (EPIPE) or a full device (ENOSPC) while stdout is one."""
-    import errno
-    import stat
+class StdoutError(OutputError):
+    """stdout cannot be written: closed, a full device, a pipe whose reader left (exit 2, one line)."""
 
-    if exc.errno not in (errno.EPIPE, errno.ENOSPC):
-        return False
-    try:
-        mode = os.fstat(sys.stdout.fileno() if sys.stdout is not None else 1).st_mode
-    except (OSError, ValueError):
-        return True
-    return not stat.S_ISREG(mode) or exc.errno == errno.ENOSPC
+
+class _GuardedStdout:
+    """sys.stdout while a command runs: a write or flush that fails is a StdoutError, one line like every
+    other error (an OSError would be a traceback, and click turns EPIPE into a silent exit 1)."""
+
+    def __init__(self, inner):
+        self._inner = inner
+
+    def write(self, text):
+        try:
+            return self._inner.write(text)
+        except OSError as exc:
+            raise stdout_error(exc) from None
+
+    def writelines(self, lines):
+        for line in lines:
+            self.write(line)
+
+    def flush(self):
+        try:
+            self._inner.flush()
+        except OSError as exc:
+            raise stdout_error(exc) from None
+
+    def __getattr__(self, name):
+        return getattr(self._inner, name)
 
 
 # Option validation: small functions, each a typer callback raising typer.BadParameter (one line through
@@ -240,7 +259,7 @@ def emit(text: str, output: Path | None) -> None:
         err(f"wrote {output}")
 
 
-def stdout_error(exc: OSError) -> OutputError:
+def stdout_error(exc: OSError) -> StdoutError:
     """A write to stdout that failed (a full device, a reader that went away): one line, and stdout pointed
     at /dev/null so that the interpreter's own flush at exit does not fail again with a traceback."""
     try:
@@ -250,13 +269,13 @@ def stdout_error(exc: OSError) -> OutputError:
     except (OSError, ValueError):
         pass
     why = "the reader closed the pipe" if isinstance(exc, BrokenPipeError) else (exc.strerror or str(exc))
-    return OutputError(f"cannot write to stdout: {why}; nothing more was written (--output FILE writes a file)")
+    return StdoutError(f"cannot write to stdout: {why}; nothing more was written (--output FILE writes a file)")
 
 
 def write_stdout(text: str) -> None:
     """Tables and data to stdout, flushed, so a full device or a closed pipe is one error line here."""
     if sys.stdout is None:  # started with stdout closed (`>&-`)
-        raise OutputError("cannot write to stdout: it is closed; give --output FILE, or leave stdout open")
+        raise StdoutError("cannot write to stdout: it is closed; give --output FILE, or leave stdout open")
     try:
         sys.stdout.write(text)
         sys.stdout.flush()
