@@ -199,8 +199,9 @@ def test_parse_errors_are_one_line(args, needle):
 
 @pytest.mark.parametrize("cmd, args, reason", [
     ("analyze", ["--head-dim", "100000"], "head_dim 100000 is out of range; allowed: 16 to 256"),
-    ("analyze", ["--block-m", "100"], "block_m 100 is not allowed; allowed: powers of two"),
-    ("compare", ["--block-n", "100"], "block_n 100 is not allowed"),
+    ("analyze", ["--block-m", "512"], "block_m 512 is not allowed; allowed: powers of two from 16 to 256"),
+    ("compare", ["--block-n", "512"], "block_n 512 is not allowed"),
+    ("analyze", ["--num-warps", "32"], "num_warps 32 is not allowed; allowed: 1, 2, 4, 8, 16"),
 ])
 def test_nothing_compiled_is_exit_1_with_the_rows(cmd, args, reason):
     flag = "--strategies" if cmd == "compare" else "--variant"
@@ -209,6 +210,53 @@ def test_nothing_compiled_is_exit_1_with_the_rows(cmd, args, reason):
     doc = json.loads(res.stdout)
     rows = doc["rows"] if "rows" in doc else doc["archs"]["gfx942"]
     assert rows and all(reason in r["status"] for r in rows)
+
+
+# ---- values Triton never takes: usage errors before anything compiles (issue 18) ----
+
+@pytest.mark.parametrize("cmd", ["analyze", "compare", "frontier", "explain"])
+@pytest.mark.parametrize("args, needle", [
+    (["--num-warps", "3"], "--num-warps"),
+    (["--block-m", "100"], "--block-m"),
+    (["--block-n", "100"], "--block-n"),
+    (["--block-m", "64,100"], "--block-m"),
+])
+def test_values_triton_never_takes_are_usage_errors(cmd, args, needle):
+    if cmd == "explain" and "," in args[1]:
+        pytest.skip("explain takes one value per option, not a grid")
+    line = assert_one_line(run(cmd, *args), 2, needle, "powers of two")
+    assert str(int(args[1].split(",")[-1])) in line
+
+
+@pytest.mark.parametrize("cmd", ["analyze", "compare", "frontier"])
+@pytest.mark.parametrize("args, needle", [
+    (["--dtype", ""], "--dtype ''"),
+    (["--dtype", "fp16,"], "--dtype 'fp16,'"),
+    (["--block-m", ""], "--block-m ''"),
+    (["--num-warps", "4,,8"], "--num-warps '4,,8'"),
+])
+def test_an_empty_value_is_a_usage_error_not_the_default(cmd, args, needle):
+    res = run(cmd, *args)
+    assert_one_line(res, 2, needle, "empty value")
+    assert res.stdout == ""
+
+
+def test_an_explicit_block_m_a_variant_does_not_honour_is_refused_on_its_row():
+    """small-tiles caps BLOCK_M at 64: its default is 64, but an explicit --block-m 128 (the design card's
+    example) is never silently turned into 64: the row says why it is refused."""
+    from vgprscope.archs import get_arch
+    from vgprscope.variants import ConfigRequest, get_variant, resolve_config
+
+    small, arch = get_variant("small-tiles"), get_arch("gfx942")
+    assert resolve_config(small, arch, ConfigRequest()).block_m == 64
+    asked = resolve_config(small, arch, ConfigRequest(block_m=128))
+    assert asked.block_m == 128
+    assert small.check(asked) == "block_m 128 is not a small tile; allowed: 16, 32 or 64 (larger is baseline)"
+    assert resolve_config(small, arch, ConfigRequest(block_m=32)).block_m == 32
+    res = run("analyze", "--variant", "small-tiles", "--arch", "gfx942", "--block-m", "128", "--format", "json")
+    assert_one_line(res, 1, "no row compiled", "block_m 128 is not a small tile")
+    (row,) = json.loads(res.stdout)["rows"]
+    assert row["config"]["block_m"] == 128 and "not a small tile" in row["status"]
 
 
 def test_real_entry_point_prints_one_line(tmp_path, file_in_the_way):

@@ -5,6 +5,7 @@ with counts equal to a direct triton.compile of the same launch."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -219,8 +220,165 @@ def test_kernel_for_one_vendor_is_a_row_with_the_reason_and_a_failing_command_st
                env={"TRITON_INTERPRET": "1"})
     assert done.returncode == 1  # the command's own exit code: the interpreter cannot run inline assembly
     assert "inline_asm not supported in interpreter mode" in done.stderr
+    assert "hint:" not in done.stderr  # a failure that is not a missing driver or numpy gets no hint
     records = run_sweep(None, ARCHS, [], jobs=2, capture=cap)
     by_arch = {r.arch: r.status for r in records}
     assert by_arch["sm_90"] == "ok"
     assert by_arch["gfx942"].endswith("the kernel uses inline assembly (tl.inline_asm_elementwise), which "
                                       "gfx942's backend cannot take if it was written for another")
+
+
+# ---- the output path, signals and exit codes (issue 18) ------------------------------------------------
+
+def test_an_unwritable_output_is_refused_before_the_command_runs(tmp_path):
+    ran = tmp_path / "ran"
+    blocker = tmp_path / "afile"
+    blocker.write_text("")
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for out, needle in ((blocker / "x.json", f"{blocker} is a file, not a directory"),
+                        (fifo, "it is a named pipe (FIFO), not a regular file"),
+                        (Path("-"), "the capture is a file")):
+        done = cli("capture", "-o", str(out), "--", sys.executable, "-c", f"open({str(ran)!r}, 'w').close()")
+        assert done.returncode == 2, done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1 and needle in done.stderr, done.stderr
+        assert not ran.exists(), "the command ran although its capture could not be written"
+
+
+@pytest.mark.parametrize("signum", [signal.SIGKILL, signal.SIGTERM, signal.SIGUSR1])  # no core dump
+def test_a_command_killed_by_a_signal_makes_capture_exit_128_plus_n(tmp_path, signum):
+    out = tmp_path / "c.json"
+    reset = "" if signum == signal.SIGKILL else f"signal.signal({int(signum)}, signal.SIG_DFL); "
+    done = cli("capture", "-o", str(out), "--", sys.executable, "-c",
+               f"import os, signal; {reset}os.kill(os.getpid(), {int(signum)})")
+    assert done.returncode == 128 + signum, done.stderr
+    assert f"killed by {signal.Signals(signum).name}" in done.stderr
+    assert load_capture(out).exit_code == -signum  # the file records what the command did
+
+
+def _default_signals():
+    # a shell's background job ignores SIGINT (and nohup SIGHUP), and an ignored signal is inherited: give
+    # capture the terminal's defaults, so these tests run the same however pytest was started
+    for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(s, signal.SIG_DFL)
+
+
+# the command: says where it runs and its pid, then sleeps; on a stop signal it notes it and exits
+SLEEPER = """
+import os, signal, sys, time
+notes = sys.argv[1]
+def stop(signum, frame):
+    with open(notes, "a") as f:
+        f.write(signal.Signals(signum).name + "\\n")
+    time.sleep(1)  # a second signal, if capture sent one, would land in this second
+    sys.exit(3)
+for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+    signal.signal(s, stop)
+with open(notes + ".started", "w") as f:
+    f.write(f"{os.getpid()} {os.environ['VGPRSCOPE_CAPTURE_DIR']}")
+time.sleep(60)
+"""
+
+
+def _wait_started(notes: Path, proc) -> tuple[int, Path]:
+    started = Path(str(notes) + ".started")
+    deadline = time.monotonic() + 60
+    while not (started.exists() and started.read_text()) and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.1)
+    assert started.exists(), "the captured command never started"
+    pid, tmp = started.read_text().split(" ", 1)
+    return int(pid), Path(tmp)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
+def test_a_signal_to_capture_alone_is_passed_on_and_cleaned_up(tmp_path, signum):
+    """`kill PID` (a CI timeout, a closed session): the command gets the signal, the temporary directory
+    goes, the previous capture file stays, and capture exits 128+N."""
+    out, notes = tmp_path / "c.json", tmp_path / "notes"
+    out.write_text("previous")
+    proc = subprocess.Popen([sys.executable, "-m", "vgprscope", "capture", "-o", str(out), "--", sys.executable,
+                             "-c", SLEEPER, str(notes)], stderr=subprocess.PIPE, text=True,
+                            start_new_session=True, preexec_fn=_default_signals)
+    child, tmp = _wait_started(notes, proc)
+    assert tmp.is_dir()
+    os.kill(proc.pid, signum)  # capture alone, not its group
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + signum, stderr
+    assert notes.read_text().split() == [signal.Signals(signum).name]
+    with pytest.raises(ProcessLookupError):
+        os.kill(child, 0)
+    assert not tmp.exists()
+    assert out.read_text() == "previous" and "left as it was" in stderr and "Traceback" not in stderr
+
+
+def test_ctrl_c_at_a_terminal_reaches_the_command_once(tmp_path):
+    """The terminal sends Ctrl-C to the whole foreground group: capture must not send the command a second
+    SIGINT (pytest, say, would abandon its own clean-up)."""
+    import pty
+
+    out, notes = tmp_path / "c.json", tmp_path / "notes"
+    pid, master = pty.fork()
+    if pid == 0:  # the child: a session of its own on the pty, as in a terminal
+        try:
+            _default_signals()
+            os.execv(sys.executable, [sys.executable, "-m", "vgprscope", "capture", "-o", str(out), "--",
+                                      sys.executable, "-c", SLEEPER, str(notes)])
+        finally:
+            os._exit(127)
+
+    class Proc:
+        def poll(self):
+            return None
+
+    try:
+        _wait_started(notes, Proc())
+        os.write(master, b"\x03")  # Ctrl-C: the kernel signals the pty's foreground process group
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                break
+            try:  # drain the pty so that nothing blocks on a full terminal
+                os.read(master, 65536) if select_ready(master) else time.sleep(0.1)
+            except OSError:
+                time.sleep(0.1)
+        else:
+            os.kill(pid, signal.SIGKILL)
+            raise AssertionError("capture did not end after Ctrl-C")
+    finally:
+        os.close(master)
+    assert os.waitstatus_to_exitcode(status) == 130
+    assert notes.read_text().split() == ["SIGINT"]
+
+
+def select_ready(fd: int) -> bool:
+    import select
+
+    return bool(select.select([fd], [], [], 0.1)[0])
+
+
+# ---- hints for a CPU run (issue 18) ----------------------------------------------------------------------
+
+def test_a_cpu_run_without_the_interpreter_is_told_to_set_triton_interpret(tmp_path):
+    done = cli("capture", "-o", str(tmp_path / "c.json"), "--", sys.executable, str(USER_KERNELS / "run_ops.py"),
+               env={"TRITON_INTERPRET": "0"})
+    if done.returncode == 0:
+        pytest.skip("a GPU driver is active here: the JIT ran the kernels")
+    assert "0 active drivers" in done.stderr  # the command's own traceback
+    hints = [ln for ln in done.stderr.splitlines() if "hint:" in ln]
+    assert hints == ['vgprscope: hint: Triton found no GPU driver ("0 active drivers"); on a machine without a '
+                     "GPU, run the command under Triton's interpreter: TRITON_INTERPRET=1 vgprscope capture -- ..."]
+
+
+def test_the_interpreter_without_numpy_is_named(tmp_path):
+    """A Python without numpy (the bench extra brings it; a bare triton + torch has none): the interpreter's
+    import fails, and capture says what is missing."""
+    fake = tmp_path / "no_numpy" / "numpy"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text("raise ModuleNotFoundError(\"No module named 'numpy'\", name='numpy')\n")
+    done = cli("capture", "-o", str(tmp_path / "c.json"), "--", sys.executable, str(USER_KERNELS / "run_ops.py"),
+               env={"TRITON_INTERPRET": "1", "PYTHONPATH": str(fake.parent)})
+    assert done.returncode == 1 and "launched no Triton kernel" in done.stderr
+    hints = [ln for ln in done.stderr.splitlines() if "hint:" in ln]
+    assert hints == ["vgprscope: hint: Triton's interpreter (TRITON_INTERPRET=1) needs numpy, which the command's "
+                     "Python lacks: pip install numpy (vgprscope's bench extra has it)"]

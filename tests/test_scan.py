@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 import pytest
@@ -59,7 +60,25 @@ def cache(tmp_path_factory) -> tuple[Path, dict]:
     corrupt = directory / "CORRUPT"
     shutil.copytree(entries[0], corrupt)
     (corrupt / "add.json").write_text('{"hash": "trunc')
+    add_helper_modules(directory)
     return directory, direct
+
+
+def add_helper_modules(directory: Path) -> None:
+    """The entries Triton's runtime/build.py writes for the C modules it compiles, as a GPU run leaves them
+    (listed from a cache an H100 run of Triton 3.6 wrote): the drivers' utilities and the per-signature
+    launcher, each a shared object named NAME + EXT_SUFFIX alone in an entry keyed by its source's hash;
+    one with its C source beside it, one still holding the temporary directory FileCacheManager.put
+    writes through."""
+    suffix = sysconfig.get_config_var("EXT_SUFFIX")
+    for key, files in (("XU5DT2AO5BD5AEHEYGLPP5LRDFHHCUEJT4LGDVLB4STXUGVGHFPA", [f"cuda_utils{suffix}"]),
+                       ("HEUKIG4JTP2YEOVQFSWBTVS6LZOIS6UFCDGRSN4HPQYM3RTA6GRQ", [f"__triton_launcher{suffix}"]),
+                       ("AMDUTILSAMDUTILSAMDUTILSAMDUTILSAMDUTILSAMDUTILSAMDU", [f"hip_utils{suffix}", "main.c"])):
+        entry = directory / key
+        entry.mkdir()
+        for name in files:
+            (entry / name).write_bytes(b"\x7fELF" if name.endswith(".so") else b"int main(void) { return 0; }\n")
+    (directory / "HEUKIG4JTP2YEOVQFSWBTVS6LZOIS6UFCDGRSN4HPQYM3RTA6GRQ" / "tmp.pid_1234_0a1b").mkdir()
 
 
 def test_scan_reads_stored_artifacts_with_the_compile_counts(cache):
@@ -74,7 +93,11 @@ def test_scan_reads_stored_artifacts_with_the_compile_counts(cache):
     reasons = sorted(r.status for r in result.records if not r.ok)
     assert reasons == ["corrupt entry: JSONDecodeError: Unterminated string starting at: line 1 column 10 (char 9)",
                        "partial entry: no __grp__ file (the compile was interrupted, or it is not a kernel entry)"]
-    assert result.summary().endswith("4 entries, 2 read, 2 partial or corrupt")
+    # Triton's launcher and utility modules are neither rows nor "partial or corrupt": counted apart
+    assert result.summary().endswith("7 entries, 2 read, 2 partial or corrupt, 3 of Triton's launcher and "
+                                     "utility modules skipped")
+    assert {e.name for e in result.entries if e.helper} == {"cuda_utils", "__triton_launcher", "hip_utils"}
+    assert not any(r.kernel in ("cuda_utils", "__triton_launcher", "hip_utils") for r in result.records)
 
 
 def test_scan_retargets_the_ttir_to_other_archs(cache):
@@ -97,6 +120,7 @@ def test_scan_cli_and_bad_directory(cache, tmp_path):
     assert done.returncode == 0, done.stderr
     rows = json.loads(done.stdout)["rows"]
     assert len(rows) == 4 and {r["source"] for r in rows} == {"triton-cache"}
+    assert "3 of Triton's launcher and utility modules skipped" in done.stderr
     done = cli("scan", str(tmp_path / "nope"))
     assert done.returncode == 2 and done.stderr.strip().endswith("does not exist")
 

@@ -2,17 +2,58 @@
 
 A path that cannot be written is an ``OutputError`` (one line: which path, and why), never an OSError
 traceback; ``check_writable`` finds the same reasons before any work is done.
+
+Only regular files are written: a FIFO, a device node or a socket at the path is refused (replacing
+``/dev/null`` with a file is never what was meant); a symlink is followed and the file it leads to is
+replaced, the link kept. A replaced file keeps its mode; a new one gets the umask's (0644 typically), as a
+file the shell creates would.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any
 
 from .errors import OutputError
+
+_KINDS = ((stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def _not_regular(path: Path) -> str | None:
+    """What the file at ``path`` (a symlink followed) is when it exists and is neither a regular file nor
+    a directory, else None."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    return next((what for test, what in _KINDS if test(mode)), None)
+
+
+def target_of(path: str | os.PathLike) -> Path:
+    """The file a write to ``path`` replaces: the path itself, or where its symlinks lead (kept as links)."""
+    path = Path(path)
+    return Path(os.path.realpath(path)) if path.is_symlink() else path
+
+
+@functools.cache
+def _umask() -> int:
+    """The process's umask, read without changing it (/proc), else by setting and restoring it."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def _blocking_file(path: Path) -> Path | None:
@@ -25,10 +66,15 @@ def _blocking_file(path: Path) -> Path | None:
 
 def check_writable(path: str | os.PathLike) -> None:
     """Raise OutputError when ``path`` could not be written as a file: a file where a directory must be,
-    the path itself a directory, or no permission to create it. Creates nothing."""
-    path = Path(path)
-    if path.is_dir():
-        raise OutputError(f"cannot write {path}: it is a directory; give a file name")
+    the path itself a directory or another kind of file than a regular one (a FIFO, a device), or no
+    permission to create it. Creates nothing."""
+    given = Path(path)
+    if given.is_dir():
+        raise OutputError(f"cannot write {given}: it is a directory; give a file name")
+    kind = _not_regular(given)
+    if kind is not None:
+        raise OutputError(f"cannot write {given}: it is {kind}, not a regular file; give a file name")
+    path = target_of(given)
     blocker = _blocking_file(path)
     if blocker is not None:
         raise OutputError(f"cannot write {path}: {blocker} is a file, not a directory")
@@ -38,24 +84,40 @@ def check_writable(path: str | os.PathLike) -> None:
 
 
 def atomic_write(path: str | os.PathLike, data: bytes | str) -> None:
-    """Write to a temporary file in the same directory, then rename it over ``path``."""
-    path = Path(path)
+    """Write to a temporary file in the same directory, then rename it over ``path`` (over the file a
+    symlink leads to, keeping the link). Refuses what is not a regular file; keeps an existing file's mode."""
+    given = Path(path)
+    kind = _not_regular(given)
+    if kind is not None:
+        raise OutputError(f"cannot write {given}: it is {kind}, not a regular file")
+    path = target_of(given)
     payload = data.encode() if isinstance(data, str) else data
+    try:
+        existing = os.stat(path)
+    except OSError:
+        existing = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     except OSError as exc:
-        check_writable(path)  # the precise reason when it is one we know
-        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
+        check_writable(given)  # the precise reason when it is one we know
+        raise OutputError(f"cannot write {given}: {exc.strerror or exc}") from None
     try:
         with os.fdopen(fd, "wb") as f:
+            # mkstemp makes the file 0600: give it the replaced file's mode, or a new file's (0666 less umask)
+            os.fchmod(f.fileno(), stat.S_IMODE(existing.st_mode) if existing is not None else 0o666 & ~_umask())
+            if existing is not None and (existing.st_uid, existing.st_gid) != (os.geteuid(), os.getegid()):
+                try:  # someone else's file (written as root, or a shared group): keep its owner where allowed
+                    os.fchown(f.fileno(), existing.st_uid, existing.st_gid)
+                except OSError:
+                    pass
             f.write(payload)
         os.replace(tmp, path)
     except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
         if isinstance(exc, OSError):
-            check_writable(path)
-            raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
+            check_writable(given)
+            raise OutputError(f"cannot write {given}: {exc.strerror or exc}") from None
         raise
 
 

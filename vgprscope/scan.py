@@ -22,11 +22,13 @@ class ScanResult:
 
     def summary(self) -> str:
         broken = sum(e.reason is not None for e in self.entries)
+        helpers = sum(e.helper for e in self.entries)
         stored = sum(dict(r.extras).get("cache") == "stored" for r in self.records)
         again = len(self.records) - stored
         tail = f", {again} recompiled for other archs" if again else ""
-        return (f"{self.directory}: {len(self.entries)} entries, {len(self.entries) - broken} read, "
-                f"{broken} partial or corrupt{tail}")
+        skipped = f", {helpers} of Triton's launcher and utility modules skipped" if helpers else ""
+        return (f"{self.directory}: {len(self.entries)} entries, {len(self.entries) - broken - helpers} read, "
+                f"{broken} partial or corrupt{skipped}{tail}")
 
 
 def scan(directory: Path, archs: Sequence = (), jobs: int | None = None, use_cache: bool = True,
@@ -41,6 +43,8 @@ def scan(directory: Path, archs: Sequence = (), jobs: int | None = None, use_cac
     tasks: list[Task] = []
     unknown: list[Record] = []
     for entry in entries:
+        if entry.helper:  # Triton's own compiled C modules hold no kernel: counted in the summary, no row
+            continue
         task, row, built = stored_task(entry)
         if task is None:  # an arch outside the table, or an entry too broken to tell: a row anyway
             target = f"{entry.target[0]} {entry.target[1]}" if entry.target else "?"

@@ -14,6 +14,8 @@ An autotuned kernel records every config of its list after ``prune_configs_by`` 
 the wrapped kernel's ``run`` without launching, so ``@heuristics`` below it see each config); under the
 interpreter, which cannot benchmark, the first config is then run, so the user's command completes.
 Nothing here may break the user's command: a failure to record is itself recorded and the launch goes on.
+What explains a command's failure is noted for capture to pass on as a hint: Triton finding no GPU driver
+(a CPU run without TRITON_INTERPRET=1), the interpreter's import failing for want of numpy.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ import threading
 
 DIR_ENV = "VGPRSCOPE_CAPTURE_DIR"
 _WATCHED = ("triton.runtime.jit", "triton.runtime.interpreter", "triton.runtime.autotuner",
-            "triton.language.extra.libdevice")
+            "triton.language.extra.libdevice", "triton.runtime.driver")
 # Targets whose JIT binders derive the specialisation: one per backend (descriptors do not depend on the
 # arch within a backend).
 _TARGETS = (("hip", "gfx942", 64), ("cuda", 90, 32))
@@ -249,6 +251,34 @@ def _record(kernel, args, kwargs) -> None:
     _write({"launch": launch})
 
 
+def _note(name: str) -> None:
+    """Something the capture should tell the user about the command's failure (once per process)."""
+    key = f"note:{name}"
+    if key not in _seen:
+        _seen.add(key)
+        _write({"note": name})
+
+
+def _driver_watch(module) -> None:
+    """Note when Triton finds no GPU driver: ``_create_driver`` (triton/runtime/driver.py), which the JIT,
+    the autotuner's benchmarker and ``driver.active`` all go through on first use, raises "0 active drivers
+    ([]). There should only be one." on a machine without a GPU, where TRITON_INTERPRET=1 was meant."""
+    original = getattr(module, "_create_driver", None)
+    if original is None or getattr(original, "_vgprscope", False):
+        return
+
+    def _create_driver(*args, **kwargs):
+        try:
+            return original(*args, **kwargs)
+        except RuntimeError as exc:
+            if str(exc).startswith("0 active drivers"):
+                _note("no-gpu-driver")
+            raise
+
+    _create_driver._vgprscope = True
+    module._create_driver = _create_driver
+
+
 def _failed(kernel, exc: BaseException) -> None:
     fn = getattr(kernel, "fn", kernel)
     name = f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', repr(fn))}"
@@ -438,6 +468,8 @@ def _patch(name: str, module) -> None:
             _wrap_autotuner(module.Autotuner)
         elif name == "triton.language.extra.libdevice":
             _libdevice(module)
+        elif name == "triton.runtime.driver":
+            _driver_watch(module)
     except Exception as exc:  # never break the user's import
         _write({"error": f"cannot hook {name}: {type(exc).__name__}: {exc}"})
 
@@ -450,7 +482,12 @@ class _Loader(importlib.abc.Loader):
         return self.inner.create_module(spec)
 
     def exec_module(self, module):
-        self.inner.exec_module(module)
+        try:
+            self.inner.exec_module(module)
+        except ModuleNotFoundError as exc:
+            if self.name == "triton.runtime.interpreter" and exc.name == "numpy":
+                _note("interpreter-needs-numpy")
+            raise
         _patch(self.name, module)
 
 

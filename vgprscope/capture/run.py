@@ -1,4 +1,11 @@
-"""Run the user's command with the capture hook and gather what its processes recorded."""
+"""Run the user's command with the capture hook and gather what its processes recorded.
+
+Signals: the command runs in capture's own process group, so a Ctrl-C at the terminal reaches both.
+SIGINT, SIGTERM and SIGHUP sent to capture alone (``kill PID``, a CI runner's timeout, a closed terminal's
+session leader) are passed on to the command. Either way capture waits for the command to end (killing it
+after INTERRUPT_GRACE_S), removes its temporary directory and raises ``CaptureInterrupted``: nothing is
+gathered and no file is written; the CLI exits 128+N.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +13,12 @@ import importlib.metadata
 import json
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
+import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import UsageError
@@ -18,6 +28,33 @@ from .model import Capture, CapturedKernel, CapturedLaunch
 BOOT_DIR = Path(__file__).resolve().parent / "boot"
 # How long an interrupted command gets to exit on its own before it is killed.
 INTERRUPT_GRACE_S = 10
+# The signals that stop a capture, passed on to the command when they were sent to capture alone.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+class CaptureInterrupted(Exception):
+    """Capture itself got ``signum``: the command was stopped, its temporary directory removed, nothing
+    gathered."""
+
+    def __init__(self, signum: int):
+        self.signum = signum
+        super().__init__(f"interrupted by {signal_name(signum)}")
+
+
+@dataclass(frozen=True)
+class CommandRun:
+    """What ``run_command`` found: the capture, and what the hook saw go wrong in the command (``notes``:
+    ``no-gpu-driver``, Triton's JIT found no GPU driver; ``interpreter-needs-numpy``)."""
+
+    capture: Capture
+    notes: frozenset[str] = frozenset()
+
+
+def signal_name(signum: int) -> str:
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
 
 
 def _resolve(command: Sequence[str]) -> str:
@@ -38,25 +75,93 @@ def capture_env(directory: Path, base: dict[str, str] | None = None) -> dict[str
     return env
 
 
-def run_command(command: Sequence[str]) -> Capture:
+def run_command(command: Sequence[str]) -> CommandRun:
     """Run ``command`` to its end with the hook in every Python process it starts; the launches it made.
 
-    Ctrl-C is passed on to the command (it gets the signal from the terminal too), and then re-raised:
-    nothing is gathered and no file is written.
-    """
+    Raises CaptureInterrupted when capture got a stop signal (see the module's docstring)."""
     exe = _resolve(command)
+    if not hasattr(signal, "sigtimedwait"):  # macOS: no way to tell a terminal's signal from kill's
+        return _run_with_handlers(exe, command)
+    watched = {*STOP_SIGNALS, signal.SIGCHLD}
+    # Blocked, the stop signals wait for sigtimedwait below, which says who sent them; the command gets
+    # the mask capture started with.
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, watched)
+    try:
+        with tempfile.TemporaryDirectory(prefix="vgprscope-capture-") as tmp:
+            proc = subprocess.Popen([exe, *command[1:]], env=capture_env(Path(tmp)),
+                                    preexec_fn=lambda: signal.pthread_sigmask(signal.SIG_SETMASK, before))
+            code, stopped = _wait(proc, watched)
+            if stopped is None:
+                launches, errors, notes = gather(Path(tmp))
+        # the temporary directory is gone; a stop signal that came meanwhile still counts
+        if stopped is None and (pending := signal.sigpending() & set(STOP_SIGNALS)):
+            stopped = signal.sigtimedwait(pending, 0).si_signo
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+    if stopped is not None:
+        raise CaptureInterrupted(stopped)
+    return CommandRun(_capture(command, code, launches, errors), frozenset(notes))
+
+
+def _wait(proc: subprocess.Popen, watched: set[int]) -> tuple[int, int | None]:
+    """Wait for the command, passing on the stop signals sent to capture alone; (its exit code, the stop
+    signal capture got or None). A stopped command that outlives INTERRUPT_GRACE_S is killed."""
+    stopped: int | None = None
+    deadline = None
+    while (code := proc.poll()) is None:
+        timeout = 1.0 if deadline is None else max(0.01, min(1.0, deadline - time.monotonic()))
+        info = signal.sigtimedwait(watched, timeout)
+        if info is None or info.si_signo == signal.SIGCHLD:
+            if deadline is not None and time.monotonic() >= deadline:
+                proc.kill()
+            continue
+        if stopped is None:
+            stopped, deadline = info.si_signo, time.monotonic() + INTERRUPT_GRACE_S
+        # si_code > 0: the kernel sent it (a terminal's Ctrl-C or hangup, to the whole foreground group, the
+        # command included); <= 0: a process sent it to capture with kill(): pass it on
+        if info.si_code <= 0:
+            try:
+                proc.send_signal(info.si_signo)
+            except ProcessLookupError:
+                pass
+    return code, stopped
+
+
+def _run_with_handlers(exe: str, command: Sequence[str]) -> CommandRun:
+    """Where signals cannot be waited for (no sigtimedwait): handlers that pass every stop signal on."""
+    got: list[int] = []
     with tempfile.TemporaryDirectory(prefix="vgprscope-capture-") as tmp:
         proc = subprocess.Popen([exe, *command[1:]], env=capture_env(Path(tmp)))
-        try:
-            code = proc.wait()
-        except KeyboardInterrupt:
+
+        def forward(signum, _frame):
+            got.append(signum)
             try:
-                proc.wait(timeout=INTERRUPT_GRACE_S)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-            raise
-        launches, errors = gather(Path(tmp))
+                proc.send_signal(signum)
+            except ProcessLookupError:
+                pass
+
+        previous = {s: signal.signal(s, forward) for s in STOP_SIGNALS}
+        try:
+            deadline = None
+            while True:
+                try:
+                    code = proc.wait(timeout=0.5)
+                    break
+                except subprocess.TimeoutExpired:
+                    deadline = deadline or (time.monotonic() + INTERRUPT_GRACE_S if got else None)
+                    if deadline is not None and time.monotonic() >= deadline:
+                        proc.kill()
+            if not got:
+                launches, errors, notes = gather(Path(tmp))
+        finally:
+            for s, handler in previous.items():
+                signal.signal(s, handler)
+    if got:
+        raise CaptureInterrupted(got[0])
+    return CommandRun(_capture(command, code, launches, errors), frozenset(notes))
+
+
+def _capture(command: Sequence[str], code: int, launches: list[CapturedLaunch], errors: list[str]) -> Capture:
     try:
         tv = importlib.metadata.version("triton")
     except importlib.metadata.PackageNotFoundError:
@@ -64,19 +169,23 @@ def run_command(command: Sequence[str]) -> Capture:
     return Capture(tuple(launches), tuple(command), tv, code, tuple(errors))
 
 
-def gather(directory: Path) -> tuple[list[CapturedLaunch], list[str]]:
+def gather(directory: Path) -> tuple[list[CapturedLaunch], list[str], set[str]]:
     """Every process's lines, each distinct launch once, in the order first seen; each kernel with the
-    snapshot of its source the hook took (what compiles where its module cannot be imported)."""
+    snapshot of its source the hook took (what compiles where its module cannot be imported); the hook's
+    errors and notes."""
     items: list[dict] = []
     snapshots: dict[tuple, str] = {}
     errors: list[str] = []
+    notes: set[str] = set()
     for path in sorted(directory.glob("launches-*.jsonl"), key=lambda p: p.stat().st_mtime):
         for line in path.read_text().splitlines():
             try:
                 item = json.loads(line)
             except ValueError:  # a process killed mid-line: the lines before are whole
                 continue
-            if "error" in item:
+            if "note" in item:
+                notes.add(str(item["note"]))
+            elif "error" in item:
                 errors.append(item["error"])
             elif "snapshot" in item:
                 k = item["snapshot"]["kernel"]
@@ -91,4 +200,4 @@ def gather(directory: Path) -> tuple[list[CapturedLaunch], list[str]]:
         launch = CapturedLaunch(kernel, tuple(x["args"]), x["options"], x.get("autotune"), x.get("reason"),
                                 bool(x.get("interpreted")))
         launches.setdefault(json.dumps(x, sort_keys=True), launch)
-    return list(launches.values()), list(dict.fromkeys(errors))
+    return list(launches.values()), list(dict.fromkeys(errors)), notes

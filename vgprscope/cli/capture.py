@@ -26,25 +26,51 @@ def capture(
 
     Analyse the file anywhere: vgprscope analyze --capture FILE --arch gfx942 --arch sm_90.
     """
+    import signal
+
     from ..capture.model import save_capture
-    from ..capture.run import run_command
+    from ..capture.run import CaptureInterrupted, run_command, signal_name
     from ..errors import UsageError
+    from ..fsutil import check_writable
 
     if not command:
         raise UsageError("no command given; usage: vgprscope capture [-o FILE] -- COMMAND [ARGS...]")
+    if str(output) == "-":
+        raise UsageError("capture -o -: the capture is a file (the command's own output goes to stdout); "
+                         "give a file name")
+    check_writable(output)  # before the command runs, not after it
     try:
-        result = run_command(command)
-    except KeyboardInterrupt:
-        err(f"interrupted; {output} was left as it was")
-        raise typer.Exit(130) from None
+        run = run_command(command)
+    except (KeyboardInterrupt, CaptureInterrupted) as exc:
+        signum = getattr(exc, "signum", signal.SIGINT)
+        how = "interrupted" if signum == signal.SIGINT else f"stopped by {signal_name(signum)}"
+        err(f"{how}; {output} was left as it was")
+        raise typer.Exit(128 + signum) from None
+    result = run.capture
     save_capture(output, result)
     for line in result.errors:
         err(f"warning: {line}")
     err(f"wrote {output}: {result.summary()}")
+    for note in sorted(run.notes):
+        err(f"hint: {HINTS[note]}")
+    # a command killed by signal N (returncode -N) exits 128+N, as a shell reports it
+    code = 128 - result.exit_code if result.exit_code < 0 else result.exit_code
+    died = f"killed by {signal_name(-result.exit_code)}" if result.exit_code < 0 else f"exit code {code}"
     if not result.launches:
-        err(f"the command launched no Triton kernel (exit code {result.exit_code}); nothing to analyse")
-        raise typer.Exit(result.exit_code or 1)
-    raise typer.Exit(result.exit_code)
+        err(f"the command launched no Triton kernel ({died}); nothing to analyse")
+        raise typer.Exit(code or 1)
+    if result.exit_code < 0:
+        err(f"the command was {died}")
+    raise typer.Exit(code)
+
+
+# What the hook saw go wrong in the command, and what to do about it (one line each).
+HINTS = {
+    "no-gpu-driver": "Triton found no GPU driver (\"0 active drivers\"); on a machine without a GPU, run the "
+                     "command under Triton's interpreter: TRITON_INTERPRET=1 vgprscope capture -- ...",
+    "interpreter-needs-numpy": "Triton's interpreter (TRITON_INTERPRET=1) needs numpy, which the command's "
+                               "Python lacks: pip install numpy (vgprscope's bench extra has it)",
+}
 
 
 CaptureOpt = Annotated[Optional[Path], typer.Option(

@@ -4,11 +4,12 @@ Exit codes (every command; also in README and each command's --help):
 0  ok.
 1  a regression or failed check, or nothing to show: the command line was well-formed but no row compiled
    or can launch (each selected variant refused the config, e.g. ``--head-dim 100000`` or
-   ``--block-m 100``, the compiler failed, or the kernel needs more LDS than the arch has). The rows are
+   ``--block-m 512``, the compiler failed, or the kernel needs more LDS than the arch has). The rows are
    still printed, each with its reason; stderr says why in one line.
-2  the command line itself is wrong, found before anything compiles: an unknown name, a value outside
-   the range its --help gives or that no kernel can take (``--head-dim 0``, ``--shape 1,2,3``,
-   ``--arch ''``), a missing, empty or broken ``--kernel-dir``, an ``--output`` that cannot be written,
+2  the command line itself is wrong, found before anything compiles: an unknown name, an empty value, a
+   value outside the range its --help gives or that no kernel can take (``--head-dim 0``, ``--shape 1,2,3``,
+   ``--arch ''``, ``--block-m 100`` or ``--num-warps 3``: Triton takes powers of two only), a missing,
+   empty or broken ``--kernel-dir``, an ``--output`` that cannot be written,
    a missing optional dependency; or results that cannot be compared. One line on stderr, nothing on
    stdout.
 The line between 1 and 2: what the tool knows for any kernel is checked here (2); what a variant's own
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 import sys
 import warnings
 from enum import Enum
@@ -111,9 +113,18 @@ class OneLineErrors(TyperGroup):
     choices) as one stderr line like the core's errors, instead of a usage block and a framed panel."""
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        _hold_closed_stdout()
+        real_stdout = sys.stdout
+        if real_stdout is not None:
+            sys.stdout = _GuardedStdout(real_stdout)
         try:
             rv = super().main(args=args, prog_name=prog_name, complete_var=complete_var, standalone_mode=False,
                               **extra)
+            if sys.stdout is not None:  # what print() left in the buffer fails here, not at exit
+                sys.stdout.flush()
+        except StdoutError as exc:  # outside a command's handles_errors: --version, the final flush
+            err(f"error: {exc}")
+            sys.exit(exc.exit_code)
         except _click_exceptions.ClickException as exc:
             if type(exc).__name__ == "NoArgsIsHelpError":  # typer printed the help while raising it
                 sys.exit(exc.exit_code)
@@ -124,11 +135,61 @@ class OneLineErrors(TyperGroup):
         except (typer.Abort, getattr(_click_exceptions, "Abort", typer.Abort)):
             err("aborted")
             sys.exit(1)
+        finally:
+            if isinstance(sys.stdout, _GuardedStdout):
+                sys.stdout = real_stdout
         # standalone_mode=False returns an explicit typer.Exit's code, else the command's return value
         code = rv if isinstance(rv, int) and not isinstance(rv, bool) else 0
         if not standalone_mode:
             return code
         sys.exit(code)
+
+
+def _hold_closed_stdout() -> None:
+    """Started with stdout closed (``>&-``): put /dev/null on descriptor 1, so that no file this process
+    opens (a cache entry) and no child it starts (a compile worker) takes it as its stdout. sys.stdout stays
+    None, and writing a table says stdout is closed."""
+    try:
+        os.fstat(1)
+    except OSError:
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            if devnull != 1:
+                os.dup2(devnull, 1)
+                os.close(devnull)
+        except OSError:
+            pass
+
+
+class StdoutError(OutputError):
+    """stdout cannot be written: closed, a full device, a pipe whose reader left (exit 2, one line)."""
+
+
+class _GuardedStdout:
+    """sys.stdout while a command runs: a write or flush that fails is a StdoutError, one line like every
+    other error (an OSError would be a traceback, and click turns EPIPE into a silent exit 1)."""
+
+    def __init__(self, inner):
+        self._inner = inner
+
+    def write(self, text):
+        try:
+            return self._inner.write(text)
+        except OSError as exc:
+            raise stdout_error(exc) from None
+
+    def writelines(self, lines):
+        for line in lines:
+            self.write(line)
+
+    def flush(self):
+        try:
+            self._inner.flush()
+        except OSError as exc:
+            raise stdout_error(exc) from None
+
+    def __getattr__(self, name):
+        return getattr(self._inner, name)
 
 
 # Option validation: small functions, each a typer callback raising typer.BadParameter (one line through
@@ -143,13 +204,30 @@ def nonempty_names(values: list[str] | None) -> list[str] | None:
     return values
 
 
+def power_of_two(ctx: typer.Context, param: typer.CallbackParam, value: int | None) -> int | None:
+    """--block-m, --block-n, --num-warps (single-valued): Triton takes powers of two only."""
+    from .grid import power_of_two_error
+
+    flag = max(param.opts, key=len) if param.opts else ""
+    if value is not None and (why := power_of_two_error(flag, value)) is not None:
+        raise typer.BadParameter(why.removeprefix(f"{flag} "))
+    return value
+
+
+STDOUT = "-"
+
+
 def writable_output(value: Path | None) -> Path | None:
-    """--output: refused before anything compiles when the file could not be written."""
+    """--output: refused before anything compiles when the file could not be written (a FIFO or a device
+    is no file to write: give a file name, or ``-`` for stdout, which is the same as no --output)."""
+    if value is not None and str(value) == STDOUT:
+        return None
     if value is not None:
         try:
             check_writable(value)
         except OutputError as exc:
-            raise typer.BadParameter(str(exc)) from None
+            hint = f", or {STDOUT} for stdout" if "not a regular file" in str(exc) else ""
+            raise typer.BadParameter(f"{exc}{hint}") from None
     return value
 
 
@@ -174,10 +252,13 @@ VariantOpt = Annotated[
     Optional[list[str]],
     typer.Option("--variant", "-v", callback=nonempty_names, help="Variant, repeatable or comma-separated; 'all' \\[default: all]"),
 ]
-BlockMOpt = Annotated[Optional[int], typer.Option("--block-m", min=1, help="BLOCK_M \\[default: the variant's]")]
-BlockNOpt = Annotated[Optional[int], typer.Option("--block-n", min=1, help="BLOCK_N \\[default: the variant's]")]
+BlockMOpt = Annotated[Optional[int], typer.Option("--block-m", min=1, callback=power_of_two,
+                                                  help="BLOCK_M, a power of two \\[default: the variant's]")]
+BlockNOpt = Annotated[Optional[int], typer.Option("--block-n", min=1, callback=power_of_two,
+                                                  help="BLOCK_N, a power of two \\[default: the variant's]")]
 HeadDimOpt = Annotated[int, typer.Option("--head-dim", "-d", min=1, help="Head dim (16-256)")]
-NumWarpsOpt = Annotated[Optional[int], typer.Option("--num-warps", min=1, help="num_warps \\[default: the variant's]")]
+NumWarpsOpt = Annotated[Optional[int], typer.Option("--num-warps", min=1, callback=power_of_two,
+                                                    help="num_warps, a power of two \\[default: the variant's]")]
 NumStagesOpt = Annotated[Optional[int], typer.Option("--num-stages", min=1, help="num_stages \\[default: the variant's]")]
 WavesPerEuOpt = Annotated[Optional[int], typer.Option("--waves-per-eu", min=0, help="AMD: waves_per_eu hint")]
 NonKDimOpt = Annotated[Optional[int], typer.Option("--matrix-instr-nonkdim", min=0, help="AMD: MFMA size (16 or 32)")]
@@ -187,7 +268,8 @@ DtypeOpt = Annotated[Dtype, typer.Option("--dtype", help="Element type of q, k, 
 CausalOpt = Annotated[bool, typer.Option("--causal/--no-causal", help="Causal mask (bottom-right aligned)")]
 FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format")]
 OutputOpt = Annotated[Optional[Path], typer.Option("--output", "-o", callback=writable_output,
-                                                        help="Write to this file (atomically) instead of stdout")]
+                                                        help="Write to this file (atomically) instead of stdout "
+                                                        "(- for stdout)")]
 JobsOpt = Annotated[Optional[int], typer.Option("--jobs", "-j", min=1, help="Parallel compiles \\[default: all cores]")]
 KernelDirOpt = Annotated[
     Optional[Path], typer.Option("--kernel-dir", help="Load variants from this directory instead of the bundled ones")
@@ -205,7 +287,31 @@ WideOpt = Annotated[bool, typer.Option(
 
 def emit(text: str, output: Path | None) -> None:
     if output is None:
-        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        write_stdout(text if text.endswith("\n") else text + "\n")
     else:
         atomic_write(output, text)
         err(f"wrote {output}")
+
+
+def stdout_error(exc: OSError) -> StdoutError:
+    """A write to stdout that failed (a full device, a reader that went away): one line, and stdout pointed
+    at /dev/null so that the interpreter's own flush at exit does not fail again with a traceback."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno() if sys.stdout is not None else 1)
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+    why = "the reader closed the pipe" if isinstance(exc, BrokenPipeError) else (exc.strerror or str(exc))
+    return StdoutError(f"cannot write to stdout: {why}; nothing more was written (--output FILE writes a file)")
+
+
+def write_stdout(text: str) -> None:
+    """Tables and data to stdout, flushed, so a full device or a closed pipe is one error line here."""
+    if sys.stdout is None:  # started with stdout closed (`>&-`)
+        raise StdoutError("cannot write to stdout: it is closed; give --output FILE, or leave stdout open")
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except OSError as exc:
+        raise stdout_error(exc) from None

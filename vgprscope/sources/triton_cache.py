@@ -44,6 +44,8 @@ class CacheEntry:
     metadata: dict[str, Any] = field(default_factory=dict, compare=False)
     files: tuple[str, ...] = ()
     reason: str | None = None
+    # Triton's own compiled C module (its launcher, cuda_utils, hip_utils): no kernel, nothing to read
+    helper: bool = False
 
     @property
     def hash(self) -> str:
@@ -79,12 +81,33 @@ class CacheEntry:
         return m.group(1) if m else ""
 
 
+# What Triton's runtime/build.py puts in the cache for a C module it compiles (the per-signature
+# ``__triton_launcher`` of Triton <= 3.6, ``cuda_utils`` / ``hip_utils`` of the drivers): the shared object,
+# named ``NAME`` + the interpreter's EXT_SUFFIX (``cuda_utils.cpython-312-x86_64-linux-gnu.so``), in an
+# entry of its own keyed by the source's hash; other releases keep the C source beside it.
+_MODULE_FILE_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_-]+)*\.(so|pyd|dylib|c|cc|cpp|h)$")
+# FileCacheManager.put writes through a temporary directory inside the entry (removed once the file is in)
+_TMP_PREFIX = "tmp.pid_"
+
+
+def _helper_module(files: tuple[str, ...]) -> str | None:
+    """The module's name when an entry holds nothing but a compiled C module (and its source), else None."""
+    names = [f for f in files if not f.startswith(_TMP_PREFIX)]
+    if not names or not all(_MODULE_FILE_RE.match(f) for f in names):
+        return None
+    return names[0].split(".", 1)[0]
+
+
 def read_entry(directory: Path) -> CacheEntry:
-    """One cache entry; a partial or corrupt one carries its reason (never raises on bad content)."""
+    """One cache entry; a partial or corrupt one carries its reason (never raises on bad content). An
+    entry of Triton's own compiled modules (launcher, driver utilities) is marked ``helper``."""
     try:
         files = tuple(sorted(os.listdir(directory)))
     except OSError as exc:
         return CacheEntry(directory, "?", reason=f"cannot list the entry: {exc.strerror}")
+    module = _helper_module(files)
+    if module is not None:
+        return CacheEntry(directory, module, files=files, helper=True)
     groups = [f for f in files if f.startswith("__grp__") and f.endswith(".json")]
     metas = [f for f in files if f.endswith(".json") and not f.startswith("__grp__")]
     name = groups[0][len("__grp__"):-len(".json")] if groups else (metas[0][:-len(".json")] if metas else "?")
@@ -118,7 +141,7 @@ def read_entry(directory: Path) -> CacheEntry:
 
 
 def read_cache(directory: Path) -> list[CacheEntry]:
-    """Every entry of a Triton cache directory, in name order."""
+    """Every entry of a Triton cache directory, in name order (helper modules included, marked)."""
     try:
         subdirs = sorted(p for p in directory.iterdir() if p.is_dir())
     except OSError as exc:
