@@ -59,12 +59,10 @@ def warnings_as_diagnostics():
         yield
 
 
-def handles_errors(fn: Callable) -> Callable:
-    """Turn the core's typed errors into one stderr line and their exit code, never a traceback.
-
-    The exit codes are the CLI's (the module docstring says what each means): the core's exceptions
-    carry none. The first class an error is an instance of decides; every one is 2 today (the input or
-    the environment, found before a result)."""
+def exit_code_of(exc: VgprscopeError) -> int:
+    """The CLI's exit code of one of the core's errors (the module docstring says what each means): the
+    core's exceptions carry none. The first class an error is an instance of decides; every one is 2 today
+    (the input or the environment, found before a result)."""
     from ..errors import MissingExtraError, NoGpuError, NotComparableError, TritonUnavailableError, UsageError
 
     exit_codes: tuple[tuple[type[VgprscopeError], int], ...] = (
@@ -75,6 +73,11 @@ def handles_errors(fn: Callable) -> Callable:
         (MissingExtraError, 2),
         (VgprscopeError, 2),
     )
+    return next(code for cls, code in exit_codes if isinstance(exc, cls))
+
+
+def handles_errors(fn: Callable) -> Callable:
+    """Turn the core's typed errors into one stderr line and their exit code, never a traceback."""
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
@@ -86,7 +89,7 @@ def handles_errors(fn: Callable) -> Callable:
                 return fn(*args, **kwargs)
         except VgprscopeError as exc:
             err(f"error: {exc}")
-            raise typer.Exit(next(code for cls, code in exit_codes if isinstance(exc, cls))) from None
+            raise typer.Exit(exit_code_of(exc)) from None
         except KeyboardInterrupt:
             # the compile workers are killed, not waited for (compile.engine): stopping takes well under a second
             err("interrupted: stopped the running compiles; no output file was written")
@@ -124,10 +127,10 @@ class OneLineErrors(TyperGroup):
                 sys.stdout.flush()
         except StdoutError as exc:  # outside a command's handles_errors: --version, the final flush
             err(f"error: {exc}")
-            sys.exit(exc.exit_code)
+            sys.exit(exit_code_of(exc))
         except _click_exceptions.ClickException as exc:
             if type(exc).__name__ == "NoArgsIsHelpError":  # typer printed the help while raising it
-                sys.exit(exc.exit_code)
+                sys.exit(exc.exit_code)  # click's own code
             ctx = getattr(exc, "ctx", None)
             where = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
             err(f"error: {exc.format_message()}{where}")
