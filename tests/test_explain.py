@@ -200,7 +200,9 @@ def test_explain_raw_joins_allocation_loops_and_spills():
     doc = e.as_dict()
     assert doc["loops"][0]["tensors"][0] == {
         "name": "acc", "ssa": "%acc", "role": "carried", "shape": [128, 128], "dtype": "f32",
-        "layout": "mfma 32x32 T", "elements_per_lane": 64, "registers_per_lane": 64, "counted": True}
+        "layout": "mfma 32x32 T", "elements_per_lane": 64, "registers_per_lane": 64, "counted": True,
+        "layout_full": "#ttg.amd_mfma<{version = 3, warpsPerCTA = [4, 1], instrShape = [32, 32, 8], "
+                       "isTransposed = true}>", "memory": "registers", "buffer": None, "bytes": None}
     assert doc["seed_001_estimate"]["total"] == 129 and len(doc["spill_sites"]) == 22
 
 

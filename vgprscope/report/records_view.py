@@ -135,9 +135,8 @@ def table_text(records: Sequence[Record], machine: Machine, *, title: str | None
     heading = f"{title or ''} ({'; '.join(said)})".strip() if said else title
     if naming.by_kernel:
         rows = labelled(records, lambda r: r.kernel, lambda r: r.kernel)
-        files = {r.variant for r in records}
-        if len(files) > 1:  # which file each kernel came from, when that differs: left out first
-            columns = [*columns[:1], Column("file", lambda r: r.variant, drop=0), *columns[1:]]
+        # which file each kernel came from: the first column left out where the table cannot fit
+        columns = [*columns[:1], Column("file", lambda r: r.variant, drop=0), *columns[1:]]
         label_header = "kernel"
     else:
         rows = labelled(records, lambda r: r.variant, lambda r: r.kernel)
