@@ -270,6 +270,13 @@ def _folded(table, console, widths: Sequence[int]) -> int:
                 if _cell_lines(console, c, w) > 1})
 
 
+def _renumber(table) -> None:
+    """rich reads a column's place from its ``_index`` (the last one has no right padding): keep it true
+    when columns are left out and put back."""
+    for i, col in enumerate(table.columns):
+        col._index = i
+
+
 def drop_order(table, columns: Sequence[Any]) -> None:
     """The columns (rich columns of ``table``) the default view may leave out, first to go first, when the
     table cannot fit its width otherwise: a view states its priorities here; what is left out is named
@@ -298,6 +305,7 @@ def fit_columns(table, console, width: int) -> list[Any]:
             break
         col = order.pop(0)
         table.columns.remove(col)
+        _renumber(table)
         dropped.append(col)
     for whole_words, lines in ((True, 3), (False, 2)):
         if widths is not None:
@@ -378,6 +386,13 @@ def render_table(renderable, *, footnotes: Footnotes | Sequence[str] = (), notes
     console = Console(file=io.StringIO(), width=width, force_terminal=tty, color_system="auto" if tty else None,
                       soft_wrap=False)
     dropped: list[Any] = []
+    # a table's title is a line across the whole width, folded at spaces there: rich would fold it to
+    # the table's own width, however narrow
+    title = getattr(renderable, "title", None)
+    head = ""
+    if isinstance(title, str) and title:
+        renderable.title = None
+        head = _put_titles(TITLE_MARK, [(title, "italic")], width, tty)
     if not wide and hasattr(renderable, "columns"):
         # fitted for this print only: the same table printed again (--wide, another width) starts afresh
         columns = list(renderable.columns)
@@ -385,6 +400,7 @@ def render_table(renderable, *, footnotes: Footnotes | Sequence[str] = (), notes
         dropped = fit_columns(renderable, console, width)
         console.print(renderable)
         renderable.columns[:] = columns
+        _renumber(renderable)
         for c, (w, nw, ov) in zip(columns, saved):
             c.width, c.no_wrap, c.overflow = w, nw, ov
     else:
@@ -392,7 +408,9 @@ def render_table(renderable, *, footnotes: Footnotes | Sequence[str] = (), notes
     out = console.file.getvalue()
     if not tty:  # rich pads every line to the table's width: no trailing blanks in a log or a file
         out = "".join(ln.rstrip() + "\n" for ln in out.splitlines())
-    out = _put_titles(out, getattr(renderable, "vgprscope_titles", ()), width, tty)
+    out = head + _put_titles(out, getattr(renderable, "vgprscope_titles", ()), width, tty)
+    if head:
+        renderable.title = title
     fn_lines = footnotes.lines() if isinstance(footnotes, Footnotes) else list(footnotes)
     if dropped:  # a note whose marker stood only in a column left out has nothing to annotate
         fn_lines = [ln for ln in fn_lines if not ln.startswith("[") or ln.split("]")[0] + "]" in out]
