@@ -221,7 +221,7 @@ def test_analyze_command_fits(monkeypatch, width):
               *SMALL)
     assert res.exit_code == 0
     assert_fits(res.stdout, width, "arch", 6, {"split-k"})
-    assert res.stdout.startswith("compile-only | Triton ")
+    assert res.stdout.startswith("compile-only (compiled here, no GPU: ")
 
 
 def test_analyze_command_wide_shows_every_column(monkeypatch):

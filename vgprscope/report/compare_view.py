@@ -247,7 +247,7 @@ def _shape_text(shape: Sequence[int]) -> str:
     return f"B={b} H={h} Nq={nq} Nk={nk}" + (f" H_kv={rest[0]}" if rest else "")
 
 
-def traffic_notes(lines: Sequence[VariantLine]) -> list[str]:
+def traffic_notes(lines: Sequence[VariantLine], wide: bool = False) -> list[str]:
     """Under the tables: the reference shape(s) the traffic was modelled on, each formula once with the
     variants it is theirs, and the notation the formulas use."""
     modelled = [ln for ln in lines if ln.traffic is not None]
@@ -261,8 +261,8 @@ def traffic_notes(lines: Sequence[VariantLine]) -> list[str]:
         names = by_formula.setdefault(formula, [])
         if ln.variant not in names:
             names.append(ln.variant)
-    head = (f"GB moved: the traffic model's bytes read + written at {' / '.join(shapes) or 'the reference shape'} "
-            "(--shape); per (batch, head), times B*H:")
+    what = "read GB, written GB, GFLOP: the traffic model's" if wide else "GB moved: the traffic model's bytes read + written"
+    head = f"{what} at {' / '.join(shapes) or 'the reference shape'} (--shape); per (batch, head), times B*H:"
     return [head, *(f"{', '.join(names)}: {formula}" for formula, names in by_formula.items()), TRAFFIC_NOTATION]
 
 
@@ -282,7 +282,7 @@ def tables_text(per_arch: Mapping[str, list[VariantLine]], machine: Machine, ext
         legends.append(NEXT_LEGEND)
         if any(len(ln.kernels) > 1 for ln in every):
             legends.append(VARIANT_LEGEND)
-    legends += traffic_notes(every)
+    legends += traffic_notes(every, wide)
     for i, (arch, lines) in enumerate(tables):
         table = _table(f"vgprscope compare: {arch}", lines, (extra or {}).get(arch), extra_headers, wide,
                        None if wide else notes)

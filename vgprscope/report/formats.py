@@ -22,6 +22,9 @@ from typing import Any
 from ..records import SCHEMA_VERSION, Record
 from .machine import Machine
 
+# A table of more rows than this leaves a column out (by its view's stated priority) rather than fold most
+# of its rows onto two lines (fit_columns)
+LONG_TABLE = 50
 # The width of the default view when stdout is not a terminal (a pipe, a file, a CI log) and $COLUMNS is
 # not set: the narrowest terminal the tables are designed for, so a log reads like a terminal.
 PIPE_WIDTH = 100
@@ -287,8 +290,8 @@ def drop_order(table, columns: Sequence[Any]) -> None:
 def fit_columns(table, console, width: int) -> list[Any]:
     """Give the table's foldable columns (``no_wrap`` False) fixed widths so that it fits ``width`` with
     no row folded into more than two lines where that is possible, and as few rows folded as may be,
-    never cutting a word. Where it cannot, or only with most rows on two lines, the columns named by
-    :func:`drop_order` are left out, in that order, until it fits; then rows may take a third line;
+    never cutting a word. Where it cannot (or, in a table of more than LONG_TABLE rows, only with most
+    rows on two lines), the columns named by :func:`drop_order` are left out, in that order, until it fits; then rows may take a third line;
     only then are words cut, and what still does not fit is left to rich (which then folds further). Returns the columns left out (no
     longer in ``table.columns``: the caller restores them)."""
     if not table.columns:
@@ -300,8 +303,10 @@ def fit_columns(table, console, width: int) -> list[Any]:
         if sum(natural) + overhead <= width:
             return dropped
         widths = _narrowed(table, console, width, natural, overhead, True, 2)
-        # most rows on two lines doubles a long table: a column left out (and named) reads better
-        if (widths is not None and _folded(table, console, widths) * 2 <= len(table.rows)) or not order:
+        # most rows of a long table on two lines double its length: a column left out (and named) reads
+        # better there; a short table keeps every column, its rows on two lines
+        long = len(table.rows) > LONG_TABLE and _folded(table, console, widths or []) * 2 > len(table.rows)
+        if (widths is not None and not long) or not order:
             break
         col = order.pop(0)
         table.columns.remove(col)

@@ -127,7 +127,7 @@ def _columns(amd: bool, notes: Any, own: dict[int, str] | None = None, knob_colu
         return "ok" if r.level.ok else f"✗ {notes.ref(r.level.record.status)}"
 
     cols = [Column("kernel", lambda r: _name(r.kf), wide_only=True),
-            Column("config", lambda r: own.get(id(r.kf), "") if own else "", wide_only=True)] if wide else []
+            Column("config", lambda r: _config_label(r.kf), wide_only=True)] if wide else []
     if knob_column:
         cols.append(Column("wpe" if amd else "maxnreg", _setting, justify="right"))
     cols += [
