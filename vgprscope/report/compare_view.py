@@ -288,7 +288,7 @@ def tables_text(per_arch: Mapping[str, list[VariantLine]], machine: Machine, ext
                        None if wide else notes)
         last = i == len(tables) - 1
         parts.append(render_table(table, footnotes=notes if last else (), notes=legends if last else (),
-                                  wide=wide, width=width))
+                                  wide=wide, width=width, elsewhere="".join(parts[1:])))
     return "".join(parts)
 
 

@@ -291,9 +291,10 @@ def fit_columns(table, console, width: int) -> list[Any]:
     """Give the table's foldable columns (``no_wrap`` False) fixed widths so that it fits ``width`` with
     no row folded into more than two lines where that is possible, and as few rows folded as may be,
     never cutting a word. Where it cannot (or, in a table of more than LONG_TABLE rows, only with most
-    rows on two lines), the columns named by :func:`drop_order` are left out, in that order, until it fits; then rows may take a third line;
-    only then are words cut, and what still does not fit is left to rich (which then folds further). Returns the columns left out (no
-    longer in ``table.columns``: the caller restores them)."""
+    rows on two lines), the columns named by :func:`drop_order` are left out, in that order, until it
+    fits; then rows may take a third line; only then are words cut, and what still does not fit is left
+    to rich (which then folds further). Returns the columns left out (no longer in ``table.columns``:
+    the caller puts them back)."""
     if not table.columns:
         return []
     dropped: list[Any] = []
@@ -341,31 +342,30 @@ def add_title(table, text: str, style: str | None = "bold") -> None:
     table.add_row(TITLE_MARK, *[""] * (len(table.columns) - 1))
 
 
+def _title_text(text: str, style: str | None, width: int, tty: bool) -> str:
+    """A title folded at spaces to ``width``, styled on a terminal."""
+    folded = wrap(text, width, "  ")
+    if not tty or not style:
+        return folded
+    from rich.console import Console
+    from rich.text import Text
+
+    con = Console(file=io.StringIO(), width=width, force_terminal=True, color_system="auto", soft_wrap=False)
+    con.print(Text(folded, style=style), end="")
+    return con.file.getvalue()
+
+
 def _put_titles(out: str, titles: Sequence[tuple[str, str | None]], width: int, tty: bool) -> str:
     """The rendered table with each title row's line replaced by its title."""
     if not titles:
         return out
-    from rich.console import Console
-    from rich.text import Text
-
     it = iter(titles)
-    lines = []
-    for ln in out.splitlines():
-        if TITLE_MARK not in ln:
-            lines.append(ln)
-            continue
-        text, style = next(it)
-        if tty:
-            con = Console(file=io.StringIO(), width=width, force_terminal=True, color_system="auto", soft_wrap=False)
-            con.print(Text(wrap(text, width, "  "), style=style or ""), end="")
-            lines.append(con.file.getvalue())
-        else:
-            lines.append(wrap(text, width, "  "))
+    lines = [ln if TITLE_MARK not in ln else _title_text(*next(it), width, tty) for ln in out.splitlines()]
     return "".join(ln + "\n" for ln in lines)
 
 
 def render_table(renderable, *, footnotes: Footnotes | Sequence[str] = (), notes: Sequence[str] = (),
-                 wide: bool = False, width: int | None = None) -> str:
+                 wide: bool = False, width: int | None = None, elsewhere: str = "") -> str:
     """A rich table (or any renderable) as text for stdout: THE way a command turns a table into text.
 
     - ``width``: the columns to fit; default :func:`output_width` (the terminal's, else $COLUMNS, else 100
@@ -374,6 +374,9 @@ def render_table(renderable, *, footnotes: Footnotes | Sequence[str] = (), notes
     - ``footnotes``: a :class:`Footnotes` (cells hold its ``[n]`` markers) or lines, printed under the table
       and wrapped to the width; ``notes``: unnumbered lines after them (a legend).
     - ``wide``: every row at its natural width (the --wide view), however wide that is.
+    - A column left out for want of width (``drop_order``) is named under the table; a footnote whose
+      marker stood only in it goes too, unless ``elsewhere`` (the text of other tables that share the
+      footnotes) holds the marker.
 
     Colour only on a terminal; pipes and files get the same layout without escape codes.
     """
@@ -397,7 +400,7 @@ def render_table(renderable, *, footnotes: Footnotes | Sequence[str] = (), notes
     head = ""
     if isinstance(title, str) and title:
         renderable.title = None
-        head = _put_titles(TITLE_MARK, [(title, "italic")], width, tty)
+        head = _title_text(title, "italic", width, tty) + "\n"
     if not wide and hasattr(renderable, "columns"):
         # fitted for this print only: the same table printed again (--wide, another width) starts afresh
         columns = list(renderable.columns)
@@ -418,7 +421,9 @@ def render_table(renderable, *, footnotes: Footnotes | Sequence[str] = (), notes
         renderable.title = title
     fn_lines = footnotes.lines() if isinstance(footnotes, Footnotes) else list(footnotes)
     if dropped:  # a note whose marker stood only in a column left out has nothing to annotate
-        fn_lines = [ln for ln in fn_lines if not ln.startswith("[") or ln.split("]")[0] + "]" in out]
+        gone = " ".join(_plain(c) for col in dropped for c in col._cells)
+        fn_lines = [ln for ln in fn_lines if not ln.startswith("[") or (mark := ln.split("]")[0] + "]") not in gone
+                    or mark in out or mark in elsewhere]
         notes = [f"not shown at {width} columns: {', '.join(_plain(c.header) for c in dropped)} "
                  "(--wide shows every column)", *notes]
     extra = [wrap(ln, width, "    ") for ln in fn_lines] + [wrap(ln, width, "  ") for ln in notes]

@@ -1,8 +1,10 @@
 """Records as the analyze table (terminal) and as markdown (every field).
 
 The default view labels rows the way a person scans them: the variant once, on its first row; a variant
-with several kernels gets a title row and each kernel's name once; then one row per arch. ``--wide``
-spells variant and kernel on every row, with every field.
+with several kernels gets a title row and each kernel's name once; then one row per arch. Names too long
+for a label column (a captured kernel's module and name) stand on lines of their own across the table
+instead, so that the data columns keep their width. ``--wide`` spells variant and kernel on every row,
+with every field. ``scan``'s rows are named by kernel, the file it came from beside it.
 """
 
 from __future__ import annotations
@@ -144,7 +146,8 @@ def table_text(records: Sequence[Record], machine: Machine, *, title: str | None
     if max((len(lab) for lab, _ in rows), default=0) <= LABEL_MAX:
         table = label_table(rows, columns, title=heading, label_header=label_header, row_style=style)
     else:
-        table = build_table(records, [c for c in columns if c.header != "file"], title=heading, row_style=style, title_of=lambda r: [(naming.title(r), "bold")])
+        table = build_table(records, [c for c in columns if c.header != "file"], title=heading, row_style=style,
+                            title_of=lambda r: [(naming.title(r), "bold")])
     legend = RECORD_LEGEND.format(spills="" if spill_free else SPILLS_LEGEND)
     text = render_table(table, footnotes=notes, notes=[NEXT_LEGEND, legend], width=width)
     return machine.text(width) + "\n" + text
