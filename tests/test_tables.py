@@ -719,3 +719,26 @@ def test_the_machine_line_names_the_users_repository_apart_from_vgprscope(tmp_pa
     assert fields[-1] == f"vgprscope {vgprscope.__version__}" + (f" (git {own})" if own != "unknown" else "")
     monkeypatch.chdir(tmp_path)  # outside any repository: no repository to name
     assert not any(f.startswith("repo ") for f in compile_only().fields())
+
+
+def test_compare_with_the_frontiers_columns_leaves_out_by_priority_and_cuts_no_name():
+    """compare --frontier on sm_90 at 100 columns (measured: 142 columns wide): the columns asked for stay,
+    limiter: next, the traffic and then shared memory are left out and named, and no name is cut."""
+    from vgprscope.compare import compare
+    from vgprscope.report.compare_view import tables_text
+
+    records = fixture_records("bundled_gfx942_sm_90_analyze.json.gz")
+    per_arch = compare(records)
+    headers = ("spill-free occ", "next level")
+    extra = {arch: {ln.variant: {"spill-free occ": "1 blk/SM", "next level": "2: 6648+6404 B"} for ln in lines}
+             for arch, lines in per_arch.items()}
+    text = tables_text(per_arch, compile_only(), headers, extra, width=100)
+    assert "not shown at 100 columns: limiter: next, GB moved, smem B (Δ) (--wide shows every column)" in text
+    sm90 = [h for h, _ in _tables(text)][1]
+    assert "spill-free" in sm90 and "next level" in sm90 and "spills (Δ)" in sm90
+    names = {ln.split()[0] for ln in text.splitlines() if ln.strip()}
+    assert {"split-k-two-phase", "attn_fwd_split", "attn_merge", "attn_stats", "attn_value"} <= names
+    assert "82944 (-147456 ✓)" not in text and "177 (-78 ✓)" in text
+    # the notes explain what is shown: no traffic formulas for a traffic column no table shows
+    assert "traffic notation" not in text and "limiter: next =" not in text
+    assert all(len(ln) <= 100 for ln in text.splitlines())

@@ -155,7 +155,8 @@ def _columns(lines: Sequence[VariantLine], extra_headers: Sequence[str], wide: b
     a baseline line, traffic only where the model covers a line. The default view leaves out status when
     every row is ok and spills when no kernel spills (the title says so); its values and their changes
     never fold (a change stays beside its value), its names fold at spaces only; where it cannot fit,
-    ``limiter: next`` is left out first, then the traffic (``drop``; the table says so)."""
+    ``limiter: next`` is left out first, then the traffic, then LDS / shared memory (``drop``; the table
+    says so; columns a command adds on request, --frontier's and --bench's, stay)."""
     amd = _amd(lines)
     d = " (Δ)" if _has_reference(lines) else ""
     traffic = _has_traffic(lines)
@@ -175,7 +176,7 @@ def _columns(lines: Sequence[VariantLine], extra_headers: Sequence[str], wide: b
     fold = {"no_wrap": False}
     spills = [(f"spills{d}", "spills", {})] if with_spills else []
     cols = [("config", "config_short", fold), (f"{regs}{d}", "regs", {}), *spills,
-            (f"{lds}{d}", "lds", {}), (f"{_UNIT_SHORT.get(unit, unit) or 'occupancy'}{d}", "occ", {}),
+            (f"{lds}{d}", "lds", {"drop": 3}), (f"{_UNIT_SHORT.get(unit, unit) or 'occupancy'}{d}", "occ", {}),
             ("limiter: next", "limiter_next", fold | {"drop": 1})]
     if traffic:
         cols.append(("GB moved", "traffic", {"drop": 2}))
@@ -270,26 +271,39 @@ def tables_text(per_arch: Mapping[str, list[VariantLine]], machine: Machine, ext
                 extra=None, *, wide: bool = False, width: int | None = None) -> str:
     """One table per arch (per grid point); the footnotes (numbered across the tables) and the legends once
     at the end: what a change means (where a table has one), the traffic model's shape, formulas and
-    notation (where it covers a line)."""
+    notation (where it covers a line and a table shows its column)."""
+    from .formats import output_width, wrap
+
     notes = Footnotes()
     parts = [machine.text(width) + "\n"]
     tables = list(per_arch.items())
     every = [ln for _, lines in tables for ln in lines]
-    legends = []
-    if any(_has_reference(lines) for _, lines in tables):
-        legends.append(legend(f"the {REFERENCE} variant's line"))
-    if not wide:
-        legends.append(NEXT_LEGEND)
-        if any(len(ln.kernels) > 1 for ln in every):
-            legends.append(VARIANT_LEGEND)
-    legends += traffic_notes(every, wide)
+    shown: set[str] = set()  # the columns some table showed (the legends explain those only)
     for i, (arch, lines) in enumerate(tables):
         table = _table(f"vgprscope compare: {arch}", lines, (extra or {}).get(arch), extra_headers, wide,
                        None if wide else notes)
         last = i == len(tables) - 1
-        parts.append(render_table(table, footnotes=notes if last else (), notes=legends if last else (),
-                                  wide=wide, width=width, elsewhere="".join(parts[1:])))
-    return "".join(parts)
+        parts.append(render_table(table, footnotes=notes if last else (), wide=wide, width=width,
+                                  elsewhere="".join(parts[1:])))
+        dropped = set(getattr(table, "vgprscope_dropped", ()))
+        shown |= {_plain(c.header) for c in table.columns} - dropped
+    legends = []
+    if any(_has_reference(lines) for _, lines in tables):
+        legends.append(legend(f"the {REFERENCE} variant's line"))
+    if not wide:
+        if "limiter: next" in shown:
+            legends.append(NEXT_LEGEND)
+        if any(len(ln.kernels) > 1 for ln in every):
+            legends.append(VARIANT_LEGEND)
+    if wide or "GB moved" in shown:
+        legends += traffic_notes(every, wide)
+    if wide:  # as wide as the widest table (what render_table wraps a wide table's notes to)
+        import re
+
+        plain = re.sub(r"\x1b\[[0-9;]*m", "", "".join(parts[1:]))
+        width = max((len(ln) for ln in plain.splitlines()), default=0)
+    width = max(width or output_width(), 20)
+    return "".join(parts) + "".join(wrap(ln, width, "  ") + "\n" for ln in legends)
 
 
 def tables_md(per_arch: Mapping[str, list[VariantLine]], machine: Machine, title: str = "",

@@ -406,6 +406,7 @@ def render_table(renderable, *, footnotes: Footnotes | Sequence[str] = (), notes
         columns = list(renderable.columns)
         saved = [(c.width, c.no_wrap, c.overflow) for c in columns]
         dropped = fit_columns(renderable, console, width)
+        renderable.vgprscope_dropped = [_plain(c.header) for c in dropped]  # what the caller's notes may skip
         console.print(renderable)
         renderable.columns[:] = columns
         _renumber(renderable)
