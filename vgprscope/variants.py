@@ -54,9 +54,8 @@ class Variant:
     trades: str
     defaults: tuple[tuple[str, Any], ...] = field(compare=False)  # values may be per-vendor dicts
     kernels: tuple[str, ...]
-    # knobs whose value defines the strategy: a default above the cap (the shape's or the arch's tiles) gets
-    # the cap; a value the user asked for is never changed: the variant's check_config refuses it on its row
-    # (small-tiles asked for BLOCK_M 128 says it is not a small tile)
+    # knobs whose value defines the strategy: a request above the cap gets the cap (small-tiles asked for
+    # BLOCK_M 128 is still small tiles, at 64)
     caps: tuple[tuple[str, int], ...]
     knobs: tuple[str, ...]  # the variant-specific knobs it takes (split-k: num_splits)
     directory: Path
@@ -238,10 +237,8 @@ def resolve_config(variant: Variant, arch: Arch, req: ConfigRequest) -> KernelCo
     defaults = variant.defaults_on(arch, req.head_dim)
 
     def pick(name: str) -> Any:
-        asked = getattr(req, name)
-        if asked is not None:  # what the user asked for, as asked: a variant that cannot honour it refuses it
-            return asked
-        value = tuned.get(name, defaults.get(name))
+        value = getattr(req, name)
+        value = value if value is not None else tuned.get(name, defaults.get(name))
         if name in caps and value is not None and value > caps[name]:
             return caps[name]
         return value

@@ -109,16 +109,6 @@ def nonempty_names(values: list[str] | None) -> list[str] | None:
     return values
 
 
-def power_of_two(ctx: typer.Context, param: typer.CallbackParam, value: int | None) -> int | None:
-    """--block-m, --block-n, --num-warps (single-valued): Triton takes powers of two only."""
-    from .grid import power_of_two_error
-
-    flag = max(param.opts, key=len) if param.opts else ""
-    if value is not None and (why := power_of_two_error(flag, value)) is not None:
-        raise typer.BadParameter(why.removeprefix(f"{flag} "))
-    return value
-
-
 def writable_output(value: Path | None) -> Path | None:
     """--output: refused before anything compiles when the file could not be written."""
     if value is not None:
@@ -150,13 +140,10 @@ VariantOpt = Annotated[
     Optional[list[str]],
     typer.Option("--variant", "-v", callback=nonempty_names, help="Variant, repeatable or comma-separated; 'all' \\[default: all]"),
 ]
-BlockMOpt = Annotated[Optional[int], typer.Option("--block-m", min=1, callback=power_of_two,
-                                                  help="BLOCK_M, a power of two \\[default: the variant's]")]
-BlockNOpt = Annotated[Optional[int], typer.Option("--block-n", min=1, callback=power_of_two,
-                                                  help="BLOCK_N, a power of two \\[default: the variant's]")]
+BlockMOpt = Annotated[Optional[int], typer.Option("--block-m", min=1, help="BLOCK_M \\[default: the variant's]")]
+BlockNOpt = Annotated[Optional[int], typer.Option("--block-n", min=1, help="BLOCK_N \\[default: the variant's]")]
 HeadDimOpt = Annotated[int, typer.Option("--head-dim", "-d", min=1, help="Head dim (16-256)")]
-NumWarpsOpt = Annotated[Optional[int], typer.Option("--num-warps", min=1, callback=power_of_two,
-                                                    help="num_warps, a power of two \\[default: the variant's]")]
+NumWarpsOpt = Annotated[Optional[int], typer.Option("--num-warps", min=1, help="num_warps \\[default: the variant's]")]
 NumStagesOpt = Annotated[Optional[int], typer.Option("--num-stages", min=1, help="num_stages \\[default: the variant's]")]
 WavesPerEuOpt = Annotated[Optional[int], typer.Option("--waves-per-eu", min=0, help="AMD: waves_per_eu hint")]
 NonKDimOpt = Annotated[Optional[int], typer.Option("--matrix-instr-nonkdim", min=0, help="AMD: MFMA size (16 or 32)")]

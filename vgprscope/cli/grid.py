@@ -23,10 +23,10 @@ def _opt(flag: str, what: str, short: str | None = None, metavar: str = "N,...")
     return typer.Option(*names, help=f"{what}{_GRID}", metavar=metavar)
 
 
-BlockMGrid = Annotated[Optional[list[str]], _opt("--block-m", "BLOCK_M, a power of two \\[default: the variant's]")]
-BlockNGrid = Annotated[Optional[list[str]], _opt("--block-n", "BLOCK_N, a power of two \\[default: the variant's]")]
+BlockMGrid = Annotated[Optional[list[str]], _opt("--block-m", "BLOCK_M \\[default: the variant's]")]
+BlockNGrid = Annotated[Optional[list[str]], _opt("--block-n", "BLOCK_N \\[default: the variant's]")]
 HeadDimGrid = Annotated[Optional[list[str]], _opt("--head-dim", "Head dim, 16-256 \\[default: 128]", "-d")]
-NumWarpsGrid = Annotated[Optional[list[str]], _opt("--num-warps", "num_warps, a power of two \\[default: the variant's]")]
+NumWarpsGrid = Annotated[Optional[list[str]], _opt("--num-warps", "num_warps \\[default: the variant's]")]
 NumStagesGrid = Annotated[Optional[list[str]], _opt("--num-stages", "num_stages \\[default: the variant's]")]
 WavesPerEuGrid = Annotated[Optional[list[str]], _opt("--waves-per-eu", "AMD: waves_per_eu hint, 0 for none")]
 NonKDimGrid = Annotated[Optional[list[str]], _opt("--matrix-instr-nonkdim", "AMD: MFMA size (16 or 32)")]
@@ -48,11 +48,6 @@ SchedulerOpt = Annotated[Optional[str], typer.Option(
     "--scheduler", help="Compile on this Dask scheduler (tcp://HOST:PORT) instead of local processes; "
     "needs the distributed extra")]
 
-# Values Triton never takes, refused before anything compiles (exit 2): tile sizes feed tl.arange, whose
-# length must be a power of two, and every backend asserts that num_warps is one.
-POWER_OF_TWO = {"--block-m": "tile sizes feed tl.arange", "--block-n": "tile sizes feed tl.arange",
-                "--num-warps": "Triton's rule for num_warps"}
-
 # (option flag, ConfigRequest field, smallest value)
 _INT_AXES = (("--block-m", "block_m", 1), ("--block-n", "block_n", 1), ("--head-dim", "head_dim", 1),
              ("--num-warps", "num_warps", 1), ("--num-stages", "num_stages", 1),
@@ -60,39 +55,20 @@ _INT_AXES = (("--block-m", "block_m", 1), ("--block-n", "block_n", 1), ("--head-
              ("--kpack", "kpack", 1), ("--maxnreg", "maxnreg", 1))
 
 
-def split_values(items: Sequence[str] | None, flag: str = "the option") -> list[str]:
-    """['64,128', '256'] -> ['64', '128', '256'], duplicates dropped, order kept. An empty value ('',
-    '64,,128', '64,') is a usage error, never "the default"."""
-    out = []
-    for item in items or []:
-        pieces = [v.strip() for v in str(item).split(",")]
-        if not all(pieces):
-            raise UsageError(f"{flag} {str(item)!r} has an empty value; give one or more values, comma-separated "
-                             "or repeated, or leave the option out for the default")
-        out += pieces
-    return list(dict.fromkeys(out))
-
-
-def power_of_two_error(flag: str, n: int) -> str | None:
-    """Why ``n`` cannot be ``flag``'s value (Triton takes only powers of two there), or None."""
-    if flag in POWER_OF_TWO and n >= 1 and n & (n - 1):
-        lower = 1 << (n.bit_length() - 1)
-        return (f"{flag} {n} is not allowed; allowed: powers of two ({POWER_OF_TWO[flag]}), such as {lower} or "
-                f"{lower * 2}")
-    return None
+def split_values(items: Sequence[str] | None) -> list[str]:
+    """['64,128', '256'] -> ['64', '128', '256'], duplicates dropped, order kept."""
+    return list(dict.fromkeys(v.strip() for item in items or [] for v in str(item).split(",") if v.strip()))
 
 
 def parse_ints(flag: str, items: Sequence[str] | None, minimum: int) -> list[int]:
     out = []
-    for v in split_values(items, flag):
+    for v in split_values(items):
         try:
             n = int(v)
         except ValueError:
             raise UsageError(f"{flag} {v!r} is not a whole number; give one or more, e.g. {flag} 64,128") from None
         if n < minimum:
             raise UsageError(f"{flag} {n} is below the smallest allowed value, {minimum}")
-        if (why := power_of_two_error(flag, n)) is not None:
-            raise UsageError(why)
         out.append(n)
     return out
 
@@ -126,7 +102,7 @@ def grid_requests(*, block_m=None, block_n=None, head_dim=None, dtype=None, caus
              "num_stages": num_stages, "waves_per_eu": waves_per_eu, "matrix_instr_nonkdim": matrix_instr_nonkdim,
              "kpack": kpack, "maxnreg": maxnreg}
     axes: dict[str, list[Any]] = {f: parse_ints(flag, given[f], lo) for flag, f, lo in _INT_AXES}
-    dtypes = split_values(dtype, "--dtype")
+    dtypes = split_values(dtype)
     bad = [d for d in dtypes if d not in DTYPES]
     if bad:
         raise UsageError(f"--dtype {bad[0]!r} is not allowed; allowed: {', '.join(DTYPES)}")
@@ -216,8 +192,8 @@ def point_label(req: Any, axes: Sequence[str]) -> str:
 
 
 def per_request(variants, arch, requests, records, kernel_dir=None) -> dict[str, list]:
-    """A grid's records split by grid point (a record shared by two points, as a default the points do not
-    change is, goes to both), keyed by the point's label ('' when there is one point)."""
+    """A grid's records split by grid point (a record shared by two points, as a capped config is, goes
+    to both), keyed by the point's label ('' when there is one point)."""
     from ..sweep import sweep_tasks
 
     if len(requests) == 1:
