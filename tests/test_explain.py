@@ -200,7 +200,9 @@ def test_explain_raw_joins_allocation_loops_and_spills():
     doc = e.as_dict()
     assert doc["loops"][0]["tensors"][0] == {
         "name": "acc", "ssa": "%acc", "role": "carried", "shape": [128, 128], "dtype": "f32",
-        "layout": "mfma 32x32 T", "elements_per_lane": 64, "registers_per_lane": 64, "counted": True}
+        "layout": "mfma 32x32 T", "elements_per_lane": 64, "registers_per_lane": 64, "counted": True,
+        "layout_full": "#ttg.amd_mfma<{version = 3, warpsPerCTA = [4, 1], instrShape = [32, 32, 8], "
+                       "isTransposed = true}>", "memory": "registers", "buffer": None, "bytes": None}
     assert doc["seed_001_estimate"]["total"] == 129 and len(doc["spill_sites"]) == 22
 
 
@@ -239,3 +241,74 @@ def test_raw_without_ttgir_is_a_clear_error():
     del raw["ttgir"]
     with pytest.raises(ExplainError, match="no TTGIR"):
         explain_raw(get_arch("gfx942"), raw, "baseline")
+
+
+# ---- a user's kernel (issue 18): neutral words, shared memory apart, index vectors named as such ----
+
+def _gemm_raw() -> dict:
+    """gemm.py's matmul (tests/fixtures/user_kernels) as captured from run_gemm.py and compiled for gfx942:
+    64x64x32 tiles, 4 warps, 3 stages (the pipeliner carries views into two-stage shared buffers)."""
+    return {"kernel": "matmul", "name": "matmul", "shared": 16384, "amdgcn": read("gemm-gfx942.amdgcn.gz"),
+            "ttgir": read("gemm-gfx942.ttgir.gz")}
+
+
+def _gemm():
+    return explain_raw(get_arch("gfx942"), _gemm_raw(), "gemm", config="fp16 BLOCK_M=64 BLOCK_N=64 BLOCK_K=32 w4 s3")
+
+
+@pytest.mark.parametrize("columns", [100, 160])
+def test_explain_of_a_users_gemm_speaks_of_it_in_neutral_words(columns, monkeypatch):
+    from vgprscope.report.explain_view import to_table
+    from vgprscope.report.machine import compile_only
+
+    monkeypatch.setenv("COLUMNS", str(columns))
+    text = to_table([_gemm()], compile_only())
+    assert max(len(ln) for ln in text.splitlines()) <= columns
+    # no attention words and no seed 001 column for a kernel that is not one of the bundled variants
+    for word in ("score tile", "K/V", "seed 001"):
+        assert word not in text, word
+    assert "remainder 38: temporaries (values computed inside the loop, dot operands)" in " ".join(text.split())
+    # layouts never cut mid-word: a short name for the shared layout, the full attribute only with --wide
+    assert "<{" not in text and "swizzled_shared" in text
+    # shared buffers are not registers: apart, in bytes, each buffer once; the carried views take none
+    assert not re.search(r"^[ab]\s+carried", text, re.M)
+    assert "shared memory (bytes, not registers): 2 buffers, 16384 B; the kernel's 16384 B in all; 4 views" in (
+        " ".join(text.split()))
+    assert re.search(r"^a\s+buffer\s+2x64x32\s+f16\s+swizzled_shared\s+8192$", text, re.M)
+    assert len(re.findall(r"^[ab]\s+view, carried \(pipeline stage\)\s+\d+x\d+", text, re.M)) == 4
+    # index vectors named as such, never as the value they address
+    assert re.search(r"^index for a_ptrs\s+index\s+1x32\s+i32", text, re.M)
+    assert not re.search(r"^a_ptrs\s+index", text, re.M)
+
+
+def test_explain_wide_and_json_keep_the_full_layouts():
+    from vgprscope.report.explain_view import to_json, to_table
+    from vgprscope.report.machine import compile_only
+
+    e = _gemm()
+    full = "#ttg.swizzled_shared<{vec = 4, perPhase = 2, maxPhase = 8, order = [1, 0]}>"
+    assert full in to_table([e], compile_only(), wide=True)
+    tensors = {t["ssa"]: t for t in json.loads(to_json([e], compile_only(), "explain"))["kernels"][0]["loops"][0]["tensors"]}
+    assert tensors["%a_42"] | {"layout_full": None} == {
+        "name": "a", "ssa": "%a_42", "role": "memory", "shape": [2, 64, 32], "dtype": "f16", "layout": "swizzled_shared",
+        "layout_full": None, "elements_per_lane": 0, "registers_per_lane": 0, "counted": False, "memory": "shared",
+        "buffer": "allocation", "bytes": 8192}
+    assert tensors["%a_42"]["layout_full"] == full
+    assert tensors["%a_93"]["role"] == "memory" and tensors["%a_93"]["buffer"] == "carried view"
+    # aliases inside a layout are written out too (a dot operand's parent)
+    assert all("#mma" not in t["layout_full"] and "#blocked" not in t["layout_full"] for t in tensors.values())
+    # the loop's register sum is the same as before: acc and the two carried offset tensors
+    assert (e.loops[0].carried, e.loops[0].live_in, e.loops[0].memory_bytes) == (32, 0, 16384)
+
+
+def test_explain_of_a_bundled_variant_keeps_its_attention_words():
+    from vgprscope.model import live_state
+    from vgprscope.records import KernelConfig
+    from vgprscope.report.explain_view import to_table
+    from vgprscope.report.machine import compile_only
+
+    seed = live_state(KernelConfig(block_m=128, block_n=64, head_dim=128, num_warps=4, waves_per_eu=3), "gfx942")
+    e = explain_raw(get_arch("gfx942"), _gfx942_wpe3_raw(), "baseline", seed=seed)
+    text = " ".join(to_table([e], compile_only(), width=100).split())
+    assert "temporaries (the score tile, K/V operands)" in text and "seed 001" in text
+    assert "index for q index 1x128 i32" in text

@@ -132,3 +132,19 @@ def test_scan_of_a_file_says_it_is_a_file(tmp_path):
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.strip().splitlines() == [f"vgprscope: error: {f} is a file, not a Triton cache directory; "
                                                 "give the directory (TRITON_CACHE_DIR, by default ~/.triton/cache)"]
+
+
+def test_scan_names_rows_by_kernel_and_takes_wide(cache):
+    """The rows name the kernel, its file beside it; --wide (which the legend offers) is taken."""
+    directory, _ = cache
+    done = cli("scan", str(directory), env={"COLUMNS": "100"})
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    header = next(lines[i - 1] for i, ln in enumerate(lines) if ln and set(ln) == {"─"})
+    assert header.split()[:3] == ["kernel", "arch", "file"]
+    assert any(ln.split()[:3] == ["add", "gfx942", "my_ops.py"] for ln in lines)
+    assert "--wide: every field" in done.stdout and all(len(ln) <= 100 for ln in lines)
+    wide = cli("scan", str(directory), "--wide", env={"COLUMNS": "100"})
+    assert wide.returncode == 0, wide.stderr
+    head = next(ln for ln in wide.stdout.splitlines() if ln.startswith("kernel "))
+    assert head.split()[:3] == ["kernel", "file", "arch"] and "SGPRs" in head and "next step" in head

@@ -223,7 +223,7 @@ def test_analyze_command_fits(monkeypatch, width):
               *SMALL)
     assert res.exit_code == 0
     assert_fits(res.stdout, width, "arch", 6, {"split-k"})
-    assert res.stdout.startswith("compile-only | Triton ")
+    assert res.stdout.startswith("compile-only (compiled here, no GPU: ")
 
 
 def test_analyze_command_wide_shows_every_column(monkeypatch):
@@ -477,3 +477,271 @@ def test_bench_wide_shows_every_column(monkeypatch):
     text = to_table(_bench_rows(), compile_only(), wide=True)
     header = next(h for h, _ in _tables(text))
     assert [h for h, _ in COLUMNS if h not in header] == []
+
+
+# ---- issue 18: long names, large captures, compare's notation, headers --------------------------------------
+
+def fixture_records(name: str) -> list[Record]:
+    import gzip
+    import json
+
+    with gzip.open(FIXTURES / name, "rt") as f:
+        return [Record.from_dict(r) for r in json.load(f)["rows"]]
+
+
+def _frontier(name: str, arch: str, cfg, need: int, kernel: str = "k"):
+    """A frontier of synthetic compiles: the kernel needs ``need`` registers; each level's budget caps it and
+    the rest spills (as ptxas and LLVM do), occupancy from the rules."""
+    from dataclasses import replace
+
+    from vgprscope.frontier import SpecAccess, occupancy_levels, run_frontier
+    from vgprscope.records import LaunchConfig, NvidiaUsage
+
+    def vary(t, knob, v):
+        c = t[2]
+        if isinstance(c, LaunchConfig):
+            return t[0], t[1], replace(c, options=tuple(sorted({**dict(c.options), knob: v}.items())))
+        return t[0], t[1], replace(c, **{knob: v})
+
+    def record(t) -> Record:
+        a = get_arch(t[1])
+        c = t[2]
+        if a.vendor == "amd":
+            budget = {p.setting: p.budget for p in occupancy_levels(a, c.num_warps)}[c.waves_per_eu]
+            used, spill = min(need, budget), max(0, need - budget)
+            u = AmdUsage(arch_vgpr=used, agpr=0, vgpr_total=used, sgpr=40, vgpr_spill=spill, sgpr_spill=0,
+                         scratch_bytes=4 * spill, lds_static=0, lds_dynamic=32768, spill_stores=spill,
+                         spill_loads=spill, spill_insts_in_loop=spill // 4, llvm_occupancy=None,
+                         max_flat_workgroup_size=None, code_bytes=None)
+            occ = occupancy_of(u, a, c.num_warps, waves_per_eu=c.waves_per_eu)
+        else:
+            spill = max(0, need - c.maxnreg) * 8
+            u = NvidiaUsage(regs=min(need, c.maxnreg), stack_bytes=spill, spill_store_bytes=spill,
+                            spill_load_bytes=spill, shared_static=0, shared_dynamic=16384, local_bytes=spill)
+            occ = occupancy_of(u, a, c.num_warps)
+        return Record(t[0], kernel, t[1], c, status="ok", usage=u, occupancy=occ)
+
+    access = SpecAccess(arch=lambda t: get_arch(t[1]), num_warps=lambda t: t[2].num_warps, vary=vary,
+                        key=lambda t: (t[0], t[1], t[2].key()), record_key=lambda r: (r.variant, r.arch, r.config.key()),
+                        label=lambda t: t[0], config=lambda t: t[2])
+    return run_frontier([(name, arch, cfg)], lambda ts: [record(t) for t in ts], access)
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_frontier_names_each_kernel_on_a_line_of_its_own(width):
+    from dataclasses import replace
+
+    from vgprscope.report.frontier_view import tables_text
+
+    cfg = KernelConfig(block_m=128, block_n=64, head_dim=128, num_warps=4)
+    kfs = [*_frontier("split-k-two-phase", "gfx942", cfg, 200, "attn_stats"),
+           *_frontier("split-k-two-phase", "gfx942", cfg, 300, "attn_value"),
+           *_frontier("split-k-two-phase", "sm_90", replace(cfg, num_warps=8), 100, "attn_stats")]
+    text = tables_text(kfs, compile_only(), width=width)
+    lines = [ln.rstrip() for ln in text.splitlines()]
+    titles = {"split-k-two-phase attn_stats", "split-k-two-phase attn_value"}
+    assert lines.count("split-k-two-phase attn_stats") == 2 and "split-k-two-phase attn_value" in lines
+    assert_fits(text, width, "level", 8 + 8 + 7 + 6, titles)
+    headers = [h for h, _ in _tables(text)]
+    # AMD: waves_per_eu N is level N, so one column says both (the legend says so); NVIDIA's cap differs
+    assert "wpe" not in headers[0].split() and "kernel" not in headers[0].split()
+    assert "compiled as waves_per_eu = level" in text
+    assert headers[1].split()[:2] == ["maxnreg", "level"]
+
+
+def test_frontier_of_a_captured_kernel_puts_its_config_in_the_title():
+    from vgprscope.records import ArgSpec, LaunchConfig
+    from vgprscope.report.frontier_view import tables_text
+
+    def launch(block: int) -> LaunchConfig:
+        return LaunchConfig(args=(ArgSpec("X", "*bf16", "DS", "D"), ArgSpec("n", "i32", "D", "D")),
+                            constexprs=(("BLOCK_SIZE", block), ("BT", 64), ("USE_G", True)),
+                            options=(("num_stages", 3), ("num_warps", 4)))
+
+    kfs = [*_frontier("fla.ops.common.chunk_delta_h", "gfx942", launch(64), 120,
+                      "chunk_gated_delta_rule_fwd_kernel_h_blockdim64"),
+           *_frontier("fla.ops.common.chunk_delta_h", "gfx942", launch(128), 150,
+                      "chunk_gated_delta_rule_fwd_kernel_h_blockdim64")]
+    text = tables_text(kfs, compile_only(), width=100)
+    lines = text.splitlines()
+    name = "fla.ops.common.chunk_delta_h chunk_gated_delta_rule_fwd_kernel_h_blockdim64"
+    # the kernel's own config words on its title line, then its eight levels, one line each, nothing between
+    titles = [lines.index(f"{name}  BLOCK_SIZE=64"), lines.index(f"{name}  BLOCK_SIZE=128")]
+    for i in titles:
+        assert [int(ln.split()[0]) for ln in lines[i + 1:i + 9]] == list(range(1, 9))
+    assert "every config: bf16 w4 s3" in text and max(len(ln) for ln in lines) <= 100
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_analyze_of_a_large_third_party_capture_keeps_every_column(width):
+    """fla-core's kernels as captured (675 rows): long module and kernel names must not squeeze the data
+    columns; a column that does not fit is left out by its stated priority and named, never folded to
+    nothing, and no word is cut."""
+    from vgprscope.report.records_view import table_text
+
+    records = fixture_records("fla_core_analyze.json.gz")
+    assert len(records) == 675
+    text = table_text(records, compile_only(), title="vgprscope analyze", width=width)
+    titles = {f"{r.variant} {r.kernel}" for r in records}
+    # every kernel named whole on a title line; every row one line, its arch first
+    assert titles <= {ln.strip() for ln in text.splitlines()}
+    assert_fits(text, width, "arch", len(records), titles)
+    assert row_heights(text, "arch", titles) == [1] * len(records)
+    header = next(h for h, _ in _tables(text))
+    for name in ("arch", "config", "VGPRs / regs", "LDS B", "occupancy"):
+        _column(header, name)
+    body = [ln for _, rows in _tables(text) for ln in rows if ln.strip() and ln.strip() not in titles]
+    archs = {r.arch for r in records}
+    assert all(ln.split()[0] in archs for ln in body)
+    lds = _column(header, "LDS B")
+    assert all(ln[lds:lds + 5].strip().isdigit() for ln in body)  # right-justified bytes, the column whole
+    if width == 100:
+        assert "not shown at 100 columns: limiter: next (--wide shows every column)" in text
+    else:
+        _column(header, "limiter: next")
+
+
+def test_a_column_left_out_takes_its_footnotes_along():
+    notes = Footnotes()
+    table = new_table()
+    from vgprscope.report.formats import Column, add_columns
+
+    cols = [Column("name", str), Column("note", str, drop=1), Column("words", str, wrap=True)]
+    add_columns(table, cols)
+    for i in range(4):
+        table.add_row(f"row{i}", f"x {notes.ref('only in the note column')}", " ".join(["word"] * 40))
+    text = render_table(table, footnotes=notes, width=60)
+    assert "note" not in text.splitlines()[0] and "only in the note column" not in text
+    assert "not shown at 60 columns: note" in text
+
+
+# ---- compare on real compiles: a change stays with its value; parentheses mean a change only ---------------
+
+def _bundled_compare(width: int = 100, wide: bool = False) -> str:
+    return _compare_text(fixture_records("bundled_gfx942_sm_90_analyze.json.gz"), width=width, wide=wide)
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_compare_keeps_a_value_and_its_change_on_one_line(width):
+    from vgprscope.compare import compare
+    from vgprscope.report.compare_view import line_deltas
+
+    records = fixture_records("bundled_gfx942_sm_90_analyze.json.gz")
+    text = _compare_text(records, width=width)
+    for arch, lines in compare(records).items():
+        deltas = line_deltas(lines)
+        for ln in lines:
+            for metric, value in (("regs", ln.regs), ("lds", ln.lds), ("spills", ln.spills)):
+                d = deltas.get(ln.variant, {}).get(metric)
+                if d is not None and d.change:
+                    assert f"{value} ({d.text()})" in text, (arch, ln.variant, metric)
+    # sm_90's shared memory shrinks by 147456 B: the cell and its change on one line, as on gfx942
+    assert "82944 (-147456 ✓)" in text and "16384 (-16384 ✓)" in text
+    # names are never cut: each variant and kernel whole at the start of a line
+    names = {ln.split()[0] for ln in text.splitlines() if ln.strip()}
+    assert {"split-k-two-phase", "attn_fwd_split", "row-stream"} <= names
+    rows = sum(1 + (len(ln.kernels) if len(ln.kernels) > 1 else 0) for lines in compare(records).values()
+               for ln in lines)
+    assert_fits(text, width, "variant", rows, {r.variant for r in records})
+
+
+def test_compare_parentheses_mean_a_change_only():
+    text = _bundled_compare()
+    wide = _bundled_compare(wide=True)
+    from vgprscope.compare import compare
+    from vgprscope.report.compare_view import tables_md
+
+    md = tables_md(compare(fixture_records("bundled_gfx942_sm_90_analyze.json.gz")), compile_only())
+    for out in (text, wide, md):
+        assert not re.search(r"\(\d+v\+\d+a\)", out)  # no register split in parentheses
+    # the split has its own column where every column is shown: split-k's attn_fwd_split is 256 + 21 AGPRs
+    assert "arch VGPR+AGPR" in wide and "| 256+21 |" in md and re.search(r"\b277\s+256\+21\b", wide)
+
+
+def test_compare_prints_its_reference_shape_and_defines_every_symbol():
+    from vgprscope.model import MODELS
+
+    text = _bundled_compare()
+    assert "GB moved: the traffic model's bytes read + written at B=4 H=32 Nq=4096 Nk=4096 (--shape)" in text
+    flat = " ".join(text.split())
+    notation = flat[flat.index("traffic notation:"):]
+    used = {w for doc in (m.__doc__ for m in MODELS.values())
+            for w in re.findall(r"\b(?:Tq|rho|Kb|Nq|Nk|A_s|m_s|l_s|[PSDeG])\b", doc)}
+    assert {"Tq", "rho", "P", "S", "e", "Kb", "D", "Nq", "Nk"} <= used
+    for sym in used:
+        assert re.search(rf"(?:^|[;:,(] ?){re.escape(sym)}(?:,| =)", notation), sym
+    # each formula once, with the variants whose formula it is
+    assert "baseline, small-tiles, qk-fp16-acc: read = Nq*D*e + Tq * 2*rho*Nk*D*e" in flat
+    assert not re.search(r"\d \[\d+\]", text)  # no footnote marker on the GB cells any more
+
+
+def test_compare_of_a_capture_shows_only_what_applies():
+    from vgprscope.compare import compare
+    from vgprscope.report.compare_view import tables_md, tables_text
+
+    records = fixture_records("fla_core_analyze.json.gz")
+    per_arch = compare(records)
+    text = tables_text(per_arch, compile_only(), width=100)
+    header = next(h for h, _ in _tables(text))
+    # no baseline line to change against, no traffic model for these kernels: no (Δ), no GB column
+    assert "(Δ)" not in text and "GB" not in header and "±N" not in text and "traffic" not in text
+    assert "fla.ops.common.chunk_delta_h chunk_gated_delta_rule_fwd_kernel_h_blockdim64" in text.splitlines()
+    assert all(len(ln) <= 100 for ln in text.splitlines())
+    md = tables_md(per_arch, compile_only())
+    assert "(Δ)" not in md and "read GB" not in md and "baseline" not in md
+
+
+# ---- the machine line -------------------------------------------------------------------------------------
+
+def test_the_machine_line_says_what_compile_only_means():
+    line = compile_only().line()
+    assert line.startswith("compile-only (compiled here, no GPU: numbers from the compiler's output and the "
+                           "occupancy rules) | Triton ")
+
+
+def test_the_machine_line_names_the_users_repository_apart_from_vgprscope(tmp_path, monkeypatch):
+    import subprocess
+
+    import vgprscope
+    from vgprscope.report.machine import git_sha
+
+    project = tmp_path / "my-kernels"
+    project.mkdir()
+    env = {"GIT_AUTHOR_NAME": "u", "GIT_AUTHOR_EMAIL": "u@x", "GIT_COMMITTER_NAME": "u", "GIT_COMMITTER_EMAIL": "u@x"}
+    for cmd in (["git", "init", "-q"], ["git", "commit", "-q", "--allow-empty", "-m", "x"]):
+        subprocess.run(cmd, cwd=project, check=True, env={**__import__("os").environ, **env})
+    sha = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=project, capture_output=True, text=True,
+                         check=True).stdout.strip()
+    monkeypatch.delenv("VGPRSCOPE_GIT_SHA", raising=False)
+    monkeypatch.chdir(project)
+    m = compile_only()
+    assert m.project == f"my-kernels {sha}" and m.git_sha != sha
+    fields = m.fields()
+    assert f"repo my-kernels {sha}" in fields
+    own = git_sha()
+    assert fields[-1] == f"vgprscope {vgprscope.__version__}" + (f" (git {own})" if own != "unknown" else "")
+    monkeypatch.chdir(tmp_path)  # outside any repository: no repository to name
+    assert not any(f.startswith("repo ") for f in compile_only().fields())
+
+
+def test_compare_with_the_frontiers_columns_leaves_out_by_priority_and_cuts_no_name():
+    """compare --frontier on sm_90 at 100 columns (measured: 142 columns wide): the columns asked for stay,
+    limiter: next, the traffic and then shared memory are left out and named, and no name is cut."""
+    from vgprscope.compare import compare
+    from vgprscope.report.compare_view import tables_text
+
+    records = fixture_records("bundled_gfx942_sm_90_analyze.json.gz")
+    per_arch = compare(records)
+    headers = ("spill-free occ", "next level")
+    extra = {arch: {ln.variant: {"spill-free occ": "1 blk/SM", "next level": "2: 6648+6404 B"} for ln in lines}
+             for arch, lines in per_arch.items()}
+    text = tables_text(per_arch, compile_only(), headers, extra, width=100)
+    assert "not shown at 100 columns: limiter: next, GB moved, smem B (Δ) (--wide shows every column)" in text
+    sm90 = [h for h, _ in _tables(text)][1]
+    assert "occ" in sm90.split() and "next level" in sm90 and "spills (Δ)" in sm90  # "spill-free" above "occ"
+    names = {ln.split()[0] for ln in text.splitlines() if ln.strip()}
+    assert {"split-k-two-phase", "attn_fwd_split", "attn_merge", "attn_stats", "attn_value"} <= names
+    assert "82944 (-147456 ✓)" not in text and "177 (-78 ✓)" in text
+    # the notes explain what is shown: no traffic formulas for a traffic column no table shows
+    assert "traffic notation" not in text and "limiter: next =" not in text
+    assert all(len(ln) <= 100 for ln in text.splitlines())

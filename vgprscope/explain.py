@@ -12,14 +12,18 @@ kernel directory. Rules for what a loop's sum counts:
 - not counted: splats and constants (role ``uniform``: one value, whatever the layout: LLVM keeps the
   scalar, not one copy per element), i1 tensors (role ``mask``: the backends keep booleans as predicates
   or lane masks, AMD one SGPR bit per lane, not as 32-bit registers; their element count is shown) and
-  tensors in shared or tensor memory (role ``memory``: 0 VGPRs).
-What the allocation holds beyond the sum is the loop's temporaries (the score tile, K/V operands),
-addresses and the software pipeline's buffers: the remainder.
+  tensors in shared or tensor memory (role ``memory``, whether carried by the loop or not: no registers;
+  counted in bytes, a buffer once: the views into it that a software pipeline carries from stage to
+  stage take none of their own).
+What the allocation holds beyond the sum is the loop's temporaries (for the bundled attention kernels the
+score tile and the K/V operands; in any kernel, intermediate values and dot operands), addresses and the
+software pipeline's buffers: the remainder.
 """
 
 from __future__ import annotations
 
 import base64
+import math
 import re
 import subprocess
 import tempfile
@@ -30,7 +34,9 @@ from typing import Any
 
 from .archs import AmdArch, Arch
 from .errors import VgprscopeError
-from .parse.layouts import LayoutError, describe, elements_per_lane, parse_layout, registers_per_lane
+from .parse.layouts import (
+    Layout, LayoutError, Opaque, describe, elements_per_lane, parse_layout, registers_per_lane,
+)
 from .parse.lineinfo import SpillInstruction, amdgcn_spills, sass_spills
 from .parse.ttgir import IrLoop, IrValue, TtgirModule, parse_ttgir
 from .records import AmdUsage, ResourceUsage
@@ -42,6 +48,8 @@ class ExplainError(VgprscopeError):
 
 UNIFORM_OPS = ("arith.constant", "tt.splat")
 INDEX_OPS = ("tt.make_range",)
+# operations that allocate shared / tensor memory (anything else of a memory type is a view into a buffer)
+ALLOC_OPS = ("ttg.local_alloc", "ttng.tmem_alloc")
 # seed 001's table rows (model.live_state keys) for the loop-carried / live-in names it estimates
 SEED_ROWS = {"acc": "acc", "q": "q", "m_i": "m_l", "l_i": "m_l", "m_new": "m_l", "l_new": "m_l"}
 
@@ -50,18 +58,23 @@ SEED_ROWS = {"acc": "acc", "q": "q", "m_i": "m_l", "l_i": "m_l", "m_new": "m_l",
 class LiveTensor:
     name: str
     ssa: str
-    role: str  # carried | live-in | index | uniform | memory
+    role: str  # carried | live-in | index | uniform | mask | memory
     shape: tuple[int, ...]
     dtype: str
-    layout: str
+    layout: str  # a short name (``mfma 32x32 T``, ``swizzled_shared``): never a cut attribute
     elements: int | None  # distinct elements per lane (None: a layout not counted here)
     registers: int | None  # 32-bit registers per lane
     counted: bool  # part of the loop's sum
+    layout_full: str = ""  # the layout attribute in full, aliases resolved
+    memory: str = "registers"  # or "shared" / "tensor memory"
+    buffer: str | None = None  # memory only: "allocation", or "view" into one ("carried view": loop-carried)
+    bytes: int | None = None  # memory only, allocations only: the buffer's size
 
     def as_dict(self) -> dict[str, Any]:
         return {"name": self.name, "ssa": self.ssa, "role": self.role, "shape": list(self.shape),
-                "dtype": self.dtype, "layout": self.layout, "elements_per_lane": self.elements,
-                "registers_per_lane": self.registers, "counted": self.counted}
+                "dtype": self.dtype, "layout": self.layout, "layout_full": self.layout_full,
+                "elements_per_lane": self.elements, "registers_per_lane": self.registers, "counted": self.counted,
+                "memory": self.memory, "buffer": self.buffer, "bytes": self.bytes}
 
 
 @dataclass(frozen=True)
@@ -92,10 +105,16 @@ class LoopLiveState:
     def total(self) -> int:
         return self.carried + self.live_in
 
+    @property
+    def memory_bytes(self) -> int:
+        """Bytes of the shared / tensor memory buffers the loop uses (each buffer once, not its views)."""
+        return sum(t.bytes or 0 for t in self.tensors if t.role == "memory")
+
     def as_dict(self) -> dict[str, Any]:
         return {"index": self.index, "depth": self.depth, "location": list(self.location),
                 "carried_registers": self.carried, "live_in_registers": self.live_in,
-                "index_registers": self.index_vectors, "total_registers": self.total, "tensors": [t.as_dict() for t in self.tensors]}
+                "index_registers": self.index_vectors, "total_registers": self.total,
+                "memory_bytes": self.memory_bytes, "tensors": [t.as_dict() for t in self.tensors]}
 
 
 @dataclass(frozen=True)
@@ -139,24 +158,32 @@ class KernelExplanation:
     seed: dict[str, int] | None = None  # model.live_state's estimate, for the bundled variants
     error: str | None = None
     notes: tuple[str, ...] = field(default=())
+    shared_bytes: int | None = None  # the kernel's shared memory / LDS in all, as the compiler reports it
 
     @property
     def ok(self) -> bool:
         return self.error is None
+
+    @property
+    def attention(self) -> bool:
+        """One of the bundled attention variants' kernels (seed 001's model knows it): only these are
+        described in attention's words (score tile, K/V operands)."""
+        return self.seed is not None
 
     def as_dict(self) -> dict[str, Any]:
         return {"label": self.label, "kernel": self.kernel, "arch": self.arch, "config": self.config,
                 "num_warps": self.num_warps, "lanes_per_warp": self.lanes,
                 "allocation": self.allocation.as_dict() if self.allocation else None,
                 "loops": [lp.as_dict() for lp in self.loops], "spill_sites": [s.as_dict() for s in self.spills],
-                "seed_001_estimate": self.seed, "error": self.error, "notes": list(self.notes)}
+                "seed_001_estimate": self.seed, "error": self.error, "notes": list(self.notes),
+                "shared_bytes": self.shared_bytes}
 
 
 def _role(value: IrValue) -> str:
+    if value.type.memory != "registers":
+        return "memory"  # a buffer (or a view into one) takes no registers, carried by the loop or not
     if value.op == "scf.for":
         return "carried"
-    if value.type.memory != "registers":
-        return "memory"
     if value.op in UNIFORM_OPS:
         return "uniform"
     if value.type.dtype == "i1":
@@ -166,24 +193,59 @@ def _role(value: IrValue) -> str:
     return "live-in"
 
 
+def element_bits(dtype: str) -> int | None:
+    """Bits of one element of a TTGIR dtype (``f16`` 16, ``bf16`` 16, ``f8E4M3FN`` 8, ``i1`` 1)."""
+    m = re.match(r"^(?:bf|f|i|u|si|ui)(\d+)", dtype)
+    return int(m.group(1)) if m else None
+
+
+def short_layout(layout: Layout) -> str:
+    """A layout's short name for a table: vgprscope's own description, or for an encoding it does not
+    describe (shared memory's, a newer kind) the encoding's name alone (``swizzled_shared``), never the
+    attribute cut at a width (``layout_full`` has it all)."""
+    if isinstance(layout, Opaque):
+        m = re.match(r"#?(?:\w+\.)?(\w+)", layout.text)
+        return m.group(1) if m else layout.text
+    return describe(layout)
+
+
+def full_layout(encoding: str, aliases: dict[str, str]) -> str:
+    """The layout attribute with every alias in it (``#mma``, a parent's ``#blocked``) written out."""
+    text = encoding.strip()
+    for _ in range(8):  # aliases nest a few levels at most (a slice of a dot operand of an mma)
+        new = re.sub(r"#[\w.]+", lambda m: aliases.get(m.group(0), m.group(0)), text)
+        if new == text:
+            break
+        text = new
+    return text
+
+
 def live_tensor(value: IrValue, module: TtgirModule) -> LiveTensor:
     role = _role(value)
     t = value.type
     layout = parse_layout(t.encoding, module.aliases)
+    full = full_layout(t.encoding, module.aliases)
+    buffer = size = None
     if role == "memory":
-        elements, registers, name = 0, 0, t.memory
+        elements, registers = 0, 0
+        if value.op in ALLOC_OPS:
+            buffer = "allocation"
+            bits = element_bits(t.dtype)
+            size = None if bits is None else math.prod(t.shape) * bits // 8
+        else:
+            buffer = "carried view" if value.op == "scf.for" else "view"
     else:
         try:
             elements = elements_per_lane(layout, t.shape)
             registers = registers_per_lane(layout, t.shape, t.dtype)
         except LayoutError:
             elements = registers = None
-        name = describe(layout)
     if role == "mask":
         registers = None  # not 32-bit registers (see the module docstring); the element count stays
     return LiveTensor(name=value.name or value.ssa, ssa=value.ssa, role=role, shape=t.shape, dtype=t.dtype,
-                      layout=name, elements=elements, registers=registers,
-                      counted=role in ("carried", "live-in", "index") and registers is not None)
+                      layout=short_layout(layout), elements=elements, registers=registers,
+                      counted=role in ("carried", "live-in", "index") and registers is not None,
+                      layout_full=full, memory=t.memory, buffer=buffer, bytes=size)
 
 
 def loop_state(loop: IrLoop, module: TtgirModule) -> LoopLiveState:
@@ -251,10 +313,11 @@ def explain_raw(arch: Arch, raw: dict[str, Any], label: str, config: str = "",
         if sass is None:
             notes.append("no cubin in the compiler outputs: spill sites not read")
     alloc = allocation_of(usage, instructions)
+    shared = usage.lds_bytes if isinstance(usage, AmdUsage) else usage.shared_bytes
     return KernelExplanation(
         **base | {"num_warps": module.num_warps, "lanes": module.threads_per_warp, "allocation": alloc},
         loops=tuple(loop_state(lp, module) for lp in module.loops), spills=spill_sites(instructions),
-        notes=tuple(notes))
+        notes=tuple(notes), shared_bytes=shared)
 
 
 def seed_row(name: str) -> str | None:

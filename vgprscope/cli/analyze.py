@@ -27,7 +27,10 @@ def config_request(block_m, block_n, head_dim, dtype, causal, num_warps, num_sta
                          extra=parse_knobs(knobs))
 
 
-def render(records, fmt: Format, command: str, title: str | None = None, wide: bool = False) -> str:
+def render(records, fmt: Format, command: str, title: str | None = None, wide: bool = False,
+           by_kernel: bool = False) -> str:
+    """Records in ``fmt``. ``by_kernel``: rows named by kernel, the file beside it (scan), rather than
+    by variant and kernel."""
     from ..report import formats, records_view
     from ..report.machine import compile_only
 
@@ -38,7 +41,8 @@ def render(records, fmt: Format, command: str, title: str | None = None, wide: b
         return formats.to_csv(records)
     if fmt is Format.md:
         return records_view.to_markdown(records, machine, title=title)
-    return records_view.table_text(records, machine, title=title, wide=wide)
+    naming = records_view.SCAN if by_kernel else records_view.ANALYZE
+    return records_view.table_text(records, machine, title=title, wide=wide, naming=naming)
 
 
 def summarize_failures(records) -> int:

@@ -11,7 +11,7 @@ from .app import app
 from .capture import CaptureOpt
 from .common import (
     ArchOpt, BlockMOpt, BlockNOpt, CausalOpt, Dtype, DtypeOpt, HeadDimOpt, JobsOpt, KernelDirOpt, KnobOpt, KpackOpt,
-    MaxnregOpt, NonKDimOpt, NumStagesOpt, NumWarpsOpt, OutputOpt, VariantOpt, WavesPerEuOpt, emit, err,
+    MaxnregOpt, NonKDimOpt, NumStagesOpt, NumWarpsOpt, OutputOpt, VariantOpt, WavesPerEuOpt, WideOpt, emit, err,
     handles_errors,
 )
 
@@ -25,7 +25,7 @@ class ExplainFormat(str, Enum):
 ExplainFormatOpt = Annotated[ExplainFormat, typer.Option("--format", "-f", help="Output format")]
 
 
-def render(explanations, fmt: ExplainFormat, command: str) -> str:
+def render(explanations, fmt: ExplainFormat, command: str, wide: bool = False) -> str:
     from ..report import explain_view
     from ..report.machine import compile_only
 
@@ -34,7 +34,7 @@ def render(explanations, fmt: ExplainFormat, command: str) -> str:
         return explain_view.to_json(explanations, machine, command)
     if fmt is ExplainFormat.md:
         return explain_view.to_markdown(explanations, machine, title="vgprscope explain", command=command)
-    return explain_view.to_table(explanations, machine)
+    return explain_view.to_table(explanations, machine, wide=wide)
 
 
 @app.command()
@@ -56,6 +56,7 @@ def explain(
     causal: CausalOpt = False,
     format: ExplainFormatOpt = ExplainFormat.table,
     output: OutputOpt = None,
+    wide: WideOpt = False,
     jobs: JobsOpt = None,
     kernel_dir: KernelDirOpt = None,
     capture: CaptureOpt = None,
@@ -83,6 +84,6 @@ def explain(
     failed = [e for e in explanations if not e.ok]
     if failed:
         err(f"{len(failed)} of {len(explanations)} kernels could not be explained (see their error)")
-    emit(render(explanations, format, "explain"), output)
+    emit(render(explanations, format, "explain", wide=wide), output)
     if explanations and len(failed) == len(explanations):
         raise typer.Exit(1)

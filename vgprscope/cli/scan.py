@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from .app import app
-from .common import ArchOpt, Format, FormatOpt, JobsOpt, NoCacheOpt, OutputOpt, emit, err, handles_errors
+from .common import ArchOpt, Format, FormatOpt, JobsOpt, NoCacheOpt, OutputOpt, WideOpt, emit, err, handles_errors
 
 
 @app.command()
@@ -22,11 +22,13 @@ def scan(
     output: OutputOpt = None,
     jobs: JobsOpt = None,
     no_cache: NoCacheOpt = False,
+    wide: WideOpt = False,
 ) -> None:
     """Registers, spills, LDS and occupancy of the kernels in a Triton cache (what a GPU run compiled).
 
     Read from the stored AMDGCN / cubin for the arch each was built for (--arch recompiles their TTIR for
-    others); partial or corrupt entries are rows with the reason."""
+    others); partial or corrupt entries are rows with the reason. Rows are named by kernel, the file it
+    came from beside it."""
     from ..scan import scan as scan_cache
     from ..sources.triton_cache import default_dir
     from ..sweep import select_archs
@@ -41,6 +43,6 @@ def scan(
     if not result.records:
         err("no kernel in the cache")
         raise typer.Exit(1)
-    emit(render(list(result.records), format, "scan", title="vgprscope scan"), output)
+    emit(render(list(result.records), format, "scan", title="vgprscope scan", wide=wide, by_kernel=True), output)
     if not any(r.ok for r in result.records):
         raise typer.Exit(1)

@@ -1,9 +1,13 @@
 """The compare tables: one per arch, kernel rows under a variant line, deltas against baseline.
 
 Deltas are the signed change of the value itself against the ``baseline`` variant's line (VGPRs
-274 -> 242 is ``-32``, occupancy 1 -> 2 is ``+1``), marked better or worse apart from the sign
-(report/deltas.py, shared with ``check``). The default view is compact (units in the headers, the traffic
-formula as a footnote); ``wide`` and markdown show every column.
+274 -> 242 is ``-32``), marked better or worse apart from the sign (report/deltas.py, shared with
+``check``); in these tables parentheses mean that change and nothing else (an AMD kernel's split of its
+registers into arch VGPRs and AGPRs has a column of its own in ``--wide`` and markdown). A value and its
+change never part across lines. The default view is compact (units in the headers; the traffic model's
+formulas, its notation and the reference shape under the tables); ``wide`` and markdown show every column.
+A table with no ``baseline`` line (a capture's kernels) has no changes to show, and one with no modelled
+traffic no traffic column.
 """
 
 from __future__ import annotations
@@ -13,16 +17,26 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..compare import REFERENCE, VariantLine
-from ..records import SCHEMA_VERSION, AmdUsage
+from ..records import SCHEMA_VERSION, AmdUsage, LaunchConfig, Record
 from .deltas import Delta, judge, legend, with_delta
-from .formats import Footnotes, md_table, new_table, render_table, _plain
+from .formats import Footnotes, add_title, drop_order, md_table, new_table, render_table, _plain
 from .machine import Machine
-from .records_view import common_config
-from .rows import NEXT_LEGEND, fmt_lds, fmt_regs, fmt_scratch, fmt_sgpr, fmt_spills, occupancy_label, short_next_step
+from .records_view import LABEL_MAX, common_config
+from .rows import NEXT_LEGEND, fmt_lds, fmt_scratch, fmt_sgpr, fmt_spills, occupancy_label, short_next_step
 
 # metric, VariantLine attribute, higher is better
 DELTA_METRICS = (("regs", "regs", False), ("spills", "spills", False), ("scratch", "scratch", False),
                  ("lds", "lds", False), ("occupancy", "occupancy", True))
+_UNIT_SHORT = {"waves/SIMD": "w/SIMD", "blocks/SM": "blk/SM"}
+
+# The symbols of the traffic model's formulas (vgprscope/model.py's notation), printed under the tables
+TRAFFIC_NOTATION = (
+    "traffic notation: B, H, Nq, Nk = the reference shape (batch, query heads, query and key lengths; H_kv "
+    "K/V heads, G = H/H_kv); D = head dim; e = bytes per element (2 for fp16, bf16; fp32 workspaces: 4); "
+    "Tq = K/V passes per (batch, head): ceil(Nq/BLOCK_M) query blocks (grouped-query decode: the group's packed "
+    "blocks / G); P = visible (query, key) pairs: Nq*Nk, or under the causal mask the area below the diagonal; "
+    "rho = P/(Nq*Nk), the share of K/V a query block reads; Kb = ceil(Nk/BLOCK_N) key blocks; S = splits "
+    "(split-k); A_s, m_s, l_s = a split's partial output, row max and row sum; m, l = row max and sum")
 
 
 def line_deltas(lines: Sequence[VariantLine]) -> dict[str, dict[str, Delta]]:
@@ -57,11 +71,31 @@ def _status(status: str, notes: Footnotes | None) -> str:
     return f"✗ {notes.ref(status)}"
 
 
+def _total(r: Record) -> str:
+    """The registers occupancy sees: AMD's unified VGPR+AGPR total, NVIDIA's registers per thread."""
+    u = r.usage
+    return str(u.vgpr_total) if isinstance(u, AmdUsage) else _num(getattr(u, "regs", None))
+
+
+def _split(r: Record) -> str:
+    """``256+21``: an AMD kernel's arch VGPRs and AGPRs (the total is not always their sum: the arch part is
+    rounded up to 4 when there are AGPRs)."""
+    u = r.usage
+    return f"{u.arch_vgpr}+{u.agpr}" if isinstance(u, AmdUsage) else "-"
+
+
+def _name(ln: VariantLine) -> str:
+    """A line's name: the variant; for a captured (or cached) launch, its module and kernel."""
+    k = ln.kernels[0].kernel
+    launch = isinstance(ln.kernels[0].config, LaunchConfig)
+    return f"{ln.variant} {k}" if launch and len(ln.kernels) == 1 and k != ln.variant else ln.variant
+
+
 def _rows(ln: VariantLine, ds: Mapping[str, Delta] | None, extra: Mapping[str, str], extra_headers: Sequence[str],
-          notes: Footnotes | None) -> list[tuple[str, dict[str, Any]]]:
+          notes: Footnotes | None) -> list[tuple[str, dict[str, Any] | None]]:
     """(label, cells by column key) for a variant: its kernels (several only), then the variant line."""
     ds = ds or {}
-    out = []
+    out: list[tuple[str, dict[str, Any] | None]] = []
     multi = len(ln.kernels) > 1
     if multi:
         out.append((ln.variant, None))
@@ -69,8 +103,8 @@ def _rows(ln: VariantLine, ds: Mapping[str, Delta] | None, extra: Mapping[str, s
             occ = r.occupancy
             out.append((f"  {r.kernel}", {
                 "variant": ln.variant, "kernel": r.kernel, "config": "", "config_short": "",
-                "regs": fmt_regs(r), "sgprs": fmt_sgpr(r), "spills": fmt_spills(r), "scratch": fmt_scratch(r),
-                "lds": fmt_lds(r), "occupancy": occupancy_label(r),
+                "regs": _total(r), "split": _split(r), "sgprs": fmt_sgpr(r), "spills": fmt_spills(r),
+                "scratch": fmt_scratch(r), "lds": fmt_lds(r), "occupancy": occupancy_label(r),
                 "occ": "-" if occ is None else str(occ.value),
                 "occ_pct": f"{occ.percent:.1f}" if occ else "-", "limiter": ",".join(occ.limiters) if occ else "-",
                 "next": occ.next_step if occ else "-",
@@ -81,13 +115,10 @@ def _rows(ln: VariantLine, ds: Mapping[str, Delta] | None, extra: Mapping[str, s
     single = ln.kernels[0] if not multi else None
     occ = single.occupancy if single else None
     t = ln.traffic
-    traffic = "-" if t is None else _gb(t.bytes_total)
-    if t is not None and notes is not None and t.formula:
-        traffic += f" {notes.ref(t.formula)}"
-    out.append(("  (variant)" if multi else ln.variant, {
+    out.append(("  (variant)" if multi else _name(ln), {
         "variant": ln.variant, "kernel": single.kernel if single else "(variant)", "config": ln.config,
-        "regs": with_delta(_num(ln.regs), ds.get("regs")), "sgprs": _num(ln.sgprs),
-        "spills": with_delta(_num(ln.spills), ds.get("spills")),
+        "regs": with_delta(_num(ln.regs), ds.get("regs")), "split": _split(single) if single else "",
+        "sgprs": _num(ln.sgprs), "spills": with_delta(_num(ln.spills), ds.get("spills")),
         "scratch": with_delta(_num(ln.scratch), ds.get("scratch")),
         "lds": with_delta(_num(ln.lds), ds.get("lds")),
         "occupancy": with_delta("-" if ln.occupancy is None else f"{ln.occupancy} {_unit([ln])}",
@@ -98,8 +129,8 @@ def _rows(ln: VariantLine, ds: Mapping[str, Delta] | None, extra: Mapping[str, s
         "limiter_next": _next(occ, notes) if occ else ln.limiter,
         "read": "-" if t is None else _gb(t.bytes_read), "written": "-" if t is None else _gb(t.bytes_written),
         "gflop": "-" if t is None else f"{t.flops / 1e9:.0f}", "intensity": "-" if t is None else f"{t.intensity:.0f}",
-        "traffic": traffic, "status": _status(ln.status, notes), "status_full": ln.status,
-        **{h: extra.get(h, "-") for h in extra_headers}}))
+        "traffic": "-" if t is None else _gb(t.bytes_total), "status": _status(ln.status, notes),
+        "status_full": ln.status, **{h: extra.get(h, "-") for h in extra_headers}}))
     return out
 
 
@@ -110,26 +141,45 @@ def _next(occ, notes: Footnotes | None) -> str:
     return f"{','.join(occ.limiters) or '-'} {notes.ref(occ.next_step)}"
 
 
+def _has_reference(lines: Sequence[VariantLine]) -> bool:
+    return any(ln.variant == REFERENCE for ln in lines)
+
+
+def _has_traffic(lines: Sequence[VariantLine]) -> bool:
+    return any(ln.traffic is not None for ln in lines)
+
+
 def _columns(lines: Sequence[VariantLine], extra_headers: Sequence[str], wide: bool,
              with_status: bool, with_spills: bool = True) -> list[tuple[str, str, dict[str, Any]]]:
-    """(header, cell key, add_column options) of a table's columns; the default view leaves out status
-    when every row is ok and spills when no kernel spills (the title says so)."""
+    """(header, cell key, add_column options) of a table's columns. Changes (Δ) only where the table has
+    a baseline line, traffic only where the model covers a line. The default view leaves out status when
+    every row is ok and spills when no kernel spills (the title says so); its values and their changes
+    never fold (a change stays beside its value), its names fold at spaces only; where it cannot fit,
+    ``limiter: next`` is left out first, then the traffic, then LDS / shared memory (``drop``; the table
+    says so; columns a command adds on request, --frontier's and --bench's, stay)."""
     amd = _amd(lines)
+    d = " (Δ)" if _has_reference(lines) else ""
+    traffic = _has_traffic(lines)
     regs, lds = ("VGPRs", "LDS B") if amd else ("regs", "smem B")
     unit = _unit(lines)
     if wide:
         cols = [("variant", "variant", {}), ("kernel", "kernel", {}), ("config", "config", {}),
-                ("VGPRs / regs (Δ)", "regs", {}), ("SGPRs", "sgprs", {}), ("spills (Δ)", "spills", {}),
-                ("scratch / stack B (Δ)", "scratch", {}), ("LDS / smem B (Δ)", "lds", {}),
-                ("occupancy (Δ)", "occupancy", {}), ("occ %", "occ_pct", {}), ("limiter", "limiter", {}),
-                ("next step", "next", {}), ("read GB", "read", {}), ("written GB", "written", {}),
-                ("GFLOP", "gflop", {}), ("FLOP/B", "intensity", {})]
+                (f"VGPRs / regs{d}", "regs", {}), *([("arch VGPR+AGPR", "split", {})] if amd else []),
+                ("SGPRs", "sgprs", {}), (f"spills{d}", "spills", {}),
+                (f"scratch / stack B{d}", "scratch", {}), (f"LDS / smem B{d}", "lds", {}),
+                (f"occupancy{d}", "occupancy", {}), ("occ %", "occ_pct", {}), ("limiter", "limiter", {}),
+                ("next step", "next", {})]
+        if traffic:
+            cols += [("read GB", "read", {}), ("written GB", "written", {}), ("GFLOP", "gflop", {}),
+                     ("FLOP/B", "intensity", {})]
         return cols + [(h, h, {}) for h in extra_headers] + [("status", "status_full", {})]
     fold = {"no_wrap": False}
-    spills = [("spills (Δ)", "spills", fold)] if with_spills else []
-    cols = [("config", "config_short", fold), (f"{regs} (Δ)", "regs", fold), *spills,
-            (f"{lds} (Δ)", "lds", fold), (f"{unit or 'occupancy'} (Δ)", "occ", fold),
-            ("limiter: next", "limiter_next", fold), ("GB moved", "traffic", fold)]
+    spills = [(f"spills{d}", "spills", {})] if with_spills else []
+    cols = [("config", "config_short", fold), (f"{regs}{d}", "regs", {}), *spills,
+            (f"{lds}{d}", "lds", {"drop": 3}), (f"{_UNIT_SHORT.get(unit, unit) or 'occupancy'}{d}", "occ", {}),
+            ("limiter: next", "limiter_next", fold | {"drop": 1})]
+    if traffic:
+        cols.append(("GB moved", "traffic", {"drop": 2}))
     cols += [(h, h, fold) for h in extra_headers]
     return cols + ([("status", "status", {})] if with_status else [])
 
@@ -154,42 +204,106 @@ def _table(title: str, lines: Sequence[VariantLine], extra: Mapping[str, Mapping
     said = ([f"every config: {shared}"] if shared else []) + (["no kernel spills"] if spill_free else [])
     heading = f"{title} ({'; '.join(said)})" if said and not wide else title
     table = new_table(heading)
-    if not wide:
+    # names longer than a label column should be wide (a captured kernel's module) become title lines
+    titled = not wide and max((len(label) for label, _ in rows), default=0) > LABEL_MAX
+    if not wide and not titled:
         table.add_column("variant", overflow="fold")
+    drops = []
     for header, _, opts in columns:
+        opts = dict(opts)
+        rank = opts.pop("drop", None)
         table.add_column(header, **({"no_wrap": True, "overflow": "fold"} | opts))
+        if rank is not None:
+            drops.append((rank, table.columns[-1]))
+    drop_order(table, [c for _, c in sorted(drops, key=lambda x: x[0])])
+    last_title = None
     for i, (label, cells) in enumerate(rows):
-        if i and not label.startswith("  "):
+        if titled:
+            if cells is None or not label.startswith("  "):
+                if label != last_title:  # the lines of one kernel (its autotune configs) under one title
+                    add_title(table, label)
+                    last_title = label
+                if cells is None:
+                    continue
+            elif label.startswith("  "):  # a kernel of a multi-kernel line, named in its config cell
+                cells = cells | {"config_short": label.strip()}
+        elif i and not label.startswith("  "):
             table.rows[-1].end_section = True
         if cells is None:
             if not wide:
                 table.add_row(Text(label, style="bold"), *[""] * len(columns))
             continue
         style = None if cells["status_full"] == "ok" else "red"
-        table.add_row(*([label] if not wide else []), *(cells[key] for _, key, _ in columns), style=style)
+        table.add_row(*([label] if not wide and not titled else []), *(cells[key] for _, key, _ in columns),
+                      style=style)
     return table
 
 
 VARIANT_LEGEND = ("(variant): a variant of several kernels, its most registers, spills and LDS and its worst "
-                  "occupancy; GB moved: the traffic model's bytes read + written on the reference shape "
-                  "(formula in the footnote; read, written, FLOP/B with --wide)")
+                  "occupancy")
+
+
+def _shape_text(shape: Sequence[int]) -> str:
+    b, h, nq, nk, *rest = shape
+    return f"B={b} H={h} Nq={nq} Nk={nk}" + (f" H_kv={rest[0]}" if rest else "")
+
+
+def traffic_notes(lines: Sequence[VariantLine], wide: bool = False) -> list[str]:
+    """Under the tables: the reference shape(s) the traffic was modelled on, each formula once with the
+    variants it is theirs, and the notation the formulas use."""
+    modelled = [ln for ln in lines if ln.traffic is not None]
+    if not modelled:
+        return []
+    shapes = list(dict.fromkeys(_shape_text(ln.kernels[0].config.shape) for ln in modelled
+                                if hasattr(ln.kernels[0].config, "shape")))
+    by_formula: dict[str, list[str]] = {}
+    for ln in modelled:
+        formula = ln.traffic.formula.removesuffix(" (per batch*head; times B*H)")
+        names = by_formula.setdefault(formula, [])
+        if ln.variant not in names:
+            names.append(ln.variant)
+    what = "read GB, written GB, GFLOP: the traffic model's" if wide else "GB moved: the traffic model's bytes read + written"
+    head = f"{what} at {' / '.join(shapes) or 'the reference shape'} (--shape); per (batch, head), times B*H:"
+    return [head, *(f"{', '.join(names)}: {formula}" for formula, names in by_formula.items()), TRAFFIC_NOTATION]
 
 
 def tables_text(per_arch: Mapping[str, list[VariantLine]], machine: Machine, extra_headers: Sequence[str] = (),
                 extra=None, *, wide: bool = False, width: int | None = None) -> str:
-    """One table per arch (per grid point); the footnotes (numbered across the tables) and the legend once
-    at the end."""
+    """One table per arch (per grid point); the footnotes (numbered across the tables) and the legends once
+    at the end: what a change means (where a table has one), the traffic model's shape, formulas and
+    notation (where it covers a line and a table shows its column)."""
+    from .formats import output_width, wrap
+
     notes = Footnotes()
     parts = [machine.text(width) + "\n"]
     tables = list(per_arch.items())
+    every = [ln for _, lines in tables for ln in lines]
+    shown: set[str] = set()  # the columns some table showed (the legends explain those only)
     for i, (arch, lines) in enumerate(tables):
         table = _table(f"vgprscope compare: {arch}", lines, (extra or {}).get(arch), extra_headers, wide,
                        None if wide else notes)
         last = i == len(tables) - 1
-        legends = [legend(f"the {REFERENCE} variant's line")] + ([] if wide else [NEXT_LEGEND, VARIANT_LEGEND])
-        parts.append(render_table(table, footnotes=notes if last else (), notes=legends if last else (),
-                                  wide=wide, width=width))
-    return "".join(parts)
+        parts.append(render_table(table, footnotes=notes if last else (), wide=wide, width=width,
+                                  elsewhere="".join(parts[1:])))
+        dropped = set(getattr(table, "vgprscope_dropped", ()))
+        shown |= {_plain(c.header) for c in table.columns} - dropped
+    legends = []
+    if any(_has_reference(lines) for _, lines in tables):
+        legends.append(legend(f"the {REFERENCE} variant's line"))
+    if not wide:
+        if "limiter: next" in shown:
+            legends.append(NEXT_LEGEND)
+        if any(len(ln.kernels) > 1 for ln in every):
+            legends.append(VARIANT_LEGEND)
+    if wide or "GB moved" in shown:
+        legends += traffic_notes(every, wide)
+    if wide:  # as wide as the widest table (what render_table wraps a wide table's notes to)
+        import re
+
+        plain = re.sub(r"\x1b\[[0-9;]*m", "", "".join(parts[1:]))
+        width = max((len(ln) for ln in plain.splitlines()), default=0)
+    width = max(width or output_width(), 20)
+    return "".join(parts) + "".join(wrap(ln, width, "  ") + "\n" for ln in legends)
 
 
 def tables_md(per_arch: Mapping[str, list[VariantLine]], machine: Machine, title: str = "",
@@ -204,7 +318,14 @@ def tables_md(per_arch: Mapping[str, list[VariantLine]], machine: Machine, title
                                       extra_headers, None)
                 if cells is not None]
         out.append(f"\n### {arch}\n\n" + md_table([h for h, _, _ in columns], rows))
-    out.append(f"\n{legend(f'the `{REFERENCE}` variant line')}.\n")
+    every = [ln for lines in per_arch.values() for ln in lines]
+    if any(_has_reference(lines) for lines in per_arch.values()):
+        out.append(f"\n{legend(f'the `{REFERENCE}` variant line')}.\n")
+    shapes = list(dict.fromkeys(_shape_text(ln.kernels[0].config.shape) for ln in every
+                                if ln.traffic is not None and hasattr(ln.kernels[0].config, "shape")))
+    if shapes:
+        out.append(f"\nread / written GB, GFLOP, FLOP/B: the traffic model's at {' / '.join(shapes)} "
+                   "(`--shape`; formulas and notation in `vgprscope/model.py`).\n")
     return "".join(out)
 
 

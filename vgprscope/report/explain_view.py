@@ -1,6 +1,8 @@
 """``vgprscope explain`` output: per kernel, the tensors live across each loop with their registers per lane,
-the loop's sum against the allocation and seed 001's estimate, and the spill sites by source line.
-Table (fits 100 columns: long chains go to lines under the table), markdown and JSON (every field)."""
+the loop's sum against the allocation (and, for the bundled attention variants, seed 001's estimate), the
+shared-memory buffers the loop uses (in bytes, apart from the registers), and the spill sites by source line.
+Table (fits the terminal: long chains go to lines under the tables; ``wide``: full layouts, IR values),
+markdown and JSON (every field)."""
 
 from __future__ import annotations
 
@@ -11,8 +13,9 @@ from ..explain import KernelExplanation, LiveTensor, LoopLiveState, seed_row
 from .machine import Machine
 
 SCHEMA_VERSION = 1
-SHOWN_ROLES = ("carried", "live-in", "index", "mask", "memory")
-TEXT_WIDTH = 100  # the lines under the tables read in a 100-column terminal
+REGISTER_ROLES = ("carried", "live-in", "mask")  # the data tensors' table; index vectors follow under their title
+INDEX_TITLE = ("index vectors (integer offsets, named for the value computed on their line; summed apart: "
+               "the compiler may recompute them)")
 
 
 def chain(location: Sequence[str]) -> str:
@@ -31,6 +34,12 @@ def _regs(t: LiveTensor) -> str:
     return "?" if t.registers is None else str(t.registers)
 
 
+def tensor_name(t: LiveTensor) -> str:
+    """``acc``; an index vector is named as one, after the value its line computes (``index for q``), so
+    that it never reads as that value itself."""
+    return f"index for {t.name}" if t.role == "index" else t.name
+
+
 def _counted(t: LiveTensor) -> str:
     """In the loop's sum, in the index-vector sum beside it, or in neither."""
     if not t.counted:
@@ -45,6 +54,17 @@ def _seed_cell(t: LiveTensor, seed: dict[str, int] | None) -> str:
     return f"{seed[row]} ({row})" if row == "m_l" else str(seed[row])
 
 
+def _bytes(t: LiveTensor) -> str:
+    if t.buffer == "allocation":
+        return "?" if t.bytes is None else str(t.bytes)
+    return "-"
+
+
+def _buffer(t: LiveTensor) -> str:
+    return {"allocation": "buffer", "view": "view into a buffer",
+            "carried view": "view, carried (pipeline stage)"}.get(t.buffer or "", t.buffer or "")
+
+
 def allocation_text(e: KernelExplanation) -> str:
     a = e.allocation
     if a is None:
@@ -54,16 +74,44 @@ def allocation_text(e: KernelExplanation) -> str:
     return f"{a.registers} registers"
 
 
+def _remainder_words(e: KernelExplanation) -> str:
+    if e.attention:
+        return "temporaries (the score tile, K/V operands), addresses, pipeline buffers"
+    return "temporaries (values computed inside the loop, dot operands), addresses, pipeline buffers"
+
+
 def loop_summary(e: KernelExplanation, lp: LoopLiveState) -> str:
     """``carried 66 + live-in 32 = 98 of 256 allocated; remainder 158: ...; index vectors take 24 more ...``"""
     text = f"carried {lp.carried} + live-in {lp.live_in} = {lp.total}"
     if e.allocation is not None:
         rest = e.allocation.registers - lp.total
-        text += (f" of {e.allocation.registers} allocated; remainder {rest}: temporaries (the score tile, "
-                 "K/V operands), addresses, pipeline buffers")
+        if rest >= 0:
+            text += f" of {e.allocation.registers} allocated; remainder {rest}: {_remainder_words(e)}"
+        else:
+            text += (f", {-rest} more than the {e.allocation.registers} allocated: the compiler holds some of these "
+                     "tensors in fewer registers than their layout spreads them over (a pointer tensor as one "
+                     "address per contiguous vector, for example)")
     if lp.index_vectors:
         text += f"; index vectors take {lp.index_vectors} more if held whole (the compiler may recompute them)"
     return text
+
+
+def memory_summary(e: KernelExplanation, lp: LoopLiveState) -> str | None:
+    """``shared memory (bytes, not registers): 2 buffers, 16384 B, of the kernel's 16384 B; 4 views carried``"""
+    mem = [t for t in lp.tensors if t.role == "memory"]
+    if not mem:
+        return None
+    kinds = " / ".join(dict.fromkeys(t.memory for t in mem))
+    buffers = [t for t in mem if t.buffer == "allocation"]
+    views = [t for t in mem if t.buffer != "allocation"]
+    parts = [f"{len(buffers)} buffer{'s' * (len(buffers) != 1)}, {lp.memory_bytes} B"] if buffers else []
+    if e.shared_bytes is not None:
+        parts.append(f"the kernel's {e.shared_bytes} B in all")
+    if views:
+        carried = sum(t.buffer == "carried view" for t in views)
+        parts.append(f"{len(views)} view{'s' * (len(views) != 1)} into buffers"
+                     + (f" ({carried} carried by the loop: the software pipeline's stages)" if carried else ""))
+    return f"{kinds} memory (bytes, not registers): {'; '.join(parts)}"
 
 
 def seed_summary(e: KernelExplanation) -> str | None:
@@ -95,39 +143,87 @@ def _header(e: KernelExplanation) -> str:
     return head
 
 
-def to_table(explanations: Sequence[KernelExplanation], machine: Machine, *, spill_limit: int = 12) -> str:
+def _register_table(e: KernelExplanation, lp: LoopLiveState, wide: bool):
+    """The loop's tensors in registers: data first, then the index vectors under a title of their own."""
+    from .formats import add_title, new_table
+
+    table = new_table()
+    heads = [("tensor", "left"), *([("IR value", "left")] if wide else []), ("role", "left"), ("shape", "right"),
+             ("dtype", "left"), ("layout", "left"), ("elems", "right"), ("regs", "right"),
+             *([("seed 001", "right")] if e.seed else [])]
+    for header, justify in heads:
+        table.add_column(header, justify=justify, no_wrap=wide or header != "layout")
+
+    def row(t: LiveTensor) -> None:
+        elems = "" if t.elements is None else str(t.elements)
+        table.add_row(tensor_name(t), *([t.ssa] if wide else []), t.role, _shape(t), t.dtype,
+                      t.layout_full if wide else t.layout, elems, _regs(t),
+                      *([_seed_cell(t, e.seed)] if e.seed else []))
+
+    data = [t for t in lp.tensors if t.role in REGISTER_ROLES]
+    index = [t for t in lp.tensors if t.role == "index"]
+    for t in data:
+        row(t)
+    if index:
+        add_title(table, INDEX_TITLE, None)
+        for t in index:
+            row(t)
+    return table if data or index else None
+
+
+def _memory_table(lp: LoopLiveState, wide: bool):
+    from .formats import new_table
+
+    # the buffers first, then the views into them
+    mem = sorted((t for t in lp.tensors if t.role == "memory"), key=lambda t: t.buffer != "allocation")
+    if not mem:
+        return None
+    table = new_table()
+    for header, justify in (("buffer", "left"), *([("IR value", "left")] if wide else []), ("what", "left"),
+                            ("shape", "right"), ("dtype", "left"), ("layout", "left"), ("bytes", "right")):
+        table.add_column(header, justify=justify, no_wrap=wide or header not in ("layout", "what"))
+    for t in mem:
+        table.add_row(t.name, *([t.ssa] if wide else []), _buffer(t), _shape(t), t.dtype,
+                      t.layout_full if wide else t.layout, _bytes(t))
+    return table
+
+
+def to_table(explanations: Sequence[KernelExplanation], machine: Machine, *, spill_limit: int = 12,
+             wide: bool = False, width: int | None = None) -> str:
     from rich.table import Table
 
     from . import formats
 
-    out = [machine.line(), ""]
+    width = width or formats.output_width()
+
+    def wrap(text: str, pad: str) -> str:
+        return _wrap(text, pad, width)
+
+    def render(table) -> str:
+        return formats.render_table(table, wide=wide, width=width).rstrip("\n")
+
+    out = [machine.text(width), ""]
     for e in explanations:
-        out.append(_wrap(_header(e), ""))
+        out.append(wrap(_header(e), ""))
         if not e.ok:
             out += [f"  error: {e.error}", ""]
             continue
         for lp in e.loops:
-            out.append(_wrap(f"loop {lp.index + 1}: {chain(lp.location)}", "  "))
-            table = Table(show_lines=False, header_style="bold", pad_edge=False, box=None)
-            for header, justify in (("tensor", "left"), ("role", "left"), ("shape", "right"), ("dtype", "left"),
-                                    ("layout", "left"), ("elems", "right"), ("regs", "right"),
-                                    ("seed 001", "right")):
-                table.add_column(header, justify=justify, no_wrap=header != "layout")
-            for t in lp.tensors:
-                if t.role not in SHOWN_ROLES:
-                    continue
-                elems = "" if t.elements is None or t.role == "memory" else str(t.elements)
-                table.add_row(t.name, t.role, _shape(t), t.dtype, t.layout, elems, _regs(t), _seed_cell(t, e.seed))
-            out.append(formats.render_table(table).rstrip("\n"))
+            out.append(wrap(f"loop {lp.index + 1}: {chain(lp.location)}", "  "))
+            if (table := _register_table(e, lp, wide)) is not None:
+                out.append(render(table))
             uniform = [t.name for t in lp.tensors if t.role == "uniform"]
             if uniform:
                 names = ", ".join(dict.fromkeys(uniform))
-                out.append(_wrap(f"not counted: {len(uniform)} uniform splats/constants ({names})", "    "))
-            out.append(_wrap(loop_summary(e, lp), "    "))
+                out.append(wrap(f"not counted: {len(uniform)} uniform splats/constants ({names})", "    "))
+            out.append(wrap(loop_summary(e, lp), "    "))
+            if (mem := memory_summary(e, lp)) is not None:
+                out.append(wrap(mem, "    "))
+                out.append(render(_memory_table(lp, wide)))
         if not e.loops:
             out.append("  no loops in the TTGIR")
         if (seed := seed_summary(e)) is not None:
-            out.append(_wrap(seed, "  "))
+            out.append(wrap(seed, "  "))
         out.append(f"  {spill_summary(e)}")
         if e.spills:
             table = Table(show_lines=False, header_style="bold", pad_edge=False, box=None)
@@ -136,7 +232,7 @@ def to_table(explanations: Sequence[KernelExplanation], machine: Machine, *, spi
                                  no_wrap=header != "source line <- inlined at")
             for s in e.spills[:spill_limit]:
                 table.add_row(str(s.stores), str(s.reloads), "in loop" if s.in_loop else "outside", chain(s.location))
-            out.append(formats.render_table(table).rstrip("\n"))
+            out.append(render(table))
             if len(e.spills) > spill_limit:
                 out.append(f"    ... {len(e.spills) - spill_limit} more sites (--format md or json lists all)")
         out += [f"  note: {n}" for n in e.notes]
@@ -144,10 +240,11 @@ def to_table(explanations: Sequence[KernelExplanation], machine: Machine, *, spi
     return "\n".join(out).rstrip("\n") + "\n"
 
 
-def _wrap(text: str, pad: str, width: int = TEXT_WIDTH) -> str:
+def _wrap(text: str, pad: str, width: int = 100) -> str:
     import textwrap
 
-    return textwrap.fill(text, width=width, initial_indent=pad, subsequent_indent=pad + "  ")
+    return textwrap.fill(text, width=width, initial_indent=pad, subsequent_indent=pad + "  ",
+                         break_long_words=False, break_on_hyphens=False)
 
 
 def to_markdown(explanations: Sequence[KernelExplanation], machine: Machine, title: str | None = None,
@@ -167,12 +264,20 @@ def to_markdown(explanations: Sequence[KernelExplanation], machine: Machine, tit
             continue
         for lp in e.loops:
             out += [f"Loop {lp.index + 1} at `{chain(lp.location)}`", ""]
-            rows = [[t.name, f"`{t.ssa}`", t.role, _shape(t), t.dtype, t.layout,
-                     "" if t.elements is None or t.role == "memory" else t.elements, _regs(t),
-                     _counted(t), _seed_cell(t, e.seed)] for t in lp.tensors]
+            regs = [t for t in lp.tensors if t.role != "memory"]
+            rows = [[tensor_name(t), f"`{t.ssa}`", t.role, _shape(t), t.dtype, t.layout,
+                     "" if t.elements is None else t.elements, _regs(t), _counted(t),
+                     *([_seed_cell(t, e.seed)] if e.seed else [])] for t in regs]
             out.append(md_table(["tensor", "IR value", "role", "shape", "dtype", "layout", "elements / lane",
-                                 "registers / lane", "counted", "seed 001"], rows))
+                                 "registers / lane", "counted", *(["seed 001"] if e.seed else [])], rows))
             out += [f"Sum: {loop_summary(e, lp)}.", ""]
+            if (mem := memory_summary(e, lp)) is not None:
+                out += [f"{mem[0].upper()}{mem[1:]}.", ""]
+                out.append(md_table(["buffer", "IR value", "what", "shape", "dtype", "layout", "bytes"],
+                                    [[t.name, f"`{t.ssa}`", _buffer(t), _shape(t), t.dtype, t.layout, _bytes(t)]
+                                     for t in lp.tensors if t.role == "memory" and t.buffer == "allocation"]
+                                    + [[t.name, f"`{t.ssa}`", _buffer(t), _shape(t), t.dtype, t.layout, _bytes(t)]
+                                       for t in lp.tensors if t.role == "memory" and t.buffer != "allocation"]))
         if (seed := seed_summary(e)) is not None:
             out += [f"{seed[0].upper()}{seed[1:]}.", ""]
         out += [f"{spill_summary(e).capitalize()}.", ""]

@@ -22,6 +22,9 @@ from typing import Any
 from ..records import SCHEMA_VERSION, Record
 from .machine import Machine
 
+# A table of more rows than this leaves a column out (by its view's stated priority) rather than fold most
+# of its rows onto two lines (fit_columns)
+LONG_TABLE = 50
 # The width of the default view when stdout is not a terminal (a pipe, a file, a CI log) and $COLUMNS is
 # not set: the narrowest terminal the tables are designed for, so a log reads like a terminal.
 PIPE_WIDTH = 100
@@ -126,7 +129,9 @@ class Column:
     """One column of a table built by :func:`build_table`: its header, how a row becomes its cell (a str
     or a rich Text), and its place in the layout. ``wide_only`` columns appear only with --wide,
     ``default_only`` ones (a compact form of a wide column) only without it; ``wrap`` columns may fold onto
-    a second line at a narrow width (the others never fold)."""
+    a second line at a narrow width (the others never fold). ``drop``: where the default view cannot fit
+    its width otherwise, the columns with a ``drop`` rank are left out, lowest rank first (the table
+    names them; see :func:`fit_columns`)."""
 
     header: str
     cell: Callable[[Any], Any]
@@ -135,25 +140,40 @@ class Column:
     wrap: bool = False
     justify: str = "left"
     min_width: int | None = None
+    drop: int | None = None
 
 
 def build_table(rows: Iterable[Any], columns: Sequence[Column], *, title: str | None = None, wide: bool = False,
-                row_style: Callable[[Any], str | None] | None = None, section: Callable[[Any], Any] | None = None):
+                row_style: Callable[[Any], str | None] | None = None, section: Callable[[Any], Any] | None = None,
+                title_of: Callable[[Any], Sequence[tuple[str, str | None]]] | None = None):
     """A table of ``rows`` with the default view's columns, or every column with ``wide``. ``section``:
-    a key per row; a rule is drawn where it changes (rows of one variant together)."""
+    a key per row; a rule is drawn where it changes (rows of one variant together). ``title_of``: the
+    title lines ((text, style) pairs) that name a row's group; where they change, they are printed
+    across the table above the row (:func:`add_title`)."""
     table = new_table(title)
     shown = [c for c in columns if not (c.default_only if wide else c.wide_only)]
-    for c in shown:
-        table.add_column(c.header, justify=c.justify, no_wrap=not c.wrap and not wide, overflow="fold",
-                         min_width=c.min_width)
+    add_columns(table, shown, wide)
     prev = object()
     rows = list(rows)
     for i, r in enumerate(rows):
-        if section is not None and i and section(r) != prev:
+        if title_of is not None and (i == 0 or title_of(r) != title_of(rows[i - 1])):
+            for text, style in title_of(r):
+                add_title(table, text, style)
+        elif section is not None and i and section(r) != prev:
             table.rows[-1].end_section = True
         prev = section(r) if section is not None else prev
         table.add_row(*(c.cell(r) for c in shown), style=row_style(r) if row_style else None)
     return table
+
+
+def add_columns(table, columns: Sequence[Column], wide: bool = False) -> None:
+    """``columns`` added to a rich table as :func:`build_table` adds them, their ``drop`` ranks included."""
+    for c in columns:
+        table.add_column(c.header, justify=c.justify, no_wrap=not c.wrap and not wide, overflow="fold",
+                         min_width=c.min_width)
+    ranked = sorted((c.drop, i) for i, c in enumerate(columns) if c.drop is not None)
+    start = len(table.columns) - len(columns)
+    drop_order(table, [table.columns[start + i] for _, i in ranked])
 
 
 _LINES: dict[tuple[str, int], int] = {}  # (plain text, width) -> lines: tables repeat their cells
@@ -193,70 +213,159 @@ def _natural(console, options, cell) -> int:
     return Measurement.get(console, options, cell).maximum
 
 
-def _two_line_width(console, cells: Sequence[Any], natural: int, whole_words: bool) -> int:
-    """The narrowest width at which every cell of a column takes at most two lines; with ``whole_words``
-    no word is cut (a word longer than the width would be folded mid-word)."""
+def _min_width(console, cells: Sequence[Any], natural: int, whole_words: bool, max_lines: int = 2) -> int:
+    """The narrowest width at which every cell of a column takes at most ``max_lines`` lines; with
+    ``whole_words`` no word is cut (a word longer than the width would be folded mid-word)."""
     longest = max((len(w) for c in cells for w in _plain(c).split()), default=1) if whole_words else 1
     for w in range(longest, natural + 1):
-        if all(_cell_lines(console, c, w) <= 2 for c in cells):
+        if all(_cell_lines(console, c, w) <= max_lines for c in cells):
             return w
     return natural
 
 
-def fit_columns(table, console, width: int) -> None:
-    """Give the table's foldable columns (``no_wrap`` False) fixed widths so that it fits ``width`` with
-    no row folded into more than two lines where that is possible, and as few rows folded as may be:
-    each step narrows the column that folds the fewest more rows per column saved, never below two lines
-    a cell; words are cut only when folding at spaces is not enough. What still does not fit is left to
-    rich (which then folds further)."""
+def _measure(table, console) -> tuple[list[int], int]:
+    """(each column's natural width, what borders and padding add to their sum)."""
     from rich.measure import Measurement
 
-    if not table.columns:
-        return
     options = console.options.update_width(WIDE_LIMIT)
     natural = [max(_natural(console, options, c) for c in [col.header, *col._cells]) for col in table.columns]
     try:  # rich's own account of borders and padding (what Table.__rich_measure__ adds to the cells)
         overhead = table._extra_width + sum(table._get_padding_width(i) for i in range(len(table.columns)))
     except AttributeError:
         overhead = Measurement.get(console, options, table).maximum - sum(natural)
-    if sum(natural) + overhead <= width:
-        return
+    return natural, overhead
+
+
+def _narrowed(table, console, width: int, natural: list[int], overhead: int, whole_words: bool,
+              max_lines: int) -> list[int] | None:
+    """Widths for the table's columns that fit ``width`` with no cell over ``max_lines`` lines (None where
+    none do): each step narrows the foldable column that folds the fewest more rows per column saved."""
     widths = list(natural)
     folded: set[int] = set()
-    for whole_words in (True, False):
-        floors = {}
-        for i, col in enumerate(table.columns):
-            if not col.no_wrap and col.width is None:
-                two = _two_line_width(console, list(col._cells), widths[i], whole_words)
-                head = max((len(w) for w in str(col.header).split()), default=1)
-                floors[i] = max(two, head, col.min_width or 1)
-        while sum(widths) + overhead > width:
-            excess = sum(widths) + overhead - width
-            best = None
-            for i, floor in floors.items():
-                for w in range(floor, widths[i]):
-                    new = {r for r, c in enumerate(table.columns[i]._cells)
-                           if r not in folded and _cell_lines(console, c, w) > 1}
-                    saved = widths[i] - w
-                    key = (0, len(new), -w) if saved >= excess else (1, len(new) / saved, -saved)
-                    if best is None or key < best[0]:
-                        best = (key, i, w, new)
-            if best is None:
-                break
-            _, i, w, new = best
-            widths[i] = w
-            folded |= new
-    for col, w, nat in zip(table.columns, widths, natural):
+    floors = {}
+    for i, col in enumerate(table.columns):
+        if not col.no_wrap and col.width is None:
+            fit = _min_width(console, list(col._cells), widths[i], whole_words, max_lines)
+            head = max((len(w) for w in str(col.header).split()), default=1)
+            floors[i] = max(fit, head, col.min_width or 1)
+    while sum(widths) + overhead > width:
+        excess = sum(widths) + overhead - width
+        best = None
+        for i, floor in floors.items():
+            for w in range(floor, widths[i]):
+                new = {r for r, c in enumerate(table.columns[i]._cells)
+                       if r not in folded and _cell_lines(console, c, w) > 1}
+                saved = widths[i] - w
+                key = (0, len(new), -w) if saved >= excess else (1, len(new) / saved, -saved)
+                if best is None or key < best[0]:
+                    best = (key, i, w, new)
+        if best is None:
+            return None
+        _, i, w, new = best
+        widths[i] = w
+        folded |= new
+    return widths
+
+
+def _folded(table, console, widths: Sequence[int]) -> int:
+    """How many rows take more than one line at ``widths``."""
+    return len({r for col, w in zip(table.columns, widths) for r, c in enumerate(col._cells)
+                if _cell_lines(console, c, w) > 1})
+
+
+def _renumber(table) -> None:
+    """rich reads a column's place from its ``_index`` (the last one has no right padding): keep it true
+    when columns are left out and put back."""
+    for i, col in enumerate(table.columns):
+        col._index = i
+
+
+def drop_order(table, columns: Sequence[Any]) -> None:
+    """The columns (rich columns of ``table``) the default view may leave out, first to go first, when the
+    table cannot fit its width otherwise: a view states its priorities here; what is left out is named
+    under the table (--wide shows every column)."""
+    table.vgprscope_drop = list(columns)
+
+
+def fit_columns(table, console, width: int) -> list[Any]:
+    """Give the table's foldable columns (``no_wrap`` False) fixed widths so that it fits ``width`` with
+    no row folded into more than two lines where that is possible, and as few rows folded as may be,
+    never cutting a word. Where it cannot (or, in a table of more than LONG_TABLE rows, only with most
+    rows on two lines), the columns named by :func:`drop_order` are left out, in that order, until it
+    fits; then rows may take a third line; only then are words cut, and what still does not fit is left
+    to rich (which then folds further). Returns the columns left out (no longer in ``table.columns``:
+    the caller puts them back)."""
+    if not table.columns:
+        return []
+    dropped: list[Any] = []
+    order = [c for c in getattr(table, "vgprscope_drop", []) if c in table.columns]
+    while True:
+        natural, overhead = _measure(table, console)
+        if sum(natural) + overhead <= width:
+            return dropped
+        widths = _narrowed(table, console, width, natural, overhead, True, 2)
+        # most rows of a long table on two lines double its length: a column left out (and named) reads
+        # better there; a short table keeps every column, its rows on two lines
+        long = len(table.rows) > LONG_TABLE and _folded(table, console, widths or []) * 2 > len(table.rows)
+        if (widths is not None and not long) or not order:
+            break
+        col = order.pop(0)
+        table.columns.remove(col)
+        _renumber(table)
+        dropped.append(col)
+    for whole_words, lines in ((True, 3), (False, 2)):
+        if widths is not None:
+            break
+        widths = _narrowed(table, console, width, natural, overhead, whole_words, lines)
+    for col, w, nat in zip(table.columns, widths or natural, natural):
         if w < nat:
             col.width = w
-    if sum(widths) + overhead > width:
+    if widths is None:
         # it cannot fit in two lines a row: let every column fold rather than have rich crop a value
         for col in table.columns:
             col.no_wrap, col.overflow = False, "fold"
+    return dropped
+
+
+# A title row's one cell: the row is printed as the title itself, on lines of their own across the whole
+# table (a private-use character: no data cell holds it).
+TITLE_MARK = "\ue000"
+
+
+def add_title(table, text: str, style: str | None = "bold") -> None:
+    """A row that spans the table: ``text`` on a line of its own (folded at spaces to the table's width)
+    above the rows that follow, a blank line before it. It names a group of rows (a kernel, a variant)
+    without taking a column, so no column narrows for a long name. Add the columns first."""
+    if table.rows:
+        table.rows[-1].end_section = True
+    table.__dict__.setdefault("vgprscope_titles", []).append((text, style))
+    table.add_row(TITLE_MARK, *[""] * (len(table.columns) - 1))
+
+
+def _title_text(text: str, style: str | None, width: int, tty: bool) -> str:
+    """A title folded at spaces to ``width``, styled on a terminal."""
+    folded = wrap(text, width, "  ")
+    if not tty or not style:
+        return folded
+    from rich.console import Console
+    from rich.text import Text
+
+    con = Console(file=io.StringIO(), width=width, force_terminal=True, color_system="auto", soft_wrap=False)
+    con.print(Text(folded, style=style), end="")
+    return con.file.getvalue()
+
+
+def _put_titles(out: str, titles: Sequence[tuple[str, str | None]], width: int, tty: bool) -> str:
+    """The rendered table with each title row's line replaced by its title."""
+    if not titles:
+        return out
+    it = iter(titles)
+    lines = [ln if TITLE_MARK not in ln else _title_text(*next(it), width, tty) for ln in out.splitlines()]
+    return "".join(ln + "\n" for ln in lines)
 
 
 def render_table(renderable, *, footnotes: Footnotes | Sequence[str] = (), notes: Sequence[str] = (),
-                 wide: bool = False, width: int | None = None) -> str:
+                 wide: bool = False, width: int | None = None, elsewhere: str = "") -> str:
     """A rich table (or any renderable) as text for stdout: THE way a command turns a table into text.
 
     - ``width``: the columns to fit; default :func:`output_width` (the terminal's, else $COLUMNS, else 100
@@ -265,6 +374,9 @@ def render_table(renderable, *, footnotes: Footnotes | Sequence[str] = (), notes
     - ``footnotes``: a :class:`Footnotes` (cells hold its ``[n]`` markers) or lines, printed under the table
       and wrapped to the width; ``notes``: unnumbered lines after them (a legend).
     - ``wide``: every row at its natural width (the --wide view), however wide that is.
+    - A column left out for want of width (``drop_order``) is named under the table; a footnote whose
+      marker stood only in it goes too, unless ``elsewhere`` (the text of other tables that share the
+      footnotes) holds the marker.
 
     Colour only on a terminal; pipes and files get the same layout without escape codes.
     """
@@ -281,19 +393,40 @@ def render_table(renderable, *, footnotes: Footnotes | Sequence[str] = (), notes
         width = max(width, Measurement.get(probe, probe.options, renderable).maximum)
     console = Console(file=io.StringIO(), width=width, force_terminal=tty, color_system="auto" if tty else None,
                       soft_wrap=False)
+    dropped: list[Any] = []
+    # a table's title is a line across the whole width, folded at spaces there: rich would fold it to
+    # the table's own width, however narrow
+    title = getattr(renderable, "title", None)
+    head = ""
+    if isinstance(title, str) and title:
+        renderable.title = None
+        head = _title_text(title, "italic", width, tty) + "\n"
     if not wide and hasattr(renderable, "columns"):
         # fitted for this print only: the same table printed again (--wide, another width) starts afresh
-        saved = [(c.width, c.no_wrap, c.overflow) for c in renderable.columns]
-        fit_columns(renderable, console, width)
+        columns = list(renderable.columns)
+        saved = [(c.width, c.no_wrap, c.overflow) for c in columns]
+        dropped = fit_columns(renderable, console, width)
+        renderable.vgprscope_dropped = [_plain(c.header) for c in dropped]  # what the caller's notes may skip
         console.print(renderable)
-        for c, (w, nw, ov) in zip(renderable.columns, saved):
+        renderable.columns[:] = columns
+        _renumber(renderable)
+        for c, (w, nw, ov) in zip(columns, saved):
             c.width, c.no_wrap, c.overflow = w, nw, ov
     else:
         console.print(renderable)
     out = console.file.getvalue()
     if not tty:  # rich pads every line to the table's width: no trailing blanks in a log or a file
         out = "".join(ln.rstrip() + "\n" for ln in out.splitlines())
+    out = head + _put_titles(out, getattr(renderable, "vgprscope_titles", ()), width, tty)
+    if head:
+        renderable.title = title
     fn_lines = footnotes.lines() if isinstance(footnotes, Footnotes) else list(footnotes)
+    if dropped:  # a note whose marker stood only in a column left out has nothing to annotate
+        gone = " ".join(_plain(c) for col in dropped for c in col._cells)
+        fn_lines = [ln for ln in fn_lines if not ln.startswith("[") or (mark := ln.split("]")[0] + "]") not in gone
+                    or mark in out or mark in elsewhere]
+        notes = [f"not shown at {width} columns: {', '.join(_plain(c.header) for c in dropped)} "
+                 "(--wide shows every column)", *notes]
     extra = [wrap(ln, width, "    ") for ln in fn_lines] + [wrap(ln, width, "  ") for ln in notes]
     return out + "".join(e + "\n" for e in extra)
 

@@ -116,15 +116,21 @@ def _num(x: Any) -> str:
     return "-" if x is None else str(x)
 
 
-def _columns(amd: bool, notes: Any, own: dict[int, str] | None = None) -> list:
+def _columns(amd: bool, notes: Any, own: dict[int, str] | None = None, knob_column: bool = True,
+             wide: bool = False) -> list:
+    """The level table's columns. The kernel is named by a title line above its levels (the default
+    view) or, with ``wide``, in a column of its own. ``knob_column`` False: the knob's setting equals the
+    level on every row (AMD: waves_per_eu N asks for N waves/SIMD), said once in the legend."""
     from .formats import Column
 
     def status(r: _Row) -> str:
         return "ok" if r.level.ok else f"✗ {notes.ref(r.level.record.status)}"
 
-    cols = [
-        Column("kernel", lambda r: _kernel(r, own)),
-        Column("wpe" if amd else "maxnreg", _setting, justify="right"),
+    cols = [Column("kernel", lambda r: _name(r.kf), wide_only=True),
+            Column("config", lambda r: _config_label(r.kf), wide_only=True)] if wide else []
+    if knob_column:
+        cols.append(Column("wpe" if amd else "maxnreg", _setting, justify="right"))
+    cols += [
         Column("level", lambda r: f"{r.level.plan.target}", justify="right"),
         Column("budget", lambda r: str(r.level.plan.budget), justify="right"),
         Column("alloc", lambda r: _num(r.level.allocation), justify="right"),
@@ -142,14 +148,21 @@ def _columns(amd: bool, notes: Any, own: dict[int, str] | None = None) -> list:
     return cols
 
 
-def legend(amd: bool, unit: str) -> str:
+def legend(amd: bool, unit: str, knob_column: bool = True) -> str:
     if amd:
-        return (f"wpe: the waves_per_eu hint compiled; level: the {unit} its VGPR budget allows; alloc: the "
-                "VGPRs allocated (the descriptor's, padded to the budget); spills: VGPR (+SGPR) values; "
-                f"occupancy: the {unit} reached, with what else limits it")
+        level = ("wpe: the waves_per_eu hint compiled; level: the {unit} its VGPR budget allows" if knob_column
+                 else "level: the {unit} its VGPR budget allows, compiled as waves_per_eu = level").format(unit=unit)
+        return (f"{level}; alloc: the VGPRs allocated (the descriptor's, padded to the budget); spills: VGPR "
+                f"(+SGPR) values; occupancy: the {unit} reached, with what else limits it")
     return (f"maxnreg: the register cap compiled (* a bisection step); level: the {unit} that budget allows; "
             f"spill st+ld B: spill store + load bytes per thread; occupancy: the {unit} reached, with what else "
             "limits it")
+
+
+def _title(kf: KernelFrontier, own: dict[int, str]) -> list[tuple[str, str | None]]:
+    """The title line above a kernel's levels: variant and kernel, then the config words that are its own."""
+    words = own.get(id(kf))
+    return [(f"{_name(kf)}{'  ' + words if words else ''}", "bold")]
 
 
 # ---- renderers ---------------------------------------------------------------------------------------
@@ -157,6 +170,8 @@ def legend(amd: bool, unit: str) -> str:
 
 def tables_text(frontiers: Sequence[KernelFrontier], machine: Machine, *, wide: bool = False,
                 width: int | None = None) -> str:
+    """One table per arch: the kernel's name (and its own config words) on a line across the table, its
+    levels under it; every column with ``wide``, the kernel and config then in columns."""
     from .formats import Footnotes, build_table, output_width, render_table, wrap
 
     width = width or output_width()
@@ -165,14 +180,16 @@ def tables_text(frontiers: Sequence[KernelFrontier], machine: Machine, *, wide: 
         notes = Footnotes()
         amd = kfs[0].unit == "waves/SIMD"
         shared, own = _shared_config(kfs)
+        rows = _rows(kfs)
+        knob_column = wide or any(r.level.plan.setting != r.level.plan.target or r.level.probe for r in rows)
         title = f"frontier: {arch}" + (f" (every config: {shared})" if shared else "")
-        table = build_table(_rows(kfs), _columns(amd, notes, own), title=title, wide=wide,
+        table = build_table(rows, _columns(amd, notes, own, knob_column, wide), title=title, wide=wide,
                             row_style=lambda r: None if r.level.ok else "red",
-                            section=lambda r: (r.kf.variant, r.kf.kernel, id(r.kf)))
+                            section=lambda r: id(r.kf), title_of=None if wide else lambda r: _title(r.kf, own))
         summary = [wrap(f"{_name(kf)}{' ' + own[id(kf)] if own.get(id(kf)) else ''}: {kf.summary}", width, "    ")
                    for kf in kfs]
-        parts.append(render_table(table, footnotes=notes, notes=[legend(amd, kfs[0].unit)], wide=wide,
-                                  width=width))
+        parts.append(render_table(table, footnotes=notes, notes=[legend(amd, kfs[0].unit, knob_column)],
+                                  wide=wide, width=width))
         parts.append("\n".join(summary) + "\n\n")
     return "".join(parts).rstrip("\n") + "\n"
 

@@ -1,4 +1,5 @@
-"""The machine line every output starts with: GPU or compile-only, Triton, torch, driver, date, git sha."""
+"""The machine line every output starts with: GPU or compile-only, Triton, torch, driver, date, the repository
+the command ran in (the user's project) and vgprscope's version."""
 
 from __future__ import annotations
 
@@ -17,18 +18,40 @@ def _version(dist: str) -> str:
         return "not installed"
 
 
+def _repo(cwd: Path) -> tuple[str, str] | None:
+    """(top-level directory, 12-digit commit) of the git work tree ``cwd`` is in; None outside one."""
+    try:
+        out = subprocess.run(["git", "rev-parse", "--show-toplevel", "--short=12", "HEAD"], capture_output=True,
+                             text=True, cwd=cwd, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    lines = out.stdout.split()
+    if out.returncode != 0 or len(lines) != 2:
+        return None
+    return lines[0], lines[1]
+
+
 def git_sha(cwd: Path | None = None) -> str:
-    """The checkout's commit; VGPRSCOPE_GIT_SHA where the tree travelled without its .git (a GPU machine)."""
+    """vgprscope's own commit, where it runs from a checkout ("unknown" where not); VGPRSCOPE_GIT_SHA where
+    the tree travelled without its .git (a GPU machine)."""
     import os
 
     if os.environ.get("VGPRSCOPE_GIT_SHA"):
         return os.environ["VGPRSCOPE_GIT_SHA"]
-    try:
-        out = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True,
-                             cwd=cwd or Path(__file__).resolve().parent, timeout=5)
-        return out.stdout.strip() or "unknown"
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
+    repo = _repo(cwd or Path(__file__).resolve().parent)
+    return repo[1] if repo else "unknown"
+
+
+def project_repo(cwd: Path | None = None) -> str:
+    """The repository the command runs in, the user's project (``NAME COMMIT``, NAME its directory's
+    name), or "" outside a git work tree."""
+    repo = _repo(cwd or Path.cwd())
+    return f"{Path(repo[0]).name} {repo[1]}" if repo else ""
+
+
+COMPILE_ONLY = "compile-only"
+# what "compile-only" means, said once on the machine line of every output it heads
+COMPILE_ONLY_MEANS = "compiled here, no GPU: numbers from the compiler's output and the occupancy rules"
 
 
 @dataclass(frozen=True)
@@ -38,19 +61,24 @@ class Machine:
     torch: str
     driver: str
     date: str
-    git_sha: str
+    git_sha: str  # vgprscope's own commit ("unknown": not run from a checkout)
     host: str
-    vgprscope: str
+    vgprscope: str  # vgprscope's version
+    project: str = ""  # the repository the command ran in ("NAME COMMIT"; "" outside one)
 
     def line(self) -> str:
-        return (f"{self.gpu} | Triton {self.triton} | torch {self.torch} | driver {self.driver} | "
-                f"{self.date} | git {self.git_sha} | vgprscope {self.vgprscope}")
+        return " | ".join(self.fields())
 
     def fields(self) -> list[str]:
-        """The machine line's fields; a compile-only run has no driver to name."""
+        """The machine line's fields: the GPU (or compile-only, and what that means), the software, the date,
+        the repository the command ran in, and vgprscope's version (with its own commit where it runs
+        from a checkout that is not that repository). A compile-only run has no driver to name."""
+        gpu = f"{self.gpu} ({COMPILE_ONLY_MEANS})" if self.gpu == COMPILE_ONLY else self.gpu
         driver = [] if self.driver == "none" else [f"driver {self.driver}"]
-        return [self.gpu, f"Triton {self.triton}", f"torch {self.torch}", *driver, self.date,
-                f"git {self.git_sha}", f"vgprscope {self.vgprscope}"]
+        project = [f"repo {self.project}"] if self.project else []
+        own = self.git_sha not in ("", "unknown") and not self.project.endswith(f" {self.git_sha}")
+        tool = f"vgprscope {self.vgprscope}" + (f" (git {self.git_sha})" if own else "")
+        return [gpu, f"Triton {self.triton}", f"torch {self.torch}", *driver, self.date, *project, tool]
 
     def text(self, width: int | None = None) -> str:
         """The machine line for a terminal table: broken at its separators to fit ``width`` (default: the
@@ -67,6 +95,6 @@ def compile_only() -> Machine:
     """The machine line of a compile-only run (imports neither torch nor triton)."""
     from .. import __version__
 
-    return Machine(gpu="compile-only", triton=_version("triton"), torch=_version("torch"), driver="none",
+    return Machine(gpu=COMPILE_ONLY, triton=_version("triton"), torch=_version("torch"), driver="none",
                    date=_dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), git_sha=git_sha(),
-                   host=platform.node(), vgprscope=__version__)
+                   host=platform.node(), vgprscope=__version__, project=project_repo())

@@ -1,17 +1,20 @@
 """Records as the analyze table (terminal) and as markdown (every field).
 
 The default view labels rows the way a person scans them: the variant once, on its first row; a variant
-with several kernels gets a title row and each kernel's name once; then one row per arch. ``--wide``
-spells variant and kernel on every row, with every field.
+with several kernels gets a title row and each kernel's name once; then one row per arch. Names too long
+for a label column (a captured kernel's module and name) stand on lines of their own across the table
+instead, so that the data columns keep their width. ``--wide`` spells variant and kernel on every row,
+with every field. ``scan``'s rows are named by kernel, the file it came from beside it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..records import Record
-from .formats import Footnotes, build_table, md_table, new_table, render_table
+from .formats import Column, Footnotes, build_table, md_table, new_table, render_table
 from .machine import Machine
 from .rows import COLUMNS, NEXT_LEGEND, RECORD_LEGEND, SPILLS_LEGEND, cells, record_columns
 
@@ -68,10 +71,11 @@ def label_table(rows: list[tuple[str, Any | None]], columns, *, title: str | Non
     """A table whose first column is the labels of :func:`labelled`, a rule between variants."""
     from rich.text import Text
 
+    from .formats import add_columns
+
     table = new_table(title)
     table.add_column(label_header, overflow="fold")
-    for c in columns:
-        table.add_column(c.header, justify=c.justify, no_wrap=not c.wrap, overflow="fold", min_width=c.min_width)
+    add_columns(table, columns)
     for i, (label, item) in enumerate(rows):
         starts_variant = bool(label) and not label.startswith("  ")
         if i and starts_variant:
@@ -83,13 +87,41 @@ def label_table(rows: list[tuple[str, Any | None]], columns, *, title: str | Non
     return table
 
 
+# A label column wider than this (a captured kernel's module path, a generated kernel's name) would take
+# the width the data columns need: the names then become title lines across the table instead.
+LABEL_MAX = 24
+
+
+@dataclass(frozen=True)
+class Naming:
+    """How a records table names its rows. analyze: by variant, then kernel (a captured kernel's variant
+    is its module); scan: by kernel, its file beside it (a cache entry knows the file it came from)."""
+
+    variant_header: str = "variant"  # the --wide column of ``Record.variant``
+    by_kernel: bool = False  # the kernel is the name, the variant (the file) secondary
+
+    def title(self, r: Record) -> str:
+        if self.by_kernel:
+            return f"{r.kernel}  ({r.variant})" if r.variant and r.variant != r.kernel else r.kernel
+        return r.variant if r.kernel == r.variant else f"{r.variant} {r.kernel}"
+
+
+ANALYZE = Naming()
+SCAN = Naming(variant_header="file", by_kernel=True)
+
+
 def table_text(records: Sequence[Record], machine: Machine, *, title: str | None = None, wide: bool = False,
-               width: int | None = None) -> str:
+               width: int | None = None, naming: Naming = ANALYZE) -> str:
     """The machine line, the table, its footnotes and legend: compact columns by default, every field
-    with ``wide``."""
+    with ``wide``. Rows are named in a label column, or, where a name is longer than :data:`LABEL_MAX`,
+    by title lines across the table above each kernel's rows."""
     records = grouped(records)
     notes = Footnotes()
     columns = record_columns(notes, with_status=not all(r.ok for r in records))
+    if naming.by_kernel:  # the kernel first, then its file
+        columns = [Column("kernel", lambda r: r.kernel, wide_only=True),
+                   Column(naming.variant_header, lambda r: r.variant, wide_only=True),
+                   *[c for c in columns if c.header not in ("variant", "kernel")]]
     style = lambda r: None if r.ok else "red"  # noqa: E731
     if wide:
         table = build_table(records, columns, title=title, wide=True, row_style=style, section=lambda r: r.variant)
@@ -98,13 +130,24 @@ def table_text(records: Sequence[Record], machine: Machine, *, title: str | None
     labels = {r.key: lab for r, lab in zip(records, rest)}
     # a column that says the same on every row is said once, in the title
     spill_free = all(not r.usage.spills for r in records if r.usage is not None)  # failed rows spill nothing
-    columns = [c if c.header != "config" else type(c)("config", lambda r: labels[r.key], wrap=True)
+    columns = [c if c.header != "config" else replace(c, cell=lambda r: labels[r.key])
                for c in columns if not c.wide_only and not (c.header == "config" and set(rest) == {"-"})
                and not (c.header == "spills" and spill_free)]
     said = ([f"every config: {shared}"] if shared else []) + (["no kernel spills"] if spill_free else [])
     heading = f"{title or ''} ({'; '.join(said)})".strip() if said else title
-    table = label_table(labelled(records, lambda r: r.variant, lambda r: r.kernel), columns, title=heading,
-                        row_style=style)
+    if naming.by_kernel:
+        rows = labelled(records, lambda r: r.kernel, lambda r: r.kernel)
+        # which file each kernel came from: the first column left out where the table cannot fit
+        columns = [*columns[:1], Column("file", lambda r: r.variant, drop=0), *columns[1:]]
+        label_header = "kernel"
+    else:
+        rows = labelled(records, lambda r: r.variant, lambda r: r.kernel)
+        label_header = "variant"
+    if max((len(lab) for lab, _ in rows), default=0) <= LABEL_MAX:
+        table = label_table(rows, columns, title=heading, label_header=label_header, row_style=style)
+    else:
+        table = build_table(records, [c for c in columns if c.header != "file"], title=heading, row_style=style,
+                            title_of=lambda r: [(naming.title(r), "bold")])
     legend = RECORD_LEGEND.format(spills="" if spill_free else SPILLS_LEGEND)
     text = render_table(table, footnotes=notes, notes=[NEXT_LEGEND, legend], width=width)
     return machine.text(width) + "\n" + text
