@@ -1,0 +1,149 @@
+"""The compile engine as processes (issue 18): what a user's module prints goes to stderr, workers die with
+their parent, Ctrl-C stops within a second and says so, an unwritable cache is a warning and the results
+are still reported, and the compiler's own messages (ptxas, a failed static assertion) reach the row."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+VARIANT = '''
+import triton
+import triton.language as tl
+
+print("hello from the user's module")  # at import time, as some users' modules do
+
+VARIANT = {"name": "noisy", "strategy": "-", "seed": "-", "trades": "-", "kernels": ["k"],
+           "defaults": {"block_m": 64, "block_n": 64, "num_warps": 4, "num_stages": 1}}
+
+
+@triton.jit
+def k(X, n, BLOCK: tl.constexpr, CHECK: tl.constexpr):
+    tl.static_assert(CHECK < 100, "CHECK must stay below 100")
+    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(X + i, i, mask=i < n)
+
+
+def check_config(cfg):
+    return None
+
+
+def kernel_specs(cfg):
+    return [{"name": "k", "fn": k, "args": {"X": "*fp32", "n": 1000},
+             "constexprs": {"BLOCK": cfg["block_m"], "CHECK": cfg["block_n"]}}]
+'''
+
+
+def vgprscope(*args: str, env: dict[str, str] | None = None, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "vgprscope", *args], capture_output=True, text=True,
+                          env={**os.environ, **(env or {})}, **kw)
+
+
+@pytest.fixture()
+def kernel_dir(tmp_path) -> Path:
+    d = tmp_path / "kd"
+    d.mkdir()
+    (d / "noisy.py").write_text(textwrap.dedent(VARIANT))
+    return d
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_what_a_users_module_prints_goes_to_stderr(kernel_dir, tmp_path, jobs):
+    done = vgprscope("analyze", "--kernel-dir", str(kernel_dir), "--arch", "gfx942", "-f", "json", "--jobs", jobs,
+                     env={"VGPRSCOPE_CACHE_DIR": str(tmp_path / "cache")})
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)  # stdout is the JSON document only
+    assert [r["status"] for r in doc["rows"]] == ["ok"]
+    assert "hello from the user's module" in done.stderr
+
+
+def test_a_failed_static_assertion_is_its_message(kernel_dir, tmp_path):
+    done = vgprscope("analyze", "--kernel-dir", str(kernel_dir), "--arch", "sm_90", "--block-n", "128", "-f", "json",
+                     env={"VGPRSCOPE_CACHE_DIR": str(tmp_path / "cache")})
+    (row,) = json.loads(done.stdout)["rows"]
+    assert row["status"] == "CompileTimeAssertionFailure: CHECK must stay below 100"
+
+
+def test_a_ptxas_failure_is_ptxas_own_message():
+    """Triton wraps ptxas's stderr between 'Internal Triton PTX codegen error' and its repro command."""
+    from vgprscope.compile.worker import one_line
+
+    class PTXASError(RuntimeError):
+        pass
+
+    exc = PTXASError("PTXAS error: Internal Triton PTX codegen error\n`ptxas` stderr:\n"
+                     "ptxas-blackwell fatal   : Unknown option '-bogus-flag'\n\nRepro command: /x/ptxas -v k.ptx\n")
+    assert one_line(exc) == "PTXASError: ptxas-blackwell fatal : Unknown option '-bogus-flag'"
+
+
+def test_an_unwritable_cache_is_a_warning_and_the_rows_are_reported(kernel_dir, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("in the way")
+    done = vgprscope("analyze", "--kernel-dir", str(kernel_dir), "--arch", "gfx942", "-f", "json",
+                     env={"VGPRSCOPE_CACHE_DIR": str(blocker / "cache")})
+    assert done.returncode == 0, done.stderr
+    assert [r["status"] for r in json.loads(done.stdout)["rows"]] == ["ok"]
+    warnings = [ln for ln in done.stderr.splitlines() if "warning" in ln]
+    assert len(warnings) == 1 and warnings[0].startswith("vgprscope: warning: cannot write the compile cache in ")
+    assert "VGPRSCOPE_CACHE_DIR" in warnings[0]
+
+
+def _children(pid: int) -> list[int]:
+    out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True, text=True).stdout
+    return [int(x) for x in out.split()]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    state = subprocess.run(["ps", "-o", "stat=", "-p", str(pid)], capture_output=True, text=True).stdout.strip()
+    return bool(state) and not state.startswith("Z")
+
+
+GRID = ["analyze", "--variant", "baseline", "--arch", "gfx942", "--block-m", "16,32,64", "--block-n", "16,32",
+        "--head-dim", "64,128", "--jobs", "2"]
+
+
+def _start(tmp_path: Path) -> subprocess.Popen:
+    proc = subprocess.Popen([sys.executable, "-m", "vgprscope", *GRID], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            env={**os.environ, "VGPRSCOPE_CACHE_DIR": str(tmp_path / "cache")})
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and len(_children(proc.pid)) < 2:
+        time.sleep(0.2)
+    assert len(_children(proc.pid)) >= 2, "the compile workers did not start"
+    time.sleep(2)  # compiling
+    return proc
+
+
+def test_workers_die_with_their_parent(tmp_path):
+    """Killing the analyze process alone (not its group) used to leave its compile workers alive."""
+    proc = _start(tmp_path)
+    workers = _children(proc.pid)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and any(_alive(w) for w in workers):
+        time.sleep(0.1)
+    assert not [w for w in workers if _alive(w)]
+
+
+def test_ctrl_c_stops_within_a_second_and_says_so(tmp_path):
+    proc = _start(tmp_path)
+    t0 = time.monotonic()
+    os.killpg(proc.pid, signal.SIGINT)  # a terminal's Ctrl-C reaches the whole process group
+    _, stderr = proc.communicate(timeout=30)
+    elapsed = time.monotonic() - t0
+    assert proc.returncode == 130
+    assert "interrupted: stopped the running compiles" in stderr and "Traceback" not in stderr
+    assert elapsed < 1.5, elapsed
