@@ -386,6 +386,7 @@ class Record:
     # that slot, not a new entry beside a missing one. Variants: the request ("defaults", "shape=1x32x1x8192x8");
     # a capture: the autotune key and config index, or the launch's argument types and ordinal.
     slot: str = ""
+    toolchain: str = ""  # the side that compiled it when not the installed Triton as is: "3.8.0", "3.9.0 X=1"
 
     @property
     def ok(self) -> bool:
@@ -403,7 +404,7 @@ class Record:
             "compile_seconds": round(self.compile_seconds, 3), "triton_version": self.triton_version,
             "source_hash": self.source_hash, "cached": self.cached, "extras": dict(self.extras),
             "identity": self.identity.as_dict() if self.identity else None, "source": self.source,
-            "slot": self.slot,
+            "slot": self.slot, "toolchain": self.toolchain,
         }
 
     @classmethod
@@ -415,5 +416,5 @@ class Record:
             triton_version=d.get("triton_version", ""), source_hash=d.get("source_hash", ""),
             cached=d.get("cached", False), extras=tuple((d.get("extras") or {}).items()),
             identity=KernelIdentity.from_dict(d.get("identity")), source=d.get("source", "variants"),
-            slot=d.get("slot", ""),
+            slot=d.get("slot", ""), toolchain=d.get("toolchain", ""),
         )

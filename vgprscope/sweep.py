@@ -95,14 +95,21 @@ def run_sweep(variant_names: Sequence[str] | None, arch_names: Sequence[str] | N
               requests: Sequence[ConfigRequest], jobs: int | None = None, use_cache: bool = True,
               kernel_dir: Path | None = None,
               on_progress: Callable[[int, int], None] | None = None, executor: Executor | None = None,
-              capture: Path | None = None, capture_overrides: Sequence[dict[str, int]] = ({},)) -> list[Record]:
+              capture: Path | None = None, capture_overrides: Sequence[dict[str, int]] = ({},),
+              toolchains: Sequence = ()) -> list[Record]:
     """Records of the variants (bundled, or a kernel directory) x archs x requests; with ``capture``, of the
     capture file's specialisations on the archs instead (and of the variants too when some are named), each
-    also at every launch-option point of ``capture_overrides`` (``launch_overrides``)."""
+    also at every launch-option point of ``capture_overrides`` (``launch_overrides``); under each of
+    ``toolchains`` (``compile.toolchains.Toolchain``) when given, else the installed Triton."""
     engine = Engine(jobs, CompileCache(enabled=use_cache), executor, on_progress)
     tasks: list[Task] = []
     if capture is None or variant_names or kernel_dir:
         tasks = sweep_tasks(variant_names, arch_names, requests, kernel_dir, engine)
     if capture is not None:
         tasks += capture_tasks(capture, arch_names, capture_overrides)
-    return engine.compile(tasks)
+    if toolchains:
+        tasks = [t.under(tc) for tc in toolchains for t in tasks]
+    try:
+        return engine.compile(tasks)
+    finally:
+        engine.close()
