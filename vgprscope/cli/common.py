@@ -53,8 +53,10 @@ def warnings_as_diagnostics():
             shown.add(text)
             err(f"warning: {text}")
 
+    from ..compile.cache import CacheWarning
+
     with warnings.catch_warnings():
-        warnings.simplefilter("always")
+        warnings.simplefilter("always", CacheWarning)  # the core's own; others keep Python's defaults
         warnings.showwarning = show
         yield
 

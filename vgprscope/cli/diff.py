@@ -51,6 +51,42 @@ def _say(text: str) -> None:
     err(text)
 
 
+def resolve_toolchains(specs: list[str] | None, settings: list[str] | None) -> list:
+    """The toolchains of --triton (ranges expanded, releases installed on first use), each with --set's
+    settings; [] for the installed Triton as is."""
+    from ..compile import toolchains
+
+    if not specs and not settings:
+        return []
+    found = [toolchains.resolve(s, _say) for s in toolchains.expand(list(specs or ["installed"]))]
+    extra = parse_settings(settings)
+    return [tc.with_settings(extra) if extra else tc for tc in found]
+
+
+def history_output(records, sides, fmt, output, wide: bool, plot_path: Path | None) -> None:
+    """Several toolchains: each kernel's resources release by release (oldest first)."""
+    from .. import history_view
+    from ..history import history
+    from ..report.machine import compile_only
+
+    by_side: dict[str, list] = {tc.label: [] for tc in sides}
+    for r in records:
+        by_side.setdefault(r.toolchain or sides[0].label, []).append(r)
+    rows = history(list(by_side.items()))
+    machine = compile_only()
+    name = getattr(fmt, "value", str(fmt))
+    text = {"table": lambda: history_view.to_table(rows, machine, wide=wide),
+            "json": lambda: history_view.to_json(rows, machine),
+            "csv": lambda: history_view.to_csv(rows),
+            "md": lambda: history_view.to_markdown(rows, machine)}[name]()
+    emit(text, output)
+    if plot_path is not None:
+        err(f"wrote {history_view.plot(rows, plot_path)}")
+    if records and all(not r.ok for r in records):
+        err("error: no row compiled under any of the toolchains")
+        raise typer.Exit(1)
+
+
 @app.command()
 @handles_errors
 def diff(

@@ -186,7 +186,7 @@ def sample_of(tasks: Sequence[Any], jobs: int | None) -> list[Any]:
 
 
 def guarded_sweep(variants, arch, requests, *, jobs=None, use_cache=True, kernel_dir=None, yes=False,
-                  max_compiles=None, scheduler=None, capture=None) -> list:
+                  max_compiles=None, scheduler=None, capture=None, toolchains=()) -> list:
     """``run_sweep`` of a grid: refused when over the compile limit (with the time it would take), run on the
     Dask scheduler when one is named."""
     from ..compile.cache import CompileCache
@@ -206,7 +206,12 @@ def guarded_sweep(variants, arch, requests, *, jobs=None, use_cache=True, kernel
             tasks = variant_tasks(items, engine)
         if capture is not None:
             tasks += capture_tasks(capture, arch, launch_overrides(requests, not (variants or kernel_dir)))
-        return engine.compile(tasks)
+        if toolchains:
+            tasks = [t.under(tc) for tc in toolchains for t in tasks]
+        try:
+            return engine.compile(tasks)
+        finally:
+            engine.close()
 
 
 def point_label(req: Any, axes: Sequence[str]) -> str:

@@ -95,8 +95,7 @@ class Task:
     def under(self, toolchain: Any) -> Task:
         """The same task compiled by another toolchain (``compile.toolchains.Toolchain``), with its settings."""
         job = self.job.with_toolchain(toolchain.id, dict(toolchain.settings)) if self.job is not None else None
-        label = toolchain.label if toolchain.kind != "installed" or toolchain.settings else ""
-        return replace(self, job=job, row=replace(self.row, toolchain=label))
+        return replace(self, job=job, row=replace(self.row, toolchain=toolchain.label))
 
 
 def target_of(arch: Arch) -> Target:

@@ -380,6 +380,8 @@ class ToolchainPool:
                 with contextlib.suppress(Exception):
                     p.stdin.close()
                     p.wait(timeout=5)
+                with contextlib.suppress(Exception):
+                    p.stdout.close()
         self._threads.shutdown(wait=wait, cancel_futures=cancel_futures)
 
 
