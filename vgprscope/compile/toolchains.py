@@ -221,15 +221,43 @@ def release(version: str, say: Callable[[str], None] = lambda s: None) -> Toolch
     return register(Toolchain("release", version, str(_python_of(env))))
 
 
+def _stamp(python: Path) -> str | None:
+    """What changes when an environment's Triton does: its triton/__init__.py's path, size and mtime."""
+    root = python.parent.parent
+    found = sorted(root.glob("lib/python*/site-packages/triton/__init__.py"))
+    if not found:
+        return None
+    st = found[0].stat()
+    return f"{found[0]}:{st.st_size}:{st.st_mtime_ns}"
+
+
 def environment(path: str) -> Toolchain:
-    """An existing Python environment (its directory, or its interpreter) that has Triton."""
+    """An existing Python environment (its directory, or its interpreter) that has Triton. Its version is
+    asked once per state of its Triton (remembered in the store), so a warm run starts no interpreter."""
     p = Path(path).expanduser()
     python = _python_of(p) if p.is_dir() else p
     if not python.exists():
         raise ToolchainError(f"{path} is neither a Python environment nor an interpreter; allowed: a release "
                              "number (3.8.0), a range (3.4.0..3.9.0), or an environment's directory")
     py = str(python.absolute())
-    return register(Toolchain("environment", probe(py), py))
+    memo_file = store() / "environments.json"
+    stamp = _stamp(python.absolute())
+    try:
+        memo = json.loads(memo_file.read_text())
+    except (OSError, ValueError):
+        memo = {}
+    if stamp is not None and isinstance(memo, dict) and memo.get(py, {}).get("stamp") == stamp:
+        version = memo[py]["version"]
+    else:
+        version = probe(py)
+        if stamp is not None:
+            memo = memo if isinstance(memo, dict) else {}
+            memo[py] = {"stamp": stamp, "version": version}
+            with contextlib.suppress(OSError):
+                from ..fsutil import atomic_write
+
+                atomic_write(memo_file, json.dumps(memo, indent=1) + "\n")
+    return register(Toolchain("environment", version, py))
 
 
 def resolve(spec: str, say: Callable[[str], None] = lambda s: None) -> Toolchain:
