@@ -102,7 +102,8 @@ def _compile(case: tuple) -> dict:
         options = {"num_warps": w, "num_stages": 1} | ({"waves_per_eu": wpe} if wpe else {})
         return compile_source(get_arch(arch), {}, lambda backend: ASTSource(fn, signature, constexprs), options)
     cfg = KernelConfig(block_m=bm, block_n=bn, head_dim=d, num_warps=w, num_stages=1, waves_per_eu=wpe)
-    file_name, kernel = {"baseline": ("baseline.py", "attn_fwd"), "row-stream": ("row_stream.py", "attn_fwd_rows")}[what]
+    file_name, kernel = {"baseline": ("baseline.py", "attn_fwd"),
+                         "row-stream": ("row_stream.py", "attn_fwd_rows")}[what]
     job = CompileJob(what, str(loader.BUNDLED_DIR), file_name, arch, cfg.as_dict(), (kernel,))
     return compile_kernels(job)[0]
 
