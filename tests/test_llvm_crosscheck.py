@@ -12,27 +12,26 @@ waves_per_eu on gfx90a, gfx942, gfx950 and gfx1100 wave32) must satisfy, or the 
    (Triton's dynamic LDS that LLVM cannot see, workgroups resident whole): the note names them and never
    says "cannot name". A dropped hint is said in the note ("has no effect").
 
-The grid (233 compiles) takes about 40 s of one core (a user kernel 0.05-0.4 s, an attention config
+The grid (189 compiles) takes about 50 s of one core (a user kernel 0.05-0.4 s, an attention config
 about 0.8 s); the module compiles it once, on two workers.
 """
 
 from __future__ import annotations
 
-import importlib.util
-import multiprocessing
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import pytest
 
-from vgprscope import loader
 from vgprscope.archs import get_arch
-from vgprscope.compile.worker import CompileJob, compile_kernels, configure_triton_env
+from vgprscope.compile.engine import Engine, RowInfo, Task, target_of
+from vgprscope.compile.job import Arg, CompileJob, FunctionSource
 from vgprscope.occupancy import (
     llvm_pad_waves, llvm_rule_occupancy, llvm_vgpr_allocation, llvm_waves_per_eu, occupancy_of,
 )
 from vgprscope.parse.amdgcn import parse_amdgcn
-from vgprscope.records import KernelConfig
+from vgprscope.records import KernelConfig, KernelIdentity, LaunchConfig
+from vgprscope.sources.variants import variant_tasks
+from vgprscope.variants import get_variant
 
 pytestmark = pytest.mark.slow
 
@@ -52,20 +51,29 @@ CONFIGS = {
 # LLVM says 8 (it drops the hint); the same with 2 (kept, padded)
 ROW_STREAM = [(arch, (16, 64, 128, 8, wpe)) for arch in ("gfx942", "gfx90a") for wpe in (1, 2)]
 
-# user kernels: module file, function, signature, constexprs
+
+def _ptr(name: str, dtype: str) -> Arg:
+    return Arg(name, f"*{dtype}", aligned=True)
+
+
+def _const(name: str, value: int) -> Arg:
+    return Arg.from_dict({"name": name, "type": "constexpr", "value": value})
+
+
+# user kernels, launched as a user would (16-byte aligned tensors, sizes not multiples of 16): file, function,
+# the launch's arguments as facts
 KERNELS = {
-    "add": ("my_ops.py", "add", {"X": "*fp32", "Y": "*fp32", "Z": "*fp32", "n": "i32", "BLOCK": "constexpr"},
-            {"BLOCK": 1024}),
+    "add": ("my_ops.py", "add", (_ptr("X", "fp32"), _ptr("Y", "fp32"), _ptr("Z", "fp32"), Arg("n", "i32"),
+                                 _const("BLOCK", 1024))),
     "matmul": ("matmul.py", "matmul",
-               {"A": "*fp16", "B": "*fp16", "C": "*fp32", "M": "i32", "N": "i32", "K": "i32", "stride_am": "i32",
-                "stride_bk": "i32", "stride_cm": "i32", "BLOCK_M": "constexpr", "BLOCK_N": "constexpr",
-                "BLOCK_K": "constexpr"},
-               {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32}),
+               (_ptr("A", "fp16"), _ptr("B", "fp16"), _ptr("C", "fp32"), Arg("M", "i32"), Arg("N", "i32"),
+                Arg("K", "i32"), Arg("stride_am", "i32"), Arg("stride_bk", "i32"), Arg("stride_cm", "i32"),
+                _const("BLOCK_M", 64), _const("BLOCK_N", 64), _const("BLOCK_K", 32))),
 }
 AMD_ARCHS = ("gfx90a", "gfx942", "gfx950", "gfx1100")
-# `add` (5-38 VGPRs: the padding decides) over the whole grid; `matmul` (64-256 VGPRs, spills at high
+# `add` (a few VGPRs: the padding decides) over the whole grid; `matmul` (64-256 VGPRs, spills at high
 # waves_per_eu) where the hint is kept, dropped, or meets its register use
-GRID = [(arch, "add", w, wpe) for arch in AMD_ARCHS for w in (1, 4, 8, 16)
+GRID = [(arch, "add", w, wpe) for arch in AMD_ARCHS for w in (1, 8, 16)
         for wpe in range(get_arch(arch).max_waves_per_simd + 1)]
 GRID += [(arch, "matmul", w, wpe) for arch in AMD_ARCHS for w in (1, 8)
          for wpe in ((0, 1, 2, 11, 13) if arch == "gfx1100" else (0, 1, 2, 5))]
@@ -81,41 +89,33 @@ def _case_id(case: tuple) -> str:
     return f"{arch}-{what}-{shape}w{w}-wpe{wpe or 0}"
 
 
-def _load(file_name: str):
-    spec = importlib.util.spec_from_file_location(f"_occ_{Path(file_name).stem}", USER_KERNELS / file_name)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def _compile(case: tuple) -> dict:
-    """One compile in a worker process (no interpreter): a bundled variant through the worker's job, a user
-    kernel through the worker's own triton.compile path."""
-    arch, what, bm, bn, d, w, wpe = case
-    if what in KERNELS:
-        from triton.compiler import ASTSource
-
-        from vgprscope.compile.worker import _compile as compile_source
-
-        file_name, name, signature, constexprs = KERNELS[what]
-        fn = getattr(_load(file_name), name)
-        options = {"num_warps": w, "num_stages": 1} | ({"waves_per_eu": wpe} if wpe else {})
-        return compile_source(get_arch(arch), {}, lambda backend: ASTSource(fn, signature, constexprs), options)
-    cfg = KernelConfig(block_m=bm, block_n=bn, head_dim=d, num_warps=w, num_stages=1, waves_per_eu=wpe)
-    file_name, kernel = {"baseline": ("baseline.py", "attn_fwd"),
-                         "row-stream": ("row_stream.py", "attn_fwd_rows")}[what]
-    job = CompileJob(what, str(loader.BUNDLED_DIR), file_name, arch, cfg.as_dict(), (kernel,))
-    return compile_kernels(job)[0]
+def _user_task(arch_name: str, kernel: str, num_warps: int, wpe: int | None) -> Task:
+    """A user's kernel launched with these options, as a captured launch would be."""
+    file_name, name, args = KERNELS[kernel]
+    arch = get_arch(arch_name)
+    options = {"num_warps": num_warps, "num_stages": 1, "waves_per_eu": wpe}
+    job = CompileJob.of(FunctionSource(file=str(USER_KERNELS / file_name), qualname=name), target_of(arch), args,
+                        options)
+    row = RowInfo(label=kernel, kernel=name, config=LaunchConfig((), (), job.options),
+                  identity=KernelIdentity("", name, str(USER_KERNELS / file_name), ""), source="capture")
+    return Task(job, arch, row)
 
 
 @pytest.fixture(scope="module")
 def compiled():
-    # Worker processes: this test session runs kernels under TRITON_INTERPRET=1 (conftest), and kernels
-    # decorated for the interpreter cannot be compiled; configure_triton_env turns it off in the workers.
-    ctx = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=2, mp_context=ctx, initializer=configure_triton_env) as pool:
-        outs = list(pool.map(_compile, CASES, chunksize=8))
-    return dict(zip(CASES, outs))
+    """Each case's raw compiler outputs (the compile workers run without the interpreter)."""
+    engine = Engine(2)
+    tasks = []
+    for case in CASES:
+        arch, what, bm, bn, d, w, wpe = case
+        if what in KERNELS:
+            tasks.append(_user_task(arch, what, w, wpe))
+            continue
+        cfg = KernelConfig(block_m=bm, block_n=bn, head_dim=d, num_warps=w, num_stages=1, waves_per_eu=wpe)
+        [task] = variant_tasks([(get_variant(what), cfg, get_arch(arch), "")], engine)
+        tasks.append(task)
+    rows = engine.compile(tasks)
+    return {case: engine.raw_outputs(task) or {"error": row.status} for case, task, row in zip(CASES, tasks, rows)}
 
 
 def _kind(case: tuple, out: dict) -> set[str]:
