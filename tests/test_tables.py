@@ -507,7 +507,9 @@ def _frontier(name: str, arch: str, cfg, need: int, kernel: str = "k"):
         a = get_arch(t[1])
         c = t[2]
         if a.vendor == "amd":
-            budget = {p.setting: p.budget for p in occupancy_levels(a, c.num_warps)}[c.waves_per_eu]
+            # the frontier's uncapped compile (no waves_per_eu): the whole register file is its budget
+            budget = {p.setting: p.budget for p in occupancy_levels(a, c.num_warps)}.get(c.waves_per_eu,
+                                                                                          a.max_vgprs_total)
             used, spill = min(need, budget), max(0, need - budget)
             u = AmdUsage(arch_vgpr=used, agpr=0, vgpr_total=used, sgpr=40, vgpr_spill=spill, sgpr_spill=0,
                          scratch_bytes=4 * spill, lds_static=0, lds_dynamic=32768, spill_stores=spill,
@@ -515,8 +517,9 @@ def _frontier(name: str, arch: str, cfg, need: int, kernel: str = "k"):
                          max_flat_workgroup_size=None, code_bytes=None)
             occ = occupancy_of(u, a, c.num_warps, waves_per_eu=c.waves_per_eu)
         else:
-            spill = max(0, need - c.maxnreg) * 8
-            u = NvidiaUsage(regs=min(need, c.maxnreg), stack_bytes=spill, spill_store_bytes=spill,
+            cap = c.maxnreg or a.max_regs_per_thread  # no maxnreg: the frontier's uncapped compile
+            spill = max(0, need - cap) * 8
+            u = NvidiaUsage(regs=min(need, cap), stack_bytes=spill, spill_store_bytes=spill,
                             spill_load_bytes=spill, shared_static=0, shared_dynamic=16384, local_bytes=spill)
             occ = occupancy_of(u, a, c.num_warps)
         return Record(t[0], kernel, t[1], c, status="ok", usage=u, occupancy=occ)
@@ -541,7 +544,7 @@ def test_frontier_names_each_kernel_on_a_line_of_its_own(width):
     lines = [ln.rstrip() for ln in text.splitlines()]
     titles = {"split-k-two-phase attn_stats", "split-k-two-phase attn_value"}
     assert lines.count("split-k-two-phase attn_stats") == 2 and "split-k-two-phase attn_value" in lines
-    assert_fits(text, width, "level", 8 + 8 + 7 + 6, titles)
+    assert_fits(text, width, "level", 8 + 8 + 7 + 6 + 3, titles)  # levels, bisection, each uncapped compile
     headers = [h for h, _ in _tables(text)]
     # AMD: waves_per_eu N is level N, so one column says both (the legend says so); NVIDIA's cap differs
     assert "wpe" not in headers[0].split() and "kernel" not in headers[0].split()
@@ -565,10 +568,12 @@ def test_frontier_of_a_captured_kernel_puts_its_config_in_the_title():
     text = tables_text(kfs, compile_only(), width=100)
     lines = text.splitlines()
     name = "fla.ops.common.chunk_delta_h chunk_gated_delta_rule_fwd_kernel_h_blockdim64"
-    # the kernel's own config words on its title line, then its eight levels, one line each, nothing between
+    # the kernel's own config words on its title line, then its uncapped compile and its eight levels, one
+    # line each, nothing between
     titles = [lines.index(f"{name}  BLOCK_SIZE=64"), lines.index(f"{name}  BLOCK_SIZE=128")]
     for i in titles:
-        assert [int(ln.split()[0]) for ln in lines[i + 1:i + 9]] == list(range(1, 9))
+        assert lines[i + 1].split()[0] == "-"
+        assert [int(ln.split()[0]) for ln in lines[i + 2:i + 10]] == list(range(1, 9))
     assert "every config: bf16 w4 s3" in text and max(len(ln) for ln in lines) <= 100
 
 
