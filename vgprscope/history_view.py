@@ -135,7 +135,11 @@ def plot(rows: Sequence[HistoryRow], path: Path, title: str = "Registers and spi
         ax.grid(alpha=0.3)
         ax.legend(fontsize=6, ncol=2, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.suptitle(title)
-    fig.tight_layout()
+    import warnings
+
+    with warnings.catch_warnings():  # long legends beside the panels: bbox_inches="tight" fits them anyway
+        warnings.simplefilter("ignore")
+        fig.tight_layout()
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110, bbox_inches="tight")
