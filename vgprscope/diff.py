@@ -95,19 +95,33 @@ class DiffResult:
 
 
 def _sites(engine: Engine, task: Task) -> dict[tuple[str, bool], int] | None:
-    """Spill instructions by (source line with its inlined-at chain, in a loop) from a task's compiler outputs."""
-    from .explain import explain_raw
+    """Spill instructions by (source line with its inlined-at chain, in a loop), read from a task's compiler
+    outputs as explain reads them: the AMDGCN's spill instructions, or the cubin's SASS (nvdisasm)."""
+    import base64
+
+    from .archs import AmdArch
+    from .explain import nvdisasm, spill_sites
+    from .parse.lineinfo import amdgcn_spills, sass_spills
 
     raw = engine.raw_outputs(task)
-    if raw is None or "ttgir" not in raw:
+    if raw is None or "error" in raw:
         return None
-    e = explain_raw(task.arch, raw | {"kernel": task.row.kernel}, task.label)
-    if e.error:
+    if isinstance(task.arch, AmdArch):
+        instructions = amdgcn_spills(raw["amdgcn"], kernel=raw.get("name"))
+    elif raw.get("cubin_b64"):
+        instructions = sass_spills(nvdisasm(base64.b64decode(raw["cubin_b64"])), raw.get("name"))
+    else:
         return None
-    return {(" <- ".join(s.location), s.in_loop): s.stores + s.reloads for s in e.spills}
+    return {(" <- ".join(s.location), s.in_loop): s.stores + s.reloads for s in spill_sites(instructions)}
 
 
-def _spill_sites(engine: Engine, key: str, before: Task, after: Task) -> SpillSites:
+def _spills(rec: Record | None) -> int:
+    return rec.usage.spills if rec is not None and rec.usage is not None else 0
+
+
+def _spill_sites(engine: Engine, key: str, before: Task, after: Task, spilled: bool) -> SpillSites:
+    if not spilled:  # registers alone regressed: nothing spills on either side, no sites to read
+        return SpillSites(key, (), "no spill on either side")
     a, b = _sites(engine, before), _sites(engine, after)
     if a is None or b is None:
         return SpillSites(key, (), "no compiler outputs to read spill sites from")
@@ -128,10 +142,11 @@ def diff(tasks: Sequence[Task], before: Toolchain, after: Toolchain, *, rules: R
     baseline = Baseline.of(entries_of(records_a), before.version)
     result = compare(baseline, entries_of(records_b), rules, fail_on_change=fail_on_change,
                      current_triton=after.version)
-    by_key_a = {Entry.from_record(r).key: t for r, t in zip(records_a, side_a)}
-    by_key_b = {Entry.from_record(r).key: t for r, t in zip(records_b, side_b)}
-    spills = tuple(_spill_sites(engine, d.key, by_key_a[d.key], by_key_b[d.key]) for d in result.failures
-                   if d.key in by_key_a and d.key in by_key_b)
+    by_key_a = {Entry.from_record(r).key: (t, r) for r, t in zip(records_a, side_a)}
+    by_key_b = {Entry.from_record(r).key: (t, r) for r, t in zip(records_b, side_b)}
+    spills = tuple(_spill_sites(engine, d.key, by_key_a[d.key][0], by_key_b[d.key][0],
+                                _spills(by_key_a[d.key][1]) + _spills(by_key_b[d.key][1]) > 0)
+                   for d in result.failures if d.key in by_key_a and d.key in by_key_b)
     archs = tuple(dict.fromkeys(t.arch.name for t in tasks))
     return DiffResult(before, after, archs, result, spills, tuple(records_a), tuple(records_b))
 
