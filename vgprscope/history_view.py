@@ -108,33 +108,61 @@ def to_markdown(rows: Sequence[HistoryRow], machine: Any, title: str = "Register
             + "\n" + LEGEND + "\n")
 
 
+PLOT_LINES = 10  # kernels drawn per arch panel: those where the most happened (all of them in the table)
+
+
+def _short(r: HistoryRow) -> str:
+    """A legend label: the kernel (and its variant or module's last part), the slot's own short part."""
+    owner = r.label.rsplit(".", 1)[-1]
+    slot = r.slot
+    if slot.startswith("autotune["):
+        slot = slot.rsplit(" ", 2)[-2] + " " + slot.rsplit(" ", 1)[-1]  # "cfg 3"
+    elif slot.startswith("("):
+        slot = slot.rsplit(" ", 1)[-1]  # "#1"
+    elif slot == "defaults":
+        slot = ""
+    # never a bare name starting with "_": matplotlib leaves such labels out of the legend
+    return f"{owner}/{r.kernel} {slot}".strip()
+
+
+def _weight(r: HistoryRow) -> int:
+    """How much happened to a kernel: its events first, then its largest change of registers or spills."""
+    regs = [registers(x) for x in r.records if x is not None and x.ok]
+    spills = [x.usage.spills for x in r.records if x is not None and x.usage is not None]
+    spread = (max(regs) - min(regs)) if regs else 0
+    return 1000 * len(r.events()) + spread + (max(spills) if spills else 0)
+
+
 def plot(rows: Sequence[HistoryRow], path: Path, title: str = "Registers and spills per Triton release") -> Path:
-    """One panel per arch: a line of registers per kernel across the releases, its spills as marker size."""
+    """One panel per arch: registers per release of the kernels where the most happened (marked changes,
+    then the largest spread), spills as red rings with their count; the rest are in the table."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     archs = list(dict.fromkeys(r.arch for r in rows))
-    fig, axes = plt.subplots(len(archs), 1, figsize=(10, 3.2 * len(archs)), squeeze=False)
+    fig, axes = plt.subplots(len(archs), 1, figsize=(11, 3.6 * len(archs)), squeeze=False)
     for ax, arch in zip(axes[:, 0], archs):
-        for r in (x for x in rows if x.arch == arch):
+        mine = [x for x in rows if x.arch == arch]
+        drawn = sorted(mine, key=_weight, reverse=True)[:PLOT_LINES]
+        for r in drawn:
             xs = list(range(len(r.releases)))
             ys = [registers(rec) if rec is not None and rec.ok else None for rec in r.records]
             spills = [(rec.usage.spills if rec is not None and rec.usage is not None else 0) for rec in r.records]
-            line, = ax.plot(xs, [y if y is not None else float("nan") for y in ys], marker="o", linewidth=1,
-                            label=f"{r.label}/{r.kernel}" + (f" {r.slot}" if r.slot not in ("", "defaults") else ""))
+            ax.plot(xs, [y if y is not None else float("nan") for y in ys], marker="o", linewidth=1.2, label=_short(r))
             for x, y, s in zip(xs, ys, spills):
                 if y is not None and s:
-                    ax.scatter([x], [y], s=160 + 8 * min(s, 100), facecolors="none", edgecolors="red", linewidths=2,
-                               zorder=5)
-                    ax.annotate(f"+{s}", (x, y), textcoords="offset points", xytext=(8, 6), fontsize=7, color="red")
+                    ax.scatter([x], [y], s=160, facecolors="none", edgecolors="red", linewidths=2, zorder=5)
+                    ax.annotate(f"+{s}", (x, y), textcoords="offset points", xytext=(7, 6), fontsize=7, color="red")
         ax.set_xticks(range(len(rows[0].releases)), rows[0].releases)
-        ax.set_title(f"{arch} (red rings: spills, larger for more)")
+        left = len(mine) - len(drawn)
+        ax.set_title(f"{arch}: the {len(drawn)} kernels where the most changed" + (f" ({left} more in the table)"
+                                                                                  if left else ""), fontsize=10)
         ax.set_ylabel("registers")
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=6, ncol=2, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    fig.suptitle(title)
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    fig.suptitle(f"{title} (red rings: spills, with their count)")
     import warnings
 
     with warnings.catch_warnings():  # long legends beside the panels: bbox_inches="tight" fits them anyway
@@ -142,6 +170,6 @@ def plot(rows: Sequence[HistoryRow], path: Path, title: str = "Registers and spi
         fig.tight_layout()
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110, bbox_inches="tight")
+    fig.savefig(path, dpi=90, bbox_inches="tight")
     plt.close(fig)
     return path
