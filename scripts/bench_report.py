@@ -260,7 +260,8 @@ def main() -> None:
     from vgprscope.bench.runner import BenchOptions, run_bench
     from vgprscope.fsutil import atomic_write
     from vgprscope.report.formats import md_table
-    from vgprscope.variants import ConfigRequest, select_variants
+    from vgprscope.attention.config import ConfigRequest
+    from vgprscope.attention.variants import select_variants
 
     gpu = current_gpu()
     m = machine(gpu)

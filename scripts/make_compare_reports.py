@@ -101,7 +101,7 @@ def _gb(x) -> str:
 
 def tradeoff_md(arch, fixed, budget, rows, amd: bool, unit: str) -> str:
     from vgprscope.report.formats import md_table
-    from vgprscope.variants import load_variants
+    from vgprscope.attention.variants import load_variants
 
     variants = load_variants()
     reg = "VGPRs" if amd else "registers"
@@ -244,7 +244,7 @@ def main() -> None:
     from vgprscope.report.frontier_view import next_level_cell, spill_free_cell
     from vgprscope.report.machine import compile_only
     from vgprscope.sweep import run_sweep, sweep_tasks
-    from vgprscope.variants import ConfigRequest
+    from vgprscope.attention.config import ConfigRequest
 
     machine = compile_only()
     cache = CompileCache()

@@ -34,7 +34,7 @@ def report(arch: str) -> str:
     from vgprscope.report.explain_view import to_markdown
     from vgprscope.report.machine import compile_only
     from vgprscope.sweep import sweep_tasks
-    from vgprscope.variants import ConfigRequest
+    from vgprscope.attention.config import ConfigRequest
 
     machine = compile_only()
     parts = [f"# Where the registers go: the bundled baseline on {arch}", "",

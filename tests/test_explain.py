@@ -183,10 +183,10 @@ def _gfx942_wpe3_raw() -> dict:
 
 
 def test_explain_raw_joins_allocation_loops_and_spills():
-    from vgprscope.model import live_state
-    from vgprscope.records import KernelConfig
+    from vgprscope.attention.traffic import live_state
+    from vgprscope.attention.config import AttentionConfig
 
-    seed = live_state(KernelConfig(block_m=128, block_n=64, head_dim=128, num_warps=4, waves_per_eu=3),
+    seed = live_state(AttentionConfig(block_m=128, block_n=64, head_dim=128, num_warps=4, waves_per_eu=3),
                       "gfx942")
     e = explain_raw(get_arch("gfx942"), _gfx942_wpe3_raw(), "baseline", config="128x64 d128 fp16 w4 s1 wpe3",
                     seed=seed)
@@ -302,12 +302,12 @@ def test_explain_wide_and_json_keep_the_full_layouts():
 
 
 def test_explain_of_a_bundled_variant_keeps_its_attention_words():
-    from vgprscope.model import live_state
-    from vgprscope.records import KernelConfig
+    from vgprscope.attention.traffic import live_state
+    from vgprscope.attention.config import AttentionConfig
     from vgprscope.report.explain_view import to_table
     from vgprscope.report.machine import compile_only
 
-    seed = live_state(KernelConfig(block_m=128, block_n=64, head_dim=128, num_warps=4, waves_per_eu=3), "gfx942")
+    seed = live_state(AttentionConfig(block_m=128, block_n=64, head_dim=128, num_warps=4, waves_per_eu=3), "gfx942")
     e = explain_raw(get_arch("gfx942"), _gfx942_wpe3_raw(), "baseline", seed=seed)
     text = " ".join(to_table([e], compile_only(), width=100).split())
     assert "temporaries (the score tile, K/V operands)" in text and "seed 001" in text

@@ -94,7 +94,7 @@ def compiled():
     """Raw outputs of the bundled kernels at their defaults on every arch Triton targets."""
     from vgprscope.compile.engine import Engine
     from vgprscope.sweep import sweep_tasks
-    from vgprscope.variants import ConfigRequest
+    from vgprscope.attention.config import ConfigRequest
 
     archs = [a for a in ORACLE_ARCHS if getattr(get_arch(a), "triton_target", True)]
     # baseline alone produces every layout kind the bundled variants produce on each arch (checked with

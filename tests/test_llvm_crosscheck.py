@@ -18,9 +18,9 @@ from vgprscope.archs import get_arch
 from vgprscope.compile.engine import Engine
 from vgprscope.occupancy import llvm_rule_occupancy, occupancy_of
 from vgprscope.parse.amdgcn import parse_amdgcn
-from vgprscope.records import KernelConfig
-from vgprscope.sources.variants import variant_tasks
-from vgprscope.variants import get_variant
+from vgprscope.attention.config import AttentionConfig
+from vgprscope.attention.source import variant_tasks
+from vgprscope.attention.variants import get_variant
 
 pytestmark = pytest.mark.slow
 
@@ -39,7 +39,7 @@ CASES = [(arch, c) for arch, cs in CONFIGS.items() for c in cs]
 
 def _item(arch: str, c: tuple):
     bm, bn, d, w, wpe = c
-    cfg = KernelConfig(block_m=bm, block_n=bn, head_dim=d, num_warps=w, num_stages=1, waves_per_eu=wpe)
+    cfg = AttentionConfig(block_m=bm, block_n=bn, head_dim=d, num_warps=w, num_stages=1, waves_per_eu=wpe)
     return (get_variant("baseline"), cfg, get_arch(arch), "")
 
 

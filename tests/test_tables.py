@@ -21,7 +21,8 @@ from vgprscope.gate.baseline import load_baseline
 from vgprscope.gate.diff import Change, compare as gate_compare
 from vgprscope.gate.rules import RuleSet, parse_rule
 from vgprscope.occupancy import occupancy_of
-from vgprscope.records import DEFAULT_SHAPE, AmdUsage, KernelConfig, Occupancy, Record
+from vgprscope.attention.config import DEFAULT_SHAPE, AttentionConfig
+from vgprscope.records import AmdUsage, Occupancy, Record
 from vgprscope.report.deltas import Delta, Verdict, judge
 from vgprscope.report.formats import Footnotes, new_table, output_width, render_table
 from vgprscope.report.machine import compile_only
@@ -108,7 +109,7 @@ def amd(variant: str, arch_vgpr: int, agpr: int, lds: int = 16384, kernel: str =
                      scratch_bytes=4 * spills, lds_static=0, lds_dynamic=lds, spill_stores=spills,
                      spill_loads=spills, spill_insts_in_loop=0, llvm_occupancy=None, max_flat_workgroup_size=256,
                      code_bytes=None)
-    cfg = KernelConfig(block_m=128, block_n=64, head_dim=128)
+    cfg = AttentionConfig(block_m=128, block_n=64, head_dim=128)
     return Record(variant=variant, kernel=kernel, arch="gfx942", config=cfg, status="ok", usage=usage,
                   occupancy=occupancy_of(usage, get_arch("gfx942"), cfg.num_warps))
 
@@ -533,7 +534,7 @@ def test_frontier_names_each_kernel_on_a_line_of_its_own(width):
 
     from vgprscope.report.frontier_view import tables_text
 
-    cfg = KernelConfig(block_m=128, block_n=64, head_dim=128, num_warps=4)
+    cfg = AttentionConfig(block_m=128, block_n=64, head_dim=128, num_warps=4)
     kfs = [*_frontier("split-k-two-phase", "gfx942", cfg, 200, "attn_stats"),
            *_frontier("split-k-two-phase", "gfx942", cfg, 300, "attn_value"),
            *_frontier("split-k-two-phase", "sm_90", replace(cfg, num_warps=8), 100, "attn_stats")]
@@ -659,7 +660,7 @@ def test_compare_parentheses_mean_a_change_only():
 
 
 def test_compare_prints_its_reference_shape_and_defines_every_symbol():
-    from vgprscope.model import MODELS
+    from vgprscope.attention.traffic import MODELS
 
     text = _bundled_compare()
     assert "GB moved: the traffic model's bytes read + written at B=4 H=32 Nq=4096 Nk=4096 (--shape)" in text

@@ -54,7 +54,7 @@ def _usage_figures(u: AmdUsage | NvidiaUsage | None) -> dict[str, int | None]:
 
 
 def variant_line(kernels: Sequence[Record]) -> VariantLine:
-    from .model import traffic
+    from .attention.traffic import traffic
 
     first = kernels[0]
     figs = [_usage_figures(r.usage) for r in kernels]

@@ -327,11 +327,11 @@ def seed_row(name: str) -> str | None:
 
 def seed_estimate(task: Any) -> dict[str, int] | None:
     """Seed 001's estimate (model.live_state) for a bundled variant's task; None for other sources."""
-    from .model import MODELS, live_state
-    from .records import KernelConfig
+    from .attention.traffic import MODELS, live_state
+    from .attention.config import AttentionConfig
 
     variant = getattr(task, "variant", None)
-    if variant is None or variant.name not in MODELS or not isinstance(task.config, KernelConfig):
+    if variant is None or variant.name not in MODELS or not isinstance(task.config, AttentionConfig):
         return None
     return live_state(task.config, task.arch, variant.name)
 

@@ -102,8 +102,8 @@ def run_variant(name: str, b: int, h: int, nq: int, nk: int, d: int, causal: boo
     ``kv_heads``: K and V get that many heads (grouped-query attention); default h."""
     import torch
 
-    from . import attention
-    from .kernels.reference import attention_reference
+    from ..kernels.reference import attention_reference
+    from .run import attention
 
     tdtype = {"fp16": torch.float16, "bf16": torch.bfloat16}[dtype_name(dtype)]
     gen = torch.Generator().manual_seed(seed)
@@ -117,7 +117,7 @@ def check_variant(name: str, b: int, h: int, nq: int, nk: int, d: int, causal: b
                   device: str = "cpu", seed: int = 0, kernel_dir=None, **config: Any) -> CheckResult:
     """Run variant ``name`` on fresh random inputs of that shape and check it against float64.
 
-    ``config``: KernelConfig fields and the variant's knobs (block_m=16, num_splits=2, ...).
+    ``config``: AttentionConfig fields and the variant's knobs (block_m=16, num_splits=2, ...).
     On the CPU the kernels run through Triton's interpreter: TRITON_INTERPRET=1 must be set before
     triton is first imported.
     """

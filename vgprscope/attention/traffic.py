@@ -32,9 +32,9 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .archs import Arch, get_arch
-from .errors import UnknownNameError
-from .records import KernelConfig
+from ..archs import Arch, get_arch
+from ..errors import UnknownNameError
+from .config import AttentionConfig
 
 FP32 = 4
 ELEMENT_BYTES = {"fp16": 2, "bf16": 2}
@@ -70,8 +70,8 @@ class Problem:
     splits: int
 
     @classmethod
-    def of(cls, config: KernelConfig, compute_units: int | None = None, can_pack: bool = True) -> Problem:
-        from .kernels._launch import attention_grid, num_splits, problem
+    def of(cls, config: AttentionConfig, compute_units: int | None = None, can_pack: bool = True) -> Problem:
+        from ..kernels._launch import attention_grid, num_splits, problem
 
         b, h, nq, nk, hkv = problem(config.as_dict())
         blocks, columns = attention_grid(b, h, nq, hkv, config.block_m, can_pack)
@@ -165,7 +165,7 @@ MODELS: dict[str, Callable[[Problem], tuple[float, float, float]]] = {
 _NO_PACK = ("row-stream",)
 
 
-def traffic(variant: str, config: KernelConfig, compute_units: int | None = None) -> Traffic:
+def traffic(variant: str, config: AttentionConfig, compute_units: int | None = None) -> Traffic:
     """Bytes read and written, FLOPs and intensity of ``variant`` on config's reference shape.
     ``compute_units``: the GPU's SMs / CUs, which set split-k's split count (see ``kernels/_launch``)."""
     model = MODELS.get(variant)
@@ -178,7 +178,7 @@ def traffic(variant: str, config: KernelConfig, compute_units: int | None = None
                    formula=formula)
 
 
-def min_dram_bytes(config: KernelConfig) -> float:
+def min_dram_bytes(config: AttentionConfig) -> float:
     """The fewest bytes any kernel moves from and to DRAM for config's problem: Q, K, V read once and O
     written once, B*H*Nq*D*e*2 + B*H_kv*Nk*D*e*2."""
     p = Problem.of(config)
@@ -193,7 +193,7 @@ def _tile_regs(rows: int, cols: int, bytes_per: int, threads: int) -> int:
     return math.ceil(rows * cols * bytes_per / 4 / threads)
 
 
-def live_state(config: KernelConfig, arch: Arch | str, variant: str = "baseline") -> dict[str, int]:
+def live_state(config: AttentionConfig, arch: Arch | str, variant: str = "baseline") -> dict[str, int]:
     """Seed 001's estimate for the main loop of ``variant``: acc (BLOCK_M x Dp fp32), q (BLOCK_M x Dp,
     fp16/bf16 packed two per register; seed 001 counted it at fp32), s (the BLOCK_M x BLOCK_N fp32 score
     tile) and m/l (2 x BLOCK_M fp32), each over num_warps * wave size threads; Dp is the head dim padded
@@ -201,7 +201,7 @@ def live_state(config: KernelConfig, arch: Arch | str, variant: str = "baseline"
     count is the truth, this is the model to hold it against."""
     a = get_arch(arch) if isinstance(arch, str) else arch
     threads = config.num_warps * a.wave_size
-    from .kernels._launch import next_pow2_dim
+    from ..kernels._launch import next_pow2_dim
 
     dp = next_pow2_dim(config.head_dim)
     e = ELEMENT_BYTES[config.dtype]
@@ -212,7 +212,7 @@ def live_state(config: KernelConfig, arch: Arch | str, variant: str = "baseline"
     return state | {"total": sum(state.values()), "threads": threads}
 
 
-_LIVE_ADJUST: dict[str, Callable[[dict[str, int], KernelConfig, int, int], dict[str, int]]] = {
+_LIVE_ADJUST: dict[str, Callable[[dict[str, int], AttentionConfig, int, int], dict[str, int]]] = {
     # the score tile comes out of the dot in fp16
     "qk-fp16-acc": lambda s, c, t, dp: s | {"s": _tile_regs(c.block_m, c.block_n, 2, t)},
     # one BLOCK_M x BLOCK_DK slice of Q at a time, and only within a score block

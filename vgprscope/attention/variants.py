@@ -20,16 +20,16 @@ entries win. Above them: the shape's defaults (``vgprscope.tuning``), and above 
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from ..archs import ARCHS, Arch, Vendor
+from ..errors import UnknownNameError, UsageError
 from . import loader
-from .archs import ARCHS, Arch, Vendor
-from .errors import UnknownNameError, UsageError
-from .records import DEFAULT_SHAPE, DTYPES, KernelConfig
+from .config import DTYPES, AttentionConfig, ConfigRequest
 
 
 @dataclass(frozen=True)
@@ -84,7 +84,7 @@ class Variant:
                 out |= dict(rule.values)
         return out
 
-    def check(self, config: KernelConfig) -> str | None:
+    def check(self, config: AttentionConfig) -> str | None:
         """Why this variant cannot take ``config``, or None."""
         return self.module().check_config(config.as_dict())
 
@@ -187,44 +187,7 @@ def select_variants(names: list[str] | None, directory: Path = loader.BUNDLED_DI
     return [variants[n] for n in dict.fromkeys(flat)]
 
 
-@dataclass(frozen=True)
-class ConfigRequest:
-    """What the user asked for; None means "the variant's default"."""
-
-    block_m: int | None = None
-    block_n: int | None = None
-    head_dim: int = 128
-    dtype: str = "fp16"
-    causal: bool = False
-    num_warps: int | None = None
-    num_stages: int | None = None
-    waves_per_eu: int | None = None
-    matrix_instr_nonkdim: int | None = None
-    kpack: int | None = None
-    maxnreg: int | None = None
-    extra: tuple[tuple[str, Any], ...] = ()
-    shape: tuple[int, ...] = DEFAULT_SHAPE  # (B, H, Nq, Nk) or (B, H, Nq, Nk, H_kv)
-
-
-def request_label(req: ConfigRequest) -> str:
-    """What a request asks for beyond the defaults, as a stable one-line label: ``defaults``,
-    ``head_dim=64``, ``shape=1x32x1x8192x8``, ``block_m=64 num_splits=4`` (Record.slot of its rows)."""
-    default = ConfigRequest()
-    parts = []
-    for f in fields(ConfigRequest):
-        value = getattr(req, f.name)
-        if f.name == "extra" or value == getattr(default, f.name):
-            continue
-        parts.append(f"{f.name}={'x'.join(map(str, value)) if f.name == 'shape' else value}")
-    parts += [f"{k}={v}" for k, v in req.extra]
-    return " ".join(parts) or "defaults"
-
-
-AMD_ONLY = ("waves_per_eu", "matrix_instr_nonkdim", "kpack")
-NVIDIA_ONLY = ("maxnreg",)
-
-
-def resolve_config(variant: Variant, arch: Arch, req: ConfigRequest) -> KernelConfig:
+def resolve_config(variant: Variant, arch: Arch, req: ConfigRequest) -> AttentionConfig:
     """The full specialisation of ``variant`` on ``arch`` for a request: defaults filled in, backend options
     that do not apply to the arch dropped (so they never split the cache or the baseline)."""
     if req.dtype not in DTYPES:
@@ -250,7 +213,7 @@ def resolve_config(variant: Variant, arch: Arch, req: ConfigRequest) -> KernelCo
     # a knob asked for goes to the variants that take it; the others keep their defaults
     own = {k: v for k, v in req.extra if k in variant.knobs}
     extra = {k: v for k, v in defaults.items() if k not in _CONFIG_FIELDS} | own
-    cfg = KernelConfig(
+    cfg = AttentionConfig(
         block_m=pick("block_m"), block_n=pick("block_n"), head_dim=req.head_dim, dtype=req.dtype,
         causal=req.causal, num_warps=pick("num_warps"), num_stages=pick("num_stages"),
         waves_per_eu=pick("waves_per_eu") if amd else None,
@@ -267,16 +230,6 @@ _CONFIG_FIELDS = {
 }
 
 
-def check_backend_options(req: ConfigRequest, archs: list[Arch]) -> None:
-    """AMD options for NVIDIA-only arch lists (and the reverse) are a usage error, not silently dropped."""
-    vendors = {a.vendor for a in archs}
-    for names, vendor in ((AMD_ONLY, Vendor.AMD), (NVIDIA_ONLY, Vendor.NVIDIA)):
-        given = [n for n in names if getattr(req, n) is not None]
-        if given and vendor not in vendors:
-            opts = ", ".join("--" + n.replace("_", "-") for n in given)
-            raise UsageError(f"{opts} applies to {vendor.value.upper()} archs only, and none was selected")
-
-
 def check_knobs(req: ConfigRequest, variants: list[Variant]) -> None:
     """A --knob no selected variant takes is a usage error naming who takes what."""
     taken = {k for v in variants for k in v.knobs}
@@ -284,15 +237,3 @@ def check_knobs(req: ConfigRequest, variants: list[Variant]) -> None:
     if unknown:
         offers = "; ".join(f"{v.name}: {', '.join(v.knobs)}" for v in variants if v.knobs) or "none"
         raise UsageError(f"no selected variant takes the knob {unknown[0]!r}; knobs by variant: {offers}")
-
-
-def parse_knobs(items: list[str] | None) -> tuple[tuple[str, Any], ...]:
-    """``NAME=VALUE`` strings -> sorted (name, value) pairs; integers become ints."""
-    out: dict[str, Any] = {}
-    for item in items or []:
-        name, sep, value = item.partition("=")
-        if not sep or not name.strip() or not value.strip():
-            raise UsageError(f"knob {item!r} is not NAME=VALUE (for example num_splits=4)")
-        value = value.strip()
-        out[name.strip()] = int(value) if value.lstrip("-").isdigit() else value
-    return tuple(sorted(out.items()))

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .archs import Vendor
+from ..archs import Vendor
 
 DECODE_MAX_NQ = 16
 DECODE_MIN_BLOCK_M = 16  # the M of one MMA instruction
@@ -64,7 +64,7 @@ def _fit_shared(cfg: dict[str, Any], arch: str | None, head_dim: int) -> dict[st
     2, the pipeline's minimum), then narrower key blocks (down to 32). An unknown arch keeps the tile."""
     if arch is None:
         return cfg
-    from .archs import NvidiaArch, get_arch
+    from ..archs import NvidiaArch, get_arch
 
     spec = get_arch(arch)
     if not isinstance(spec, NvidiaArch):

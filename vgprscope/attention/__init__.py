@@ -1,0 +1,28 @@
+"""Everything about the bundled FlashAttention variants (``kernels/``), in one package (DESIGN.md, "Layers").
+
+- ``variants``: the registry and protocol (each kernel file's ``VARIANT = {...}``, read without importing it),
+  config resolution; ``loader``: a kernel directory loaded by path;
+- ``config``: the attention config (head dim, dtype, causal mask, shape) and the user's request;
+- ``tuning``: the shape's and arch's defaults; ``traffic``: the memory-traffic model; ``live``: seed 001's
+  estimate of the loop state; ``expr``: the arithmetic the variants' declarations write them in;
+- ``tolerances`` and ``correctness``: the correctness gate; ``run``: ``vgprscope.attention()``;
+- ``source``: the variants as a source of compile tasks; ``gate``: the register gate's default set and
+  config-table checks; ``views``: what the compare and explain views say about attention.
+
+Nothing below this package (compile, parse, occupancy, gate, report, the other sources) imports it. Importing
+the package itself is cheap: its modules are imported by what uses them.
+"""
+
+from __future__ import annotations
+
+
+def attention(q, k, v, causal: bool = False, variant: str = "baseline", sm_scale: float | None = None, **config):
+    """O = softmax(Q K^T * scale [+ causal mask, bottom-right aligned]) V with a bundled variant.
+
+    q: (batch, heads, seqlen_q, head_dim); k, v: (batch, heads, seqlen_k, head_dim); fp16 or bf16.
+    ``config`` takes the variant's knobs (block_m, block_n, num_warps, num_stages, ...).
+    Rows whose every key is masked (causal with seqlen_q > seqlen_k) come out as zeros.
+    """
+    from .run import attention as _attention
+
+    return _attention(q, k, v, causal=causal, variant=variant, sm_scale=sm_scale, **config)
