@@ -1,4 +1,4 @@
-"""Measure the output error of every variant against float64, to derive ``vgprscope/tolerances.py``.
+"""Measure the output error of every variant against float64, to derive ``vgprscope/attention/tolerances.py``.
 
 For each (variant, dtype) over a grid of shapes (seqlen 1 to 8192, ragged, causal or not, head dims 16 to
 256) and seeds, on N(0, 1) inputs as the gate draws them, it records the largest |out - ref| and, for

@@ -41,7 +41,7 @@ def _arch_name(q) -> str | None:
 
 def config_for_tensors(variant, q, k, causal: bool, overrides: dict[str, Any]) -> AttentionConfig:
     """The AttentionConfig a launch on these tensors uses: the variant's defaults for the running backend,
-    the shape's and arch's defaults over them (``vgprscope.tuning``), then the caller's overrides (unknown
+    the shape's and arch's defaults over them (``vgprscope.attention.tuning``), then the caller's overrides (unknown
     names are a variant's extra knobs)."""
     dtype = _TORCH_DTYPES.get(str(q.dtype).removeprefix("torch."))
     if dtype is None:
@@ -59,7 +59,7 @@ def config_for_tensors(variant, q, k, causal: bool, overrides: dict[str, Any]) -
         base = variant.defaults_on(get_arch(arch), d)
     else:
         base = {name: variant.default(name, vendor) for name, _ in variant.defaults}
-    base |= shape_defaults(variant.name, vendor, arch, shape, d)
+    base |= shape_defaults(variant, vendor, arch, shape, d)
     known = {"block_m", "block_n", "num_warps", "num_stages", "waves_per_eu", "matrix_instr_nonkdim", "kpack",
              "maxnreg"}
     fields = {k: v for k, v in (base | overrides).items() if k in known}

@@ -1,17 +1,21 @@
-"""Analytic models of the bundled variants: memory traffic and work (seed 004), live state (seed 001).
+"""The traffic model of the bundled variants: memory traffic and work (seed 004).
 
 Traffic counts the bytes each variant's kernels load from and store to global memory for the config's
 reference problem (B, H, Nq, Nk[, H_kv]) = ``config.shape``: what the kernels ask for, with no cache model, so
 a re-read that L2 serves counts like one from DRAM. It is what the strategies trade registers against.
 ``min_dram_bytes`` is the other bound: Q, K, V and O each moved once, what any kernel must move.
 
-Notation (every variant's formula uses it):
+Each variant declares its own model in its ``VARIANT['traffic']`` (kernels/*.py): ``read``, ``written`` and
+``flops`` per (batch, head), as formulas over the notation below (``vgprscope.attention.expr``: evaluated
+in the order written, so a figure is the same float however often it is computed), and ``formula``, the
+text compare prints. Notation (every variant's formula uses it):
   e   bytes per element of q, k, v, o (2 for fp16 and bf16); 4 for the fp32 workspaces
   D   head dim; S splits (split-K variants)
   G   = H / H_kv query heads per K/V head (grouped-query attention; 1 for multi-head)
   Tq  K/V passes per (batch, query head): ceil(Nq / BLOCK_M) query blocks, each reading its K/V head; with
       decode packing (G > 1, Nq <= 16: a program holds the G*Nq rows of one K/V head's group),
-      ceil(G*Nq / BLOCK_M) / G, the group's packed blocks shared among its G heads (row-stream never packs)
+      ceil(G*Nq / BLOCK_M) / G, the group's packed blocks shared among its G heads (a variant whose tiling
+      is ``rows``, row-stream, never packs)
   P   visible (query, key) pairs per (batch, head): Nq*Nk, or with the bottom-right causal mask the area
       under the diagonal, Nq*Nk - Nq^2/2 if Nk >= Nq else Nk^2/2 (exactly half the square at Nq = Nk,
       the usual convention for attention FLOPs)
@@ -29,28 +33,56 @@ split count depends on the GPU's SM / CU count, given as the arch's (``compute_u
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from ..archs import Arch, get_arch
-from ..errors import UnknownNameError
+from ..errors import UnknownNameError, UsageError
 from .config import AttentionConfig
+from .expr import Expr, ExprError, parse
 
-FP32 = 4
+if TYPE_CHECKING:
+    from ..records import Record
+    from .variants import Variant
+
 ELEMENT_BYTES = {"fp16": 2, "bf16": 2}
+SUFFIX = " (per batch*head; times B*H)"
+
+# What the compare view prints under its tables, the symbols of every formula defined.
+NOTATION_TEXT = (
+    "traffic notation: B, H, Nq, Nk = the reference shape (batch, query heads, query and key lengths; H_kv "
+    "K/V heads, G = H/H_kv); D = head dim; e = bytes per element (2 for fp16, bf16; fp32 workspaces: 4); "
+    "Tq = K/V passes per (batch, head): ceil(Nq/BLOCK_M) query blocks (grouped-query decode: the group's packed "
+    "blocks / G); P = visible (query, key) pairs: Nq*Nk, or under the causal mask the area below the diagonal; "
+    "rho = P/(Nq*Nk), the share of K/V a query block reads; Kb = ceil(Nk/BLOCK_N) key blocks; S = splits "
+    "(split-k); A_s, m_s, l_s = a split's partial output, row max and row sum; m, l = row max and sum")
 
 
 @dataclass(frozen=True)
 class Traffic:
+    """A variant's modelled traffic at one config; what the compare view shows of it (``basis``, ``rule``,
+    and the class's ``scope``, ``md_scope`` and ``notation`` lines) is said here, in the model's words."""
+
     bytes_read: float
     bytes_written: float
     flops: float
     intensity: float  # FLOPs per byte moved
     formula: str  # the variant's formula, in the module's notation
+    basis: str = ""  # the reference problem it was modelled on: "B=4 H=32 Nq=4096 Nk=4096"
+
+    scope: ClassVar[str] = "(--shape); per (batch, head), times B*H"
+    md_scope: ClassVar[str] = ("`--shape`; notation in `vgprscope/attention/traffic.py`, formulas in each variant's "
+                               "`VARIANT['traffic']`")
+    notation: ClassVar[str] = NOTATION_TEXT
 
     @property
     def bytes_total(self) -> float:
         return self.bytes_read + self.bytes_written
+
+    @property
+    def rule(self) -> str:
+        """The formula without the per-(batch, head) note the legend says once."""
+        return self.formula.removesuffix(SUFFIX)
 
 
 @dataclass(frozen=True)
@@ -85,97 +117,78 @@ class Problem:
                    tq=blocks * columns / (b * h), kb=math.ceil(nk / config.block_n), pairs=pairs,
                    rho=pairs / (nq * nk), splits=num_splits(config.as_dict(), compute_units))
 
-    @property
-    def q_bytes(self) -> float:  # Q, and O, of one (batch, head)
-        return self.nq * self.d * self.e
-
-    @property
-    def kv_pass(self) -> float:  # K or V once, as far as the causal mask lets a query block read
-        return self.rho * self.nk * self.d * self.e
-
-    @property
-    def mm_flops(self) -> float:  # one of the two matrix products
-        return 2 * self.pairs * self.d
+    def values(self) -> dict[str, float]:
+        """The notation's symbols -> their values."""
+        return {"e": self.e, "D": self.d, "S": self.splits, "G": self.group, "Tq": self.tq, "P": self.pairs,
+                "rho": self.rho, "Kb": self.kb, "Nq": self.nq, "Nk": self.nk}
 
     @property
     def min_bytes(self) -> float:  # Q and O, and this head's share (1/G) of its K/V head, each once
-        return 2 * self.q_bytes + 2 * self.nk * self.d * self.e / self.group
+        return 2 * (self.nq * self.d * self.e) + 2 * self.nk * self.d * self.e / self.group
 
 
-# Each model: Problem -> (read, written, flops) per (batch, head). The docstring is the formula shown.
-
-def _baseline(p: Problem) -> tuple[float, float, float]:
-    """read = Nq*D*e + Tq * 2*rho*Nk*D*e (Q once, K and V once per query block); written = Nq*D*e;
-    FLOPs = 4*P*D"""
-    return p.q_bytes + p.tq * 2 * p.kv_pass, p.q_bytes, 2 * p.mm_flops
+NAMES = ("e", "D", "S", "G", "Tq", "P", "rho", "Kb", "Nq", "Nk")
 
 
-def _remat_q(p: Problem) -> tuple[float, float, float]:
-    """read = Nq*D*e * rho*Kb (Q re-read for every key block) + Tq * 2*rho*Nk*D*e; written = Nq*D*e;
-    FLOPs = 4*P*D"""
-    return p.q_bytes * p.rho * p.kb + p.tq * 2 * p.kv_pass, p.q_bytes, 2 * p.mm_flops
+@dataclass(frozen=True)
+class TrafficModel:
+    """A variant's ``VARIANT['traffic']``, parsed: per (batch, head) formulas and the text shown."""
+
+    read: Expr
+    written: Expr
+    flops: Expr
+    formula: str
 
 
-def _split_k(p: Problem) -> tuple[float, float, float]:
-    """read = S*Nq*D*e (each split loads Q) + Tq * 2*rho*Nk*D*e + S*Nq*(D+2)*4 (merge reads the
-    partials A_s, m_s, l_s); written = S*Nq*(D+2)*4 (partials) + Nq*D*e; FLOPs = 4*P*D"""
-    partials = p.splits * p.nq * (p.d + 2) * FP32
-    return p.splits * p.q_bytes + p.tq * 2 * p.kv_pass + partials, partials + p.q_bytes, 2 * p.mm_flops
+def traffic_model(value: Any, where: str) -> TrafficModel:
+    """``VARIANT['traffic']`` checked: read / written / flops formulas over the notation, and the formula
+    text (UsageError naming what is wrong)."""
+    keys = ("read", "written", "flops", "formula")
+    if not isinstance(value, dict) or set(value) != set(keys):
+        raise UsageError(f"{where} must be a dict of exactly {', '.join(keys)} (formulas over "
+                         f"{', '.join(NAMES)}; formula: the text shown)")
+    if not isinstance(value["formula"], str) or not value["formula"].strip():
+        raise UsageError(f"{where}['formula'] must be the formula's text")
+    try:
+        exprs = {k: parse(value[k], NAMES) for k in ("read", "written", "flops")}
+    except ExprError as exc:
+        raise UsageError(f"{where}: {exc}") from None
+    return TrafficModel(formula=" ".join(value["formula"].split()), **exprs)
 
 
-def _two_phase(p: Problem) -> tuple[float, float, float]:
-    """pass 1: read Nq*D*e + Tq*rho*Nk*D*e (Q, K), write 2*Nq*4 (m, l); pass 2: read Nq*D*e + 2*Nq*4 +
-    Tq * 2*rho*Nk*D*e, write Nq*D*e. FLOPs = 2*P*D (pass 1 Q K^T) + 4*P*D (pass 2) = 6*P*D"""
-    stats = 2 * p.nq * FP32
-    read = (p.q_bytes + p.tq * p.kv_pass) + (p.q_bytes + stats + p.tq * 2 * p.kv_pass)
-    return read, stats + p.q_bytes, 3 * p.mm_flops
+def _variant(variant: Variant | str) -> Variant:
+    if isinstance(variant, str):
+        from .variants import get_variant
+
+        return get_variant(variant)
+    return variant
 
 
-def _split_k_two_phase(p: Problem) -> tuple[float, float, float]:
-    """pass 1: read S*Nq*D*e + Tq*rho*Nk*D*e, write S*2*Nq*4; pass 2: read S*Nq*D*e + S*S*2*Nq*4 (every
-    split combines all splits' m, l) + Tq * 2*rho*Nk*D*e, write S*Nq*D*4; merge: read S*Nq*D*4, write
-    Nq*D*e. FLOPs = 6*P*D"""
-    s = p.splits
-    stats = s * 2 * p.nq * FP32
-    partials = s * p.nq * p.d * FP32
-    read = (s * p.q_bytes + p.tq * p.kv_pass) + (s * p.q_bytes + s * stats + p.tq * 2 * p.kv_pass) + partials
-    return read, stats + partials + p.q_bytes, 3 * p.mm_flops
+def shape_text(shape: Sequence[int]) -> str:
+    b, h, nq, nk, *rest = shape
+    return f"B={b} H={h} Nq={nq} Nk={nk}" + (f" H_kv={rest[0]}" if rest else "")
 
 
-def _row_stream(p: Problem) -> tuple[float, float, float]:
-    """read = Nq*D*e + 2*P*D*e (every query row streams K and V of each key it sees: no reuse across
-    rows, nor across a K/V head's group); written = Nq*D*e; FLOPs = 4*P*D"""
-    return p.q_bytes + 2 * p.pairs * p.d * p.e, p.q_bytes, 2 * p.mm_flops
-
-
-# Variant name -> model. small-tiles and qk-fp16-acc move what baseline moves at their own config.
-MODELS: dict[str, Callable[[Problem], tuple[float, float, float]]] = {
-    "baseline": _baseline,
-    "small-tiles": _baseline,
-    "qk-fp16-acc": _baseline,
-    "remat-q": _remat_q,
-    "split-k": _split_k,
-    "two-phase": _two_phase,
-    "split-k-two-phase": _split_k_two_phase,
-    "row-stream": _row_stream,
-}
-
-
-# Variants whose kernels never pack a group's rows (one query row at a time).
-_NO_PACK = ("row-stream",)
-
-
-def traffic(variant: str, config: AttentionConfig, compute_units: int | None = None) -> Traffic:
-    """Bytes read and written, FLOPs and intensity of ``variant`` on config's reference shape.
-    ``compute_units``: the GPU's SMs / CUs, which set split-k's split count (see ``kernels/_launch``)."""
-    model = MODELS.get(variant)
+def traffic(variant: Variant | str, config: AttentionConfig, compute_units: int | None = None) -> Traffic:
+    """Bytes read and written, FLOPs and intensity of ``variant`` (a bundled variant's name, or a Variant)
+    on config's reference shape. ``compute_units``: the GPU's SMs / CUs, which set split-k's split count (see
+    ``kernels/_launch``)."""
+    v = _variant(variant)
+    model = v.traffic
     if model is None:
-        raise UnknownNameError("variant of the traffic model", variant, list(MODELS))
-    p = Problem.of(config, compute_units, can_pack=variant not in _NO_PACK)
-    read, written, flops = (x * p.bh for x in model(p))
-    formula = " ".join((model.__doc__ or "").split()) + " (per batch*head; times B*H)"
+        raise UnknownNameError("variant of the traffic model", v.name,
+                               [w.name for w in _modelled()])
+    p = Problem.of(config, compute_units, can_pack=v.tiling != "rows")
+    values = p.values()
+    read, written, flops = (x.eval(values) * p.bh for x in (model.read, model.written, model.flops))
     return Traffic(bytes_read=read, bytes_written=written, flops=flops, intensity=flops / (read + written),
-                   formula=formula)
+                   formula=model.formula + SUFFIX, basis=shape_text(config.shape))
+
+
+def _modelled() -> list[Variant]:
+    from .variants import load_variants
+
+    return [v for v in load_variants().values() if v.traffic is not None]
 
 
 def min_dram_bytes(config: AttentionConfig) -> float:
@@ -185,40 +198,28 @@ def min_dram_bytes(config: AttentionConfig) -> float:
     return p.min_bytes * p.bh
 
 
-# ---- live state (seed 001): 32-bit registers per thread of the tensors that live across the K/V loop ----
+def line_traffic(variants: Iterable[Variant] | None = None) -> Callable[[Sequence[Record]], Traffic | None]:
+    """The compare view's traffic hook (``compare.compare(records, traffic=...)``): the modelled traffic of
+    one line's kernel records, for a line of ``variants`` (default: the bundled ones) that declares a model;
+    None for any other line (a captured kernel, a variant without a model)."""
+    if variants is None:
+        from .variants import load_variants
 
-def _tile_regs(rows: int, cols: int, bytes_per: int, threads: int) -> int:
-    """A rows x cols tile spread over the threads, packed into 32-bit registers, rounded up: a thread
-    holds whole registers (seed 001 rounds m_i, l_i's 0.5 register up to 1 the same way)."""
-    return math.ceil(rows * cols * bytes_per / 4 / threads)
+        variants = load_variants().values()
+    by_name = {v.name: v for v in variants}
 
+    def of(kernels: Sequence[Record]) -> Traffic | None:
+        from ..archs import get_arch
 
-def live_state(config: AttentionConfig, arch: Arch | str, variant: str = "baseline") -> dict[str, int]:
-    """Seed 001's estimate for the main loop of ``variant``: acc (BLOCK_M x Dp fp32), q (BLOCK_M x Dp,
-    fp16/bf16 packed two per register; seed 001 counted it at fp32), s (the BLOCK_M x BLOCK_N fp32 score
-    tile) and m/l (2 x BLOCK_M fp32), each over num_warps * wave size threads; Dp is the head dim padded
-    to a power of two. Pointers, masks and the K/V operands are left out, as in the seed: the compiler's
-    count is the truth, this is the model to hold it against."""
-    a = get_arch(arch) if isinstance(arch, str) else arch
-    threads = config.num_warps * a.wave_size
-    from ..kernels._launch import next_pow2_dim
+        first = kernels[0]
+        v = by_name.get(first.variant)
+        if first.source != "variants" or v is None or v.traffic is None or not isinstance(first.config,
+                                                                                             AttentionConfig):
+            return None
+        try:
+            units = get_arch(first.arch).compute_units
+        except UnknownNameError:  # a record of an arch this table does not have (read back from JSON)
+            return None
+        return traffic(v, first.config, units)
 
-    dp = next_pow2_dim(config.head_dim)
-    e = ELEMENT_BYTES[config.dtype]
-    m, n = config.block_m, config.block_n
-    state = {"acc": _tile_regs(m, dp, FP32, threads), "q": _tile_regs(m, dp, e, threads),
-             "s": _tile_regs(m, n, FP32, threads), "m_l": _tile_regs(2, m, FP32, threads)}
-    state = _LIVE_ADJUST.get(variant, lambda s, c, t, dp: s)(state, config, threads, dp)
-    return state | {"total": sum(state.values()), "threads": threads}
-
-
-_LIVE_ADJUST: dict[str, Callable[[dict[str, int], AttentionConfig, int, int], dict[str, int]]] = {
-    # the score tile comes out of the dot in fp16
-    "qk-fp16-acc": lambda s, c, t, dp: s | {"s": _tile_regs(c.block_m, c.block_n, 2, t)},
-    # one BLOCK_M x BLOCK_DK slice of Q at a time, and only within a score block
-    "remat-q": lambda s, c, t, dp: s | {"q": _tile_regs(c.block_m, min(c.get("block_dk", 32), dp),
-                                                        ELEMENT_BYTES[c.dtype], t)},
-    # one query row at a time: a row of acc and of q (fp32), one key block of scores, scalar m and l
-    "row-stream": lambda s, c, t, dp: {"acc": _tile_regs(1, dp, FP32, t), "q": _tile_regs(1, dp, FP32, t),
-                                       "s": _tile_regs(1, c.block_n, FP32, t), "m_l": _tile_regs(1, 2, FP32, t)},
-}
+    return of

@@ -14,7 +14,14 @@ A variant's own default config is data in that literal, resolved per arch and he
 ``defaults_for`` refines them where a default would not fit an arch: each entry sets the values of its
 ``set`` where both of its conditions hold: ``arch`` (arch or vendor names; absent: every arch) and
 ``head_dim`` (an inclusive ``[lo, hi]`` range of the requested head dim; absent: every head dim). Later
-entries win. Above them: the shape's defaults (``vgprscope.tuning``), and above all what the user asks for.
+entries win. Above them: the shape's defaults (``vgprscope.attention.tuning``), and above all what the user
+asks for.
+
+The rest of what is known about a variant is in the same literal, so that a new variant is one file:
+``traffic`` (its traffic model: ``attention.traffic``), ``live_state`` (seed 001's estimate of its loop
+state: ``attention.live``), ``tiling`` (which shape defaults apply: ``attention.tuning``) and ``tolerance``
+(a documented exception to the tolerance table: ``attention.tolerances``). Each is checked when the
+directory is loaded; a variant without ``traffic`` or ``live_state`` has no traffic columns or estimate.
 """
 
 from __future__ import annotations
@@ -30,6 +37,10 @@ from ..archs import ARCHS, Arch, Vendor
 from ..errors import UnknownNameError, UsageError
 from . import loader
 from .config import DTYPES, AttentionConfig, ConfigRequest
+from .live import LiveModel, live_model
+from .tolerances import Tolerance, tolerance_entries
+from .traffic import TrafficModel, traffic_model
+from .tuning import TILINGS
 
 
 @dataclass(frozen=True)
@@ -64,6 +75,10 @@ class Variant:
     source_hash: str
     order: int = 0
     defaults_for: tuple[DefaultsRule, ...] = field(default=(), compare=False)
+    traffic: TrafficModel | None = field(default=None, compare=False)
+    live_state: LiveModel | None = field(default=None, compare=False)
+    tiling: str = field(default="query-tile", compare=False)
+    tolerances: tuple[tuple[str, Tolerance], ...] = field(default=(), compare=False)
 
     def module(self) -> ModuleType:
         return loader.load_file(self.directory, self.file.name)
@@ -107,10 +122,16 @@ def _literal_variant(file: Path) -> dict[str, Any] | None:
 _REQUIRED = ("name", "strategy", "seed", "trades", "defaults", "kernels")
 _VENDORS = tuple(v.value for v in Vendor)
 _RULE_KEYS = {"arch", "head_dim", "set"}
+_KNOWN = {*_REQUIRED, "order", "knobs", "caps", "defaults_for", "traffic", "live_state", "tiling", "tolerance"}
 
 
 def _check_declaration(file: Path, decl: dict[str, Any]) -> None:
     """The parts of VARIANT that config resolution reads, checked when the directory is loaded."""
+    unknown = sorted(set(decl) - _KNOWN, key=str)
+    if unknown:
+        raise UsageError(f"{file}: VARIANT has an unknown key {unknown[0]!r}; allowed: {', '.join(sorted(_KNOWN))}")
+    if decl.get("tiling", "query-tile") not in TILINGS:
+        raise UsageError(f"{file}: VARIANT['tiling'] {decl['tiling']!r} is not allowed; allowed: {', '.join(TILINGS)}")
     defaults = decl["defaults"]
     if not isinstance(defaults, dict):
         raise UsageError(f"{file}: VARIANT['defaults'] must be a dict of name: value")
@@ -159,6 +180,12 @@ def load_variants(directory: Path = loader.BUNDLED_DIR) -> dict[str, Variant]:
             caps=tuple(sorted(decl.get("caps", {}).items())), knobs=tuple(decl.get("knobs", ())), directory=directory, file=file,
             source_hash=loader.source_hash(directory, file), order=decl.get("order", 100),
             defaults_for=_rules(decl),
+            traffic=traffic_model(decl["traffic"], f"{file}: VARIANT['traffic']") if "traffic" in decl else None,
+            live_state=(live_model(decl["live_state"], f"{file}: VARIANT['live_state']", tuple(decl.get("knobs", ())))
+                        if "live_state" in decl else None),
+            tiling=decl.get("tiling", "query-tile"),
+            tolerances=tolerance_entries(decl["tolerance"], f"{file}: VARIANT['tolerance']") if "tolerance" in decl
+            else (),
         )
     if not out:
         raise UsageError(f"kernel directory {str(directory)!r} has no variant: no .py file (outside _*.py) "
@@ -197,7 +224,7 @@ def resolve_config(variant: Variant, arch: Arch, req: ConfigRequest) -> Attentio
     from .tuning import shape_defaults
 
     # the shape's and arch's defaults (decode tiles, per-arch prefill tiles) come before the variant's own
-    tuned = shape_defaults(variant.name, arch.vendor, arch.name, req.shape, req.head_dim)
+    tuned = shape_defaults(variant, arch.vendor, arch.name, req.shape, req.head_dim)
     defaults = variant.defaults_on(arch, req.head_dim)
 
     def pick(name: str) -> Any:

@@ -150,7 +150,7 @@ def bench_variant(gpu: Gpu, case: Case, variant, cfg: AttentionConfig, sets, opt
     reason = variant.check(cfg)
     if reason:
         return replace(row, status=f"config rejected: {reason}")
-    t = traffic(variant.name, cfg, gpu.sm_count)
+    t = traffic(variant, cfg, gpu.sm_count)
     modelled_s = (t.bytes_read + t.bytes_written) / BUDGET_BANDWIDTH
     if modelled_s > opts.time_budget_s:
         return replace(row, status=f"not run: the traffic model puts one launch at "
