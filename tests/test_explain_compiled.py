@@ -189,4 +189,4 @@ def test_explain_a_captured_user_kernel(tmp_path):
     for k in rows:
         (loop,) = k["loops"]
         assert loop["location"] == ["my_ops.py:19"]  # `for start in range(0, n_cols, BLOCK)`
-        assert k["allocation"]["registers"] > 0 and k["seed_001_estimate"] is None
+        assert k["allocation"]["registers"] > 0 and k["estimate"] is None

@@ -27,6 +27,14 @@ from vgprscope.report.deltas import Delta, Verdict, judge
 from vgprscope.report.formats import Footnotes, new_table, output_width, render_table
 from vgprscope.report.machine import compile_only
 
+
+def compare(records):
+    """The compare lines of records, with the bundled variants' traffic model on theirs (as the CLI's)."""
+    from vgprscope.attention.traffic import line_traffic
+    from vgprscope.compare import compare as lines
+
+    return lines(records, line_traffic())
+
 _register()
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -258,7 +266,6 @@ def test_the_next_step_short_form_is_read_from_the_occupancy_model():
 # ---- compare --------------------------------------------------------------------------------------
 
 def _compare_text(records, width=100, wide=False):
-    from vgprscope.compare import compare
     from vgprscope.report.compare_view import tables_text
 
     return tables_text(compare(records), compile_only(), width=width, wide=wide)
@@ -301,7 +308,6 @@ def test_compare_wide_has_every_column():
 def test_compare_json_and_markdown_keep_the_signed_deltas():
     import json
 
-    from vgprscope.compare import compare
     from vgprscope.report.compare_view import tables_md, to_json
 
     per_arch = compare([amd("baseline", 256, 18), amd("remat-q", 242, 0)])
@@ -624,7 +630,6 @@ def _bundled_compare(width: int = 100, wide: bool = False) -> str:
 
 @pytest.mark.parametrize("width", WIDTHS)
 def test_compare_keeps_a_value_and_its_change_on_one_line(width):
-    from vgprscope.compare import compare
     from vgprscope.report.compare_view import line_deltas
 
     records = fixture_records("bundled_gfx942_sm_90_analyze.json.gz")
@@ -649,7 +654,6 @@ def test_compare_keeps_a_value_and_its_change_on_one_line(width):
 def test_compare_parentheses_mean_a_change_only():
     text = _bundled_compare()
     wide = _bundled_compare(wide=True)
-    from vgprscope.compare import compare
     from vgprscope.report.compare_view import tables_md
 
     md = tables_md(compare(fixture_records("bundled_gfx942_sm_90_analyze.json.gz")), compile_only())
@@ -660,15 +664,17 @@ def test_compare_parentheses_mean_a_change_only():
 
 
 def test_compare_prints_its_reference_shape_and_defines_every_symbol():
-    from vgprscope.attention.traffic import MODELS
+    from vgprscope.attention.variants import load_variants
 
+    models = [v.traffic for v in load_variants().values()]
     text = _bundled_compare()
     assert "GB moved: the traffic model's bytes read + written at B=4 H=32 Nq=4096 Nk=4096 (--shape)" in text
     flat = " ".join(text.split())
     notation = flat[flat.index("traffic notation:"):]
-    used = {w for doc in (m.__doc__ for m in MODELS.values())
-            for w in re.findall(r"\b(?:Tq|rho|Kb|Nq|Nk|A_s|m_s|l_s|[PSDeG])\b", doc)}
+    used = {w for m in models for w in re.findall(r"\b(?:Tq|rho|Kb|Nq|Nk|A_s|m_s|l_s|[PSDeG])\b", m.formula)}
     assert {"Tq", "rho", "P", "S", "e", "Kb", "D", "Nq", "Nk"} <= used
+    # and every name the evaluated formulas read
+    used |= {n for m in models for x in (m.read, m.written, m.flops) for n in x.names}
     for sym in used:
         assert re.search(rf"(?:^|[;:,(] ?){re.escape(sym)}(?:,| =)", notation), sym
     # each formula once, with the variants whose formula it is
@@ -677,7 +683,6 @@ def test_compare_prints_its_reference_shape_and_defines_every_symbol():
 
 
 def test_compare_of_a_capture_shows_only_what_applies():
-    from vgprscope.compare import compare
     from vgprscope.report.compare_view import tables_md, tables_text
 
     records = fixture_records("fla_core_analyze.json.gz")
@@ -728,7 +733,6 @@ def test_the_machine_line_names_the_users_repository_apart_from_vgprscope(tmp_pa
 def test_compare_with_the_frontiers_columns_leaves_out_by_priority_and_cuts_no_name():
     """compare --frontier on sm_90 at 100 columns (measured: 142 columns wide): the columns asked for stay,
     limiter: next, the traffic and then shared memory are left out and named, and no name is cut."""
-    from vgprscope.compare import compare
     from vgprscope.report.compare_view import tables_text
 
     records = fixture_records("bundled_gfx942_sm_90_analyze.json.gz")

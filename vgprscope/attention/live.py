@@ -86,18 +86,24 @@ def live_state(config: AttentionConfig, arch: Arch | str, variant: Variant | str
     return state | {"total": sum(state.values()), "threads": threads}
 
 
-def estimate(task: Any) -> Estimate | None:
-    """explain's hook: seed 001's estimate of a bundled variant's task (one whose variant declares its live
-    state and whose config is an attention config); None for any other task."""
+def seed_estimate(config: AttentionConfig, arch: Arch | str, variant: Variant | str = "baseline") -> Estimate:
+    """Seed 001's estimate as explain shows it: the values, the tensors they are of, the summary line and
+    the remainder in the bundled kernels' words."""
     from ..explain import Estimate
 
-    variant = task.variant
-    if variant is None or getattr(variant, "live_state", None) is None or not isinstance(task.config,
-                                                                                          AttentionConfig):
-        return None
-    state = live_state(task.config, task.arch, variant)
+    state = live_state(config, arch, variant)
     tiles = " + ".join(f"{k} {v}" for k, v in state.items() if k not in ("total", "threads"))
     summary = (f"seed 001 estimate ({state['threads']} threads share each tile): {tiles} = {state['total']} "
                "(s, the score tile, is a temporary inside the loop)")
     return Estimate(name="seed 001", values=tuple(state.items()), tensors=tuple(TENSOR_TILES.items()),
                     summary=summary, remainder=REMAINDER)
+
+
+def estimate(task: Any) -> Estimate | None:
+    """explain's hook: seed 001's estimate of a bundled variant's task (one whose variant declares its live
+    state and whose config is an attention config); None for any other task."""
+    variant = task.variant
+    if variant is None or getattr(variant, "live_state", None) is None or not isinstance(task.config,
+                                                                                          AttentionConfig):
+        return None
+    return seed_estimate(task.config, task.arch, variant)

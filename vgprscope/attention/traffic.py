@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..errors import UnknownNameError, UsageError
@@ -68,7 +68,8 @@ class Traffic:
     flops: float
     intensity: float  # FLOPs per byte moved
     formula: str  # the variant's formula, in the module's notation
-    basis: str = ""  # the reference problem it was modelled on: "B=4 H=32 Nq=4096 Nk=4096"
+    # the reference problem it was modelled on ("B=4 H=32 Nq=4096 Nk=4096"): said, not compared
+    basis: str = field(default="", compare=False)
 
     scope: ClassVar[str] = "(--shape); per (batch, head), times B*H"
     md_scope: ClassVar[str] = ("`--shape`; notation in `vgprscope/attention/traffic.py`, formulas in each variant's "
