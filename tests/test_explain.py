@@ -232,7 +232,7 @@ def test_markdown_and_json_keep_every_site():
     assert md.count("| in loop |") + md.count("| outside |") == 22
     assert "`%q_37`" in md and "Reproduce: `vgprscope explain --waves-per-eu 3`" in md
     doc = json.loads(to_json([e], compile_only(), "explain"))
-    assert doc["schema_version"] == 1 and len(doc["kernels"][0]["spill_sites"]) == 22
+    assert doc["schema_version"] == 2 and len(doc["kernels"][0]["spill_sites"]) == 22
 
 
 def test_raw_without_ttgir_is_a_clear_error():

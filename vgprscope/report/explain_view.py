@@ -12,7 +12,9 @@ from collections.abc import Sequence
 from ..explain import REMAINDER, Estimate, KernelExplanation, LiveTensor, LoopLiveState
 from .machine import Machine
 
-SCHEMA_VERSION = 1
+# 2: a kernel's model estimate is ``estimate`` ({"name", "registers_per_lane"}), whatever model its source
+# gives (1 had the bundled variants' ``seed_001_estimate``)
+SCHEMA_VERSION = 2
 REGISTER_ROLES = ("carried", "live-in", "mask")  # the data tensors' table; index vectors follow under their title
 INDEX_TITLE = ("index vectors (integer offsets, named for the value computed on their line; summed apart: "
                "the compiler may recompute them)")
