@@ -249,3 +249,60 @@ def test_tolerances_are_the_old_table(variant):
     for dtype in ("fp16", "bf16"):
         atol, rtol = OLD_VARIANT_TOLERANCES.get(variant.name, {}).get(dtype, OLD_TOLERANCES[dtype])
         assert tolerance(dtype, variant) == tolerance(dtype, variant.name) == Tolerance(atol=atol, rtol=rtol)
+
+
+# ------------------------------------------------ a declaration that cannot be read: one line, exit 2
+
+HEAD = '"name": "v", "strategy": "s", "seed": "0", "trades": "t", "kernels": ["k"], "defaults": {"block_m": 64}'
+GOOD_TRAFFIC = '{"read": "Nq*D*e", "written": "Nq*D*e", "flops": "4*P*D", "formula": "f"}'
+
+
+@pytest.mark.parametrize("extra, needles", [
+    ('"traffc": {}', ("unknown key 'traffc'", "allowed:", "traffic")),
+    ('"traffic": {"read": "Nq*D*e"}', ("VARIANT['traffic'] must be a dict of exactly read, written, flops, formula",)),
+    ('"traffic": ' + GOOD_TRAFFIC.replace('"Nq*D*e"', '"Nq*X*e"', 1), ("reads 'X'", "names: D, G, Kb")),
+    ('"traffic": ' + GOOD_TRAFFIC.replace('"Nq*D*e"', '"__import__(\'os\').getcwd()"', 1), ("is not allowed",
+                                                                                          "allowed: numbers")),
+    ('"traffic": ' + GOOD_TRAFFIC.replace('"Nq*D*e"', '"Nq**2"', 1), ("'Nq**2' is not allowed",)),
+    ('"traffic": ' + GOOD_TRAFFIC.replace('"Nq*D*e"', '"Nq*("', 1), ("is not a formula",)),
+    ('"live_state": {"acc": ["BLOCK_M", "Dp"]}', ("live_state']['acc'] must be [rows, columns, bytes",)),
+    ('"live_state": {"q": ["BLOCK_M", "min(block_dk, Dp)", "e"]}', ("reads 'block_dk'",)),
+    ('"tiling": "tiles"', ("VARIANT['tiling'] 'tiles' is not allowed", "fa2, query-tile, rows")),
+    ('"tolerance": {"fp8": {"atol": 1, "rtol": 0}}', ("dtype 'fp8'", "allowed: fp16, bf16")),
+    ('"tolerance": {"fp16": {"atol": 1e-3}}', ("tolerance']['fp16'] must be {'atol': ..., 'rtol': ...}",)),
+    ('"tolerance": {"fp16": {"atol": -1, "rtol": "2*eps"}}', ("must not be negative",)),
+])
+def test_a_bad_declaration_is_one_line_naming_the_file_and_the_key(tmp_path, extra, needles):
+    from typer.testing import CliRunner
+
+    from vgprscope.cli.app import _register, app
+
+    _register()
+    (tmp_path / "v.py").write_text(f"VARIANT = {{{HEAD}, {extra}}}\n")
+    res = CliRunner().invoke(app, ["variants", "--kernel-dir", str(tmp_path)])
+    assert res.exit_code == 2 and "Traceback" not in res.output + res.stderr, res.output + res.stderr
+    (line,) = res.stderr.strip().splitlines()
+    assert str(tmp_path / "v.py") in line
+    for n in needles:
+        assert n in line, line
+
+
+def test_a_variant_that_declares_no_model_has_no_traffic_and_no_estimate(tmp_path):
+    from types import SimpleNamespace
+
+    from vgprscope.attention.live import estimate
+    from vgprscope.attention.traffic import line_traffic
+    from vgprscope.attention.variants import load_variants
+    from vgprscope.errors import UnknownNameError
+    from vgprscope.records import Record
+
+    (tmp_path / "v.py").write_text(f"VARIANT = {{{HEAD}}}\n")
+    (v,) = load_variants(tmp_path).values()
+    assert (v.traffic, v.live_state, v.tiling, v.tolerances) == (None, None, "query-tile", ())
+    cfg = AttentionConfig(block_m=64, block_n=64, head_dim=64)
+    with pytest.raises(UnknownNameError, match="variant of the traffic model 'v'"):
+        traffic(v, cfg)
+    rec = Record(variant="v", kernel="k", arch="gfx942", config=cfg, status="ok")
+    assert line_traffic([v])([rec]) is None and line_traffic()([rec]) is None
+    assert estimate(SimpleNamespace(variant=v, config=cfg, arch=ARCHS["gfx942"])) is None
+    assert tolerance("fp16", v) == tolerance("fp16")

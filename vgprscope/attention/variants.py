@@ -40,7 +40,7 @@ from .config import DTYPES, AttentionConfig, ConfigRequest
 from .live import LiveModel, live_model
 from .tolerances import Tolerance, tolerance_entries
 from .traffic import TrafficModel, traffic_model
-from .tuning import TILINGS
+from .tuning import TILINGS, shape_defaults
 
 
 @dataclass(frozen=True)
@@ -177,7 +177,8 @@ def load_variants(directory: Path = loader.BUNDLED_DIR) -> dict[str, Variant]:
         out[decl["name"]] = Variant(
             name=decl["name"], strategy=decl["strategy"], seed=decl["seed"], trades=decl["trades"],
             defaults=tuple(sorted(decl["defaults"].items())), kernels=tuple(decl["kernels"]),
-            caps=tuple(sorted(decl.get("caps", {}).items())), knobs=tuple(decl.get("knobs", ())), directory=directory, file=file,
+            caps=tuple(sorted(decl.get("caps", {}).items())), knobs=tuple(decl.get("knobs", ())), directory=directory,
+            file=file,
             source_hash=loader.source_hash(directory, file), order=decl.get("order", 100),
             defaults_for=_rules(decl),
             traffic=traffic_model(decl["traffic"], f"{file}: VARIANT['traffic']") if "traffic" in decl else None,
@@ -221,8 +222,6 @@ def resolve_config(variant: Variant, arch: Arch, req: ConfigRequest) -> Attentio
         raise UnknownNameError("dtype", req.dtype, DTYPES)
 
     caps = dict(variant.caps)
-    from .tuning import shape_defaults
-
     # the shape's and arch's defaults (decode tiles, per-arch prefill tiles) come before the variant's own
     tuned = shape_defaults(variant, arch.vendor, arch.name, req.shape, req.head_dim)
     defaults = variant.defaults_on(arch, req.head_dim)
