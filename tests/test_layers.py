@@ -104,3 +104,20 @@ def test_the_walk_sees_every_form_of_import(tmp_path, monkeypatch):
     worded = pkg / "report" / "worded.py"
     worded.write_text("x = cfg.head_dim\n# a Causal mask\n")
     assert len(mentions(worded)) == 2 and mentions(clean) == []
+
+
+@pytest.mark.parametrize("first", ["import vgprscope", "import vgprscope.attention.live as live",
+                                   "from vgprscope.attention import traffic"])
+def test_vgprscope_attention_is_the_package_and_the_function_in_any_import_order(first):
+    """``vgprscope.attention(q, k, v)`` is what users call, and ``vgprscope.attention`` is the package: the
+    name stays callable whichever submodule was imported first, and every import form reaches the modules."""
+    import subprocess
+    import sys
+
+    code = (f"{first}\nimport inspect, vgprscope\nimport vgprscope.attention.traffic as t\n"
+            "from vgprscope import attention\n"
+            "print(callable(vgprscope.attention), attention is vgprscope.attention, t.__name__,\n"
+            "      list(inspect.signature(vgprscope.attention).parameters)[:4])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["True", "True", "vgprscope.attention.traffic", "['q',", "'k',", "'v',", "'causal']"]

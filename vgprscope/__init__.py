@@ -10,6 +10,5 @@ __version__ = "0.1.0"
 __all__ = ["__version__", "attention"]
 
 
-# the package vgprscope.attention holds the bundled variants; importing its (light) __init__ here binds this
-# name to the function for good (a submodule imported later would otherwise rebind it to the package)
-from .attention import attention  # noqa: E402
+# the package of the bundled variants, callable as vgprscope.attention(q, k, v, ...) (its __init__ is light)
+from . import attention  # noqa: E402

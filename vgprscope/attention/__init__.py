@@ -11,9 +11,15 @@
 
 Nothing below this package (compile, parse, occupancy, gate, report, the other sources) imports it. Importing
 the package itself is cheap: its modules are imported by what uses them.
+
+The package is callable: ``vgprscope.attention(q, k, v, ...)`` runs a variant (``attention`` below), and
+``vgprscope.attention.traffic`` is still the module, however it is imported.
 """
 
 from __future__ import annotations
+
+import sys
+import types
 
 
 def attention(q, k, v, causal: bool = False, variant: str = "baseline", sm_scale: float | None = None, **config):
@@ -26,3 +32,18 @@ def attention(q, k, v, causal: bool = False, variant: str = "baseline", sm_scale
     from .run import attention as _attention
 
     return _attention(q, k, v, causal=causal, variant=variant, sm_scale=sm_scale, **config)
+
+
+class _CallablePackage(types.ModuleType):
+    """This package, callable as ``vgprscope.attention(q, k, v, ...)``: the name is both the package and the
+    function users call, and either way of importing it (``from vgprscope import attention``, ``import
+    vgprscope.attention.traffic as t``) gets the same object."""
+
+    def __call__(self, q, k, v, causal: bool = False, variant: str = "baseline", sm_scale: float | None = None,
+                 **config):
+        return attention(q, k, v, causal=causal, variant=variant, sm_scale=sm_scale, **config)
+
+    __call__.__doc__ = attention.__doc__
+
+
+sys.modules[__name__].__class__ = _CallablePackage
