@@ -3,11 +3,12 @@
 - ``variants``: the registry and protocol (each kernel file's ``VARIANT = {...}``, read without importing it),
   config resolution; ``loader``: a kernel directory loaded by path;
 - ``config``: the attention config (head dim, dtype, causal mask, shape) and the user's request;
-- ``tuning``: the shape's and arch's defaults; ``traffic``: the memory-traffic model; ``live``: seed 001's
-  estimate of the loop state; ``expr``: the arithmetic the variants' declarations write them in;
+- ``tuning``: the shape's and arch's defaults; ``traffic``: the memory-traffic model (and compare's hook,
+  ``line_traffic``); ``live``: seed 001's estimate of the loop state (and explain's hook, ``estimate``);
+  ``expr``: the arithmetic the variants' declarations write their formulas in;
 - ``tolerances`` and ``correctness``: the correctness gate; ``run``: ``vgprscope.attention()``;
 - ``source``: the variants as a source of compile tasks; ``gate``: the register gate's default set and
-  config-table checks; ``views``: what the compare and explain views say about attention.
+  config-table checks.
 
 Nothing below this package (compile, parse, occupancy, gate, report, the other sources) imports it. Importing
 the package itself is cheap: its modules are imported by what uses them.
