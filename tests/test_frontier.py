@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 from vgprscope.frontier import SpecAccess, by_variant, occupancy_levels, run_frontier
 from vgprscope.occupancy import occupancy_of
-from vgprscope.records import AmdUsage, KernelConfig, NvidiaUsage, Record
+from vgprscope.records import AmdUsage, NvidiaUsage, Record
+from vgprscope.attention.config import AttentionConfig
 
 
 def test_levels_follow_the_register_ladder():
@@ -30,7 +31,7 @@ def test_levels_follow_the_register_ladder():
     assert all(p.knob == "maxnreg" and p.setting == p.budget for p in occupancy_levels(get_arch("sm_90"), 8))
 
 
-# ---- synthetic compiles: a task is (name, arch name, KernelConfig); the kernel needs NEED registers ----
+# ---- synthetic compiles: a task is (name, arch name, AttentionConfig); the kernel needs NEED registers ----
 
 def _access() -> SpecAccess:
     return SpecAccess(
@@ -79,7 +80,7 @@ def _nv_record(task, need: int, uncapped_need: int | None = None) -> Record:
                   occupancy=occupancy_of(u, arch, cfg.num_warps))
 
 
-CFG = KernelConfig(block_m=128, block_n=64, head_dim=128, num_warps=4)
+CFG = AttentionConfig(block_m=128, block_n=64, head_dim=128, num_warps=4)
 
 
 def test_amd_summary_names_the_spill_free_level_the_next_price_and_the_lds_cap():

@@ -29,9 +29,10 @@ from vgprscope.occupancy import (
     llvm_pad_waves, llvm_rule_occupancy, llvm_vgpr_allocation, llvm_waves_per_eu, occupancy_of,
 )
 from vgprscope.parse.amdgcn import parse_amdgcn
-from vgprscope.records import KernelConfig, KernelIdentity, LaunchConfig
-from vgprscope.sources.variants import variant_tasks
-from vgprscope.variants import get_variant
+from vgprscope.attention.config import AttentionConfig
+from vgprscope.attention.source import variant_tasks
+from vgprscope.attention.variants import get_variant
+from vgprscope.records import KernelIdentity, LaunchConfig
 
 pytestmark = pytest.mark.slow
 
@@ -111,7 +112,7 @@ def compiled():
         if what in KERNELS:
             tasks.append(_user_task(arch, what, w, wpe))
             continue
-        cfg = KernelConfig(block_m=bm, block_n=bn, head_dim=d, num_warps=w, num_stages=1, waves_per_eu=wpe)
+        cfg = AttentionConfig(block_m=bm, block_n=bn, head_dim=d, num_warps=w, num_stages=1, waves_per_eu=wpe)
         [task] = variant_tasks([(get_variant(what), cfg, get_arch(arch), "")], engine)
         tasks.append(task)
     rows = engine.compile(tasks)

@@ -17,7 +17,7 @@ from capture_helpers import ROOT, USER_KERNELS, cli
 from vgprscope.compile import toolchains
 from vgprscope.compile.engine import triton_version
 from vgprscope.sweep import run_sweep
-from vgprscope.variants import ConfigRequest
+from vgprscope.attention.config import ConfigRequest
 
 OTHER = "3.8.0"
 SMALL = ["--block-m", "64", "--block-n", "32", "--head-dim", "64", "--num-warps", "4", "--num-stages", "1"]

@@ -185,7 +185,7 @@ def run_diff(tritons: Sequence[str], settings: dict[str, str], variants: Sequenc
     from .compile.cache import CompileCache
     from .gate.config import load_gate_config
     from .gate.rules import parse_rule
-    from .sources.variants import variant_tasks
+    from .attention.source import variant_tasks
     from .sweep import capture_tasks, launch_overrides, sweep_items
 
     before, after = sides(tritons, settings, say)

@@ -139,7 +139,7 @@ class KernelFrontier:
     variant: str
     kernel: str
     arch: str
-    config: Any  # the spec's config before the knob was set (KernelConfig for the bundled variants)
+    config: Any  # the spec's config before the knob was set (AttentionConfig for the bundled variants)
     unit: str
     knob: str
     levels: tuple[Level, ...]

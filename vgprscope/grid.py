@@ -14,7 +14,7 @@ from typing import Any
 
 from .errors import UsageError
 from .records import Record
-from .variants import ConfigRequest
+from .attention.config import ConfigRequest
 
 # A grid above this many compiles is run only when asked for (`--yes` or `--max-compiles N`): at about a
 # second per compile and core, 10,000 compiles keep a 2-core machine busy for well over an hour.

@@ -6,12 +6,13 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
 from pathlib import Path
 
-from . import loader
+from .attention import loader
 from .archs import DEFAULT_ARCHS, Arch, get_arch
 from .compile.cache import CompileCache
 from .compile.engine import Engine, Task
 from .records import Record
-from .variants import ConfigRequest, select_variants
+from .attention.config import ConfigRequest
+from .attention.variants import select_variants
 
 
 def select_archs(names: Sequence[str] | None) -> list[Arch]:
@@ -23,7 +24,7 @@ def sweep_items(variant_names: Sequence[str] | None, arch_names: Sequence[str] |
                 requests: Sequence[ConfigRequest], kernel_dir: Path | None = None) -> list:
     """The (variant, config, arch, slot) items of a selection, without planning or compiling (a grid is
     counted before it runs)."""
-    from .sources.variants import variant_task_items
+    from .attention.source import variant_task_items
 
     directory = Path(kernel_dir).resolve() if kernel_dir else loader.BUNDLED_DIR
     return variant_task_items(select_variants(list(variant_names or []), directory), select_archs(arch_names),
@@ -34,7 +35,7 @@ def sweep_tasks(variant_names: Sequence[str] | None, arch_names: Sequence[str] |
                 requests: Sequence[ConfigRequest], kernel_dir: Path | None = None,
                 engine: Engine | None = None) -> list[Task]:
     """The compile tasks of a selection: each variant request planned into its kernels' jobs."""
-    from .sources.variants import variant_tasks
+    from .attention.source import variant_tasks
 
     return variant_tasks(sweep_items(variant_names, arch_names, requests, kernel_dir), engine)
 

@@ -23,7 +23,7 @@ from .grid import (
 
 def config_request(block_m, block_n, head_dim, dtype, causal, num_warps, num_stages, waves_per_eu,
                    matrix_instr_nonkdim, kpack, maxnreg, knobs=None):
-    from ..variants import ConfigRequest, parse_knobs
+    from ..attention.config import ConfigRequest, parse_knobs
 
     return ConfigRequest(block_m=block_m, block_n=block_n, head_dim=head_dim, dtype=dtype.value, causal=causal,
                          num_warps=num_warps, num_stages=num_stages, waves_per_eu=waves_per_eu,

@@ -65,6 +65,7 @@ def explain(
 
     Live tensors come from TTGIR and their layouts, beside the allocation and seed 001's estimate (default
     variant: baseline; with --capture, the captured kernels, and the variants too when --variant is given)."""
+    from ..attention.live import estimate
     from ..compile.engine import Engine
     from ..explain import explain_tasks
     from ..sweep import capture_tasks, sweep_tasks
@@ -80,7 +81,7 @@ def explain(
         else:
             tasks = sweep_tasks(variant, arch, [req], kernel_dir, engine) if variant or kernel_dir else []
             tasks += capture_tasks(capture, arch)
-        explanations = explain_tasks(tasks, engine=engine)
+        explanations = explain_tasks(tasks, engine=engine, estimate=estimate)
     failed = [e for e in explanations if not e.ok]
     if failed:
         err(f"{len(failed)} of {len(explanations)} kernels could not be explained (see their error)")

@@ -63,7 +63,7 @@ def _settings(config, baseline, variant, arch, kernel_dir, rules=(), capture=Non
     configs, and the config tables checked (exit 2 before anything compiles)."""
     from dataclasses import replace
 
-    from .. import attention_gate
+    from ..attention import gate as attention_gate
     from ..gate.config import load_gate_config
 
     cfg = load_gate_config(config).with_overrides(variant, arch, kernel_dir, baseline, rules or (), capture,
@@ -76,8 +76,8 @@ def _settings(config, baseline, variant, arch, kernel_dir, rules=(), capture=Non
 
 def _selected_variants(gate_set):
     """The variants the set compiles (every variant of the kernel directory when none is named)."""
-    from .. import loader
-    from ..variants import select_variants
+    from ..attention import loader
+    from ..attention.variants import select_variants
 
     if not gate_set.with_variants:
         return []
@@ -125,7 +125,7 @@ def _check_targets(archs) -> None:
 
 def _compile(cfg, jobs, no_cache):
     """The set's entries: the sweep the configuration describes, run here (the gate compiles nothing)."""
-    from .. import attention_gate
+    from ..attention import gate as attention_gate
     from ..gate.baseline import entries_of
     from ..sweep import run_sweep
     from .progress import compile_progress
@@ -140,7 +140,7 @@ def _compile(cfg, jobs, no_cache):
 
 def _legacy(cfg):
     """How a schema-1 baseline's entries get their slots: as the sources derive Record.slot."""
-    from .. import attention_gate
+    from ..attention import gate as attention_gate
     from ..gate.baseline import LegacySlots
     from ..sources.capture import launch_slot
 

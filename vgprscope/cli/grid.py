@@ -119,8 +119,7 @@ def grid_requests(*, block_m=None, block_n=None, head_dim=None, dtype=None, caus
                   knob=None, shape: tuple[int, int, int, int] | None = None) -> list:
     """The options' values -> the ConfigRequests of their cartesian product (one when nothing varies)."""
     from ..grid import KNOB_PREFIX, expand
-    from ..records import DTYPES
-    from ..variants import ConfigRequest
+    from ..attention.config import DTYPES, ConfigRequest
 
     given = {"block_m": block_m, "block_n": block_n, "head_dim": head_dim, "num_warps": num_warps,
              "num_stages": num_stages, "waves_per_eu": waves_per_eu, "matrix_instr_nonkdim": matrix_instr_nonkdim,
@@ -192,7 +191,7 @@ def guarded_sweep(variants, arch, requests, *, jobs=None, use_cache=True, kernel
     from ..compile.cache import CompileCache
     from ..compile.engine import Engine
     from ..sweep import capture_tasks, launch_overrides, sweep_items
-    from ..sources.variants import variant_tasks
+    from ..attention.source import variant_tasks
     from .progress import compile_progress
 
     with executor_for(scheduler) as executor, compile_progress() as progress:
