@@ -5,9 +5,38 @@ Importing this package is cheap: torch and triton are imported only by the calls
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 __version__ = "0.1.0"
 
-__all__ = ["__version__", "attention"]
+__all__ = ["__version__", "analyze", "attention", "capture", "check", "compare", "explain", "frontier", "pointer",
+           "scan"]
+
+# The library (vgprscope.library): resolved on first use, so that `import vgprscope` stays cheap.
+_LIBRARY = {"analyze": "api", "compare": "api", "frontier": "api", "explain": "api", "check": "api", "scan": "api",
+            "pointer": "kernels"}
+
+if TYPE_CHECKING:
+    from .library.api import analyze, check, compare, explain, frontier, scan
+    from .library.kernels import pointer
+
+
+def __getattr__(name: str) -> Any:
+    if name == "capture":  # the subpackage, which is callable: vgprscope.capture() records a with-block
+        import importlib
+
+        return importlib.import_module(".capture", __name__)
+    if name in _LIBRARY:
+        import importlib
+
+        value = getattr(importlib.import_module(f".library.{_LIBRARY[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
 
 
 def attention(q, k, v, causal: bool = False, variant: str = "baseline", sm_scale: float | None = None, **config):
