@@ -5,6 +5,8 @@ Importing this package is cheap: torch and triton are imported only by the calls
 
 from __future__ import annotations
 
+import sys
+import types
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
@@ -14,18 +16,30 @@ __all__ = ["__version__", "analyze", "attention", "capture", "check", "compare",
 
 # The library (vgprscope.library): resolved on first use, so that `import vgprscope` stays cheap.
 _LIBRARY = {"analyze": "api", "compare": "api", "frontier": "api", "explain": "api", "check": "api", "scan": "api",
-            "pointer": "kernels"}
+            "capture": "session", "pointer": "kernels"}
 
 if TYPE_CHECKING:
     from .library.api import analyze, check, compare, explain, frontier, scan
     from .library.kernels import pointer
+    from .library.session import capture
+
+
+class _Package(types.ModuleType):
+    """Some of the library's names are also modules of this package (``vgprscope/explain.py``, the
+    ``capture`` package, ...). Importing one sets it as the package's attribute; this keeps the attribute
+    the library's call, and the module stays importable by its full name (``from vgprscope.explain import
+    explain_tasks``; ``sys.modules["vgprscope.explain"]``)."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _LIBRARY and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 
 def __getattr__(name: str) -> Any:
-    if name == "capture":  # the subpackage, which is callable: vgprscope.capture() records a with-block
-        import importlib
-
-        return importlib.import_module(".capture", __name__)
     if name in _LIBRARY:
         import importlib
 

@@ -43,7 +43,8 @@ def dataframe(rows: Sequence[Mapping[str, Any]]) -> pandas.DataFrame:
         import pandas as pd
     except ModuleNotFoundError:  # a dependency of vgprscope's, missing from a broken install
         raise VgprscopeError("to_pandas() needs pandas, which is not installed: pip install 'pandas>=2'") from None
-    return pd.DataFrame.from_records(list(rows), columns=csv_columns(rows))
+    # nullable dtypes: a count stays an integer where another vendor's rows leave its column empty
+    return pd.DataFrame.from_records(list(rows), columns=csv_columns(rows)).convert_dtypes()
 
 
 def _counts(records: Sequence[Record]) -> str:

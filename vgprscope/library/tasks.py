@@ -148,6 +148,28 @@ def selection_tasks(sel: Selection, engine: Engine, *, guarded: bool = False, ye
     return tasks
 
 
+@contextlib.contextmanager
+def main_not_rerun() -> Iterator[None]:
+    """While compile workers may start: a worker started fresh (spawn: this process imported triton, as a
+    user's kernel does) is not given the user's script to run again. multiprocessing would run its top level
+    in every worker (a script without an ``if __name__ == "__main__":`` guard would print, launch and start
+    its own analysis there); the workers need nothing of it."""
+    import sys
+
+    main = sys.modules.get("__main__")
+    if main is None:
+        yield
+        return
+    saved = {k: main.__dict__[k] for k in ("__file__", "__spec__") if k in main.__dict__}
+    main.__dict__.pop("__file__", None)
+    main.__dict__["__spec__"] = None
+    try:
+        yield
+    finally:
+        main.__dict__.pop("__spec__", None)
+        main.__dict__.update(saved)
+
+
 def make_engine(jobs: int | None = None, use_cache: bool = True, cache_dir: Path | str | None = None,
                 executor: Executor | None = None, on_progress: Progress | None = None) -> Engine:
     return Engine(jobs, CompileCache(Path(cache_dir) if cache_dir else None, enabled=use_cache), executor,
@@ -159,7 +181,7 @@ def sweep(sel: Selection, *, jobs: int | None = None, use_cache: bool = True, ca
           executor: Executor | None = None, on_progress: Progress | None = None) -> list[Record]:
     """Records of a selection, in task order: refused when over the compile limit (with the time it would
     take), run on the Dask scheduler when one is named."""
-    with executor_for(scheduler, executor) as ex:
+    with executor_for(scheduler, executor) as ex, main_not_rerun():
         engine = make_engine(jobs, use_cache, cache_dir, ex, on_progress)
         return engine.compile(selection_tasks(sel, engine, guarded=True, yes=yes, max_compiles=max_compiles))
 
@@ -172,7 +194,7 @@ def frontier_of(sel: Selection, *, jobs: int | None = None, use_cache: bool = Tr
     from ..frontier import engine_tasks, level_count, occupancy_levels, run_frontier
 
     access = engine_tasks()
-    with executor_for(scheduler, executor) as ex:
+    with executor_for(scheduler, executor) as ex, main_not_rerun():
         engine = make_engine(jobs, use_cache, cache_dir, ex, on_progress)
         tasks = selection_tasks(sel, engine)
         sample = [access.vary(t, p.knob, p.setting) for t in sample_of(tasks, jobs)
@@ -187,7 +209,8 @@ def explain_of(sel: Selection, *, jobs: int | None = None, use_cache: bool = Tru
     from ..explain import explain_tasks
 
     engine = make_engine(jobs, use_cache, cache_dir, None, on_progress)
-    return explain_tasks(selection_tasks(sel, engine), engine=engine)
+    with main_not_rerun():
+        return explain_tasks(selection_tasks(sel, engine), engine=engine)
 
 
 def per_request(sel: Selection, records: Sequence[Record]) -> dict[str, list[Record]]:
