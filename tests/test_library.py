@@ -336,3 +336,62 @@ def test_library_names_stay_calls_when_their_modules_are_imported():
     assert vgprscope.explain is api.explain and vgprscope.capture is session.capture
     assert vgprscope.scan is api.scan and vgprscope.frontier is api.frontier and vgprscope.compare is api.compare
     assert sys.modules["vgprscope.explain"].explain_tasks is explain_tasks
+
+
+def test_the_hook_still_loads_by_path_with_the_standard_library_only(tmp_path):
+    """The capture hook the CLI puts in a user's processes (and the library records with) imports nothing
+    but the standard library: loaded from its file by an interpreter where vgprscope is not importable."""
+    hook = ROOT / "vgprscope" / "capture" / "hook.py"
+    code = textwrap.dedent(f'''
+        import importlib.util, sys
+
+        class _Not:  # vgprscope is not installed where the user's command runs
+            def find_spec(self, name, path=None, target=None):
+                if name.split(".")[0] == "vgprscope":
+                    raise ModuleNotFoundError(name, name=name)
+
+        sys.meta_path.insert(0, _Not())
+        spec = importlib.util.spec_from_file_location("_hook", {str(hook)!r})
+        m = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(m)
+        assert callable(m.dry_launch) and callable(m.launch_facts) and callable(m.autotune_configs)
+        print(sorted({{n.split(".")[0] for n in sys.modules}} & {{"vgprscope", "triton", "torch"}}))
+    ''')
+    done = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+
+
+# ---- check and scan -------------------------------------------------------------------------------------
+
+def test_check_returns_the_gates_verdict_and_raises_when_nothing_compares(tmp_path):
+    import vgprscope
+    from vgprscope.errors import NotComparableError
+
+    config = tmp_path / "pyproject.toml"
+    config.write_text('[tool.vgprscope]\nbaseline = "b.json"\nvariants = ["baseline"]\narchs = ["gfx942"]\n'
+                      'configs = [{head_dim = 64, block_m = 64, block_n = 32, num_warps = 4, num_stages = 1}]\n')
+    with pytest.raises(NotComparableError, match="b.json"):
+        vgprscope.check(config=config)
+    save = cli("baseline", "save", "--config", str(config), "--jobs", "1")
+    assert save.returncode == 0, save.stderr
+    ok = vgprscope.check(config=config, jobs=1)
+    assert ok.passed and ok.exit_code == 0 and len(ok.to_pandas()) == 1
+    # a baseline with 8 fewer VGPRs than compiled: the current compile is a regression
+    doc = json.loads((tmp_path / "b.json").read_text())
+    (entry,) = doc["entries"].values()
+    entry["usage"]["vgpr_total"] -= 8
+    entry["usage"]["arch_vgpr"] -= 8
+    (tmp_path / "b.json").write_text(json.dumps(doc))
+    bad = vgprscope.check(config=config, jobs=1)
+    row = bad.to_pandas().iloc[0]
+    assert not bad.passed and bad.exit_code == 1 and row["fails"] and row["vgpr_total_delta"] == 8
+    assert json.loads(bad.to_json())["exit_code"] == 1
+
+
+def test_scan_of_an_empty_cache_is_an_empty_result(tmp_path):
+    import vgprscope
+
+    result = vgprscope.scan(tmp_path)
+    assert result.records == () and result.entries == () and len(result.to_pandas()) == 0
+    assert result.summary.startswith(f"{tmp_path}: 0 entries")

@@ -111,7 +111,8 @@ def launch_capture(kernel: Any, args: Sequence[Any], kwargs: Mapping[str, Any]):
 
     if not is_kernel(kernel):
         raise UsageError(f"{kernel!r} is not a Triton kernel; allowed: a @triton.jit function, or one under "
-                         "@triton.autotune / @triton.heuristics")
+                         "@triton.autotune / @triton.heuristics (for a function that launches kernels, record it: "
+                         "with vgprscope.capture() as cap: fn(...))")
     name = kernel_name(kernel)
     if "grid" in kwargs or "warmup" in kwargs:
         raise UsageError(f"{name}: grid= and warmup= are not launch arguments here: the grid does not change the "

@@ -47,10 +47,14 @@ def dataframe(rows: Sequence[Mapping[str, Any]]) -> pandas.DataFrame:
     return pd.DataFrame.from_records(list(rows), columns=csv_columns(rows)).convert_dtypes()
 
 
+def _n(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def _counts(records: Sequence[Record]) -> str:
     failed = sum(not r.ok for r in records)
     archs = ", ".join(dict.fromkeys(r.arch for r in records)) or "none"
-    return f"{len(records)} records ({len(records) - failed} ok, {failed} failed; archs: {archs})"
+    return f"{_n(len(records), 'record')} ({len(records) - failed} ok, {failed} failed; archs: {archs})"
 
 
 @dataclass(frozen=True, repr=False)
@@ -147,9 +151,16 @@ class CompareResult:
         return compare_view.to_json(self._per_arch(), self.machine)
 
     def table(self, wide: bool = False) -> str:
+        """The CLI's tables (with ``frontier``, its two columns: each strategy's spill-free occupancy and the
+        next level's spills)."""
         from ..report import compare_view
+        from .tasks import FRONTIER_HEADERS, frontier_cells
 
-        return compare_view.tables_text(self._per_arch(), self.machine, wide=wide)
+        per_arch = self._per_arch()
+        if any(ln.frontier is not None for ln in self.lines):
+            return compare_view.tables_text(per_arch, self.machine, FRONTIER_HEADERS, frontier_cells(per_arch),
+                                            wide=wide)
+        return compare_view.tables_text(per_arch, self.machine, wide=wide)
 
 
 @dataclass(frozen=True, repr=False)
@@ -167,7 +178,7 @@ class FrontierResult:
 
     def __repr__(self) -> str:
         levels = sum(len(kf.levels) for kf in self.frontiers)
-        return f"FrontierResult({len(self.frontiers)} kernels, {levels} levels)"
+        return f"FrontierResult({_n(len(self.frontiers), 'kernel')}, {_n(levels, 'level')})"
 
     def rows(self) -> list[dict[str, Any]]:
         from ..report.frontier_view import csv_rows
@@ -204,7 +215,7 @@ class ExplainResult:
 
     def __repr__(self) -> str:
         failed = sum(not e.ok for e in self.explanations)
-        return f"ExplainResult({len(self.explanations)} kernels, {failed} not explained)"
+        return f"ExplainResult({_n(len(self.explanations), 'kernel')}, {failed} not explained)"
 
     def rows(self, what: str = "kernels") -> list[dict[str, Any]]:
         from ..report.explain_view import flat_rows
