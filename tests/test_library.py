@@ -395,3 +395,21 @@ def test_scan_of_an_empty_cache_is_an_empty_result(tmp_path):
     result = vgprscope.scan(tmp_path)
     assert result.records == () and result.entries == () and len(result.to_pandas()) == 0
     assert result.summary.startswith(f"{tmp_path}: 0 entries")
+
+
+def test_a_launch_that_cannot_bind_is_one_usage_error_naming_the_kernel(monkeypatch):
+    import vgprscope
+    from vgprscope.errors import UsageError
+
+    monkeypatch.syspath_prepend(str(USER_KERNELS))
+    import my_ops
+
+    p = vgprscope.pointer("fp32")
+    with pytest.raises(UsageError, match=r"^my_ops\.add: cannot record the launch: TypeError: .*'n'") as info:
+        vgprscope.analyze(my_ops.add, p, p, p, BLOCK=64)  # n is missing
+    assert "\n" not in str(info.value)
+    with pytest.raises(UsageError, match="scale_rows: .*grid= and warmup= are not launch arguments"):
+        vgprscope.analyze(my_ops.scale_rows, p, p, 200, 200, 0.5, grid=(4,))
+    from triton.runtime.jit import JITFunction
+
+    assert getattr(JITFunction.run, "_vgprscope", None) is None  # the dry launch restored Triton's classes

@@ -10,8 +10,8 @@ keyword but the library's own (``arch``, ``jobs``, ``use_cache``, ``cache``, ``y
 ``scheduler``, ``executor``, ``on_progress``, ``sort``) is the launch's; a list value makes a grid of
 launches. A kernel parameter named like one of those is given positionally.
 
-Compiles run in worker processes. A script that imports triton (a user's kernel does) starts them fresh
-(spawn): guard its top level with ``if __name__ == "__main__":``, as for any multiprocessing.
+Compiles run in worker processes (started fresh where this process imported triton, as a user's kernel
+does; they are not given the user's script to run again: ``tasks.main_not_rerun``).
 """
 
 from __future__ import annotations

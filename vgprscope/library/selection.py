@@ -107,7 +107,3 @@ def requests(fields: Mapping[str, Any], *, dtype: Any = None, causal: Any = None
     axes["dtype"] = dtype_values(dtype)
     return config_requests(axes, knob_axes(knob), bool(causal), shape_value(shape))
 
-
-def split_launch(given: Mapping[str, Any], selection: Sequence[str]) -> dict[str, Any]:
-    """With a kernel, the keywords that are the launch's: every one given that is not the library's own."""
-    return {k: v for k, v in given.items() if k not in selection}

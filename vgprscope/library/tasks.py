@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor
@@ -148,6 +149,10 @@ def selection_tasks(sel: Selection, engine: Engine, *, guarded: bool = False, ye
     return tasks
 
 
+_MAIN_LOCK = threading.Lock()
+_main_state: dict[str, Any] = {"depth": 0, "saved": {}}  # calls on several threads nest
+
+
 @contextlib.contextmanager
 def main_not_rerun() -> Iterator[None]:
     """While compile workers may start: a worker started fresh (spawn: this process imported triton, as a
@@ -160,14 +165,20 @@ def main_not_rerun() -> Iterator[None]:
     if main is None:
         yield
         return
-    saved = {k: main.__dict__[k] for k in ("__file__", "__spec__") if k in main.__dict__}
-    main.__dict__.pop("__file__", None)
-    main.__dict__["__spec__"] = None
+    with _MAIN_LOCK:
+        if _main_state["depth"] == 0:
+            _main_state["saved"] = {k: main.__dict__[k] for k in ("__file__", "__spec__") if k in main.__dict__}
+            main.__dict__.pop("__file__", None)
+            main.__dict__["__spec__"] = None
+        _main_state["depth"] += 1
     try:
         yield
     finally:
-        main.__dict__.pop("__spec__", None)
-        main.__dict__.update(saved)
+        with _MAIN_LOCK:
+            _main_state["depth"] -= 1
+            if _main_state["depth"] == 0:
+                main.__dict__.pop("__spec__", None)
+                main.__dict__.update(_main_state["saved"])
 
 
 def make_engine(jobs: int | None = None, use_cache: bool = True, cache_dir: Path | str | None = None,
