@@ -115,9 +115,8 @@ def test_explain_result_rows_per_kernel_tensor_and_spill_site():
     assert [kernels.loc[0, f"loop{lp.index}_total_registers"] for lp in e.loops] == [lp.total for lp in e.loops]
     tensors = result.to_pandas("tensors")
     assert len(tensors) == sum(len(lp.tensors) for lp in e.loops)
-    assert tensors.groupby("loop")["registers_per_lane"].apply(lambda s: s[tensors.loc[s.index, "counted"]
-                                                               & tensors.loc[s.index, "role"].isin(["carried", "live-in"])]
-                                                               .sum()).tolist() == [lp.total for lp in e.loops]
+    summed = tensors[tensors["counted"] & tensors["role"].isin(["carried", "live-in"])]
+    assert summed.groupby("loop")["registers_per_lane"].sum().tolist() == [lp.total for lp in e.loops]
     spills = result.to_pandas("spills")
     assert spills["stores"].sum() == sum(s.stores for s in e.spills) == 116
     assert json.loads(result.to_json())["kernels"] == [e.as_dict()]
@@ -152,7 +151,8 @@ def test_analyze_variants_gives_the_cli_rows(tmp_path):
 
     result = vgprscope.analyze(variant="baseline", arch=["gfx942", "sm_90"], jobs=2, **SMALL)
     df = result.to_pandas()
-    assert [(r.variant, r.arch, r.status) for r in result] == [("baseline", "gfx942", "ok"), ("baseline", "sm_90", "ok")]
+    assert [(r.variant, r.arch, r.status) for r in result] == [("baseline", "gfx942", "ok"),
+                                                                ("baseline", "sm_90", "ok")]
     done = cli("analyze", "--variant", "baseline", "--arch", "gfx942,sm_90", "--block-m", "64", "--block-n", "32",
                "--head-dim", "64", "--num-warps", "4", "--num-stages", "1", "--format", "csv", "--jobs", "2")
     assert done.returncode == 0, done.stderr
@@ -413,3 +413,21 @@ def test_a_launch_that_cannot_bind_is_one_usage_error_naming_the_kernel(monkeypa
     from triton.runtime.jit import JITFunction
 
     assert getattr(JITFunction.run, "_vgprscope", None) is None  # the dry launch restored Triton's classes
+
+
+def test_frontier_of_a_user_kernel_and_its_rows_are_the_csv_export(monkeypatch):
+    """``vgprscope.frontier(kernel, *args)``: every waves_per_eu level of gfx942 compiled for the launch; the
+    DataFrame is ``frontier --format csv``'s table, the JSON its JSON."""
+    import vgprscope
+    from vgprscope.report import frontier_view
+
+    monkeypatch.syspath_prepend(str(USER_KERNELS))
+    import my_ops
+
+    p = vgprscope.pointer("fp32")
+    result = vgprscope.frontier(my_ops.add, p, p, p, 1000, BLOCK=256, arch="gfx942", jobs=2)
+    (kf,) = result.frontiers
+    assert (kf.kernel, kf.arch, kf.knob) == ("add", "gfx942", "waves_per_eu")
+    assert all(lv.ok for lv in kf.levels) and kf.spill_free_occupancy == 8
+    assert result.to_pandas().to_csv(index=False) == frontier_view.to_csv(result.frontiers)
+    assert result.to_json() == frontier_view.to_json(result.frontiers, result.machine)

@@ -55,5 +55,6 @@ def scan(directory: Path, archs: Sequence = (), jobs: int | None = None, use_cac
             tasks.append(task)
         if entry.reason is None:
             tasks += [retarget_task(entry, a) for a in archs]
-    records = compile_tasks(tasks, jobs=jobs, cache=CompileCache(Path(cache_dir) if cache_dir else None, enabled=use_cache), on_progress=on_progress)
+    cache = CompileCache(Path(cache_dir) if cache_dir else None, enabled=use_cache)
+    records = compile_tasks(tasks, jobs=jobs, cache=cache, on_progress=on_progress)
     return ScanResult(directory, tuple(entries), tuple(records) + tuple(unknown))

@@ -4,7 +4,7 @@ naming the keyword as it was given (``block_m=100 is not allowed; allowed: power
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from ..errors import UsageError
