@@ -324,18 +324,33 @@ def test_in_process_capture_records_what_the_cli_capture_records(tmp_path):
                            ["add", "fp32 BLOCK=256 w4", "ok"], ["add", "fp32 BLOCK=64 w4", "ok"]]
 
 
-def test_library_names_stay_calls_when_their_modules_are_imported():
+@pytest.mark.parametrize("first", ["import vgprscope", "import vgprscope.explain as m",
+                                   "from vgprscope.capture import hook", "from vgprscope import scan"])
+def test_library_calls_named_like_modules_are_both_in_any_import_order(first):
     """vgprscope/explain.py, frontier.py, compare.py, scan.py and the capture package share names with the
-    library's calls: importing them keeps ``vgprscope.explain`` the call, the module importable by name."""
-    import vgprscope
-    import vgprscope.capture.hook  # noqa: F401
-    import vgprscope.explain  # noqa: F401
-    from vgprscope.explain import explain_tasks
-    from vgprscope.library import api, session
-
-    assert vgprscope.explain is api.explain and vgprscope.capture is session.capture
-    assert vgprscope.scan is api.scan and vgprscope.frontier is api.frontier and vgprscope.compare is api.compare
-    assert sys.modules["vgprscope.explain"].explain_tasks is explain_tasks
+    library's calls: whichever was imported first, and however, ``vgprscope.explain`` is the module and runs
+    the call, with the call's signature."""
+    code = textwrap.dedent(f'''
+        {first}
+        import inspect, sys, vgprscope
+        import vgprscope.explain as m
+        import vgprscope.capture.hook as hook
+        from vgprscope import capture, frontier
+        from vgprscope.library import api
+        assert m is vgprscope.explain is sys.modules["vgprscope.explain"] and callable(m.explain_tasks)
+        assert callable(hook.dry_launch) and capture is vgprscope.capture and frontier is vgprscope.frontier
+        assert list(inspect.signature(vgprscope.explain).parameters)[:3] == ["kernel", "args", "variant"]
+        assert "strategies" in inspect.signature(vgprscope.compare).parameters
+        assert inspect.signature(vgprscope.scan) == inspect.signature(api.scan)
+        with vgprscope.capture() as cap:
+            pass
+        print(cap.launches, vgprscope.scan("/nonexistent") if False else "ok")
+        heavy = sorted({{n.split(".")[0] for n in sys.modules}} & {{"triton", "torch", "pandas"}})
+        print(heavy)
+    ''')
+    done = _python(code)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[:2] == ["() ok", "[]"]
 
 
 def test_the_hook_still_loads_by_path_with_the_standard_library_only(tmp_path):

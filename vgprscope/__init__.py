@@ -5,8 +5,6 @@ Importing this package is cheap: torch and triton are imported only by the calls
 
 from __future__ import annotations
 
-import sys
-import types
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
@@ -14,9 +12,11 @@ __version__ = "0.1.0"
 __all__ = ["__version__", "analyze", "attention", "capture", "check", "compare", "explain", "frontier", "pointer",
            "scan"]
 
-# The library (vgprscope.library): resolved on first use, so that `import vgprscope` stays cheap.
-_LIBRARY = {"analyze": "api", "compare": "api", "frontier": "api", "explain": "api", "check": "api", "scan": "api",
-            "capture": "session", "pointer": "kernels"}
+# The library (vgprscope.library): resolved on first use, so that `import vgprscope` stays cheap. The calls
+# named like a module of this package (vgprscope/explain.py, the capture package, ...) are those modules,
+# made callable as the call (vgprscope._callable): the name is both, however it is imported.
+_LIBRARY = {"analyze": "library.api", "check": "library.api", "pointer": "library.kernels"}
+_CALLABLE_MODULES = ("capture", "compare", "explain", "frontier", "scan")
 
 if TYPE_CHECKING:
     from .library.api import analyze, check, compare, explain, frontier, scan
@@ -24,26 +24,13 @@ if TYPE_CHECKING:
     from .library.session import capture
 
 
-class _Package(types.ModuleType):
-    """Some of the library's names are also modules of this package (``vgprscope/explain.py``, the
-    ``capture`` package, ...). Importing one sets it as the package's attribute; this keeps the attribute
-    the library's call, and the module stays importable by its full name (``from vgprscope.explain import
-    explain_tasks``; ``sys.modules["vgprscope.explain"]``)."""
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name in _LIBRARY and isinstance(value, types.ModuleType):
-            return
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package
-
-
 def __getattr__(name: str) -> Any:
-    if name in _LIBRARY:
-        import importlib
+    import importlib
 
-        value = getattr(importlib.import_module(f".library.{_LIBRARY[name]}", __name__), name)
+    if name in _CALLABLE_MODULES:
+        return importlib.import_module(f".{name}", __name__)
+    if name in _LIBRARY:
+        value = getattr(importlib.import_module(f".{_LIBRARY[name]}", __name__), name)
         globals()[name] = value
         return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

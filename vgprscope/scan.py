@@ -58,3 +58,9 @@ def scan(directory: Path, archs: Sequence = (), jobs: int | None = None, use_cac
     cache = CompileCache(Path(cache_dir) if cache_dir else None, enabled=use_cache)
     records = compile_tasks(tasks, jobs=jobs, cache=cache, on_progress=on_progress)
     return ScanResult(directory, tuple(entries), tuple(records) + tuple(unknown))
+
+
+# vgprscope.scan(...) is the library's call (vgprscope.library.api.scan): this module is callable as it
+from ._callable import callable_module  # noqa: E402
+
+callable_module(__name__, "api:scan")
