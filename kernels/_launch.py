@@ -1,6 +1,6 @@
 """Host-side helpers shared by the variant files: launch arguments, backend options, config checks.
 
-Plain Python on plain dicts (a KernelConfig as a dict), so kernel files need nothing from vgprscope.
+Plain Python on plain dicts (an AttentionConfig as a dict), so kernel files need nothing from vgprscope.
 Kernel arguments are built as {name: value} dicts, the same for a compile spec (example values: pointer
 types as strings) and for a launch (real tensors), so the two can never disagree on names or order.
 """
@@ -38,7 +38,7 @@ def _pow2(x):
 
 
 def knob(cfg, name, default=None):
-    """The variant-specific knob ``name`` of cfg (a KernelConfig as a dict), or ``default`` when not given."""
+    """The variant-specific knob ``name`` of cfg (an AttentionConfig as a dict), or ``default`` when not given."""
     return (cfg.get("extra") or {}).get(name, default)
 
 

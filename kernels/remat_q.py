@@ -29,6 +29,22 @@ VARIANT = {
     # sm_90 (232448 B allowed per block) and 147456 B on sm_86 / sm_89 (101376 B); 1 stage takes 33792 B
     # and 49152 B. (sm_100 lowers it to 165512 B in 2 stages: it keeps them.)
     "defaults_for": [{"arch": ["sm_86", "sm_89", "sm_90"], "head_dim": [129, 256], "set": {"num_stages": 1}}],
+    # memory traffic per (batch, head) in the traffic model's notation (vgprscope/attention/traffic.py):
+    # read, written and flops are evaluated, in the order written; formula is what compare prints
+    "traffic": {
+        "read": "Nq*D*e*rho*Kb + Tq*2*(rho*Nk*D*e)",
+        "written": "Nq*D*e",
+        "flops": "2*(2*P*D)",
+        "formula": "read = Nq*D*e * rho*Kb (Q re-read for every key block) + Tq * 2*rho*Nk*D*e; written = Nq*D*e; "
+                   "FLOPs = 4*P*D",
+    },
+    # seed 001's estimate of the state live across the K/V loop (explain): tile -> [rows, columns, bytes per
+    # element], spread over the program's threads (vgprscope/attention/live.py); one BLOCK_M x BLOCK_DK slice of
+    # Q at a time, and only within a score block
+    "live_state": {"acc": ["BLOCK_M", "Dp", 4], "q": ["BLOCK_M", "min(block_dk, Dp)", "e"],
+                   "s": ["BLOCK_M", "BLOCK_N", 4], "m_l": [2, "BLOCK_M", 4]},
+    # one query tile per program: decode tiles from the shape (vgprscope/attention/tuning.py)
+    "tiling": "query-tile",
 }
 
 MIN_BLOCK_DK = 16

@@ -25,6 +25,21 @@ VARIANT = {
     "kernels": ["attn_fwd_rows"],
     "order": 7,
     "defaults": {"block_m": 16, "block_n": 64, "num_warps": 4, "num_stages": {"amd": 1, "nvidia": 2}},
+    # memory traffic per (batch, head) in the traffic model's notation (vgprscope/attention/traffic.py):
+    # read, written and flops are evaluated, in the order written; formula is what compare prints
+    "traffic": {
+        "read": "Nq*D*e + 2*P*D*e",
+        "written": "Nq*D*e",
+        "flops": "2*(2*P*D)",
+        "formula": "read = Nq*D*e + 2*P*D*e (every query row streams K and V of each key it sees: no reuse across "
+                   "rows, nor across a K/V head's group); written = Nq*D*e; FLOPs = 4*P*D",
+    },
+    # seed 001's estimate of the state live across the K/V loop (explain): tile -> [rows, columns, bytes per
+    # element], spread over the program's threads (vgprscope/attention/live.py); one query row at a time: a row
+    # of acc and of q (fp32), one key block of scores, scalar m and l
+    "live_state": {"acc": [1, "Dp", 4], "q": [1, "Dp", 4], "s": [1, "BLOCK_N", 4], "m_l": [1, 2, 4]},
+    # BLOCK_M query rows per program, one at a time: no tile from the shape, never packs a group's rows
+    "tiling": "rows",
 }
 
 

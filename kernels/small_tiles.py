@@ -22,6 +22,21 @@ VARIANT = {
     # sm_86 / sm_89 allow 101376 B of shared memory per block; at head dims 129-256 2 stages take 106496 B,
     # 1 stage 73728 B
     "defaults_for": [{"arch": ["sm_86", "sm_89"], "head_dim": [129, 256], "set": {"num_stages": 1}}],
+    # memory traffic per (batch, head) in the traffic model's notation (vgprscope/attention/traffic.py):
+    # read, written and flops are evaluated, in the order written; formula is what compare prints
+    "traffic": {
+        "read": "Nq*D*e + Tq*2*(rho*Nk*D*e)",
+        "written": "Nq*D*e",
+        "flops": "2*(2*P*D)",
+        "formula": "read = Nq*D*e + Tq * 2*rho*Nk*D*e (Q once, K and V once per query block); written = Nq*D*e; "
+                   "FLOPs = 4*P*D",
+    },
+    # seed 001's estimate of the state live across the K/V loop (explain): tile -> [rows, columns, bytes per
+    # element], spread over the program's threads (vgprscope/attention/live.py)
+    "live_state": {"acc": ["BLOCK_M", "Dp", 4], "q": ["BLOCK_M", "Dp", "e"], "s": ["BLOCK_M", "BLOCK_N", 4],
+                   "m_l": [2, "BLOCK_M", 4]},
+    # one query tile per program: decode tiles from the shape (vgprscope/attention/tuning.py)
+    "tiling": "query-tile",
 }
 
 MAX_BLOCK_M = 64

@@ -27,6 +27,22 @@ VARIANT = {
     # sm_86 / sm_89 allow 101376 B of shared memory per block; at head dims 129-256 (tiles of 256) the
     # defaults take 147456 B (2 stages) or 114688 B (1 stage); 128 x 32 in 1 stage takes 90112 B
     "defaults_for": [{"arch": ["sm_86", "sm_89"], "head_dim": [129, 256], "set": {"block_n": 32, "num_stages": 1}}],
+    # memory traffic per (batch, head) in the traffic model's notation (vgprscope/attention/traffic.py):
+    # read, written and flops are evaluated, in the order written; formula is what compare prints
+    "traffic": {
+        "read": "(S*(Nq*D*e) + Tq*(rho*Nk*D*e)) + (S*(Nq*D*e) + S*(S*2*Nq*4) + Tq*2*(rho*Nk*D*e)) + S*Nq*D*4",
+        "written": "S*2*Nq*4 + S*Nq*D*4 + Nq*D*e",
+        "flops": "3*(2*P*D)",
+        "formula": "pass 1: read S*Nq*D*e + Tq*rho*Nk*D*e, write S*2*Nq*4; pass 2: read S*Nq*D*e + S*S*2*Nq*4 "
+                   "(every split combines all splits' m, l) + Tq * 2*rho*Nk*D*e, write S*Nq*D*4; merge: read "
+                   "S*Nq*D*4, write Nq*D*e. FLOPs = 6*P*D",
+    },
+    # seed 001's estimate of the state live across the K/V loop (explain): tile -> [rows, columns, bytes per
+    # element], spread over the program's threads (vgprscope/attention/live.py)
+    "live_state": {"acc": ["BLOCK_M", "Dp", 4], "q": ["BLOCK_M", "Dp", "e"], "s": ["BLOCK_M", "BLOCK_N", 4],
+                   "m_l": [2, "BLOCK_M", 4]},
+    # one query tile per program: decode tiles from the shape (vgprscope/attention/tuning.py)
+    "tiling": "query-tile",
 }
 
 

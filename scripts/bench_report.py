@@ -260,7 +260,8 @@ def main() -> None:
     from vgprscope.bench.runner import BenchOptions, run_bench
     from vgprscope.fsutil import atomic_write
     from vgprscope.report.formats import md_table
-    from vgprscope.variants import ConfigRequest, select_variants
+    from vgprscope.attention.config import ConfigRequest
+    from vgprscope.attention.variants import select_variants
 
     gpu = current_gpu()
     m = machine(gpu)
@@ -338,10 +339,10 @@ def main() -> None:
             "gets a time only after its output on fresh random inputs of that very case passed the float64 "
             "gate (sampled rows of three heads). fp16 throughout; FLOPs 4*B*H*Nq*Nk*D, halved for causal with "
             "Nq = Nk. Two bandwidth columns: GB/s over the bytes a launch must move at least (Q, K, V read "
-            "once, O written once) and GB/s over the traffic model's bytes (`vgprscope/model.py`: every load "
-            "and store the kernels issue, L2 hits included); a `*` marks a figure above the copy bandwidth "
-            "measured in the same run. Variants run at their defaults (`vgprscope/tuning.py` for decode "
-            "tiles and sm_90 prefill tiles; split-k's split count from the shape and the SM count).\n\n"
+            "once, O written once) and GB/s over the traffic model's bytes (`vgprscope/attention/traffic.py`: "
+            "every load and store the kernels issue, L2 hits included); a `*` marks a figure above the copy "
+            "bandwidth measured in the same run. Variants run at their defaults (`vgprscope/attention/tuning.py` "
+            "for decode tiles and sm_90 prefill tiles; split-k's split count from the shape and the SM count).\n\n"
             + cut + "\n## Targets (issues 5 and 13)\n\n"
             + md_table(["target", "measured", "verdict"], targets(rows, tuned))
             + why_missed(rows, tuned)

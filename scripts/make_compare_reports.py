@@ -101,7 +101,7 @@ def _gb(x) -> str:
 
 def tradeoff_md(arch, fixed, budget, rows, amd: bool, unit: str) -> str:
     from vgprscope.report.formats import md_table
-    from vgprscope.variants import load_variants
+    from vgprscope.attention.variants import load_variants
 
     variants = load_variants()
     reg = "VGPRs" if amd else "registers"
@@ -234,6 +234,7 @@ def main() -> None:
     with_frontier = {n.strip() for n in args.frontier_settings.split(",") if n.strip()}
 
     from vgprscope.archs import AmdArch, get_arch
+    from vgprscope.attention.traffic import line_traffic
     from vgprscope.compare import compare
     from vgprscope.compile.cache import CompileCache
     from vgprscope.compile.engine import compile_tasks
@@ -244,7 +245,7 @@ def main() -> None:
     from vgprscope.report.frontier_view import next_level_cell, spill_free_cell
     from vgprscope.report.machine import compile_only
     from vgprscope.sweep import run_sweep, sweep_tasks
-    from vgprscope.variants import ConfigRequest
+    from vgprscope.attention.config import ConfigRequest
 
     machine = compile_only()
     cache = CompileCache()
@@ -262,13 +263,14 @@ def main() -> None:
                  "; `vgprscope frontier`). The measure of a register-reduction strategy is the highest occupancy it "
                  "reaches without spilling and what the next level costs, not the allocation at one occupancy "
                  "target. Traffic is the model's, for the reference problem B=4, H=32, Nq=Nk=4096 "
-                 "(`vgprscope compare --shape`; formulas in `vgprscope/model.py`).\n"]
+                 "(`vgprscope compare --shape`; notation in `vgprscope/attention/traffic.py`, formulas in each "
+                 "variant's `VARIANT['traffic']`).\n"]
         charted = []
         for setting in SETTINGS:
             opts = {k: v for k, v in setting.options.items() if amd or k != "waves_per_eu"}
             req = ConfigRequest(**opts)
             records = run_sweep(None, [arch_name], [req], jobs=args.jobs)
-            per_arch = compare(records)
+            per_arch = compare(records, line_traffic())
             lines = per_arch[arch_name]
             order = [ln.variant for ln in lines]
             parts.append(f"\n## {setting.title}\n\n{setting.why}.\n")

@@ -30,11 +30,12 @@ def configs(arch: str) -> list[tuple[str, dict, str]]:
 
 
 def report(arch: str) -> str:
+    from vgprscope.attention.live import estimate
     from vgprscope.explain import explain_tasks
     from vgprscope.report.explain_view import to_markdown
     from vgprscope.report.machine import compile_only
     from vgprscope.sweep import sweep_tasks
-    from vgprscope.variants import ConfigRequest
+    from vgprscope.attention.config import ConfigRequest
 
     machine = compile_only()
     parts = [f"# Where the registers go: the bundled baseline on {arch}", "",
@@ -43,14 +44,15 @@ def report(arch: str) -> str:
              "prints it alone.", "",
              "Registers per lane are counted from each tensor's TTGIR layout (what one lane holds, broadcast "
              "copies not counted, 16-bit elements two to a register); the allocation is the compiler's; the "
-             "seed 001 column is `model.live_state` (its table: each tile divided evenly over all threads). "
+             "seed 001 column is `vgprscope.attention.live.live_state` (its table, each variant's "
+             "`VARIANT['live_state']`: each tile divided evenly over all threads). "
              "Splats and constants are listed but not counted (one uniform value), nor are i1 masks (predicates "
              "or lane masks, not 32-bit registers); integer tensors are `index` vectors (offsets), summed apart "
              "since the compiler may recompute them. The remainder is what the allocation holds beyond the "
              "loop's sum: temporaries (the score tile, K/V operands), addresses, pipeline buffers.", ""]
     for title, fields, opts in configs(arch):
         tasks = sweep_tasks(["baseline"], [arch], [ConfigRequest(**fields)])
-        explanations = explain_tasks(tasks)
+        explanations = explain_tasks(tasks, estimate=estimate)
         body = to_markdown(explanations, machine, title=None,
                            command=f"vgprscope explain --variant baseline --arch {arch} {opts} --format md")
         body = body.split("\n", 2)[2]  # the machine line is at the top of the report already

@@ -15,9 +15,9 @@ from pathlib import Path
 from vgprscope.archs import get_arch
 from vgprscope.compile.cache import CompileCache
 from vgprscope.compile.engine import Engine
-from vgprscope.records import KernelConfig
-from vgprscope.sources.variants import variant_tasks
-from vgprscope.variants import get_variant
+from vgprscope.attention.config import AttentionConfig
+from vgprscope.attention.source import variant_tasks
+from vgprscope.attention.variants import get_variant
 
 OUT = Path(__file__).resolve().parent.parent / "tests" / "fixtures"
 
@@ -36,7 +36,7 @@ def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     engine = Engine(cache=CompileCache(enabled=False))  # fresh compiles, kept in memory for raw_outputs
     for name, (arch, bm, bn, d, w, s) in FIXTURES.items():
-        cfg = KernelConfig(block_m=bm, block_n=bn, head_dim=d, num_warps=w, num_stages=s)
+        cfg = AttentionConfig(block_m=bm, block_n=bn, head_dim=d, num_warps=w, num_stages=s)
         (task,) = variant_tasks([(get_variant("baseline"), cfg, get_arch(arch), "")], engine)
         (row,) = engine.compile([task])
         out = engine.raw_outputs(task)

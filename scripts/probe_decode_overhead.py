@@ -31,11 +31,11 @@ def main() -> None:
     import torch
     from triton.testing import do_bench
 
-    from vgprscope.api import config_for_tensors
+    from vgprscope.attention.run import config_for_tensors
     from vgprscope.bench.anchors import ANCHORS, sdpa_runner
     from vgprscope.bench.gate import check_sampled
     from vgprscope.kernels._launch import device_compute_units, num_splits
-    from vgprscope.variants import get_variant
+    from vgprscope.attention.variants import get_variant
 
     var = get_variant("split-k")
     launch = var.module().launch

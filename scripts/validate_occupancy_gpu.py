@@ -443,7 +443,8 @@ def execute(args, log: Callable[[str], None] = print) -> Run:
 
     from vgprscope.archs import arch_for_device
     from vgprscope.errors import VgprscopeError
-    from vgprscope.variants import ConfigRequest, load_variants, resolve_config
+    from vgprscope.attention.config import ConfigRequest
+    from vgprscope.attention.variants import load_variants, resolve_config
 
     major, minor = torch.cuda.get_device_capability(0)
     arch = arch_for_device("cuda", major * 10 + minor)

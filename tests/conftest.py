@@ -13,6 +13,9 @@ import tempfile
 
 os.environ.setdefault("TRITON_INTERPRET", "1")
 os.environ.setdefault("VGPRSCOPE_CACHE_DIR", tempfile.mkdtemp(prefix="vgprscope-test-cache-"))
+# Other Triton releases the toolchain tests install (about 250 MB each): once per session unless a developer
+# points this at a directory kept between sessions.
+os.environ.setdefault("VGPRSCOPE_TOOLCHAIN_DIR", tempfile.mkdtemp(prefix="vgprscope-test-toolchains-"))
 
 import pytest  # noqa: E402
 

@@ -113,7 +113,7 @@ def test_empty_variant_name(cmd):
 
 def test_empty_variant_name_through_the_api_is_unknown():
     from vgprscope.errors import UnknownNameError
-    from vgprscope.variants import select_variants
+    from vgprscope.attention.variants import select_variants
 
     with pytest.raises(UnknownNameError, match="unknown variant ''; valid: baseline, .*, all"):
         select_variants([""])
@@ -245,7 +245,8 @@ def test_an_explicit_block_m_a_variant_does_not_honour_is_refused_on_its_row():
     """small-tiles caps BLOCK_M at 64: its default is 64, but an explicit --block-m 128 (the design card's
     example) is never silently turned into 64: the row says why it is refused."""
     from vgprscope.archs import get_arch
-    from vgprscope.variants import ConfigRequest, get_variant, resolve_config
+    from vgprscope.attention.config import ConfigRequest
+    from vgprscope.attention.variants import get_variant, resolve_config
 
     small, arch = get_variant("small-tiles"), get_arch("gfx942")
     assert resolve_config(small, arch, ConfigRequest()).block_m == 64

@@ -37,9 +37,10 @@ import pytest
 from vgprscope.archs import ARCHS, AmdArch
 from vgprscope.compile.cache import CompileCache
 from vgprscope.compile.engine import Engine, launch_limit_reason
-from vgprscope.sources.variants import variant_tasks
-from vgprscope.records import DEFAULT_SHAPE
-from vgprscope.variants import ConfigRequest, DefaultsRule, load_variants, resolve_config
+from vgprscope.attention.source import variant_tasks
+from vgprscope.attention.config import DEFAULT_SHAPE
+from vgprscope.attention.config import ConfigRequest
+from vgprscope.attention.variants import DefaultsRule, load_variants, resolve_config
 
 HEAD_DIMS = range(16, 257)  # every head dim the bundled variants accept (kernels/_launch.HEAD_DIM_RANGE)
 # the shapes whose defaults differ: prefill (the reference problem) and decode (one query row, long K/V)

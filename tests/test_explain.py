@@ -183,19 +183,19 @@ def _gfx942_wpe3_raw() -> dict:
 
 
 def test_explain_raw_joins_allocation_loops_and_spills():
-    from vgprscope.model import live_state
-    from vgprscope.records import KernelConfig
+    from vgprscope.attention.config import AttentionConfig
+    from vgprscope.attention.live import seed_estimate
 
-    seed = live_state(KernelConfig(block_m=128, block_n=64, head_dim=128, num_warps=4, waves_per_eu=3),
-                      "gfx942")
+    est = seed_estimate(AttentionConfig(block_m=128, block_n=64, head_dim=128, num_warps=4, waves_per_eu=3),
+                        "gfx942")
     e = explain_raw(get_arch("gfx942"), _gfx942_wpe3_raw(), "baseline", config="128x64 d128 fp16 w4 s1 wpe3",
-                    seed=seed)
+                    estimate=est)
     usage = parse_amdgcn(_gfx942_wpe3_raw()["amdgcn"])
     assert e.ok and (e.num_warps, e.lanes) == (4, 64)
     assert (e.allocation.registers, e.allocation.arch_vgpr, e.allocation.agpr) == (
         usage.vgpr_total, usage.arch_vgpr, usage.agpr)
     assert [(lp.carried, lp.live_in, lp.index_vectors) for lp in e.loops] == [(66, 32, 24), (66, 32, 56)]
-    assert seed == {"acc": 64, "q": 32, "s": 32, "m_l": 1, "total": 129, "threads": 256}
+    assert dict(est.values) == {"acc": 64, "q": 32, "s": 32, "m_l": 1, "total": 129, "threads": 256}
     assert sum(s.stores for s in e.spills) == 116 and sum(s.reloads for s in e.spills) == 138
     doc = e.as_dict()
     assert doc["loops"][0]["tensors"][0] == {
@@ -203,7 +203,8 @@ def test_explain_raw_joins_allocation_loops_and_spills():
         "layout": "mfma 32x32 T", "elements_per_lane": 64, "registers_per_lane": 64, "counted": True,
         "layout_full": "#ttg.amd_mfma<{version = 3, warpsPerCTA = [4, 1], instrShape = [32, 32, 8], "
                        "isTransposed = true}>", "memory": "registers", "buffer": None, "bytes": None}
-    assert doc["seed_001_estimate"]["total"] == 129 and len(doc["spill_sites"]) == 22
+    assert doc["estimate"]["name"] == "seed 001" and doc["estimate"]["registers_per_lane"]["total"] == 129
+    assert len(doc["spill_sites"]) == 22
 
 
 @pytest.mark.parametrize("columns", [100, 160])
@@ -231,7 +232,7 @@ def test_markdown_and_json_keep_every_site():
     assert md.count("| in loop |") + md.count("| outside |") == 22
     assert "`%q_37`" in md and "Reproduce: `vgprscope explain --waves-per-eu 3`" in md
     doc = json.loads(to_json([e], compile_only(), "explain"))
-    assert doc["schema_version"] == 1 and len(doc["kernels"][0]["spill_sites"]) == 22
+    assert doc["schema_version"] == 2 and len(doc["kernels"][0]["spill_sites"]) == 22
 
 
 def test_raw_without_ttgir_is_a_clear_error():
@@ -302,13 +303,13 @@ def test_explain_wide_and_json_keep_the_full_layouts():
 
 
 def test_explain_of_a_bundled_variant_keeps_its_attention_words():
-    from vgprscope.model import live_state
-    from vgprscope.records import KernelConfig
+    from vgprscope.attention.config import AttentionConfig
+    from vgprscope.attention.live import seed_estimate
     from vgprscope.report.explain_view import to_table
     from vgprscope.report.machine import compile_only
 
-    seed = live_state(KernelConfig(block_m=128, block_n=64, head_dim=128, num_warps=4, waves_per_eu=3), "gfx942")
-    e = explain_raw(get_arch("gfx942"), _gfx942_wpe3_raw(), "baseline", seed=seed)
+    est = seed_estimate(AttentionConfig(block_m=128, block_n=64, head_dim=128, num_warps=4, waves_per_eu=3), "gfx942")
+    e = explain_raw(get_arch("gfx942"), _gfx942_wpe3_raw(), "baseline", estimate=est)
     text = " ".join(to_table([e], compile_only(), width=100).split())
     assert "temporaries (the score tile, K/V operands)" in text and "seed 001" in text
     assert "index for q index 1x128 i32" in text

@@ -94,7 +94,7 @@ def compiled():
     """Raw outputs of the bundled kernels at their defaults on every arch Triton targets."""
     from vgprscope.compile.engine import Engine
     from vgprscope.sweep import sweep_tasks
-    from vgprscope.variants import ConfigRequest
+    from vgprscope.attention.config import ConfigRequest
 
     archs = [a for a in ORACLE_ARCHS if getattr(get_arch(a), "triton_target", True)]
     # baseline alone produces every layout kind the bundled variants produce on each arch (checked with
@@ -189,4 +189,4 @@ def test_explain_a_captured_user_kernel(tmp_path):
     for k in rows:
         (loop,) = k["loops"]
         assert loop["location"] == ["my_ops.py:19"]  # `for start in range(0, n_cols, BLOCK)`
-        assert k["allocation"]["registers"] > 0 and k["seed_001_estimate"] is None
+        assert k["allocation"]["registers"] > 0 and k["estimate"] is None

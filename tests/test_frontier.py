@@ -10,9 +10,13 @@ import pytest
 from typer.testing import CliRunner
 
 from vgprscope.archs import get_arch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from vgprscope.frontier import SpecAccess, by_variant, occupancy_levels, run_frontier
 from vgprscope.occupancy import occupancy_of
-from vgprscope.records import AmdUsage, KernelConfig, NvidiaUsage, Record
+from vgprscope.records import AmdUsage, NvidiaUsage, Record
+from vgprscope.attention.config import AttentionConfig
 
 
 def test_levels_follow_the_register_ladder():
@@ -27,7 +31,7 @@ def test_levels_follow_the_register_ladder():
     assert all(p.knob == "maxnreg" and p.setting == p.budget for p in occupancy_levels(get_arch("sm_90"), 8))
 
 
-# ---- synthetic compiles: a task is (name, arch name, KernelConfig); the kernel needs NEED registers ----
+# ---- synthetic compiles: a task is (name, arch name, AttentionConfig); the kernel needs NEED registers ----
 
 def _access() -> SpecAccess:
     return SpecAccess(
@@ -38,34 +42,45 @@ def _access() -> SpecAccess:
     )
 
 
-def _amd_record(task, need: int, lds: int, fail_at: int | None = None) -> Record:
+def _amd_record(task, need: int, lds: int, fail_at: int | None = None, uncapped_need: int | None = None) -> Record:
+    """A synthetic compile: the kernel takes ``need`` VGPRs (``uncapped_need`` with no waves_per_eu) and
+    spills what its level's budget cannot hold; uncapped, the budget is the arch's whole file."""
     name, arch_name, cfg = task
     arch = get_arch(arch_name)
     wpe = cfg.waves_per_eu
-    if wpe == fail_at:
+    if fail_at is not None and wpe == fail_at:
         return Record(name, "k", arch_name, cfg, status="LLVM ERROR: synthetic failure")
-    budget = {p.setting: p.budget for p in occupancy_levels(arch, cfg.num_warps)}[wpe]
+    if wpe is None:
+        budget, need = arch.max_vgprs_total, need if uncapped_need is None else uncapped_need
+    else:
+        budget = {p.setting: p.budget for p in occupancy_levels(arch, cfg.num_warps)}[wpe]
     spill = max(0, need - budget)
     used = min(need, budget)
     u = AmdUsage(arch_vgpr=used, agpr=0, vgpr_total=used, sgpr=40, vgpr_spill=spill, sgpr_spill=0,
                  scratch_bytes=4 * spill, lds_static=0, lds_dynamic=lds, spill_stores=spill // 2,
                  spill_loads=spill // 2, spill_insts_in_loop=spill // 4, llvm_occupancy=None,
-                 max_flat_workgroup_size=None, code_bytes=None, vgpr_alloc=max(used, min(budget, 256)))
+                 max_flat_workgroup_size=None, code_bytes=None,
+                 vgpr_alloc=used if wpe is None else max(used, min(budget, 256)))
     occ = occupancy_of(u, arch, cfg.num_warps, waves_per_eu=wpe)
     return Record(name, "k", arch_name, cfg, status="ok", usage=u, occupancy=occ)
 
 
-def _nv_record(task, need: int) -> Record:
+def _nv_record(task, need: int, uncapped_need: int | None = None) -> Record:
+    """A synthetic ptxas: ``need`` registers under any maxnreg (``uncapped_need`` without one), spilling 8 B
+    a register over the cap."""
     name, arch_name, cfg = task
     arch = get_arch(arch_name)
-    spill = max(0, need - cfg.maxnreg) * 8
-    u = NvidiaUsage(regs=min(need, cfg.maxnreg), stack_bytes=spill, spill_store_bytes=spill, spill_load_bytes=spill,
+    cap = cfg.maxnreg or arch.max_regs_per_thread
+    if cfg.maxnreg is None and uncapped_need is not None:
+        need = uncapped_need
+    spill = max(0, need - cap) * 8
+    u = NvidiaUsage(regs=min(need, cap), stack_bytes=spill, spill_store_bytes=spill, spill_load_bytes=spill,
                     shared_static=0, shared_dynamic=16384, local_bytes=spill)
     return Record(name, "k", arch_name, cfg, status="ok", usage=u,
                   occupancy=occupancy_of(u, arch, cfg.num_warps))
 
 
-CFG = KernelConfig(block_m=128, block_n=64, head_dim=128, num_warps=4)
+CFG = AttentionConfig(block_m=128, block_n=64, head_dim=128, num_warps=4)
 
 
 def test_amd_summary_names_the_spill_free_level_the_next_price_and_the_lds_cap():
@@ -76,7 +91,7 @@ def test_amd_summary_names_the_spill_free_level_the_next_price_and_the_lds_cap()
         return [_amd_record(t, need=200, lds=32768) for t in tasks]
 
     [kf] = run_frontier([("base", "gfx942", CFG)], compile_fn, _access())
-    assert calls == [8]  # every level in one batch, no bisection on AMD
+    assert calls == [9]  # every level and the uncapped compile in one batch, no bisection on AMD
     assert [lv.plan.target for lv in kf.levels] == [1, 2, 3, 4, 5, 6, 7, 8]
     assert [lv.spills for lv in kf.levels] == [0, 0, 32, 72, 104, 120, 128, 136]
     assert kf.spill_free.plan.target == 2 and kf.next_level.plan.target == 3
@@ -95,11 +110,13 @@ def test_amd_summary_names_the_spill_free_level_the_next_price_and_the_lds_cap()
 
 def test_a_level_that_fails_is_a_level_with_its_error():
     [kf] = run_frontier([("base", "gfx942", CFG)],
-                        lambda ts: [_amd_record(t, need=100, lds=0, fail_at=4) for t in ts], _access())
+                        lambda ts: [_amd_record(t, need=100, lds=0, fail_at=4, uncapped_need=130) for t in ts],
+                        _access())
     failed = [lv for lv in kf.levels if not lv.ok]
     assert [lv.plan.target for lv in failed] == [4]
     assert failed[0].record.status == "LLVM ERROR: synthetic failure" and failed[0].spills is None
-    # 100 VGPRs fit the 128 budget of level 4, which failed, so the highest spill-free level is 3
+    # 100 VGPRs fit the 128 budget of level 4, which failed, and uncapped (130 VGPRs) reaches 3 too, so the
+    # highest spill-free occupancy is 3, named by its level
     assert kf.spill_free.plan.target == 3 and kf.next_level.plan.target == 4
     assert kf.summary == ("spill-free to 3 waves/SIMD (168 VGPRs); 4 waves/SIMD: does not compile "
                           "(LLVM ERROR: synthetic failure)")
@@ -115,11 +132,11 @@ def test_nvidia_bisection_finds_the_smallest_spill_free_maxnreg():
     batches = []
 
     def compile_fn(tasks):
-        batches.append(sorted(t[2].maxnreg for t in tasks))
+        batches.append(sorted(t[2].maxnreg or 0 for t in tasks))
         return [_nv_record(t, need=100) for t in tasks]
 
     [kf] = run_frontier([("base", "sm_90", nv)], compile_fn, _access())
-    assert batches[0] == [32, 40, 48, 64, 80, 128, 255]
+    assert batches[0] == [0, 32, 40, 48, 64, 80, 128, 255]  # 0: the uncapped compile
     # between level 2 (128, spill-free) and level 3 (80, spills): one probe a round
     assert batches[1:] == [[104], [92], [98], [101], [99], [100]]
     assert kf.min_spill_free_maxnreg == 100
@@ -135,10 +152,84 @@ def test_spill_free_everywhere_and_spilling_everywhere():
     assert free.summary == "spill-free to 8 waves/SIMD (64 VGPRs); that is the arch's top level"
     [spills] = run_frontier([("b", "gfx942", CFG)], lambda ts: [_amd_record(t, 600, 0) for t in ts], _access())
     assert spills.spill_free is None and spills.spill_free_occupancy is None
-    assert spills.summary.startswith("spills at every level; fewest at 1 wave/SIMD: 88 spills")
+    # uncapped, 600 VGPRs spill as much as at level 1 (the same 512 budget): the level is named
+    assert spills.summary.startswith("spills at every level and uncapped; fewest at 1 wave/SIMD: 88 spills")
     variants = by_variant([free, spills])
     assert variants[("a", "gfx942", CFG.key())].spill_free_occupancy == 8
     assert variants[("b", "gfx942", CFG.key())].spill_free_occupancy is None
+
+
+def test_nvidia_uncapped_compile_that_reaches_more_is_the_spill_free_occupancy():
+    # issue 17: ptxas takes 120 registers uncapped (4 blocks/SM of 128 threads, no spills) but spills under a
+    # 128 cap; the old summary said "spill-free to 3 blocks/SM (168 registers); 4 blocks/SM: 112 B of spill
+    # stores ...; smallest spill-free maxnreg 142": advice that lowers occupancy from 4 to 3
+    batches = []
+
+    def compile_fn(tasks):
+        batches.append(len(tasks))
+        return [_nv_record(t, need=142, uncapped_need=120) for t in tasks]
+
+    [kf] = run_frontier([("gemm", "sm_90", CFG)], compile_fn, _access())
+    assert kf.uncapped.record.usage.regs == 120 and kf.uncapped.spill_free and kf.uncapped.reached == 4
+    assert [(lv.plan.budget, lv.spill_free) for lv in kf.levels if lv.plan.target in (3, 4)] == \
+        [(168, True), (128, False)]
+    assert kf.spill_free is kf.uncapped and kf.spill_free_occupancy == 4
+    # the next level aims above 4, and no bisection: every cap of the 4-block step spills (128 does)
+    assert kf.next_level.plan.target == 5 and kf.min_spill_free_maxnreg is None and len(batches) == 1
+    assert kf.summary == ("spill-free to 4 blocks/SM with no maxnreg (120 registers); 5 blocks/SM: 368 B of "
+                          "spill stores, 368 B of spill loads")
+    doc = kf.as_dict()
+    assert doc["spill_free_uncapped"] is True and doc["uncapped"]["setting"] is None
+    assert doc["uncapped"]["uncapped"] is True and doc["spill_free_occupancy"] == 4
+
+
+def test_amd_uncapped_compile_that_reaches_more_is_the_spill_free_occupancy():
+    # LLVM with "N,N" takes 130 VGPRs at every level; without the hint 120 (4 waves/SIMD)
+    [kf] = run_frontier([("k", "gfx942", CFG)],
+                        lambda ts: [_amd_record(t, need=130, lds=0, uncapped_need=120) for t in ts], _access())
+    assert [lv.spills for lv in kf.levels][2:4] == [0, 2]  # 168 holds 130, 128 does not
+    assert kf.spill_free.uncapped and kf.spill_free_occupancy == 4 and kf.next_level.plan.target == 5
+    assert kf.summary == ("spill-free to 4 waves/SIMD with no waves_per_eu (120 VGPRs); 5 waves/SIMD: 34 spills, "
+                          "34 spill instructions, 8 in the loop")
+
+
+def test_a_level_equal_to_the_uncapped_compile_is_named_by_its_level():
+    # uncapped and level 3 both reach 3 without spills: the level (a budget to keep) is named, as before
+    [kf] = run_frontier([("k", "sm_90", CFG)], lambda ts: [_nv_record(t, need=150) for t in ts], _access())
+    assert not kf.spill_free.uncapped and kf.spill_free.plan.budget == 168 and kf.spill_free_occupancy == 3
+    assert kf.min_spill_free_maxnreg == 150 and kf.summary.endswith("; smallest spill-free maxnreg 150")
+
+
+@settings(max_examples=150, deadline=None)
+@given(arch=st.sampled_from(["gfx942", "gfx1100", "sm_80", "sm_90"]), warps=st.sampled_from([1, 2, 4, 8]),
+       need=st.integers(16, 600), uncapped=st.one_of(st.none(), st.integers(16, 600)),
+       lds=st.sampled_from([0, 16384, 40000]))
+def test_frontier_never_advises_a_lower_occupancy(arch, warps, need, uncapped, lds):
+    cfg = replace(CFG, num_warps=warps)
+    amd = arch.startswith("gfx")
+
+    def compile_fn(tasks):
+        return [_amd_record(t, need, lds, uncapped_need=uncapped) if amd else _nv_record(t, need, uncapped)
+                for t in tasks]
+
+    [kf] = run_frontier([("k", arch, cfg)], compile_fn, _access())
+    compiles = [*kf.levels, *kf.probes, kf.uncapped]
+    free = [lv.reached for lv in compiles if lv.spill_free]
+    # the highest occupancy any spill-free compile reached, the uncapped one included
+    assert kf.spill_free_occupancy == (max(free) if free else None)
+    if kf.spill_free is None:
+        assert kf.next_level is None and kf.min_spill_free_maxnreg is None
+        return
+    assert kf.spill_free.spill_free and kf.spill_free.reached == kf.spill_free_occupancy
+    # every price and every knob named points above it
+    assert kf.next_level is None or kf.next_level.plan.target > kf.spill_free_occupancy
+    if kf.min_spill_free_maxnreg is not None:
+        [at] = [lv for lv in (*kf.levels, *kf.probes) if lv.plan.setting == kf.min_spill_free_maxnreg]
+        assert at.spill_free and at.reached == kf.spill_free_occupancy
+    head = kf.summary.split(";")[0]
+    assert head.startswith(f"spill-free to {kf.spill_free.plan.target} ")
+    if kf.spill_free.uncapped or kf.spill_free.reached >= kf.spill_free.plan.target:
+        assert kf.spill_free.plan.target == kf.spill_free_occupancy
 
 
 def test_frontier_table_reads_at_100_and_160_columns():
@@ -152,8 +243,8 @@ def test_frontier_table_reads_at_100_and_160_columns():
     for width in (100, 160):
         text = tables_text(kfs, compile_only(), width=width)
         assert max(len(ln) for ln in text.splitlines()) <= width
-        # one line a level: 8 AMD levels and 7 NVIDIA levels + 6 bisection probes, each on one line
-        assert sum(1 for ln in text.splitlines() if ln.strip().split(" ")[-1] == "ok") == 8 + 7 + 6
+        # one line a compile: 8 AMD levels and 7 NVIDIA levels + 6 bisection probes, and each uncapped one
+        assert sum(1 for ln in text.splitlines() if ln.strip().split(" ")[-1] == "ok") == 8 + 7 + 6 + 2
 
 
 # ---- fresh compiles: the frontier's numbers are analyze's ----------------------------------------------
@@ -184,7 +275,13 @@ def test_every_level_equals_analyze_with_that_knob(arch, knob):
         assert row["usage"] == lv["record"]["usage"]
         assert row["occupancy"] == lv["record"]["occupancy"]
         assert lv["occupancy"] == (row["occupancy"] or {}).get("value")
-    free = [lv for lv in kf["levels"] if lv["spill_free"]]
+    # the uncapped compile is plain analyze's row of the same config
+    a = _run("analyze", "--variant", "baseline", "--arch", arch, *SMALL, "-f", "json")
+    [row] = json.loads(a.stdout)["rows"]
+    assert kf["uncapped"]["setting"] is None and row["config_key"] == kf["uncapped"]["config_key"]
+    assert row["usage"] == kf["uncapped"]["record"]["usage"]
+    assert row["occupancy"] == kf["uncapped"]["record"]["occupancy"]
+    free = [lv for lv in kf["levels"] + kf["bisection"] + [kf["uncapped"]] if lv["spill_free"]]
     assert kf["spill_free_occupancy"] == max(lv["occupancy"] for lv in free)
     if arch == "sm_90" and kf["next_level"] is not None:
         assert kf["min_spill_free_maxnreg"] is not None
@@ -195,7 +292,8 @@ def test_frontier_refuses_a_grid_over_the_limit_with_an_estimate():
     res = _run("frontier", "--variant", "baseline", "--arch", "gfx942", *SMALL, "--max-compiles", "3")
     assert res.exit_code == 2
     line = res.stderr.strip()
-    assert "\n" not in line and "the grid is 8 compiles, over the limit of 3" in line
+    # 8 levels and the uncapped compile
+    assert "\n" not in line and "the grid is 9 compiles, over the limit of 3" in line
     assert "it would take about" in line and "pass --yes" in line
 
 

@@ -17,14 +17,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from vgprscope import attention_gate
+from vgprscope.attention import gate as attention_gate
 from vgprscope.errors import NotComparableError, UsageError
 from vgprscope.gate.baseline import Baseline, Entry, LegacySlots, entries_of, load_baseline, save_baseline
 from vgprscope.gate.config import GateSet, load_gate_config
 from vgprscope.gate.diff import Change, State, compare
 from vgprscope.gate.metrics import METRICS
 from vgprscope.gate.rules import Mode, Rule, RuleSet, default_rule, parse_rule
-from vgprscope.records import AmdUsage, ArgSpec, AutotunePick, KernelConfig, LaunchConfig, Record, usage_to_dict
+from vgprscope.records import AmdUsage, ArgSpec, AutotunePick, LaunchConfig, Record, usage_to_dict
+from vgprscope.attention.config import AttentionConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -196,7 +197,7 @@ def _amd(vgpr: int, sgpr: int, **kw) -> AmdUsage:
 
 
 OCC = {"unit": "waves/SIMD", "value": 2, "max_value": 8}
-CFG = KernelConfig(block_m=128, block_n=64, head_dim=128)
+CFG = AttentionConfig(block_m=128, block_n=64, head_dim=128)
 
 
 def entry(variant="v", kernel="k", arch="gfx942", slot="defaults", config=CFG, usage=None, status="ok",
@@ -474,15 +475,15 @@ def test_the_committed_v1_baseline_converts_to_the_committed_v2_one_number_for_n
 def test_a_v1_variant_entry_takes_the_most_specific_matching_request():
     tables = [{}, {"head_dim": 64}, {"head_dim": 64, "block_m": 64}, {"waves_per_eu": 2}]
     slot = attention_gate.variant_slot
-    assert slot(KernelConfig(block_m=128, block_n=64, head_dim=128), "gfx942", tables) == "defaults"
-    assert slot(KernelConfig(block_m=128, block_n=64, head_dim=64), "gfx942", tables) == "head_dim=64"
-    assert slot(KernelConfig(block_m=64, block_n=64, head_dim=64), "gfx942", tables) == "block_m=64 head_dim=64"
-    assert slot(KernelConfig(block_m=128, block_n=64, head_dim=128, waves_per_eu=2), "gfx942", tables) == \
+    assert slot(AttentionConfig(block_m=128, block_n=64, head_dim=128), "gfx942", tables) == "defaults"
+    assert slot(AttentionConfig(block_m=128, block_n=64, head_dim=64), "gfx942", tables) == "head_dim=64"
+    assert slot(AttentionConfig(block_m=64, block_n=64, head_dim=64), "gfx942", tables) == "block_m=64 head_dim=64"
+    assert slot(AttentionConfig(block_m=128, block_n=64, head_dim=128, waves_per_eu=2), "gfx942", tables) == \
         "waves_per_eu=2"
     # on NVIDIA the AMD option is dropped from the config: the request still matches, first in set order wins
-    assert slot(KernelConfig(block_m=128, block_n=64, head_dim=128), "sm_80", tables) == "defaults"
-    assert slot(KernelConfig(block_m=128, block_n=64, head_dim=32), "gfx942", tables[1:3]) is None
-    shape = KernelConfig(block_m=16, block_n=64, head_dim=128, shape=(1, 32, 1, 8192, 8))
+    assert slot(AttentionConfig(block_m=128, block_n=64, head_dim=128), "sm_80", tables) == "defaults"
+    assert slot(AttentionConfig(block_m=128, block_n=64, head_dim=32), "gfx942", tables[1:3]) is None
+    shape = AttentionConfig(block_m=16, block_n=64, head_dim=128, shape=(1, 32, 1, 8192, 8))
     assert slot(shape, "gfx90a", list(attention_gate.DEFAULT_CONFIGS)) == "shape=1x32x1x8192x8"
 
 
@@ -592,7 +593,7 @@ def test_defaults_without_a_section(tmp_path):
     assert cfg.allow_missing == ()
     # no configs: the variants' own default set (each variant's defaults, and one grouped-query decode shape)
     assert cfg.set.configs == () and attention_gate.DEFAULT_CONFIGS == ({}, {"shape": [1, 32, 1, 8192, 8]})
-    from vgprscope.variants import ConfigRequest
+    from vgprscope.attention.config import ConfigRequest
 
     assert attention_gate.requests(cfg.set.configs, cfg.where) == [ConfigRequest(),
                                                                    ConfigRequest(shape=(1, 32, 1, 8192, 8))]

@@ -30,7 +30,7 @@ GQA_SHAPES = [  # (b, h, nq, nk, d, causal, kv_heads): packed decode (Nq <= 16),
 
 
 def _variants():
-    from vgprscope.variants import load_variants
+    from vgprscope.attention.variants import load_variants
 
     return list(load_variants())
 
@@ -39,8 +39,8 @@ def _variants():
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
 @pytest.mark.parametrize("variant", _variants())
 def test_variant_matches_float64_reference_on_gpu(variant, shape, dtype):
-    from vgprscope.correctness import check_variant
-    from vgprscope.variants import get_variant
+    from vgprscope.attention.correctness import check_variant
+    from vgprscope.attention.variants import get_variant
 
     b, h, nq, nk, d, causal = shape
     cfg = get_variant(variant)
@@ -61,7 +61,7 @@ def test_variant_matches_float64_reference_on_gpu(variant, shape, dtype):
 def test_grouped_query_attention_matches_float64_reference_on_gpu(variant, shape, dtype):
     """K/V with fewer heads than Q, at each variant's defaults for the shape (decode tiles and packing at
     Nq <= 16, split counts from this GPU's SM count)."""
-    from vgprscope.correctness import check_variant
+    from vgprscope.attention.correctness import check_variant
 
     b, h, nq, nk, d, causal, hkv = shape
     if variant == "qk-fp16-acc" and dtype == "bf16":
@@ -76,7 +76,7 @@ def test_grouped_query_attention_matches_float64_reference_on_gpu(variant, shape
 
 
 def _tma_variants():
-    from vgprscope.variants import load_variants
+    from vgprscope.attention.variants import load_variants
 
     return [name for name, v in load_variants().items() if "tma" in v.knobs]
 
@@ -88,7 +88,7 @@ def _tma_variants():
 def test_tma_matches_float64_reference_on_gpu(variant, shape, dtype):
     """Knob tma=1 (K/V through tensor descriptors: TMA on sm_90+) on the ragged, causal, padded-head-dim,
     GQA and packed-decode shapes, at each variant's defaults otherwise."""
-    from vgprscope.correctness import check_variant
+    from vgprscope.attention.correctness import check_variant
 
     b, h, nq, nk, d, causal, hkv = shape
     if variant == "qk-fp16-acc" and dtype == "bf16":
@@ -127,8 +127,9 @@ def test_loaded_registers_equal_the_parsed_compile(variant):
     from vgprscope.bench.device import current_gpu
     from vgprscope.bench.runner import _clear_jit_caches, _loaded_regs
     from vgprscope.compile.engine import Engine
-    from vgprscope.sources.variants import variant_tasks
-    from vgprscope.variants import ConfigRequest, get_variant, resolve_config
+    from vgprscope.attention.source import variant_tasks
+    from vgprscope.attention.config import ConfigRequest
+    from vgprscope.attention.variants import get_variant, resolve_config
 
     gpu = current_gpu()
     v = get_variant(variant)
@@ -153,7 +154,7 @@ def test_bench_smoke_gates_then_times():
     from vgprscope.bench.cases import Case
     from vgprscope.bench.device import current_gpu
     from vgprscope.bench.runner import BenchOptions, run_bench
-    from vgprscope.variants import ConfigRequest
+    from vgprscope.attention.config import ConfigRequest
 
     gpu = current_gpu()
     rows = run_bench(gpu, [Case(1, 8, 1024, 1024, 64, True, "fp16")],
@@ -170,7 +171,7 @@ def test_bench_cuda_graph_replay_gates_then_times():
     from vgprscope.bench.cases import Case
     from vgprscope.bench.device import current_gpu
     from vgprscope.bench.runner import BenchOptions, run_bench
-    from vgprscope.variants import ConfigRequest
+    from vgprscope.attention.config import ConfigRequest
 
     gpu = current_gpu()
     case = Case(1, 32, 1, 8192, 128, False, "fp16", 8)
@@ -190,12 +191,12 @@ def test_broken_variant_gets_no_time(tmp_path):
     """A deliberately wrong kernel must fail the gate on the GPU too, and get no time."""
     from pathlib import Path
 
-    from vgprscope.correctness import check_variant
+    from vgprscope.attention.correctness import check_variant
 
     broken = Path(__file__).parent / "fixtures" / "broken_kernels"
     if not broken.exists():
         pytest.skip("no broken-kernel fixture")
-    import vgprscope.variants as variants
+    from vgprscope.attention import variants
 
     names = list(variants.load_variants(broken))
     res = check_variant(names[0], 1, 4, 300, 300, 64, False, "fp16", "cuda", seed=1, kernel_dir=broken)

@@ -10,7 +10,8 @@ from typer.testing import CliRunner
 from vgprscope.cli.grid import grid_requests, parse_knob_axes, point_label, varying_axes
 from vgprscope.errors import UsageError
 from vgprscope.grid import DEFAULT_MAX_COMPILES, GridSize, GridTooLargeError, check_size, sort_records
-from vgprscope.records import AmdUsage, KernelConfig, Record
+from vgprscope.records import AmdUsage, Record
+from vgprscope.attention.config import AttentionConfig
 
 
 def test_values_are_comma_separated_or_repeated_and_multiply():
@@ -65,7 +66,7 @@ def _rec(variant, arch, bm, vgprs, spills, occ_value=None):
     from vgprscope.archs import get_arch
     from vgprscope.occupancy import occupancy_of
 
-    cfg = KernelConfig(block_m=bm, block_n=64, head_dim=128)
+    cfg = AttentionConfig(block_m=bm, block_n=64, head_dim=128)
     u = AmdUsage(arch_vgpr=vgprs, agpr=0, vgpr_total=vgprs, sgpr=40, vgpr_spill=spills, sgpr_spill=0,
                  scratch_bytes=0, lds_static=0, lds_dynamic=0, spill_stores=0, spill_loads=0, spill_insts_in_loop=0,
                  llvm_occupancy=None, max_flat_workgroup_size=None, code_bytes=None)

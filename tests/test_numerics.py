@@ -16,10 +16,10 @@ import pytest
 import torch
 
 import vgprscope
-from vgprscope.correctness import check_output, check_variant, run_variant
+from vgprscope.attention.correctness import check_output, check_variant, run_variant
 from vgprscope.errors import ConfigError
-from vgprscope.tolerances import tolerance
-from vgprscope.variants import load_variants
+from vgprscope.attention.tolerances import tolerance
+from vgprscope.attention.variants import load_variants
 
 BROKEN = Path(__file__).parent / "fixtures" / "broken_kernels"
 VARIANTS = list(load_variants())

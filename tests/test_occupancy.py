@@ -14,7 +14,8 @@ from typer.testing import CliRunner
 from vgprscope.archs import ARCHS, AmdArch, NvidiaArch, get_arch
 from vgprscope.errors import UsageError
 from vgprscope.occupancy import (
-    LadderStep, amd_occupancy, ladder, llvm_rule_occupancy, nvidia_occupancy, occupancy_of, total_vgprs,
+    LadderStep, amd_occupancy, ladder, llvm_min_num_vgprs, llvm_rule_occupancy, llvm_vgpr_allocation,
+    llvm_waves_per_eu, nvidia_occupancy, occupancy_of, total_vgprs,
 )
 from vgprscope.records import AmdUsage, NvidiaUsage
 
@@ -301,6 +302,59 @@ def test_waves_per_eu_pads_the_allocation():
     assert o.next_step.startswith("no register cut helps: waves_per_eu=2")
 
 
+# The descriptor's `.amdhsa_next_free_vgpr` (NumVGPRsForWavesPerEU) of a 5..38-VGPR kernel compiled by Triton
+# 3.9 with waves_per_eu = N (num_warps 1, so LLVM keeps every N): LLVM's getMinNumVGPRs(N), 0 = not padded.
+MIN_VGPRS = {
+    "gfx942": [257, 169, 129, 97, 81, 73, 65, 0],
+    "gfx1100": [241, 241, 241, 241, 241, 217, 193, 169, 145, 121, 97, 97, 0, 0, 0, 0],
+}
+
+
+@pytest.mark.parametrize("arch", sorted(MIN_VGPRS))
+def test_llvm_min_num_vgprs_equals_the_compiled_padding(arch):
+    a = get_arch(arch)
+    assert [llvm_min_num_vgprs(a, n) for n in range(1, a.max_waves_per_simd + 1)] == MIN_VGPRS[arch]
+    assert [llvm_vgpr_allocation(a, 38, n) for n in (1, 8)] == ([257, 38] if arch == "gfx942" else [241, 169])
+
+
+def test_llvm_drops_a_waves_per_eu_minimum_the_workgroup_makes_impossible():
+    g942, g1100 = get_arch("gfx942"), get_arch("gfx1100")
+    # getEffectiveWavesPerEU: one 512-thread workgroup (8 waves) needs 2 waves/SIMD, so "1,1" is dropped for
+    # the default (2, 8); "2,2" is kept; no attribute reads as (1, 8) and gives the default too
+    assert llvm_waves_per_eu(g942, 1, 512) == (2, 8)
+    assert llvm_waves_per_eu(g942, 2, 512) == (2, 2)
+    assert llvm_waves_per_eu(g942, None, 512) == (2, 8)
+    assert llvm_waves_per_eu(g942, 1, 256) == (1, 1)
+    assert [llvm_waves_per_eu(g942, n, 1024)[0] == n for n in range(1, 9)] == [False] * 3 + [True] * 5
+    # wave32: 16 warps are 16 waves, 4 per SIMD of the WGP
+    assert llvm_waves_per_eu(g1100, 3, 512) == (4, 16) and llvm_waves_per_eu(g1100, 4, 512) == (4, 4)
+    # static LDS that holds the range to 1 wave/SIMD: a larger minimum is above the default range
+    assert llvm_waves_per_eu(g942, 2, 256, lds_static=40 * KIB) == (1, 1)
+
+
+def test_a_dropped_hint_pads_nothing_and_equals_llvm():
+    g942 = get_arch("gfx942")
+    # analyze --variant row-stream --arch gfx942 --num-warps 8 --waves-per-eu 1: 62 VGPRs, LLVM says 8
+    o = amd_occupancy(g942, 62, 40, 2048, 512, waves_per_eu=1, llvm_occupancy=8, llvm_max_workgroup=512)
+    assert o.value == 8 and "cannot name" not in o.note and "does not launch" not in o.note
+    assert o.note.startswith("waves_per_eu=1 has no effect: LLVM drops a hint below the 2 waves/SIMD one "
+                             "512-thread workgroup needs")
+    assert llvm_rule_occupancy(g942, 62, 40, 0, (1, 512), 1) == 8
+    # kept at 2 with the same workgroup: padded to 169 VGPRs, 2 waves/SIMD, no "no effect"
+    kept = amd_occupancy(g942, 62, 40, 2048, 512, waves_per_eu=2, llvm_occupancy=2, llvm_max_workgroup=512)
+    assert (kept.value, kept.note) == (2, "")
+    assert kept.next_step.startswith("no register cut helps: waves_per_eu=2 pads the VGPR allocation")
+
+
+def test_a_hint_with_no_exact_register_step_gives_the_next_step_up():
+    g1100 = get_arch("gfx1100")
+    # wave32: no VGPR count gives exactly 11 waves (97 VGPRs give 12), and 13..15 need no padding at all
+    assert [amd_occupancy(g1100, 20, None, 0, 128, waves_per_eu=n).value for n in (10, 11, 12, 13, 15)] == \
+        [10, 12, 12, 16, 16]
+    assert [llvm_rule_occupancy(g1100, 20, None, 0, (1, 128), n) for n in (10, 11, 12, 13, 15)] == \
+        [10, 12, 12, 16, 16]
+
+
 # ---------------------------------------------------------------------------------- LLVM-difference notes
 
 def test_note_names_lds_llvm_cannot_see():
@@ -453,7 +507,7 @@ def test_cli_archs(cli, fmt):
 
 @pytest.mark.parametrize("fmt", ["table", "json", "md"])
 def test_cli_variants(cli, fmt):
-    from vgprscope.variants import load_variants
+    from vgprscope.attention.variants import load_variants
 
     r = cli("variants", "-f", fmt)
     assert r.exit_code == 0, r.output

@@ -16,10 +16,12 @@ from vgprscope.capture.model import load_capture
 from vgprscope.compile.cache import CompileCache
 from vgprscope.compile.engine import Engine
 from vgprscope.compile.job import Arg, CompileJob, FunctionSource
-from vgprscope.records import ArgSpec, AutotunePick, KernelConfig, KernelIdentity, LaunchConfig, Record, config_from_dict
+from vgprscope.records import ArgSpec, AutotunePick, KernelIdentity, LaunchConfig, Record, config_from_dict
+from vgprscope.attention.config import AttentionConfig
 from vgprscope.sources.capture import capture_tasks
-from vgprscope.sources.variants import variant_tasks
-from vgprscope.variants import ConfigRequest, get_variant, resolve_config
+from vgprscope.attention.source import variant_tasks
+from vgprscope.attention.config import ConfigRequest
+from vgprscope.attention.variants import get_variant, resolve_config
 
 SHAPE = (1, 2, 64, 64)
 CONFIG = dict(block_m=64, block_n=32, num_warps=4, num_stages=1)
@@ -104,8 +106,8 @@ def test_launch_config_round_trip_and_key():
     respec = LaunchConfig((ArgSpec("X", "*fp16", "S", ""), *c.args[1:]), c.constexprs, c.options, c.autotune)
     assert len({c.key(), other.key(), respec.key()}) == 3
     assert c.with_options(maxnreg=128).option("maxnreg") == 128
-    # a bundled variant's config still reads back as KernelConfig, with its key unchanged
-    k = KernelConfig(block_m=64, block_n=32, head_dim=64)
+    # a bundled variant's config still reads back as AttentionConfig, with its key unchanged
+    k = AttentionConfig(block_m=64, block_n=32, head_dim=64)
     assert config_from_dict(json.loads(json.dumps(k.as_dict()))) == k
 
 

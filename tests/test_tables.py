@@ -21,10 +21,19 @@ from vgprscope.gate.baseline import load_baseline
 from vgprscope.gate.diff import Change, compare as gate_compare
 from vgprscope.gate.rules import RuleSet, parse_rule
 from vgprscope.occupancy import occupancy_of
-from vgprscope.records import DEFAULT_SHAPE, AmdUsage, KernelConfig, Occupancy, Record
+from vgprscope.attention.config import DEFAULT_SHAPE, AttentionConfig
+from vgprscope.records import AmdUsage, Occupancy, Record
 from vgprscope.report.deltas import Delta, Verdict, judge
 from vgprscope.report.formats import Footnotes, new_table, output_width, render_table
 from vgprscope.report.machine import compile_only
+
+
+def compare(records):
+    """The compare lines of records, with the bundled variants' traffic model on theirs (as the CLI's)."""
+    from vgprscope.attention.traffic import line_traffic
+    from vgprscope.compare import compare as lines
+
+    return lines(records, line_traffic())
 
 _register()
 
@@ -108,7 +117,7 @@ def amd(variant: str, arch_vgpr: int, agpr: int, lds: int = 16384, kernel: str =
                      scratch_bytes=4 * spills, lds_static=0, lds_dynamic=lds, spill_stores=spills,
                      spill_loads=spills, spill_insts_in_loop=0, llvm_occupancy=None, max_flat_workgroup_size=256,
                      code_bytes=None)
-    cfg = KernelConfig(block_m=128, block_n=64, head_dim=128)
+    cfg = AttentionConfig(block_m=128, block_n=64, head_dim=128)
     return Record(variant=variant, kernel=kernel, arch="gfx942", config=cfg, status="ok", usage=usage,
                   occupancy=occupancy_of(usage, get_arch("gfx942"), cfg.num_warps))
 
@@ -257,7 +266,6 @@ def test_the_next_step_short_form_is_read_from_the_occupancy_model():
 # ---- compare --------------------------------------------------------------------------------------
 
 def _compare_text(records, width=100, wide=False):
-    from vgprscope.compare import compare
     from vgprscope.report.compare_view import tables_text
 
     return tables_text(compare(records), compile_only(), width=width, wide=wide)
@@ -300,7 +308,6 @@ def test_compare_wide_has_every_column():
 def test_compare_json_and_markdown_keep_the_signed_deltas():
     import json
 
-    from vgprscope.compare import compare
     from vgprscope.report.compare_view import tables_md, to_json
 
     per_arch = compare([amd("baseline", 256, 18), amd("remat-q", 242, 0)])
@@ -507,7 +514,9 @@ def _frontier(name: str, arch: str, cfg, need: int, kernel: str = "k"):
         a = get_arch(t[1])
         c = t[2]
         if a.vendor == "amd":
-            budget = {p.setting: p.budget for p in occupancy_levels(a, c.num_warps)}[c.waves_per_eu]
+            # the frontier's uncapped compile (no waves_per_eu): the whole register file is its budget
+            budget = {p.setting: p.budget for p in occupancy_levels(a, c.num_warps)}.get(c.waves_per_eu,
+                                                                                          a.max_vgprs_total)
             used, spill = min(need, budget), max(0, need - budget)
             u = AmdUsage(arch_vgpr=used, agpr=0, vgpr_total=used, sgpr=40, vgpr_spill=spill, sgpr_spill=0,
                          scratch_bytes=4 * spill, lds_static=0, lds_dynamic=32768, spill_stores=spill,
@@ -515,8 +524,9 @@ def _frontier(name: str, arch: str, cfg, need: int, kernel: str = "k"):
                          max_flat_workgroup_size=None, code_bytes=None)
             occ = occupancy_of(u, a, c.num_warps, waves_per_eu=c.waves_per_eu)
         else:
-            spill = max(0, need - c.maxnreg) * 8
-            u = NvidiaUsage(regs=min(need, c.maxnreg), stack_bytes=spill, spill_store_bytes=spill,
+            cap = c.maxnreg or a.max_regs_per_thread  # no maxnreg: the frontier's uncapped compile
+            spill = max(0, need - cap) * 8
+            u = NvidiaUsage(regs=min(need, cap), stack_bytes=spill, spill_store_bytes=spill,
                             spill_load_bytes=spill, shared_static=0, shared_dynamic=16384, local_bytes=spill)
             occ = occupancy_of(u, a, c.num_warps)
         return Record(t[0], kernel, t[1], c, status="ok", usage=u, occupancy=occ)
@@ -533,7 +543,7 @@ def test_frontier_names_each_kernel_on_a_line_of_its_own(width):
 
     from vgprscope.report.frontier_view import tables_text
 
-    cfg = KernelConfig(block_m=128, block_n=64, head_dim=128, num_warps=4)
+    cfg = AttentionConfig(block_m=128, block_n=64, head_dim=128, num_warps=4)
     kfs = [*_frontier("split-k-two-phase", "gfx942", cfg, 200, "attn_stats"),
            *_frontier("split-k-two-phase", "gfx942", cfg, 300, "attn_value"),
            *_frontier("split-k-two-phase", "sm_90", replace(cfg, num_warps=8), 100, "attn_stats")]
@@ -541,7 +551,7 @@ def test_frontier_names_each_kernel_on_a_line_of_its_own(width):
     lines = [ln.rstrip() for ln in text.splitlines()]
     titles = {"split-k-two-phase attn_stats", "split-k-two-phase attn_value"}
     assert lines.count("split-k-two-phase attn_stats") == 2 and "split-k-two-phase attn_value" in lines
-    assert_fits(text, width, "level", 8 + 8 + 7 + 6, titles)
+    assert_fits(text, width, "level", 8 + 8 + 7 + 6 + 3, titles)  # levels, bisection, each uncapped compile
     headers = [h for h, _ in _tables(text)]
     # AMD: waves_per_eu N is level N, so one column says both (the legend says so); NVIDIA's cap differs
     assert "wpe" not in headers[0].split() and "kernel" not in headers[0].split()
@@ -565,10 +575,12 @@ def test_frontier_of_a_captured_kernel_puts_its_config_in_the_title():
     text = tables_text(kfs, compile_only(), width=100)
     lines = text.splitlines()
     name = "fla.ops.common.chunk_delta_h chunk_gated_delta_rule_fwd_kernel_h_blockdim64"
-    # the kernel's own config words on its title line, then its eight levels, one line each, nothing between
+    # the kernel's own config words on its title line, then its uncapped compile and its eight levels, one
+    # line each, nothing between
     titles = [lines.index(f"{name}  BLOCK_SIZE=64"), lines.index(f"{name}  BLOCK_SIZE=128")]
     for i in titles:
-        assert [int(ln.split()[0]) for ln in lines[i + 1:i + 9]] == list(range(1, 9))
+        assert lines[i + 1].split()[0] == "-"
+        assert [int(ln.split()[0]) for ln in lines[i + 2:i + 10]] == list(range(1, 9))
     assert "every config: bf16 w4 s3" in text and max(len(ln) for ln in lines) <= 100
 
 
@@ -623,7 +635,6 @@ def _bundled_compare(width: int = 100, wide: bool = False) -> str:
 
 @pytest.mark.parametrize("width", WIDTHS)
 def test_compare_keeps_a_value_and_its_change_on_one_line(width):
-    from vgprscope.compare import compare
     from vgprscope.report.compare_view import line_deltas
 
     records = fixture_records("bundled_gfx942_sm_90_analyze.json.gz")
@@ -648,7 +659,6 @@ def test_compare_keeps_a_value_and_its_change_on_one_line(width):
 def test_compare_parentheses_mean_a_change_only():
     text = _bundled_compare()
     wide = _bundled_compare(wide=True)
-    from vgprscope.compare import compare
     from vgprscope.report.compare_view import tables_md
 
     md = tables_md(compare(fixture_records("bundled_gfx942_sm_90_analyze.json.gz")), compile_only())
@@ -659,15 +669,17 @@ def test_compare_parentheses_mean_a_change_only():
 
 
 def test_compare_prints_its_reference_shape_and_defines_every_symbol():
-    from vgprscope.model import MODELS
+    from vgprscope.attention.variants import load_variants
 
+    models = [v.traffic for v in load_variants().values()]
     text = _bundled_compare()
     assert "GB moved: the traffic model's bytes read + written at B=4 H=32 Nq=4096 Nk=4096 (--shape)" in text
     flat = " ".join(text.split())
     notation = flat[flat.index("traffic notation:"):]
-    used = {w for doc in (m.__doc__ for m in MODELS.values())
-            for w in re.findall(r"\b(?:Tq|rho|Kb|Nq|Nk|A_s|m_s|l_s|[PSDeG])\b", doc)}
+    used = {w for m in models for w in re.findall(r"\b(?:Tq|rho|Kb|Nq|Nk|A_s|m_s|l_s|[PSDeG])\b", m.formula)}
     assert {"Tq", "rho", "P", "S", "e", "Kb", "D", "Nq", "Nk"} <= used
+    # and every name the evaluated formulas read
+    used |= {n for m in models for x in (m.read, m.written, m.flops) for n in x.names}
     for sym in used:
         assert re.search(rf"(?:^|[;:,(] ?){re.escape(sym)}(?:,| =)", notation), sym
     # each formula once, with the variants whose formula it is
@@ -676,7 +688,6 @@ def test_compare_prints_its_reference_shape_and_defines_every_symbol():
 
 
 def test_compare_of_a_capture_shows_only_what_applies():
-    from vgprscope.compare import compare
     from vgprscope.report.compare_view import tables_md, tables_text
 
     records = fixture_records("fla_core_analyze.json.gz")
@@ -727,7 +738,6 @@ def test_the_machine_line_names_the_users_repository_apart_from_vgprscope(tmp_pa
 def test_compare_with_the_frontiers_columns_leaves_out_by_priority_and_cuts_no_name():
     """compare --frontier on sm_90 at 100 columns (measured: 142 columns wide): the columns asked for stay,
     limiter: next, the traffic and then shared memory are left out and named, and no name is cut."""
-    from vgprscope.compare import compare
     from vgprscope.report.compare_view import tables_text
 
     records = fixture_records("bundled_gfx942_sm_90_analyze.json.gz")

@@ -1,12 +1,14 @@
 """Strategies side by side: per arch, each variant's resources and traffic, and its change against baseline.
 
 A multi-kernel variant (split-k, two-phase) shows each kernel and a variant line: the most registers,
-spills and LDS of any of its kernels, the worst occupancy, and the whole variant's modelled traffic.
+spills and LDS of any of its kernels, the worst occupancy, and the whole variant's modelled traffic where
+the kernels' source models it (``compare(records, traffic=...)``; the bundled attention variants':
+``vgprscope.attention.traffic.line_traffic``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,7 +32,9 @@ class VariantLine:
     occupancy: int | None  # worst kernel's, in the arch's unit
     occupancy_pct: float | None
     limiter: str
-    traffic: Any = None  # model.Traffic of the whole variant
+    # the whole line's modelled traffic, from the source's model: bytes_read, bytes_written, bytes_total, flops,
+    # intensity, formula (JSON), and what the view says of it: basis, rule, scope, md_scope, notation
+    traffic: Any = None
     frontier: Any = None  # frontier.VariantFrontier, when compare --frontier compiled the levels
 
     @property
@@ -53,20 +57,16 @@ def _usage_figures(u: AmdUsage | NvidiaUsage | None) -> dict[str, int | None]:
     return dict.fromkeys(("regs", "sgprs", "spills", "scratch", "lds"))
 
 
-def variant_line(kernels: Sequence[Record]) -> VariantLine:
-    from .model import traffic
+TrafficHook = Callable[[Sequence[Record]], Any]
 
+
+def variant_line(kernels: Sequence[Record], traffic: TrafficHook | None = None) -> VariantLine:
     first = kernels[0]
     figs = [_usage_figures(r.usage) for r in kernels]
     occs = [r.occupancy for r in kernels if r.occupancy is not None]
     worst = min(occs, key=lambda o: (o.value, o.percent)) if occs else None
     bad = [r.status for r in kernels if not r.ok]
-    try:
-        from .archs import get_arch
-
-        t = traffic(first.variant, first.config, get_arch(first.arch).compute_units)
-    except Exception:  # a variant the model does not know (a user's kernel dir)
-        t = None
+    t = traffic(kernels) if traffic is not None else None
     return VariantLine(
         variant=first.variant, arch=first.arch, config=first.config.short(), kernels=tuple(kernels),
         status=bad[0] if bad else "ok", regs=_max([f["regs"] for f in figs]), sgprs=_max([f["sgprs"] for f in figs]),
@@ -77,15 +77,16 @@ def variant_line(kernels: Sequence[Record]) -> VariantLine:
     )
 
 
-def compare(records: Sequence[Record]) -> dict[str, list[VariantLine]]:
+def compare(records: Sequence[Record], traffic: TrafficHook | None = None) -> dict[str, list[VariantLine]]:
     """Records of one sweep -> per arch, one line per variant (kernels grouped); the deltas against
-    REFERENCE are the view's (report/compare_view.py, through report/deltas.py)."""
+    REFERENCE are the view's (report/compare_view.py, through report/deltas.py). ``traffic``: a line's
+    kernel records -> its modelled traffic, or None (no traffic columns without it)."""
     groups: dict[tuple[str, str, str], list[Record]] = {}
     for r in records:
         groups.setdefault((r.arch, r.variant, r.config.key()), []).append(r)
     per_arch: dict[str, list[VariantLine]] = {}
     for (arch, _, _), kernels in groups.items():
-        per_arch.setdefault(arch, []).append(variant_line(kernels))
+        per_arch.setdefault(arch, []).append(variant_line(kernels, traffic))
     return per_arch
 
 

@@ -1,5 +1,6 @@
 """Where the registers go: tensors live across each loop (from TTGIR, counted from their layouts) beside
-the compiler's allocation and seed 001's estimate, and the spill sites by source line.
+the compiler's allocation (and a model's estimate, where the kernel's source has one: ``Estimate``), and the
+spill sites by source line.
 
 The join takes one compiled kernel's raw outputs (the compile worker's dict: ``ttgir``, ``amdgcn`` or the
 cubin, ptxas and cuobjdump texts), whatever produced them: a bundled variant, a captured launch or a
@@ -15,9 +16,9 @@ kernel directory. Rules for what a loop's sum counts:
   tensors in shared or tensor memory (role ``memory``, whether carried by the loop or not: no registers;
   counted in bytes, a buffer once: the views into it that a software pipeline carries from stage to
   stage take none of their own).
-What the allocation holds beyond the sum is the loop's temporaries (for the bundled attention kernels the
-score tile and the K/V operands; in any kernel, intermediate values and dot operands), addresses and the
-software pipeline's buffers: the remainder.
+What the allocation holds beyond the sum is the loop's temporaries (in any kernel, intermediate values and
+dot operands; an estimate may name them in its kernels' words), addresses and the software pipeline's
+buffers: the remainder.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ import re
 import subprocess
 import tempfile
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,8 +51,35 @@ UNIFORM_OPS = ("arith.constant", "tt.splat")
 INDEX_OPS = ("tt.make_range",)
 # operations that allocate shared / tensor memory (anything else of a memory type is a view into a buffer)
 ALLOC_OPS = ("ttg.local_alloc", "ttng.tmem_alloc")
-# seed 001's table rows (model.live_state keys) for the loop-carried / live-in names it estimates
-SEED_ROWS = {"acc": "acc", "q": "q", "m_i": "m_l", "l_i": "m_l", "m_new": "m_l", "l_new": "m_l"}
+# What the allocation holds beyond the loop's sum, in any kernel's words
+REMAINDER = "temporaries (values computed inside the loop, dot operands), addresses, pipeline buffers"
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A model's estimate of a kernel's loop state, to hold the compiler's count against, supplied by the
+    kernel's source (``explain_tasks(..., estimate=...)``; the bundled attention variants: seed 001's, from
+    ``vgprscope.attention.live``).
+
+    ``values``: registers per lane by the model's own rows, then ``total`` and ``threads``; ``tensors``: which
+    row a live tensor's name falls under; ``summary``: the line shown under the kernel; ``remainder``: what
+    the allocation holds beyond the loop's sum, in the words of the source's kernels."""
+
+    name: str  # the column's header ("seed 001")
+    values: tuple[tuple[str, int], ...]
+    tensors: tuple[tuple[str, str], ...] = ()
+    summary: str = ""
+    remainder: str = REMAINDER
+
+    def row(self, tensor: str) -> str | None:
+        """The row of the model a tensor's name falls under, if any."""
+        return dict(self.tensors).get(tensor)
+
+    def value(self, row: str) -> int | None:
+        return dict(self.values).get(row)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "registers_per_lane": dict(self.values)}
 
 
 @dataclass(frozen=True)
@@ -155,7 +183,7 @@ class KernelExplanation:
     allocation: Allocation | None
     loops: tuple[LoopLiveState, ...] = ()
     spills: tuple[SpillSite, ...] = ()
-    seed: dict[str, int] | None = None  # model.live_state's estimate, for the bundled variants
+    estimate: Estimate | None = None  # a model's estimate, where the kernel's source has one
     error: str | None = None
     notes: tuple[str, ...] = field(default=())
     shared_bytes: int | None = None  # the kernel's shared memory / LDS in all, as the compiler reports it
@@ -164,18 +192,12 @@ class KernelExplanation:
     def ok(self) -> bool:
         return self.error is None
 
-    @property
-    def attention(self) -> bool:
-        """One of the bundled attention variants' kernels (seed 001's model knows it): only these are
-        described in attention's words (score tile, K/V operands)."""
-        return self.seed is not None
-
     def as_dict(self) -> dict[str, Any]:
         return {"label": self.label, "kernel": self.kernel, "arch": self.arch, "config": self.config,
                 "num_warps": self.num_warps, "lanes_per_warp": self.lanes,
                 "allocation": self.allocation.as_dict() if self.allocation else None,
                 "loops": [lp.as_dict() for lp in self.loops], "spill_sites": [s.as_dict() for s in self.spills],
-                "seed_001_estimate": self.seed, "error": self.error, "notes": list(self.notes),
+                "estimate": self.estimate.as_dict() if self.estimate else None, "error": self.error, "notes": list(self.notes),
                 "shared_bytes": self.shared_bytes}
 
 
@@ -288,14 +310,14 @@ def nvdisasm(cubin: bytes) -> str:
 
 
 def explain_raw(arch: Arch, raw: dict[str, Any], label: str, config: str = "",
-                seed: dict[str, int] | None = None, sass: str | None = None) -> KernelExplanation:
+                estimate: Estimate | None = None, sass: str | None = None) -> KernelExplanation:
     """One kernel's raw compiler outputs -> its explanation. ``sass``: the cubin's ``nvdisasm -gi`` text
     (NVIDIA; disassembled from ``raw['cubin_b64']`` when not given)."""
     from .compile.engine import parse_output
 
     kernel = raw.get("name") or raw.get("kernel", "?")
     base = dict(label=label, kernel=kernel, arch=arch.name, config=config, num_warps=0, lanes=arch.wave_size,
-                allocation=None, seed=seed)
+                allocation=None, estimate=estimate)
     if "error" in raw:
         return KernelExplanation(**base, error=raw["error"])
     if "ttgir" not in raw:
@@ -320,28 +342,14 @@ def explain_raw(arch: Arch, raw: dict[str, Any], label: str, config: str = "",
         notes=tuple(notes), shared_bytes=shared)
 
 
-def seed_row(name: str) -> str | None:
-    """The row of seed 001's table a tensor's name falls under, if any."""
-    return SEED_ROWS.get(name)
-
-
-def seed_estimate(task: Any) -> dict[str, int] | None:
-    """Seed 001's estimate (model.live_state) for a bundled variant's task; None for other sources."""
-    from .model import MODELS, live_state
-    from .records import KernelConfig
-
-    variant = getattr(task, "variant", None)
-    if variant is None or variant.name not in MODELS or not isinstance(task.config, KernelConfig):
-        return None
-    return live_state(task.config, task.arch, variant.name)
-
-
 def explain_tasks(tasks: Sequence[Any], jobs: int | None = None, on_progress=None,
-                  engine: Any = None) -> list[KernelExplanation]:
+                  engine: Any = None, estimate: Callable[[Any], Estimate | None] | None = None
+                  ) -> list[KernelExplanation]:
     """Compile (or read from the cache) each task and explain its kernel, in order.
 
     Works on tasks of any source (bundled variants, a capture, a kernel directory): the raw outputs are
-    this run's, or read back from the compile cache under the engine's own key."""
+    this run's, or read back from the compile cache under the engine's own key. ``estimate``: a task ->
+    its source's model estimate, or None (the bundled variants': ``vgprscope.attention.live.estimate``)."""
     from .compile.engine import Engine
 
     engine = engine or Engine(jobs, on_progress=on_progress)
@@ -349,22 +357,22 @@ def explain_tasks(tasks: Sequence[Any], jobs: int | None = None, on_progress=Non
     out: list[KernelExplanation] = []
     for task, rec in zip(tasks, records):
         config = task.config.short() if hasattr(task.config, "short") else ""
-        seed = seed_estimate(task)
+        est = estimate(task) if estimate is not None else None
         several = task.variant is not None and len(task.variant.kernels) > 1
         label = f"{task.label}/{task.row.kernel}" if several else task.label
         raw = engine.raw_outputs(task)
         if raw is None or "ttgir" not in raw:
             reason = (rec.status if not rec.ok else None) or task.reason or "no compiler outputs"
             out.append(KernelExplanation(label=label, kernel=task.row.kernel, arch=task.arch.name, config=config,
-                                         num_warps=0, lanes=task.arch.wave_size, allocation=None, seed=seed,
-                                         error=reason))
+                                         num_warps=0, lanes=task.arch.wave_size, allocation=None,
+                                         estimate=est, error=reason))
             continue
         try:
-            out.append(explain_raw(task.arch, raw | {"kernel": task.row.kernel}, label, config=config, seed=seed))
+            out.append(explain_raw(task.arch, raw | {"kernel": task.row.kernel}, label, config=config, estimate=est))
         except (ValueError, KeyError, subprocess.CalledProcessError, OSError) as exc:  # a row, not the end
             out.append(KernelExplanation(label=label, kernel=task.row.kernel, arch=task.arch.name, config=config,
-                                         num_warps=0, lanes=task.arch.wave_size, allocation=None, seed=seed,
-                                         error=f"cannot explain: {type(exc).__name__}: {exc}"))
+                                         num_warps=0, lanes=task.arch.wave_size, allocation=None,
+                                         estimate=est, error=f"cannot explain: {type(exc).__name__}: {exc}"))
     return out
 
 

@@ -12,8 +12,15 @@ register ladder (:func:`vgprscope.occupancy.ladder`, constants in :mod:`vgprscop
   spilling one (assuming, as ptxas behaves, that fewer registers never spill less).
 
 Each level is an ordinary compile of the same spec with the knob set, so its numbers are the ones
-``analyze --waves-per-eu N`` / ``--maxnreg N`` prints for that config. The core takes compile tasks and
-functions that read and vary them, not bundled-variant fields, so specs from any source can use it.
+``analyze --waves-per-eu N`` / ``--maxnreg N`` prints for that config. The spec is also compiled with the
+knob unset (the "uncapped" compile, what plain ``analyze`` prints for it): a compiler left alone can reach
+more than a level whose cap makes it spill (ptxas may spill under ``maxnreg`` 128 a kernel that takes 120
+registers uncapped), and LLVM ignores a ``waves_per_eu`` minimum that one workgroup cannot meet.
+
+The spill-free occupancy is the highest occupancy any spill-free compile reached, the uncapped one
+included, and every price or knob the summary names is for a higher occupancy than that. The core takes
+compile tasks and functions that read and vary them, not bundled-variant fields, so specs from any source
+can use it.
 """
 
 from __future__ import annotations
@@ -43,7 +50,7 @@ class LevelPlan:
     target: int  # waves/SIMD (AMD) or blocks/SM (NVIDIA) that the budget allows, registers alone
     budget: int  # VGPR+AGPR total per wave (AMD) / registers per thread (NVIDIA) the level allows
     knob: str  # waves_per_eu or maxnreg
-    setting: int  # the knob's value
+    setting: int | None  # the knob's value (the uncapped compile: the spec's own, None when unset)
 
 
 def occupancy_levels(arch: Arch, num_warps: int) -> list[LevelPlan]:
@@ -64,6 +71,9 @@ class Level:
     plan: LevelPlan
     record: Record
     probe: bool = False  # a bisection compile, not one of the arch's levels
+    # the spec compiled as it is (no knob set by the frontier): its plan's target is the occupancy it
+    # reached and its budget the registers it allocated
+    uncapped: bool = False
 
     @property
     def ok(self) -> bool:
@@ -115,7 +125,7 @@ class Level:
         occ = self.record.occupancy
         return {
             "level": self.plan.target, "knob": self.plan.knob, "setting": self.plan.setting,
-            "budget": self.plan.budget, "probe": self.probe, "status": self.record.status,
+            "budget": self.plan.budget, "probe": self.probe, "uncapped": self.uncapped, "status": self.record.status,
             "allocation": self.allocation, **self.figures(), "spills": self.spills, "spill_free": self.spill_free,
             "occupancy": self.reached, "unit": occ.unit if occ else None, "limiters": list(self.limiters),
             "config_key": self.record.config.key(), "record": self.record.as_dict(),
@@ -129,15 +139,18 @@ class KernelFrontier:
     variant: str
     kernel: str
     arch: str
-    config: Any  # the spec's config before the knob was set (KernelConfig for the bundled variants)
+    config: Any  # the spec's config before the knob was set (AttentionConfig for the bundled variants)
     unit: str
     knob: str
     levels: tuple[Level, ...]
     probes: tuple[Level, ...] = ()
-    spill_free: Level | None = None  # the highest level that compiled without spills
-    next_level: Level | None = None  # the level above it
-    spill_free_occupancy: int | None = None  # the occupancy reached at ``spill_free`` (LDS may cap it)
-    min_spill_free_maxnreg: int | None = None  # NVIDIA: the bisection's answer
+    uncapped: Level | None = None  # the spec compiled as it is, no knob set by the frontier
+    # the spill-free compile that reaches the spill-free occupancy: the level with the smallest budget that
+    # does, else the uncapped compile (see ``_best``)
+    spill_free: Level | None = None
+    next_level: Level | None = None  # the first level whose target is above the spill-free occupancy
+    spill_free_occupancy: int | None = None  # the highest occupancy any spill-free compile reached
+    min_spill_free_maxnreg: int | None = None  # NVIDIA: the bisection's answer, at the spill-free occupancy
     summary: str = ""
 
     def as_dict(self) -> dict[str, Any]:
@@ -146,6 +159,8 @@ class KernelFrontier:
             "variant": self.variant, "kernel": self.kernel, "arch": self.arch, "config": cfg,
             "unit": self.unit, "knob": self.knob, "levels": [lv.as_dict() for lv in self.levels],
             "bisection": [lv.as_dict() for lv in self.probes],
+            "uncapped": self.uncapped.as_dict() if self.uncapped else None,
+            "spill_free_uncapped": self.spill_free.uncapped if self.spill_free else None,
             "spill_free_level": self.spill_free.plan.target if self.spill_free else None,
             "spill_free_budget": self.spill_free.plan.budget if self.spill_free else None,
             "spill_free_occupancy": self.spill_free_occupancy,
@@ -210,23 +225,36 @@ def _whole(level: Level) -> str:
     return f"{warps}-wave workgroups are resident whole" if warps else "whole workgroups are resident"
 
 
+def _uncapped_words(level: Level) -> str:
+    return f"with no {level.plan.knob}"
+
+
 def summarize(kf: KernelFrontier, arch: Arch) -> str:
     unit, reg = kf.unit, _reg_word(arch)
-    if not any(lv.ok for lv in kf.levels):
+    compiled = [lv for lv in (*kf.levels, *((kf.uncapped,) if kf.uncapped else ())) if lv.ok]
+    if not compiled:
         return "no level compiled"
     top = max(kf.levels, key=lambda lv: lv.plan.target)
     if kf.spill_free is None:
-        fewest = min((lv for lv in kf.levels if lv.ok), key=lambda lv: lv.spills or 0)
-        return (f"spills at every level; fewest at {_plural(fewest.plan.target, unit)}: "
-                f"{price(fewest, arch)}")
+        fewest = min(compiled, key=lambda lv: (lv.spills or 0, lv.uncapped))
+        where = (f"{_uncapped_words(fewest)}, at {_plural(fewest.reached or 0, unit)}" if fewest.uncapped
+                 else f"at {_plural(fewest.plan.target, unit)}")
+        every = "every level" + (" and uncapped" if kf.uncapped is not None and kf.uncapped.ok else "")
+        return f"spills at {every}; fewest {where}: {price(fewest, arch)}"
     sf = kf.spill_free
-    head = f"spill-free to {_plural(sf.plan.target, unit)} ({sf.plan.budget} {reg})"
-    if sf.reached is not None and sf.reached < sf.plan.target:
+    if sf.uncapped:
+        head = f"spill-free to {_plural(sf.plan.target, unit)} {_uncapped_words(sf)} ({sf.plan.budget} {reg})"
         words = _cap_words(sf)
-        head += (f", {sf.reached} reached ({words} {'cap' if ' and ' in words else 'caps'} it)" if words
-                 else f", {sf.reached} reached ({_whole(sf)})")
+        if words:
+            head += f", {words} {'cap' if ' and ' in words else 'caps'} it"
+    else:
+        head = f"spill-free to {_plural(sf.plan.target, unit)} ({sf.plan.budget} {reg})"
+        if sf.reached is not None and sf.reached < sf.plan.target:
+            words = _cap_words(sf)
+            head += (f", {sf.reached} reached ({words} {'cap' if ' and ' in words else 'caps'} it)" if words
+                     else f", {sf.reached} reached ({_whole(sf)})")
     if kf.next_level is None:
-        if sf is top:
+        if (kf.spill_free_occupancy or 0) >= top.plan.target:
             return head + "; that is the arch's top level"
         return head
     nxt = kf.next_level
@@ -245,7 +273,7 @@ class SpecAccess(Generic[T]):
 
     arch: Callable[[T], Arch]
     num_warps: Callable[[T], int]
-    vary: Callable[[T, str, int], T]  # the same task with one backend option set
+    vary: Callable[[T, str, int | None], T]  # the same task with one backend option set (None: unset)
     key: Callable[[T], tuple]  # matches a task to its records
     record_key: Callable[[Record], tuple]
     label: Callable[[T], str]  # the variant / kernel-source name
@@ -279,19 +307,25 @@ def compile_grouped(tasks: Sequence[T], compile_fn: Callable[[list[T]], list[Rec
 
 
 def level_count(tasks: Sequence[T], access: SpecAccess[T]) -> int:
-    """Compiles the levels of ``tasks`` take (the bisection's few on NVIDIA come on top)."""
-    return sum(len(occupancy_levels(access.arch(t), access.num_warps(t))) for t in tasks)
+    """Compiles the levels of ``tasks`` take, each task's uncapped compile included (the bisection's few on
+    NVIDIA come on top)."""
+    return sum(len(occupancy_levels(access.arch(t), access.num_warps(t))) + 1 for t in tasks)
 
 
 def run_frontier(tasks: Sequence[T], compile_fn: Callable[[list[T]], list[Record]],
                  access: SpecAccess[T] | None = None, bisect: bool = True) -> list[KernelFrontier]:
-    """The frontier of every kernel of every task: all levels compiled in one batch, then (NVIDIA) the
-    bisection rounds, each one batch. A level that fails to compile is a level with its error."""
+    """The frontier of every kernel of every task: all levels and each task's uncapped compile in one batch,
+    then (NVIDIA) the bisection rounds, each one batch. A level that fails to compile is a level with its
+    error."""
     access = access or engine_tasks()
     tasks = list(dict.fromkeys(tasks))
     plans = [occupancy_levels(access.arch(t), access.num_warps(t)) for t in tasks]
     level_tasks = [access.vary(t, p.knob, p.setting) for t, ps in zip(tasks, plans) for p in ps]
-    grouped = iter(compile_grouped(level_tasks, compile_fn, access))
+    # the uncapped compile: the task with the knob unset (the task itself unless it sets the knob), as
+    # analyze compiles it; one more task per spec, in the same batch
+    plain = [t if getattr(access.config(t), _knob(access.arch(t)), None) is None else
+             access.vary(t, _knob(access.arch(t)), None) for t in tasks]
+    grouped = iter(compile_grouped(level_tasks + plain, compile_fn, access))
 
     # (task index, kernel) -> levels, kernels in the order the task's records give them
     per_kernel: dict[tuple[int, str], list[Level]] = {}
@@ -299,26 +333,64 @@ def run_frontier(tasks: Sequence[T], compile_fn: Callable[[list[T]], list[Record
         for p in ps:
             for rec in next(grouped):
                 per_kernel.setdefault((i, rec.kernel), []).append(Level(p, rec))
+    uncapped: dict[tuple[int, str], Level] = {}
+    for i, t in enumerate(tasks):
+        for rec in next(grouped):
+            uncapped[(i, rec.kernel)] = _uncapped_level(rec, _knob(access.arch(t)))
 
-    frontiers = {k: _frontier(tasks[k[0]], k[1], levels, access) for k, levels in per_kernel.items()}
+    frontiers = {k: _frontier(tasks[k[0]], k[1], levels, access, uncapped=uncapped.get(k))
+                 for k, levels in per_kernel.items()}
     if bisect:
         frontiers = _bisect(tasks, frontiers, compile_fn, access)
     return [frontiers[k] for k in per_kernel]
 
 
+def _knob(arch: Arch) -> str:
+    return AMD_KNOB if isinstance(arch, AmdArch) else NVIDIA_KNOB
+
+
+def _uncapped_level(rec: Record, knob: str) -> Level:
+    """The uncapped compile as a Level: its target is the occupancy it reached, its budget what it
+    allocated."""
+    lv = Level(LevelPlan(0, 0, knob, None), rec, uncapped=True)
+    return replace(lv, plan=LevelPlan(lv.reached or 0, lv.allocation or 0, knob, None))
+
+
+def _best(free: Sequence[Level], occupancy: int) -> Level:
+    """The spill-free compile to name for ``occupancy``: a level that reaches it under its own cap (the
+    smallest budget first: the furthest the registers were cut), else the uncapped compile, else a level
+    whose hint the compiler ignored (LLVM drops a waves_per_eu minimum one workgroup cannot meet), else a
+    bisection probe."""
+    at = [lv for lv in free if lv.reached == occupancy]
+
+    def rank(lv: Level) -> tuple[int, int]:
+        if lv.probe:
+            return (3, lv.plan.budget)
+        if lv.uncapped:
+            return (1, 0)
+        return (0 if lv.reached <= lv.plan.target else 2, -lv.plan.target)
+
+    return min(at, key=rank)
+
+
 def _frontier(task: Any, kernel: str, levels: list[Level], access: SpecAccess,
-              probes: Sequence[Level] = (), minimum: int | None = None) -> KernelFrontier:
+              probes: Sequence[Level] = (), minimum: int | None = None,
+              uncapped: Level | None = None) -> KernelFrontier:
     arch = access.arch(task)
     levels = sorted(levels, key=lambda lv: lv.plan.target)
-    free = [lv for lv in levels if lv.spill_free]
-    sf = max(free, key=lambda lv: lv.plan.target) if free else None
-    nxt = next((lv for lv in levels if sf is not None and lv.plan.target > sf.plan.target), None)
-    reached = max((lv.reached for lv in free if lv.reached is not None), default=None)
+    # every compile it made is a candidate: the levels, the uncapped compile, the bisection's probes
+    free = [lv for lv in (*levels, *((uncapped,) if uncapped else ()), *probes)
+            if lv.spill_free and lv.reached is not None]
+    reached = max((lv.reached for lv in free), default=None)
+    sf = _best(free, reached) if reached is not None else None
+    # the next level must aim higher than what is already reached without spills
+    nxt = next((lv for lv in levels if reached is not None and lv.plan.target > max(reached, sf.plan.target)),
+               None)
     kf = KernelFrontier(
         variant=access.label(task), kernel=kernel, arch=arch.name, config=access.config(task),
         unit=AMD_UNIT if isinstance(arch, AmdArch) else NVIDIA_UNIT,
         knob=AMD_KNOB if isinstance(arch, AmdArch) else NVIDIA_KNOB, levels=tuple(levels),
-        probes=tuple(probes), spill_free=sf, next_level=nxt, spill_free_occupancy=reached,
+        probes=tuple(probes), uncapped=uncapped, spill_free=sf, next_level=nxt, spill_free_occupancy=reached,
         min_spill_free_maxnreg=minimum,
     )
     return replace(kf, summary=summarize(kf, arch))
@@ -337,8 +409,12 @@ def _bisect(tasks: Sequence[Any], frontiers: dict[tuple[int, str], KernelFrontie
     searches: dict[tuple[int, str], _Search] = {}
     for k, kf in frontiers.items():
         arch = access.arch(tasks[k[0]])
-        if isinstance(arch, NvidiaArch) and kf.spill_free is not None and kf.next_level is not None \
-                and kf.next_level.ok:
+        # only below a level that reaches the spill-free occupancy under its own cap: every maxnreg between
+        # it and the spilling level above gives that same occupancy, so the answer never lowers it (with
+        # the uncapped compile ahead of every spill-free level, no spill-free cap is known at that occupancy)
+        if isinstance(arch, NvidiaArch) and kf.spill_free is not None and not kf.spill_free.uncapped \
+                and kf.next_level is not None and kf.next_level.ok and not kf.next_level.spill_free \
+                and kf.next_level.plan.budget < kf.spill_free.plan.budget:
             searches[k] = _Search(lo=kf.next_level.plan.budget, hi=kf.spill_free.plan.budget)
     while True:
         pending = {k: s for k, s in searches.items() if s.hi - s.lo > 1}
@@ -364,7 +440,7 @@ def _bisect(tasks: Sequence[Any], frontiers: dict[tuple[int, str], KernelFrontie
     for k, s in searches.items():
         kf = frontiers[k]
         out[k] = _frontier(tasks[k[0]], k[1], list(kf.levels), access, probes=sorted(
-            s.probes, key=lambda lv: lv.plan.budget), minimum=s.hi)
+            s.probes, key=lambda lv: lv.plan.budget), minimum=s.hi, uncapped=kf.uncapped)
     return out
 
 

@@ -16,7 +16,7 @@ from .errors import UsageError
 
 if TYPE_CHECKING:  # imported where used: the CLI imports this module at start-up for its option rules
     from .records import Record
-    from .variants import ConfigRequest
+    from .attention.config import ConfigRequest
 
 # A grid above this many compiles is run only when asked for (`--yes` or `--max-compiles N`): at about a
 # second per compile and core, 10,000 compiles keep a 2-core machine busy for well over an hour.
@@ -71,7 +71,7 @@ def config_requests(axes: Mapping[str, Sequence[Any]], knobs: Mapping[str, Seque
                     causal: bool = False, shape: tuple[int, ...] | None = None) -> list[ConfigRequest]:
     """Checked values per request field (``INT_AXES``' fields, ``dtype``) and per knob -> the requests of
     their cartesian product (one when nothing varies)."""
-    from .variants import ConfigRequest
+    from .attention.config import ConfigRequest
 
     full = {**axes, **{KNOB_PREFIX + name: list(values) for name, values in (knobs or {}).items()}}
     base = ConfigRequest(causal=causal, **({"shape": tuple(shape)} if shape else {}))

@@ -198,20 +198,68 @@ def waves_with_vgprs(arch: AmdArch, vgpr_total: int) -> int:
     return min(max(arch.vgprs_per_simd_lane // rounded, 1), arch.max_waves_per_simd)
 
 
-def waves_with_vgprs_padded(arch: AmdArch, vgpr_total: int, waves_per_eu: int | None) -> int:
-    """Rule 2 under Triton's ``waves_per_eu`` option ("amdgpu-waves-per-eu"="N,N").
+def _align_down(n: int, granule: int) -> int:
+    return n // granule * granule
 
-    LLVM pads the kernel descriptor's VGPR allocation (``NumVGPRsForWavesPerEU``, ``.amdhsa_next_free_vgpr``)
-    to ``IsaInfo::getMinNumVGPRs(N)``: the fewest VGPRs that give exactly N waves, or, when N is below what
-    even the most VGPRs a wave can address gives, that many waves. `.vgpr_count` stays unpadded, so the
-    hardware runs min(rule 2, max(N, waves at the addressable maximum)). Seen on gfx942: 108 VGPRs at
-    waves_per_eu=2 -> next_free_vgpr 169, `; Occupancy: 2`; on gfx1100 (wave32) waves_per_eu=2 cannot go
-    below 5 waves (256 VGPRs) and LLVM says 5.
+
+def llvm_min_num_vgprs(arch: AmdArch, waves: int) -> int:
+    """LLVM ``AMDGPU::IsaInfo::getMinNumVGPRs`` (Utils/AMDGPUBaseInfo.cpp): the fewest VGPRs that give at
+    most ``waves`` waves per SIMD (0: no register count gives fewer than the arch's maximum). Where even
+    the most VGPRs a wave can address leave more waves (RDNA3 wave32: 256 VGPRs still give 5), the answer
+    for that many waves; where no count gives exactly ``waves`` (gfx1100 wave32: 11), the fewest for the
+    next step up (97 VGPRs, 12 waves)."""
+    if waves >= arch.max_waves_per_simd:
+        return 0
+    total, granule, addressable = arch.vgprs_per_simd_lane, arch.vgpr_granule, arch.max_vgprs_total
+    most = _align_down(total // waves, granule)
+    if most == _align_down(total // arch.max_waves_per_simd, granule):
+        return 0
+    fewest_waves = waves_with_vgprs(arch, addressable)
+    if waves < fewest_waves:
+        return llvm_min_num_vgprs(arch, fewest_waves)
+    below_next = _align_down(total // (waves + 1), granule)
+    return min(1 + min(most - granule, below_next), addressable)
+
+
+def llvm_waves_per_eu(arch: AmdArch, waves_per_eu: int | None, max_flat_workgroup: int,
+                      lds_static: int = 0, min_flat_workgroup: int = 1) -> tuple[int, int]:
+    """The waves-per-EU range LLVM keeps for Triton's ``"amdgpu-waves-per-eu"="N,N"`` (None or 0: the
+    attribute is absent, which LLVM reads as ``1,max``).
+
+    LLVM ``AMDGPUSubtarget::getEffectiveWavesPerEU`` (AMDGPUSubtarget.cpp): the default range is
+    (``getWavesPerEUForWorkGroup(maxFlatWG)`` = ceil(ceil(maxFlatWG / wave) / EUsPerCU), the waves a SIMD
+    needs to hold one largest workgroup; ``getOccupancyWithWorkGroupSizes(LDS, flat sizes).second``), its
+    minimum lowered to its maximum; a request whose minimum is below or above that default range, whose
+    minimum exceeds its maximum, or whose maximum exceeds the arch's, is dropped for the default; a kept
+    request's maximum is capped at the default maximum. ``lds_static`` is the LDS LLVM sees (Triton's is
+    dynamic: 0). Measured on Triton 3.9's LLVM, gfx90a/gfx942/gfx950/gfx1100, num_warps 1..16: e.g.
+    ``waves_per_eu=1`` with 8 warps (2 waves/SIMD per workgroup) is dropped and the kernel compiles as
+    without the hint.
     """
-    waves = waves_with_vgprs(arch, vgpr_total)
-    if waves_per_eu:
-        waves = min(waves, max(waves_per_eu, waves_with_vgprs(arch, arch.max_vgprs_total)))
-    return waves
+    hi = _llvm_workgroup_waves(arch, lds_static, min_flat_workgroup, max_flat_workgroup)
+    lo = min(_ceil_div(waves_per_workgroup(arch, max_flat_workgroup), arch.simds_per_cu), hi)
+    first, second = (waves_per_eu, waves_per_eu) if waves_per_eu else (1, arch.max_waves_per_simd)
+    if first < lo or first > hi or first > second or second > arch.max_waves_per_simd:
+        return lo, hi
+    return first, min(second, hi)
+
+
+def llvm_vgpr_allocation(arch: AmdArch, vgpr_total: int, pad_waves: int | None) -> int:
+    """LLVM's ``NumVGPRsForWavesPerEU`` (``AMDGPUAsmPrinter::getSIProgramInfo``), which the kernel
+    descriptor's ``.amdhsa_next_free_vgpr`` carries: the VGPRs used, padded up to
+    ``getMinNumVGPRs(max waves per EU)`` (the maximum of :func:`llvm_waves_per_eu`'s range; None: the
+    arch's maximum, no padding). ``.vgpr_count`` stays unpadded; the hardware allocates this."""
+    pad = llvm_min_num_vgprs(arch, pad_waves) if pad_waves else 0
+    return max(vgpr_total, pad)
+
+
+def waves_with_vgprs_padded(arch: AmdArch, vgpr_total: int, pad_waves: int | None) -> int:
+    """Rule 2 on the allocation LLVM pads for the waves-per-EU range it kept (``pad_waves``: that range's
+    maximum, see :func:`llvm_waves_per_eu`; None: no padding). Seen on gfx942: 108 VGPRs at
+    waves_per_eu=2 -> next_free_vgpr 169, `; Occupancy: 2`; on gfx1100 (wave32) waves_per_eu=2 cannot go
+    below 5 waves (241 VGPRs) and LLVM says 5; waves_per_eu=11 gives 12 (97 VGPRs).
+    """
+    return waves_with_vgprs(arch, llvm_vgpr_allocation(arch, vgpr_total, pad_waves))
 
 
 def waves_with_sgprs(arch: AmdArch, sgpr: int) -> int:
@@ -275,7 +323,7 @@ class _AmdLaunch:
     sgpr: int | None
     lds_bytes: int
     workgroup_size: int
-    waves_per_eu: int | None
+    pad_waves: int | None  # the waves-per-EU maximum LLVM pads the VGPR allocation for (None: no padding)
     round_lds: bool = True  # False: LLVM's view, LDS not rounded to its granule
 
     @property
@@ -283,7 +331,7 @@ class _AmdLaunch:
         return waves_per_workgroup(self.arch, self.workgroup_size)
 
     def register_waves(self, vgpr_total: int) -> int:
-        return waves_with_vgprs_padded(self.arch, vgpr_total, self.waves_per_eu)
+        return waves_with_vgprs_padded(self.arch, vgpr_total, self.pad_waves)
 
     def limit(self, key: str, amount: int) -> int:
         a, wpw = self.arch, self.waves_per_wg
@@ -351,20 +399,41 @@ def _llvm_workgroup_waves(arch: AmdArch, lds_bytes: int, min_wg: int, max_wg: in
     return max(1, min(_ceil_div(max_waves_cu, arch.simds_per_cu), arch.max_waves_per_simd))
 
 
-def llvm_rule_occupancy(arch: AmdArch, vgpr_total: int, sgpr: int | None = None, lds_bytes: int = 0,
-                        workgroup_range: tuple[int, int] | None = None, waves_per_eu: int | None = None) -> int:
-    """Rule 5: what LLVM's ``; Occupancy:`` line computes (``GCNSubtarget::computeOccupancy`` and
-    ``AMDGPUMCExpr::evaluateOccupancy``): min(rule 2, rule 3, rule 4 over the workgroup-size range), with
-    the LDS LLVM sees (the static LDS only for Triton kernels). Default range: LLVM's 1..1024."""
-    lo, hi = workgroup_range or (1, arch.max_threads_per_workgroup)
-    waves = waves_with_vgprs_padded(arch, vgpr_total, waves_per_eu)
+def _llvm_occupancy(arch: AmdArch, vgpr_total: int, sgpr: int | None, lds_bytes: int,
+                    workgroup_range: tuple[int, int], pad_waves: int | None) -> int:
+    """Rule 5 with the VGPR padding given (``pad_waves``, see :func:`waves_with_vgprs_padded`)."""
+    waves = waves_with_vgprs_padded(arch, vgpr_total, pad_waves)
     if sgpr is not None:
         waves = min(waves, waves_with_sgprs(arch, sgpr))
-    return min(waves, _llvm_workgroup_waves(arch, lds_bytes, lo, hi))
+    return min(waves, _llvm_workgroup_waves(arch, lds_bytes, *workgroup_range))
+
+
+def llvm_pad_waves(arch: AmdArch, waves_per_eu: int | None, max_flat_workgroup: int, lds_static: int = 0,
+                   min_flat_workgroup: int = 1) -> int | None:
+    """The waves per EU LLVM pads the VGPR allocation for (``MFI->getMaxWavesPerEU()``: the maximum of
+    :func:`llvm_waves_per_eu`'s range), None when that is the arch's maximum (no padding)."""
+    most = llvm_waves_per_eu(arch, waves_per_eu, max_flat_workgroup, lds_static, min_flat_workgroup)[1]
+    return most if most < arch.max_waves_per_simd else None
+
+
+def llvm_rule_occupancy(arch: AmdArch, vgpr_total: int, sgpr: int | None = None, lds_bytes: int = 0,
+                        workgroup_range: tuple[int, int] | None = None, waves_per_eu: int | None = None) -> int:
+    """Rule 5: what LLVM's ``; Occupancy:`` line computes (``AMDGPUAsmPrinter::getSIProgramInfo``:
+    ``AMDGPUMCExpr::createOccupancy(GCNSubtarget::computeOccupancy(F, LDS), NumSGPRsForWavesPerEU,
+    NumVGPRsForWavesPerEU)``): min(rule 2 on the VGPRs padded for the waves-per-EU range LLVM keeps of
+    ``waves_per_eu`` (:func:`llvm_waves_per_eu`), rule 3, rule 4 over the workgroup-size range), with the
+    LDS LLVM sees (the static LDS only for Triton kernels). Default range: LLVM's 1..1024.
+
+    The SGPRs are padded the same way (``getMinNumSGPRs``), but on GFX9 that padding always leaves at
+    least as many waves as the VGPR padding for the same range, so it never decides the line.
+    """
+    lo, hi = workgroup_range or (1, arch.max_threads_per_workgroup)
+    pad = llvm_pad_waves(arch, waves_per_eu, hi, lds_bytes, lo)
+    return _llvm_occupancy(arch, vgpr_total, sgpr, lds_bytes, (lo, hi), pad)
 
 
 def _amd_note(launch: _AmdLaunch, value: int, llvm_occupancy: int | None, lds_static: int,
-              llvm_max_workgroup: int | None) -> str:
+              llvm_max_workgroup: int | None, waves_per_eu: int | None) -> str:
     """Walk from our number to LLVM's view one difference at a time and name each that changes it.
 
     With LLVM's line: empty when it agrees; else every named step, or, if LLVM's line is not what our
@@ -372,14 +441,16 @@ def _amd_note(launch: _AmdLaunch, value: int, llvm_occupancy: int | None, lds_st
     LLVM's rule for this very launch (LDS granule, whole workgroups).
     """
     a, wg, wpw = launch.arch, launch.workgroup_size, launch.waves_per_wg
-    n, sgpr, wpe, total = launch.vgpr_total, launch.sgpr, launch.waves_per_eu, launch.lds_bytes
+    n, sgpr, pad, total = launch.vgpr_total, launch.sgpr, launch.pad_waves, launch.lds_bytes
     static = min(lds_static, total)
     hi = llvm_max_workgroup or wg
+    # the padding is a fact of the compiled kernel (LLVM decided it for its own workgroup range), so every
+    # step keeps it; only the occupancy formula's view changes
     chain: list[tuple[str, int]] = [
-        ("granule", _AmdLaunch(a, n, sgpr, total, wg, wpe, round_lds=False).value_with({})),
-        ("dynamic", _AmdLaunch(a, n, sgpr, static, wg, wpe, round_lds=False).value_with({})),
-        ("whole", llvm_rule_occupancy(a, n, sgpr, static, (wg, wg), wpe)),
-        ("range", llvm_rule_occupancy(a, n, sgpr, static, (1, hi), wpe)),
+        ("granule", _AmdLaunch(a, n, sgpr, total, wg, pad, round_lds=False).value_with({})),
+        ("dynamic", _AmdLaunch(a, n, sgpr, static, wg, pad, round_lds=False).value_with({})),
+        ("whole", _llvm_occupancy(a, n, sgpr, static, (wg, wg), pad)),
+        ("range", _llvm_occupancy(a, n, sgpr, static, (1, hi), pad)),
     ]
     room = launch.register_waves(n)
     if sgpr is not None:
@@ -413,7 +484,7 @@ def _amd_note(launch: _AmdLaunch, value: int, llvm_occupancy: int | None, lds_st
     if llvm_occupancy == prev:
         return f"{head}: " + "; ".join(r for _, r in steps)
     hint = ""
-    if llvm_occupancy < prev and not wpe:
+    if llvm_occupancy < prev and not waves_per_eu:
         hint = "; a waves_per_eu hint, which pads LLVM's VGPR allocation, would explain a lower value: pass it"
     return f"{head} for a reason vgprscope cannot name: our model of LLVM's rule gives {prev}{hint}"
 
@@ -441,8 +512,10 @@ def amd_occupancy(
     ``workgroup_size``: threads of the real launch (Triton: ``num_warps * wave_size``); None: one wave.
     ``llvm_occupancy``, ``lds_static``, ``llvm_max_workgroup``: LLVM's ``; Occupancy:`` line and what
     LLVM saw (static LDS, ``.max_flat_workgroup_size``), only to explain a difference in ``note``.
-    ``waves_per_eu``: Triton's ``waves_per_eu`` option, which pads the VGPR allocation (see
-    ``waves_with_vgprs_padded``).
+    ``waves_per_eu``: Triton's ``waves_per_eu`` option (``"amdgpu-waves-per-eu"="N,N"``), which pads the
+    VGPR allocation when LLVM keeps it and is dropped, with no effect, when one workgroup of
+    ``llvm_max_workgroup`` threads (default: ``workgroup_size``, as Triton sets it) needs more waves per
+    SIMD (see :func:`llvm_waves_per_eu` and :func:`waves_with_vgprs_padded`).
     """
     if not isinstance(arch, AmdArch):
         raise UsageError(f"{arch.name} is not an AMD arch; use nvidia_occupancy")
@@ -471,7 +544,11 @@ def amd_occupancy(
     if llvm_max_workgroup is not None:
         _check_threads("LLVM's max workgroup size", llvm_max_workgroup, arch.max_threads_per_workgroup)
 
-    launch = _AmdLaunch(arch, vgpr_total, sgpr, lds_bytes, wg, waves_per_eu or None)
+    # the padding LLVM decided for its own flat workgroup range (Triton: 1..num_warps*wave) and static LDS
+    llvm_wg, static = llvm_max_workgroup or wg, min(lds_static, lds_bytes)
+    kept = llvm_waves_per_eu(arch, waves_per_eu, llvm_wg, static)
+    dropped = bool(waves_per_eu) and kept[0] != waves_per_eu
+    launch = _AmdLaunch(arch, vgpr_total, sgpr, lds_bytes, wg, llvm_pad_waves(arch, waves_per_eu, llvm_wg, static))
     limits = launch.limits()
     value = min(limits.values())
     ceiling = limits["workgroup"]
@@ -490,12 +567,19 @@ def amd_occupancy(
     )
     at_max = value >= arch.max_waves_per_simd
     cap_reason = (f"no register cut helps: waves_per_eu={waves_per_eu} pads the VGPR allocation to "
-                  f"{_plural(launch.register_waves(0), unit)}; raise or drop the hint for more") if waves_per_eu else ""
+                  f"{_plural(launch.register_waves(0), unit)}; raise or drop the hint for more"
+                  if waves_per_eu and not dropped else "")
     next_step, headroom = _plan_text(
         value, ceiling, at_max, unit, knobs, launch.limit, launch.value_with, lambda v: _plural(v, unit),
         ceiling_reason, cap_reason,
     )
-    note = _amd_note(launch, value, llvm_occupancy, lds_static, llvm_max_workgroup)
+    note = _amd_note(launch, value, llvm_occupancy, lds_static, llvm_max_workgroup, waves_per_eu)
+    if dropped:
+        lo, hi = kept
+        why = (f"below the {_plural(lo, unit)} one {llvm_wg}-thread workgroup needs" if waves_per_eu < lo else
+               f"above the {_plural(hi, unit)} its workgroup size and {static} B of static LDS allow")
+        note = "; ".join(x for x in (f"waves_per_eu={waves_per_eu} has no effect: LLVM drops a hint {why} "
+                                     "(AMDGPUSubtarget::getEffectiveWavesPerEU) and pads nothing", note) if x)
     if value == 0:
         why = (f"a workgroup needs {lds_bytes} B of LDS, more than the {arch.lds_per_workgroup} B a workgroup "
                f"may have on {arch.name}" if limits.get("lds") == 0 else

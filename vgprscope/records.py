@@ -4,106 +4,56 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields, replace
-from typing import Any
+from typing import Any, Protocol
 
 SCHEMA_VERSION = 1
 
-DTYPES = ("fp16", "bf16")
 
-# The reference problem shape (B, H, Nq, Nk) whose contiguous strides specialise a compile, and on which
-# the traffic model is evaluated. Seqlens are never specialised by the kernels (do_not_specialize).
-DEFAULT_SHAPE = (4, 32, 4096, 4096)
+class Config(Protocol):
+    """What a row's config is to the core, whichever source made it: a captured launch's ``LaunchConfig``,
+    a bundled variant's attention config (``vgprscope.attention.config``), or a config read back from JSON
+    whose kind this process does not know (``DataConfig``). ``key()`` is part of every cache and baseline
+    key: two configs that compile differently never share it."""
 
+    kind: str
 
-@dataclass(frozen=True)
-class KernelConfig:
-    """The whole specialisation of one compile: constexprs, launch knobs and backend options.
+    def key(self) -> str: ...
 
-    Backend options that do not apply to an arch are None; two configs that compile differently never
-    compare equal nor share a ``key()``.
-    """
+    def short(self) -> str: ...
 
-    block_m: int
-    block_n: int
-    head_dim: int
-    dtype: str = "fp16"
-    causal: bool = False
-    num_warps: int = 4
-    num_stages: int = 1
-    waves_per_eu: int | None = None  # AMD
-    matrix_instr_nonkdim: int | None = None  # AMD
-    kpack: int | None = None  # AMD
-    maxnreg: int | None = None  # NVIDIA
-    extra: tuple[tuple[str, Any], ...] = ()  # variant-specific knobs, sorted by name
-    shape: tuple[int, int, int, int] = DEFAULT_SHAPE
+    def flat(self) -> dict[str, Any]: ...
 
-    def as_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["extra"] = dict(self.extra)
-        d["shape"] = list(self.shape)
-        return d
+    def as_dict(self) -> dict[str, Any]: ...
 
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> KernelConfig:
-        d = dict(d)
-        d["extra"] = tuple(sorted((d.get("extra") or {}).items()))
-        d["shape"] = tuple(d.get("shape") or DEFAULT_SHAPE)
-        known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in d.items() if k in known})
+    def option(self, name: str) -> Any: ...
 
-    def key(self) -> str:
-        """A stable hash of the full specialisation (part of every cache and baseline key)."""
-        blob = json.dumps(self.as_dict(), sort_keys=True, separators=(",", ":"))
-        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+    def with_options(self, **options: Any) -> Config: ...
 
-    def get(self, name: str, default: Any = None) -> Any:
-        return dict(self.extra).get(name, default)
+    @property
+    def num_warps(self) -> int | None: ...
 
-    def with_extra(self, **kw: Any) -> KernelConfig:
-        merged = dict(self.extra) | kw
-        return replace(self, extra=tuple(sorted(merged.items())))
+    @property
+    def num_stages(self) -> int | None: ...
 
-    def with_options(self, **options: Any) -> KernelConfig:
-        """The config with these launch options set (a frontier level, a grid point)."""
-        unknown = [k for k in options if k not in _LAUNCH_FIELDS]
-        if unknown:
-            raise ValueError(f"{unknown[0]} is not a launch option of a bundled variant's config")
-        return replace(self, **options)
+    @property
+    def waves_per_eu(self) -> int | None: ...
 
-    kind = "attention"  # a bundled variant's config; the generic one is LaunchConfig
+    @property
+    def maxnreg(self) -> int | None: ...
 
-    def flat(self) -> dict[str, Any]:
-        """The config as flat columns (CSV, dataframes)."""
-        d = {k: v for k, v in self.as_dict().items() if k not in ("extra", "shape")}
-        d["extra"] = ";".join(f"{k}={v}" for k, v in self.extra)
-        d["shape"] = "x".join(map(str, self.shape))
-        return d
-
-    def short(self) -> str:
-        """A compact human label: 128x64 d128 fp16 w4 s1 [causal] [wpe2] [k=v ...]."""
-        parts = [f"{self.block_m}x{self.block_n}", f"d{self.head_dim}", self.dtype, f"w{self.num_warps}",
-                 f"s{self.num_stages}"]
-        if self.causal:
-            parts.append("causal")
-        if self.waves_per_eu:
-            parts.append(f"wpe{self.waves_per_eu}")
-        if self.matrix_instr_nonkdim:
-            parts.append(f"nonk{self.matrix_instr_nonkdim}")
-        if self.kpack and self.kpack != 1:
-            parts.append(f"kpack{self.kpack}")
-        if self.maxnreg:
-            parts.append(f"maxnreg{self.maxnreg}")
-        parts += [f"{k}={v}" for k, v in self.extra]
-        return " ".join(parts)
-
-
-# The fields of a bundled variant's config that are launch options (the rest are constexprs and the shape).
-_LAUNCH_FIELDS = ("num_warps", "num_stages", "waves_per_eu", "matrix_instr_nonkdim", "kpack", "maxnreg")
 
 # Triton's defaults for options a launch did not give, the same on every backend (num_stages is not: the
 # backend's options dataclass decides it, so it stays unset here).
 LAUNCH_DEFAULTS = {"num_warps": 4, "num_ctas": 1}
+
+
+def config_key(d: dict[str, Any]) -> str:
+    """The stable hash of a config's ``as_dict()``: every config kind keys the same way, so a config read
+    back as another class (``DataConfig``) keeps its key."""
+    blob = json.dumps(d, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
 @dataclass(frozen=True)
@@ -179,8 +129,7 @@ class LaunchConfig:
                    if at else None, origin=d.get("origin", ""))
 
     def key(self) -> str:
-        blob = json.dumps(self.as_dict(), sort_keys=True, separators=(",", ":"))
-        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+        return config_key(self.as_dict())
 
     def flat(self) -> dict[str, Any]:
         return {"kind": self.kind, "signature": ",".join(f"{a.name}:{a.type}" for a in self.args),
@@ -213,12 +162,87 @@ def _show(value: Any) -> str:
     return str(value)
 
 
-Config = KernelConfig | LaunchConfig
+@dataclass(frozen=True)
+class DataConfig:
+    """A config read back from JSON (a baseline, a record) whose kind no loaded module registered: its
+    fields as they were written, nothing assumed about them. It keys as the concrete class keys the same
+    dict (``config_key`` of ``as_dict()``), so a baseline compares whichever class reads it; the launch
+    options are read by name, at Triton's defaults where absent."""
+
+    blob: str  # the dict as canonical JSON (a config stays hashable)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> DataConfig:
+        return cls(json.dumps(d, sort_keys=True, separators=(",", ":")))
+
+    @property
+    def kind(self) -> str:
+        return str(self.as_dict().get("kind", ""))
+
+    def as_dict(self) -> dict[str, Any]:
+        return json.loads(self.blob)
+
+    def key(self) -> str:
+        return config_key(self.as_dict())
+
+    def option(self, name: str) -> Any:
+        d = self.as_dict()
+        options = d.get("options") if isinstance(d.get("options"), dict) else d
+        value = options.get(name)
+        return LAUNCH_DEFAULTS.get(name) if value is None else value
+
+    def with_options(self, **options: Any) -> DataConfig:
+        d = self.as_dict()
+        target = d["options"] if isinstance(d.get("options"), dict) else d
+        target.update(options)
+        return DataConfig.from_dict(d)
+
+    @property
+    def num_warps(self) -> int | None:
+        return self.option("num_warps")
+
+    @property
+    def num_stages(self) -> int | None:
+        return self.option("num_stages")
+
+    @property
+    def waves_per_eu(self) -> int | None:
+        return self.option("waves_per_eu")
+
+    @property
+    def maxnreg(self) -> int | None:
+        return self.option("maxnreg")
+
+    def flat(self) -> dict[str, Any]:
+        """Scalars as they are; a list as ``4x32x4096``, a table as ``name=value;...``."""
+        out: dict[str, Any] = {}
+        for k, v in self.as_dict().items():
+            if isinstance(v, list):
+                v = "x".join(map(str, v))
+            elif isinstance(v, dict):
+                v = ";".join(f"{n}={_show(x)}" for n, x in v.items())
+            out[k] = v
+        return out
+
+    def short(self) -> str:
+        return " ".join(f"{k}={v}" for k, v in self.flat().items() if v not in (None, "") and k != "kind")
+
+
+# Readers of config dicts by their ``kind`` (None: a dict with no ``kind``: the bundled variants' attention
+# config predates kinds, and writing one into it would change every key). A package registers its own when
+# its config module is imported; a kind no loaded module registered reads as a DataConfig.
+_READERS: dict[str | None, Callable[[dict[str, Any]], Config]] = {LaunchConfig.kind: LaunchConfig.from_dict}
+
+
+def register_config_kind(kind: str | None, reader: Callable[[dict[str, Any]], Config]) -> None:
+    """Read config dicts of ``kind`` (None: dicts without one) with ``reader``."""
+    _READERS[kind] = reader
 
 
 def config_from_dict(d: dict[str, Any]) -> Config:
-    """A config as ``as_dict`` wrote it: generic (``"kind": "launch"``) or a bundled variant's."""
-    return LaunchConfig.from_dict(d) if d.get("kind") == LaunchConfig.kind else KernelConfig.from_dict(d)
+    """A config as ``as_dict`` wrote it, read by its kind's registered reader, or as a DataConfig."""
+    reader = _READERS.get(d.get("kind"))
+    return reader(d) if reader is not None else DataConfig.from_dict(d)
 
 
 @dataclass(frozen=True)
@@ -386,6 +410,7 @@ class Record:
     # that slot, not a new entry beside a missing one. Variants: the request ("defaults", "shape=1x32x1x8192x8");
     # a capture: the autotune key and config index, or the launch's argument types and ordinal.
     slot: str = ""
+    toolchain: str = ""  # the side that compiled it when not the installed Triton as is: "3.8.0", "3.9.0 X=1"
 
     @property
     def ok(self) -> bool:
@@ -403,7 +428,7 @@ class Record:
             "compile_seconds": round(self.compile_seconds, 3), "triton_version": self.triton_version,
             "source_hash": self.source_hash, "cached": self.cached, "extras": dict(self.extras),
             "identity": self.identity.as_dict() if self.identity else None, "source": self.source,
-            "slot": self.slot,
+            "slot": self.slot, "toolchain": self.toolchain,
         }
 
     @classmethod
@@ -415,5 +440,5 @@ class Record:
             triton_version=d.get("triton_version", ""), source_hash=d.get("source_hash", ""),
             cached=d.get("cached", False), extras=tuple((d.get("extras") or {}).items()),
             identity=KernelIdentity.from_dict(d.get("identity")), source=d.get("source", "variants"),
-            slot=d.get("slot", ""),
+            slot=d.get("slot", ""), toolchain=d.get("toolchain", ""),
         )

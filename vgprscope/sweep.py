@@ -7,12 +7,13 @@ from concurrent.futures import Executor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import loader
+from .attention import loader
 from .archs import DEFAULT_ARCHS, Arch, get_arch
 from .compile.cache import CompileCache
 from .compile.engine import Engine, Task
 from .records import Record
-from .variants import ConfigRequest, select_variants
+from .attention.config import ConfigRequest
+from .attention.variants import select_variants
 
 if TYPE_CHECKING:
     from .capture.model import Capture
@@ -27,7 +28,7 @@ def sweep_items(variant_names: Sequence[str] | None, arch_names: Sequence[str] |
                 requests: Sequence[ConfigRequest], kernel_dir: Path | None = None) -> list:
     """The (variant, config, arch, slot) items of a selection, without planning or compiling (a grid is
     counted before it runs)."""
-    from .sources.variants import variant_task_items
+    from .attention.source import variant_task_items
 
     directory = Path(kernel_dir).resolve() if kernel_dir else loader.BUNDLED_DIR
     return variant_task_items(select_variants(list(variant_names or []), directory), select_archs(arch_names),
@@ -38,7 +39,7 @@ def sweep_tasks(variant_names: Sequence[str] | None, arch_names: Sequence[str] |
                 requests: Sequence[ConfigRequest], kernel_dir: Path | None = None,
                 engine: Engine | None = None) -> list[Task]:
     """The compile tasks of a selection: each variant request planned into its kernels' jobs."""
-    from .sources.variants import variant_tasks
+    from .attention.source import variant_tasks
 
     return variant_tasks(sweep_items(variant_names, arch_names, requests, kernel_dir), engine)
 
@@ -101,14 +102,21 @@ def run_sweep(variant_names: Sequence[str] | None, arch_names: Sequence[str] | N
               requests: Sequence[ConfigRequest], jobs: int | None = None, use_cache: bool = True,
               kernel_dir: Path | None = None,
               on_progress: Callable[[int, int], None] | None = None, executor: Executor | None = None,
-              capture: Path | None = None, capture_overrides: Sequence[dict[str, int]] = ({},)) -> list[Record]:
+              capture: Path | None = None, capture_overrides: Sequence[dict[str, int]] = ({},),
+              toolchains: Sequence = ()) -> list[Record]:
     """Records of the variants (bundled, or a kernel directory) x archs x requests; with ``capture``, of the
     capture file's specialisations on the archs instead (and of the variants too when some are named), each
-    also at every launch-option point of ``capture_overrides`` (``launch_overrides``)."""
+    also at every launch-option point of ``capture_overrides`` (``launch_overrides``); under each of
+    ``toolchains`` (``compile.toolchains.Toolchain``) when given, else the installed Triton."""
     engine = Engine(jobs, CompileCache(enabled=use_cache), executor, on_progress)
     tasks: list[Task] = []
     if capture is None or variant_names or kernel_dir:
         tasks = sweep_tasks(variant_names, arch_names, requests, kernel_dir, engine)
     if capture is not None:
         tasks += capture_tasks(capture, arch_names, capture_overrides)
-    return engine.compile(tasks)
+    if toolchains:
+        tasks = [t.under(tc) for tc in toolchains for t in tasks]
+    try:
+        return engine.compile(tasks)
+    finally:
+        engine.close()

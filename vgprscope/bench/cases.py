@@ -32,7 +32,7 @@ class Case:
 
     @property
     def shape(self) -> tuple[int, ...]:
-        """(B, H, Nq, Nk), with H_kv appended under grouped-query attention (KernelConfig.shape)."""
+        """(B, H, Nq, Nk), with H_kv appended under grouped-query attention (AttentionConfig.shape)."""
         base = (self.batch, self.heads, self.seqlen_q, self.seqlen_k)
         return base + ((self.kv,) if self.kv != self.heads else ())
 

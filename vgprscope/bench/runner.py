@@ -11,7 +11,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from ..records import KernelConfig, Record
+from ..attention.config import AttentionConfig
+from ..records import Record
 from .cases import Case
 from .device import Gpu
 from .timing import Timing
@@ -106,7 +107,7 @@ def _n_sets(case: Case, gpu: Gpu) -> int:
     return max(1, min(8, math.ceil(3 * max(gpu.l2_bytes, 1) / per_set)))
 
 
-def _loaded_regs(variant, cfg: KernelConfig) -> int | None:
+def _loaded_regs(variant, cfg: AttentionConfig) -> int | None:
     """Registers of the kernels the last launch loaded (max over a multi-kernel variant), from the driver."""
     regs = []
     for spec in variant.module().kernel_specs(cfg.as_dict()):
@@ -120,7 +121,7 @@ def _loaded_regs(variant, cfg: KernelConfig) -> int | None:
     return max(regs) if regs else None
 
 
-def _clear_jit_caches(variant, cfg: KernelConfig) -> None:
+def _clear_jit_caches(variant, cfg: AttentionConfig) -> None:
     for spec in variant.module().kernel_specs(cfg.as_dict()):
         caches = getattr(spec["fn"], "device_caches", None)
         if caches is not None:
@@ -141,15 +142,15 @@ def _resource_summary(records: Sequence[Record]) -> tuple[str, str, str, int | N
     return regs, occ, spills, (max(parsed) if parsed else None)
 
 
-def bench_variant(gpu: Gpu, case: Case, variant, cfg: KernelConfig, sets, opts: BenchOptions,
+def bench_variant(gpu: Gpu, case: Case, variant, cfg: AttentionConfig, sets, opts: BenchOptions,
                   resources: Sequence[Record]) -> BenchRow:
-    from ..model import traffic
+    from ..attention.traffic import traffic
 
     row = BenchRow(case=case, name=variant.name, kind="variant", status="ok", config=cfg.short())
     reason = variant.check(cfg)
     if reason:
         return replace(row, status=f"config rejected: {reason}")
-    t = traffic(variant.name, cfg, gpu.sm_count)
+    t = traffic(variant, cfg, gpu.sm_count)
     modelled_s = (t.bytes_read + t.bytes_written) / BUDGET_BANDWIDTH
     if modelled_s > opts.time_budget_s:
         return replace(row, status=f"not run: the traffic model puts one launch at "
@@ -237,10 +238,10 @@ AUTOTUNE_DECODE_GRID = {
 }
 
 
-def autotune_candidates(variant, gpu: Gpu, base: KernelConfig) -> list[KernelConfig]:
+def autotune_candidates(variant, gpu: Gpu, base: AttentionConfig) -> list[AttentionConfig]:
     from itertools import product
 
-    from ..tuning import DECODE_MAX_NQ
+    from ..attention.tuning import DECODE_MAX_NQ
 
     decode = base.shape[2] <= DECODE_MAX_NQ
     grid = (AUTOTUNE_DECODE_GRID if decode else AUTOTUNE_GRID)[gpu.vendor]
@@ -252,8 +253,8 @@ def autotune_candidates(variant, gpu: Gpu, base: KernelConfig) -> list[KernelCon
     return list(dict.fromkeys(out)) or [base]
 
 
-def autotune_variant(gpu: Gpu, case: Case, variant, base: KernelConfig, sets, opts: BenchOptions,
-                     resources_for: Callable[[KernelConfig], Sequence[Record]]) -> BenchRow:
+def autotune_variant(gpu: Gpu, case: Case, variant, base: AttentionConfig, sets, opts: BenchOptions,
+                     resources_for: Callable[[AttentionConfig], Sequence[Record]]) -> BenchRow:
     """Time every candidate briefly, keep the fastest that passes the gate, then time it properly."""
     quick = replace(opts, rep_ms=max(opts.rep_ms / 4, 25.0))
     tried = [bench_variant(gpu, case, variant, cfg, sets, quick, resources_for(cfg))
@@ -275,8 +276,8 @@ def run_bench(gpu: Gpu, cases: Sequence[Case], opts: BenchOptions,
     import torch
 
     from ..compile.engine import Engine
-    from ..sources.variants import variant_tasks
-    from ..variants import resolve_config, select_variants
+    from ..attention.source import variant_tasks
+    from ..attention.variants import resolve_config, select_variants
     from .anchors import ANCHORS
 
     variants = select_variants(list(opts.variants))
@@ -295,7 +296,7 @@ def run_bench(gpu: Gpu, cases: Sequence[Case], opts: BenchOptions,
     for r in engine.compile(variant_tasks(items, engine)):
         resources.setdefault((r.variant, r.config.key()), []).append(r)
 
-    def resources_for(variant, cfg: KernelConfig) -> list[Record]:
+    def resources_for(variant, cfg: AttentionConfig) -> list[Record]:
         return resources.get((variant.name, cfg.key()), [])
 
     total = len(cases) * (len(variants) + (len(ANCHORS) if opts.anchors else 0))

@@ -118,6 +118,8 @@ def _relative(path: str | None, base: Path | None, project: Path | None) -> str 
     if not path or base is None or project is None:
         return path
     p = Path(path).resolve()
+    if any(part in ("site-packages", "dist-packages") for part in p.parts):
+        return path  # an installed library (a virtual environment may sit inside the project): by module name
     try:
         p.relative_to(project)
     except ValueError:

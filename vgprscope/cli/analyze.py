@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Annotated, Optional
+
 import typer
 
 from .app import app
+from .diff import SetOpt, TritonOpt, history_output, resolve_toolchains
 from .capture import CaptureOpt
 from .common import (
     ArchOpt, BlockMOpt, BlockNOpt, CausalOpt, Dtype, DtypeOpt, Format, FormatOpt, HeadDimOpt, JobsOpt,
@@ -19,7 +23,7 @@ from .grid import (
 
 def config_request(block_m, block_n, head_dim, dtype, causal, num_warps, num_stages, waves_per_eu,
                    matrix_instr_nonkdim, kpack, maxnreg, knobs=None):
-    from ..variants import ConfigRequest, parse_knobs
+    from ..attention.config import ConfigRequest, parse_knobs
 
     return ConfigRequest(block_m=block_m, block_n=block_n, head_dim=head_dim, dtype=dtype.value, causal=causal,
                          num_warps=num_warps, num_stages=num_stages, waves_per_eu=waves_per_eu,
@@ -86,18 +90,28 @@ def analyze(
     yes: YesOpt = False,
     max_compiles: MaxCompilesOpt = None,
     scheduler: SchedulerOpt = None,
+    triton: TritonOpt = None,
+    setting: SetOpt = None,
+    plot: Annotated[Optional[Path], typer.Option(
+        "--plot", help="With several --triton: a PNG of registers and spills per release per kernel")] = None,
 ) -> None:
     """Registers, spills, LDS and occupancy of each variant on each arch, compiled here without a GPU.
 
-    Several values of a config option make a grid: every combination is compiled."""
+    Several values of a config option make a grid: every combination is compiled. Several --triton (or a
+    range, 3.4.0..3.9.0) give each kernel's history, release by release."""
     from ..grid import group_records, sort_records
     from .grid import grid_requests, guarded_sweep
 
     requests = grid_requests(block_m=block_m, block_n=block_n, head_dim=head_dim, dtype=dtype, causal=causal,
                              num_warps=num_warps, num_stages=num_stages, waves_per_eu=waves_per_eu,
                              matrix_instr_nonkdim=matrix_instr_nonkdim, kpack=kpack, maxnreg=maxnreg, knob=knob)
+    sides = resolve_toolchains(triton, setting)
     records = guarded_sweep(variant, arch, requests, jobs=jobs, use_cache=not no_cache, kernel_dir=kernel_dir,
-                            yes=yes, max_compiles=max_compiles, scheduler=scheduler, capture=capture)
+                            yes=yes, max_compiles=max_compiles, scheduler=scheduler, capture=capture,
+                            toolchains=sides)
+    if len(sides) > 1:
+        history_output(records, sides, format, output, wide, plot)
+        return
     records = sort_records(group_records(records) if len(requests) > 1 else records, sort)
     code = summarize_failures(records)
     emit(render(records, format, "analyze", title="vgprscope analyze", wide=wide), output)

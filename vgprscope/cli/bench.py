@@ -56,7 +56,8 @@ def bench(
     from ..bench.device import current_gpu, machine
     from ..bench.output import RENDERERS
     from ..bench.runner import BenchOptions, run_bench
-    from ..variants import check_backend_options, check_knobs, select_variants
+    from ..attention.config import check_backend_options
+    from ..attention.variants import check_knobs, select_variants
     from .grid import grid_requests
 
     from ..extras import require_torch

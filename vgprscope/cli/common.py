@@ -47,14 +47,21 @@ def warnings_as_diagnostics():
     """The core's warnings (a compile cache that cannot be written, ...) as one stderr line each, once."""
     shown: set[str] = set()
 
+    from ..compile.cache import CacheWarning
+
+    original = warnings.showwarning
+
     def show(message, category, filename, lineno, file=None, line=None):
+        if not issubclass(category, CacheWarning):  # a library's own warning: Python's way, unchanged
+            original(message, category, filename, lineno, file, line)
+            return
         text = str(message)
         if text not in shown:
             shown.add(text)
             err(f"warning: {text}")
 
     with warnings.catch_warnings():
-        warnings.simplefilter("always")
+        warnings.simplefilter("always", CacheWarning)  # the core's own; others keep Python's defaults
         warnings.showwarning = show
         yield
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
@@ -123,6 +124,8 @@ def compare(
     capture: CaptureOpt = None,
 ) -> None:
     """Each strategy's registers, spills, LDS, occupancy and memory traffic, with deltas against baseline."""
+    from ..attention.traffic import line_traffic
+    from ..attention.variants import load_variants
     from ..bench.cases import parse_shape
     from ..compare import compare as compare_lines
     from ..report import compare_view as view
@@ -139,9 +142,11 @@ def compare(
     records = guarded_sweep(strategies, arch, requests, jobs=jobs, use_cache=not no_cache, kernel_dir=kernel_dir,
                             yes=yes, max_compiles=max_compiles, scheduler=scheduler, capture=capture)
     code = summarize_failures(records)
+    # the variants' traffic model on their lines (the kernel directory's variants, or the bundled ones)
+    traffic = line_traffic(load_variants(Path(kernel_dir).resolve()).values() if kernel_dir else None)
     # one table per arch (and per grid point: each compared with the baseline of the same request)
     per_arch = {key: lines for key, recs in per_request(strategies, arch, requests, records, kernel_dir).items()
-                for key, lines in _keyed(key, compare_lines(recs)).items()}
+                for key, lines in _keyed(key, compare_lines(recs, traffic)).items()}
     extra, headers, gpu_machine, b_extra = (None, (), None, None)
     if frontier:
         per_arch, extra, headers = _frontier_columns(per_arch, strategies, arch, requests, jobs=jobs,

@@ -94,7 +94,7 @@ def grid_requests(*, block_m=None, block_n=None, head_dim=None, dtype=None, caus
                   knob=None, shape: tuple[int, int, int, int] | None = None) -> list:
     """The options' values -> the ConfigRequests of their cartesian product (one when nothing varies)."""
     from ..grid import config_requests
-    from ..records import DTYPES
+    from ..attention.config import DTYPES
 
     given = {"block_m": block_m, "block_n": block_n, "head_dim": head_dim, "num_warps": num_warps,
              "num_stages": num_stages, "waves_per_eu": waves_per_eu, "matrix_instr_nonkdim": matrix_instr_nonkdim,
@@ -131,13 +131,13 @@ def sample_of(tasks: Sequence[Any], jobs: int | None) -> list[Any]:
 
 
 def guarded_sweep(variants, arch, requests, *, jobs=None, use_cache=True, kernel_dir=None, yes=False,
-                  max_compiles=None, scheduler=None, capture=None) -> list:
+                  max_compiles=None, scheduler=None, capture=None, toolchains=()) -> list:
     """The library's sweep of a grid (refused when over the compile limit, with the time it would take; run
     on the Dask scheduler when one is named), with a progress bar."""
     from ..library.tasks import Selection, sweep
     from .progress import compile_progress
 
-    sel = Selection.of(variants, arch, requests, kernel_dir, capture)
+    sel = Selection.of(variants, arch, requests, kernel_dir, capture, toolchains=toolchains)
     with compile_progress() as progress:
         return sweep(sel, jobs=jobs, use_cache=use_cache, yes=yes, max_compiles=max_compiles, scheduler=scheduler,
                      on_progress=progress)

@@ -149,9 +149,9 @@ def archs_cmd(format: FormatOpt = Format.table, output: OutputOpt = None, wide: 
 def variants_cmd(format: FormatOpt = Format.table, output: OutputOpt = None, kernel_dir: KernelDirOpt = None,
                  wide: WideOpt = False) -> None:
     """The attention variants: strategy, seed, what each trades, and its kernels (nothing is compiled)."""
-    from .. import loader
+    from ..attention import loader
     from ..report.formats import Column, Footnotes, build_table, render_table
-    from ..variants import load_variants
+    from ..attention.variants import load_variants
 
     directory = (kernel_dir.resolve() if kernel_dir else loader.BUNDLED_DIR)
     variants = load_variants(directory)

@@ -59,6 +59,7 @@ class RowInfo:
     slot: str = ""
     extras: tuple[tuple[str, Any], ...] = ()
     variant: Any = field(default=None, compare=False)  # the bundled Variant (traffic model, bench)
+    toolchain: str = ""  # the side that compiles it, when not the installed Triton as is (Toolchain.label)
 
 
 @dataclass(frozen=True)
@@ -90,6 +91,11 @@ class Task:
         """The same task with these launch options set: its job and its row's config follow."""
         job = self.job.with_options(**options) if self.job is not None else None
         return replace(self, job=job, row=replace(self.row, config=self.row.config.with_options(**options)))
+
+    def under(self, toolchain: Any) -> Task:
+        """The same task compiled by another toolchain (``compile.toolchains.Toolchain``), with its settings."""
+        job = self.job.with_toolchain(toolchain.id, dict(toolchain.settings)) if self.job is not None else None
+        return replace(self, job=job, row=replace(self.row, toolchain=toolchain.label))
 
 
 def target_of(arch: Arch) -> Target:
@@ -201,14 +207,15 @@ def _record(task: Task, result: dict[str, Any], tv: str, cached: bool, deps: dic
                   usage=usage, occupancy=occ, compile_seconds=float(result.get("seconds") or 0.0),
                   triton_version=tv, source_hash=_deps_hash(deps) or row.source_hash, cached=cached,
                   identity=row.identity, source=row.source,
-                  extras=row.extras + ((("note", result["note"]),) if result.get("note") else ()), slot=row.slot)
+                  extras=row.extras + ((("note", result["note"]),) if result.get("note") else ()), slot=row.slot,
+                  toolchain=row.toolchain)
 
 
 def _reason_record(task: Task, reason: str, tv: str) -> Record:
     row = task.row
     return Record(variant=row.label, kernel=row.kernel, arch=task.arch.name, config=row.config, status=reason,
                   triton_version=tv, source_hash=row.source_hash, identity=row.identity, source=row.source,
-                  extras=row.extras, slot=row.slot)
+                  extras=row.extras, slot=row.slot, toolchain=row.toolchain)
 
 
 # ---------------------------------------------------------------------------------------- executors
@@ -290,6 +297,19 @@ atexit.register(_Pool.close)
 _HEALTH_S = 2.0
 
 
+class _OnCluster:
+    """A cluster's executor for another toolchain's requests: each runs under that toolchain on the worker."""
+
+    def __init__(self, executor: Executor, toolchain: dict[str, str]):
+        self.executor, self.toolchain = executor, toolchain
+        self.check = getattr(executor, "check", None)
+
+    def submit(self, fn: Callable, request: dict[str, Any]) -> Future:
+        from .toolchains import run_on_worker
+
+        return self.executor.submit(run_on_worker, self.toolchain, request)
+
+
 def _lost(exc: BaseException) -> bool:
     """Whether an executor's exception says the cluster went away rather than one compile failed."""
     return isinstance(exc, CancelledError) or type(exc).__name__ in ("CommClosedError", "FutureCancelledError",
@@ -312,18 +332,34 @@ class Engine:
     on_progress: Callable[[int, int], None] | None = None
     # this run's raw outputs by cache key, for ``raw_outputs`` when the cache cannot keep them
     answers: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
+    pools: dict[str, Any] = field(default_factory=dict, repr=False)  # toolchain id -> its worker subprocesses
 
-    def _submit_all(self, requests: list[dict[str, Any]], on_answer: Callable[[int, dict[str, Any]], None]) -> None:
+    def _executor(self, toolchain_id: str, workers: int) -> Any:
+        """Where requests of a toolchain go: the installed Triton's process pool (or the cluster); another
+        release's or environment's worker subprocesses (on a cluster: installed there on first use)."""
+        if toolchain_id == "":
+            return self.executor if self.executor is not None else _Pool.get(max(workers, 1))
+        from . import toolchains
+
+        tc = toolchains.by_id(toolchain_id)
+        if self.executor is not None:
+            return _OnCluster(self.executor, {"kind": tc.kind, "version": tc.version, "python": tc.python})
+        if toolchain_id not in self.pools:
+            self.pools[toolchain_id] = toolchains.ToolchainPool(tc, max(workers, 1))
+        return self.pools[toolchain_id]
+
+    def _submit_all(self, requests: list[dict[str, Any]], on_answer: Callable[[int, dict[str, Any]], None],
+                    toolchain_id: str = "") -> None:
         """Answer every request, in parallel when there are several, calling ``on_answer(i, answer)``."""
         if not requests:
             return
         workers = min(self.jobs or os.cpu_count() or 1, len(requests))
-        if self.executor is None and workers <= 1 and not _interpreting():
+        if toolchain_id == "" and self.executor is None and workers <= 1 and not _interpreting():
             # in this process: the worker environment is set and restored around each job
             for i, req in enumerate(requests):
                 on_answer(i, _in_process(req))
             return
-        pool = self.executor if self.executor is not None else _Pool.get(max(workers, 1))
+        pool = self._executor(toolchain_id, workers)
         check = getattr(pool, "check", None)  # a cluster that can tell it lost its workers (compile.cluster)
         futures: dict[Future, int] = {pool.submit(worker.run, req): i for i, req in enumerate(requests)}
         try:
@@ -350,7 +386,11 @@ class Engine:
         except BaseException:
             for fut in futures:
                 fut.cancel()
-            if self.executor is None:
+            if toolchain_id:
+                kill = getattr(pool, "kill", None)
+                if kill is not None:
+                    kill()
+            elif self.executor is None:
                 _Pool.kill()
             raise
 
@@ -389,14 +429,22 @@ class Engine:
 
     # ------------------------------------------------------------------------------------ compiling
 
+    def _version(self, toolchain_id: str) -> str:
+        """The Triton version a toolchain compiles with (what its answers and cache entries must say)."""
+        from . import toolchains
+
+        return triton_version() if toolchain_id == "" else toolchains.by_id(toolchain_id).version
+
     def compile(self, tasks: Iterable[Task]) -> list[Record]:
-        """Records of every task, in order. Cached entries are read (and checked), the rest compiled."""
+        """Records of every task, in order. Cached entries are read (and checked), the rest compiled, each
+        under its job's toolchain (one after the other, each on ``jobs`` workers)."""
         tasks = list(tasks)
-        tv = triton_version()
         records: list[Record | None] = [None] * len(tasks)
         misses: list[int] = []
         keys: dict[int, str] = {}
+        versions: dict[int, str] = {}
         for i, task in enumerate(tasks):
+            tv = versions[i] = self._version(task.job.toolchain if task.job is not None else "")
             reason = task.reason or (untargetable(task.arch) if task.job is not None else "nothing to compile")
             if reason:
                 records[i] = _reason_record(task, reason, tv)
@@ -419,10 +467,9 @@ class Engine:
         if self.on_progress:
             self.on_progress(0, len(misses))
 
-        def answered(j: int, answer: dict[str, Any]) -> None:
+        def answered(i: int, answer: dict[str, Any]) -> None:
             nonlocal done
-            i = misses[j]
-            task = tasks[i]
+            task, tv = tasks[i], versions[i]
             self._check_version(answer, tv)
             result = _result(task.arch, answer)
             deps = answer.get("deps")
@@ -439,19 +486,31 @@ class Engine:
             if self.on_progress:
                 self.on_progress(done, len(misses))
 
-        self._submit_all([{"op": "compile", "job": tasks[i].job.as_dict()} for i in misses], answered)
+        by_toolchain: dict[str, list[int]] = {}
+        for i in misses:
+            by_toolchain.setdefault(tasks[i].job.toolchain, []).append(i)
+        for toolchain_id, group in by_toolchain.items():
+            self._submit_all([{"op": "compile", "job": tasks[i].job.as_dict()} for i in group],
+                             lambda j, answer, group=group: answered(group[j], answer), toolchain_id)
         return [r for r in records if r is not None]
 
     def raw_outputs(self, task: Task) -> dict[str, Any] | None:
         """The compiler's raw outputs of a task compiled before (TTGIR, AMDGCN, cubin), for ``explain``."""
         if task.job is None or task.reason:
             return None
-        key = entry_key(task.job.key(), triton_version())
+        tv = self._version(task.job.toolchain)
+        key = entry_key(task.job.key(), tv)
         if key in self.answers:
             return self.answers[key]
-        if self.cache.load(key, arch=task.arch.name, triton_version=triton_version()) is None:
+        if self.cache.load(key, arch=task.arch.name, triton_version=tv) is None:
             return None
         return self.cache.load_raw(key)
+
+    def close(self) -> None:
+        """Shut the toolchain workers this engine started (the installed Triton's pool is shared)."""
+        for pool in self.pools.values():
+            pool.shutdown(wait=False)
+        self.pools.clear()
 
 
 def _interpreting() -> bool:

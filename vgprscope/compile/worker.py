@@ -249,7 +249,8 @@ def _function_source(fn: Any, job: dict[str, Any], backend: Any) -> Any:
             raise kernel_load.LoadError(f"parameter {p.name} became a constexpr since the launch was recorded: "
                                         "capture again")
     binder = create_function_from_signature(fn.signature, fn.params, backend)
-    bound, specialization, _ = binder(*[stand_in(by_name[n]) for n in params])
+    with _torch_if_missing():
+        bound, specialization, _ = binder(*[stand_in(by_name[n]) for n in params])
     signature = {n: s[0] for n, s in zip(params, specialization)}
     values = list(bound.values())
     constexprs = {(i,): values[i] for i, s in enumerate(specialization) if s[0] == "constexpr"}
@@ -261,28 +262,140 @@ def _function_source(fn: Any, job: dict[str, Any], backend: Any) -> Any:
     return ASTSource(fn=fn, signature=signature, constexprs=constexprs, attrs=attrs)
 
 
+@contextlib.contextmanager
+def _torch_if_missing():
+    """Triton 3.6's HIP binder imports torch to test a tensor's storage size, even for an argument that
+    answers ``ptr_range()`` (ours do); a compile worker has no torch. While the binder runs, a placeholder
+    module stands in whose Tensor nothing is an instance of, so the pointer's own range decides, as it would
+    for a real tensor of that size."""
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        import types
+
+        placeholder = types.ModuleType("torch")
+        placeholder.Tensor = type("Tensor", (), {})
+        sys.modules["torch"] = placeholder
+        try:
+            yield
+        finally:
+            if sys.modules.get("torch") is placeholder:
+                del sys.modules["torch"]
+        return
+    yield
+
+
+def _option_names(backend: Any) -> list[str]:
+    import dataclasses
+
+    return sorted(f.name for f in dataclasses.fields(type(backend.parse_options({}))))
+
+
+def _unknown_options(backend: Any, options: dict[str, Any]) -> list[str]:
+    known = set(_option_names(backend))
+    return [k for k in options if k not in known]
+
+
+_LLD_STAND_IN = """import shutil, sys
+a = sys.argv[1:]
+if "--version" in a:
+    print("LLD stand-in (vgprscope): the linked kernel binary is not read")
+else:
+    out = a[a.index("-o") + 1]
+    src = [x for i, x in enumerate(a) if not x.startswith("-") and a[i - 1] != "-o"][-1]
+    shutil.copyfile(src, out)
+"""
+
+
+def _lld_for(backend: Any) -> None:
+    """Triton 3.4 and older link AMD kernels with ROCm's ld.lld, which a GPU-free machine does not have:
+    give them a stand-in that copies the object. The AMDGCN text and metadata every number comes from are
+    made before the link; the linked binary is never read."""
+    find = getattr(type(backend), "path_to_rocm_lld", None)
+    if find is None or os.environ.get("TRITON_HIP_LLD_PATH"):
+        return
+    try:
+        find()
+        return
+    except Exception:
+        pass
+    path = os.path.join(_scratch_dir(), "ld.lld")
+    if not os.path.exists(path):
+        with open(path, "w") as f:
+            f.write(f"#!{sys.executable}\n{_LLD_STAND_IN}")
+        os.chmod(path, 0o755)
+    os.environ["TRITON_HIP_LLD_PATH"] = path
+
+
 # ---------------------------------------------------------------------------------------------- compile
 
-def _cuobjdump_resources(cubin: bytes) -> str:
-    from triton import knobs
+def _nvidia_tool(name: str) -> str:
+    """A CUDA tool shipped in the Triton wheel, where this release keeps it (knobs from 3.4 on)."""
+    try:
+        from triton import knobs
 
+        return getattr(knobs.nvidia, name).path
+    except (ImportError, AttributeError):
+        from triton.backends.nvidia import compiler as nv
+
+        return nv._path_to_binary(name)[0]
+
+
+def _cuobjdump_resources(cubin: bytes) -> str:
     with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
         f.write(cubin)
         f.flush()
-        return subprocess.run([knobs.nvidia.cuobjdump.path, "--dump-resource-usage", f.name], check=True,
+        return subprocess.run([_nvidia_tool("cuobjdump"), "--dump-resource-usage", f.name], check=True,
                               capture_output=True, text=True).stdout
 
 
 def _ptxas_version(capability: int) -> str:
     from triton.backends.nvidia import compiler as nv
 
-    text = nv.get_ptxas_version(capability)
+    try:
+        text = nv.get_ptxas_version(capability)
+    except TypeError:  # releases whose ptxas does not depend on the arch
+        text = nv.get_ptxas_version()
     text = text.decode() if isinstance(text, bytes) else str(text)
     lines = [ln for ln in text.splitlines() if "release" in ln]
     return lines[0].strip() if lines else text.strip()[:80]
 
 
-def _collect(kernel: Any, target: dict[str, Any], captured: io.StringIO, out: dict[str, Any]) -> None:
+@contextlib.contextmanager
+def _ptxas_tap():
+    """Keep what ptxas printed when Triton's NVIDIA backend ran it: releases before 3.5 run ``ptxas -v`` but
+    print its log only on failure (later ones print it with TRITON_DUMP_PTXAS_LOG). The log is read from the
+    file Triton itself gives ptxas as stderr, right after the command Triton built ran."""
+    logs: list[str] = []
+    try:
+        from triton.backends.nvidia import compiler as nv
+    except ImportError:
+        yield logs
+        return
+    module = getattr(nv, "subprocess", None)
+    original = getattr(module, "run", None)
+    if original is None:
+        yield logs
+        return
+
+    def run(cmd, *args, **kwargs):
+        done = original(cmd, *args, **kwargs)
+        err = kwargs.get("stderr")
+        if isinstance(cmd, (list, tuple)) and cmd and "ptxas" in os.path.basename(str(cmd[0])) \
+                and hasattr(err, "name") and os.path.exists(err.name):
+            with open(err.name) as f:
+                logs.append(f.read())
+        return done
+
+    module.run = run
+    try:
+        yield logs
+    finally:
+        module.run = original
+
+
+def _collect(kernel: Any, target: dict[str, Any], captured: io.StringIO, out: dict[str, Any],
+             ptxas_logs: list[str] | None = None) -> None:
     """The raw outputs the parsers read, per vendor: AMDGCN text; or ptxas's log, cuobjdump's resource
     usage and the cubin (for explain's spill sites), all with the TTGIR (explain's live tensors)."""
     out["num_warps"] = int(kernel.metadata.num_warps)
@@ -293,7 +406,8 @@ def _collect(kernel: Any, target: dict[str, Any], captured: io.StringIO, out: di
         out["amdgcn"] = kernel.asm["amdgcn"]
     else:
         out["cubin_b64"] = base64.b64encode(kernel.asm["cubin"]).decode("ascii")
-        out["ptxas_log"] = captured.getvalue()
+        log = captured.getvalue()
+        out["ptxas_log"] = log if "Used" in log or not ptxas_logs else "\n".join(ptxas_logs)
         out["cuobjdump"] = _cuobjdump_resources(kernel.asm["cubin"])
         out["ptxas_version"] = _ptxas_version(int(target["arch"]))
 
@@ -307,6 +421,15 @@ def _compile(job: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
     t = job["target"]
     target = GPUTarget(t["backend"], t["arch"], t["warp_size"])
     backend = make_backend(target)
+    options = dict(job.get("options") or {})
+    unknown = _unknown_options(backend, options)
+    if unknown:
+        # a release silently drops options it does not know: that would be another compile, not this one
+        return out | {"error": f"Triton {triton_version()} has no launch option {unknown[0]!r} for {t['backend']} "
+                               f"(it would be ignored); options it takes: {', '.join(_option_names(backend))}",
+                      "error_kind": COMPILE}
+    if t["backend"] == "hip":
+        _lld_for(backend)
     fn = None
     if kind == "function":
         try:
@@ -334,10 +457,10 @@ def _compile(job: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
         src = tmp.name
     t0 = time.perf_counter()
     try:
-        with _quiet() as captured:
-            kernel = triton.compile(src, target=target, options=dict(job.get("options") or {}))
+        with _quiet() as captured, _ptxas_tap() as ptxas_logs:
+            kernel = triton.compile(src, target=target, options=options)
         out["seconds"] = time.perf_counter() - t0
-        _collect(kernel, t, captured, out)
+        _collect(kernel, t, captured, out, ptxas_logs)
     except Exception as exc:
         if _kind(exc) == ENVIRONMENT:
             raise
@@ -523,6 +646,11 @@ if __name__ == "__main__":
     if sys.argv[1:] == ["--serve"]:
         serve()
     elif sys.argv[1:] == ["--version"]:
+        configure()
+        try:
+            import triton  # noqa: F401
+        except Exception as exc:  # the probe's one line says why
+            print(f"cannot import triton: {one_line(exc)}", file=sys.stderr)
         print(json.dumps({"triton_version": triton_version(), "protocol": PROTOCOL}))
     else:
         print("usage: python worker.py --serve | --version", file=sys.stderr)

@@ -46,7 +46,7 @@ class Entry:
     kernel: str
     arch: str
     slot: str
-    config: Config  # a bundled variant's KernelConfig or a captured kernel's LaunchConfig
+    config: Config  # the config the source compiled (records.Config: a captured kernel's LaunchConfig, ...)
     config_key: str
     status: str
     usage: ResourceUsage | None

@@ -141,7 +141,7 @@ def cells(d: EntryDiff) -> list[str]:
             _value_cell(d, REGISTERS, plain=True), _value_cell(d, ("occupancy",), plain=True), details(d)]
 
 
-def summary(result: GateResult) -> str:
+def summary(result: GateResult, command: str = "check") -> str:
     n_fail = len(result.failures)
     new, missing = result.of_state(State.NEW), result.of_state(State.MISSING)
     counts = [f"{result.count(Change.WORSE)} worse", f"{result.count(Change.BETTER)} better",
@@ -157,10 +157,14 @@ def summary(result: GateResult) -> str:
     verdict = f"FAILED: {n_fail} of {len(result.entries)} entries" if n_fail else "passed"
     if n_fail and result.fail_on_change:
         verdict += " (--fail-on-change)"
-    return f"vgprscope check {verdict}: " + ", ".join(counts)
+    return f"vgprscope {command} {verdict}: " + ", ".join(counts)
 
 
 def versions_line(result: GateResult, baseline_path: str) -> str:
+    """What was compared with what: the baseline file and both Tritons (``diff`` passes its sides instead
+    of a path, as ``sides: ...``)."""
+    if baseline_path.startswith("sides: "):
+        return baseline_path.removeprefix("sides: ")
     same = result.baseline_triton == result.current_triton
     now = "same Triton" if same else f"Triton {result.current_triton} now"
     return f"baseline {baseline_path} (Triton {result.baseline_triton}), {now}"
@@ -272,7 +276,7 @@ def _labels(result: GateResult) -> tuple[str, dict[str, str]]:
 
 
 def to_table(result: GateResult, machine_line: str | Sequence[str], baseline_path: str, *, wide: bool = False,
-             width: int | None = None) -> str:
+             width: int | None = None, command: str = "check") -> str:
     """The terminal view: one row per entry, regressions first; details as footnotes unless ``wide``.
     ``machine_line``: the machine line, or its fields (wrapped to the width)."""
     from ..report.formats import output_width, wrap, wrap_fields
@@ -281,7 +285,7 @@ def to_table(result: GateResult, machine_line: str | Sequence[str], baseline_pat
     shared, labels = _labels(result)
     show_config = wide or not set(labels.values()) <= {"-"}
     show_slot = wide or _needs_slots(result)
-    title = "vgprscope check" + (f" (every config: {shared})" if shared and not wide else "")
+    title = f"vgprscope {command}" + (f" (every config: {shared})" if shared and not wide else "")
     slots = list(dict.fromkeys(d.entry.slot for d in result.entries))
     def attempt(level: int):
         notes = Footnotes()
@@ -306,17 +310,17 @@ def to_table(result: GateResult, machine_line: str | Sequence[str], baseline_pat
     lines = [head, wrap(versions_line(result, baseline_path), width, "  "), *(wrap(n, width, "  ") for n in result.notes)]
     text = render_table(table, footnotes=notes, notes=legend_lines, wide=wide, width=width)
     legend = wrap(LEGEND.replace("`", ""), width if not wide else 10**4, "  ")
-    return "\n".join(lines) + "\n" + text + wrap(summary(result), width, "  ") + "\n" + legend + "\n"
+    return "\n".join(lines) + "\n" + text + wrap(summary(result, command), width, "  ") + "\n" + legend + "\n"
 
 
 # ---- markdown, json, benchmark json, annotations ----------------------------------------------------
 
-def to_markdown(result: GateResult, machine_line: str, baseline_path: str) -> str:
+def to_markdown(result: GateResult, machine_line: str, baseline_path: str, command: str = "check") -> str:
     """A PR comment: the verdict, the changed entries, the unchanged ones folded away."""
     def changed(d: EntryDiff) -> bool:
         return d.change is not Change.SAME or d.fails or bool(d.changed_metrics) or d.config_changed
 
-    out = [f"## {summary(result)}", "", f"Machine: {machine_line}  ", f"{versions_line(result, baseline_path)}"]
+    out = [f"## {summary(result, command)}", "", f"Machine: {machine_line}  ", f"{versions_line(result, baseline_path)}"]
     out += [f"  \n{n}" for n in result.notes]
     out.append("")
     rows = [cells(d) for d in result.entries if changed(d)]
@@ -334,7 +338,8 @@ def _metric_json(m: MetricDiff) -> dict[str, Any]:
             "fails": m.fails}
 
 
-def to_json(result: GateResult, machine: dict[str, Any], baseline_path: str, exit_code: int | None = None) -> str:
+def to_json(result: GateResult, machine: dict[str, Any], baseline_path: str, exit_code: int | None = None,
+            command: str = "check", extra: dict[str, Any] | None = None) -> str:
     """Every row with both sides; ``exit_code``: the one the command exits with (the CLI's to say)."""
     rows = []
     for d in result.entries:
@@ -352,14 +357,14 @@ def to_json(result: GateResult, machine: dict[str, Any], baseline_path: str, exi
             "baseline": d.baseline.metrics if d.baseline and d.state is State.MISSING else None,
             "current": d.current.metrics if d.current and d.state is State.NEW else None,
         })
-    doc = {"schema_version": SCHEMA_VERSION, "tool": "vgprscope", "command": "check", "machine": machine,
+    doc = {"schema_version": SCHEMA_VERSION, "tool": "vgprscope", "command": command, "machine": machine,
            "baseline": baseline_path, "baseline_triton_version": result.baseline_triton,
            "triton_version": result.current_triton, "passed": result.passed,
-           **({"exit_code": exit_code} if exit_code is not None else {}), "summary": summary(result),
+           **({"exit_code": exit_code} if exit_code is not None else {}), "summary": summary(result, command),
            "counts": {c.name.lower(): result.count(c) for c in Change} | {
                "new": len(result.of_state(State.NEW)), "missing": len(result.of_state(State.MISSING)),
                "changed_configs": len(result.config_changes), "failed": len(result.failures)},
-           "notes": list(result.notes), "rows": rows}
+           "notes": list(result.notes), "rows": rows, **(extra or {})}
     return json.dumps(doc, indent=2) + "\n"
 
 

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from ..gate.baseline import Entry, LegacySlots
     from ..gate.config import GateConfig, GateSet
     from ..gate.diff import GateResult
-    from ..variants import Variant
+    from ..attention.variants import Variant
 
 
 def settings(config: Path | None, baseline: Path | None, variant: Sequence[str] | None, arch: Sequence[str] | None,
@@ -24,7 +24,7 @@ def settings(config: Path | None, baseline: Path | None, variant: Sequence[str] 
     configs, and the config tables checked (before anything compiles)."""
     from dataclasses import replace
 
-    from .. import attention_gate
+    from ..attention import gate as attention_gate
     from ..gate.config import load_gate_config
 
     cfg = load_gate_config(config).with_overrides(variant, arch, kernel_dir, baseline, rules or (), capture,
@@ -37,8 +37,8 @@ def settings(config: Path | None, baseline: Path | None, variant: Sequence[str] 
 
 def selected_variants(gate_set: GateSet) -> list[Variant]:
     """The variants the set compiles (every variant of the kernel directory when none is named)."""
-    from .. import loader
-    from ..variants import select_variants
+    from ..attention import loader
+    from ..attention.variants import select_variants
 
     if not gate_set.with_variants:
         return []
@@ -88,7 +88,7 @@ def compile_set(cfg: GateConfig, jobs: int | None = None, use_cache: bool = True
                 on_progress: Callable[[int, int], None] | None = None,
                 cache_dir: Path | str | None = None) -> list[Entry]:
     """The set's entries: the sweep the configuration describes, run here."""
-    from .. import attention_gate
+    from ..attention import gate as attention_gate
     from ..gate.baseline import entries_of
     from .tasks import Selection, sweep
 
@@ -102,7 +102,7 @@ def compile_set(cfg: GateConfig, jobs: int | None = None, use_cache: bool = True
 
 def legacy(cfg: GateConfig) -> LegacySlots:
     """How a schema-1 baseline's entries get their slots: as the sources derive Record.slot."""
-    from .. import attention_gate
+    from ..attention import gate as attention_gate
     from ..gate.baseline import LegacySlots
     from ..sources.capture import launch_slot
 

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import UsageError
-from ..variants import ConfigRequest
+from ..attention.config import ConfigRequest
 
 
 def names(value: Any, keyword: str) -> tuple[str, ...]:
@@ -49,7 +49,7 @@ def int_values(field: str, value: Any) -> list[int]:
 
 
 def dtype_values(value: Any) -> list[str]:
-    from ..records import DTYPES
+    from ..attention.config import DTYPES
 
     out = _values(value)
     bad = [d for d in out if d not in DTYPES]

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from ..compile.cache import CompileCache
 from ..compile.engine import Engine, Task
 from ..records import Record
-from ..variants import ConfigRequest
+from ..attention.config import ConfigRequest
 
 if TYPE_CHECKING:
     from ..capture.model import Capture
@@ -46,6 +46,7 @@ class Selection:
     kernel_dir: Path | None = None
     captures: tuple[Capture, ...] = ()
     overrides: tuple[Mapping[str, int], ...] = ({},)
+    toolchains: tuple[Any, ...] = ()  # compile.toolchains.Toolchain: each task under each (else the installed)
 
     @property
     def with_variants(self) -> bool:
@@ -53,7 +54,8 @@ class Selection:
 
     @classmethod
     def of(cls, variants: Sequence[str] | None, archs: Sequence[str] | None, requests: Sequence[ConfigRequest],
-           kernel_dir: Path | str | None = None, capture: Any = None, overrides: bool = True) -> Selection:
+           kernel_dir: Path | str | None = None, capture: Any = None, overrides: bool = True,
+           toolchains: Sequence[Any] = ()) -> Selection:
         """A selection as the CLI gives it: ``capture`` a capture file (or a Capture, or several); with
         ``overrides``, a grid's launch options apply to the captured launches too (a capture alone refuses
         the variants' own options, which would be ignored)."""
@@ -65,7 +67,8 @@ class Selection:
         points: tuple[Mapping[str, int], ...] = ({},)
         if captures and overrides:
             points = tuple(launch_overrides(requests, not (variants or kernel_dir)))
-        return cls(variants, tuple(archs or ()), requests, Path(kernel_dir) if kernel_dir else None, captures, points)
+        return cls(variants, tuple(archs or ()), requests, Path(kernel_dir) if kernel_dir else None, captures, points,
+                   tuple(toolchains))
 
 
 def _as_list(capture: Any) -> list[Any]:
@@ -133,7 +136,7 @@ def selection_tasks(sel: Selection, engine: Engine, *, guarded: bool = False, ye
     """The selection's tasks: the variants' requests planned into their kernels' jobs (with ``guarded``, a
     grid over the compile limit is refused first), then every captured launch on every arch at every
     launch-option point."""
-    from ..sources.variants import variant_tasks
+    from ..attention.source import variant_tasks
     from ..sweep import capture_tasks, sweep_items
 
     tasks: list[Task] = []
@@ -146,6 +149,8 @@ def selection_tasks(sel: Selection, engine: Engine, *, guarded: bool = False, ye
         tasks = variant_tasks(items, engine)
     for capture in sel.captures:
         tasks += capture_tasks(capture, list(sel.archs), sel.overrides)
+    if sel.toolchains:
+        tasks = [t.under(tc) for tc in sel.toolchains for t in tasks]
     return tasks
 
 
@@ -194,7 +199,10 @@ def sweep(sel: Selection, *, jobs: int | None = None, use_cache: bool = True, ca
     take), run on the Dask scheduler when one is named."""
     with executor_for(scheduler, executor) as ex, main_not_rerun():
         engine = make_engine(jobs, use_cache, cache_dir, ex, on_progress)
-        return engine.compile(selection_tasks(sel, engine, guarded=True, yes=yes, max_compiles=max_compiles))
+        try:
+            return engine.compile(selection_tasks(sel, engine, guarded=True, yes=yes, max_compiles=max_compiles))
+        finally:
+            engine.close()
 
 
 def frontier_of(sel: Selection, *, jobs: int | None = None, use_cache: bool = True,
@@ -210,18 +218,26 @@ def frontier_of(sel: Selection, *, jobs: int | None = None, use_cache: bool = Tr
         tasks = selection_tasks(sel, engine)
         sample = [access.vary(t, p.knob, p.setting) for t in sample_of(tasks, jobs)
                   for p in occupancy_levels(access.arch(t), access.num_warps(t))[-1:]]
-        guard(level_count(tasks, access), yes, max_compiles, sample, engine.compile)
-        return run_frontier(tasks, engine.compile, access)
+        try:
+            guard(level_count(tasks, access), yes, max_compiles, sample, engine.compile)
+            return run_frontier(tasks, engine.compile, access)
+        finally:
+            engine.close()
 
 
 def explain_of(sel: Selection, *, jobs: int | None = None, use_cache: bool = True,
                cache_dir: Path | str | None = None, on_progress: Progress | None = None) -> list[KernelExplanation]:
-    """Each task of the selection compiled (or read from the cache) and explained."""
+    """Each task of the selection compiled (or read from the cache) and explained, beside seed 001's
+    estimate for the bundled variants (the attention package's hook)."""
+    from ..attention.live import estimate
     from ..explain import explain_tasks
 
     engine = make_engine(jobs, use_cache, cache_dir, None, on_progress)
-    with main_not_rerun():
-        return explain_tasks(selection_tasks(sel, engine), engine=engine)
+    try:
+        with main_not_rerun():
+            return explain_tasks(selection_tasks(sel, engine), engine=engine, estimate=estimate)
+    finally:
+        engine.close()
 
 
 def per_request(sel: Selection, records: Sequence[Record]) -> dict[str, list[Record]]:
@@ -242,12 +258,16 @@ def per_request(sel: Selection, records: Sequence[Record]) -> dict[str, list[Rec
 
 
 def compare_tables(sel: Selection, records: Sequence[Record]) -> dict[str, list[VariantLine]]:
-    """One table per arch (and per grid point: each compared with the baseline of the same request)."""
+    """One table per arch (and per grid point: each compared with the baseline of the same request), the
+    variants' traffic model on their lines (the kernel directory's variants, or the bundled ones)."""
+    from ..attention.traffic import line_traffic
+    from ..attention.variants import load_variants
     from ..compare import compare as compare_lines
 
+    traffic = line_traffic(load_variants(sel.kernel_dir.resolve()).values() if sel.kernel_dir else None)
     return {f"{arch}{' ' + point if point else ''}": lines
             for point, recs in per_request(sel, records).items()
-            for arch, lines in compare_lines(recs).items()}
+            for arch, lines in compare_lines(recs, traffic).items()}
 
 
 def with_frontiers(per_arch: Mapping[str, Sequence[VariantLine]],

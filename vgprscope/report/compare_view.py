@@ -5,7 +5,8 @@ Deltas are the signed change of the value itself against the ``baseline`` varian
 ``check``); in these tables parentheses mean that change and nothing else (an AMD kernel's split of its
 registers into arch VGPRs and AGPRs has a column of its own in ``--wide`` and markdown). A value and its
 change never part across lines. The default view is compact (units in the headers; the traffic model's
-formulas, its notation and the reference shape under the tables); ``wide`` and markdown show every column.
+formulas, its notation and the problem it was modelled on under the tables, each in the model's own words:
+``VariantLine.traffic``); ``wide`` and markdown show every column.
 A table with no ``baseline`` line (a capture's kernels) has no changes to show, and one with no modelled
 traffic no traffic column.
 """
@@ -28,16 +29,6 @@ from .rows import NEXT_LEGEND, fmt_lds, fmt_scratch, fmt_sgpr, fmt_spills, occup
 DELTA_METRICS = (("regs", "regs", False), ("spills", "spills", False), ("scratch", "scratch", False),
                  ("lds", "lds", False), ("occupancy", "occupancy", True))
 _UNIT_SHORT = {"waves/SIMD": "w/SIMD", "blocks/SM": "blk/SM"}
-
-# The symbols of the traffic model's formulas (vgprscope/model.py's notation), printed under the tables
-TRAFFIC_NOTATION = (
-    "traffic notation: B, H, Nq, Nk = the reference shape (batch, query heads, query and key lengths; H_kv "
-    "K/V heads, G = H/H_kv); D = head dim; e = bytes per element (2 for fp16, bf16; fp32 workspaces: 4); "
-    "Tq = K/V passes per (batch, head): ceil(Nq/BLOCK_M) query blocks (grouped-query decode: the group's packed "
-    "blocks / G); P = visible (query, key) pairs: Nq*Nk, or under the causal mask the area below the diagonal; "
-    "rho = P/(Nq*Nk), the share of K/V a query block reads; Kb = ceil(Nk/BLOCK_N) key blocks; S = splits "
-    "(split-k); A_s, m_s, l_s = a split's partial output, row max and row sum; m, l = row max and sum")
-
 
 def line_deltas(lines: Sequence[VariantLine]) -> dict[str, dict[str, Delta]]:
     """variant -> metric -> its change against the reference variant's line of the same table; none for
@@ -243,34 +234,28 @@ VARIANT_LEGEND = ("(variant): a variant of several kernels, its most registers, 
                   "occupancy")
 
 
-def _shape_text(shape: Sequence[int]) -> str:
-    b, h, nq, nk, *rest = shape
-    return f"B={b} H={h} Nq={nq} Nk={nk}" + (f" H_kv={rest[0]}" if rest else "")
-
-
 def traffic_notes(lines: Sequence[VariantLine], wide: bool = False) -> list[str]:
-    """Under the tables: the reference shape(s) the traffic was modelled on, each formula once with the
-    variants it is theirs, and the notation the formulas use."""
+    """Under the tables: the problem(s) the traffic was modelled on, each formula once with the variants it
+    is theirs, and the notation the formulas use (each line the model's own words)."""
     modelled = [ln for ln in lines if ln.traffic is not None]
     if not modelled:
         return []
-    shapes = list(dict.fromkeys(_shape_text(ln.kernels[0].config.shape) for ln in modelled
-                                if hasattr(ln.kernels[0].config, "shape")))
+    model = modelled[0].traffic
+    bases = list(dict.fromkeys(ln.traffic.basis for ln in modelled if ln.traffic.basis))
     by_formula: dict[str, list[str]] = {}
     for ln in modelled:
-        formula = ln.traffic.formula.removesuffix(" (per batch*head; times B*H)")
-        names = by_formula.setdefault(formula, [])
+        names = by_formula.setdefault(ln.traffic.rule, [])
         if ln.variant not in names:
             names.append(ln.variant)
     what = "read GB, written GB, GFLOP: the traffic model's" if wide else "GB moved: the traffic model's bytes read + written"
-    head = f"{what} at {' / '.join(shapes) or 'the reference shape'} (--shape); per (batch, head), times B*H:"
-    return [head, *(f"{', '.join(names)}: {formula}" for formula, names in by_formula.items()), TRAFFIC_NOTATION]
+    head = f"{what} at {' / '.join(bases) or 'the reference problem'} {model.scope}:"
+    return [head, *(f"{', '.join(names)}: {formula}" for formula, names in by_formula.items()), model.notation]
 
 
 def tables_text(per_arch: Mapping[str, list[VariantLine]], machine: Machine, extra_headers: Sequence[str] = (),
                 extra=None, *, wide: bool = False, width: int | None = None) -> str:
     """One table per arch (per grid point); the footnotes (numbered across the tables) and the legends once
-    at the end: what a change means (where a table has one), the traffic model's shape, formulas and
+    at the end: what a change means (where a table has one), the traffic model's problem, formulas and
     notation (where it covers a line and a table shows its column)."""
     from .formats import output_width, wrap
 
@@ -321,11 +306,11 @@ def tables_md(per_arch: Mapping[str, list[VariantLine]], machine: Machine, title
     every = [ln for lines in per_arch.values() for ln in lines]
     if any(_has_reference(lines) for lines in per_arch.values()):
         out.append(f"\n{legend(f'the `{REFERENCE}` variant line')}.\n")
-    shapes = list(dict.fromkeys(_shape_text(ln.kernels[0].config.shape) for ln in every
-                                if ln.traffic is not None and hasattr(ln.kernels[0].config, "shape")))
-    if shapes:
-        out.append(f"\nread / written GB, GFLOP, FLOP/B: the traffic model's at {' / '.join(shapes)} "
-                   "(`--shape`; formulas and notation in `vgprscope/model.py`).\n")
+    modelled = [ln.traffic for ln in every if ln.traffic is not None]
+    bases = list(dict.fromkeys(t.basis for t in modelled if t.basis))
+    if bases:
+        out.append(f"\nread / written GB, GFLOP, FLOP/B: the traffic model's at {' / '.join(bases)} "
+                   f"({modelled[0].md_scope}).\n")
     return "".join(out)
 
 

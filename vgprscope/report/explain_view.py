@@ -1,5 +1,5 @@
 """``vgprscope explain`` output: per kernel, the tensors live across each loop with their registers per lane,
-the loop's sum against the allocation (and, for the bundled attention variants, seed 001's estimate), the
+the loop's sum against the allocation (and a model's estimate, where the kernel's source gives one), the
 shared-memory buffers the loop uses (in bytes, apart from the registers), and the spill sites by source line.
 Table (fits the terminal: long chains go to lines under the tables; ``wide``: full layouts, IR values),
 markdown and JSON (every field)."""
@@ -10,10 +10,12 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from ..explain import KernelExplanation, LiveTensor, LoopLiveState, seed_row
+from ..explain import REMAINDER, Estimate, KernelExplanation, LiveTensor, LoopLiveState
 from .machine import Machine
 
-SCHEMA_VERSION = 1
+# 2: a kernel's model estimate is ``estimate`` ({"name", "registers_per_lane"}), whatever model its source
+# gives (1 had the bundled variants' ``seed_001_estimate``)
+SCHEMA_VERSION = 2
 REGISTER_ROLES = ("carried", "live-in", "mask")  # the data tensors' table; index vectors follow under their title
 INDEX_TITLE = ("index vectors (integer offsets, named for the value computed on their line; summed apart: "
                "the compiler may recompute them)")
@@ -48,11 +50,14 @@ def _counted(t: LiveTensor) -> str:
     return "index sum" if t.role == "index" else "yes"
 
 
-def _seed_cell(t: LiveTensor, seed: dict[str, int] | None) -> str:
-    row = seed_row(t.name) if t.role != "index" else None
-    if seed is None or row is None or row not in seed:
+def _estimate_cell(t: LiveTensor, est: Estimate | None) -> str:
+    """The model's registers for the row a tensor falls under, the row named where it is not the tensor's
+    own name (``1 (m_l)`` for ``m_i``)."""
+    row = est.row(t.name) if est is not None and t.role != "index" else None
+    value = est.value(row) if est is not None and row is not None else None
+    if value is None:
         return ""
-    return f"{seed[row]} ({row})" if row == "m_l" else str(seed[row])
+    return str(value) if row == t.name else f"{value} ({row})"
 
 
 def _bytes(t: LiveTensor) -> str:
@@ -76,9 +81,7 @@ def allocation_text(e: KernelExplanation) -> str:
 
 
 def _remainder_words(e: KernelExplanation) -> str:
-    if e.attention:
-        return "temporaries (the score tile, K/V operands), addresses, pipeline buffers"
-    return "temporaries (values computed inside the loop, dot operands), addresses, pipeline buffers"
+    return e.estimate.remainder if e.estimate is not None else REMAINDER
 
 
 def loop_summary(e: KernelExplanation, lp: LoopLiveState) -> str:
@@ -115,13 +118,8 @@ def memory_summary(e: KernelExplanation, lp: LoopLiveState) -> str | None:
     return f"{kinds} memory (bytes, not registers): {'; '.join(parts)}"
 
 
-def seed_summary(e: KernelExplanation) -> str | None:
-    s = e.seed
-    if not s:
-        return None
-    parts = " + ".join(f"{k} {v}" for k, v in s.items() if k not in ("total", "threads"))
-    return (f"seed 001 estimate ({s['threads']} threads share each tile): {parts} = {s['total']} "
-            "(s, the score tile, is a temporary inside the loop)")
+def estimate_summary(e: KernelExplanation) -> str | None:
+    return e.estimate.summary if e.estimate is not None and e.estimate.summary else None
 
 
 def spill_summary(e: KernelExplanation) -> str:
@@ -151,7 +149,7 @@ def _register_table(e: KernelExplanation, lp: LoopLiveState, wide: bool):
     table = new_table()
     heads = [("tensor", "left"), *([("IR value", "left")] if wide else []), ("role", "left"), ("shape", "right"),
              ("dtype", "left"), ("layout", "left"), ("elems", "right"), ("regs", "right"),
-             *([("seed 001", "right")] if e.seed else [])]
+             *([(e.estimate.name, "right")] if e.estimate else [])]
     for header, justify in heads:
         table.add_column(header, justify=justify, no_wrap=wide or header != "layout")
 
@@ -159,7 +157,7 @@ def _register_table(e: KernelExplanation, lp: LoopLiveState, wide: bool):
         elems = "" if t.elements is None else str(t.elements)
         table.add_row(tensor_name(t), *([t.ssa] if wide else []), t.role, _shape(t), t.dtype,
                       t.layout_full if wide else t.layout, elems, _regs(t),
-                      *([_seed_cell(t, e.seed)] if e.seed else []))
+                      *([_estimate_cell(t, e.estimate)] if e.estimate else []))
 
     data = [t for t in lp.tensors if t.role in REGISTER_ROLES]
     index = [t for t in lp.tensors if t.role == "index"]
@@ -223,8 +221,8 @@ def to_table(explanations: Sequence[KernelExplanation], machine: Machine, *, spi
                 out.append(render(_memory_table(lp, wide)))
         if not e.loops:
             out.append("  no loops in the TTGIR")
-        if (seed := seed_summary(e)) is not None:
-            out.append(wrap(seed, "  "))
+        if (summary := estimate_summary(e)) is not None:
+            out.append(wrap(summary, "  "))
         out.append(f"  {spill_summary(e)}")
         if e.spills:
             table = Table(show_lines=False, header_style="bold", pad_edge=False, box=None)
@@ -268,9 +266,9 @@ def to_markdown(explanations: Sequence[KernelExplanation], machine: Machine, tit
             regs = [t for t in lp.tensors if t.role != "memory"]
             rows = [[tensor_name(t), f"`{t.ssa}`", t.role, _shape(t), t.dtype, t.layout,
                      "" if t.elements is None else t.elements, _regs(t), _counted(t),
-                     *([_seed_cell(t, e.seed)] if e.seed else [])] for t in regs]
+                     *([_estimate_cell(t, e.estimate)] if e.estimate else [])] for t in regs]
             out.append(md_table(["tensor", "IR value", "role", "shape", "dtype", "layout", "elements / lane",
-                                 "registers / lane", "counted", *(["seed 001"] if e.seed else [])], rows))
+                                 "registers / lane", "counted", *([e.estimate.name] if e.estimate else [])], rows))
             out += [f"Sum: {loop_summary(e, lp)}.", ""]
             if (mem := memory_summary(e, lp)) is not None:
                 out += [f"{mem[0].upper()}{mem[1:]}.", ""]
@@ -279,8 +277,8 @@ def to_markdown(explanations: Sequence[KernelExplanation], machine: Machine, tit
                                      for t in lp.tensors if t.role == "memory" and t.buffer == "allocation"]
                                     + [[t.name, f"`{t.ssa}`", _buffer(t), _shape(t), t.dtype, t.layout, _bytes(t)]
                                        for t in lp.tensors if t.role == "memory" and t.buffer != "allocation"]))
-        if (seed := seed_summary(e)) is not None:
-            out += [f"{seed[0].upper()}{seed[1:]}.", ""]
+        if (summary := estimate_summary(e)) is not None:
+            out += [f"{summary[0].upper()}{summary[1:]}.", ""]
         out += [f"{spill_summary(e).capitalize()}.", ""]
         if e.spills:
             out.append(md_table(["stores", "reloads", "where", "source line <- inlined at"],
@@ -320,7 +318,8 @@ def flat_rows(explanations: Sequence[KernelExplanation], what: str = "kernels") 
                 row |= {f"loop{lp['index']}_{k}": lp[k] for k in ("depth", "carried_registers", "live_in_registers",
                                                                  "index_registers", "total_registers", "memory_bytes")}
             row |= {"spill_sites": len(d["spill_sites"]), "notes": " ".join(d["notes"])}
-            row |= {f"seed_001_{k}": v for k, v in (d["seed_001_estimate"] or {}).items()}
+            est = d["estimate"] or {}
+            row |= {f"estimate_{k}": v for k, v in (est.get("registers_per_lane") or {}).items()}
             out.append(row)
         elif what == "tensors":
             for lp in d["loops"]:

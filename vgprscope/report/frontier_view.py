@@ -22,9 +22,12 @@ class _Row:
 
 
 def _rows(frontiers: Sequence[KernelFrontier]) -> list[_Row]:
+    """Each kernel's uncapped compile first, then its levels and bisection probes, fewest waves/blocks first."""
     out = []
     for kf in frontiers:
         levels = sorted([*kf.levels, *kf.probes], key=lambda lv: (lv.plan.target, -lv.plan.budget))
+        if kf.uncapped is not None:
+            levels.insert(0, kf.uncapped)
         out += [_Row(kf, lv, i) for i, lv in enumerate(levels)]
     return out
 
@@ -76,7 +79,12 @@ def _name(kf: KernelFrontier) -> str:
 def _setting(r: _Row) -> str:
     lv = r.level
     mark = "*" if lv.probe else ""
-    return f"{lv.plan.setting}{mark}"
+    return "-" if lv.plan.setting is None else f"{lv.plan.setting}{mark}"
+
+
+def _plan(lv: Level, value: int) -> str:
+    """A level's target or budget; '-' for the uncapped compile, which has neither."""
+    return "-" if lv.uncapped else str(value)
 
 
 def _spills(lv: Level) -> str:
@@ -131,8 +139,8 @@ def _columns(amd: bool, notes: Any, own: dict[int, str] | None = None, knob_colu
     if knob_column:
         cols.append(Column("wpe" if amd else "maxnreg", _setting, justify="right"))
     cols += [
-        Column("level", lambda r: f"{r.level.plan.target}", justify="right"),
-        Column("budget", lambda r: str(r.level.plan.budget), justify="right"),
+        Column("level", lambda r: _plan(r.level, r.level.plan.target), justify="right"),
+        Column("budget", lambda r: _plan(r.level, r.level.plan.budget), justify="right"),
         Column("alloc", lambda r: _num(r.level.allocation), justify="right"),
         Column("used", lambda r: _num(r.level.figures()["used"]), justify="right", wide_only=True),
         Column("spills" if amd else "spill st+ld B", lambda r: _spills(r.level), justify="right"),
@@ -150,13 +158,15 @@ def _columns(amd: bool, notes: Any, own: dict[int, str] | None = None, knob_colu
 
 def legend(amd: bool, unit: str, knob_column: bool = True) -> str:
     if amd:
-        level = ("wpe: the waves_per_eu hint compiled; level: the {unit} its VGPR budget allows" if knob_column
-                 else "level: the {unit} its VGPR budget allows, compiled as waves_per_eu = level").format(unit=unit)
-        return (f"{level}; alloc: the VGPRs allocated (the descriptor's, padded to the budget); spills: VGPR "
-                f"(+SGPR) values; occupancy: the {unit} reached, with what else limits it")
-    return (f"maxnreg: the register cap compiled (* a bisection step); level: the {unit} that budget allows; "
-            f"spill st+ld B: spill store + load bytes per thread; occupancy: the {unit} reached, with what else "
-            "limits it")
+        level = ("wpe: the waves_per_eu hint compiled (-: none); level: the {unit} its VGPR budget allows"
+                 if knob_column else
+                 "level: the {unit} its VGPR budget allows, compiled as waves_per_eu = level").format(unit=unit)
+        return (f"{level}; -: the uncapped compile, as analyze does it; alloc: the VGPRs allocated (the "
+                f"descriptor's, padded to the budget); spills: VGPR (+SGPR) values; occupancy: the {unit} reached, "
+                "with what else limits it")
+    return (f"maxnreg: the register cap compiled (* a bisection step; -: none, the uncapped compile as "
+            f"analyze does it); level: the {unit} that budget allows; spill st+ld B: spill store + load bytes "
+            f"per thread; occupancy: the {unit} reached, with what else limits it")
 
 
 def _title(kf: KernelFrontier, own: dict[int, str]) -> list[tuple[str, str | None]]:
@@ -181,7 +191,9 @@ def tables_text(frontiers: Sequence[KernelFrontier], machine: Machine, *, wide: 
         amd = kfs[0].unit == "waves/SIMD"
         shared, own = _shared_config(kfs)
         rows = _rows(kfs)
-        knob_column = wide or any(r.level.plan.setting != r.level.plan.target or r.level.probe for r in rows)
+        # the uncapped row has no setting: it alone does not need the knob's column
+        knob_column = wide or any(r.level.plan.setting != r.level.plan.target or r.level.probe
+                                  for r in rows if not r.level.uncapped)
         title = f"frontier: {arch}" + (f" (every config: {shared})" if shared else "")
         table = build_table(rows, _columns(amd, notes, own, knob_column, wide), title=title, wide=wide,
                             row_style=lambda r: None if r.level.ok else "red",
@@ -201,8 +213,9 @@ MD_HEADERS = ["kernel", "knob", "setting", "level", "budget", "allocation", "use
 def _md_row(r: _Row) -> list[str]:
     lv, f = r.level, r.level.figures()
     st_ld = "-" if f["spill_store_bytes"] is None else f"{f['spill_store_bytes']}/{f['spill_load_bytes']}"
-    return [_kernel(r), lv.plan.knob + (" (bisection)" if lv.probe else ""), str(lv.plan.setting),
-            str(lv.plan.target), str(lv.plan.budget), _num(lv.allocation), _num(f["used"]), _num(f["vgpr_spill"]),
+    knob = lv.plan.knob + (" (bisection)" if lv.probe else " (uncapped)" if lv.uncapped else "")
+    return [_kernel(r), knob, _num(lv.plan.setting), _plan(lv, lv.plan.target), _plan(lv, lv.plan.budget),
+            _num(lv.allocation), _num(f["used"]), _num(f["vgpr_spill"]),
             _num(f["sgpr_spill"]), st_ld, _num(f["spill_insts"]), _num(f["spill_insts_in_loop"]),
             _num(f["scratch_bytes"]), _num(lv.reached), ",".join(lv.limiters) or "-", lv.record.status]
 

@@ -14,22 +14,33 @@ A variant's own default config is data in that literal, resolved per arch and he
 ``defaults_for`` refines them where a default would not fit an arch: each entry sets the values of its
 ``set`` where both of its conditions hold: ``arch`` (arch or vendor names; absent: every arch) and
 ``head_dim`` (an inclusive ``[lo, hi]`` range of the requested head dim; absent: every head dim). Later
-entries win. Above them: the shape's defaults (``vgprscope.tuning``), and above all what the user asks for.
+entries win. Above them: the shape's defaults (``vgprscope.attention.tuning``), and above all what the user
+asks for.
+
+The rest of what is known about a variant is in the same literal, so that a new variant is one file:
+``traffic`` (its traffic model: ``attention.traffic``), ``live_state`` (seed 001's estimate of its loop
+state: ``attention.live``), ``tiling`` (which shape defaults apply: ``attention.tuning``) and ``tolerance``
+(a documented exception to the tolerance table: ``attention.tolerances``). Each is checked when the
+directory is loaded; a variant without ``traffic`` or ``live_state`` has no traffic columns or estimate.
 """
 
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from ..archs import ARCHS, Arch, Vendor
+from ..errors import UnknownNameError, UsageError
 from . import loader
-from .archs import ARCHS, Arch, Vendor
-from .errors import UnknownNameError, UsageError
-from .records import DEFAULT_SHAPE, DTYPES, KernelConfig
+from .config import DTYPES, AttentionConfig, ConfigRequest
+from .live import LiveModel, live_model
+from .tolerances import Tolerance, tolerance_entries
+from .traffic import TrafficModel, traffic_model
+from .tuning import TILINGS, shape_defaults
 
 
 @dataclass(frozen=True)
@@ -64,6 +75,10 @@ class Variant:
     source_hash: str
     order: int = 0
     defaults_for: tuple[DefaultsRule, ...] = field(default=(), compare=False)
+    traffic: TrafficModel | None = field(default=None, compare=False)
+    live_state: LiveModel | None = field(default=None, compare=False)
+    tiling: str = field(default="query-tile", compare=False)
+    tolerances: tuple[tuple[str, Tolerance], ...] = field(default=(), compare=False)
 
     def module(self) -> ModuleType:
         return loader.load_file(self.directory, self.file.name)
@@ -84,7 +99,7 @@ class Variant:
                 out |= dict(rule.values)
         return out
 
-    def check(self, config: KernelConfig) -> str | None:
+    def check(self, config: AttentionConfig) -> str | None:
         """Why this variant cannot take ``config``, or None."""
         return self.module().check_config(config.as_dict())
 
@@ -107,10 +122,16 @@ def _literal_variant(file: Path) -> dict[str, Any] | None:
 _REQUIRED = ("name", "strategy", "seed", "trades", "defaults", "kernels")
 _VENDORS = tuple(v.value for v in Vendor)
 _RULE_KEYS = {"arch", "head_dim", "set"}
+_KNOWN = {*_REQUIRED, "order", "knobs", "caps", "defaults_for", "traffic", "live_state", "tiling", "tolerance"}
 
 
 def _check_declaration(file: Path, decl: dict[str, Any]) -> None:
     """The parts of VARIANT that config resolution reads, checked when the directory is loaded."""
+    unknown = sorted(set(decl) - _KNOWN, key=str)
+    if unknown:
+        raise UsageError(f"{file}: VARIANT has an unknown key {unknown[0]!r}; allowed: {', '.join(sorted(_KNOWN))}")
+    if decl.get("tiling", "query-tile") not in TILINGS:
+        raise UsageError(f"{file}: VARIANT['tiling'] {decl['tiling']!r} is not allowed; allowed: {', '.join(TILINGS)}")
     defaults = decl["defaults"]
     if not isinstance(defaults, dict):
         raise UsageError(f"{file}: VARIANT['defaults'] must be a dict of name: value")
@@ -156,9 +177,16 @@ def load_variants(directory: Path = loader.BUNDLED_DIR) -> dict[str, Variant]:
         out[decl["name"]] = Variant(
             name=decl["name"], strategy=decl["strategy"], seed=decl["seed"], trades=decl["trades"],
             defaults=tuple(sorted(decl["defaults"].items())), kernels=tuple(decl["kernels"]),
-            caps=tuple(sorted(decl.get("caps", {}).items())), knobs=tuple(decl.get("knobs", ())), directory=directory, file=file,
+            caps=tuple(sorted(decl.get("caps", {}).items())), knobs=tuple(decl.get("knobs", ())), directory=directory,
+            file=file,
             source_hash=loader.source_hash(directory, file), order=decl.get("order", 100),
             defaults_for=_rules(decl),
+            traffic=traffic_model(decl["traffic"], f"{file}: VARIANT['traffic']") if "traffic" in decl else None,
+            live_state=(live_model(decl["live_state"], f"{file}: VARIANT['live_state']", tuple(decl.get("knobs", ())))
+                        if "live_state" in decl else None),
+            tiling=decl.get("tiling", "query-tile"),
+            tolerances=tolerance_entries(decl["tolerance"], f"{file}: VARIANT['tolerance']") if "tolerance" in decl
+            else (),
         )
     if not out:
         raise UsageError(f"kernel directory {str(directory)!r} has no variant: no .py file (outside _*.py) "
@@ -187,54 +215,15 @@ def select_variants(names: list[str] | None, directory: Path = loader.BUNDLED_DI
     return [variants[n] for n in dict.fromkeys(flat)]
 
 
-@dataclass(frozen=True)
-class ConfigRequest:
-    """What the user asked for; None means "the variant's default"."""
-
-    block_m: int | None = None
-    block_n: int | None = None
-    head_dim: int = 128
-    dtype: str = "fp16"
-    causal: bool = False
-    num_warps: int | None = None
-    num_stages: int | None = None
-    waves_per_eu: int | None = None
-    matrix_instr_nonkdim: int | None = None
-    kpack: int | None = None
-    maxnreg: int | None = None
-    extra: tuple[tuple[str, Any], ...] = ()
-    shape: tuple[int, ...] = DEFAULT_SHAPE  # (B, H, Nq, Nk) or (B, H, Nq, Nk, H_kv)
-
-
-def request_label(req: ConfigRequest) -> str:
-    """What a request asks for beyond the defaults, as a stable one-line label: ``defaults``,
-    ``head_dim=64``, ``shape=1x32x1x8192x8``, ``block_m=64 num_splits=4`` (Record.slot of its rows)."""
-    default = ConfigRequest()
-    parts = []
-    for f in fields(ConfigRequest):
-        value = getattr(req, f.name)
-        if f.name == "extra" or value == getattr(default, f.name):
-            continue
-        parts.append(f"{f.name}={'x'.join(map(str, value)) if f.name == 'shape' else value}")
-    parts += [f"{k}={v}" for k, v in req.extra]
-    return " ".join(parts) or "defaults"
-
-
-AMD_ONLY = ("waves_per_eu", "matrix_instr_nonkdim", "kpack")
-NVIDIA_ONLY = ("maxnreg",)
-
-
-def resolve_config(variant: Variant, arch: Arch, req: ConfigRequest) -> KernelConfig:
+def resolve_config(variant: Variant, arch: Arch, req: ConfigRequest) -> AttentionConfig:
     """The full specialisation of ``variant`` on ``arch`` for a request: defaults filled in, backend options
     that do not apply to the arch dropped (so they never split the cache or the baseline)."""
     if req.dtype not in DTYPES:
         raise UnknownNameError("dtype", req.dtype, DTYPES)
 
     caps = dict(variant.caps)
-    from .tuning import shape_defaults
-
     # the shape's and arch's defaults (decode tiles, per-arch prefill tiles) come before the variant's own
-    tuned = shape_defaults(variant.name, arch.vendor, arch.name, req.shape, req.head_dim)
+    tuned = shape_defaults(variant, arch.vendor, arch.name, req.shape, req.head_dim)
     defaults = variant.defaults_on(arch, req.head_dim)
 
     def pick(name: str) -> Any:
@@ -250,7 +239,7 @@ def resolve_config(variant: Variant, arch: Arch, req: ConfigRequest) -> KernelCo
     # a knob asked for goes to the variants that take it; the others keep their defaults
     own = {k: v for k, v in req.extra if k in variant.knobs}
     extra = {k: v for k, v in defaults.items() if k not in _CONFIG_FIELDS} | own
-    cfg = KernelConfig(
+    cfg = AttentionConfig(
         block_m=pick("block_m"), block_n=pick("block_n"), head_dim=req.head_dim, dtype=req.dtype,
         causal=req.causal, num_warps=pick("num_warps"), num_stages=pick("num_stages"),
         waves_per_eu=pick("waves_per_eu") if amd else None,
@@ -267,16 +256,6 @@ _CONFIG_FIELDS = {
 }
 
 
-def check_backend_options(req: ConfigRequest, archs: list[Arch]) -> None:
-    """AMD options for NVIDIA-only arch lists (and the reverse) are a usage error, not silently dropped."""
-    vendors = {a.vendor for a in archs}
-    for names, vendor in ((AMD_ONLY, Vendor.AMD), (NVIDIA_ONLY, Vendor.NVIDIA)):
-        given = [n for n in names if getattr(req, n) is not None]
-        if given and vendor not in vendors:
-            opts = ", ".join("--" + n.replace("_", "-") for n in given)
-            raise UsageError(f"{opts} applies to {vendor.value.upper()} archs only, and none was selected")
-
-
 def check_knobs(req: ConfigRequest, variants: list[Variant]) -> None:
     """A --knob no selected variant takes is a usage error naming who takes what."""
     taken = {k for v in variants for k in v.knobs}
@@ -284,15 +263,3 @@ def check_knobs(req: ConfigRequest, variants: list[Variant]) -> None:
     if unknown:
         offers = "; ".join(f"{v.name}: {', '.join(v.knobs)}" for v in variants if v.knobs) or "none"
         raise UsageError(f"no selected variant takes the knob {unknown[0]!r}; knobs by variant: {offers}")
-
-
-def parse_knobs(items: list[str] | None) -> tuple[tuple[str, Any], ...]:
-    """``NAME=VALUE`` strings -> sorted (name, value) pairs; integers become ints."""
-    out: dict[str, Any] = {}
-    for item in items or []:
-        name, sep, value = item.partition("=")
-        if not sep or not name.strip() or not value.strip():
-            raise UsageError(f"knob {item!r} is not NAME=VALUE (for example num_splits=4)")
-        value = value.strip()
-        out[name.strip()] = int(value) if value.lstrip("-").isdigit() else value
-    return tuple(sorted(out.items()))

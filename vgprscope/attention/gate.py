@@ -1,5 +1,5 @@
-"""What the register gate needs to know about the bundled attention variants, in one place (DESIGN.md:
-attention knowledge stays out of the gate; the attention package will own this module when it exists).
+"""What the register gate needs to know about the bundled attention variants, handed to it as data (DESIGN.md:
+attention knowledge stays out of the gate).
 
 - ``DEFAULT_CONFIGS``: the gate's default set of config requests, as ``[tool.vgprscope] configs`` tables.
 - ``config_request`` / ``requests``: a ``configs`` table checked field by field (head dim, dtype, shape with
@@ -12,9 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .errors import UsageError
-from .records import DTYPES, KernelConfig
-from .variants import AMD_ONLY, NVIDIA_ONLY, ConfigRequest, request_label
+from ..errors import UsageError
+from .config import AMD_ONLY, DTYPES, NVIDIA_ONLY, AttentionConfig, ConfigRequest, request_label
 
 # Each variant at its defaults on the reference prefill shape, and one grouped-query decode shape (Llama 3 8B's
 # 32 query heads over 8 K/V heads, one query row, 8k keys): the packed decode kernels and their tiles.
@@ -74,9 +73,9 @@ def variant_slot(config: Any, arch: str, tables: Sequence[Mapping[str, Any]]) ->
     """The slot of a schema-1 entry: the label of the most specific of the file's ``set.configs`` tables
     whose given fields all match the entry's config (the first such in the set's order), fields of the
     other vendor's backend options aside (they are dropped from its configs). None: none matches."""
-    from .archs import Vendor, get_arch
+    from ..archs import Vendor, get_arch
 
-    if not isinstance(config, KernelConfig):
+    if not isinstance(config, AttentionConfig):
         return None
     d = config.as_dict()
     other = NVIDIA_ONLY if get_arch(arch).vendor is Vendor.AMD else AMD_ONLY

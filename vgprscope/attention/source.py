@@ -1,9 +1,9 @@
 """The bundled variants (or a user's kernel directory in the same protocol) as a source of compile tasks.
 
-A variant and a KernelConfig become a plan request; the compile workers run the variant file's
+A variant and an AttentionConfig become a plan request; the compile workers run the variant file's
 ``check_config`` and ``kernel_specs`` and answer with one CompileJob per kernel (the same jobs a captured
 launch of those kernels with the same arguments gives), cached by the directory's content. Attention
-knowledge stays here and in ``vgprscope.variants``.
+knowledge stays in this package.
 """
 
 from __future__ import annotations
@@ -15,8 +15,10 @@ from pathlib import Path
 
 from ..archs import Arch, Vendor
 from ..compile.engine import Engine, PlanRequest, RowInfo, Task
-from ..records import KernelConfig, KernelIdentity
-from ..variants import ConfigRequest, Variant, check_backend_options, check_knobs, request_label, resolve_config
+from ..records import KernelIdentity
+from . import loader
+from .config import AttentionConfig, ConfigRequest, check_backend_options, request_label
+from .variants import Variant, check_knobs, resolve_config
 
 AMD_OPTIONS = ("waves_per_eu", "matrix_instr_nonkdim", "kpack")
 NVIDIA_OPTIONS = ("maxnreg",)
@@ -38,7 +40,7 @@ def tree_hash(directory: Path) -> str:
     return _tree_hash_at(directory, stamp)
 
 
-def launch_options(config: KernelConfig, arch: Arch) -> dict[str, object]:
+def launch_options(config: AttentionConfig, arch: Arch) -> dict[str, object]:
     """The launch options of a config on an arch: warps, stages and the arch's vendor's own options."""
     opts: dict[str, object] = {"num_warps": config.num_warps, "num_stages": config.num_stages}
     for name in AMD_OPTIONS if arch.vendor is Vendor.AMD else NVIDIA_OPTIONS:
@@ -47,24 +49,20 @@ def launch_options(config: KernelConfig, arch: Arch) -> dict[str, object]:
     return opts
 
 
-def plan_request(variant: Variant, config: KernelConfig, arch: Arch) -> PlanRequest:
-    from .. import loader
-
+def plan_request(variant: Variant, config: AttentionConfig, arch: Arch) -> PlanRequest:
     return PlanRequest(directory=variant.directory, package=loader._package_name(variant.directory),
                        file_name=variant.file.name, config=config.as_dict(), arch=arch,
                        options=launch_options(config, arch), tree_hash=tree_hash(variant.directory))
 
 
-def _row(variant: Variant, config: KernelConfig, kernel: str, slot: str) -> RowInfo:
-    from .. import loader
-
+def _row(variant: Variant, config: AttentionConfig, kernel: str, slot: str) -> RowInfo:
     module = f"{loader._package_name(variant.directory)}.{variant.file.stem}"
     identity = KernelIdentity(module=module, qualname=kernel, file=str(variant.file), source_hash=variant.source_hash)
     return RowInfo(label=variant.name, kernel=kernel, config=config, identity=identity, source="variants",
                    source_hash=variant.source_hash, slot=slot, variant=variant)
 
 
-def variant_tasks(items: Sequence[tuple[Variant, KernelConfig, Arch, str]], engine: Engine | None = None) -> list[Task]:
+def variant_tasks(items: Sequence[tuple[Variant, AttentionConfig, Arch, str]], engine: Engine | None = None) -> list[Task]:
     """Tasks of (variant, config, arch, slot) items: each planned into its kernels' jobs (a refused config,
     or a file that fails to load, is a row per declared kernel with the reason)."""
     engine = engine or Engine()
@@ -81,13 +79,13 @@ def variant_tasks(items: Sequence[tuple[Variant, KernelConfig, Arch, str]], engi
 
 
 def variant_task_items(variants: Sequence[Variant], archs: Sequence[Arch],
-                       requests: Sequence[ConfigRequest]) -> list[tuple[Variant, KernelConfig, Arch, str]]:
+                       requests: Sequence[ConfigRequest]) -> list[tuple[Variant, AttentionConfig, Arch, str]]:
     """Every (variant, config, arch, slot) of variants x archs x requests, each specialisation once, in
     request order."""
     for req in requests:
         check_backend_options(req, list(archs))
         check_knobs(req, list(variants))
-    out: dict[tuple[Variant, KernelConfig, Arch], str] = {}
+    out: dict[tuple[Variant, AttentionConfig, Arch], str] = {}
     for req in requests:
         for v in variants:
             for a in archs:

@@ -1,18 +1,21 @@
 """The correctness gate: a variant's output against the float64 reference, within the dtype's tolerance.
 
 An element passes when |out - ref| <= atol + rtol * |ref| (the rule of ``torch.isclose``), with (atol, rtol)
-from ``vgprscope.tolerances``; a NaN or inf anywhere fails. ``check_output`` says where the worst element
-is and by how much, in one line. ``check_variant`` draws fresh unit-normal inputs, runs a variant through
-``vgprscope.attention`` (on the CPU interpreter or a GPU) and checks it. torch is imported lazily.
+from ``vgprscope.attention.tolerances``; a NaN or inf anywhere fails. ``check_output`` says where the worst
+element is and by how much, in one line. ``check_variant`` draws fresh unit-normal inputs, runs a variant
+through ``vgprscope.attention`` (on the CPU interpreter or a GPU) and checks it. torch is imported lazily.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .tolerances import Tolerance, tolerance
+
+if TYPE_CHECKING:
+    from .variants import Variant
 
 _DTYPE_NAMES = {"torch.float16": "fp16", "torch.bfloat16": "bf16"}
 
@@ -45,9 +48,10 @@ def _fmt(x: float) -> str:
     return f"{x:.4g}"
 
 
-def check_output(out, ref, dtype, variant: str) -> CheckResult:
+def check_output(out, ref, dtype, variant: Variant | str) -> CheckResult:
     """Compare ``out`` (any float dtype) with ``ref`` (float64, same shape) under the tolerance of
-    (dtype, variant). Indices are reported in out's own shape, (b, h, m, d) for attention outputs."""
+    (dtype, variant): a Variant, or a bundled variant's name. Indices are reported in out's own shape,
+    (b, h, m, d) for attention outputs."""
     import torch
 
     if tuple(out.shape) != tuple(ref.shape):
@@ -76,7 +80,8 @@ def check_output(out, ref, dtype, variant: str) -> CheckResult:
         numel=out.numel(),
     )
     ok = res["mismatched"] == 0
-    return CheckResult(ok=ok, message=_message(ok, res, tol, variant, dtype_name(dtype)), **res)
+    name = variant if isinstance(variant, str) else variant.name
+    return CheckResult(ok=ok, message=_message(ok, res, tol, name, dtype_name(dtype)), **res)
 
 
 def _message(ok: bool, r: dict[str, Any], tol: Tolerance, variant: str, dtype: str) -> str:
@@ -102,8 +107,8 @@ def run_variant(name: str, b: int, h: int, nq: int, nk: int, d: int, causal: boo
     ``kv_heads``: K and V get that many heads (grouped-query attention); default h."""
     import torch
 
-    from . import attention
-    from .kernels.reference import attention_reference
+    from ..kernels.reference import attention_reference
+    from .run import attention
 
     tdtype = {"fp16": torch.float16, "bf16": torch.bfloat16}[dtype_name(dtype)]
     gen = torch.Generator().manual_seed(seed)
@@ -117,9 +122,15 @@ def check_variant(name: str, b: int, h: int, nq: int, nk: int, d: int, causal: b
                   device: str = "cpu", seed: int = 0, kernel_dir=None, **config: Any) -> CheckResult:
     """Run variant ``name`` on fresh random inputs of that shape and check it against float64.
 
-    ``config``: KernelConfig fields and the variant's knobs (block_m=16, num_splits=2, ...).
+    ``config``: AttentionConfig fields and the variant's knobs (block_m=16, num_splits=2, ...).
     On the CPU the kernels run through Triton's interpreter: TRITON_INTERPRET=1 must be set before
     triton is first imported.
     """
+    from pathlib import Path
+
+    from . import loader
+    from .variants import get_variant
+
+    variant = get_variant(name, Path(kernel_dir) if kernel_dir else loader.BUNDLED_DIR)
     out, ref = run_variant(name, b, h, nq, nk, d, causal, dtype, device, seed, kernel_dir, **config)
-    return check_output(out, ref, dtype, name)
+    return check_output(out, ref, dtype, variant)

@@ -1,4 +1,4 @@
-"""``vgprscope.attention``: run a bundled (or user) variant on real tensors."""
+"""``vgprscope.attention()``: run a bundled (or user) variant on real tensors."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ import math
 from pathlib import Path
 from typing import Any
 
+from ..archs import Vendor
+from ..errors import ConfigError, UsageError
 from . import loader
-from .archs import Vendor
-from .errors import ConfigError, UsageError
-from .records import DTYPES, KernelConfig
+from .config import DTYPES, AttentionConfig
 from .variants import get_variant
 
 _TORCH_DTYPES = {"float16": "fp16", "bfloat16": "bf16"}
@@ -27,8 +27,8 @@ def _arch_name(q) -> str | None:
         return None
     import torch
 
-    from .archs import arch_for_device
-    from .errors import UnknownNameError
+    from ..archs import arch_for_device
+    from ..errors import UnknownNameError
 
     props = torch.cuda.get_device_properties(q.device)
     try:
@@ -39,10 +39,10 @@ def _arch_name(q) -> str | None:
         return None
 
 
-def config_for_tensors(variant, q, k, causal: bool, overrides: dict[str, Any]) -> KernelConfig:
-    """The KernelConfig a launch on these tensors uses: the variant's defaults for the running backend,
-    the shape's and arch's defaults over them (``vgprscope.tuning``), then the caller's overrides (unknown
-    names are a variant's extra knobs)."""
+def config_for_tensors(variant, q, k, causal: bool, overrides: dict[str, Any]) -> AttentionConfig:
+    """The AttentionConfig a launch on these tensors uses: the variant's defaults for the running backend,
+    the shape's and arch's defaults over them (``vgprscope.attention.tuning``), then the caller's overrides
+    (unknown names are a variant's extra knobs)."""
     dtype = _TORCH_DTYPES.get(str(q.dtype).removeprefix("torch."))
     if dtype is None:
         raise UsageError(f"q has dtype {q.dtype}; allowed: torch.float16, torch.bfloat16")
@@ -54,17 +54,17 @@ def config_for_tensors(variant, q, k, causal: bool, overrides: dict[str, Any]) -
 
     arch = _arch_name(q)
     if arch is not None:  # the variant's defaults for this arch and head dim (VARIANT['defaults_for'])
-        from .archs import get_arch
+        from ..archs import get_arch
 
         base = variant.defaults_on(get_arch(arch), d)
     else:
         base = {name: variant.default(name, vendor) for name, _ in variant.defaults}
-    base |= shape_defaults(variant.name, vendor, arch, shape, d)
+    base |= shape_defaults(variant, vendor, arch, shape, d)
     known = {"block_m", "block_n", "num_warps", "num_stages", "waves_per_eu", "matrix_instr_nonkdim", "kpack",
              "maxnreg"}
     fields = {k: v for k, v in (base | overrides).items() if k in known}
     extra = {k: v for k, v in (base | overrides).items() if k not in known}
-    return KernelConfig(
+    return AttentionConfig(
         head_dim=d, dtype=dtype, causal=causal, shape=shape,
         extra=tuple(sorted(extra.items())), **fields,
     )
@@ -92,7 +92,7 @@ def attention(q, k, v, causal: bool = False, variant: str = "baseline", sm_scale
     reason = var.check(cfg)
     if reason:
         raise ConfigError(f"{var.name}: {reason}")
-    from .interpreter import interpreting, patch_bf16_dot
+    from ..interpreter import interpreting, patch_bf16_dot
 
     if interpreting():
         patch_bf16_dot()

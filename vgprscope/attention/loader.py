@@ -15,7 +15,8 @@ from functools import cache
 from pathlib import Path
 from types import ModuleType
 
-from .errors import UsageError
+from ..errors import UsageError
+
 
 def _bundled_dir() -> Path:
     """Where the bundled kernels are: the top-level ``kernels/`` of a checkout, installed as the
@@ -26,7 +27,7 @@ def _bundled_dir() -> Path:
         spec = None
     if spec is not None and spec.submodule_search_locations:
         return Path(list(spec.submodule_search_locations)[0]).resolve()
-    return (Path(__file__).resolve().parent.parent / "kernels").resolve()  # a checkout on sys.path, not installed
+    return (Path(__file__).resolve().parents[2] / "kernels").resolve()  # a checkout on sys.path, not installed
 
 
 BUNDLED_DIR = _bundled_dir()

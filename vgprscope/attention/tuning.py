@@ -17,14 +17,20 @@ and 418 against 414 TFLOP/s, non-causal within run-to-run noise either way (485 
 `bash scripts/gpu_prefill.sh OUT` times both stage counts beside SDPA.
 Other archs keep the variants' defaults.
 
-row-stream is left alone: its BLOCK_M is rows per program, not a tile.
+Which of these apply to a variant is its own ``VARIANT['tiling']`` (kernels/*.py; ``TILINGS``): ``fa2`` (one
+query tile per program in the FA2 loop: the decode tiles, and the prefill tiles measured for that loop),
+``query-tile`` (one query tile per program in another loop: the decode tiles; the default) or ``rows``
+(BLOCK_M query rows per program, one at a time, as row-stream: left alone, its BLOCK_M is not a tile).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .archs import Vendor
+from ..archs import Vendor
+
+if TYPE_CHECKING:
+    from .variants import Variant
 
 DECODE_MAX_NQ = 16
 DECODE_MIN_BLOCK_M = 16  # the M of one MMA instruction
@@ -41,9 +47,8 @@ PREFILL = {
     "sm_90": ((64, {"block_m": 128, "block_n": 64, "num_warps": 4, "num_stages": 2}),
               (128, {"block_m": 128, "block_n": 128, "num_warps": 8, "num_stages": 3})),
 }
-# variants that run the FA2 loop with one query tile per program (the prefill table is measured for it)
-FA2_LOOP = ("baseline", "qk-fp16-acc", "split-k")
-NOT_TILED = ("row-stream",)
+# A variant's VARIANT['tiling'] (see the module docstring); "query-tile" where it declares none.
+TILINGS = ("fa2", "query-tile", "rows")
 
 
 # Decode K/V tiles are staged in shared memory: num_stages - 1 key blocks of K and of V in flight, plus the
@@ -64,7 +69,7 @@ def _fit_shared(cfg: dict[str, Any], arch: str | None, head_dim: int) -> dict[st
     2, the pipeline's minimum), then narrower key blocks (down to 32). An unknown arch keeps the tile."""
     if arch is None:
         return cfg
-    from .archs import NvidiaArch, get_arch
+    from ..archs import NvidiaArch, get_arch
 
     spec = get_arch(arch)
     if not isinstance(spec, NvidiaArch):
@@ -81,11 +86,11 @@ def _pow2_at_least(n: int) -> int:
     return 1 << max(0, (n - 1).bit_length())
 
 
-def shape_defaults(variant: str, vendor: Vendor, arch: str | None, shape: tuple[int, ...],
+def shape_defaults(variant: Variant, vendor: Vendor, arch: str | None, shape: tuple[int, ...],
                    head_dim: int) -> dict[str, Any]:
     """Config fields for ``variant`` at this shape (B, H, Nq, Nk[, H_kv]) on this vendor / arch that
     replace the variant's own defaults; {} where the variant's defaults stand."""
-    if variant in NOT_TILED:
+    if variant.tiling == "rows":
         return {}
     _, h, nq, _, *rest = shape
     group = h // rest[0] if rest else 1
@@ -96,7 +101,7 @@ def shape_defaults(variant: str, vendor: Vendor, arch: str | None, shape: tuple[
         if block_m > DECODE_WIDE_N_MAX_BLOCK_M:
             cfg["block_n"] = min(cfg["block_n"], 64)
         return _fit_shared(cfg, arch, head_dim) if vendor is Vendor.NVIDIA else cfg
-    if variant in FA2_LOOP and arch in PREFILL:
+    if variant.tiling == "fa2" and arch in PREFILL:
         for up_to, cfg in PREFILL[arch]:
             if head_dim <= up_to:
                 return dict(cfg)

@@ -18,9 +18,11 @@ How the numbers were derived (``scripts/measure_tolerances.py``; raw results in
         fp16: needed 4.86e-4 (H200, two-phase), 4.76e-4 (CPU, two-phase)    -> atol 1.0e-3
         bf16: needed 4.17e-3 (H200, two-phase), 4.25e-3 (CPU, baseline)     -> atol 8.5e-3
     The largest |err| seen was 1.78e-3 (fp16) and 2.67e-2 (bf16, at a large |ref|); both pass.
-  * qk-fp16-acc (fp16 only) has its own entry: Q K^T accumulated and scaled in fp16 rounds every logit
-    to an fp16 ulp of its partial sums (2^-8 at |s| ~ 4), an error in exp(s) that a table built for fp32
-    scores cannot absorb. Same rule and margin, measured on that variant alone:
+  * A variant whose arithmetic is less accurate by design declares its own entry in its
+    ``VARIANT['tolerance']`` (dtype -> atol, rtol; rtol may be a formula of the dtype's ``eps``): qk-fp16-acc
+    (fp16 only): Q K^T accumulated and scaled in fp16 rounds every logit to an fp16 ulp of its partial sums
+    (2^-8 at |s| ~ 4), an error in exp(s) that a table built for fp32 scores cannot absorb. Same rule and
+    margin, measured on that variant alone:
         needed 2.87e-3 (H200), 1.65e-3 (CPU)                               -> atol 5.8e-3
   A deliberately wrong variant (FA2 without the rescale of acc) is off by up to 5.3 on the H200 runs and
   1.4 to 1.9 on the CPU test shapes: hundreds of times the bound.
@@ -29,9 +31,17 @@ How the numbers were derived (``scripts/measure_tolerances.py``; raw results in
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..errors import UsageError
+from .expr import ExprError, parse
+
+if TYPE_CHECKING:
+    from .variants import Variant
 
 FP16_EPS = 2.0 ** -10
 BF16_EPS = 2.0 ** -7
+EPS = {"fp16": FP16_EPS, "bf16": BF16_EPS}
 
 
 @dataclass(frozen=True)
@@ -45,14 +55,36 @@ TOLERANCES: dict[str, Tolerance] = {
     "bf16": Tolerance(atol=8.5e-3, rtol=2 * BF16_EPS),
 }
 
-# The documented exceptions: a variant whose arithmetic is less accurate by design, per dtype it takes.
-VARIANT_TOLERANCES: dict[str, dict[str, Tolerance]] = {
-    "qk-fp16-acc": {"fp16": Tolerance(atol=5.8e-3, rtol=2 * FP16_EPS)},
-}
+
+def tolerance_entries(value: Any, where: str) -> tuple[tuple[str, Tolerance], ...]:
+    """``VARIANT['tolerance']`` checked: dtype -> {"atol": ..., "rtol": ...}, each a number or a formula of
+    ``eps`` (the dtype's machine epsilon)."""
+    if not isinstance(value, dict) or not value:
+        raise UsageError(f"{where} must be a dict of dtype: {{'atol': ..., 'rtol': ...}}")
+    out = []
+    for dtype, entry in value.items():
+        if dtype not in TOLERANCES:
+            raise UsageError(f"{where}: no tolerance table for dtype {dtype!r}; allowed: {', '.join(TOLERANCES)}")
+        if not isinstance(entry, dict) or set(entry) != {"atol", "rtol"}:
+            raise UsageError(f"{where}[{dtype!r}] must be {{'atol': ..., 'rtol': ...}}")
+        try:
+            atol, rtol = (parse(entry[k], ("eps",)).eval({"eps": EPS[dtype]}) for k in ("atol", "rtol"))
+        except ExprError as exc:
+            raise UsageError(f"{where}[{dtype!r}]: {exc}") from None
+        if not (atol >= 0 and rtol >= 0):
+            raise UsageError(f"{where}[{dtype!r}]: atol and rtol must not be negative")
+        out.append((dtype, Tolerance(atol=float(atol), rtol=float(rtol))))
+    return tuple(out)
 
 
-def tolerance(dtype: str, variant: str = "") -> Tolerance:
-    """The tolerance for ``variant``'s outputs in ``dtype`` ('fp16' or 'bf16')."""
+def tolerance(dtype: str, variant: Variant | str = "") -> Tolerance:
+    """The tolerance for ``variant``'s outputs in ``dtype`` ('fp16' or 'bf16'): its own declared entry, else
+    the table's. ``variant``: a Variant, or a bundled variant's name ('' or another name: the table)."""
     if dtype not in TOLERANCES:
         raise KeyError(f"no tolerance for dtype {dtype!r}; known: {', '.join(TOLERANCES)}")
-    return VARIANT_TOLERANCES.get(variant, {}).get(dtype, TOLERANCES[dtype])
+    if isinstance(variant, str):
+        from .variants import load_variants
+
+        variant = load_variants().get(variant)  # type: ignore[assignment]
+    own = dict(variant.tolerances) if variant is not None else {}
+    return own.get(dtype, TOLERANCES[dtype])

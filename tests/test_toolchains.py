@@ -1,0 +1,222 @@
+"""Other Triton releases as toolchains (issue 20): one release is installed once per test session (into
+$VGPRSCOPE_TOOLCHAIN_DIR), its counts equal a direct triton.compile under that release for a bundled variant
+and for a captured user kernel, `vgprscope diff` exits by the gate's rules on a real difference, and every
+bad input is one line, exit 2, with nothing half-made left behind."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from capture_helpers import ROOT, USER_KERNELS, cli
+from vgprscope.compile import toolchains
+from vgprscope.compile.engine import triton_version
+from vgprscope.sweep import run_sweep
+from vgprscope.attention.config import ConfigRequest
+
+OTHER = "3.8.0"
+SMALL = ["--block-m", "64", "--block-n", "32", "--head-dim", "64", "--num-warps", "4", "--num-stages", "1"]
+
+
+@pytest.fixture(scope="session")
+def other() -> toolchains.Toolchain:
+    return toolchains.release(OTHER, print)
+
+
+def test_a_release_is_installed_once_whole_and_listed(other):
+    assert other.version == OTHER and other.kind == "release" and Path(other.python).exists()
+    env = Path(other.python).parent.parent
+    assert (env / toolchains.MARKER).is_file()
+    assert not [p for p in env.parent.iterdir() if ".partial-" in p.name]
+    again = toolchains.release(OTHER)  # no install: the marker says it is whole
+    assert again == other
+    listed = {t.version: size for t, size in toolchains.list_installed()}
+    assert listed[OTHER] > 100 * 2**20
+    done = cli("toolchains")
+    assert done.returncode == 0 and OTHER in done.stdout
+
+
+# A direct compile in the other release's own interpreter, written out by hand from the launch (what its JIT
+# derives), printing the counts the parsers read (they are the standard library only: PYTHONPATH gives them).
+DIRECT = r"""
+import json, subprocess, sys, tempfile
+sys.path.insert(0, sys.argv[1])
+import importlib, triton
+from triton import knobs
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+
+spec = json.loads(sys.argv[2])
+fn = getattr(importlib.import_module(spec["module"]), spec["name"])
+while not isinstance(fn, triton.runtime.jit.JITFunction):
+    fn = fn.fn
+out = {}
+for arch, target in (("gfx942", GPUTarget("hip", "gfx942", 64)), ("sm_90", GPUTarget("cuda", 90, 32))):
+    vendor = "hip" if arch.startswith("gfx") else "cuda"
+    attrs = {(fn.arg_names.index(n),): a for n, a in spec["attrs"][vendor].items()}
+    src = ASTSource(fn=fn, signature=spec["signature"], constexprs=spec["constexprs"], attrs=attrs)
+    k = triton.compile(src, target=target, options=spec["options"])
+    if vendor == "hip":
+        out[arch] = {"amdgcn": k.asm["amdgcn"], "shared": k.metadata.shared}
+    else:
+        with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+            f.write(k.asm["cubin"])
+            f.flush()
+            text = subprocess.run([knobs.nvidia.cuobjdump.path, "--dump-resource-usage", f.name],
+                                  capture_output=True, text=True, check=True).stdout
+        out[arch] = {"cuobjdump": text, "name": k.metadata.name}
+print(json.dumps(out))
+"""
+
+
+def direct(tc: toolchains.Toolchain, module_dir: Path, spec: dict) -> dict:
+    """Registers of the launch compiled directly by the other release (its own interpreter, Triton alone),
+    read here by the same parsers."""
+    from vgprscope.parse.amdgcn import parse_amdgcn
+    from vgprscope.parse.nvidia import parse_cuobjdump_resources
+
+    env = {**os.environ, "TRITON_INTERPRET": "0", "TRITON_ALWAYS_COMPILE": "1", "PYTHONPATH": ""}
+    done = subprocess.run([tc.python, "-c", DIRECT, str(module_dir), json.dumps(spec)], capture_output=True,
+                          text=True, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    raw = json.loads(done.stdout.strip().splitlines()[-1])
+    return {"gfx942": parse_amdgcn(raw["gfx942"]["amdgcn"], raw["gfx942"]["shared"]).vgpr_total,
+            "sm_90": parse_cuobjdump_resources(raw["sm_90"]["cuobjdump"], raw["sm_90"]["name"])["REG"]}
+
+
+def _regs(rec) -> int:
+    return rec.usage.vgpr_total if rec.arch.startswith("gfx") else rec.usage.regs
+
+
+def test_a_captured_kernel_compiles_as_that_release_compiles_it(other, tmp_path):
+    cap = tmp_path / "cap.json"
+    assert cli("capture", "-o", str(cap), "--", sys.executable, str(USER_KERNELS / "run_ops.py"),
+               env={"TRITON_INTERPRET": "1"}).returncode == 0
+    records = run_sweep(None, ["gfx942", "sm_90"], [], jobs=2, capture=cap, toolchains=[other])
+    adds = {r.arch: r for r in records if r.kernel == "add"}
+    assert all(r.ok and r.triton_version == OTHER and r.toolchain == OTHER for r in adds.values())
+    want = direct(other, USER_KERNELS, {
+        "module": "my_ops", "name": "add",
+        "signature": {"X": "*fp32", "Y": "*fp32", "Z": "*fp32", "n": "i32", "BLOCK": "constexpr"},
+        "constexprs": {"BLOCK": 256},
+        "attrs": {"hip": {n: [["tt.divisibility", 16], ["tt.pointer_range", 32]] for n in "XYZ"},
+                  "cuda": {n: [["tt.divisibility", 16]] for n in "XYZ"}},
+        "options": {"num_warps": 4}})
+    assert {a: _regs(r) for a, r in adds.items()} == want
+
+
+def test_a_bundled_variant_compiles_as_that_release_compiles_it(other):
+    req = ConfigRequest(block_m=64, block_n=32, head_dim=64, num_warps=4, num_stages=1)
+    (amd, nv) = run_sweep(["baseline"], ["gfx942", "sm_90"], [req], jobs=2, toolchains=[other])
+    assert amd.ok and nv.ok and amd.triton_version == nv.triton_version == OTHER
+    pointers = ("Q", "K", "V", "O")
+    strides = [f"stride_{x}{d}" for x in "qkvo" for d in ("b", "h", "m" if x in "qo" else "n")]
+    spec = {"module": "vgprscope.kernels.baseline", "name": "attn_fwd",
+            "signature": {**{p: "*fp16" for p in pointers}, "sm_scale": "fp32", **{s: "i32" for s in strides},
+                          "num_heads": "i32", "kv_group": "constexpr", "seqlen_q": "i32", "seqlen_k": "i32",
+                          **{c: "constexpr" for c in ("BLOCK_M", "BLOCK_N", "BLOCK_D", "HEAD_DIM", "CAUSAL", "PACK",
+                                                       "QK_FP16", "BLOCK_DK", "TMA")}},
+            "constexprs": {"kv_group": 1, "BLOCK_M": 64, "BLOCK_N": 32, "BLOCK_D": 64, "HEAD_DIM": 64,
+                           "CAUSAL": False, "PACK": False, "QK_FP16": False, "BLOCK_DK": 0, "TMA": False},
+            "attrs": {"hip": {n: [["tt.divisibility", 16]] + ([["tt.pointer_range", 32]] if n in pointers else [])
+                              for n in (*pointers, *strides, "num_heads")},
+                      "cuda": {n: [["tt.divisibility", 16]] for n in (*pointers, *strides, "num_heads")}},
+            "options": {"num_warps": 4, "num_stages": 1}}
+    # the bundled kernels import as vgprscope.kernels: a package directory beside vgprscope for the script
+    pkg = ROOT / "vgprscope" / "kernels"
+    module_dir = ROOT if pkg.exists() else _kernels_as_package(Path(os.environ["VGPRSCOPE_TOOLCHAIN_DIR"]))
+    assert direct(other, module_dir, spec) == {"gfx942": amd.usage.vgpr_total, "sm_90": nv.usage.regs}
+
+
+def _kernels_as_package(where: Path) -> Path:
+    """A directory in which ``vgprscope.kernels`` is the repository's kernels/ (as an install maps it)."""
+    root = where / "kernels-as-package"
+    if not root.exists():
+        (root / "vgprscope").mkdir(parents=True)
+        (root / "vgprscope" / "__init__.py").write_text("")
+        (root / "vgprscope" / "kernels").symlink_to(ROOT / "kernels")
+    return root
+
+
+def test_diff_exits_by_the_gate_rules_on_a_real_difference(other, tmp_path):
+    env = {"VGPRSCOPE_CACHE_DIR": str(tmp_path / "cache")}
+    sel = ["--variant", "baseline", "--arch", "gfx942", "--jobs", "2"]
+    forward = cli("diff", "--triton", OTHER, "--triton", triton_version(), *sel, "-f", "json", env=env)
+    backward = cli("diff", "--triton", triton_version(), "--triton", OTHER, *sel, "-f", "json", env=env)
+    a, b = json.loads(forward.stdout), json.loads(backward.stdout)
+    (row_a,), (row_b,) = a["rows"], b["rows"]
+    va = next(m for m in row_a["metrics"] if m["metric"] == "vgpr_total")
+    vb = next(m for m in row_b["metrics"] if m["metric"] == "vgpr_total")
+    assert va["baseline"] == vb["current"] and va["current"] == vb["baseline"] and va["delta"] != 0
+    # the release with fewer VGPRs on the after side passes; the other way round fails
+    assert {forward.returncode, backward.returncode} == {0, 1}
+    worse = forward if forward.returncode == 1 else backward
+    assert json.loads(worse.stdout)["diff_summary"].endswith("1 of 1 kernels regress")
+    # nothing compiles on either side: nothing comparable
+    none = cli("diff", "--triton", OTHER, "--triton", triton_version(), "--variant", "baseline", "--arch", "gfx942",
+               "--head-dim", "1000", env=env)
+    assert none.returncode == 2 and "nothing could be compared" in none.stderr
+
+
+def test_a_setting_on_and_off_is_one_command(tmp_path):
+    """One release, a compiler setting on the second side: AMD buffer operations turned off."""
+    done = cli("diff", "--set", "AMDGCN_USE_BUFFER_OPS=0", "--variant", "baseline", "--arch", "gfx942", *SMALL,
+               "-f", "json", env={"VGPRSCOPE_CACHE_DIR": str(tmp_path / "cache")})
+    assert done.returncode in (0, 1), done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["after"]["settings"] == {"AMDGCN_USE_BUFFER_OPS": "0"} and doc["before"]["settings"] == {}
+    (row,) = doc["rows"]
+    assert row["status"] == {"baseline": "ok", "current": "ok"}
+    assert any(m["delta"] != 0 for m in row["metrics"])  # the setting reaches the compile
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("9.9.9", "is not a release with a wheel for this Python"),
+    ("2.1.0", "older than 3.3.0"),
+    ("three", "is not a Triton release number"),
+    ("/nonexistent/env", "is neither a Python environment nor an interpreter"),
+])
+def test_bad_toolchains_are_one_line_and_exit_2(spec, message, tmp_path):
+    done = cli("diff", "--triton", spec, "--triton", triton_version(), "--variant", "baseline", "--arch", "gfx942",
+               env={"VGPRSCOPE_TOOLCHAIN_DIR": str(tmp_path / "tc")})
+    assert done.returncode == 2, done.stderr
+    lines = [ln for ln in done.stderr.splitlines() if not ln.startswith("vgprscope: installing")]
+    assert len(lines) == 1 and message in lines[0] and "Traceback" not in done.stderr
+    left = [p for p in (tmp_path / "tc").glob("*") if not p.name.endswith(".lock")] if (tmp_path / "tc").exists() else []
+    assert not left  # nothing half-made
+
+
+def test_an_environment_without_triton_is_one_line(tmp_path):
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "bare")], check=True)
+    done = cli("diff", "--triton", str(tmp_path / "bare"), "--set", "X=1", "--variant", "baseline")
+    assert done.returncode == 2 and "has no usable Triton" in done.stderr
+
+
+def test_no_network_is_one_line_and_leaves_nothing(tmp_path):
+    env = {"VGPRSCOPE_TOOLCHAIN_DIR": str(tmp_path / "tc"), "PIP_INDEX_URL": "http://127.0.0.1:9/simple",
+           "UV_DEFAULT_INDEX": "http://127.0.0.1:9/simple", "UV_INDEX_URL": "http://127.0.0.1:9/simple",
+           "PIP_RETRIES": "0", "PIP_TIMEOUT": "2", "UV_OFFLINE": "", "PATH": os.environ["PATH"]}
+    done = cli("diff", "--triton", "3.7.0", "--triton", triton_version(), "--variant", "baseline", env=env)
+    assert done.returncode == 2
+    assert "cannot install Triton 3.7.0" in done.stderr and "Traceback" not in done.stderr
+    assert not [p for p in (tmp_path / "tc").glob("*") if not p.name.endswith(".lock")]
+
+
+def test_a_full_disk_is_one_line_and_leaves_nothing(tmp_path, monkeypatch):
+    import errno
+
+    monkeypatch.setenv("VGPRSCOPE_TOOLCHAIN_DIR", str(tmp_path / "tc"))
+
+    def full(cmd, version):
+        (Path(cmd[-1]) if "venv" in cmd else tmp_path).mkdir(parents=True, exist_ok=True)
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(toolchains, "_run", full)
+    with pytest.raises(toolchains.ToolchainError, match="the disk is full"):
+        toolchains.release("3.7.0")
+    assert not [p for p in (tmp_path / "tc").glob("*") if not p.name.endswith(".lock")]

@@ -1,0 +1,426 @@
+"""Toolchains: the Triton that compiles a job. The installed one, a release from PyPI in an environment of its
+own, or an existing Python environment that has Triton (a source build, a fork, a nightly).
+
+A release is installed once into vgprscope's cache (``toolchains/triton-VERSION-pyXY``) as an isolated
+environment holding Triton alone (with ``uv`` when it is on PATH, else ``venv`` + ``pip``), built in a
+scratch directory and renamed into place only when it imports and reports the version asked for: a
+half-made environment is never used, and an interrupted or failed install leaves nothing behind. Saves of
+one release wait for each other (a lock file). Compile workers then run under that environment's Python
+(``compile.worker`` from its own file, which needs only Triton and the standard library).
+
+A toolchain's ``id`` is part of every job's key, and its version is checked on every answer, so compiles of
+two releases never share a cache entry or a row.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import UsageError, VgprscopeError
+from .cache import default_dir
+
+MARKER = "vgprscope-toolchain.json"
+_VERSION = re.compile(r"^\d+\.\d+(\.\d+)?$")
+_RANGE = re.compile(r"^(\d+\.\d+(?:\.\d+)?)\.\.(\d+\.\d+(?:\.\d+)?)$")
+PYPI_JSON = "https://pypi.org/pypi/triton/json"
+# Releases older than this predate the launch facts the compile worker gives a release's own binder.
+OLDEST = (3, 3, 0)
+
+
+class ToolchainError(UsageError):
+    """A toolchain that cannot be had: unknown release, no wheel here, no network, a path without Triton,
+    a full disk (exit 2, one line)."""
+
+
+def version_tuple(v: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in v.split("."))
+
+
+@dataclass(frozen=True)
+class Toolchain:
+    """The Triton of one side of a run, and the compiler settings (environment variables) it compiles with."""
+
+    kind: str  # "installed", "release" or "environment"
+    version: str  # Triton's own version there
+    python: str = ""  # the environment's interpreter ("" for the installed Triton: vgprscope's own workers)
+    settings: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def id(self) -> str:
+        """What a job carries (part of its key): "" for the installed Triton."""
+        if self.kind == "installed":
+            return ""
+        if self.kind == "release":
+            return f"triton=={self.version}"
+        return f"env:{self.python}@{self.version}"
+
+    @property
+    def label(self) -> str:
+        """The side's name in tables: the version, and its settings."""
+        settings = " ".join(f"{k}={v}" for k, v in self.settings)
+        return f"{self.version} {settings}".strip()
+
+    def with_settings(self, settings: dict[str, str]) -> Toolchain:
+        return Toolchain(self.kind, self.version, self.python, tuple(sorted(settings.items())))
+
+
+# ------------------------------------------------------------------------------------------- registry
+
+_KNOWN: dict[str, Toolchain] = {}
+
+
+def register(tc: Toolchain) -> Toolchain:
+    _KNOWN[tc.id] = tc
+    return tc
+
+
+def by_id(toolchain_id: str) -> Toolchain:
+    """The toolchain a job names (resolved earlier in this process; "" is the installed Triton)."""
+    if toolchain_id == "":
+        return installed()
+    try:
+        return _KNOWN[toolchain_id]
+    except KeyError:
+        raise ToolchainError(f"unknown toolchain {toolchain_id!r}: resolve it first") from None
+
+
+def installed() -> Toolchain:
+    from .engine import triton_version
+
+    return Toolchain("installed", triton_version())
+
+
+# ------------------------------------------------------------------------------------------- the store
+
+def store() -> Path:
+    """Where releases are installed: $VGPRSCOPE_TOOLCHAIN_DIR, else ``toolchains`` in the compile cache."""
+    env = os.environ.get("VGPRSCOPE_TOOLCHAIN_DIR")
+    return Path(env) if env else default_dir() / "toolchains"
+
+
+def _env_name(version: str) -> str:
+    return f"triton-{version}-py{sys.version_info.major}{sys.version_info.minor}"
+
+
+def _python_of(env: Path) -> Path:
+    return env / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    import fcntl
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def probe(python: str) -> str:
+    """The Triton version an interpreter imports, asked through the compile worker's own file."""
+    worker = Path(__file__).with_name("worker.py")
+    try:
+        done = subprocess.run([python, str(worker), "--version"], capture_output=True, text=True, timeout=120,
+                              env={**os.environ, "TRITON_INTERPRET": "0", "PYTHONPATH": ""})
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise ToolchainError(f"cannot run {python}: {exc}") from None
+    try:
+        version = json.loads(done.stdout.strip().splitlines()[-1])["triton_version"]
+    except (ValueError, IndexError, KeyError):
+        version = ""
+    if not version:
+        why = (done.stderr.strip().splitlines() or ["no answer"])[-1][:200]
+        raise ToolchainError(f"{python} has no usable Triton ({why}); give an environment where "
+                             "`import triton` works, or a release number such as 3.8.0")
+    return version
+
+
+def _pip_failure(version: str, text: str) -> str:
+    low = text.lower()
+    if "no matching distribution" in low or "no solution found" in low or "not found in the package registry" in low \
+            or "because there is no version" in low:
+        return (f"Triton {version} is not a release with a wheel for this Python "
+                f"({sys.version_info.major}.{sys.version_info.minor}) and platform on PyPI; allowed: a released "
+                "version, e.g. 3.4.0 to 3.9.0 (`pip index versions triton` lists them)")
+    if any(w in low for w in ("connection", "network", "resolve host", "timed out", "offline", "dns")):
+        return (f"cannot install Triton {version}: PyPI cannot be reached (no network); installed toolchains: "
+                f"{', '.join(t.version for t, _ in list_installed()) or 'none'}")
+    if "no space left" in low:
+        return f"cannot install Triton {version}: the disk is full ({store()})"
+    last = [ln for ln in text.strip().splitlines() if ln.strip()][-1:] or ["failed"]
+    return f"cannot install Triton {version}: {last[0][:200]}"
+
+
+def _run(cmd: list[str], version: str) -> None:
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True)
+    except OSError as exc:
+        raise ToolchainError(f"cannot install Triton {version}: {exc.strerror or exc}") from None
+    if done.returncode != 0:
+        raise ToolchainError(_pip_failure(version, done.stderr + done.stdout))
+
+
+def _create(version: str, env: Path, say: Callable[[str], None]) -> None:
+    """An environment holding Triton ``version`` alone, built in scratch and renamed into place whole."""
+    scratch = env.with_name(f".{env.name}.partial-{os.getpid()}")
+    shutil.rmtree(scratch, ignore_errors=True)
+    t0 = time.monotonic()
+    # setuptools: Triton before 3.3 imports it at startup without declaring it
+    wanted = [f"triton=={version}", "setuptools"]
+    try:
+        uv = shutil.which("uv")
+        say(f"installing Triton {version} into {env} ({'uv' if uv else 'venv + pip'}; once)")
+        if uv:
+            _run([uv, "venv", "-q", "--python", sys.executable, str(scratch)], version)
+            _run([uv, "pip", "install", "-q", "--python", str(_python_of(scratch)), *wanted], version)
+        else:
+            _run([sys.executable, "-m", "venv", str(scratch)], version)
+            _run([str(_python_of(scratch)), "-m", "pip", "install", "-q", "--disable-pip-version-check", *wanted],
+                 version)
+        found = probe(str(_python_of(scratch)))
+        if found != version:
+            raise ToolchainError(f"installing Triton {version} gave Triton {found}")
+        (scratch / MARKER).write_text(json.dumps({"version": version, "python": sys.executable,
+                                                  "seconds": round(time.monotonic() - t0, 1)}) + "\n")
+        scratch.rename(env)
+    except BaseException as exc:
+        shutil.rmtree(scratch, ignore_errors=True)
+        if isinstance(exc, OSError):
+            why = "the disk is full" if exc.errno == 28 else (exc.strerror or str(exc))
+            raise ToolchainError(f"cannot install Triton {version}: {why} ({store()})") from None
+        raise
+    say(f"installed Triton {version} in {time.monotonic() - t0:.0f} s")
+
+
+def release(version: str, say: Callable[[str], None] = lambda s: None) -> Toolchain:
+    """Triton ``version`` from PyPI, installed into the store on first use."""
+    if not _VERSION.match(version):
+        raise ToolchainError(f"{version!r} is not a Triton release number; allowed: a version such as 3.8.0, a "
+                             "range such as 3.4.0..3.9.0, or the path of a Python environment that has Triton")
+    if version_tuple(version) < OLDEST:
+        raise ToolchainError(f"Triton {version} is older than {'.'.join(map(str, OLDEST))}, the oldest release "
+                             "vgprscope compiles with; allowed: 3.3.0 and newer")
+    env = store() / _env_name(version)
+    if not (env / MARKER).is_file():
+        with _locked(store() / f".{env.name}.lock"):
+            if not (env / MARKER).is_file():
+                _create(version, env, say)
+    return register(Toolchain("release", version, str(_python_of(env))))
+
+
+def _stamp(python: Path) -> str | None:
+    """What changes when an environment's Triton does: its triton/__init__.py's path, size and mtime."""
+    root = python.parent.parent
+    found = sorted(root.glob("lib/python*/site-packages/triton/__init__.py"))
+    if not found:
+        return None
+    st = found[0].stat()
+    return f"{found[0]}:{st.st_size}:{st.st_mtime_ns}"
+
+
+def environment(path: str) -> Toolchain:
+    """An existing Python environment (its directory, or its interpreter) that has Triton. Its version is
+    asked once per state of its Triton (remembered in the store), so a warm run starts no interpreter."""
+    p = Path(path).expanduser()
+    python = _python_of(p) if p.is_dir() else p
+    if not python.exists():
+        raise ToolchainError(f"{path} is neither a Python environment nor an interpreter; allowed: a release "
+                             "number (3.8.0), a range (3.4.0..3.9.0), or an environment's directory")
+    py = str(python.absolute())
+    memo_file = store() / "environments.json"
+    stamp = _stamp(python.absolute())
+    try:
+        memo = json.loads(memo_file.read_text())
+    except (OSError, ValueError):
+        memo = {}
+    if stamp is not None and isinstance(memo, dict) and memo.get(py, {}).get("stamp") == stamp:
+        version = memo[py]["version"]
+    else:
+        version = probe(py)
+        if stamp is not None:
+            memo = memo if isinstance(memo, dict) else {}
+            memo[py] = {"stamp": stamp, "version": version}
+            with contextlib.suppress(OSError):
+                from ..fsutil import atomic_write
+
+                atomic_write(memo_file, json.dumps(memo, indent=1) + "\n")
+    return register(Toolchain("environment", version, py))
+
+
+def resolve(spec: str, say: Callable[[str], None] = lambda s: None) -> Toolchain:
+    """``3.8.0`` (a release), a path (an environment), or ``installed`` / "" (the Triton beside vgprscope)."""
+    spec = spec.strip()
+    if spec in ("", "installed"):
+        return installed()
+    if "/" in spec or spec.startswith(".") or spec.startswith("~"):
+        return environment(spec)
+    try:
+        here = installed()
+    except VgprscopeError:  # no Triton beside vgprscope: every release is a toolchain of its own
+        here = None
+    if here is not None and spec == here.version:  # the release beside vgprscope: nothing to install
+        return here
+    return release(spec, say)
+
+
+def releases_on_pypi() -> list[str]:
+    """Every final Triton release on PyPI with a wheel for this Python and platform, oldest first."""
+    import platform
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(PYPI_JSON, timeout=20) as r:
+            doc = json.load(r)
+    except (OSError, ValueError) as exc:
+        raise ToolchainError(f"cannot list Triton's releases: PyPI cannot be reached ({exc}); give versions one "
+                             "by one") from None
+    tag = f"cp{sys.version_info.major}{sys.version_info.minor}"
+    machine = platform.machine()
+    out = []
+    for v, files in doc.get("releases", {}).items():
+        if not _VERSION.match(v):
+            continue
+        if any(tag in f.get("filename", "") and machine in f.get("filename", "") for f in files):
+            out.append(v)
+    return sorted(out, key=version_tuple)
+
+
+def expand(specs: list[str]) -> list[str]:
+    """Toolchain specs with ``A..B`` ranges replaced by every release in them (inclusive) on PyPI."""
+    out: list[str] = []
+    for spec in specs:
+        m = _RANGE.match(spec.strip())
+        if m is None:
+            out.append(spec.strip())
+            continue
+        lo, hi = version_tuple(m[1]), version_tuple(m[2])
+        if lo > hi:
+            raise ToolchainError(f"range {spec} runs backwards; allowed: OLDER..NEWER, e.g. 3.4.0..3.9.0")
+        found = [v for v in releases_on_pypi() if lo <= version_tuple(v) <= hi and version_tuple(v) >= OLDEST]
+        if not found:
+            raise ToolchainError(f"no Triton release in {spec} has a wheel for this Python and platform")
+        out += found
+    return list(dict.fromkeys(out))
+
+
+def list_installed() -> list[tuple[Toolchain, int]]:
+    """Every release in the store, with its size in bytes."""
+    out = []
+    root = store()
+    if not root.is_dir():
+        return out
+    for env in sorted(root.iterdir()):
+        marker = env / MARKER
+        if not marker.is_file():
+            continue
+        try:
+            version = json.loads(marker.read_text())["version"]
+        except (OSError, ValueError, KeyError):
+            continue
+        size = sum(f.stat().st_size for f in env.rglob("*") if f.is_file() and not f.is_symlink())
+        out.append((Toolchain("release", version, str(_python_of(env))), size))
+    return sorted(out, key=lambda t: version_tuple(t[0].version))
+
+
+def remove(version: str) -> Path:
+    env = store() / _env_name(version)
+    if not (env / MARKER).is_file():
+        have = ", ".join(t.version for t, _ in list_installed()) or "none"
+        raise ToolchainError(f"Triton {version} is not installed as a toolchain; installed: {have}")
+    with _locked(store() / f".{env.name}.lock"):
+        doomed = env.with_name(f".{env.name}.removing-{os.getpid()}")
+        env.rename(doomed)  # gone from view at once; then deleted
+        shutil.rmtree(doomed, ignore_errors=True)
+    return env
+
+
+# ------------------------------------------------------------------------------------------ executors
+
+class ToolchainPool:
+    """Compile workers under a toolchain's Python: ``worker.py --serve`` subprocesses, one request at a time
+    each, fed by as many threads. A worker that dies answers with an error (not cached) and is restarted.
+    Workers end when this process does (their stdin closes)."""
+
+    def __init__(self, toolchain: Toolchain, workers: int):
+        import threading
+        from concurrent.futures import ThreadPoolExecutor
+
+        self.toolchain = toolchain
+        self._threads = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="vgprscope-toolchain")
+        self._local = threading.local()
+        self._procs: list[subprocess.Popen] = []
+        self._lock = threading.Lock()
+
+    def _proc(self) -> subprocess.Popen:
+        proc = getattr(self._local, "proc", None)
+        if proc is None or proc.poll() is not None:
+            worker = Path(__file__).with_name("worker.py")
+            env = {**os.environ, "TRITON_INTERPRET": "0", "PYTHONPATH": ""}
+            proc = subprocess.Popen([self.toolchain.python, str(worker), "--serve"], stdin=subprocess.PIPE,
+                                    stdout=subprocess.PIPE, stderr=None, text=True, env=env,
+                                    start_new_session=False)
+            self._local.proc = proc
+            with self._lock:
+                self._procs.append(proc)
+        return proc
+
+    def _ask(self, request: dict) -> dict:
+        proc = self._proc()
+        try:
+            proc.stdin.write(json.dumps(request) + "\n")
+            proc.stdin.flush()
+            line = proc.stdout.readline()
+        except (BrokenPipeError, OSError):
+            line = ""
+        if not line:
+            code = proc.wait()
+            self._local.proc = None
+            return {"error": f"the Triton {self.toolchain.version} compile worker died (exit code {code})",
+                    "error_kind": "environment", "triton_version": self.toolchain.version}
+        return json.loads(line)
+
+    def submit(self, fn, request):  # fn is worker.run: the subprocess runs it
+        return self._threads.submit(self._ask, request)
+
+    def kill(self) -> None:
+        with self._lock:
+            for p in self._procs:
+                with contextlib.suppress(Exception):
+                    p.kill()
+        self._threads.shutdown(wait=False, cancel_futures=True)
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        with self._lock:
+            for p in self._procs:
+                with contextlib.suppress(Exception):
+                    p.stdin.close()
+                    p.wait(timeout=5)
+                with contextlib.suppress(Exception):
+                    p.stdout.close()
+        self._threads.shutdown(wait=wait, cancel_futures=cancel_futures)
+
+
+def run_on_worker(toolchain: dict, request: dict) -> dict:
+    """A compile request under a toolchain on a Dask worker: the release is installed there on first use
+    (as here), and a worker subprocess of its Python answers."""
+    tc = release(toolchain["version"]) if toolchain["kind"] == "release" else environment(toolchain["python"])
+    pool = _WORKER_POOLS.get(tc.id)
+    if pool is None:
+        pool = _WORKER_POOLS[tc.id] = ToolchainPool(tc, 1)
+    return pool._ask(request)
+
+
+_WORKER_POOLS: dict[str, ToolchainPool] = {}

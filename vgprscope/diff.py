@@ -1,0 +1,208 @@
+"""What another Triton release, or a compiler setting, does to the same kernels (``vgprscope diff``).
+
+The same tasks (bundled variants, a capture, a kernel directory) compiled by two sides, each a toolchain
+with its settings; the after side is compared with the before side by the gate's own rules, entry by
+entry (a slot's kernel x config x arch), so "worse" means exactly what it means to ``check``. For every
+entry that regressed, the spill sites of both sides by source line (explain's), and the lines that newly
+spill. Nothing here compiles on its own: the engine does, under each side's toolchain.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .compile.engine import Engine, Task
+from .compile.toolchains import Toolchain
+from .gate.baseline import Baseline, Entry, entries_of
+from .gate.diff import GateResult, compare
+from .gate.rules import RuleSet
+from .records import AmdUsage, Record
+
+
+@dataclass(frozen=True)
+class SiteChange:
+    """One source line's spill instructions on each side (``in_loop``: inside a loop)."""
+
+    location: str
+    in_loop: bool
+    before: int
+    after: int
+
+    @property
+    def new(self) -> bool:
+        return self.before == 0 and self.after > 0
+
+
+@dataclass(frozen=True)
+class SpillSites:
+    """A regressed entry's spill sites, before and after, by source line (most instructions first)."""
+
+    key: str
+    sites: tuple[SiteChange, ...]
+    note: str = ""  # why there are none to show (no compiler outputs, nothing spills)
+
+    @property
+    def new(self) -> tuple[SiteChange, ...]:
+        return tuple(s for s in self.sites if s.new)
+
+
+@dataclass(frozen=True)
+class DiffResult:
+    before: Toolchain
+    after: Toolchain
+    archs: tuple[str, ...]
+    gate: GateResult
+    spills: tuple[SpillSites, ...]
+    records_before: tuple[Record, ...]
+    records_after: tuple[Record, ...]
+
+    @property
+    def compared(self) -> int:
+        return sum(1 for d in self.gate.entries if d.baseline is not None and d.current is not None
+                   and d.baseline.status == "ok" and d.current.status == "ok")
+
+    @property
+    def passed(self) -> bool:
+        return self.gate.passed
+
+    def loop_spills(self) -> tuple[int, int]:
+        """Spill instructions inside loops over every kernel that compiled on both sides (AMD counts them;
+        NVIDIA's ptxas does not say where its spills are, so its kernels add nothing here)."""
+        before = after = 0
+        for d in self.gate.entries:
+            if d.baseline is None or d.current is None:
+                continue
+            if isinstance(d.baseline.usage, AmdUsage) and isinstance(d.current.usage, AmdUsage):
+                before += d.baseline.usage.spill_insts_in_loop
+                after += d.current.usage.spill_insts_in_loop
+        return before, after
+
+    def summary(self) -> str:
+        """'3.8.0 -> 3.9.0 on gfx950: 4 of 31 kernels regress; spill instructions in loops 12 -> 77 (+65)'."""
+        regress = len(self.gate.failures)
+        total = len(self.gate.entries)
+        head = f"{self.before.label} -> {self.after.label} on {', '.join(self.archs)}: "
+        head += f"{regress} of {total} kernels regress" if regress else f"none of {total} kernels regresses"
+        better = sum(1 for d in self.gate.entries if d.change.name == "BETTER")
+        if better:
+            head += f", {better} improve"
+        b, a = self.loop_spills()
+        if a != b:
+            head += f"; spill instructions in loops {b} -> {a} ({a - b:+d})"
+        return head
+
+
+def _sites(engine: Engine, task: Task) -> dict[tuple[str, bool], int] | None:
+    """Spill instructions by (source line with its inlined-at chain, in a loop), read from a task's compiler
+    outputs as explain reads them: the AMDGCN's spill instructions, or the cubin's SASS (nvdisasm)."""
+    import base64
+
+    from .archs import AmdArch
+    from .explain import nvdisasm, spill_sites
+    from .parse.lineinfo import amdgcn_spills, sass_spills
+
+    raw = engine.raw_outputs(task)
+    if raw is None or "error" in raw:
+        return None
+    if isinstance(task.arch, AmdArch):
+        instructions = amdgcn_spills(raw["amdgcn"], kernel=raw.get("name"))
+    elif raw.get("cubin_b64"):
+        instructions = sass_spills(nvdisasm(base64.b64decode(raw["cubin_b64"])), raw.get("name"))
+    else:
+        return None
+    return {(" <- ".join(s.location), s.in_loop): s.stores + s.reloads for s in spill_sites(instructions)}
+
+
+def _spills(rec: Record | None) -> int:
+    return rec.usage.spills if rec is not None and rec.usage is not None else 0
+
+
+def _spill_sites(engine: Engine, key: str, before: Task, after: Task, spilled: bool) -> SpillSites:
+    if not spilled:  # registers alone regressed: nothing spills on either side, no sites to read
+        return SpillSites(key, (), "no spill on either side")
+    a, b = _sites(engine, before), _sites(engine, after)
+    if a is None or b is None:
+        return SpillSites(key, (), "no compiler outputs to read spill sites from")
+    changes = [SiteChange(loc, loop, a.get((loc, loop), 0), b.get((loc, loop), 0))
+               for loc, loop in dict.fromkeys([*a, *b])]
+    changes.sort(key=lambda s: (-(s.after - s.before), not s.in_loop, s.location))
+    return SpillSites(key, tuple(changes), "" if changes else "no spill on either side")
+
+
+def diff(tasks: Sequence[Task], before: Toolchain, after: Toolchain, *, rules: RuleSet = RuleSet(),
+         engine: Engine | None = None, fail_on_change: bool = False) -> DiffResult:
+    """Compile ``tasks`` under both sides and judge the after side by the gate's ``rules``."""
+    engine = engine or Engine()
+    tasks = list(tasks)
+    side_a = [t.under(before) for t in tasks]
+    side_b = [t.under(after) for t in tasks]
+    records_a, records_b = engine.compile(side_a), engine.compile(side_b)
+    baseline = Baseline.of(entries_of(records_a), before.version)
+    result = compare(baseline, entries_of(records_b), rules, fail_on_change=fail_on_change,
+                     current_triton=after.version)
+    by_key_a = {Entry.from_record(r).key: (t, r) for r, t in zip(records_a, side_a)}
+    by_key_b = {Entry.from_record(r).key: (t, r) for r, t in zip(records_b, side_b)}
+    spills = tuple(_spill_sites(engine, d.key, by_key_a[d.key][0], by_key_b[d.key][0],
+                                _spills(by_key_a[d.key][1]) + _spills(by_key_b[d.key][1]) > 0)
+                   for d in result.failures if d.key in by_key_a and d.key in by_key_b)
+    archs = tuple(dict.fromkeys(t.arch.name for t in tasks))
+    return DiffResult(before, after, archs, result, spills, tuple(records_a), tuple(records_b))
+
+
+def sides(specs: Sequence[str], settings: dict[str, str], say: Any = lambda s: None) -> tuple[Toolchain, Toolchain]:
+    """The two sides of a diff: two toolchains (the settings go to the second); one toolchain (before: as
+    is, after: with the settings); none (the installed Triton without, then with, the settings)."""
+    from .compile import toolchains
+    from .errors import UsageError
+
+    specs = toolchains.expand(list(specs))
+    if len(specs) > 2:
+        raise UsageError(f"diff compares two sides; got {len(specs)} toolchains ({', '.join(specs)}); for a "
+                         "release history use `vgprscope analyze --triton A..B`")
+    resolved = [toolchains.resolve(s, say) for s in specs]
+    if len(resolved) == 2:
+        a, b = resolved
+        b = b.with_settings(settings) if settings else b
+    else:
+        base = resolved[0] if resolved else toolchains.installed()
+        if not settings:
+            raise UsageError("diff needs two sides: --triton A --triton B, or one Triton and a setting that "
+                             "differs (--set NAME=VALUE, e.g. --set TRITON_HIP_USE_BLOCK_PINGPONG=1)")
+        a, b = base, base.with_settings(settings)
+    if a.id == b.id and a.settings == b.settings:
+        raise UsageError(f"both sides are {a.label}: nothing would differ; give two releases or a setting")
+    return a, b
+
+
+def run_diff(tritons: Sequence[str], settings: dict[str, str], variants: Sequence[str] | None,
+             archs: Sequence[str] | None, requests: Sequence[Any], *, capture: Any = None, kernel_dir: Any = None,
+             rules: Sequence[str] = (), config: Any = None, fail_on_change: bool = False, jobs: int | None = None,
+             use_cache: bool = True, scheduler: str | None = None, say: Any = lambda s: None) -> DiffResult:
+    """``vgprscope diff``: the selection (variants x archs x requests, a capture, a kernel directory) under
+    the two sides, judged by the rules of the gate's configuration (pyproject) and ``rules``."""
+    from .compile.cache import CompileCache
+    from .gate.config import load_gate_config
+    from .gate.rules import parse_rule
+    from .attention.source import variant_tasks
+    from .sweep import capture_tasks, launch_overrides, sweep_items
+
+    before, after = sides(tritons, settings, say)
+    cfg = load_gate_config(config)
+    ruleset = RuleSet(cfg.rules.rules + tuple(parse_rule(r) for r in rules))
+    import contextlib
+
+    from .compile.cluster import dask_executor
+
+    with dask_executor(scheduler) if scheduler else contextlib.nullcontext() as executor:
+        engine = Engine(jobs, CompileCache(enabled=use_cache), executor)
+        try:
+            tasks: list[Task] = []
+            if capture is None or variants or kernel_dir:
+                tasks = variant_tasks(sweep_items(variants, archs, requests, kernel_dir), engine)
+            if capture is not None:
+                tasks += capture_tasks(capture, archs, launch_overrides(requests, not (variants or kernel_dir)))
+            return diff(tasks, before, after, rules=ruleset, engine=engine, fail_on_change=fail_on_change)
+        finally:
+            engine.close()

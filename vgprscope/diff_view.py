@@ -1,0 +1,95 @@
+"""``vgprscope diff`` as text: the gate's table of the second side against the first (regressions first,
+signed changes with their better / worse marks), then, for each kernel that regressed, its spill sites on
+both sides by source line, the new ones marked; markdown for a PR comment; JSON and CSV for programs."""
+
+from __future__ import annotations
+
+import csv
+import io
+from typing import Any
+
+from .diff import DiffResult, SpillSites
+from .gate import report
+from .report.formats import wrap
+
+SITES_SHOWN = 8  # spill sites shown per regressed kernel (all of them are in JSON)
+
+
+def _versions(result: DiffResult) -> str:
+    return f"sides: before {result.before.label}, after {result.after.label} (the gate's rules judge the after side)"
+
+
+def _sites_text(result: DiffResult, width: int) -> list[str]:
+    out: list[str] = []
+    for s in result.spills:
+        if not s.sites:
+            continue  # nothing spills on either side: the registers alone regressed
+        out.append(wrap(f"{s.key}: spill instructions by source line, before -> after", width, "  "))
+        for site in s.sites[:SITES_SHOWN]:
+            mark = "new " if site.new else "    "
+            loop = " (in a loop)" if site.in_loop else ""
+            out.append(wrap(f"  {mark}{site.before:>4} -> {site.after:<4} {site.location}{loop}", width, "      "))
+        if len(s.sites) > SITES_SHOWN:
+            out.append(f"  ... {len(s.sites) - SITES_SHOWN} more (--format json lists every site)")
+    return out
+
+
+def to_table(result: DiffResult, machine: Any, *, wide: bool = False, width: int | None = None) -> str:
+    from .report.formats import output_width
+
+    width = width or output_width()
+    text = report.to_table(result.gate, machine.fields(), _versions(result), wide=wide, width=width, command="diff")
+    sites = _sites_text(result, width if not wide else 10**4)
+    tail = ("\n".join(sites) + "\n") if sites else ""
+    return text + tail + wrap(result.summary(), width, "  ") + "\n"
+
+
+def _sites_md(s: SpillSites) -> str:
+    rows = [f"| {'new' if x.new else ''} | `{x.location}` | {'yes' if x.in_loop else ''} | {x.before} | {x.after} |"
+            for x in s.sites[:SITES_SHOWN]]
+    head = f"**{s.key}**" + (f": {s.note}" if s.note else "")
+    if not rows:
+        return head + "\n"
+    return "\n".join([head, "", "| | source line | in loop | before | after |", "|---|---|---|---:|---:|", *rows,
+                      ""])
+
+
+def to_markdown(result: DiffResult, machine: Any) -> str:
+    text = report.to_markdown(result.gate, machine.line(), _versions(result), command="diff")
+    parts = [f"**{result.summary()}**", "", text]
+    spilling = [s for s in result.spills if s.sites]
+    if spilling:
+        parts += ["### Where the regressed kernels spill", "", *(_sites_md(s) for s in spilling)]
+    return "\n".join(parts) + "\n"
+
+
+def _sites_json(s: SpillSites) -> dict[str, Any]:
+    return {"key": s.key, "note": s.note, "sites": [
+        {"location": x.location, "in_loop": x.in_loop, "before": x.before, "after": x.after, "new": x.new}
+        for x in s.sites]}
+
+
+def to_json(result: DiffResult, machine: Any) -> str:
+    extra = {"before": {"triton_version": result.before.version, "label": result.before.label,
+                        "settings": dict(result.before.settings)},
+             "after": {"triton_version": result.after.version, "label": result.after.label,
+                       "settings": dict(result.after.settings)},
+             "diff_summary": result.summary(), "spill_sites": [_sites_json(s) for s in result.spills]}
+    return report.to_json(result.gate, machine.as_dict(), _versions(result), command="diff", extra=extra)
+
+
+def to_csv(result: DiffResult) -> str:
+    """One row per entry and metric: both sides, the change, the verdict."""
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(["key", "variant", "kernel", "arch", "slot", "before", "after", "result", "metric", "value_before",
+                "value_after", "delta", "verdict", "fails"])
+    for d in result.gate.entries:
+        e = d.entry
+        base = [d.key, e.variant, e.kernel, e.arch, e.slot, result.before.label, result.after.label,
+                report.verdict_word(d)]
+        if not d.metrics:
+            w.writerow(base + ["", "", "", "", "", d.fails])
+        for m in d.metrics:
+            w.writerow(base + [m.metric, m.baseline, m.current, m.delta, report.metric_delta(m).verdict.value, m.fails])
+    return buf.getvalue()

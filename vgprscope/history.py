@@ -1,0 +1,91 @@
+"""A kernel's resources release by release (``vgprscope analyze --triton 3.4.0..3.9.0``).
+
+Each row is one kernel x config x arch (its slot) across the toolchains, oldest first, with the releases where
+something happened marked: the first where it spills, where its registers cross an occupancy step (the
+occupancy the registers alone allow changes, whatever else binds), and where its occupancy drops.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .records import AmdUsage, NvidiaUsage, Record
+
+
+def registers(rec: Record) -> int | None:
+    """What occupancy sees of a kernel's registers: the unified VGPR count (AMD) or registers per thread."""
+    u = rec.usage
+    if isinstance(u, AmdUsage):
+        return u.vgpr_total
+    if isinstance(u, NvidiaUsage):
+        return u.regs
+    return None
+
+
+def register_limit(rec: Record) -> int | None:
+    """The occupancy the registers alone allow (the 'vgpr' / 'regs' limit of the occupancy model)."""
+    occ = rec.occupancy
+    if occ is None:
+        return None
+    limits = dict(occ.limits)
+    return limits.get("vgpr", limits.get("regs"))
+
+
+@dataclass(frozen=True)
+class Event:
+    release: str  # the toolchain label where it happened
+    kind: str  # "spills", "step", "drop", "fails"
+    text: str
+
+
+@dataclass(frozen=True)
+class HistoryRow:
+    label: str
+    kernel: str
+    arch: str
+    slot: str
+    config: str
+    releases: tuple[str, ...]
+    records: tuple[Record | None, ...]  # one per release (None: no such row there)
+
+    def events(self) -> tuple[Event, ...]:
+        out: list[Event] = []
+        prev: Record | None = None
+        for release, rec in zip(self.releases, self.records):
+            if rec is None:
+                continue
+            if prev is not None and prev.ok and not rec.ok:
+                out.append(Event(release, "fails", f"stops compiling at {release}: {rec.status}"))
+            if prev is not None and prev.ok and rec.ok and prev.usage is not None and rec.usage is not None:
+                if prev.usage.spills == 0 and rec.usage.spills > 0:
+                    out.append(Event(release, "spills", f"spills from {release} ({rec.usage.spills})"))
+                a, b = register_limit(prev), register_limit(rec)
+                if a is not None and b is not None and a != b:
+                    word = "fewer" if b < a else "more"
+                    unit = rec.occupancy.unit if rec.occupancy else ""
+                    out.append(Event(release, "step", f"registers {registers(prev)} -> {registers(rec)} at {release}: "
+                                                      f"they allow {word} {unit} ({a} -> {b})"))
+                if prev.occupancy and rec.occupancy and rec.occupancy.value < prev.occupancy.value:
+                    out.append(Event(release, "drop", f"occupancy {prev.occupancy.value} -> {rec.occupancy.value} "
+                                                      f"at {release}"))
+            prev = rec
+        return tuple(out)
+
+    def first(self, kind: str) -> str | None:
+        return next((e.release for e in self.events() if e.kind == kind), None)
+
+
+def history(sides: Sequence[tuple[str, Sequence[Record]]]) -> list[HistoryRow]:
+    """Rows of every kernel x config x arch seen under any of ``sides`` (release label, its records), in the
+    order first seen; the sides in the order given (oldest first)."""
+    releases = tuple(label for label, _ in sides)
+    keyed: dict[tuple[str, str, str, str], dict[str, Record]] = {}
+    configs: dict[tuple[str, str, str, str], str] = {}
+    for label, records in sides:
+        for r in records:
+            key = (r.variant, r.kernel, r.arch, r.slot or r.config.key())
+            keyed.setdefault(key, {})[label] = r
+            configs.setdefault(key, r.config.short() if hasattr(r.config, "short") else "")
+    return [HistoryRow(k[0], k[1], k[2], k[3], configs[k], releases, tuple(by.get(v) for v in releases))
+            for k, by in keyed.items()]
