@@ -5,8 +5,6 @@ Importing this package is cheap: torch and triton are imported only by the calls
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 __version__ = "0.1.0"
 
 __all__ = ["__version__", "analyze", "attention", "capture", "check", "compare", "explain", "frontier", "pointer",
@@ -18,13 +16,7 @@ __all__ = ["__version__", "analyze", "attention", "capture", "check", "compare",
 _LIBRARY = {"analyze": "library.api", "check": "library.api", "pointer": "library.kernels"}
 _CALLABLE_MODULES = ("capture", "compare", "explain", "frontier", "scan")
 
-if TYPE_CHECKING:
-    from .library.api import analyze, check, compare, explain, frontier, scan
-    from .library.kernels import pointer
-    from .library.session import capture
-
-
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     import importlib
 
     if name in _CALLABLE_MODULES:
