@@ -446,3 +446,30 @@ def test_frontier_of_a_user_kernel_and_its_rows_are_the_csv_export(monkeypatch):
     assert all(lv.ok for lv in kf.levels) and kf.spill_free_occupancy == 8
     assert result.to_pandas().to_csv(index=False) == frontier_view.to_csv(result.frontiers)
     assert result.to_json() == frontier_view.to_json(result.frontiers, result.machine)
+
+
+def test_a_kernel_defined_where_there_is_no_file_compiles_from_its_snapshot():
+    """A notebook cell's kernel (its code registered with linecache under a name that is no file, as IPython
+    does): the row compiles the snapshot the hook took of its source, and says so, rather than "moved or
+    deleted since the capture"."""
+    import linecache
+
+    import vgprscope
+
+    cell = textwrap.dedent('''
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def cell_double(X, Y, n, BLOCK: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            tl.store(Y + offs, tl.load(X + offs, mask=offs < n) * 2, mask=offs < n)
+    ''')
+    name = "/nonexistent/ipykernel_0/1234.py"
+    linecache.cache[name] = (len(cell), None, cell.splitlines(True), name)
+    scope = {"__name__": "__main__"}
+    exec(compile(cell, name, "exec"), scope)
+    p = vgprscope.pointer("fp32")
+    (rec,) = vgprscope.analyze(scope["cell_double"], p, p, 100, BLOCK=128, arch="gfx942", jobs=1)
+    assert rec.ok and rec.usage.vgpr_total > 0, rec.status
+    assert "compiled from the capture's snapshot" in dict(rec.extras)["note"]
