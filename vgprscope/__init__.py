@@ -7,14 +7,15 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__", "analyze", "attention", "capture", "check", "compare", "explain", "frontier", "pointer",
-           "scan"]
+__all__ = ["__version__", "analyze", "attention", "baseline_save", "capture", "check", "compare", "diff", "explain",
+           "frontier", "pointer", "scan"]
 
 # The library (vgprscope.library): resolved on first use, so that `import vgprscope` stays cheap. The calls
 # named like a module of this package (vgprscope/explain.py, the capture package, ...) are those modules,
 # made callable as the call (vgprscope._callable): the name is both, however it is imported.
-_LIBRARY = {"analyze": "library.api", "check": "library.api", "pointer": "library.kernels"}
-_CALLABLE_MODULES = ("capture", "compare", "explain", "frontier", "scan")
+_LIBRARY = {"analyze": "library.api", "baseline_save": "library.api", "check": "library.api",
+            "pointer": "library.kernels"}
+_CALLABLE_MODULES = ("capture", "compare", "diff", "explain", "frontier", "scan")
 
 def __getattr__(name: str) -> object:
     import importlib

@@ -151,58 +151,7 @@ def diff(tasks: Sequence[Task], before: Toolchain, after: Toolchain, *, rules: R
     return DiffResult(before, after, archs, result, spills, tuple(records_a), tuple(records_b))
 
 
-def sides(specs: Sequence[str], settings: dict[str, str], say: Any = lambda s: None) -> tuple[Toolchain, Toolchain]:
-    """The two sides of a diff: two toolchains (the settings go to the second); one toolchain (before: as
-    is, after: with the settings); none (the installed Triton without, then with, the settings)."""
-    from .compile import toolchains
-    from .errors import UsageError
+# vgprscope.diff(...) is the library's call (vgprscope.library.api.diff): this module is callable as it
+from ._callable import callable_module  # noqa: E402
 
-    specs = toolchains.expand(list(specs))
-    if len(specs) > 2:
-        raise UsageError(f"diff compares two sides; got {len(specs)} toolchains ({', '.join(specs)}); for a "
-                         "release history use `vgprscope analyze --triton A..B`")
-    resolved = [toolchains.resolve(s, say) for s in specs]
-    if len(resolved) == 2:
-        a, b = resolved
-        b = b.with_settings(settings) if settings else b
-    else:
-        base = resolved[0] if resolved else toolchains.installed()
-        if not settings:
-            raise UsageError("diff needs two sides: --triton A --triton B, or one Triton and a setting that "
-                             "differs (--set NAME=VALUE, e.g. --set TRITON_HIP_USE_BLOCK_PINGPONG=1)")
-        a, b = base, base.with_settings(settings)
-    if a.id == b.id and a.settings == b.settings:
-        raise UsageError(f"both sides are {a.label}: nothing would differ; give two releases or a setting")
-    return a, b
-
-
-def run_diff(tritons: Sequence[str], settings: dict[str, str], variants: Sequence[str] | None,
-             archs: Sequence[str] | None, requests: Sequence[Any], *, capture: Any = None, kernel_dir: Any = None,
-             rules: Sequence[str] = (), config: Any = None, fail_on_change: bool = False, jobs: int | None = None,
-             use_cache: bool = True, scheduler: str | None = None, say: Any = lambda s: None) -> DiffResult:
-    """``vgprscope diff``: the selection (variants x archs x requests, a capture, a kernel directory) under
-    the two sides, judged by the rules of the gate's configuration (pyproject) and ``rules``."""
-    from .compile.cache import CompileCache
-    from .gate.config import load_gate_config
-    from .gate.rules import parse_rule
-    from .attention.source import variant_tasks
-    from .sweep import capture_tasks, launch_overrides, sweep_items
-
-    before, after = sides(tritons, settings, say)
-    cfg = load_gate_config(config)
-    ruleset = RuleSet(cfg.rules.rules + tuple(parse_rule(r) for r in rules))
-    import contextlib
-
-    from .compile.cluster import dask_executor
-
-    with dask_executor(scheduler) if scheduler else contextlib.nullcontext() as executor:
-        engine = Engine(jobs, CompileCache(enabled=use_cache), executor)
-        try:
-            tasks: list[Task] = []
-            if capture is None or variants or kernel_dir:
-                tasks = variant_tasks(sweep_items(variants, archs, requests, kernel_dir), engine)
-            if capture is not None:
-                tasks += capture_tasks(capture, archs, launch_overrides(requests, not (variants or kernel_dir)))
-            return diff(tasks, before, after, rules=ruleset, engine=engine, fail_on_change=fail_on_change)
-        finally:
-            engine.close()
+callable_module(__name__, "api:diff")

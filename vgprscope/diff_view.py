@@ -78,18 +78,31 @@ def to_json(result: DiffResult, machine: Any) -> str:
     return report.to_json(result.gate, machine.as_dict(), _versions(result), command="diff", extra=extra)
 
 
-def to_csv(result: DiffResult) -> str:
-    """One row per entry and metric: both sides, the change, the verdict."""
-    buf = io.StringIO()
-    w = csv.writer(buf)
-    w.writerow(["key", "variant", "kernel", "arch", "slot", "before", "after", "result", "metric", "value_before",
-                "value_after", "delta", "verdict", "fails"])
+CSV_FIELDS = ("key", "variant", "kernel", "arch", "slot", "before", "after", "result", "metric", "value_before",
+              "value_after", "delta", "verdict", "fails")
+
+
+def csv_rows(result: DiffResult) -> list[dict[str, Any]]:
+    """One row per entry and metric (one with no metric for an entry without them): both sides, the change,
+    the verdict."""
+    out = []
     for d in result.gate.entries:
         e = d.entry
         base = [d.key, e.variant, e.kernel, e.arch, e.slot, result.before.label, result.after.label,
                 report.verdict_word(d)]
         if not d.metrics:
-            w.writerow(base + ["", "", "", "", "", d.fails])
+            out.append(dict(zip(CSV_FIELDS, base + ["", "", "", "", "", d.fails])))
         for m in d.metrics:
-            w.writerow(base + [m.metric, m.baseline, m.current, m.delta, report.metric_delta(m).verdict.value, m.fails])
+            out.append(dict(zip(CSV_FIELDS, base + [m.metric, m.baseline, m.current, m.delta,
+                                                    report.metric_delta(m).verdict.value, m.fails])))
+    return out
+
+
+def to_csv(result: DiffResult) -> str:
+    """One row per entry and metric: both sides, the change, the verdict."""
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(CSV_FIELDS)
+    for row in csv_rows(result):
+        w.writerow(row.values())
     return buf.getvalue()

@@ -2,33 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Annotated, Optional
-
 import typer
 
 from .app import app
-from .diff import SetOpt, TritonOpt, history_output, resolve_toolchains
-from .capture import CaptureOpt
-from .common import (
-    ArchOpt, BlockMOpt, BlockNOpt, CausalOpt, Dtype, DtypeOpt, Format, FormatOpt, HeadDimOpt, JobsOpt,
-    KernelDirOpt, KnobOpt, KpackOpt, MaxnregOpt, NoCacheOpt, NonKDimOpt, NumStagesOpt, NumWarpsOpt, OutputOpt, VariantOpt,
-    WavesPerEuOpt, WideOpt, emit, err, handles_errors,
-)
-from .grid import (
-    BlockMGrid, BlockNGrid, DtypeGrid, HeadDimGrid, KnobGrid, KpackGrid, MaxCompilesOpt, MaxnregGrid, NonKDimGrid,
-    NumStagesGrid, NumWarpsGrid, SchedulerOpt, SortOpt, WavesPerEuGrid, YesOpt,
-)
-
-
-def config_request(block_m, block_n, head_dim, dtype, causal, num_warps, num_stages, waves_per_eu,
-                   matrix_instr_nonkdim, kpack, maxnreg, knobs=None):
-    from ..attention.config import ConfigRequest, parse_knobs
-
-    return ConfigRequest(block_m=block_m, block_n=block_n, head_dim=head_dim, dtype=dtype.value, causal=causal,
-                         num_warps=num_warps, num_stages=num_stages, waves_per_eu=waves_per_eu,
-                         matrix_instr_nonkdim=matrix_instr_nonkdim, kpack=kpack, maxnreg=maxnreg,
-                         extra=parse_knobs(knobs))
+from .common import emit, err, handles_errors
+from .options import Compiles, Format, FormatOpt, Grid, Kernels, Large, Output, PlotOpt, SortOpt, Toolchains, bundled
 
 
 def render(records, fmt: Format, command: str, title: str | None = None, wide: bool = False,
@@ -62,58 +40,42 @@ def summarize_failures(records) -> int:
     return 0
 
 
+def history_output(result, fmt: Format, out: Output, plot_path) -> None:
+    """Several toolchains: each kernel's resources release by release (oldest first)."""
+    from .. import history_view
+
+    rows = result.history()
+    text = {Format.table: lambda: history_view.to_table(rows, result.machine, wide=out.wide),
+            Format.json: lambda: history_view.to_json(rows, result.machine),
+            Format.csv: lambda: history_view.to_csv(rows),
+            Format.md: lambda: history_view.to_markdown(rows, result.machine)}[fmt]()
+    emit(text, out.output)
+    if plot_path is not None:
+        err(f"wrote {history_view.plot(rows, plot_path)}")
+    if result.records and all(not r.ok for r in result.records):
+        err("error: no row compiled under any of the toolchains")
+        raise typer.Exit(1)
+
+
 @app.command()
 @handles_errors
-def analyze(
-    variant: VariantOpt = None,
-    arch: ArchOpt = None,
-    block_m: BlockMGrid = None,
-    block_n: BlockNGrid = None,
-    head_dim: HeadDimGrid = None,
-    num_warps: NumWarpsGrid = None,
-    num_stages: NumStagesGrid = None,
-    waves_per_eu: WavesPerEuGrid = None,
-    matrix_instr_nonkdim: NonKDimGrid = None,
-    kpack: KpackGrid = None,
-    maxnreg: MaxnregGrid = None,
-    knob: KnobGrid = None,
-    dtype: DtypeGrid = None,
-    causal: CausalOpt = False,
-    sort: SortOpt = None,
-    format: FormatOpt = Format.table,
-    output: OutputOpt = None,
-    jobs: JobsOpt = None,
-    kernel_dir: KernelDirOpt = None,
-    no_cache: NoCacheOpt = False,
-    wide: WideOpt = False,
-    capture: CaptureOpt = None,
-    yes: YesOpt = False,
-    max_compiles: MaxCompilesOpt = None,
-    scheduler: SchedulerOpt = None,
-    triton: TritonOpt = None,
-    setting: SetOpt = None,
-    plot: Annotated[Optional[Path], typer.Option(
-        "--plot", help="With several --triton: a PNG of registers and spills per release per kernel")] = None,
-) -> None:
+@bundled
+def analyze(*, kernels: Kernels, grid: Grid, sort: SortOpt = None, format: FormatOpt = Format.table, out: Output,
+            run: Compiles, large: Large, tc: Toolchains, plot: PlotOpt = None) -> None:
     """Registers, spills, LDS and occupancy of each variant on each arch, compiled here without a GPU.
 
     Several values of a config option make a grid: every combination is compiled. Several --triton (or a
     range, 3.4.0..3.9.0) give each kernel's history, release by release."""
-    from ..grid import group_records, sort_records
-    from .grid import grid_requests, guarded_sweep
+    from ..library import api
+    from .progress import compile_progress
 
-    requests = grid_requests(block_m=block_m, block_n=block_n, head_dim=head_dim, dtype=dtype, causal=causal,
-                             num_warps=num_warps, num_stages=num_stages, waves_per_eu=waves_per_eu,
-                             matrix_instr_nonkdim=matrix_instr_nonkdim, kpack=kpack, maxnreg=maxnreg, knob=knob)
-    sides = resolve_toolchains(triton, setting)
-    records = guarded_sweep(variant, arch, requests, jobs=jobs, use_cache=not no_cache, kernel_dir=kernel_dir,
-                            yes=yes, max_compiles=max_compiles, scheduler=scheduler, capture=capture,
-                            toolchains=sides)
-    if len(sides) > 1:
-        history_output(records, sides, format, output, wide, plot)
+    with compile_progress() as progress:
+        result = api.analyze(**kernels.library(), **grid.library(), sort=sort, **tc.library(), **run.library(),
+                             **large.library(), on_progress=progress)
+    if len(result.toolchains) > 1:
+        history_output(result, format, out, plot)
         return
-    records = sort_records(group_records(records) if len(requests) > 1 else records, sort)
-    code = summarize_failures(records)
-    emit(render(records, format, "analyze", title="vgprscope analyze", wide=wide), output)
+    code = summarize_failures(result.records)
+    emit(render(list(result.records), format, "analyze", title="vgprscope analyze", wide=out.wide), out.output)
     if code:
         raise typer.Exit(code)

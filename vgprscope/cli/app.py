@@ -6,11 +6,10 @@ triton only inside its command function, so ``vgprscope --help`` stays fast.
 
 from __future__ import annotations
 
-from typing import Annotated
-
 import typer
 
 from .common import OneLineErrors
+from .options import VersionOpt
 
 app = typer.Typer(
     name="vgprscope",
@@ -24,19 +23,8 @@ app = typer.Typer(
 )
 
 
-def _version(value: bool) -> None:
-    if value:
-        from .. import __version__
-
-        print(f"vgprscope {__version__}")
-        raise typer.Exit()
-
-
 @app.callback()
-def root(
-    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
-                                          help="Print the version and exit")] = False,
-) -> None:
+def root(version: VersionOpt = False) -> None:
     """Registers, spills, LDS and occupancy of Triton attention kernels, compiled without the GPUs.
 
     Exit codes: 0 ok; 1 a regression, a failed check, or no row compiled (rows still printed, stderr says

@@ -3,22 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
 
 import typer
 
 from .app import app
 from .common import err, handles_errors
+from .options import CaptureOutputOpt, CommandArg
 
 
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 @handles_errors
-def capture(
-    command: Annotated[Optional[list[str]], typer.Argument(
-        help="The command to run, after --: a test suite, a benchmark, a model script")] = None,
-    output: Annotated[Path, typer.Option("--output", "-o", help="Capture file to write (atomically)")] = Path(
-        "vgprscope-capture.json"),
-) -> None:
+def capture(command: CommandArg = None, output: CaptureOutputOpt = Path("vgprscope-capture.json")) -> None:
     """Run COMMAND and record every distinct Triton launch specialisation it makes; exits with its code.
 
     Works through the GPU's JIT or under TRITON_INTERPRET=1 on a CPU; every config of an autotuned kernel
@@ -71,8 +66,3 @@ HINTS = {
     "interpreter-needs-numpy": "Triton's interpreter (TRITON_INTERPRET=1) needs numpy, which the command's "
                                "Python lacks: pip install numpy (vgprscope's bench extra has it)",
 }
-
-
-CaptureOpt = Annotated[Optional[Path], typer.Option(
-    "--capture", help="Compile the specialisations of this capture file (vgprscope capture) instead of the "
-    "bundled variants (with them, when --variant is given)")]

@@ -1,4 +1,5 @@
-"""What the commands share: error handling, option types and their validation, output writing.
+"""What the commands share: error handling, option validation, output writing (the options themselves:
+``options``).
 
 Exit codes (every command; also in README and each command's --help):
 0  ok.
@@ -24,11 +25,10 @@ import functools
 import os
 import sys
 import warnings
-from enum import Enum
-from pathlib import Path
-from typing import Annotated, Callable, Optional
-
 import importlib
+from collections.abc import Callable
+from pathlib import Path
+
 import typer
 from typer.core import TyperGroup
 
@@ -214,16 +214,6 @@ def nonempty_names(values: list[str] | None) -> list[str] | None:
     return values
 
 
-def power_of_two(ctx: typer.Context, param: typer.CallbackParam, value: int | None) -> int | None:
-    """--block-m, --block-n, --num-warps (single-valued): Triton takes powers of two only."""
-    from .grid import power_of_two_error
-
-    flag = max(param.opts, key=len) if param.opts else ""
-    if value is not None and (why := power_of_two_error(flag, value)) is not None:
-        raise typer.BadParameter(why.removeprefix(f"{flag} "))
-    return value
-
-
 STDOUT = "-"
 
 
@@ -239,60 +229,6 @@ def writable_output(value: Path | None) -> Path | None:
             hint = f", or {STDOUT} for stdout" if "not a regular file" in str(exc) else ""
             raise typer.BadParameter(f"{exc}{hint}") from None
     return value
-
-
-class Format(str, Enum):
-    table = "table"
-    json = "json"
-    csv = "csv"
-    md = "md"
-
-
-class Dtype(str, Enum):
-    fp16 = "fp16"
-    bf16 = "bf16"
-
-
-ArchOpt = Annotated[
-    Optional[list[str]],
-    typer.Option("--arch", "-a", callback=nonempty_names, help="Target arch, repeatable: gfx90a, gfx942, gfx950, gfx1100, sm_80, sm_86, "
-                 "sm_89, sm_90, sm_100 \\[default: gfx90a, gfx942, sm_80]"),
-]
-VariantOpt = Annotated[
-    Optional[list[str]],
-    typer.Option("--variant", "-v", callback=nonempty_names, help="Variant, repeatable or comma-separated; 'all' \\[default: all]"),
-]
-BlockMOpt = Annotated[Optional[int], typer.Option("--block-m", min=1, callback=power_of_two,
-                                                  help="BLOCK_M, a power of two \\[default: the variant's]")]
-BlockNOpt = Annotated[Optional[int], typer.Option("--block-n", min=1, callback=power_of_two,
-                                                  help="BLOCK_N, a power of two \\[default: the variant's]")]
-HeadDimOpt = Annotated[int, typer.Option("--head-dim", "-d", min=1, help="Head dim (16-256)")]
-NumWarpsOpt = Annotated[Optional[int], typer.Option("--num-warps", min=1, callback=power_of_two,
-                                                    help="num_warps, a power of two \\[default: the variant's]")]
-NumStagesOpt = Annotated[Optional[int], typer.Option("--num-stages", min=1, help="num_stages \\[default: the variant's]")]
-WavesPerEuOpt = Annotated[Optional[int], typer.Option("--waves-per-eu", min=0, help="AMD: waves_per_eu hint")]
-NonKDimOpt = Annotated[Optional[int], typer.Option("--matrix-instr-nonkdim", min=0, help="AMD: MFMA size (16 or 32)")]
-KpackOpt = Annotated[Optional[int], typer.Option("--kpack", min=1, help="AMD: kpack (1 or 2)")]
-MaxnregOpt = Annotated[Optional[int], typer.Option("--maxnreg", min=1, help="NVIDIA: maxnreg register cap")]
-DtypeOpt = Annotated[Dtype, typer.Option("--dtype", help="Element type of q, k, v")]
-CausalOpt = Annotated[bool, typer.Option("--causal/--no-causal", help="Causal mask (bottom-right aligned)")]
-FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format")]
-OutputOpt = Annotated[Optional[Path], typer.Option("--output", "-o", callback=writable_output,
-                                                        help="Write to this file (atomically) instead of stdout "
-                                                        "(- for stdout)")]
-JobsOpt = Annotated[Optional[int], typer.Option("--jobs", "-j", min=1, help="Parallel compiles \\[default: all cores]")]
-KernelDirOpt = Annotated[
-    Optional[Path], typer.Option("--kernel-dir", help="Load variants from this directory instead of the bundled ones")
-]
-KnobOpt = Annotated[
-    Optional[list[str]],
-    typer.Option("--knob", "-k", help="A variant's own knob, NAME=VALUE, repeatable (num_splits=4, block_dk=32); "
-                 "given to the variants that take it"),
-]
-NoCacheOpt = Annotated[bool, typer.Option("--no-cache", help="Compile even when the cache holds the result")]
-WideOpt = Annotated[bool, typer.Option(
-    "--wide", help="Table: every column, each row on one line. Without it the table fits the terminal "
-    "(in a pipe or file: $COLUMNS, else 100 columns) with long notes as footnotes")]
 
 
 def emit(text: str, output: Path | None) -> None:

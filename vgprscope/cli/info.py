@@ -8,7 +8,8 @@ import json
 from typing import Any
 
 from .app import app
-from .common import Format, FormatOpt, KernelDirOpt, OutputOpt, WideOpt, emit, handles_errors
+from .common import emit, handles_errors
+from .options import Format, FormatOpt, KernelDirOpt, OutputOpt, WideOpt
 
 KIB = 1024
 RULES_DOC = "docs/occupancy-rules.md"

@@ -3,20 +3,18 @@
 from __future__ import annotations
 
 import json
-from enum import Enum
-from typing import Annotated, Any, Optional
+from typing import Any
 
 import typer
 
 from ..archs import AmdArch, NvidiaArch, get_arch
 from ..errors import UsageError
 from .app import app
-from .common import WideOpt, emit, err, handles_errors
-
-
-class OccFormat(str, Enum):
-    table = "table"
-    json = "json"
+from .common import emit, err, handles_errors
+from .options import (
+    AgprsOpt, LadderOpt, LdsOpt, OccFormat, OccFormatOpt, OneArchOpt, RegsOpt, SgprsOpt, SharedOpt, ThreadsOpt,
+    VgprsOpt, WideOpt, WorkgroupOpt,
+)
 
 
 _AMD_OPTS = ("--vgprs", "--agprs", "--sgprs", "--lds", "--workgroup")
@@ -34,25 +32,17 @@ def _given(pairs: tuple[tuple[str, Any], ...]) -> list[str]:
 @app.command("occupancy")
 @handles_errors
 def occupancy_cmd(
-    arch: Annotated[str, typer.Option("--arch", "-a", help="One arch: gfx90a, gfx942, gfx950, gfx1100, "
-                                      "gfx1100-wave64, sm_80, sm_86, sm_89, sm_90, sm_100")],
-    vgprs: Annotated[Optional[int], typer.Option(
-        "--vgprs", help="AMD: arch VGPRs per wave (`; NumVgprs:`); AGPRs go to --agprs")] = None,
-    agprs: Annotated[Optional[int], typer.Option("--agprs", help="AMD (CDNA): AGPRs per wave")] = None,
-    sgprs: Annotated[Optional[int], typer.Option(
-        "--sgprs", help="AMD: SGPRs per wave incl. VCC / flat scratch / XNACK (.sgpr_count)")] = None,
-    lds: Annotated[Optional[int], typer.Option(
-        "--lds", help="AMD: LDS bytes per workgroup, static + dynamic (Triton's shared)")] = None,
-    workgroup: Annotated[Optional[int], typer.Option(
-        "--workgroup", help="AMD: threads per workgroup (Triton: num_warps x wave size); default: one wave")] = None,
-    regs: Annotated[Optional[int], typer.Option("--regs", help="NVIDIA: registers per thread")] = None,
-    shared: Annotated[Optional[int], typer.Option(
-        "--shared", help="NVIDIA: shared memory bytes per block, static + dynamic")] = None,
-    threads: Annotated[Optional[int], typer.Option(
-        "--threads", help="NVIDIA: threads per block (Triton: num_warps x 32); default: 128")] = None,
-    show_ladder: Annotated[bool, typer.Option(
-        "--ladder", help="Print the arch's register -> occupancy steps (for --workgroup / --threads)")] = False,
-    fmt: Annotated[OccFormat, typer.Option("--format", "-f", help="Output format")] = OccFormat.table,
+    arch: OneArchOpt,
+    vgprs: VgprsOpt = None,
+    agprs: AgprsOpt = None,
+    sgprs: SgprsOpt = None,
+    lds: LdsOpt = None,
+    workgroup: WorkgroupOpt = None,
+    regs: RegsOpt = None,
+    shared: SharedOpt = None,
+    threads: ThreadsOpt = None,
+    show_ladder: LadderOpt = False,
+    fmt: OccFormatOpt = OccFormat.table,
     wide: WideOpt = False,
 ) -> None:
     """Occupancy of one kernel from its counts: the limit, what binds, and the next step.

@@ -298,6 +298,11 @@ def releases_on_pypi() -> list[str]:
     return sorted(out, key=version_tuple)
 
 
+def is_range(spec: str) -> bool:
+    """Whether ``spec`` names several releases (``3.4.0..3.9.0``)."""
+    return _RANGE.match(spec.strip()) is not None
+
+
 def expand(specs: list[str]) -> list[str]:
     """Toolchain specs with ``A..B`` ranges replaced by every release in them (inclusive) on PyPI."""
     out: list[str] = []

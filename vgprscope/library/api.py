@@ -4,10 +4,16 @@ command line) and return frozen results (``vgprscope.library.results``) with ``.
 ``.to_json()``. Errors are the core's typed exceptions (``vgprscope.errors``); a failed compile is a record
 with its error, never an exception.
 
+Each call but ``scan`` also takes ``triton=`` (a release such as ``"3.8.0"``, installed once into vgprscope's
+cache; the path of a Python environment that has Triton) and ``settings=`` (compiler settings, environment
+variables Triton reads: ``{"TRITON_HIP_USE_BLOCK_PINGPONG": "1"}``), as ``--triton`` and ``--set`` do: one
+Triton each, except ``analyze`` (several, or a range ``"3.4.0..3.9.0"``: each kernel's history) and ``diff``
+(two sides).
+
 ``analyze``, ``frontier`` and ``explain`` also take a user's own kernel, launched as in their code:
 ``analyze(my_kernel, x, y, n, BLOCK=128, num_warps=4, arch=["gfx942", "sm_90"])``. With a kernel, every
 keyword but the library's own (``arch``, ``jobs``, ``use_cache``, ``cache``, ``yes``, ``max_compiles``,
-``scheduler``, ``executor``, ``on_progress``, ``sort``) is the launch's; a list value makes a grid of
+``scheduler``, ``executor``, ``on_progress``, ``sort``, ``triton``, ``settings``) is the launch's; a list value makes a grid of
 launches. A kernel parameter named like one of those is given positionally.
 
 Compiles run in worker processes (started fresh where this process imported triton, as a user's kernel
@@ -23,7 +29,10 @@ from typing import Any
 
 from ..errors import UsageError
 from . import selection
-from .results import AnalyzeResult, CheckResult, CompareResult, ExplainResult, FrontierResult, ScanResult
+from .results import (
+    AnalyzeResult, BaselineSaveResult, CheckResult, CompareResult, DiffResult, ExplainResult, FrontierResult,
+    ScanResult,
+)
 
 Progress = Callable[[int, int], None]
 PathLike = str | Path
@@ -57,14 +66,15 @@ def _grid(fields: dict[str, Any], dtype: Any, causal: Any, knob: Any, shape: Any
     return selection.requests(fields, dtype=dtype, causal=causal, knob=knob, shape=shape)
 
 
-def analyze(kernel: Any = None, /, *args: Any, variant: str | Sequence[str] | None = None,
-            arch: str | Sequence[str] | None = None, block_m: int | Sequence[int] | None = None,
-            block_n: int | Sequence[int] | None = None, head_dim: int | Sequence[int] | None = None,
-            num_warps: int | Sequence[int] | None = None, num_stages: int | Sequence[int] | None = None,
-            waves_per_eu: int | Sequence[int] | None = None, matrix_instr_nonkdim: int | Sequence[int] | None = None,
-            kpack: int | Sequence[int] | None = None, maxnreg: int | Sequence[int] | None = None,
-            dtype: str | Sequence[str] | None = None, causal: bool | None = None, knob: Any = None,
-            capture: Any = None, kernel_dir: PathLike | None = None, sort: str | None = None,
+Ints = int | Sequence[int] | None
+Names = str | Sequence[str] | None
+
+
+def analyze(kernel: Any = None, /, *args: Any, variant: Names = None, arch: Names = None, block_m: Ints = None,
+            block_n: Ints = None, head_dim: Ints = None, num_warps: Ints = None, num_stages: Ints = None,
+            waves_per_eu: Ints = None, matrix_instr_nonkdim: Ints = None, kpack: Ints = None, maxnreg: Ints = None,
+            dtype: Names = None, causal: bool | None = None, knob: Any = None, capture: Any = None,
+            kernel_dir: PathLike | None = None, sort: str | None = None, triton: Any = None, settings: Any = None,
             jobs: int | None = None, use_cache: bool = True, cache: PathLike | None = None, yes: bool = False,
             max_compiles: int | None = None, scheduler: str | None = None, executor: Executor | None = None,
             on_progress: Progress | None = None, **launch: Any) -> AnalyzeResult:
@@ -75,6 +85,8 @@ def analyze(kernel: Any = None, /, *args: Any, variant: str | Sequence[str] | No
     ``vgprscope.capture()`` recorded); with a capture alone the launch options (``num_warps``, ...) are
     "what if" overrides of every captured launch. With ``kernel``: that kernel launched as
     ``kernel[grid](*args, **launch)``, one record per autotune config (after ``prune_configs_by``) and arch.
+    ``triton``: several releases (or a range) compile every kernel under each, oldest first
+    (``.history()``: each kernel release by release).
     ``cache``: a compile-cache directory (default $VGPRSCOPE_CACHE_DIR or ~/.cache/vgprscope);
     ``use_cache=False`` compiles everything again; ``yes`` runs a grid of more than 10,000 compiles."""
     from ..grid import group_records, sort_records
@@ -88,34 +100,37 @@ def analyze(kernel: Any = None, /, *args: Any, variant: str | Sequence[str] | No
     if kernel is not None:
         sel_given = fields | {"variant": variant, "dtype": dtype, "causal": causal, "knob": knob, "capture": capture,
                               "kernel_dir": kernel_dir}
-        sel = Selection(archs=archs, captures=(_launch_of(kernel, args, sel_given, launch),))
+        launches = _launch_of(kernel, args, sel_given, launch)
+        sides = selection.toolchains(triton, settings)
+        sel = Selection(archs=archs, captures=(launches,), toolchains=tuple(sides))
         requests: list = [sel.requests[0]]
     else:
         _no_launch("analyze", args, launch)
         requests = _grid(fields, dtype, causal, knob)
-        sel = Selection.of(selection.names(variant, "variant"), archs, requests, kernel_dir, capture)
+        sides = selection.toolchains(triton, settings)
+        sel = Selection.of(selection.names(variant, "variant"), archs, requests, kernel_dir, capture,
+                           toolchains=sides)
     records = sweep(sel, yes=yes, max_compiles=max_compiles, scheduler=scheduler, executor=executor, **run)
-    records = sort_records(group_records(records) if len(requests) > 1 else records, sort)
-    return AnalyzeResult(tuple(records))
+    if len(sides) <= 1:  # a history keeps the toolchains' order; one table sorts as asked
+        records = sort_records(group_records(records) if len(requests) > 1 else records, sort)
+    return AnalyzeResult(tuple(records), toolchains=tuple(sides))
 
 
-def compare(*, strategies: str | Sequence[str] | None = None, variant: str | Sequence[str] | None = None,
-            arch: str | Sequence[str] | None = None, block_m: int | Sequence[int] | None = None,
-            block_n: int | Sequence[int] | None = None, head_dim: int | Sequence[int] | None = None,
-            num_warps: int | Sequence[int] | None = None, num_stages: int | Sequence[int] | None = None,
-            waves_per_eu: int | Sequence[int] | None = None, matrix_instr_nonkdim: int | Sequence[int] | None = None,
-            kpack: int | Sequence[int] | None = None, maxnreg: int | Sequence[int] | None = None,
-            dtype: str | Sequence[str] | None = None, causal: bool | None = None, knob: Any = None,
-            shape: Any = "4,32,4096,4096", frontier: bool = False, sort: str | None = None, capture: Any = None,
-            kernel_dir: PathLike | None = None, jobs: int | None = None, use_cache: bool = True,
-            cache: PathLike | None = None, yes: bool = False, max_compiles: int | None = None,
-            scheduler: str | None = None, executor: Executor | None = None,
+def compare(*, strategies: Names = None, variant: Names = None, arch: Names = None, block_m: Ints = None,
+            block_n: Ints = None, head_dim: Ints = None, num_warps: Ints = None, num_stages: Ints = None,
+            waves_per_eu: Ints = None, matrix_instr_nonkdim: Ints = None, kpack: Ints = None, maxnreg: Ints = None,
+            dtype: Names = None, causal: bool | None = None, knob: Any = None, shape: Any = "4,32,4096,4096",
+            frontier: bool = False, bench: bool = False, sort: str | None = None, capture: Any = None,
+            kernel_dir: PathLike | None = None, triton: Any = None, settings: Any = None, jobs: int | None = None,
+            use_cache: bool = True, cache: PathLike | None = None, yes: bool = False,
+            max_compiles: int | None = None, scheduler: str | None = None, executor: Executor | None = None,
             on_progress: Progress | None = None) -> CompareResult:
     """Each strategy (``strategies`` or ``variant``, default all) side by side per arch, with the memory
     traffic of the reference problem ``shape`` and each metric's change against the baseline variant (in
-    the JSON and the table); with ``frontier``, each strategy's spill-free occupancy too."""
+    the JSON and the table); with ``frontier``, each strategy's spill-free occupancy too; with ``bench``,
+    timings on this process's GPU (without one: compile-only, the reason in ``.notes``)."""
     from ..grid import sort_lines
-    from .tasks import Selection, compare_tables, frontier_of, sweep, with_frontiers
+    from .tasks import Selection, bench_columns, compare_tables, frontier_of, sweep, with_frontiers
 
     fields = {"block_m": block_m, "block_n": block_n, "head_dim": head_dim, "num_warps": num_warps,
               "num_stages": num_stages, "waves_per_eu": waves_per_eu, "matrix_instr_nonkdim": matrix_instr_nonkdim,
@@ -124,27 +139,33 @@ def compare(*, strategies: str | Sequence[str] | None = None, variant: str | Seq
     names = selection.names(strategies, "strategies") + selection.names(variant, "variant")
     requests = _grid(fields, dtype, causal, knob, shape)
     archs = selection.names(arch, "arch")
-    sel = Selection.of(tuple(dict.fromkeys(names)), archs, requests, kernel_dir, capture)
+    side = selection.one_toolchain("compare", triton, settings)
+    sides = (side,) if side is not None else ()
+    sel = Selection.of(tuple(dict.fromkeys(names)), archs, requests, kernel_dir, capture, toolchains=sides)
     common = {"yes": yes, "max_compiles": max_compiles, "scheduler": scheduler, "executor": executor, **run}
     records = sweep(sel, **common)
     per_arch = compare_tables(sel, records)
     if frontier:  # the variants' frontier (a capture's launches are compared, not searched)
-        levels = frontier_of(Selection.of(sel.variants, archs, requests, kernel_dir), **common)
+        levels = frontier_of(Selection.of(sel.variants, archs, requests, kernel_dir, toolchains=sides), **common)
         per_arch = with_frontiers(per_arch, levels)
     per_arch = sort_lines(per_arch, sort)
-    return CompareResult({k: tuple(v) for k, v in per_arch.items()}, tuple(records))
+    result = CompareResult({k: tuple(v) for k, v in per_arch.items()}, tuple(records))
+    if bench:
+        from dataclasses import replace
+
+        timings = bench_columns(per_arch, requests, selection.shape_value(shape))
+        result = replace(result, **timings)
+    return result
 
 
-def frontier(kernel: Any = None, /, *args: Any, variant: str | Sequence[str] | None = None,
-             strategies: str | Sequence[str] | None = None, arch: str | Sequence[str] | None = None,
-             block_m: int | Sequence[int] | None = None, block_n: int | Sequence[int] | None = None,
-             head_dim: int | Sequence[int] | None = None, num_warps: int | Sequence[int] | None = None,
-             num_stages: int | Sequence[int] | None = None, matrix_instr_nonkdim: int | Sequence[int] | None = None,
-             kpack: int | Sequence[int] | None = None, dtype: str | Sequence[str] | None = None,
+def frontier(kernel: Any = None, /, *args: Any, variant: Names = None, strategies: Names = None, arch: Names = None,
+             block_m: Ints = None, block_n: Ints = None, head_dim: Ints = None, num_warps: Ints = None,
+             num_stages: Ints = None, matrix_instr_nonkdim: Ints = None, kpack: Ints = None, dtype: Names = None,
              causal: bool | None = None, knob: Any = None, capture: Any = None, kernel_dir: PathLike | None = None,
-             sort: str | None = None, jobs: int | None = None, use_cache: bool = True, cache: PathLike | None = None,
-             yes: bool = False, max_compiles: int | None = None, scheduler: str | None = None,
-             executor: Executor | None = None, on_progress: Progress | None = None, **launch: Any) -> FrontierResult:
+             sort: str | None = None, triton: Any = None, settings: Any = None, jobs: int | None = None,
+             use_cache: bool = True, cache: PathLike | None = None, yes: bool = False,
+             max_compiles: int | None = None, scheduler: str | None = None, executor: Executor | None = None,
+             on_progress: Progress | None = None, **launch: Any) -> FrontierResult:
     """The highest occupancy each kernel reaches without spilling, and the price of the next level: each
     kernel compiled at every occupancy level of its arch (AMD: waves_per_eu; NVIDIA: maxnreg, then the
     smallest spill-free maxnreg by bisection). Selections as ``analyze`` takes them (a user's kernel too),
@@ -158,24 +179,25 @@ def frontier(kernel: Any = None, /, *args: Any, variant: str | Sequence[str] | N
     if kernel is not None:
         given = fields | {"variant": variant, "strategies": strategies, "dtype": dtype, "causal": causal,
                           "knob": knob, "capture": capture, "kernel_dir": kernel_dir}
-        sel = Selection(archs=archs, captures=(_launch_of(kernel, args, given, launch),))
+        launches = _launch_of(kernel, args, given, launch)
+        side = selection.one_toolchain("frontier", triton, settings)
+        sel = Selection(archs=archs, captures=(launches,), toolchains=(side,) if side is not None else ())
     else:
         _no_launch("frontier", args, launch)
         names = selection.names(strategies, "strategies") + selection.names(variant, "variant")
-        sel = Selection.of(tuple(dict.fromkeys(names)), archs, _grid(fields, dtype, causal, knob), kernel_dir,
-                           capture, overrides=False)
+        requests = _grid(fields, dtype, causal, knob)
+        side = selection.one_toolchain("frontier", triton, settings)
+        sel = Selection.of(tuple(dict.fromkeys(names)), archs, requests, kernel_dir, capture, overrides=False,
+                           toolchains=(side,) if side is not None else ())
     frontiers = frontier_of(sel, yes=yes, max_compiles=max_compiles, scheduler=scheduler, executor=executor, **run)
     return FrontierResult(tuple(sort_frontiers(frontiers, sort)))
 
 
-def explain(kernel: Any = None, /, *args: Any, variant: str | Sequence[str] | None = None,
-            arch: str | Sequence[str] | None = None, block_m: int | Sequence[int] | None = None,
-            block_n: int | Sequence[int] | None = None, head_dim: int | Sequence[int] | None = None,
-            num_warps: int | Sequence[int] | None = None, num_stages: int | Sequence[int] | None = None,
-            waves_per_eu: int | Sequence[int] | None = None, matrix_instr_nonkdim: int | Sequence[int] | None = None,
-            kpack: int | Sequence[int] | None = None, maxnreg: int | Sequence[int] | None = None,
-            dtype: str | Sequence[str] | None = None, causal: bool | None = None, knob: Any = None,
-            capture: Any = None, kernel_dir: PathLike | None = None, jobs: int | None = None,
+def explain(kernel: Any = None, /, *args: Any, variant: Names = None, arch: Names = None, block_m: Ints = None,
+            block_n: Ints = None, head_dim: Ints = None, num_warps: Ints = None, num_stages: Ints = None,
+            waves_per_eu: Ints = None, matrix_instr_nonkdim: Ints = None, kpack: Ints = None, maxnreg: Ints = None,
+            dtype: Names = None, causal: bool | None = None, knob: Any = None, capture: Any = None,
+            kernel_dir: PathLike | None = None, triton: Any = None, settings: Any = None, jobs: int | None = None,
             use_cache: bool = True, cache: PathLike | None = None, on_progress: Progress | None = None,
             **launch: Any) -> ExplainResult:
     """Where the registers go: the registers of each tensor live across each loop (from TTGIR) and the
@@ -191,38 +213,106 @@ def explain(kernel: Any = None, /, *args: Any, variant: str | Sequence[str] | No
     if kernel is not None:
         given = fields | {"variant": variant, "dtype": dtype, "causal": causal, "knob": knob, "capture": capture,
                           "kernel_dir": kernel_dir}
-        sel = Selection(archs=archs, captures=(_launch_of(kernel, args, given, launch),))
+        launches = _launch_of(kernel, args, given, launch)
+        side = selection.one_toolchain("explain", triton, settings)
+        sel = Selection(archs=archs, captures=(launches,), toolchains=(side,) if side is not None else ())
     else:
         _no_launch("explain", args, launch)
         names = selection.names(variant, "variant")
         if capture is None and not names:
             names = ("baseline",)
-        sel = Selection.of(names, archs, _grid(fields, dtype, causal, knob), kernel_dir, capture, overrides=False)
+        requests = _grid(fields, dtype, causal, knob)
+        side = selection.one_toolchain("explain", triton, settings)
+        sel = Selection.of(names, archs, requests, kernel_dir, capture, overrides=False,
+                           toolchains=(side,) if side is not None else ())
     return ExplainResult(tuple(explain_of(sel, **run)))
 
 
-def check(*, config: PathLike | None = None, baseline: PathLike | None = None,
-          variant: str | Sequence[str] | None = None, arch: str | Sequence[str] | None = None,
-          rule: str | Sequence[str] | None = None, allow_missing: bool = False, fail_on_change: bool = False,
+def _gate_paths(config: PathLike | None, baseline: PathLike | None, kernel_dir: PathLike | None,
+                capture: PathLike | None) -> tuple[Path | None, ...]:
+    return tuple(Path(p) if p else None for p in (config, baseline, kernel_dir, capture))
+
+
+def check(*, config: PathLike | None = None, baseline: PathLike | None = None, variant: Names = None,
+          arch: Names = None, rule: Names = None, allow_missing: bool = False, fail_on_change: bool = False,
           allow_version_change: bool = False, kernel_dir: PathLike | None = None, capture: PathLike | None = None,
-          jobs: int | None = None, use_cache: bool = True, cache: PathLike | None = None,
-          on_progress: Progress | None = None) -> CheckResult:
+          triton: Any = None, settings: Any = None, jobs: int | None = None, use_cache: bool = True,
+          cache: PathLike | None = None, on_progress: Progress | None = None) -> CheckResult:
     """The register gate: the configuration (``config``, default the nearest pyproject.toml's
     [tool.vgprscope]) compiled and compared with its baseline. ``.passed`` / ``.exit_code`` give the
-    verdict; a baseline that cannot be compared raises NotComparableError."""
+    verdict; a baseline that cannot be compared raises NotComparableError. With ``triton``, the set is
+    compiled by that release: a preview of the upgrade, where the baseline's other Triton version is
+    expected (a note, not an error)."""
     from .gate import run_check
 
     run = _run(jobs, use_cache, cache, on_progress)
     rules = [rule] if isinstance(rule, str) else list(rule or [])
+    cfg_file, base_file, kdir, cap = _gate_paths(config, baseline, kernel_dir, capture)
+    side = selection.one_toolchain("check", triton, settings)
     result, cfg, entries = run_check(
-        Path(config) if config else None, Path(baseline) if baseline else None,
-        list(selection.names(variant, "variant")) or None, list(selection.names(arch, "arch")) or None, rules,
-        fail_on_change, allow_version_change, Path(kernel_dir) if kernel_dir else None, run["jobs"], run["use_cache"],
-        Path(capture) if capture else None, allow_missing, on_progress, run["cache_dir"])
-    return CheckResult(result, tuple(entries), str(cfg.baseline))
+        cfg_file, base_file, list(selection.names(variant, "variant")) or None,
+        list(selection.names(arch, "arch")) or None, rules, fail_on_change, allow_version_change, kdir,
+        run["jobs"], run["use_cache"], cap, allow_missing, on_progress, run["cache_dir"], toolchain=side,
+        preview=bool(selection.triton_specs(triton)))
+    return CheckResult(result, tuple(entries), str(cfg.baseline), config=cfg)
 
 
-def scan(directory: PathLike | None = None, *, arch: str | Sequence[str] | None = None, jobs: int | None = None,
+def baseline_save(*, config: PathLike | None = None, baseline: PathLike | None = None, variant: Names = None,
+                  arch: Names = None, kernel_dir: PathLike | None = None, capture: PathLike | None = None,
+                  triton: Any = None, settings: Any = None, jobs: int | None = None, use_cache: bool = True,
+                  cache: PathLike | None = None, on_progress: Progress | None = None) -> BaselineSaveResult:
+    """Compile the gate's set and write the baseline ``check`` compares against (atomically); with
+    ``variant`` or ``arch``, only those entries are replaced. With ``triton``, that release's numbers (and
+    its version) are saved. Nothing is written when no entry compiled (``.written`` is None)."""
+    from .gate import save
+
+    run = _run(jobs, use_cache, cache, on_progress)
+    cfg_file, base_file, kdir, cap = _gate_paths(config, baseline, kernel_dir, capture)
+    side = selection.one_toolchain("baseline save", triton, settings)
+    return save(cfg_file, base_file, list(selection.names(variant, "variant")) or None,
+                list(selection.names(arch, "arch")) or None, kdir, cap, run["jobs"], run["use_cache"], on_progress,
+                run["cache_dir"], toolchain=side)
+
+
+def diff(*, triton: Any = None, settings: Any = None, variant: Names = None, arch: Names = None,
+         block_m: Ints = None, block_n: Ints = None, head_dim: Ints = None, num_warps: Ints = None,
+         num_stages: Ints = None, waves_per_eu: Ints = None, matrix_instr_nonkdim: Ints = None, kpack: Ints = None,
+         maxnreg: Ints = None, dtype: Names = None, causal: bool | None = None, knob: Any = None,
+         capture: Any = None, kernel_dir: PathLike | None = None, rule: Names = None,
+         config: PathLike | None = None, fail_on_change: bool = False, jobs: int | None = None,
+         use_cache: bool = True, cache: PathLike | None = None, scheduler: str | None = None,
+         executor: Executor | None = None, on_progress: Progress | None = None) -> DiffResult:
+    """The same kernels under two sides, judged by the gate's rules: ``triton=["3.8.0", "3.9.0"]``, or one
+    Triton (default the installed one) without and with ``settings``. ``.passed`` is the gate's verdict,
+    ``.compared`` how many kernels compiled on both sides; each regressed kernel's spill sites by source
+    line, before and after, are in ``.spills``."""
+    from ..diff import diff as diff_sides
+    from ..gate.config import load_gate_config
+    from ..gate.rules import RuleSet, parse_rule
+    from .tasks import Selection, executor_for, main_not_rerun, make_engine, selection_tasks
+
+    fields = {"block_m": block_m, "block_n": block_n, "head_dim": head_dim, "num_warps": num_warps,
+              "num_stages": num_stages, "waves_per_eu": waves_per_eu, "matrix_instr_nonkdim": matrix_instr_nonkdim,
+              "kpack": kpack, "maxnreg": maxnreg}
+    run = _run(jobs, use_cache, cache, on_progress)
+    requests = _grid(fields, dtype, causal, knob)
+    rules = [rule] if isinstance(rule, str) else list(rule or [])
+    before, after = selection.sides(triton, settings)
+    cfg = load_gate_config(Path(config) if config else None)
+    ruleset = RuleSet(cfg.rules.rules + tuple(parse_rule(r) for r in rules))
+    sel = Selection.of(selection.names(variant, "variant"), selection.names(arch, "arch"), requests, kernel_dir,
+                       capture)
+    with executor_for(scheduler, executor) as ex, main_not_rerun():
+        engine = make_engine(run["jobs"], run["use_cache"], run["cache_dir"], ex, on_progress)
+        try:
+            core = diff_sides(selection_tasks(sel, engine), before, after, rules=ruleset, engine=engine,
+                              fail_on_change=fail_on_change)
+        finally:
+            engine.close()
+    return DiffResult.of(core)
+
+
+def scan(directory: PathLike | None = None, *, arch: Names = None, jobs: int | None = None,
          use_cache: bool = True, cache: PathLike | None = None, on_progress: Progress | None = None) -> ScanResult:
     """The kernels of a Triton cache directory (default $TRITON_CACHE_DIR, else ~/.triton/cache): read from
     the stored AMDGCN / cubin for the arch each was built for, and with ``arch`` recompiled there too."""

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import TritonUnavailableError
 
 if TYPE_CHECKING:
+    from .results import BaselineSaveResult
     from ..gate.baseline import Entry, LegacySlots
     from ..gate.config import GateConfig, GateSet
     from ..gate.diff import GateResult
@@ -68,8 +69,9 @@ def _backend_dir(backend: str) -> Path | None:
     return Path(str(dist.locate_file(f"triton/backends/{folder}")))
 
 
-def check_targets(archs: Sequence[str]) -> None:
-    """Every arch must be one the installed Triton can compile for (checked before compiling)."""
+def check_targets(archs: Sequence[str], toolchain: Any = None) -> None:
+    """Every arch must be one the installed Triton can compile for (checked before compiling); under another
+    toolchain, one Triton can target (that release says what it lacks in its rows)."""
     from ..archs import ARCHS, AmdArch, get_arch
 
     for name in archs:
@@ -78,7 +80,7 @@ def check_targets(archs: Sequence[str]) -> None:
             targets = [x.name for x in ARCHS.values() if getattr(x, "triton_target", True)]
             raise TritonUnavailableError(f"the installed Triton cannot target {a.name}; drop it from the "
                                          f"gate's archs (allowed: {', '.join(targets)})")
-        backend = _backend_dir(a.backend)
+        backend = _backend_dir(a.backend) if toolchain is None or toolchain.kind == "installed" else None
         if backend is not None and not backend.exists():
             raise TritonUnavailableError(f"the installed Triton has no {a.backend} backend ({backend}); it "
                                          f"cannot target {a.name}")
@@ -86,15 +88,16 @@ def check_targets(archs: Sequence[str]) -> None:
 
 def compile_set(cfg: GateConfig, jobs: int | None = None, use_cache: bool = True,
                 on_progress: Callable[[int, int], None] | None = None,
-                cache_dir: Path | str | None = None) -> list[Entry]:
-    """The set's entries: the sweep the configuration describes, run here."""
+                cache_dir: Path | str | None = None, toolchain: Any = None) -> list[Entry]:
+    """The set's entries: the sweep the configuration describes, run here (by ``toolchain``, a
+    ``compile.toolchains.Toolchain``, when given)."""
     from ..attention import gate as attention_gate
     from ..gate.baseline import entries_of
     from .tasks import Selection, sweep
 
     s = cfg.set
     sel = Selection.of(list(s.variants), list(s.archs), attention_gate.requests(s.configs, cfg.where), s.kernel_dir,
-                       s.capture, overrides=False)
+                       s.capture, overrides=False, toolchains=(toolchain,) if toolchain is not None else ())
     # the gate's set is its own: no grid guard (its size is the configuration's)
     return entries_of(sweep(sel, jobs=jobs, use_cache=use_cache, cache_dir=cache_dir, yes=True,
                             on_progress=on_progress))
@@ -145,20 +148,65 @@ def run_check(config: Path | None, baseline: Path | None, variant: Sequence[str]
               rule: Sequence[str] | None, fail_on_change: bool, allow_version_change: bool, kernel_dir: Path | None,
               jobs: int | None, use_cache: bool, capture: Path | None = None, allow_missing: bool = False,
               on_progress: Callable[[int, int], None] | None = None,
-              cache_dir: Path | str | None = None) -> tuple[GateResult, GateConfig, list[Entry]]:
+              cache_dir: Path | str | None = None, *, toolchain: Any = None,
+              preview: bool = False) -> tuple[GateResult, GateConfig, list[Entry]]:
     """The gate: the configuration, the baseline (refused when it cannot be compared), the set compiled and
-    compared entry by entry."""
+    compared entry by entry. ``toolchain``: the Triton (and settings) that compiles the set; ``preview``: it
+    was named (``--triton``), so the baseline's other Triton version is the point, a note and no error."""
     from ..compile.engine import triton_version
     from ..gate.baseline import check_triton_version, load_baseline
     from ..gate.diff import compare
 
     cfg = settings(config, baseline, variant, arch, kernel_dir, rule or (), capture, allow_missing)
     base = load_baseline(cfg.baseline, lambda: legacy(cfg))
-    tv = triton_version()
-    note = check_triton_version(base, tv, allow_version_change)
-    check_targets(cfg.set.archs)
+    tv = toolchain.version if toolchain is not None else triton_version()
+    if preview and base.triton_version != tv:
+        note: str | None = (f"Triton {tv} (--triton) against a baseline compiled with Triton "
+                            f"{base.triton_version}: a preview of the upgrade")
+    else:
+        note = check_triton_version(base, tv, allow_version_change)
+    check_targets(cfg.set.archs, toolchain)
     cfg.rules.check_variants([*labels(cfg.set), *(e.variant for e in base.entries.values())])
-    entries = compile_set(cfg, jobs, use_cache, on_progress, cache_dir)
+    entries = compile_set(cfg, jobs, use_cache, on_progress, cache_dir, toolchain)
     result = compare(base, entries, cfg.rules, in_scope=part(cfg, variant, arch), accept_missing=cfg.accepts_missing,
                      fail_on_change=fail_on_change, current_triton=tv, notes=[note] if note else [])
     return result, cfg, entries
+
+
+def save(config: Path | None, baseline: Path | None, variant: Sequence[str] | None, arch: Sequence[str] | None,
+         kernel_dir: Path | None, capture: Path | None, jobs: int | None, use_cache: bool,
+         on_progress: Callable[[int, int], None] | None = None, cache_dir: Path | str | None = None, *,
+         toolchain: Any = None) -> BaselineSaveResult:
+    """``baseline save``: the set compiled (by ``toolchain`` when given) and written to the baseline file,
+    replacing the entries of the part named (``variant`` / ``arch``) and keeping the rest. A set with no
+    entry is a UsageError; a set of failures only is not written (``written`` None)."""
+    from ..compile.engine import triton_version
+    from ..errors import UsageError
+    from ..fsutil import check_writable
+    from ..gate.baseline import Baseline, save_baseline
+    from .results import BaselineSaveResult
+
+    cfg = settings(config, baseline, variant, arch, kernel_dir, capture=capture)
+    check_writable(cfg.baseline)  # before minutes of compiling, not after
+    check_targets(cfg.set.archs, toolchain)
+    tv = toolchain.version if toolchain is not None else triton_version()
+    entries = compile_set(cfg, jobs, use_cache, on_progress, cache_dir, toolchain)
+    if not entries:
+        raise UsageError(f"the gate's set is empty (no variant, kernel or launch to compile): a baseline of nothing "
+                         f"gates nothing; {shown(cfg.baseline)} was not written")
+    if all(e.status != "ok" for e in entries):  # a baseline of failures gates nothing
+        return BaselineSaveResult(tuple(entries), None, cfg.baseline, tv, cfg)
+    described = cfg.set.describe()
+    if toolchain is not None and toolchain.settings:  # what the numbers were compiled with
+        described |= {"settings": dict(toolchain.settings)}
+    new = Baseline.of(entries, tv, described)
+    written = save_baseline(cfg.baseline, new, replaces=part(cfg, variant, arch), legacy=lambda: legacy(cfg))
+    return BaselineSaveResult(tuple(entries), written, cfg.baseline, tv, cfg)
+
+
+def shown(path: Path) -> str:
+    """A path as the messages show it: relative to the working directory when inside it."""
+    try:
+        return Path(path).resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return str(path)

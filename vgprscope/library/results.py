@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..diff import DiffResult as CoreDiffResult
 from ..records import Record
 from ..report.machine import Machine
 
@@ -21,10 +22,13 @@ if TYPE_CHECKING:
     import pandas
 
     from ..compare import VariantLine
+    from ..compile.toolchains import Toolchain
     from ..explain import KernelExplanation
     from ..frontier import KernelFrontier
-    from ..gate.baseline import Entry
+    from ..gate.baseline import Baseline, Entry
+    from ..gate.config import GateConfig
     from ..gate.diff import GateResult
+    from ..history import HistoryRow
     from ..sources.triton_cache import CacheEntry
 
 
@@ -65,6 +69,8 @@ class AnalyzeResult:
     records: tuple[Record, ...]
     command: str = "analyze"
     machine: Machine = field(default_factory=_machine, compare=False)
+    # the Tritons that compiled (``triton=``), oldest first; () for the installed one as is
+    toolchains: tuple[Toolchain, ...] = ()
 
     def __iter__(self) -> Iterator[Record]:
         return iter(self.records)
@@ -98,10 +104,25 @@ class AnalyzeResult:
 
         return formats.to_json(self.records, self.machine, self.command)
 
+    def history(self) -> list[HistoryRow]:
+        """Each kernel x config x arch release by release (several ``triton=``), oldest first, with the
+        releases where it starts to spill, crosses an occupancy step or drops occupancy (``.events()``)."""
+        from ..history import history
+
+        labels = [tc.label for tc in self.toolchains] or [""]
+        by_side: dict[str, list[Record]] = {label: [] for label in labels}
+        for r in self.records:
+            by_side.setdefault(r.toolchain or labels[0], []).append(r)
+        return history(list(by_side.items()))
+
     def table(self, wide: bool = False) -> str:
-        """The CLI's terminal table of these records."""
+        """The CLI's terminal table of these records (several toolchains: the history)."""
         from ..report import records_view
 
+        if len(self.toolchains) > 1:
+            from .. import history_view
+
+            return history_view.to_table(self.history(), self.machine, wide=wide)
         naming = records_view.SCAN if self.command == "scan" else records_view.ANALYZE
         return records_view.table_text(self.records, self.machine, title=f"vgprscope {self.command}", wide=wide,
                                        naming=naming)
@@ -126,6 +147,11 @@ class CompareResult:
     per_arch: Mapping[str, tuple[VariantLine, ...]]
     records: tuple[Record, ...]
     machine: Machine = field(default_factory=_machine, compare=False)
+    # ``bench``: per table and variant line, the GPU's timing cells (``timing_headers``); the machine is then
+    # the GPU's. ``notes``: why there are none (no GPU).
+    timings: Mapping[str, Mapping[str, Mapping[str, str]]] | None = None
+    timing_headers: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
 
     def __repr__(self) -> str:
         return f"CompareResult({len(self.per_arch)} tables; {_counts(self.records)})"
@@ -148,19 +174,36 @@ class CompareResult:
     def to_json(self) -> str:
         from ..report import compare_view
 
-        return compare_view.to_json(self._per_arch(), self.machine)
+        return compare_view.to_json(self._per_arch(), self.machine, self.timings)  # the frontier has its own key
+
+    def columns(self) -> tuple[tuple[str, ...], dict[str, dict[str, dict[str, str]]] | None]:
+        """The columns beside the view's own: the frontier's two (``frontier``), then the timings
+        (``bench``), each line's cells keyed by table and variant ('-' where a line has none)."""
+        from .tasks import FRONTIER_HEADERS, frontier_cells, merge_columns
+
+        per_arch = self._per_arch()
+        fronts: tuple[str, ...] = FRONTIER_HEADERS if any(ln.frontier is not None for ln in self.lines) else ()
+        cells = frontier_cells(per_arch) if fronts else None
+        return merge_columns(per_arch, cells, fronts, self.timings, self.timing_headers)
 
     def table(self, wide: bool = False) -> str:
         """The CLI's tables (with ``frontier``, its two columns: each strategy's spill-free occupancy and the
-        next level's spills)."""
+        next level's spills; with ``bench``, the timings)."""
         from ..report import compare_view
-        from .tasks import FRONTIER_HEADERS, frontier_cells
 
-        per_arch = self._per_arch()
-        if any(ln.frontier is not None for ln in self.lines):
-            return compare_view.tables_text(per_arch, self.machine, FRONTIER_HEADERS, frontier_cells(per_arch),
-                                            wide=wide)
-        return compare_view.tables_text(per_arch, self.machine, wide=wide)
+        headers, extra = self.columns()
+        return compare_view.tables_text(self._per_arch(), self.machine, headers, extra, wide=wide)
+
+    def markdown(self, title: str = "vgprscope compare") -> str:
+        from ..report import compare_view
+
+        headers, extra = self.columns()
+        return compare_view.tables_md(self._per_arch(), self.machine, title, headers, extra)
+
+    def to_csv(self) -> str:
+        from ..report import compare_view
+
+        return compare_view.to_csv(self._per_arch())
 
 
 @dataclass(frozen=True, repr=False)
@@ -198,6 +241,16 @@ class FrontierResult:
 
         return frontier_view.tables_text(self.frontiers, self.machine, wide=wide)
 
+    def markdown(self, title: str = "vgprscope frontier") -> str:
+        from ..report import frontier_view
+
+        return frontier_view.tables_md(self.frontiers, self.machine, title)
+
+    def to_csv(self) -> str:
+        from ..report import frontier_view
+
+        return frontier_view.to_csv(self.frontiers)
+
 
 @dataclass(frozen=True, repr=False)
 class ExplainResult:
@@ -232,6 +285,11 @@ class ExplainResult:
 
         return explain_view.to_json(self.explanations, self.machine, "explain")
 
+    def markdown(self, title: str | None = "vgprscope explain", command: str = "explain") -> str:
+        from ..report import explain_view
+
+        return explain_view.to_markdown(self.explanations, self.machine, title=title, command=command)
+
     def table(self, wide: bool = False) -> str:
         from ..report import explain_view
 
@@ -247,6 +305,7 @@ class CheckResult:
     entries: tuple[Entry, ...]
     baseline: str
     machine: Machine = field(default_factory=_machine, compare=False)
+    config: GateConfig | None = field(default=None, compare=False)  # the configuration the run used
 
     def __repr__(self) -> str:
         return f"CheckResult(passed={self.passed}, {len(self.result.entries)} entries)"
@@ -286,3 +345,80 @@ class CheckResult:
         from ..gate import report
 
         return report.to_table(self.result, self.machine.fields(), self.baseline, wide=wide)
+
+
+@dataclass(frozen=True, repr=False)
+class BaselineSaveResult:
+    """``vgprscope.baseline_save``: the entries compiled, and the baseline written to ``path`` (None when no
+    entry compiled: a baseline of failures gates nothing, and nothing was written)."""
+
+    entries: tuple[Entry, ...]
+    written: Baseline | None
+    path: Path
+    triton_version: str
+    config: GateConfig | None = field(default=None, compare=False)
+
+    def __repr__(self) -> str:
+        what = f"wrote {len(self.written.entries)} entries" if self.written is not None else "nothing written"
+        return f"BaselineSaveResult({self.path}: {what}, Triton {self.triton_version})"
+
+    @property
+    def failed(self) -> tuple[Entry, ...]:
+        return tuple(e for e in self.entries if e.status != "ok")
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One row per entry compiled: the baseline file's fields."""
+        return [dict(e.as_json(), key=e.key) for e in self.entries]
+
+    def to_pandas(self) -> pandas.DataFrame:
+        return dataframe(self.rows())
+
+    def to_json(self) -> str:
+        return self.written.to_json() if self.written is not None else json.dumps({"entries": {}}, indent=1) + "\n"
+
+
+@dataclass(frozen=True, repr=False)
+class DiffResult(CoreDiffResult):
+    """``vgprscope.diff``: the gate's verdict on the after side against the before side, per kernel x config
+    x arch (``gate``), each regressed kernel's spill sites before and after (``spills``), the records of
+    both sides; ``summary()`` the one line of what moved."""
+
+    machine: Machine = field(default_factory=_machine, compare=False)
+
+    @classmethod
+    def of(cls, core: CoreDiffResult) -> DiffResult:
+        from dataclasses import fields as fields_of
+
+        return cls(**{f.name: getattr(core, f.name) for f in fields_of(CoreDiffResult)})
+
+    def __repr__(self) -> str:
+        return f"DiffResult({self.summary()})"
+
+    def rows(self) -> list[dict[str, Any]]:
+        """The CSV export's rows: one per entry and metric, both sides, the change, the verdict."""
+        from ..diff_view import csv_rows
+
+        return csv_rows(self)
+
+    def to_pandas(self) -> pandas.DataFrame:
+        return dataframe(self.rows())
+
+    def to_json(self) -> str:
+        from .. import diff_view
+
+        return diff_view.to_json(self, self.machine)
+
+    def table(self, wide: bool = False) -> str:
+        from .. import diff_view
+
+        return diff_view.to_table(self, self.machine, wide=wide)
+
+    def markdown(self) -> str:
+        from .. import diff_view
+
+        return diff_view.to_markdown(self, self.machine)
+
+    def to_csv(self) -> str:
+        from .. import diff_view
+
+        return diff_view.to_csv(self)

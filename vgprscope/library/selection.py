@@ -107,3 +107,101 @@ def requests(fields: Mapping[str, Any], *, dtype: Any = None, causal: Any = None
     axes["dtype"] = dtype_values(dtype)
     return config_requests(axes, knob_axes(knob), bool(causal), shape_value(shape))
 
+
+
+# ---- toolchains: triton= and settings= ------------------------------------------------------------------
+
+
+def settings_of(value: Any) -> dict[str, str]:
+    """Compiler settings: ``{"NAME": "VALUE"}``, or the CLI's ``"NAME=VALUE"`` strings (an environment variable
+    Triton reads, e.g. ``TRITON_HIP_USE_BLOCK_PINGPONG=1``)."""
+    if value is None:
+        return {}
+    if isinstance(value, Mapping):
+        items = [f"{k}={v}" for k, v in value.items()]
+    else:
+        items = [value] if isinstance(value, str) else value
+        if not isinstance(items, (list, tuple)) or not all(isinstance(v, str) for v in items):
+            raise UsageError(f"settings={value!r} is not allowed; give {{NAME: VALUE}} or NAME=VALUE strings")
+    out: dict[str, str] = {}
+    for item in items:
+        name, sep, v = item.partition("=")
+        if not sep or not name.strip() or not name.strip().replace("_", "").isalnum():
+            raise UsageError(f"setting {item!r} is not NAME=VALUE (an environment variable Triton reads, e.g. "
+                             "TRITON_HIP_USE_BLOCK_PINGPONG=1)")
+        out[name.strip()] = v
+    return out
+
+
+def triton_specs(value: Any) -> list[str]:
+    """``"3.8.0"``, ``"3.4.0..3.9.0"``, an environment's path, or a list of them."""
+    if value is None:
+        return []
+    import os
+
+    items = [value] if isinstance(value, (str, os.PathLike)) else value
+    if not isinstance(items, (list, tuple)) or not all(isinstance(v, (str, os.PathLike)) for v in items):
+        raise UsageError(f"triton={value!r} is not allowed; allowed: a release (3.8.0), a range (3.4.0..3.9.0), "
+                         "the path of a Python environment that has Triton, or a list of them")
+    specs = [os.fspath(v).strip() for v in items]
+    if not all(specs):
+        raise UsageError(f"triton={value!r} has an empty value; give a release (3.8.0), a range or a path")
+    return list(dict.fromkeys(specs))
+
+
+def _say(text: str) -> None:
+    """A toolchain's one-time install says what it does on stderr (it takes a minute)."""
+    import sys
+
+    print(f"vgprscope: {text}", file=sys.stderr)
+
+
+def toolchains(triton: Any, settings: Any, say: Any = None) -> list[Any]:
+    """The toolchains of ``triton`` (ranges expanded, releases installed on first use), each with
+    ``settings``; [] for the installed Triton as is."""
+    from ..compile import toolchains as tcs
+
+    specs, extra = triton_specs(triton), settings_of(settings)
+    if not specs and not extra:
+        return []
+    found = [tcs.resolve(s, say or _say) for s in tcs.expand(specs or ["installed"])]
+    return [tc.with_settings(extra) if extra else tc for tc in found]
+
+
+def one_toolchain(command: str, triton: Any, settings: Any, say: Any = None) -> Any:
+    """The one toolchain of a command that compiles one set (None: the installed Triton as is). Several, or a
+    range, are refused before any is installed: they belong to analyze (a history) and diff (two sides)."""
+    from ..compile.toolchains import is_range
+
+    specs = triton_specs(triton)
+    if len(specs) > 1 or any(is_range(s) for s in specs):
+        raise UsageError(f"{command} compiles with one Triton; got {', '.join(specs)}: several are for "
+                         "`vgprscope analyze --triton A --triton B` (a history, release by release) or "
+                         "`vgprscope diff --triton A --triton B` (two sides, judged by the gate's rules)")
+    found = toolchains(specs, settings, say)
+    return found[0] if found else None
+
+
+def sides(triton: Any, settings: Any, say: Any = None) -> tuple[Any, Any]:
+    """The two sides of a diff: two toolchains (the settings go to the second); one toolchain (before: as
+    is, after: with the settings); none (the installed Triton without, then with, the settings)."""
+    from ..compile import toolchains as tcs
+
+    specs = tcs.expand(triton_specs(triton))
+    extra = settings_of(settings)
+    if len(specs) > 2:
+        raise UsageError(f"diff compares two sides; got {len(specs)} toolchains ({', '.join(specs)}); for a "
+                         "release history use `vgprscope analyze --triton A..B`")
+    resolved = [tcs.resolve(s, say or _say) for s in specs]
+    if len(resolved) == 2:
+        a, b = resolved
+        b = b.with_settings(extra) if extra else b
+    else:
+        base = resolved[0] if resolved else tcs.installed()
+        if not extra:
+            raise UsageError("diff needs two sides: --triton A --triton B, or one Triton and a setting that "
+                             "differs (--set NAME=VALUE, e.g. --set TRITON_HIP_USE_BLOCK_PINGPONG=1)")
+        a, b = base, base.with_settings(extra)
+    if a.id == b.id and a.settings == b.settings:
+        raise UsageError(f"both sides are {a.label}: nothing would differ; give two releases or a setting")
+    return a, b

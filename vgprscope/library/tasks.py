@@ -318,3 +318,56 @@ def sort_frontiers(frontiers: Sequence[KernelFrontier], metric: str | None) -> l
     for kf in frontiers:
         groups.setdefault(kf.arch, []).append(kf)
     return [kf for kfs in groups.values() for kf in sort_by(kfs, field, lambda k, _: _FRONTIER_SORTS[key](k))]
+
+
+TIMING_HEADERS = ("time (ms)", "TFLOP/s", "GB/s")
+
+
+def bench_columns(per_arch: Mapping[str, Sequence[VariantLine]], requests: Sequence[ConfigRequest],
+                  shape: tuple[int, ...] | None) -> dict[str, Any]:
+    """compare's timings: the variants timed on this GPU (its arch only) at every grid point, keyed like the
+    tables (the arch, then the point's label in a grid); without a GPU, a note saying so (the tables stay
+    compile-only). The fields of CompareResult they fill."""
+    from dataclasses import replace
+
+    from ..attention.config import DEFAULT_SHAPE
+    from ..bench.cases import Case
+    from ..bench.device import current_gpu, machine
+    from ..bench.runner import BenchOptions, run_bench
+    from ..errors import NoGpuError
+    from ..grid import point_label, varying_axes
+
+    try:
+        gpu = current_gpu()
+    except NoGpuError as exc:
+        return {"notes": (f"{exc}; showing compile-only columns (run compare --bench on a GPU machine)",)}
+    names = tuple(dict.fromkeys(ln.variant for lines in per_arch.values() for ln in lines))
+    axes = varying_axes(requests) if len(requests) > 1 else ()
+    out: dict[str, dict[str, dict[str, str]]] = {}
+    for req in requests:
+        case = Case.of(tuple(shape or DEFAULT_SHAPE), req.head_dim, req.causal, req.dtype)
+        rows = run_bench(gpu, [case], BenchOptions(variants=names, request=replace(req), anchors=False))
+        label = point_label(req, axes) if axes else ""
+        out[f"{gpu.arch.name}{' ' + label if label else ''}"] = {
+            r.name: dict(zip(TIMING_HEADERS, [r.timing.label() if r.timing else r.status,
+                                              f"{r.tflops:.1f}" if r.tflops else "-",
+                                              f"{r.gbps:.0f}" if r.gbps else "-"]))
+            for r in rows}
+    return {"timings": out, "timing_headers": TIMING_HEADERS, "machine": machine(gpu)}
+
+
+def merge_columns(per_arch: Mapping[str, Sequence[VariantLine]], a: Mapping[str, Any] | None,
+                  a_headers: Sequence[str], b: Mapping[str, Any] | None,
+                  b_headers: Sequence[str]) -> tuple[tuple[str, ...], dict[str, dict[str, dict[str, str]]] | None]:
+    """Two sets of extra columns (the frontier's, the timings') on each table's variant lines, '-' where a
+    line has none."""
+    headers = tuple(a_headers) + tuple(b_headers)
+    if not headers:
+        return (), None
+    merged: dict[str, dict[str, dict[str, str]]] = {}
+    for key, lines in per_arch.items():
+        for ln in lines:
+            left = ((a or {}).get(key, {}).get(ln.variant) or dict.fromkeys(a_headers, "-")) if a_headers else {}
+            right = ((b or {}).get(key, {}).get(ln.variant) or dict.fromkeys(b_headers, "-")) if b_headers else {}
+            merged.setdefault(key, {})[ln.variant] = {**left, **right}
+    return headers, merged

@@ -1,0 +1,410 @@
+"""Every option of every command, declared once, and the bundles the commands take them in.
+
+A command is an option bundle, one library call and a view: its signature names bundles (``Kernels``,
+``Grid``, ``Compiles``, ...) and the few options of its own; ``bundled`` shows typer each bundle's fields as
+options and hands the command the bundles back, built. An option means the same wherever it appears; a flag
+whose meaning differs by command is a separate declaration here, named for what it is (``OneArchOpt``:
+occupancy's single arch; ``RetargetArchOpt``: scan's optional archs; the ``--format`` of each command's
+formats), and tests/test_cli_options.py checks that no other flag is declared twice and that no command
+declares an option of its own outside this module.
+
+Arch names in help text come from the arch table (``archs.ARCHS``), never a list typed here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+import typing
+from collections.abc import Callable
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+
+from ..archs import ARCHS, DEFAULT_ARCHS
+from .common import nonempty_names, writable_output
+
+_GRID = "; a comma list or a repeated option makes a grid"
+
+
+def _archs(names: Any = None) -> str:
+    return ", ".join(names if names is not None else ARCHS)
+
+
+def _grid(flag: str, what: str, short: str | None = None, metavar: str = "N,...") -> Any:
+    names = (flag, short) if short else (flag,)
+    return typer.Option(*names, help=f"{what}{_GRID}", metavar=metavar)
+
+
+# ---- what to compile ---------------------------------------------------------------------------------------
+
+ArchOpt = Annotated[Optional[list[str]], typer.Option(
+    "--arch", "-a", callback=nonempty_names,
+    help=f"Target arch, repeatable: {_archs()} \\[default: {_archs(DEFAULT_ARCHS)}]")]
+OneArchOpt = Annotated[str, typer.Option("--arch", "-a", help=f"One arch: {_archs()}")]
+RetargetArchOpt = Annotated[Optional[list[str]], typer.Option(
+    "--arch", "-a", callback=nonempty_names, help=f"Also recompile each kernel's TTIR for this arch, repeatable: {_archs()}")]
+VariantOpt = Annotated[Optional[list[str]], typer.Option(
+    "--variant", "-v", callback=nonempty_names, help="Variant, repeatable or comma-separated; 'all' \\[default: all]")]
+StrategiesOpt = Annotated[Optional[list[str]], typer.Option(
+    "--strategies", "-s", callback=nonempty_names,
+    help="Same as --variant: 'all' or a comma list of variants \\[default: all]")]
+KernelDirOpt = Annotated[Optional[Path], typer.Option(
+    "--kernel-dir", help="Load variants from this directory instead of the bundled ones")]
+CaptureOpt = Annotated[Optional[Path], typer.Option(
+    "--capture", help="Compile the specialisations of this capture file (vgprscope capture) instead of the "
+    "bundled variants (with them, when --variant is given)")]
+
+# ---- the config grid ---------------------------------------------------------------------------------------
+
+BlockMOpt = Annotated[Optional[list[str]], _grid("--block-m", "BLOCK_M, a power of two \\[default: the variant's]")]
+BlockNOpt = Annotated[Optional[list[str]], _grid("--block-n", "BLOCK_N, a power of two \\[default: the variant's]")]
+HeadDimOpt = Annotated[Optional[list[str]], _grid(
+    "--head-dim", "Head dim, 16-256 \\[default: 128; bench: the preset's]", "-d")]
+NumWarpsOpt = Annotated[Optional[list[str]], _grid(
+    "--num-warps", "num_warps, a power of two \\[default: the variant's]")]
+NumStagesOpt = Annotated[Optional[list[str]], _grid("--num-stages", "num_stages \\[default: the variant's]")]
+WavesPerEuOpt = Annotated[Optional[list[str]], _grid("--waves-per-eu", "AMD: waves_per_eu hint, 0 for none")]
+NonKDimOpt = Annotated[Optional[list[str]], _grid("--matrix-instr-nonkdim", "AMD: MFMA size (16 or 32)")]
+KpackOpt = Annotated[Optional[list[str]], _grid("--kpack", "AMD: kpack (1 or 2)")]
+MaxnregOpt = Annotated[Optional[list[str]], _grid("--maxnreg", "NVIDIA: maxnreg register cap")]
+DtypeOpt = Annotated[Optional[list[str]], _grid(
+    "--dtype", "Element type of q, k, v \\[default: fp16]", metavar="fp16,bf16")]
+KnobOpt = Annotated[Optional[list[str]], typer.Option(
+    "--knob", "-k", metavar="NAME=V,...", help="A variant's own knob, NAME=VALUE, repeatable (num_splits=4, "
+    "block_dk=32); NAME=V1,V2 makes a grid; given to the variants that take it")]
+CausalOpt = Annotated[Optional[bool], typer.Option(
+    "--causal/--no-causal", help="Causal mask (bottom-right aligned) \\[default: off; bench: the preset's cases]",
+    show_default=False)]
+ShapeOpt = Annotated[Optional[list[str]], typer.Option(
+    "--shape", help="B,H,Nq,Nk\\[,Hkv]: compare: the traffic model's reference problem \\[default: 4,32,4096,4096]; "
+    "bench: a case to time, repeatable (Hkv: K/V heads)")]
+
+# ---- how to compile ----------------------------------------------------------------------------------------
+
+JobsOpt = Annotated[Optional[int], typer.Option("--jobs", "-j", min=1, help="Parallel compiles \\[default: all cores]")]
+NoCacheOpt = Annotated[bool, typer.Option("--no-cache", help="Compile even when the cache holds the result")]
+YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Run a grid of more than 10,000 compiles")]
+MaxCompilesOpt = Annotated[Optional[int], typer.Option(
+    "--max-compiles", min=1, help="Refuse a grid of more compiles than this \\[default: 10,000]")]
+SchedulerOpt = Annotated[Optional[str], typer.Option(
+    "--scheduler", help="Compile on this Dask scheduler (tcp://HOST:PORT) instead of local processes; "
+    "needs the distributed extra")]
+TritonOpt = Annotated[Optional[list[str]], typer.Option(
+    "--triton", "-t", metavar="VERSION|A..B|PATH",
+    help="A Triton to compile with: a release (3.8.0; installed once into vgprscope's cache), a range of "
+         "releases (3.4.0..3.9.0), or a Python environment that has Triton; repeatable on analyze (a history) "
+         "and diff (two sides) \\[default: the installed one]")]
+SetOpt = Annotated[Optional[list[str]], typer.Option(
+    "--set", metavar="NAME=VALUE",
+    help="A compiler setting (an environment variable Triton reads, e.g. TRITON_HIP_USE_BLOCK_PINGPONG=1), "
+         "repeatable; diff: of the second side")]
+
+# ---- what to show ------------------------------------------------------------------------------------------
+
+
+class Format(str, Enum):
+    table = "table"
+    json = "json"
+    csv = "csv"
+    md = "md"
+
+
+class ExplainFormat(str, Enum):
+    table = "table"
+    json = "json"
+    md = "md"
+
+
+class GateFormat(str, Enum):
+    table = "table"
+    md = "md"
+    json = "json"
+    benchmark_json = "benchmark-json"  # github-action-benchmark's customSmallerIsBetter
+
+
+class OccFormat(str, Enum):
+    table = "table"
+    json = "json"
+
+
+def _format() -> Any:
+    return typer.Option("--format", "-f", help="Output format")
+
+
+# one --format per set of formats a command writes
+FormatOpt = Annotated[Format, _format()]
+ExplainFormatOpt = Annotated[ExplainFormat, _format()]
+GateFormatOpt = Annotated[GateFormat, _format()]
+OccFormatOpt = Annotated[OccFormat, _format()]
+OutputOpt = Annotated[Optional[Path], typer.Option(
+    "--output", "-o", callback=writable_output, help="Write to this file (atomically) instead of stdout (- for stdout)")]
+CaptureOutputOpt = Annotated[Path, typer.Option("--output", "-o", help="Capture file to write (atomically)")]
+WideOpt = Annotated[bool, typer.Option(
+    "--wide", help="Table: every column, each row on one line. Without it the table fits the terminal "
+    "(in a pipe or file: $COLUMNS, else 100 columns) with long notes as footnotes")]
+SortOpt = Annotated[Optional[str], typer.Option(
+    "--sort", metavar="METRIC",
+    help="Order each table best first by a metric: vgprs, regs, spills, scratch, lds, occupancy, sgprs (analyze: "
+         "also compile or any csv field; compare: spill_free_occupancy with --frontier; frontier: "
+         "spill_free_occupancy, next_spills, min_maxnreg)")]
+PlotOpt = Annotated[Optional[Path], typer.Option(
+    "--plot", help="With several --triton: a PNG of registers and spills per release per kernel")]
+
+# ---- the gate ----------------------------------------------------------------------------------------------
+
+ConfigOpt = Annotated[Optional[Path], typer.Option(
+    "--config", help="TOML file with the gate's settings and rules (\\[tool.vgprscope] or top-level keys) "
+    "\\[default: the nearest pyproject.toml]")]
+BaselineOpt = Annotated[Optional[Path], typer.Option(
+    "--baseline", "-b", help="Baseline file \\[default: vgprscope-baseline.json beside the config]")]
+RuleOpt = Annotated[Optional[list[str]], typer.Option(
+    "--rule", "-r", help="\\[VARIANT:]METRIC:TOLERANCE, repeatable: vgpr_total:+4, split-k:vgpr_total:+8, "
+    "registers:+4 (vgpr_total on AMD, regs on NVIDIA), scratch_bytes:+10%, occupancy:-1, arch_vgpr:exact, sgpr:off")]
+AllowMissingOpt = Annotated[bool, typer.Option(
+    "--allow-missing", help="Baseline entries this run does not produce do not fail (they are still listed); "
+    "or allow_missing = true / [\"PATTERN\", ...] in \\[tool.vgprscope]")]
+FailOnChangeOpt = Annotated[bool, typer.Option(
+    "--fail-on-change", help="Fail on any change: improvements, changed configs, new and missing entries too")]
+AllowVersionChangeOpt = Annotated[bool, typer.Option(
+    "--allow-version-change", help="Compare with a baseline compiled by another Triton version")]
+
+# ---- the options of one command each -----------------------------------------------------------------------
+
+def _version(value: bool) -> None:
+    if value:
+        from .. import __version__
+
+        print(f"vgprscope {__version__}")
+        raise typer.Exit()
+
+
+VersionOpt = Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                          help="Print the version and exit")]
+BenchOpt = Annotated[bool, typer.Option("--bench", help="Add timings on this GPU (compile-only without one)")]
+FrontierOpt = Annotated[bool, typer.Option(
+    "--frontier", help="Compile every occupancy level too: each strategy's spill-free occupancy and the spills at "
+    "the next level")]
+PresetOpt = Annotated[Optional[str], typer.Option("--preset", help="prefill, decode or gqa")]
+KvHeadsOpt = Annotated[Optional[int], typer.Option(
+    "--kv-heads", min=1, help="K/V heads of --shape cases that give none (grouped-query attention; must divide H) "
+    "\\[default: H]")]
+AutotuneOpt = Annotated[bool, typer.Option("--autotune", help="Pick each variant's best config from a small grid")]
+AnchorsOpt = Annotated[bool, typer.Option("--anchors/--no-anchors", help="Time torch SDPA backends too")]
+CudaGraphOpt = Annotated[bool, typer.Option(
+    "--cuda-graph", help="Time CUDA graph replays of each launch (the GPU's time without the host's launch cost, as "
+    "serving engines run decode) instead of eager calls")]
+RepMsOpt = Annotated[float, typer.Option("--rep-ms", min=1, help="Timed milliseconds per measurement")]
+BudgetSOpt = Annotated[float, typer.Option(
+    "--budget-s", min=0.001, help="Skip launches the traffic model puts over this")]
+CommandArg = Annotated[Optional[list[str]], typer.Argument(
+    help="The command to run, after --: a test suite, a benchmark, a model script")]
+CacheDirArg = Annotated[Optional[Path], typer.Argument(
+    help="Triton cache directory \\[default: $TRITON_CACHE_DIR, else ~/.triton/cache]")]
+ReleaseArg = Annotated[str, typer.Argument(help="The release to delete, e.g. 3.8.0")]
+# the occupancy calculator's counts
+VgprsOpt = Annotated[Optional[int], typer.Option(
+    "--vgprs", help="AMD: arch VGPRs per wave (`; NumVgprs:`); AGPRs go to --agprs")]
+AgprsOpt = Annotated[Optional[int], typer.Option("--agprs", help="AMD (CDNA): AGPRs per wave")]
+SgprsOpt = Annotated[Optional[int], typer.Option(
+    "--sgprs", help="AMD: SGPRs per wave incl. VCC / flat scratch / XNACK (.sgpr_count)")]
+LdsOpt = Annotated[Optional[int], typer.Option(
+    "--lds", help="AMD: LDS bytes per workgroup, static + dynamic (Triton's shared)")]
+WorkgroupOpt = Annotated[Optional[int], typer.Option(
+    "--workgroup", help="AMD: threads per workgroup (Triton: num_warps x wave size); default: one wave")]
+RegsOpt = Annotated[Optional[int], typer.Option("--regs", help="NVIDIA: registers per thread")]
+SharedOpt = Annotated[Optional[int], typer.Option(
+    "--shared", help="NVIDIA: shared memory bytes per block, static + dynamic")]
+ThreadsOpt = Annotated[Optional[int], typer.Option(
+    "--threads", help="NVIDIA: threads per block (Triton: num_warps x 32); default: 128")]
+LadderOpt = Annotated[bool, typer.Option(
+    "--ladder", help="Print the arch's register -> occupancy steps (for --workgroup / --threads)")]
+
+
+# ---- bundles -----------------------------------------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class Kernels:
+    """What to compile: bundled (or a directory's) variants, a capture, on archs."""
+
+    variant: VariantOpt = None
+    arch: ArchOpt = None
+    capture: CaptureOpt = None
+    kernel_dir: KernelDirOpt = None
+
+    def library(self) -> dict[str, Any]:
+        """The library's keywords of the same names."""
+        return {"variant": self.variant, "arch": self.arch, "capture": self.capture, "kernel_dir": self.kernel_dir}
+
+
+@dataclasses.dataclass(frozen=True)
+class Grid:
+    """The config options; several values of one (a comma list or a repeated option) make a grid."""
+
+    block_m: BlockMOpt = None
+    block_n: BlockNOpt = None
+    head_dim: HeadDimOpt = None
+    num_warps: NumWarpsOpt = None
+    num_stages: NumStagesOpt = None
+    waves_per_eu: WavesPerEuOpt = None
+    matrix_instr_nonkdim: NonKDimOpt = None
+    kpack: KpackOpt = None
+    maxnreg: MaxnregOpt = None
+    knob: KnobOpt = None
+    dtype: DtypeOpt = None
+    causal: CausalOpt = None
+
+    def library(self) -> dict[str, Any]:
+        """The library's keywords: each integer option's values checked and parsed here (a message naming the
+        flag, ``--block-m 100 ...``), lists where the library takes lists."""
+        from ..grid import INT_AXES
+        from .grid import parse_dtypes, parse_ints
+
+        given = {f.name for f in dataclasses.fields(self)}  # a bundle made ``without`` some options has fewer
+        out: dict[str, Any] = {field: parse_ints(flag, getattr(self, field), lowest) or None
+                               for field, flag, lowest in INT_AXES if field in given}
+        if "dtype" in given:
+            out["dtype"] = parse_dtypes(getattr(self, "dtype")) or None
+        if "knob" in given:
+            out["knob"] = list(getattr(self, "knob") or []) or None
+        if "causal" in given:
+            out["causal"] = getattr(self, "causal")
+        return out
+
+    def requests(self, shape: tuple[int, ...] | None = None) -> list:
+        """The ConfigRequests of the grid (one when nothing varies)."""
+        from .grid import grid_requests
+
+        return grid_requests(**{f.name: getattr(self, f.name) for f in dataclasses.fields(self)}, shape=shape)
+
+
+def without(bundle: type, *names: str) -> type:
+    """``bundle`` without some of its options (a command that sets them itself: the frontier varies
+    waves_per_eu / maxnreg), with the same methods; the options left out read as not given."""
+    missing = set(names) - {f.name for f in dataclasses.fields(bundle)}
+    if missing:
+        raise TypeError(f"{bundle.__name__} has no option {sorted(missing)}")
+    kept = [(f.name, bundle.__annotations__[f.name], dataclasses.field(default=f.default))
+            for f in dataclasses.fields(bundle) if f.name not in names]
+    methods = {k: v for k, v in vars(bundle).items() if callable(v) and not k.startswith("__")}
+    made = dataclasses.make_dataclass(f"{bundle.__name__}Without", kept, namespace={**methods, "__doc__": bundle.__doc__},
+                                      frozen=True)
+    made.__module__ = bundle.__module__
+    return made
+
+
+# the frontier sets the occupancy knob itself
+FrontierGrid = without(Grid, "waves_per_eu", "maxnreg")
+# bench takes the head dim, dtype and causal mask of its cases from Cases
+BenchGrid = without(Grid, "head_dim", "dtype", "causal")
+
+
+@dataclasses.dataclass(frozen=True)
+class Compiles:
+    """How to compile: workers, and whether the cache may answer."""
+
+    jobs: JobsOpt = None
+    no_cache: NoCacheOpt = False
+
+    def library(self) -> dict[str, Any]:
+        return {"jobs": self.jobs, "use_cache": not self.no_cache}
+
+
+@dataclasses.dataclass(frozen=True)
+class Large:
+    """A large grid: the size guard and a Dask scheduler."""
+
+    yes: YesOpt = False
+    max_compiles: MaxCompilesOpt = None
+    scheduler: SchedulerOpt = None
+
+    def library(self) -> dict[str, Any]:
+        return {"yes": self.yes, "max_compiles": self.max_compiles, "scheduler": self.scheduler}
+
+
+@dataclasses.dataclass(frozen=True)
+class Toolchains:
+    """Which Triton compiles, and with which compiler settings."""
+
+    triton: TritonOpt = None
+    setting: SetOpt = None
+
+    def library(self) -> dict[str, Any]:
+        return {"triton": list(self.triton) if self.triton else None,
+                "settings": list(self.setting) if self.setting else None}
+
+
+@dataclasses.dataclass(frozen=True)
+class Output:
+    """Where the text goes, and how wide a table is."""
+
+    output: OutputOpt = None
+    wide: WideOpt = False
+
+
+@dataclasses.dataclass(frozen=True)
+class Rules:
+    """The gate's rules: the configuration file and rules added on the command line."""
+
+    config: ConfigOpt = None
+    rule: RuleOpt = None
+    fail_on_change: FailOnChangeOpt = False
+
+
+@dataclasses.dataclass(frozen=True)
+class Cases:
+    """bench's problems: shapes or a preset, the head dim, dtype and causal mask of each."""
+
+    shape: ShapeOpt = None
+    preset: PresetOpt = None
+    head_dim: HeadDimOpt = None
+    kv_heads: KvHeadsOpt = None
+    dtype: DtypeOpt = None
+    causal: CausalOpt = None
+
+
+BUNDLES = (Kernels, Grid, FrontierGrid, BenchGrid, Compiles, Large, Toolchains, Output, Rules, Cases)
+
+
+def _is_bundle(annotation: Any) -> bool:
+    return isinstance(annotation, type) and dataclasses.is_dataclass(annotation) and annotation in BUNDLES
+
+
+def bundled(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Show typer each bundle parameter of ``fn`` as its options (in the bundle's order, where the bundle
+    stands), and call ``fn`` with the bundles built from them. Two bundles (or a bundle and a parameter) with
+    an option of the same name are a mistake, refused here."""
+    hints = typing.get_type_hints(fn, include_extras=True)
+    params: list[inspect.Parameter] = []
+    annotations: dict[str, Any] = {}
+    groups: dict[str, tuple[type, list[str]]] = {}
+    for p in inspect.signature(fn).parameters.values():
+        ann = hints.get(p.name, p.annotation)
+        if _is_bundle(ann):
+            field_hints = typing.get_type_hints(ann, include_extras=True)
+            names = []
+            for f in dataclasses.fields(ann):
+                params.append(inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=f.default,
+                                                annotation=field_hints[f.name]))
+                annotations[f.name] = field_hints[f.name]
+                names.append(f.name)
+            groups[p.name] = (ann, names)
+        else:
+            params.append(p.replace(kind=inspect.Parameter.KEYWORD_ONLY, annotation=ann))
+            annotations[p.name] = ann
+    seen = [p.name for p in params]
+    if len(seen) != len(set(seen)):
+        raise TypeError(f"{fn.__name__}: an option is given twice: {sorted({n for n in seen if seen.count(n) > 1})}")
+
+    @functools.wraps(fn)
+    def wrapper(**kwargs: Any) -> Any:
+        for name, (cls, names) in groups.items():
+            kwargs[name] = cls(**{n: kwargs.pop(n) for n in names})
+        return fn(**kwargs)
+
+    wrapper.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    wrapper.__annotations__ = annotations
+    return wrapper
