@@ -45,7 +45,7 @@ def program_rows(num_heads, kv_group, seqlen_q, BLOCK_M: tl.constexpr, PACK: tl.
     of a head still run side by side, sharing its K/V in L2. Ordering all heads' heaviest blocks first
     instead (lin = program_id(1) * num_programs(0) + program_id(0); block = last - lin // B*H, bh = lin % B*H;
     never committed) measured 307 against 414 TFLOP/s at 128x128 / 8 warps / 2 stages, B4 H32 N4096 D128
-    causal on an H100 (`bash scripts/gpu_prefill.sh`): 132 heads' K/V at once outgrow the L2.
+    causal on an H100 (`bash .ci/gpu_prefill.sh`): 132 heads' K/V at once outgrow the L2.
     """
     if PACK:
         num_kv = num_heads // kv_group

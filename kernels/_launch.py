@@ -15,7 +15,7 @@ AMD_OPTIONS = ("waves_per_eu", "matrix_instr_nonkdim", "kpack")
 NVIDIA_OPTIONS = ("maxnreg",)
 # Split-K fills one wave: the most splits with which every program of the pass has an SM / CU of its own (the
 # device's count when launching, the arch table's when compiling). Measured on an H100
-# (scripts/probe_decode_overhead.py, reports/probe-decode-h100*.txt), B1 H32 Nq1 Nk65536, 32 programs a split:
+# (reports/probe-decode-h100*.txt, the probe at git 53fe4bb), B1 H32 Nq1 Nk65536, 32 programs a split:
 # 4 splits (128 programs) 367 us, 5 (160: 28 SMs run two) 437 us, 9 (288) 385 us, 2 (64) 368 us. A split
 # count whose programs overflow the SMs by a few leaves those SMs twice the work; fewer programs than SMs
 # still stream K/V at the memory's rate (64 SMs reached 2.9 TB/s), so one wave of them is the choice.

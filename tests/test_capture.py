@@ -123,7 +123,7 @@ def test_the_current_source_is_compiled_with_the_recorded_launch(tmp_path):
 
 def test_liger_kernel_ops_captured_and_analysed_for_amd_and_nvidia(tmp_path):
     cap = tmp_path / "liger.json"
-    done = cli("capture", "-o", str(cap), "--", sys.executable, str(ROOT / "scripts" / "third_party_ops.py"),
+    done = cli("capture", "-o", str(cap), "--", sys.executable, str(ROOT / "vgprscope" / "library" / "reports" / "workloads" / "liger_ops.py"),
                env={"TRITON_INTERPRET": "1"})
     assert done.returncode == 0, done.stderr
     capture = load_capture(cap)

@@ -14,7 +14,7 @@ Prefill on sm_90 (H100 / H200): the tile measured fastest for the FA2 loop at ea
 128 x 128, 8 warps at D128, 0.77x cuDNN against 0.65-0.69x at 128 x 64; anchors.md: 128 x 64, 4 warps at
 D64 on an H200). At D128, 3 stages against 2 on an H100 (B4 H32 N4096, same runs): causal 438 against 412
 and 418 against 414 TFLOP/s, non-causal within run-to-run noise either way (485 / 475, 466 / 473);
-`bash scripts/gpu_prefill.sh OUT` times both stage counts beside SDPA.
+`bash .ci/gpu_prefill.sh OUT` times both stage counts beside SDPA.
 Other archs keep the variants' defaults.
 
 Which of these apply to a variant is its own ``VARIANT['tiling']`` (kernels/*.py; ``TILINGS``): ``fa2`` (one

@@ -36,7 +36,7 @@ def root(version: VersionOpt = False) -> None:
 def _register() -> None:
     # each module registers its commands on app, in the order --help lists them
     from . import (  # noqa: F401
-        analyze, bench, capture, compare, diff, explain, frontier, gate, info, occupancy_cmd, scan,
+        analyze, bench, capture, compare, diff, explain, frontier, gate, info, occupancy_cmd, report, scan,
     )
 
 

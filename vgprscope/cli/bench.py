@@ -31,11 +31,12 @@ def bench(*, strategies: StrategiesOpt = None, cases: Cases, grid: BenchGrid, au
     from .grid import parse_dtypes, parse_ints
 
     # the command line first (a usage error says so on any machine), then torch, then the GPU;
-    # several head dims or dtypes: the cases of each (None: the preset's head dims; fp16)
+    # several head dims, dtypes or presets: the cases of each (None: the preset's head dims; fp16)
     head_dims = parse_ints("--head-dim", cases.head_dim, 1) or [None]
     dtypes = parse_dtypes(cases.dtype) or ["fp16"]
-    problems = list(dict.fromkeys(c for hd, dt in itertools.product(head_dims, dtypes)
-                                  for c in build_cases(cases.shape, cases.preset, hd, dt, cases.causal, cases.kv_heads)))
+    presets = list(dict.fromkeys(cases.preset or [])) or [None]
+    problems = list(dict.fromkeys(c for hd, dt, preset in itertools.product(head_dims, dtypes, presets)
+                                  for c in build_cases(cases.shape, preset, hd, dt, cases.causal, cases.kv_heads)))
     # several values of a config option make a grid: every combination is timed (head dim and dtype come
     # from the cases)
     requests = grid.requests()

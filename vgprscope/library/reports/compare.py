@@ -1,6 +1,6 @@
-"""Write reports/compare-<arch>.md and reports/compare-<arch>.png: the strategies with their frontier.
+"""reports/compare-<arch>.md and reports/compare-<arch>.png: the strategies with their frontier.
 
-    python scripts/make_compare_reports.py [--arch gfx942 ...] [--jobs N] [--frontier-settings production]
+    vgprscope report compare [--arch gfx942 ...] [--jobs N] [--frontier-settings production] [--out reports]
 
 Compile-only (no GPU). For the seeds' and the production configs, each report holds seed 002's tradeoff
 table as measured (spills avoided at a fixed register budget, occupancy reached without spills, modelled
@@ -11,15 +11,13 @@ Every sentence of the "what the measurement shows" paragraphs is computed from t
 
 from __future__ import annotations
 
-import argparse
-import sys
-from dataclasses import dataclass, replace
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from typing import Any
 
 ARCHS = ("gfx90a", "gfx942", "gfx950", "sm_80", "sm_90")
+COMMAND = "vgprscope report compare"
 REFERENCE = "baseline"
 
 
@@ -28,7 +26,7 @@ class Setting:
     name: str  # for --frontier-settings
     title: str
     why: str
-    options: dict  # ConfigRequest fields
+    options: dict[str, int]  # ConfigRequest fields
 
 
 SETTINGS = (
@@ -220,105 +218,87 @@ def chart(arch_name: str, per_setting, path: Path) -> None:
     plt.close(fig)
 
 
-# ---- main --------------------------------------------------------------------------------------------------
+# ---- the report ------------------------------------------------------------------------------------------
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--arch", action="append")
-    ap.add_argument("--jobs", type=int)
-    ap.add_argument("--out", type=Path, default=ROOT / "reports")
-    ap.add_argument("--frontier-settings", default="production,seeds",
-                    help="the settings whose frontier is compiled (the others get the compare table only)")
-    args = ap.parse_args()
-    with_frontier = {n.strip() for n in args.frontier_settings.split(",") if n.strip()}
-
-    from vgprscope.archs import AmdArch, get_arch
-    from vgprscope.attention.traffic import line_traffic
-    from vgprscope.compare import compare
-    from vgprscope.compile.cache import CompileCache
-    from vgprscope.compile.engine import compile_tasks
-    from vgprscope.frontier import by_variant, engine_tasks, run_frontier
-    from vgprscope.fsutil import atomic_write
-    from vgprscope.occupancy import AMD_UNIT, NVIDIA_UNIT
-    from vgprscope.report.compare_view import tables_md
-    from vgprscope.report.frontier_view import next_level_cell, spill_free_cell
-    from vgprscope.report.machine import compile_only
-    from vgprscope.sweep import run_sweep, sweep_tasks
-    from vgprscope.attention.config import ConfigRequest
+def compare_report(arch_name: str, out: Path, *, jobs: int | None = None,
+                   frontier_settings: Sequence[str] = ("production", "seeds")) -> list[Path]:
+    """Write ``out/compare-<arch>.md`` (and its chart, ``compare-<arch>.png``, when a frontier was compiled);
+    the files written."""
+    from ..api import compare
+    from ...archs import AmdArch, get_arch
+    from ...fsutil import atomic_write
+    from ...occupancy import AMD_UNIT, NVIDIA_UNIT
+    from ...report.compare_view import tables_md
+    from ...report.frontier_view import next_level_cell, spill_free_cell
+    from ...report.machine import compile_only
 
     machine = compile_only()
-    cache = CompileCache()
-    for arch_name in args.arch or ARCHS:
-        amd = isinstance(get_arch(arch_name), AmdArch)
-        unit = AMD_UNIT if amd else NVIDIA_UNIT
-        reproduce_extra = ("" if with_frontier >= {st.name for st in SETTINGS}
-                           else f" --frontier-settings {','.join(sorted(with_frontier))}")
-        parts = [f"# Strategy comparison on {arch_name} (compile-only): registers, spills and the spill-free "
-                 "frontier\n\n",
-                 "Reproduce every table and the chart: `python scripts/make_compare_reports.py --arch "
-                 f"{arch_name}{reproduce_extra}`\n\nMachine: {machine.line()}\n\n"
-                 "Each strategy is compiled at every occupancy level of the arch "
-                 f"({'waves_per_eu 1..8' if amd else 'maxnreg at the top of each blocks/SM step, then the smallest spill-free maxnreg by bisection'}"
-                 "; `vgprscope frontier`). The measure of a register-reduction strategy is the highest occupancy it "
-                 "reaches without spilling and what the next level costs, not the allocation at one occupancy "
-                 "target. Traffic is the model's, for the reference problem B=4, H=32, Nq=Nk=4096 "
-                 "(`vgprscope compare --shape`; notation in `vgprscope/attention/traffic.py`, formulas in each "
-                 "variant's `VARIANT['traffic']`).\n"]
-        charted = []
-        for setting in SETTINGS:
-            opts = {k: v for k, v in setting.options.items() if amd or k != "waves_per_eu"}
-            req = ConfigRequest(**opts)
-            records = run_sweep(None, [arch_name], [req], jobs=args.jobs)
-            per_arch = compare(records, line_traffic())
-            lines = per_arch[arch_name]
-            order = [ln.variant for ln in lines]
-            parts.append(f"\n## {setting.title}\n\n{setting.why}.\n")
-            if setting.name not in with_frontier:
-                parts.append("\nThe frontier of this setting was not compiled in this run (`--frontier-settings`): "
-                             "the table is `vgprscope compare` without `--frontier`.\n\n"
-                             f"Command: `{cli_line(arch_name, opts, amd).replace(' --frontier', '')}`\n\n")
-                body = tables_md({arch_name: lines}, machine, "")
-                parts.append("\n".join(ln for ln in body.splitlines() if not ln.startswith("Machine:")) + "\n")
-                continue
-            tasks = sweep_tasks(None, [arch_name], [req])
-            kfs = run_frontier(tasks, lambda ts: compile_tasks(ts, jobs=args.jobs, cache=cache), engine_tasks())
-            fronts_key = by_variant(kfs)
-            fronts = {ln.variant: fronts_key[(ln.variant, ln.arch, ln.kernels[0].config.key())] for ln in lines
-                      if (ln.variant, ln.arch, ln.kernels[0].config.key()) in fronts_key}
-            lines = [replace(ln, frontier=fronts.get(ln.variant)) for ln in lines]
-            fixed, budget, rows = tradeoff(lines, fronts, amd, unit)
-            parts.append("\n### What the measurement shows\n\n")
-            parts.append("".join(f"- {s}\n" for s in findings(arch_name, fixed, budget, rows, amd, unit, lines,
-                                                                opts.get("waves_per_eu"))))
-            parts.append("\n### Seed 002's tradeoff table, measured\n\n"
-                         f"Spills are {spill_word(amd)}, all kernels of a strategy summed"
-                         + (" (in loop: spill instructions inside a loop)" if amd else "") + ". "
-                         "Spills avoided compare with baseline at the same level. The next level is that of the "
-                         "strategy's most limited kernel. Extra bytes: the traffic model's read + written bytes "
-                         "minus baseline's.\n\n")
-            parts.append(tradeoff_md(arch_name, fixed, budget, rows, amd, unit))
-            parts.append("\n### Spills at every level\n\n"
-                         + ("Cells: spilled values (spill instructions inside loops); `fails`: the level did not "
-                            "compile (its error is in `vgprscope frontier`).\n\n" if amd else
-                            "Cells: spill store + load bytes per thread; `fails`: ptxas refused the cap (its error "
-                            "is in `vgprscope frontier`).\n\n")
-                         + level_matrix_md(fronts, order, amd))
-            headers = ("spill-free occ", "next level")
-            extra = {arch_name: {ln.variant: dict(zip(headers, (spill_free_cell(ln.frontier),
-                                                                next_level_cell(ln.frontier)))) for ln in lines}}
-            parts.append(f"\n### vgprscope compare --frontier\n\nCommand: `{cli_line(arch_name, opts, amd)}`\n\n")
-            body = tables_md({arch_name: lines}, machine, "", headers, extra)
-            # the report's own machine line stands once, at the top
+    with_frontier = set(frontier_settings)
+    amd = isinstance(get_arch(arch_name), AmdArch)
+    unit = AMD_UNIT if amd else NVIDIA_UNIT
+    reproduce_extra = ("" if with_frontier >= {st.name for st in SETTINGS}
+                       else f" --frontier-settings {','.join(sorted(with_frontier))}")
+    parts = [f"# Strategy comparison on {arch_name} (compile-only): registers, spills and the spill-free "
+             "frontier\n\n",
+             f"Reproduce every table and the chart: `{COMMAND} --arch "
+             f"{arch_name}{reproduce_extra}`\n\nMachine: {machine.line()}\n\n"
+             "Each strategy is compiled at every occupancy level of the arch "
+             f"({'waves_per_eu 1..8' if amd else 'maxnreg at the top of each blocks/SM step, then the smallest spill-free maxnreg by bisection'}"
+             "; `vgprscope frontier`). The measure of a register-reduction strategy is the highest occupancy it "
+             "reaches without spilling and what the next level costs, not the allocation at one occupancy "
+             "target. Traffic is the model's, for the reference problem B=4, H=32, Nq=Nk=4096 "
+             "(`vgprscope compare --shape`; notation in `vgprscope/attention/traffic.py`, formulas in each "
+             "variant's `VARIANT['traffic']`).\n"]
+    charted = []
+    for setting in SETTINGS:
+        opts = {k: v for k, v in setting.options.items() if amd or k != "waves_per_eu"}
+        framed = setting.name in with_frontier
+        # the library's compare (with the frontier, as `vgprscope compare --frontier` compiles it)
+        result = compare(arch=arch_name, frontier=framed, jobs=jobs, **opts)
+        lines = list(result.per_arch[arch_name])
+        order = [ln.variant for ln in lines]
+        parts.append(f"\n## {setting.title}\n\n{setting.why}.\n")
+        if not framed:
+            parts.append("\nThe frontier of this setting was not compiled in this run (`--frontier-settings`): "
+                         "the table is `vgprscope compare` without `--frontier`.\n\n"
+                         f"Command: `{cli_line(arch_name, opts, amd).replace(' --frontier', '')}`\n\n")
+            body = tables_md({arch_name: lines}, machine, "")
             parts.append("\n".join(ln for ln in body.splitlines() if not ln.startswith("Machine:")) + "\n")
-            charted.append((setting, fronts, order, amd, unit))
-        png = args.out / f"compare-{arch_name}.png"
-        if charted:
-            chart(arch_name, charted, png)
-            parts.append(f"\n![spills against occupancy level per strategy](compare-{arch_name}.png)\n")
-        atomic_write(args.out / f"compare-{arch_name}.md", "".join(parts))
-        print(f"wrote {args.out / f'compare-{arch_name}.md'} and {png}")
-
-
-if __name__ == "__main__":
-    main()
+            continue
+        fronts = {ln.variant: ln.frontier for ln in lines if ln.frontier is not None}
+        fixed, budget, rows = tradeoff(lines, fronts, amd, unit)
+        parts.append("\n### What the measurement shows\n\n")
+        parts.append("".join(f"- {s}\n" for s in findings(arch_name, fixed, budget, rows, amd, unit, lines,
+                                                            opts.get("waves_per_eu"))))
+        parts.append("\n### Seed 002's tradeoff table, measured\n\n"
+                     f"Spills are {spill_word(amd)}, all kernels of a strategy summed"
+                     + (" (in loop: spill instructions inside a loop)" if amd else "") + ". "
+                     "Spills avoided compare with baseline at the same level. The next level is that of the "
+                     "strategy's most limited kernel. Extra bytes: the traffic model's read + written bytes "
+                     "minus baseline's.\n\n")
+        parts.append(tradeoff_md(arch_name, fixed, budget, rows, amd, unit))
+        parts.append("\n### Spills at every level\n\n"
+                     + ("Cells: spilled values (spill instructions inside loops); `fails`: the level did not "
+                        "compile (its error is in `vgprscope frontier`).\n\n" if amd else
+                        "Cells: spill store + load bytes per thread; `fails`: ptxas refused the cap (its error "
+                        "is in `vgprscope frontier`).\n\n")
+                     + level_matrix_md(fronts, order, amd))
+        headers = ("spill-free occ", "next level")
+        extra = {arch_name: {ln.variant: dict(zip(headers, (spill_free_cell(ln.frontier),
+                                                            next_level_cell(ln.frontier)))) for ln in lines}}
+        parts.append(f"\n### vgprscope compare --frontier\n\nCommand: `{cli_line(arch_name, opts, amd)}`\n\n")
+        body = tables_md({arch_name: lines}, machine, "", headers, extra)
+        # the report's own machine line stands once, at the top
+        parts.append("\n".join(ln for ln in body.splitlines() if not ln.startswith("Machine:")) + "\n")
+        charted.append((setting, fronts, order, amd, unit))
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    png = out / f"compare-{arch_name}.png"
+    if charted:
+        chart(arch_name, charted, png)
+        parts.append(f"\n![spills against occupancy level per strategy](compare-{arch_name}.png)\n")
+        written.append(png)
+    md = out / f"compare-{arch_name}.md"
+    atomic_write(md, "".join(parts))
+    return [md, *written]

@@ -1,5 +1,5 @@
-# Sourced by the scripts/gpu_*.sh device calls: an uninstalled checkout on a GPU machine, set up as an install.
-#   source scripts/gpu_env.sh OUTDIR     (sets $out, makes it; run from the repository root)
+# Sourced by the .ci/gpu_*.sh device calls: an uninstalled checkout on a GPU machine, set up as an install.
+#   source .ci/gpu_env.sh OUTDIR     (sets $out, makes it; run from the repository root)
 out=${1:-reports}
 mkdir -p "$out"
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 TRITON_INTERPRET=0

@@ -1,12 +1,11 @@
 """reports/third-party-liger-kernel.md: liger-kernel's Triton kernels, as its own ops launch them, on the
 archs of the report, through `vgprscope capture` (CPU, Triton's interpreter) and `analyze --capture`.
 
-    python scripts/third_party_report.py            # writes reports/third-party-liger-kernel.md
+    vgprscope report third-party [--out reports]     # writes third-party-liger-kernel.md
 """
 
 from __future__ import annotations
 
-import argparse
 import importlib.metadata
 import os
 import subprocess
@@ -15,48 +14,50 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
 ARCHS = ("gfx90a", "gfx942", "gfx950", "sm_80", "sm_90")
-COMMAND = "python scripts/third_party_report.py"
+COMMAND = "vgprscope report third-party"
+OPS = "vgprscope.library.reports.workloads.liger_ops"  # the workload captured: liger-kernel's public ops
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--output", type=Path, default=ROOT / "reports" / "third-party-liger-kernel.md")
-    ap.add_argument("--jobs", type=int, default=None)
-    args = ap.parse_args()
+def third_party_report(out: Path, *, jobs: int | None = None) -> list[Path]:
+    """Capture liger-kernel's ops on the CPU and write ``out/third-party-liger-kernel.md``; the files written.
+    Needs liger-kernel (the test extra pins it) and torch."""
+    from ..api import analyze
+    from ...capture.model import load_capture
+    from ...errors import MissingExtraError, VgprscopeError
+    from ...fsutil import atomic_write
+    from ...report.formats import md_table
+    from ...report.machine import compile_only
+    from ...report.rows import fmt_lds, fmt_regs, fmt_scratch, fmt_spills_full, occupancy_label
 
-    from vgprscope.capture.model import load_capture
-    from vgprscope.fsutil import atomic_write
-    from vgprscope.report.formats import md_table
-    from vgprscope.report.machine import compile_only
-    from vgprscope.report.rows import fmt_lds, fmt_regs, fmt_scratch, fmt_spills_full, occupancy_label
-    from vgprscope.sweep import run_sweep
-
+    try:
+        version = importlib.metadata.version("liger-kernel")
+    except importlib.metadata.PackageNotFoundError:
+        raise MissingExtraError("the third-party report", "liger-kernel", "test",
+                                "pip install 'vgprscope[test]' (liger-kernel==0.8.5)") from None
     with tempfile.TemporaryDirectory() as tmp:
         cap_file = Path(tmp) / "liger.json"
-        ops = ROOT / "scripts" / "third_party_ops.py"
         done = subprocess.run([sys.executable, "-m", "vgprscope", "capture", "-o", str(cap_file), "--",
-                               sys.executable, str(ops)], capture_output=True, text=True,
+                               sys.executable, "-m", OPS], capture_output=True, text=True,
                               env={**os.environ, "TRITON_INTERPRET": "1"})
         if done.returncode != 0:
-            sys.exit(f"capture failed ({done.returncode}): {done.stderr[-1000:]}")
+            raise VgprscopeError(f"the capture of liger-kernel's ops failed ({done.returncode}): "
+                                 f"{done.stderr.strip().splitlines()[-1] if done.stderr.strip() else 'no output'}")
         capture = load_capture(cap_file)
-        records = run_sweep(None, list(ARCHS), [], jobs=args.jobs, capture=cap_file)
+        records = analyze(capture=capture, arch=list(ARCHS), jobs=jobs).records
 
-    version = importlib.metadata.version("liger-kernel")
     status = Counter("ok" if r.ok else "refused" for r in records)
     lines = [
         f"# liger-kernel {version}: its Triton kernels on {', '.join(ARCHS)}",
         "",
         f"Machine: {compile_only().line()}",
         "",
-        f"Reproduce: `{COMMAND}` (captures `python scripts/third_party_ops.py` under TRITON_INTERPRET=1 with "
+        f"Reproduce: `{COMMAND}` (captures `python -m {OPS}` under TRITON_INTERPRET=1 with "
         "`vgprscope capture`, then compiles every captured specialisation for each arch as "
         "`vgprscope analyze --capture FILE --arch ...` does).",
         "",
         "Nobody here wrote these kernels: liger-kernel is installed from PyPI (the `test` extra pins it) and "
-        "`scripts/third_party_ops.py` calls its public autograd ops (RMSNorm, LayerNorm, SwiGLU, GeGLU, "
+        f"`{OPS}` calls its public autograd ops (RMSNorm, LayerNorm, SwiGLU, GeGLU, "
         "softmax, cross-entropy: forward and backward; DyT forward). Each row is one distinct launch "
         "specialisation the ops made, compiled GPU-free with the signature, specialisation, constexprs and "
         "options of that launch; DyT is `@triton.autotune`d, and each of its configs is a row (`cfg i/n`).",
@@ -78,9 +79,6 @@ def main() -> None:
         lines.append(md_table(headers, [[r.variant.removeprefix("liger_kernel.ops."), r.kernel, r.config.short(),
                                          fmt_regs(r), fmt_spills_full(r), fmt_scratch(r), fmt_lds(r),
                                          occupancy_label(r), r.status] for r in rows]))
-    atomic_write(args.output, "\n".join(lines))
-    print(f"wrote {args.output}: {len(records)} rows")
-
-
-if __name__ == "__main__":
-    main()
+    path = out / "third-party-liger-kernel.md"
+    atomic_write(path, "\n".join(lines))
+    return [path]

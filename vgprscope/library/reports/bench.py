@@ -1,6 +1,6 @@
 """On a GPU: run the bench presets and write reports/bench-<gpu>.md, a CSV and PNG charts.
 
-    python scripts/bench_report.py [--out reports] [--preset prefill --preset decode] [--rep-ms 200]
+    vgprscope report bench [--out reports] [--preset prefill --preset decode] [--rep-ms 200]
 
 One CSV row per measurement (stamped with GPU, driver, torch, Triton, date, git sha). The report checks
 issue 5's and issue 13's targets and says by how much any is missed. The pseudo-preset ``targets`` is the
@@ -9,13 +9,14 @@ two prefill target cases alone (B4 H32 N4096 D128, causal and not).
 
 from __future__ import annotations
 
-import argparse
 import sys
+from collections.abc import Sequence
 from itertools import product
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+COMMAND = "vgprscope report bench"
+# the probe that found it, since removed (its result is this report's): `git show 53b3660:scripts/probe_warp_specialize.py`
+PROBE = "53b3660:scripts/probe_warp_specialize.py"
 
 
 def slug(name: str) -> str:
@@ -181,7 +182,7 @@ def why_missed(rows, tuned) -> str:
             "tile's loads (TMA) and the softmax of one tile with the wgmma of another in specialised warp "
             "groups (FA3-style ping-pong), which a single-warpgroup Triton loop does not do. Triton's "
             "`tl.range(..., warp_specialize=True)` would be the way in Triton; on this loop it fails to compile "
-            "for sm_90 with Triton 3.6 and 3.9 ('PassManager::run failed'; `python scripts/probe_warp_specialize.py`). "
+            f"for sm_90 with Triton 3.6 and 3.9 ('PassManager::run failed'; a probe compile, `git show {PROBE}`). "
             "Tensor-descriptor (TMA) loads alone do not close it: see the TMA section below (knob tma=1 against "
             "pointer loads at the same config). Closing the gap needs warp specialisation once Triton supports "
             "it on Hopper for this loop shape.\n")
@@ -235,33 +236,30 @@ def charts(rows, out: Path, gpu_slug: str) -> list[str]:
     return made
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", type=Path, default=ROOT / "reports")
-    ap.add_argument("--preset", action="append")
-    ap.add_argument("--rep-ms", type=float, default=200.0)
-    ap.add_argument("--budget-s", type=float, default=2.0, help="skip launches the traffic model puts over this")
-    ap.add_argument("--strategies", default="all")
-    ap.add_argument("--autotune-targets", action="store_true",
-                    help="also autotune every variant at the target cases (B4 H32 N4096 D128, causal and not)")
-    ap.add_argument("--tma", action="store_true",
-                    help="also time knob tma=1 (K/V through tensor descriptors) against pointer loads at the prefill "
-                         "target cases (baseline) and the decode target cases (split-k), defaults otherwise")
-    ap.add_argument("--cuda-graph-decode", action="store_true",
-                    help="time the decode cases (Nq <= 16) again as CUDA graph replays, variants and SDPA alike, and "
-                         "state the decode targets on those times too (and time the decode tma rows that way)")
-    ap.add_argument("--autotune-decode", default="",
-                    help="comma-separated variants to autotune at issue 13's three decode target cases")
-    args = ap.parse_args()
+def bench_report(out: Path, *, presets: Sequence[str] = (), rep_ms: float = 200.0, budget_s: float = 2.0,
+                 strategies: str = "all", autotune_targets: bool = False, tma: bool = False,
+                 cuda_graph_decode: bool = False, autotune_decode: str = "") -> list[Path]:
+    """Time the presets on this process's GPU and write ``out/bench-<gpu>.md``, its CSV and charts; the files
+    written. ``presets``: prefill, decode, gqa, or ``targets`` (the two prefill target cases alone);
+    ``autotune_targets``: also autotune every variant at the target cases; ``tma``: also time knob tma=1 against
+    pointer loads at the prefill and decode target cases; ``cuda_graph_decode``: time the decode cases again as
+    CUDA graph replays; ``autotune_decode``: comma-separated variants to autotune at the decode target cases."""
+    from types import SimpleNamespace
 
-    from vgprscope.bench.cases import build_cases
-    from vgprscope.bench.device import current_gpu, machine
-    from vgprscope.bench.output import to_csv, to_markdown
-    from vgprscope.bench.runner import BenchOptions, run_bench
-    from vgprscope.fsutil import atomic_write
-    from vgprscope.report.formats import md_table
-    from vgprscope.attention.config import ConfigRequest
-    from vgprscope.attention.variants import select_variants
+    args = SimpleNamespace(out=out, preset=list(presets) or None, rep_ms=rep_ms, budget_s=budget_s,
+                           strategies=strategies, autotune_targets=autotune_targets, tma=tma,
+                           cuda_graph_decode=cuda_graph_decode, autotune_decode=autotune_decode)
+    from ...attention.config import ConfigRequest
+    from ...attention.variants import select_variants
+    from ...bench.cases import build_cases
+    from ...bench.device import current_gpu, machine
+    from ...bench.output import to_csv, to_markdown
+    from ...bench.runner import BenchOptions, run_bench
+    from ...extras import require_torch
+    from ...fsutil import atomic_write
+    from ...report.formats import md_table
+
+    require_torch("vgprscope report bench")
 
     gpu = current_gpu()
     m = machine(gpu)
@@ -272,7 +270,7 @@ def main() -> None:
     def stop(signum, frame):  # `timeout` sends SIGTERM: keep what was measured, say the run was cut
         raise KeyboardInterrupt
 
-    signal.signal(signal.SIGTERM, stop)
+    previous = signal.signal(signal.SIGTERM, stop)
     rows: list = []
     tuned: list = []
     tma_rows: list = []
@@ -324,12 +322,14 @@ def main() -> None:
         done = len({r.case for r in rows})
         cut = (f"\n**Incomplete run:** stopped after measurements of {done} of {planned} cases "
                f"({len(rows)} rows); the rows below are all that was measured.\n")
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     gslug = slug(gpu.name.replace("NVIDIA", "").strip())
     args.out.mkdir(parents=True, exist_ok=True)
     csv_name = f"bench-{gslug}.csv"
     atomic_write(args.out / csv_name, to_csv(rows, m))
     pngs = charts(rows, args.out, gslug)
-    cmd = (f"python scripts/bench_report.py {' '.join('--preset ' + p for p in presets)} --rep-ms {args.rep_ms:g} "
+    cmd = (f"{COMMAND} {' '.join('--preset ' + p for p in presets)} --rep-ms {args.rep_ms:g} "
            f"--budget-s {args.budget_s:g}{' --autotune-targets' if args.autotune_targets else ''}"
            f"{' --tma' if args.tma else ''}{' --cuda-graph-decode' if args.cuda_graph_decode else ''}"
            + (f" --autotune-decode {args.autotune_decode}" if args.autotune_decode else ""))
@@ -375,8 +375,4 @@ def main() -> None:
             + f"\nCSV (one row per measurement): [{csv_name}]({csv_name})\n\n"
             + "".join(f"![{p}]({p})\n\n" for p in pngs))
     atomic_write(args.out / f"bench-{gslug}.md", text)
-    print(text)
-
-
-if __name__ == "__main__":
-    main()
+    return [args.out / f"bench-{gslug}.md", args.out / csv_name, *(args.out / p for p in pngs)]

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # One device call: GPU numerics of every variant, then prefill B4 H32 N4096 D128 fp16 (causal and not) at the
-# sm_90 tiles around the default, beside SDPA.   bash scripts/gpu_prefill.sh OUTDIR
+# sm_90 tiles around the default, beside SDPA.   bash .ci/gpu_prefill.sh OUTDIR
 set -uo pipefail
-source scripts/gpu_env.sh "${1:-reports}"
+source .ci/gpu_env.sh "${1:-reports}"
 timeout "${GPU_TEST_TIMEOUT:-240}" python3 -m pytest -m gpu -q -p no:cacheprovider -n 12 tests/test_gpu.py 2>&1 \
   | tee "$out/gpu-tests.log" | tail -6
 export COLUMNS=200

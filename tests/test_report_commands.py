@@ -1,0 +1,82 @@
+"""``vgprscope report ...`` (issue 19, item 7): what users ran as scripts to build the committed reports is a
+command of the package, each report's header names the command that reproduces it, and the commands a report
+names reproduce its sections. (The history report under another release: tests/test_toolchain_commands.py.)"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from capture_helpers import ROOT, cli
+
+REPORTS = ROOT / "reports"
+
+
+def test_report_explain_writes_the_report_and_each_section_is_its_named_command(tmp_path):
+    done = cli("report", "explain", "--arch", "sm_90", "--out", str(tmp_path), "--jobs", "2")
+    assert done.returncode == 0, done.stderr
+    text = (tmp_path / "explain-sm_90.md").read_text()
+    assert "Produced by `vgprscope report explain --arch sm_90`" in text
+    sections = text.split("\n## At ")[1:]
+    assert len(sections) == 2
+    for section in sections:
+        (command,) = re.findall(r"`(vgprscope explain [^`]+)`", section)
+        alone = cli(*command.split()[1:], "--jobs", "2")
+        assert alone.returncode == 0, alone.stderr
+        # the section is the command's output, from its first kernel on (its title, machine line and
+        # reproduce line aside)
+        body = alone.stdout[alone.stdout.index("\n### "):]
+        assert body.strip() in section, command
+
+
+@pytest.mark.parametrize("name, command", [
+    ("compare-gfx942.md", "vgprscope report compare --arch gfx942"),
+    ("explain-gfx942.md", "vgprscope report explain --arch gfx942"),
+    ("third-party-liger-kernel.md", "vgprscope report third-party"),
+    ("bench-h200.md", "vgprscope report bench --preset prefill"),
+])
+def test_each_committed_report_names_the_command_that_reproduces_it(name, command):
+    head = "\n".join((REPORTS / name).read_text().splitlines()[:8])
+    assert f"`{command}" in head
+
+
+def test_no_report_names_a_script_that_is_gone():
+    """Every script of scripts/ or .ci/ a report or the README names exists (one kept in git's history is
+    named with its commit: `git show SHA:scripts/...`)."""
+    named = set()
+    for f in [*REPORTS.glob("*.md"), ROOT / "README.md"]:
+        named |= {(f.name, m) for m in re.findall(r"(?<![0-9a-f]:)(?:scripts|\.ci)/[\w/]+\.(?:py|sh)", f.read_text())}
+    missing = sorted((f, m) for f, m in named if not (ROOT / m).exists())
+    assert missing == []
+
+
+def test_scripts_holds_development_tooling_only():
+    """What users run to build reports is a command; the probes whose results are in reports/ are gone; the GPU
+    machine's shell scripts sit beside CI's."""
+    left = sorted(p.name for p in (ROOT / "scripts").iterdir() if p.suffix in (".py", ".sh"))
+    assert left == ["bench_capture_overhead.py", "bench_grid_speed.py", "bench_scan.py", "bench_tool_speed.py",
+                    "make_fixtures.py", "measure_tolerances.py", "validate_occupancy_gpu.py"]
+    assert sorted(p.name for p in (ROOT / ".ci").glob("gpu_*.sh")) == ["gpu_capture.sh", "gpu_env.sh",
+                                                                        "gpu_prefill.sh", "gpu_run.sh"]
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["compare", "--frontier-settings", "nightly"], "--frontier-settings 'nightly': allowed: production, seeds"),
+    (["triton-upgrade", "--variant", "baseline"], "needs the releases: --triton 3.4.0..3.9.0"),
+    (["compare", "--arch", ""], "empty name"),
+])
+def test_bad_report_options_are_one_line(args, needle, tmp_path):
+    done = cli("report", *args, "--out", str(tmp_path))
+    assert done.returncode == 2 and done.stdout == ""
+    (line,) = done.stderr.strip().splitlines()
+    assert needle in line
+
+
+def test_report_bench_without_a_gpu_is_one_line(tmp_path):
+    done = cli("report", "bench", "--out", str(tmp_path), env={"CUDA_VISIBLE_DEVICES": "", "TRITON_INTERPRET": "1"})
+    assert done.returncode == 2
+    (line,) = done.stderr.strip().splitlines()
+    assert "GPU" in line and "Traceback" not in done.stderr
+    assert not list(Path(tmp_path).iterdir())
