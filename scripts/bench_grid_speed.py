@@ -96,7 +96,7 @@ def main() -> None:
     machine = compile_only()
     table = "\n".join(
         f"| {name} | {wall:.1f} s | {n / wall:.2f} | {lb:.1f} / {la:.1f} |"
-        for name, (wall, _, (lb, la)) in (("local process pool, `--jobs {}`".format(args.workers), results["local"]),
+        for name, (wall, _, (lb, la)) in ((f"local process pool, `--jobs {args.workers}`", results["local"]),
                                           (f"Dask LocalCluster, {args.workers} workers x 1 thread, `--scheduler`",
                                            results["dask"])))
     section = f"""{BEGIN}

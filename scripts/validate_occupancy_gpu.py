@@ -42,7 +42,8 @@ import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
+from collections.abc import Callable, Iterable
 
 REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:

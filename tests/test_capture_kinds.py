@@ -6,11 +6,9 @@ a main guard, and a library that needs a GPU to import (compiled from the captur
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 from pathlib import Path
 
-import pytest
 
 from capture_helpers import USER_KERNELS, cli, direct_compile, usage_counts
 from vgprscope.capture.model import load_capture

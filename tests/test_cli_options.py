@@ -28,7 +28,8 @@ CLI = Path(options.__file__).parent
 
 # Flags whose meaning differs by command, each declaration named for what it is (options.py says why).
 PER_COMMAND = {
-    "--arch": {"ArchOpt", "OneArchOpt", "RetargetArchOpt"},  # occupancy: one arch; scan: retarget, none by default
+    # occupancy: one arch; scan: retarget, none by default; report: the committed reports' archs by default
+    "--arch": {"ArchOpt", "OneArchOpt", "RetargetArchOpt", "ReportArchOpt"},
     "--format": {"FormatOpt", "ExplainFormatOpt", "GateFormatOpt", "OccFormatOpt"},  # the formats each writes
     "--output": {"OutputOpt", "CaptureOutputOpt"},  # capture: the capture file, with a default name
 }
@@ -80,7 +81,8 @@ COMMANDS = callbacks()
 def test_the_walk_finds_every_command():
     assert {p.removeprefix("vgprscope").strip() for p, _ in COMMANDS} == {
         "", "analyze", "bench", "capture", "compare", "diff", "explain", "frontier", "check", "archs", "variants",
-        "occupancy", "scan", "toolchains", "toolchains remove", "baseline save"}
+        "occupancy", "scan", "toolchains", "toolchains remove", "baseline save", "report compare", "report explain",
+        "report third-party", "report triton-upgrade", "report bench"}
 
 
 @pytest.mark.parametrize("path, fn", COMMANDS, ids=[p for p, _ in COMMANDS])

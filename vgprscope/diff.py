@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from .compile.engine import Engine, Task
 from .compile.toolchains import Toolchain

@@ -95,7 +95,7 @@ def copy_bandwidth_gbps() -> float:
     n = COPY_BYTES // 4
     src = torch.empty(n, dtype=torch.float32, device="cuda").uniform_()
     dst = torch.empty_like(src)
-    ms = do_bench(lambda: dst.copy_(src), warmup=25, rep=100, return_mode="median")
+    ms = do_bench(lambda: dst.copy_(src), warmup=25, rep=100, return_mode="median")  # noqa: F821 (del'd after)
     del src, dst
     torch.cuda.empty_cache()
     return 2 * COPY_BYTES / (ms / 1e3) / 1e9

@@ -32,9 +32,9 @@ def bench(*, strategies: StrategiesOpt = None, cases: Cases, grid: BenchGrid, au
 
     # the command line first (a usage error says so on any machine), then torch, then the GPU;
     # several head dims, dtypes or presets: the cases of each (None: the preset's head dims; fp16)
-    head_dims = parse_ints("--head-dim", cases.head_dim, 1) or [None]
+    head_dims: list[int | None] = [*parse_ints("--head-dim", cases.head_dim, 1)] or [None]
     dtypes = parse_dtypes(cases.dtype) or ["fp16"]
-    presets = list(dict.fromkeys(cases.preset or [])) or [None]
+    presets: list[str | None] = [*dict.fromkeys(cases.preset or [])] or [None]
     problems = list(dict.fromkeys(c for hd, dt, preset in itertools.product(head_dims, dtypes, presets)
                                   for c in build_cases(cases.shape, preset, hd, dt, cases.causal, cases.kv_heads)))
     # several values of a config option make a grid: every combination is timed (head dim and dtype come

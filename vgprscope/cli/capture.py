@@ -49,12 +49,13 @@ def capture(command: CommandArg = None, output: CaptureOutputOpt = Path("vgprsco
     for note in sorted(run.notes):
         err(f"hint: {HINTS[note]}")
     # a command killed by signal N (returncode -N) exits 128+N, as a shell reports it
-    code = 128 - result.exit_code if result.exit_code < 0 else result.exit_code
-    died = f"killed by {signal_name(-result.exit_code)}" if result.exit_code < 0 else f"exit code {code}"
+    rc = result.exit_code or 0  # the command ran here: it has its exit code
+    code = 128 - rc if rc < 0 else rc
+    died = f"killed by {signal_name(-rc)}" if rc < 0 else f"exit code {code}"
     if not result.launches:
         err(f"the command launched no Triton kernel ({died}); nothing to analyse")
         raise typer.Exit(code or 1)
-    if result.exit_code < 0:
+    if rc < 0:
         err(f"the command was {died}")
     raise typer.Exit(code)
 

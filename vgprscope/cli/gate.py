@@ -146,7 +146,7 @@ def _report(checked, fmt: GateFormat, out: Output, code: int) -> None:
         return
     _append_summary(report.to_markdown(result, machine.line(), where))
     if _on_actions():
-        for line in report.annotations(result, _variant_files(cfg)):
+        for line in report.workflow_annotations(result, _variant_files(cfg)):
             print(line)  # workflow commands are read from stdout
     if output is not None:
         err(report.summary(result))

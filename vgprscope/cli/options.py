@@ -20,7 +20,7 @@ import typing
 from collections.abc import Callable
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 
@@ -41,64 +41,64 @@ def _grid(flag: str, what: str, short: str | None = None, metavar: str = "N,..."
 
 # ---- what to compile ---------------------------------------------------------------------------------------
 
-ArchOpt = Annotated[Optional[list[str]], typer.Option(
+ArchOpt = Annotated[list[str] | None, typer.Option(
     "--arch", "-a", callback=nonempty_names,
     help=f"Target arch, repeatable: {_archs()} \\[default: {_archs(DEFAULT_ARCHS)}]")]
 OneArchOpt = Annotated[str, typer.Option("--arch", "-a", help=f"One arch: {_archs()}")]
-RetargetArchOpt = Annotated[Optional[list[str]], typer.Option(
+RetargetArchOpt = Annotated[list[str] | None, typer.Option(
     "--arch", "-a", callback=nonempty_names, help=f"Also recompile each kernel's TTIR for this arch, repeatable: {_archs()}")]
-VariantOpt = Annotated[Optional[list[str]], typer.Option(
+VariantOpt = Annotated[list[str] | None, typer.Option(
     "--variant", "-v", callback=nonempty_names, help="Variant, repeatable or comma-separated; 'all' \\[default: all]")]
-StrategiesOpt = Annotated[Optional[list[str]], typer.Option(
+StrategiesOpt = Annotated[list[str] | None, typer.Option(
     "--strategies", "-s", callback=nonempty_names,
     help="Same as --variant: 'all' or a comma list of variants \\[default: all]")]
-KernelDirOpt = Annotated[Optional[Path], typer.Option(
+KernelDirOpt = Annotated[Path | None, typer.Option(
     "--kernel-dir", help="Load variants from this directory instead of the bundled ones")]
-CaptureOpt = Annotated[Optional[Path], typer.Option(
+CaptureOpt = Annotated[Path | None, typer.Option(
     "--capture", help="Compile the specialisations of this capture file (vgprscope capture) instead of the "
     "bundled variants (with them, when --variant is given)")]
 
 # ---- the config grid ---------------------------------------------------------------------------------------
 
-BlockMOpt = Annotated[Optional[list[str]], _grid("--block-m", "BLOCK_M, a power of two \\[default: the variant's]")]
-BlockNOpt = Annotated[Optional[list[str]], _grid("--block-n", "BLOCK_N, a power of two \\[default: the variant's]")]
-HeadDimOpt = Annotated[Optional[list[str]], _grid(
+BlockMOpt = Annotated[list[str] | None, _grid("--block-m", "BLOCK_M, a power of two \\[default: the variant's]")]
+BlockNOpt = Annotated[list[str] | None, _grid("--block-n", "BLOCK_N, a power of two \\[default: the variant's]")]
+HeadDimOpt = Annotated[list[str] | None, _grid(
     "--head-dim", "Head dim, 16-256 \\[default: 128; bench: the preset's]", "-d")]
-NumWarpsOpt = Annotated[Optional[list[str]], _grid(
+NumWarpsOpt = Annotated[list[str] | None, _grid(
     "--num-warps", "num_warps, a power of two \\[default: the variant's]")]
-NumStagesOpt = Annotated[Optional[list[str]], _grid("--num-stages", "num_stages \\[default: the variant's]")]
-WavesPerEuOpt = Annotated[Optional[list[str]], _grid("--waves-per-eu", "AMD: waves_per_eu hint, 0 for none")]
-NonKDimOpt = Annotated[Optional[list[str]], _grid("--matrix-instr-nonkdim", "AMD: MFMA size (16 or 32)")]
-KpackOpt = Annotated[Optional[list[str]], _grid("--kpack", "AMD: kpack (1 or 2)")]
-MaxnregOpt = Annotated[Optional[list[str]], _grid("--maxnreg", "NVIDIA: maxnreg register cap")]
-DtypeOpt = Annotated[Optional[list[str]], _grid(
+NumStagesOpt = Annotated[list[str] | None, _grid("--num-stages", "num_stages \\[default: the variant's]")]
+WavesPerEuOpt = Annotated[list[str] | None, _grid("--waves-per-eu", "AMD: waves_per_eu hint, 0 for none")]
+NonKDimOpt = Annotated[list[str] | None, _grid("--matrix-instr-nonkdim", "AMD: MFMA size (16 or 32)")]
+KpackOpt = Annotated[list[str] | None, _grid("--kpack", "AMD: kpack (1 or 2)")]
+MaxnregOpt = Annotated[list[str] | None, _grid("--maxnreg", "NVIDIA: maxnreg register cap")]
+DtypeOpt = Annotated[list[str] | None, _grid(
     "--dtype", "Element type of q, k, v \\[default: fp16]", metavar="fp16,bf16")]
-KnobOpt = Annotated[Optional[list[str]], typer.Option(
+KnobOpt = Annotated[list[str] | None, typer.Option(
     "--knob", "-k", metavar="NAME=V,...", help="A variant's own knob, NAME=VALUE, repeatable (num_splits=4, "
     "block_dk=32); NAME=V1,V2 makes a grid; given to the variants that take it")]
-CausalOpt = Annotated[Optional[bool], typer.Option(
+CausalOpt = Annotated[bool | None, typer.Option(
     "--causal/--no-causal", help="Causal mask (bottom-right aligned) \\[default: off; bench: the preset's cases]",
     show_default=False)]
-ShapeOpt = Annotated[Optional[list[str]], typer.Option(
+ShapeOpt = Annotated[list[str] | None, typer.Option(
     "--shape", help="B,H,Nq,Nk\\[,Hkv]: compare: the traffic model's reference problem \\[default: 4,32,4096,4096]; "
     "bench: a case to time, repeatable (Hkv: K/V heads)")]
 
 # ---- how to compile ----------------------------------------------------------------------------------------
 
-JobsOpt = Annotated[Optional[int], typer.Option("--jobs", "-j", min=1, help="Parallel compiles \\[default: all cores]")]
+JobsOpt = Annotated[int | None, typer.Option("--jobs", "-j", min=1, help="Parallel compiles \\[default: all cores]")]
 NoCacheOpt = Annotated[bool, typer.Option("--no-cache", help="Compile even when the cache holds the result")]
 YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Run a grid of more than 10,000 compiles")]
-MaxCompilesOpt = Annotated[Optional[int], typer.Option(
+MaxCompilesOpt = Annotated[int | None, typer.Option(
     "--max-compiles", min=1, help="Refuse a grid of more compiles than this \\[default: 10,000]")]
-SchedulerOpt = Annotated[Optional[str], typer.Option(
+SchedulerOpt = Annotated[str | None, typer.Option(
     "--scheduler", help="Compile on this Dask scheduler (tcp://HOST:PORT) instead of local processes; "
     "needs the distributed extra")]
-TritonOpt = Annotated[Optional[list[str]], typer.Option(
+TritonOpt = Annotated[list[str] | None, typer.Option(
     "--triton", "-t", metavar="VERSION|A..B|PATH",
     help="A Triton to compile with: a release (3.8.0; installed once into vgprscope's cache), a range of "
          "releases (3.4.0..3.9.0), or a Python environment that has Triton; repeatable on analyze (a history) "
          "and diff (two sides) \\[default: the installed one]")]
-SetOpt = Annotated[Optional[list[str]], typer.Option(
+SetOpt = Annotated[list[str] | None, typer.Option(
     "--set", metavar="NAME=VALUE",
     help="A compiler setting (an environment variable Triton reads, e.g. TRITON_HIP_USE_BLOCK_PINGPONG=1), "
          "repeatable; diff: of the second side")]
@@ -140,28 +140,28 @@ FormatOpt = Annotated[Format, _format()]
 ExplainFormatOpt = Annotated[ExplainFormat, _format()]
 GateFormatOpt = Annotated[GateFormat, _format()]
 OccFormatOpt = Annotated[OccFormat, _format()]
-OutputOpt = Annotated[Optional[Path], typer.Option(
+OutputOpt = Annotated[Path | None, typer.Option(
     "--output", "-o", callback=writable_output, help="Write to this file (atomically) instead of stdout (- for stdout)")]
 CaptureOutputOpt = Annotated[Path, typer.Option("--output", "-o", help="Capture file to write (atomically)")]
 WideOpt = Annotated[bool, typer.Option(
     "--wide", help="Table: every column, each row on one line. Without it the table fits the terminal "
     "(in a pipe or file: $COLUMNS, else 100 columns) with long notes as footnotes")]
-SortOpt = Annotated[Optional[str], typer.Option(
+SortOpt = Annotated[str | None, typer.Option(
     "--sort", metavar="METRIC",
     help="Order each table best first by a metric: vgprs, regs, spills, scratch, lds, occupancy, sgprs (analyze: "
          "also compile or any csv field; compare: spill_free_occupancy with --frontier; frontier: "
          "spill_free_occupancy, next_spills, min_maxnreg)")]
-PlotOpt = Annotated[Optional[Path], typer.Option(
+PlotOpt = Annotated[Path | None, typer.Option(
     "--plot", help="With several --triton: a PNG of registers and spills per release per kernel")]
 
 # ---- the gate ----------------------------------------------------------------------------------------------
 
-ConfigOpt = Annotated[Optional[Path], typer.Option(
+ConfigOpt = Annotated[Path | None, typer.Option(
     "--config", help="TOML file with the gate's settings and rules (\\[tool.vgprscope] or top-level keys) "
     "\\[default: the nearest pyproject.toml]")]
-BaselineOpt = Annotated[Optional[Path], typer.Option(
+BaselineOpt = Annotated[Path | None, typer.Option(
     "--baseline", "-b", help="Baseline file \\[default: vgprscope-baseline.json beside the config]")]
-RuleOpt = Annotated[Optional[list[str]], typer.Option(
+RuleOpt = Annotated[list[str] | None, typer.Option(
     "--rule", "-r", help="\\[VARIANT:]METRIC:TOLERANCE, repeatable: vgpr_total:+4, split-k:vgpr_total:+8, "
     "registers:+4 (vgpr_total on AMD, regs on NVIDIA), scratch_bytes:+10%, occupancy:-1, arch_vgpr:exact, sgpr:off")]
 AllowMissingOpt = Annotated[bool, typer.Option(
@@ -188,9 +188,9 @@ BenchOpt = Annotated[bool, typer.Option("--bench", help="Add timings on this GPU
 FrontierOpt = Annotated[bool, typer.Option(
     "--frontier", help="Compile every occupancy level too: each strategy's spill-free occupancy and the spills at "
     "the next level")]
-PresetOpt = Annotated[Optional[list[str]], typer.Option(
+PresetOpt = Annotated[list[str] | None, typer.Option(
     "--preset", help="prefill, decode or gqa, repeatable (report bench: also targets, the two prefill target cases)")]
-KvHeadsOpt = Annotated[Optional[int], typer.Option(
+KvHeadsOpt = Annotated[int | None, typer.Option(
     "--kv-heads", min=1, help="K/V heads of --shape cases that give none (grouped-query attention; must divide H) "
     "\\[default: H]")]
 AutotuneOpt = Annotated[bool, typer.Option("--autotune", help="Pick each variant's best config from a small grid")]
@@ -201,14 +201,14 @@ CudaGraphOpt = Annotated[bool, typer.Option(
 RepMsOpt = Annotated[float, typer.Option("--rep-ms", min=1, help="Timed milliseconds per measurement")]
 BudgetSOpt = Annotated[float, typer.Option(
     "--budget-s", min=0.001, help="Skip launches the traffic model puts over this")]
-CommandArg = Annotated[Optional[list[str]], typer.Argument(
+CommandArg = Annotated[list[str] | None, typer.Argument(
     help="The command to run, after --: a test suite, a benchmark, a model script")]
-CacheDirArg = Annotated[Optional[Path], typer.Argument(
+CacheDirArg = Annotated[Path | None, typer.Argument(
     help="Triton cache directory \\[default: $TRITON_CACHE_DIR, else ~/.triton/cache]")]
 ReleaseArg = Annotated[str, typer.Argument(help="The release to delete, e.g. 3.8.0")]
 # vgprscope report
 ReportDirOpt = Annotated[Path, typer.Option("--out", help="The directory the report's files are written to")]
-ReportArchOpt = Annotated[Optional[list[str]], typer.Option(
+ReportArchOpt = Annotated[list[str] | None, typer.Option(
     "--arch", "-a", callback=nonempty_names, help="The archs to write a report for, repeatable \\[default: the "
     "committed reports' archs]")]
 FrontierSettingsOpt = Annotated[str, typer.Option(
@@ -225,19 +225,19 @@ CudaGraphDecodeOpt = Annotated[bool, typer.Option(
 AutotuneDecodeOpt = Annotated[str, typer.Option(
     "--autotune-decode", help="Comma-separated variants to autotune at the decode target cases")]
 # the occupancy calculator's counts
-VgprsOpt = Annotated[Optional[int], typer.Option(
+VgprsOpt = Annotated[int | None, typer.Option(
     "--vgprs", help="AMD: arch VGPRs per wave (`; NumVgprs:`); AGPRs go to --agprs")]
-AgprsOpt = Annotated[Optional[int], typer.Option("--agprs", help="AMD (CDNA): AGPRs per wave")]
-SgprsOpt = Annotated[Optional[int], typer.Option(
+AgprsOpt = Annotated[int | None, typer.Option("--agprs", help="AMD (CDNA): AGPRs per wave")]
+SgprsOpt = Annotated[int | None, typer.Option(
     "--sgprs", help="AMD: SGPRs per wave incl. VCC / flat scratch / XNACK (.sgpr_count)")]
-LdsOpt = Annotated[Optional[int], typer.Option(
+LdsOpt = Annotated[int | None, typer.Option(
     "--lds", help="AMD: LDS bytes per workgroup, static + dynamic (Triton's shared)")]
-WorkgroupOpt = Annotated[Optional[int], typer.Option(
+WorkgroupOpt = Annotated[int | None, typer.Option(
     "--workgroup", help="AMD: threads per workgroup (Triton: num_warps x wave size); default: one wave")]
-RegsOpt = Annotated[Optional[int], typer.Option("--regs", help="NVIDIA: registers per thread")]
-SharedOpt = Annotated[Optional[int], typer.Option(
+RegsOpt = Annotated[int | None, typer.Option("--regs", help="NVIDIA: registers per thread")]
+SharedOpt = Annotated[int | None, typer.Option(
     "--shared", help="NVIDIA: shared memory bytes per block, static + dynamic")]
-ThreadsOpt = Annotated[Optional[int], typer.Option(
+ThreadsOpt = Annotated[int | None, typer.Option(
     "--threads", help="NVIDIA: threads per block (Triton: num_warps x 32); default: 128")]
 LadderOpt = Annotated[bool, typer.Option(
     "--ladder", help="Print the arch's register -> occupancy steps (for --workgroup / --threads)")]
@@ -259,8 +259,39 @@ class Kernels:
         return {"variant": self.variant, "arch": self.arch, "capture": self.capture, "kernel_dir": self.kernel_dir}
 
 
+class _GridValues:
+    """What the grid bundles share: their fields' values as the library's keywords and as requests. A bundle
+    without some of the config options (the frontier's, bench's) has fewer fields; those read as not given."""
+
+    def _given(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}  # type: ignore[arg-type]
+
+    def library(self) -> dict[str, Any]:
+        """The library's keywords: each integer option's values checked and parsed here (a message naming the
+        flag, ``--block-m 100 ...``), lists where the library takes lists."""
+        from ..grid import INT_AXES
+        from .grid import parse_dtypes, parse_ints
+
+        given = self._given()
+        out: dict[str, Any] = {field: parse_ints(flag, given[field], lowest) or None
+                               for field, flag, lowest in INT_AXES if field in given}
+        if "dtype" in given:
+            out["dtype"] = parse_dtypes(given["dtype"]) or None
+        if "knob" in given:
+            out["knob"] = list(given["knob"] or []) or None
+        if "causal" in given:
+            out["causal"] = given["causal"]
+        return out
+
+    def requests(self, shape: tuple[int, ...] | None = None) -> list[Any]:
+        """The ConfigRequests of the grid (one when nothing varies)."""
+        from .grid import grid_requests
+
+        return grid_requests(**self._given(), shape=shape)
+
+
 @dataclasses.dataclass(frozen=True)
-class Grid:
+class Grid(_GridValues):
     """The config options; several values of one (a comma list or a repeated option) make a grid."""
 
     block_m: BlockMOpt = None
@@ -276,49 +307,36 @@ class Grid:
     dtype: DtypeOpt = None
     causal: CausalOpt = None
 
-    def library(self) -> dict[str, Any]:
-        """The library's keywords: each integer option's values checked and parsed here (a message naming the
-        flag, ``--block-m 100 ...``), lists where the library takes lists."""
-        from ..grid import INT_AXES
-        from .grid import parse_dtypes, parse_ints
 
-        given = {f.name for f in dataclasses.fields(self)}  # a bundle made ``without`` some options has fewer
-        out: dict[str, Any] = {field: parse_ints(flag, getattr(self, field), lowest) or None
-                               for field, flag, lowest in INT_AXES if field in given}
-        if "dtype" in given:
-            out["dtype"] = parse_dtypes(getattr(self, "dtype")) or None
-        if "knob" in given:
-            out["knob"] = list(getattr(self, "knob") or []) or None
-        if "causal" in given:
-            out["causal"] = getattr(self, "causal")
-        return out
+@dataclasses.dataclass(frozen=True)
+class FrontierGrid(_GridValues):
+    """The grid's options but the occupancy knob, which the frontier sets itself (waves_per_eu, maxnreg)."""
 
-    def requests(self, shape: tuple[int, ...] | None = None) -> list:
-        """The ConfigRequests of the grid (one when nothing varies)."""
-        from .grid import grid_requests
-
-        return grid_requests(**{f.name: getattr(self, f.name) for f in dataclasses.fields(self)}, shape=shape)
+    block_m: BlockMOpt = None
+    block_n: BlockNOpt = None
+    head_dim: HeadDimOpt = None
+    num_warps: NumWarpsOpt = None
+    num_stages: NumStagesOpt = None
+    matrix_instr_nonkdim: NonKDimOpt = None
+    kpack: KpackOpt = None
+    knob: KnobOpt = None
+    dtype: DtypeOpt = None
+    causal: CausalOpt = None
 
 
-def without(bundle: type, *names: str) -> type:
-    """``bundle`` without some of its options (a command that sets them itself: the frontier varies
-    waves_per_eu / maxnreg), with the same methods; the options left out read as not given."""
-    missing = set(names) - {f.name for f in dataclasses.fields(bundle)}
-    if missing:
-        raise TypeError(f"{bundle.__name__} has no option {sorted(missing)}")
-    kept = [(f.name, bundle.__annotations__[f.name], dataclasses.field(default=f.default))
-            for f in dataclasses.fields(bundle) if f.name not in names]
-    methods = {k: v for k, v in vars(bundle).items() if callable(v) and not k.startswith("__")}
-    made = dataclasses.make_dataclass(f"{bundle.__name__}Without", kept, namespace={**methods, "__doc__": bundle.__doc__},
-                                      frozen=True)
-    made.__module__ = bundle.__module__
-    return made
+@dataclasses.dataclass(frozen=True)
+class BenchGrid(_GridValues):
+    """The grid's launch and tile options; bench takes the head dim, dtype and causal mask from its cases."""
 
-
-# the frontier sets the occupancy knob itself
-FrontierGrid = without(Grid, "waves_per_eu", "maxnreg")
-# bench takes the head dim, dtype and causal mask of its cases from Cases
-BenchGrid = without(Grid, "head_dim", "dtype", "causal")
+    block_m: BlockMOpt = None
+    block_n: BlockNOpt = None
+    num_warps: NumWarpsOpt = None
+    num_stages: NumStagesOpt = None
+    waves_per_eu: WavesPerEuOpt = None
+    matrix_instr_nonkdim: NonKDimOpt = None
+    kpack: KpackOpt = None
+    maxnreg: MaxnregOpt = None
+    knob: KnobOpt = None
 
 
 @dataclasses.dataclass(frozen=True)

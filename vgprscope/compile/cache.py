@@ -135,7 +135,8 @@ class CompileCache:
         if not (isinstance(entry, dict) and entry.get("format") == FORMAT and entry.get("key") == key
                 and isinstance(entry.get("plan"), dict)):
             return None
-        return entry["plan"]
+        plan: dict[str, Any] = entry["plan"]
+        return plan
 
     def store_plan(self, key: str, plan: dict[str, Any]) -> None:
         if not self.enabled:

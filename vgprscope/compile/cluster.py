@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, Future
 from typing import Any
 
@@ -60,8 +60,9 @@ class DaskExecutor(Executor):
         self._inner = client.get_executor(pure=False)
         self._alone_since: float | None = None
 
-    def submit(self, fn, /, *args, **kwargs) -> Future:
-        return self._inner.submit(fn, *args, **kwargs)
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        future: Future[Any] = self._inner.submit(fn, *args, **kwargs)
+        return future
 
     def check(self) -> None:
         if self.client.status not in ("running", "connecting"):

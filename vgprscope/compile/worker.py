@@ -239,7 +239,7 @@ def _function_source(fn: Any, job: dict[str, Any], backend: Any) -> Any:
     extra = [n for n in by_name if n not in params]
     if missing or extra:
         raise kernel_load.LoadError(
-            f"the kernel's parameters changed since the launch was recorded ("
+            "the kernel's parameters changed since the launch was recorded ("
             + "; ".join(x for x in (f"now also {', '.join(missing)}" if missing else "",
                                     f"no longer {', '.join(extra)}" if extra else "") if x)
             + "): capture again")

@@ -231,7 +231,8 @@ def _unresolved(config_key: str) -> str:
 
 def _v1_slots(raw: Mapping[str, Entry], set_: Mapping[str, Any], legacy: LegacySlots) -> dict[str, str]:
     """key -> slot for the entries of a schema-1 file (parsed with an empty slot)."""
-    tables = set_.get("configs") if isinstance(set_.get("configs"), list) else []
+    given = set_.get("configs")
+    tables: list[Mapping[str, Any]] = given if isinstance(given, list) else []
     slots: dict[str, str] = {}
     # plain launches by label, kernel, arch and argument types: (slots taken by exact matches, the others)
     groups: dict[tuple[str, str, str, tuple[str, ...]], tuple[set[str], list[str]]] = {}
@@ -254,8 +255,8 @@ def _v1_slots(raw: Mapping[str, Entry], set_: Mapping[str, Any], legacy: LegacyS
     # takes the first ordinal those left free (the launch whose config changed, or a gone one's). More than
     # one left: which was which is not recorded.
     for taken, keys in groups.values():
-        if len(keys) == 1 and legacy.launch_slot is not None:
-            config = raw[keys[0]].config
+        config = raw[keys[0]].config if keys else None
+        if len(keys) == 1 and legacy.launch_slot is not None and isinstance(config, LaunchConfig):
             ordinal = next(i for i in range(len(taken) + 1) if legacy.launch_slot(config, i) not in taken)
             slots[keys[0]] = legacy.launch_slot(config, ordinal)
         else:

@@ -165,7 +165,7 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise UsageError(f"config file {path} is not UTF-8 text (TOML must be): byte {exc.start} "
                          f"({data[exc.start]:#04x}) {exc.reason}") from None
     try:
-        return tomllib.loads(text)
+        return dict(tomllib.loads(text))
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"config file {path} is not valid TOML: {str(exc).splitlines()[0]}") from None
 

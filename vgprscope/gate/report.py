@@ -57,7 +57,7 @@ def _side_value(d: EntryDiff, names: tuple[str, ...]) -> Any:
     return next((e.metrics[n] for n in names if n in e.metrics), None)
 
 
-def _value_cell(d: EntryDiff, names: tuple[str, ...], plain: bool = False, short: bool = False):
+def _value_cell(d: EntryDiff, names: tuple[str, ...], plain: bool = False, short: bool = False) -> Any:
     """``274``, or ``274 -> 278 (+4 ✗)`` where it changed (a rich Text, coloured by the verdict);
     ``short``: ``278 (+4 ✗)`` (the baseline value is in the row's footnote)."""
     from rich.text import Text
@@ -96,7 +96,7 @@ def config_text(d: EntryDiff) -> str:
 def details(d: EntryDiff) -> str:
     """What changed in one entry, worst first."""
     if d.state is State.NEW:
-        return "new: no baseline entry" + ("" if d.current.status == "ok" else f"; status: {d.current.status}")
+        return "new: no baseline entry" + ("" if d.entry.status == "ok" else f"; status: {d.entry.status}")
     if d.state is State.MISSING:
         return "missing: in the baseline, not produced by this run" + (" (accepted)" if d.accepted else "")
     parts = []
@@ -106,8 +106,8 @@ def details(d: EntryDiff) -> str:
         parts.append(f"status {d.status.baseline!r} -> {d.status.current!r}")
     order = {Change.WORSE: 0, Change.BETTER: 1, Change.SAME: 2, Change.NOT_COMPARABLE: 3}
     parts += [metric_text(m) for m in sorted(d.changed_metrics, key=lambda m: order[m.change])]
-    if not parts and d.current.status != "ok":
-        parts.append(f"still fails: {d.current.status}")
+    if not parts and d.entry.status != "ok":
+        parts.append(f"still fails: {d.entry.status}")
     return "; ".join(parts)
 
 
@@ -195,9 +195,9 @@ def _columns(notes: Footnotes, labels: dict[str, str], level: int, slot_ids: dic
     short = level >= _LEVELS.index("short values")
     config_out = level >= _LEVELS.index("config in footnote")
 
-    def result_cell(d: EntryDiff):
+    def result_cell(d: EntryDiff) -> Any:
         word = verdict_word(d) + (" ✗" if d.fails and d.change is not Change.WORSE else "")
-        return Text(word, style=STYLE.get(_VERDICT[d.change]) or None)
+        return Text(word, style=STYLE.get(_VERDICT[d.change]) or "")
 
     def detail_cell(d: EntryDiff) -> str:
         # a changed config is in the details already
@@ -230,7 +230,7 @@ def _columns(notes: Footnotes, labels: dict[str, str], level: int, slot_ids: dic
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
-def _cut_or_too_wide(text: str, table, width: int) -> bool:
+def _cut_or_too_wide(text: str, table: Any, width: int) -> bool:
     """Whether a rendered table has a line over ``width`` or a word that is not a whole word of a cell,
     header or title (rich folded it)."""
     from rich.cells import cell_len
@@ -287,7 +287,7 @@ def to_table(result: GateResult, machine_line: str | Sequence[str], baseline_pat
     show_slot = wide or _needs_slots(result)
     title = f"vgprscope {command}" + (f" (every config: {shared})" if shared and not wide else "")
     slots = list(dict.fromkeys(d.entry.slot for d in result.entries))
-    def attempt(level: int):
+    def attempt(level: int) -> Any:
         notes = Footnotes()
         ids = {s: _slot_id(i) for i, s in enumerate(slots)} if level >= _LEVELS.index("slot ids") else None
         table = build_table(result.entries, _columns(notes, labels, level, ids, show_slot, show_config),
@@ -402,7 +402,7 @@ def annotation(level: str, title: str, message: str, file: str | None = None) ->
     return f"::{level} {','.join(props)}::{_escape_data(message)}"
 
 
-def annotations(result: GateResult, files: dict[str, str] | None = None) -> list[str]:
+def workflow_annotations(result: GateResult, files: dict[str, str] | None = None) -> list[str]:
     """GitHub workflow commands: an error per failing entry (on its kernel file when it is in the
     repository), a warning per new or missing entry that does not fail."""
     files = files or {}

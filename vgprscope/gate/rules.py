@@ -62,7 +62,7 @@ class Rule:
     def tolerance(self) -> str:
         """The tolerance as written: ``+4``, ``+5%``, ``-1``, ``off``, ``exact`` (parses back to this rule)."""
         if self.mode is not Mode.LIMIT:
-            return self.mode.value
+            return str(self.mode.value)
         sign = "-" if metric_info(self.metric).higher_is_better else "+"
         amount = int(self.amount) if float(self.amount).is_integer() else self.amount
         return f"{sign}{amount}{'%' if self.percent else ''}"

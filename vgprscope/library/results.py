@@ -176,7 +176,7 @@ class CompareResult:
 
         return compare_view.to_json(self._per_arch(), self.machine, self.timings)  # the frontier has its own key
 
-    def columns(self) -> tuple[tuple[str, ...], dict[str, dict[str, dict[str, str]]] | None]:
+    def columns(self) -> tuple[tuple[str, ...], Any]:
         """The columns beside the view's own: the frontier's two (``frontier``), then the timings
         (``bench``), each line's cells keyed by table and variant ('-' where a line has none)."""
         from .tasks import FRONTIER_HEADERS, frontier_cells, merge_columns

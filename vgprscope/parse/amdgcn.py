@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from typing import Any
 
 import yaml
 
@@ -35,7 +36,7 @@ _INST_RE = re.compile(r"^\s+([a-z][a-z0-9_]*)(?:\s|$)")
 _DESCRIPTOR_RE = r"^\s*\.amdhsa_kernel\s+{name}\s*$(.*?)^\s*\.end_amdhsa_kernel"
 
 
-def metadata(text: str) -> dict:
+def metadata(text: str) -> dict[str, Any]:
     """The ``.amdgpu_metadata`` document (YAML) of an AMDGCN file."""
     m = _META_RE.search(text)
     if not m:
@@ -46,19 +47,19 @@ def metadata(text: str) -> dict:
     doc = yaml.load(body.replace("\n---", "\n", 1).split("\n...", 1)[0], Loader=loader)
     if not isinstance(doc, dict) or "amdhsa.kernels" not in doc:
         raise AmdgcnParseError("the .amdgpu_metadata block has no amdhsa.kernels list")
-    return doc
+    return dict(doc)
 
 
-def kernel_metadata(text: str, kernel: str | None = None) -> dict:
+def kernel_metadata(text: str, kernel: str | None = None) -> dict[str, Any]:
     kernels = metadata(text)["amdhsa.kernels"]
     if kernel is None:
         if len(kernels) != 1:
             names = ", ".join(k.get(".name", "?") for k in kernels)
             raise AmdgcnParseError(f"several kernels in the AMDGCN text ({names}); name one")
-        return kernels[0]
+        return dict(kernels[0])
     for k in kernels:
         if k.get(".name") == kernel:
-            return k
+            return dict(k)
     names = ", ".join(k.get(".name", "?") for k in kernels)
     raise AmdgcnParseError(f"kernel {kernel!r} is not in the AMDGCN metadata; it has: {names}")
 

@@ -223,7 +223,7 @@ class _Dim:
 
     def held(self, size: int) -> int:
         inside = sum(1 for r in self.reg if r < size)
-        return 2 ** inside * max(1, size // self.tile)
+        return int(2 ** inside) * max(1, size // self.tile)
 
 
 def _pow2s(n: int, start: int = 1) -> tuple[int, ...]:
@@ -294,7 +294,7 @@ def _dot_dims(lay: DotOperand, rank: int) -> list[_Dim]:
     else:
         raise LayoutError(f"dot operand of a {parent.kind} layout is not counted here")
     for d in range(rank - 2):
-        dims[d] = _Dim((), parent.warps_per_cta[d])  # type: ignore[union-attr]
+        dims[d] = _Dim((), parent.warps_per_cta[d])
     return dims
 
 
@@ -336,12 +336,12 @@ def _clip(base: tuple[int, ...], shape: tuple[int, ...]) -> tuple[int, ...]:
 def elements_per_lane(layout: Layout, shape: tuple[int, ...]) -> int:
     """Distinct elements of a tensor of ``shape`` one lane holds in ``layout``."""
     if isinstance(layout, Linear):
-        return 2 ** _gf2_rank([_clip(b, shape) for b in layout.register])
+        return int(2 ** _gf2_rank([_clip(b, shape) for b in layout.register]))
     if isinstance(layout, Slice):
         parent_shape = shape[:layout.dim] + (1,) + shape[layout.dim:]
         if isinstance(layout.parent, Linear):
             kept = [_clip(b[:layout.dim] + b[layout.dim + 1:], shape) for b in layout.parent.register]
-            return 2 ** _gf2_rank(kept)
+            return int(2 ** _gf2_rank(kept))
         if isinstance(layout.parent, Slice):
             return elements_per_lane(layout.parent, parent_shape)
         dims = _product_dims(layout.parent, len(parent_shape))

@@ -75,7 +75,7 @@ _SASS_LABEL_RE = re.compile(r"^(\.L_x_\d+):")
 _SASS_BRA_RE = re.compile(r"\bBRA\b[^`]*`\((\.L_x_\d+)\)")
 
 
-def _sass_chain(group: list[re.Match]) -> tuple[str, ...]:
+def _sass_chain(group: list[re.Match[str]]) -> tuple[str, ...]:
     if not group:
         return (NO_LINE,)
     first = group[0]
@@ -97,7 +97,7 @@ def sass_spills(sass: str, function: str | None = None) -> list[SpillInstruction
     labels: dict[str, int] = {}
     branches: list[tuple[int, str]] = []
     insts: list[tuple[int, str, tuple[str, ...]]] = []
-    group: list[re.Match] = []
+    group: list[re.Match[str]] = []
     location: tuple[str, ...] = (NO_LINE,)
     pending_label: str | None = None
     for line in lines:

@@ -113,7 +113,9 @@ def _trailing_loc(line: str) -> str | None:
 # ---- types ----
 
 def _top_level_split(s: str, sep: str = ",") -> list[str]:
-    out, depth, cur = [], 0, []
+    out: list[str] = []
+    depth = 0
+    cur: list[str] = []
     for c in s:
         if c in "<{[(":
             depth += 1
@@ -182,8 +184,8 @@ def result_types(line: str, op: str, count: int) -> list[TensorType | None]:
         return (types + [None] * count)[:count]
     if " to " in tail:
         return [parse_tensor_type(tail.split(" to ")[-1])] + [None] * (count - 1)
-    types = _top_level_split(tail)
-    pick = types[-1] if op == "arith.select" else types[0]
+    parts = _top_level_split(tail)
+    pick = parts[-1] if op == "arith.select" else parts[0]
     t = parse_tensor_type(pick)
     if t is not None and op in ("arith.cmpi", "arith.cmpf"):
         t = TensorType(t.shape, "i1", t.encoding)
@@ -339,10 +341,10 @@ def parse_ttgir(text: str) -> TtgirModule:
                         for k, (n, t) in enumerate(zip(lp.carried, lp.types)) if t is not None)
         live = []
         for ssa in sorted(lp.uses, key=lambda s: defs[s].line if s in defs else -1):
-            dfn = defs.get(ssa)
-            if dfn is None or dfn.type is None or lp.index in dfn.loops or dfn.line > lp.header:
+            used = defs.get(ssa)
+            if used is None or used.type is None or lp.index in used.loops or used.line > lp.header:
                 continue  # a function argument (scalar), a scalar, or defined inside this loop
-            live.append(IrValue(ssa=ssa, name=source_name(ssa), type=dfn.type, op=dfn.op))
+            live.append(IrValue(ssa=ssa, name=source_name(ssa), type=used.type, op=used.op))
         loops.append(IrLoop(index=lp.index, depth=lp.depth, location=location, carried=carried,
                             live_in=tuple(live)))
     return TtgirModule(function=func.group(1), num_warps=int(warps.group(1)), threads_per_warp=int(lanes.group(1)),

@@ -197,7 +197,7 @@ def tables_text(frontiers: Sequence[KernelFrontier], machine: Machine, *, wide: 
         title = f"frontier: {arch}" + (f" (every config: {shared})" if shared else "")
         table = build_table(rows, _columns(amd, notes, own, knob_column, wide), title=title, wide=wide,
                             row_style=lambda r: None if r.level.ok else "red",
-                            section=lambda r: id(r.kf), title_of=None if wide else lambda r: _title(r.kf, own))
+                            section=lambda r: id(r.kf), title_of=None if wide else lambda r: _title(r.kf, own))  # noqa: B023 (used in this iteration)
         summary = [wrap(f"{_name(kf)}{' ' + own[id(kf)] if own.get(id(kf)) else ''}: {kf.summary}", width, "    ")
                    for kf in kfs]
         parts.append(render_table(table, footnotes=notes, notes=[legend(amd, kfs[0].unit, knob_column)],

@@ -13,6 +13,7 @@ import sys
 from collections.abc import Sequence
 from itertools import product
 from pathlib import Path
+from typing import Any
 
 COMMAND = "vgprscope report bench"
 # the probe that found it, since removed (its result is this report's): `git show 53b3660:scripts/probe_warp_specialize.py`
@@ -152,7 +153,7 @@ def tma_table(rows) -> list[list[str]]:
     """Knob tma against pointer loads, each variant and case at otherwise equal (default) configs, and what
     the defaults' rule keeps: tma only where it is faster beyond the two runs' spreads."""
     out = []
-    pairs = {}
+    pairs: dict[tuple[Any, str], dict[bool, Any]] = {}
     for r in rows:
         if r.kind == "variant" and r.timing:
             pairs.setdefault((r.case, r.name), {})["tma=1" in r.config] = r

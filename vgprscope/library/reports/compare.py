@@ -252,7 +252,7 @@ def compare_report(arch_name: str, out: Path, *, jobs: int | None = None,
              "variant's `VARIANT['traffic']`).\n"]
     charted = []
     for setting in SETTINGS:
-        opts = {k: v for k, v in setting.options.items() if amd or k != "waves_per_eu"}
+        opts: dict[str, Any] = {k: v for k, v in setting.options.items() if amd or k != "waves_per_eu"}
         framed = setting.name in with_frontier
         # the library's compare (with the frontier, as `vgprscope compare --frontier` compiles it)
         result = compare(arch=arch_name, frontier=framed, jobs=jobs, **opts)
@@ -285,7 +285,7 @@ def compare_report(arch_name: str, out: Path, *, jobs: int | None = None,
                         "is in `vgprscope frontier`).\n\n")
                      + level_matrix_md(fronts, order, amd))
         headers = ("spill-free occ", "next level")
-        extra = {arch_name: {ln.variant: dict(zip(headers, (spill_free_cell(ln.frontier),
+        extra: Any = {arch_name: {ln.variant: dict(zip(headers, (spill_free_cell(ln.frontier),
                                                             next_level_cell(ln.frontier)))) for ln in lines}}
         parts.append(f"\n### vgprscope compare --frontier\n\nCommand: `{cli_line(arch_name, opts, amd)}`\n\n")
         body = tables_md({arch_name: lines}, machine, "", headers, extra)
