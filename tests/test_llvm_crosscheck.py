@@ -25,9 +25,8 @@ import pytest
 from vgprscope.archs import get_arch
 from vgprscope.compile.engine import Engine, RowInfo, Task, target_of
 from vgprscope.compile.job import Arg, CompileJob, FunctionSource
-from vgprscope.occupancy import (
-    llvm_pad_waves, llvm_rule_occupancy, llvm_vgpr_allocation, llvm_waves_per_eu, occupancy_of,
-)
+from vgprscope.backends import occupancy_of
+from vgprscope.occupancy import llvm_pad_waves, llvm_rule_occupancy, llvm_vgpr_allocation, llvm_waves_per_eu
 from vgprscope.parse.amdgcn import parse_amdgcn
 from vgprscope.attention.config import AttentionConfig
 from vgprscope.attention.source import variant_tasks

@@ -13,9 +13,10 @@ from typer.testing import CliRunner
 
 from vgprscope.archs import ARCHS, AmdArch, NvidiaArch, get_arch
 from vgprscope.errors import UsageError
+from vgprscope.backends import ladder, occupancy_of
 from vgprscope.occupancy import (
-    LadderStep, amd_occupancy, ladder, llvm_min_num_vgprs, llvm_rule_occupancy, llvm_vgpr_allocation,
-    llvm_waves_per_eu, nvidia_occupancy, occupancy_of, total_vgprs,
+    LadderStep, amd_occupancy, llvm_min_num_vgprs, llvm_rule_occupancy, llvm_vgpr_allocation, llvm_waves_per_eu,
+    nvidia_occupancy, total_vgprs,
 )
 from vgprscope.records import AmdUsage, NvidiaUsage
 

@@ -20,7 +20,7 @@ from vgprscope.cli.app import _register, app
 from vgprscope.gate.baseline import load_baseline
 from vgprscope.gate.diff import Change, compare as gate_compare
 from vgprscope.gate.rules import RuleSet, parse_rule
-from vgprscope.occupancy import occupancy_of
+from vgprscope.backends import occupancy_of
 from vgprscope.attention.config import DEFAULT_SHAPE, AttentionConfig
 from vgprscope.records import AmdUsage, Occupancy, Record
 from vgprscope.report.deltas import Delta, Verdict, judge

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-from .errors import UnknownNameError
+from .errors import UnknownNameError, UsageError
 
 
 class Vendor(str, Enum):
@@ -87,6 +87,7 @@ class NvidiaArch:
     # SMs of the table's reference part (named in the description): what split-k sizes its grid by when
     # compiling for the arch; a launch uses the device's own count.
     compute_units: int = 0
+    triton_target: bool = True  # False where the installed Triton has no such target
 
     vendor = Vendor.NVIDIA
     backend = "cuda"
@@ -97,6 +98,22 @@ class NvidiaArch:
 
 
 Arch = AmdArch | NvidiaArch
+
+
+# The vendor's own occupancy functions take only their vendor's archs: these say so in one line (the arch
+# table is, with ``vgprscope.backends``, the one place that tells the vendors apart).
+def expect_amd(arch: Arch, instead: str) -> AmdArch:
+    """``arch`` when it is an AMD arch, else a UsageError naming ``instead``, the function to use."""
+    if isinstance(arch, AmdArch):
+        return arch
+    raise UsageError(f"{arch.name} is not an AMD arch; use {instead}")
+
+
+def expect_nvidia(arch: Arch, instead: str) -> NvidiaArch:
+    """``arch`` when it is an NVIDIA arch, else a UsageError naming ``instead``, the function to use."""
+    if isinstance(arch, NvidiaArch):
+        return arch
+    raise UsageError(f"{arch.name} is not an NVIDIA arch; use {instead}")
 
 _CDNA = dict(
     wave_size=64, simds_per_cu=4, max_waves_per_simd=8, vgprs_per_simd_lane=512, max_arch_vgprs=256,
