@@ -88,3 +88,9 @@ def compare(records: Sequence[Record], traffic: TrafficHook | None = None) -> di
     for (arch, _, _), kernels in groups.items():
         per_arch.setdefault(arch, []).append(variant_line(kernels, traffic))
     return per_arch
+
+
+# vgprscope.compare(...) is the library's call (vgprscope.library.api.compare): this module is callable as it
+from ._callable import callable_module  # noqa: E402
+
+callable_module(__name__, "api:compare")

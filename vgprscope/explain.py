@@ -359,3 +359,9 @@ def explain_tasks(tasks: Sequence[Any], jobs: int | None = None, on_progress=Non
                                          num_warps=0, lanes=task.arch.wave_size, allocation=None,
                                          estimate=est, error=f"cannot explain: {type(exc).__name__}: {exc}"))
     return out
+
+
+# vgprscope.explain(...) is the library's call (vgprscope.library.api.explain): this module is callable as it
+from ._callable import callable_module  # noqa: E402
+
+callable_module(__name__, "api:explain")

@@ -458,3 +458,9 @@ def by_variant(frontiers: Sequence[KernelFrontier]) -> dict[tuple[str, str, str]
             value = limiting.spill_free_occupancy
         out[key] = VariantFrontier(key[0], key[1], tuple(kfs), value, limiting)
     return out
+
+
+# vgprscope.frontier(...) is the library's call (vgprscope.library.api.frontier): this module is callable as it
+from ._callable import callable_module  # noqa: E402
+
+callable_module(__name__, "api:frontier")

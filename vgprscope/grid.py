@@ -10,11 +10,13 @@ import itertools
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import UsageError
-from .records import Record
-from .attention.config import ConfigRequest
+
+if TYPE_CHECKING:  # imported where used: the CLI imports this module at start-up for its option rules
+    from .records import Record
+    from .attention.config import ConfigRequest
 
 # A grid above this many compiles is run only when asked for (`--yes` or `--max-compiles N`): at about a
 # second per compile and core, 10,000 compiles keep a 2-core machine busy for well over an hour.
@@ -24,6 +26,78 @@ DEFAULT_MAX_COMPILES = 10_000
 AXES = ("block_m", "block_n", "head_dim", "dtype", "num_warps", "num_stages", "waves_per_eu",
         "matrix_instr_nonkdim", "kpack", "maxnreg")
 KNOB_PREFIX = "knob:"  # an axis over a variant's own knob: "knob:num_splits"
+
+# The integer fields of a request a grid takes: (field, the CLI's flag, smallest value). The library takes
+# the same fields as keyword arguments (``block_m=[64, 128]``).
+INT_AXES = (("block_m", "--block-m", 1), ("block_n", "--block-n", 1), ("head_dim", "--head-dim", 1),
+            ("num_warps", "--num-warps", 1), ("num_stages", "--num-stages", 1), ("waves_per_eu", "--waves-per-eu", 0),
+            ("matrix_instr_nonkdim", "--matrix-instr-nonkdim", 0), ("kpack", "--kpack", 1), ("maxnreg", "--maxnreg", 1))
+# Values Triton never takes, refused before anything compiles: tile sizes feed tl.arange, whose length must
+# be a power of two, and every backend asserts that num_warps is one.
+POWER_OF_TWO = {"block_m": "tile sizes feed tl.arange", "block_n": "tile sizes feed tl.arange",
+                "num_warps": "Triton's rule for num_warps"}
+
+
+def int_value_error(field: str, n: int, minimum: int, spelled: str) -> str | None:
+    """Why ``n`` cannot be ``field``'s value, or None. ``spelled``: how the message names the value (the
+    CLI's ``--block-m 100``, the library's ``block_m=100``)."""
+    if n < minimum:
+        return f"{spelled} is below the smallest allowed value, {minimum}"
+    if field in POWER_OF_TWO and n >= 1 and n & (n - 1):
+        lower = 1 << (n.bit_length() - 1)
+        return (f"{spelled} is not allowed; allowed: powers of two ({POWER_OF_TWO[field]}), such as {lower} or "
+                f"{lower * 2}")
+    return None
+
+
+def _knob_value(v: str) -> Any:
+    return int(v) if v.lstrip("-").isdigit() else v
+
+
+def parse_knob_axes(items: Sequence[str] | None) -> dict[str, list[Any]]:
+    """``NAME=V1,V2`` strings -> {NAME: [V1, V2]} (integers become ints)."""
+    out: dict[str, list[Any]] = {}
+    for item in items or []:
+        name, sep, values = item.partition("=")
+        vals = [_knob_value(v.strip()) for v in values.split(",") if v.strip()]
+        if not sep or not name.strip() or not vals:
+            raise UsageError(f"knob {item!r} is not NAME=VALUE (for example num_splits=4, or num_splits=2,4)")
+        out.setdefault(name.strip(), [])
+        out[name.strip()] += [v for v in vals if v not in out[name.strip()]]
+    return out
+
+
+def config_requests(axes: Mapping[str, Sequence[Any]], knobs: Mapping[str, Sequence[Any]] | None = None,
+                    causal: bool = False, shape: tuple[int, ...] | None = None) -> list[ConfigRequest]:
+    """Checked values per request field (``INT_AXES``' fields, ``dtype``) and per knob -> the requests of
+    their cartesian product (one when nothing varies)."""
+    from .attention.config import ConfigRequest
+
+    full = {**axes, **{KNOB_PREFIX + name: list(values) for name, values in (knobs or {}).items()}}
+    base = ConfigRequest(causal=causal, **({"shape": tuple(shape)} if shape else {}))
+    return expand(base, full)
+
+
+def varying_axes(requests: Sequence[Any]) -> list[str]:
+    """The ConfigRequest fields (and knobs) that differ between the requests of a grid."""
+    from dataclasses import fields
+
+    names = [f.name for f in fields(requests[0]) if f.name != "extra"] if requests else []
+    out = [n for n in names if len({getattr(r, n) for r in requests}) > 1]
+    knobs = {k for r in requests for k, _ in r.extra}
+    out += [f"knob:{k}" for k in sorted(knobs) if len({dict(r.extra).get(k) for r in requests}) > 1]
+    return out
+
+
+def point_label(req: Any, axes: Sequence[str]) -> str:
+    """'[block_m=64 num_warps=4]': what one grid point sets, for a table title."""
+    if not axes:
+        return ""
+    parts = []
+    for a in axes:
+        v = dict(req.extra).get(a[len("knob:"):]) if a.startswith("knob:") else getattr(req, a)
+        parts.append(f"{a.removeprefix('knob:')}={'default' if v is None else v}")
+    return "[" + " ".join(parts) + "]"
 
 
 def expand(base: ConfigRequest, axes: Mapping[str, Sequence[Any]]) -> list[ConfigRequest]:

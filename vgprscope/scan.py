@@ -32,7 +32,7 @@ class ScanResult:
 
 
 def scan(directory: Path, archs: Sequence = (), jobs: int | None = None, use_cache: bool = True,
-         on_progress: Callable[[int, int], None] | None = None) -> ScanResult:
+         on_progress: Callable[[int, int], None] | None = None, cache_dir: Path | str | None = None) -> ScanResult:
     directory = Path(directory).expanduser()
     if directory.exists() and not directory.is_dir():
         raise UsageError(f"{directory} is a file, not a Triton cache directory; give the directory "
@@ -55,5 +55,12 @@ def scan(directory: Path, archs: Sequence = (), jobs: int | None = None, use_cac
             tasks.append(task)
         if entry.reason is None:
             tasks += [retarget_task(entry, a) for a in archs]
-    records = compile_tasks(tasks, jobs=jobs, cache=CompileCache(enabled=use_cache), on_progress=on_progress)
+    cache = CompileCache(Path(cache_dir) if cache_dir else None, enabled=use_cache)
+    records = compile_tasks(tasks, jobs=jobs, cache=cache, on_progress=on_progress)
     return ScanResult(directory, tuple(entries), tuple(records) + tuple(unknown))
+
+
+# vgprscope.scan(...) is the library's call (vgprscope.library.api.scan): this module is callable as it
+from ._callable import callable_module  # noqa: E402
+
+callable_module(__name__, "api:scan")

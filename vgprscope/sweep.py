@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .attention import loader
 from .archs import DEFAULT_ARCHS, Arch, get_arch
@@ -14,6 +15,9 @@ from .compile.engine import Engine, Task
 from .records import Record
 from .attention.config import ConfigRequest
 from .attention.variants import select_variants
+
+if TYPE_CHECKING:
+    from .capture.model import Capture
 
 
 def select_archs(names: Sequence[str] | None) -> list[Arch]:
@@ -70,14 +74,16 @@ def launch_overrides(requests: Sequence[ConfigRequest], alone: bool) -> list[dic
     return out or [{}]
 
 
-def capture_tasks(capture_file: Path, arch_names: Sequence[str] | None,
-                  overrides: Sequence[dict[str, int]] = ({},)) -> list[Task]:
-    """Every specialisation (and autotune config) of a capture file on every arch; with ``overrides``, each
-    also at those launch options (an arch's vendor's own options only)."""
+def capture_tasks(capture: Path | Capture, arch_names: Sequence[str] | None,
+                  overrides: Sequence[Mapping[str, int]] = ({},)) -> list[Task]:
+    """Every specialisation (and autotune config) of a capture (its file, or one recorded in this process)
+    on every arch; with ``overrides``, each also at those launch options (an arch's vendor's own options
+    only)."""
     from .backends import foreign_options
-    from .sources.capture import capture_file_tasks
+    from .capture.model import Capture, load_capture
+    from .sources.capture import capture_tasks as tasks_of
 
-    base = capture_file_tasks(capture_file, select_archs(arch_names))
+    base = tasks_of(capture if isinstance(capture, Capture) else load_capture(capture), select_archs(arch_names))
     out = []
     for opts in overrides:
         for t in base:

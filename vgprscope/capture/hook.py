@@ -16,10 +16,19 @@ interpreter, which cannot benchmark, the first config is then run, so the user's
 Nothing here may break the user's command: a failure to record is itself recorded and the launch goes on.
 What explains a command's failure is noted for capture to pass on as a hint: Triton finding no GPU driver
 (a CPU run without TRITON_INTERPRET=1), the interpreter's import failing for want of numpy.
+
+The same code records in vgprscope's own process, for the library (``vgprscope.library``): a *session*
+says where the lines go (a directory, or a list) and whether the launch itself runs. ``recording``
+installs the wrappers for a block and restores Triton's classes after (``vgprscope.capture()``: every
+launch of the block, on every thread); ``dry_launch`` sends one launch through the kernel's own entry point
+(``kernel[grid](*args, **kwargs)``: autotuner, heuristics, JIT) with nothing launched and every config
+recorded (``vgprscope.analyze(kernel, *args, ...)``). The CLI's capture installs them for good
+(``install``), writing to ``$VGPRSCOPE_CAPTURE_DIR``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.abc
 import importlib.machinery
@@ -37,14 +46,49 @@ _WATCHED = ("triton.runtime.jit", "triton.runtime.interpreter", "triton.runtime.
 # arch within a backend).
 _TARGETS = (("hip", "gfx942", 64), ("cuda", 90, 32))
 
-_lock = threading.Lock()
+_lock = threading.RLock()
 _local = threading.local()
-_seen: set[str] = set()
-_autotune_seen: set[tuple[int, str]] = set()
-_kernels: dict[int, dict] = {}  # id(python function) -> state
+_kernels: dict[int, dict] = {}  # id(python function) -> state (the state keeps the function alive)
 _file_hashes: dict[str, str] = {}
 _backends: dict[str, object] | None = None
 _patched: set[str] = set()
+# This module's mark on what it wrapped: the CLI's copy (loaded by path) and the library's are two modules,
+# and each wraps what the other wrapped
+_MARK = object()
+_MISSING = object()
+
+
+class Session:
+    """Where recorded lines go: appended to ``launches-<pid>.jsonl`` in ``directory``, or to ``items``. With
+    ``launch`` False nothing the session sees is launched (a dry launch); ``strict``: a launch that cannot be
+    recorded raises instead of being noted (the library's caller asked for exactly that launch)."""
+
+    def __init__(self, directory: str | None = None, launch: bool = True, strict: bool = False) -> None:
+        self.directory = directory
+        self.items: list[dict] = []
+        self.launch = launch
+        self.strict = strict
+        self.seen: set[str] = set()
+        self.autotune_seen: set[tuple[int, str]] = set()
+        self.snapshots: set[int] = set()
+
+    def write(self, obj: dict) -> None:
+        if self.directory is None:
+            with _lock:
+                self.items.append(json.loads(json.dumps(obj, default=repr)))
+            return
+        line = json.dumps(obj, separators=(",", ":"), default=repr) + "\n"
+        path = os.path.join(self.directory, f"launches-{os.getpid()}.jsonl")
+        with _lock, open(path, "a") as f:
+            f.write(line)
+
+
+_global: Session | None = None  # the CLI's hook, or a vgprscope.capture() block: every thread records
+
+
+def _session() -> Session | None:
+    """The session recording this thread's launches (a dry launch's own, else the process-wide one)."""
+    return getattr(_local, "session", None) or _global
 
 
 def _interpreting() -> bool:
@@ -52,10 +96,9 @@ def _interpreting() -> bool:
 
 
 def _write(obj: dict) -> None:
-    line = json.dumps(obj, separators=(",", ":"), default=repr) + "\n"
-    path = os.path.join(os.environ[DIR_ENV], f"launches-{os.getpid()}.jsonl")
-    with _lock, open(path, "a") as f:
-        f.write(line)
+    s = _session()
+    if s is not None:
+        s.write(obj)
 
 
 def _source_hash(file: str) -> str:
@@ -130,7 +173,6 @@ def _state(kernel) -> dict:
     binders = {name: create_function_from_signature(sig, params, be) for name, be in _get_backends().items()}
     st = {"id": ident, "names": [p.name for p in params], "params": list(params), "binders": binders, "fn": fn}
     _kernels[id(fn)] = st
-    _write_snapshot(kernel, ident)
     return st
 
 
@@ -230,7 +272,11 @@ def _fact(name: str, param, value, typ) -> tuple[dict, str | None]:
     return {"name": name, "type": str(typ)}, f"argument {name} is a {type(value).__name__}, which a capture cannot record yet"
 
 
-def _record(kernel, args, kwargs) -> None:
+def launch_facts(kernel, args, kwargs, pick: dict | None = None) -> dict:
+    """One launch of a JIT (or interpreted) function as facts: the kernel's identity, each argument's facts,
+    the launch options, the autotune config it is (``pick``) and why it cannot be compiled, if it cannot.
+    The binding is Triton's own (its JIT's binder), so defaults, keyword arguments and ``do_not_specialize``
+    resolve as the launch itself resolves them."""
     st = _state(kernel)
     binder = next(iter(st["binders"].values()), None)
     if binder is None:
@@ -242,21 +288,30 @@ def _record(kernel, args, kwargs) -> None:
         reason = reason or why
         out_args.append(fact)
     opts = {k: _encode(v) for k, v in sorted(options.items()) if k not in ("grid", "warmup")}
-    launch = {"kernel": st["id"], "args": out_args, "options": opts, "autotune": getattr(_local, "pick", None),
-              "reason": reason, "interpreted": _interpreting()}
+    return {"kernel": st["id"], "args": out_args, "options": opts, "autotune": pick, "reason": reason,
+            "interpreted": _interpreting()}
+
+
+def _record(s: Session, kernel, args, kwargs) -> None:
+    launch = launch_facts(kernel, args, kwargs, getattr(_local, "pick", None))
+    fn = _kernels[id(kernel.fn)]["fn"]
+    if id(fn) not in s.snapshots:  # once per kernel and session: what compiles where its module cannot load
+        s.snapshots.add(id(fn))
+        _write_snapshot(kernel, launch["kernel"])
     key = hashlib.sha256(json.dumps(launch, sort_keys=True, default=repr).encode()).hexdigest()
-    if key in _seen:
+    if key in s.seen:
         return
-    _seen.add(key)
-    _write({"launch": launch})
+    s.seen.add(key)
+    s.write({"launch": launch})
 
 
 def _note(name: str) -> None:
-    """Something the capture should tell the user about the command's failure (once per process)."""
+    """Something the capture should tell the user about the command's failure (once per session)."""
+    s = _session()
     key = f"note:{name}"
-    if key not in _seen:
-        _seen.add(key)
-        _write({"note": name})
+    if s is not None and key not in s.seen:
+        s.seen.add(key)
+        s.write({"note": name})
 
 
 def _driver_watch(module) -> None:
@@ -264,7 +319,7 @@ def _driver_watch(module) -> None:
     the autotuner's benchmarker and ``driver.active`` all go through on first use, raises "0 active drivers
     ([]). There should only be one." on a machine without a GPU, where TRITON_INTERPRET=1 was meant."""
     original = getattr(module, "_create_driver", None)
-    if original is None or getattr(original, "_vgprscope", False):
+    if original is None or getattr(original, "_vgprscope", None) is _MARK:
         return
 
     def _create_driver(*args, **kwargs):
@@ -275,37 +330,58 @@ def _driver_watch(module) -> None:
                 _note("no-gpu-driver")
             raise
 
-    _create_driver._vgprscope = True
-    module._create_driver = _create_driver
+    _create_driver._vgprscope = _MARK
+    _set(module, "_create_driver", _create_driver)
 
 
-def _failed(kernel, exc: BaseException) -> None:
+class RecordError(Exception):
+    """A strict session's launch that cannot be recorded (the library's caller gets it)."""
+
+
+def _failed(s: Session, kernel, exc: BaseException) -> None:
     fn = getattr(kernel, "fn", kernel)
+    while hasattr(fn, "fn") and not hasattr(fn, "__code__"):  # an autotuner's or heuristics' function
+        fn = fn.fn
     name = f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', repr(fn))}"
+    message = f"{name}: cannot record the launch: {type(exc).__name__}: {str(exc)[:200]}"
+    if s.strict:
+        raise RecordError(message) from exc
     key = f"error:{name}:{type(exc).__name__}"
-    if key not in _seen:
-        _seen.add(key)
-        _write({"error": f"{name}: cannot record the launch: {type(exc).__name__}: {str(exc)[:200]}"})
+    if key not in s.seen:
+        s.seen.add(key)
+        s.write({"error": message})
+
+
+def _set(owner, name: str, value) -> None:
+    """Every patch goes through here, so a reversible installation (``recording``) can undo it."""
+    if _undo is not None:
+        _undo.append((owner, name, owner.__dict__.get(name, _MISSING)))
+    setattr(owner, name, value)
 
 
 def _wrap_kernel_run(cls) -> None:
     original = cls.run
-    if getattr(original, "_vgprscope", False):
+    if getattr(original, "_vgprscope", None) is _MARK:
         return
 
     def run(self, *args, **kwargs):
+        s = _session()
+        if s is None:  # not recording (a recording block ended on another thread, or none began)
+            return original(self, *args, **kwargs)
         dry = getattr(_local, "dry", False)
         if dry or not getattr(_local, "in_autotune", 0):  # the autotuner's own launches are its configs
             try:
-                _record(self, args, {k: v for k, v in kwargs.items() if k not in ("grid", "warmup")})
+                _record(s, self, args, {k: v for k, v in kwargs.items() if k not in ("grid", "warmup")})
+            except RecordError:
+                raise
             except Exception as exc:
-                _failed(self, exc)
-        if dry:
+                _failed(s, self, exc)
+        if dry or not s.launch:
             return None
         return original(self, *args, **kwargs)
 
-    run._vgprscope = True
-    cls.run = run
+    run._vgprscope = _MARK
+    _set(cls, "run", run)
 
 
 def _autotune_key(tuner, args, kwargs) -> tuple:
@@ -319,25 +395,43 @@ def _autotune_key(tuner, args, kwargs) -> tuple:
     return tuple(key)
 
 
-def _record_autotune(tuner, args, kwargs) -> None:
+def autotune_configs(tuner, args, kwargs) -> tuple[tuple, list, int]:
+    """(the autotuner's cache key for this launch, its configs after ``prune_configs_by``, how many it
+    declares): the configs Triton would benchmark for this launch."""
     key = _autotune_key(tuner, args, kwargs)
-    mark = (id(tuner), repr(key))
-    if mark in _autotune_seen:
-        return
-    _autotune_seen.add(mark)
     meta = {k: v for k, v in kwargs.items() if k not in ("grid", "warmup")}
+    saved = getattr(tuner, "nargs", None)
     tuner.nargs = dict(zip(tuner.arg_names, args))
-    pruned = list(tuner.prune_configs(meta)) if len(tuner.configs) > 1 else list(tuner.configs)
-    for i, config in enumerate(pruned):
-        _local.dry, _local.pick = True, {"index": i, "count": len(pruned), "declared": len(tuner.configs),
-                                         "key": [str(k) for k in key]}
-        try:
-            if config.pre_hook is not None:
-                config.pre_hook({**tuner.nargs, **kwargs, **config.all_kwargs()})
-            tuner.fn.run(*args, **kwargs, **config.all_kwargs())
-        finally:
-            _local.dry, _local.pick = False, None
-    if _interpreting() and len(pruned) > 1 and key not in tuner.cache:
+    try:
+        pruned = list(tuner.prune_configs(meta)) if len(tuner.configs) > 1 else list(tuner.configs)
+    finally:
+        tuner.nargs = saved
+    return key, pruned, len(tuner.configs)
+
+
+def _record_autotune(s: Session, tuner, args, kwargs) -> None:
+    """Each config of the launch's pruned list passed through the wrapped kernel's ``run`` without launching,
+    so that the ``@heuristics`` (and anything else) between the autotuner and the JIT function see it."""
+    key, pruned, declared = autotune_configs(tuner, args, kwargs)
+    mark = (id(tuner), repr(key))
+    if mark in s.autotune_seen:
+        return
+    s.autotune_seen.add(mark)
+    saved = getattr(tuner, "nargs", None)
+    tuner.nargs = dict(zip(tuner.arg_names, args))
+    try:
+        for i, config in enumerate(pruned):
+            _local.dry, _local.pick = True, {"index": i, "count": len(pruned), "declared": declared,
+                                             "key": [str(k) for k in key]}
+            try:
+                if config.pre_hook is not None:
+                    config.pre_hook({**tuner.nargs, **kwargs, **config.all_kwargs()})
+                tuner.fn.run(*args, **kwargs, **config.all_kwargs())
+            finally:
+                _local.dry, _local.pick = False, None
+    finally:
+        tuner.nargs = saved
+    if s.launch and _interpreting() and len(pruned) > 1 and key not in tuner.cache:
         tuner.cache[key] = pruned[0]  # the interpreter cannot benchmark: run the first config
 
 
@@ -345,24 +439,29 @@ def _wrap_tuner_run(cls) -> None:
     """Record every config of an autotuner's list when its ``run`` is called (the Autotuner's own, or an
     overriding ``run`` of a subclass: FlagGems' LibTuner, for one, never calls Autotuner.run)."""
     original = cls.__dict__.get("run")
-    if original is None or getattr(original, "_vgprscope", False):
+    if original is None or getattr(original, "_vgprscope", None) is _MARK:
         return
 
     def run(self, *args, **kwargs):
-        if getattr(_local, "dry", False):
+        s = _session()
+        if s is None or getattr(_local, "dry", False):
             return original(self, *args, **kwargs)
         try:
-            _record_autotune(self, args, kwargs)
+            _record_autotune(s, self, args, kwargs)
+        except RecordError:
+            raise
         except Exception as exc:
-            _failed(self, exc)
+            _failed(s, self, exc)
+        if not s.launch:
+            return None
         _local.in_autotune = getattr(_local, "in_autotune", 0) + 1
         try:
             return original(self, *args, **kwargs)
         finally:
             _local.in_autotune -= 1
 
-    run._vgprscope = True
-    cls.run = run
+    run._vgprscope = _MARK
+    _set(cls, "run", run)
 
 
 def _subclasses(cls) -> list:
@@ -375,9 +474,9 @@ def _subclasses(cls) -> list:
 
 
 def _wrap_autotuner(cls) -> None:
-    if getattr(cls, "_vgprscope_hooked", False):
+    if cls.__dict__.get("_vgprscope_hooked") is _MARK:
         return
-    cls._vgprscope_hooked = True
+    _set(cls, "_vgprscope_hooked", _MARK)
     _wrap_tuner_run(cls)
     for sub in _subclasses(cls):  # defined before the hook was installed
         _wrap_tuner_run(sub)
@@ -387,7 +486,7 @@ def _wrap_autotuner(cls) -> None:
         inherited.__func__(sub, **kw) if hasattr(inherited, "__func__") else inherited(**kw)
         _wrap_tuner_run(sub)
 
-    cls.__init_subclass__ = classmethod(__init_subclass__)
+    _set(cls, "__init_subclass__", classmethod(__init_subclass__))
 
 
 def _float_args(interpreter) -> None:
@@ -396,7 +495,7 @@ def _float_args(interpreter) -> None:
     fp32 scalar the JIT would, and a None argument stays None (the JIT's constexpr None); every other
     argument is converted as before."""
     original = getattr(interpreter, "_implicit_cvt", None)
-    if original is None or getattr(original, "_vgprscope", False):
+    if original is None or getattr(original, "_vgprscope", None) is _MARK:
         return
 
     def _implicit_cvt(arg):
@@ -409,8 +508,8 @@ def _float_args(interpreter) -> None:
             return tl.tensor(interpreter.TensorHandle(np.array([arg], dtype=np.float32), tl.float32), tl.float32)
         return original(arg)
 
-    _implicit_cvt._vgprscope = True
-    interpreter._implicit_cvt = _implicit_cvt
+    _implicit_cvt._vgprscope = _MARK
+    _set(interpreter, "_implicit_cvt", _implicit_cvt)
 
 
 # libdevice functions Triton's interpreter leaves as stubs that return None, with their numpy form.
@@ -451,7 +550,7 @@ def _libdevice(module) -> None:
 
     for name, np_name in _LIBDEVICE.items():
         if hasattr(module, name):
-            setattr(module, name, make(name, np_name))
+            _set(module, name, make(name, np_name))
 
 
 def _patch(name: str, module) -> None:
@@ -472,6 +571,9 @@ def _patch(name: str, module) -> None:
             _driver_watch(module)
     except Exception as exc:  # never break the user's import
         _write({"error": f"cannot hook {name}: {type(exc).__name__}: {exc}"})
+
+
+_finder: _Finder | None = None
 
 
 class _Loader(importlib.abc.Loader):
@@ -505,9 +607,84 @@ class _Finder(importlib.abc.MetaPathFinder):
 
 
 def install() -> None:
+    """The CLI's hook, for the life of the user's process: every launch recorded to $VGPRSCOPE_CAPTURE_DIR."""
+    global _global, _finder
     if not os.environ.get(DIR_ENV):
         return
-    sys.meta_path.insert(0, _Finder())
+    _global = Session(os.environ[DIR_ENV])
+    _finder = _Finder()
+    sys.meta_path.insert(0, _finder)
     for name in _WATCHED:  # already imported (a sitecustomize of the user's imported triton first)
         if name in sys.modules:
             _patch(name, sys.modules[name])
+
+
+# A reversible installation (``recording``): what each patch replaced, restored when the last block ends.
+# None while no such installation is active (the CLI's ``install`` is never undone).
+_undo: list | None = None
+_depth = 0
+
+
+def _begin() -> None:
+    global _undo, _depth, _finder
+    with _lock:
+        _depth += 1
+        if _depth > 1 or _finder is not None:  # already installed (by an outer block, or for good)
+            return
+        _undo = []
+        _finder = _Finder()
+        sys.meta_path.insert(0, _finder)
+        for name in _WATCHED:
+            if name in sys.modules:
+                _patch(name, sys.modules[name])
+
+
+def _end() -> None:
+    global _undo, _depth, _finder
+    with _lock:
+        _depth -= 1
+        if _depth > 0 or _undo is None:
+            return
+        if _finder in sys.meta_path:
+            sys.meta_path.remove(_finder)
+        for owner, name, old in reversed(_undo):
+            if old is _MISSING:
+                try:
+                    delattr(owner, name)
+                except AttributeError:
+                    pass
+            else:
+                setattr(owner, name, old)
+        _undo, _finder = None, None
+        _patched.clear()
+
+
+@contextlib.contextmanager
+def recording(directory: str | None = None, launch: bool = True):
+    """Record every launch of the block, on every thread, into a new session (to ``directory``, else to the
+    session's ``items``); Triton's classes are restored when the block ends, however it ends."""
+    global _global
+    session = Session(directory, launch=launch)
+    _begin()
+    previous, _global = _global, session
+    try:
+        yield session
+    finally:
+        _global = previous
+        _end()
+
+
+def dry_launch(kernel, args, kwargs, grid=(1,)) -> Session:
+    """``kernel[grid](*args, **kwargs)`` recorded and not launched, on this thread only: an autotuner's every
+    config (after ``prune_configs_by``), each through the heuristics below it, as the CLI's capture records
+    them. A launch that cannot be recorded raises RecordError (or the binder's own error)."""
+    session = Session(launch=False, strict=True)
+    _begin()
+    previous = getattr(_local, "session", None)
+    _local.session = session
+    try:
+        kernel[grid](*args, **kwargs)
+    finally:
+        _local.session = previous
+        _end()
+    return session

@@ -170,28 +170,35 @@ def _capture(command: Sequence[str], code: int, launches: list[CapturedLaunch], 
 
 
 def gather(directory: Path) -> tuple[list[CapturedLaunch], list[str], set[str]]:
-    """Every process's lines, each distinct launch once, in the order first seen; each kernel with the
+    """Every process's lines, each distinct launch once, in the order first seen (``gather_items``)."""
+    items: list[dict] = []
+    for path in sorted(directory.glob("launches-*.jsonl"), key=lambda p: p.stat().st_mtime):
+        for line in path.read_text().splitlines():
+            try:
+                items.append(json.loads(line))
+            except ValueError:  # a process killed mid-line: the lines before are whole
+                continue
+    return gather_items(items)
+
+
+def gather_items(lines: list[dict]) -> tuple[list[CapturedLaunch], list[str], set[str]]:
+    """The hook's lines -> each distinct launch once, in the order first seen; each kernel with the
     snapshot of its source the hook took (what compiles where its module cannot be imported); the hook's
     errors and notes."""
     items: list[dict] = []
     snapshots: dict[tuple, str] = {}
     errors: list[str] = []
     notes: set[str] = set()
-    for path in sorted(directory.glob("launches-*.jsonl"), key=lambda p: p.stat().st_mtime):
-        for line in path.read_text().splitlines():
-            try:
-                item = json.loads(line)
-            except ValueError:  # a process killed mid-line: the lines before are whole
-                continue
-            if "note" in item:
-                notes.add(str(item["note"]))
-            elif "error" in item:
-                errors.append(item["error"])
-            elif "snapshot" in item:
-                k = item["snapshot"]["kernel"]
-                snapshots.setdefault((k["module"], k["qualname"], k["file"]), json.dumps(item["snapshot"]["data"]))
-            else:
-                items.append(item["launch"])
+    for item in lines:
+        if "note" in item:
+            notes.add(str(item["note"]))
+        elif "error" in item:
+            errors.append(item["error"])
+        elif "snapshot" in item:
+            k = item["snapshot"]["kernel"]
+            snapshots.setdefault((k["module"], k["qualname"], k["file"]), json.dumps(item["snapshot"]["data"]))
+        else:
+            items.append(item["launch"])
     launches: dict[str, CapturedLaunch] = {}
     for x in items:
         k = x["kernel"]

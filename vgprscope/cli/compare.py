@@ -66,23 +66,11 @@ def _keyed(point: str, per_arch: dict) -> dict:
 
 def _frontier_columns(per_arch, strategies, arch, requests, **kw):
     """Each variant line with its frontier, and the two columns compare shows for it."""
-    from dataclasses import replace
-
-    from ..frontier import by_variant
-    from ..report.frontier_view import next_level_cell, spill_free_cell
+    from ..library.tasks import FRONTIER_HEADERS, frontier_cells, with_frontiers
     from .frontier import compute_frontier
 
-    fronts = by_variant(compute_frontier(strategies, arch, requests, **kw))
-    headers = ("spill-free occ", "next level")
-    out, extra = {}, {}
-    for key, lines in per_arch.items():
-        new = []
-        for ln in lines:
-            vf = fronts.get((ln.variant, ln.arch, ln.kernels[0].config.key()))
-            new.append(replace(ln, frontier=vf))
-            extra.setdefault(key, {})[ln.variant] = dict(zip(headers, (spill_free_cell(vf), next_level_cell(vf))))
-        out[key] = new
-    return out, extra, headers
+    out = with_frontiers(per_arch, compute_frontier(strategies, arch, requests, **kw))
+    return out, frontier_cells(out), FRONTIER_HEADERS
 
 
 def _merge_extra(per_arch, a, a_headers, b, b_headers):

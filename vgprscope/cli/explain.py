@@ -65,23 +65,17 @@ def explain(
 
     Live tensors come from TTGIR and their layouts, beside the allocation and seed 001's estimate (default
     variant: baseline; with --capture, the captured kernels, and the variants too when --variant is given)."""
-    from ..attention.live import estimate
-    from ..compile.engine import Engine
-    from ..explain import explain_tasks
-    from ..sweep import capture_tasks, sweep_tasks
+    from ..library.tasks import Selection, explain_of
     from .analyze import config_request
     from .progress import compile_progress
 
     req = config_request(block_m, block_n, head_dim, dtype, causal, num_warps, num_stages, waves_per_eu,
                          matrix_instr_nonkdim, kpack, maxnreg, knob)
+    # without a capture, the baseline variant by default; with one, its kernels (and variants when named)
+    names = variant or ([] if capture is not None else ["baseline"])
+    sel = Selection.of(names, arch, [req], kernel_dir, capture, overrides=False)
     with compile_progress() as progress:
-        engine = Engine(jobs, on_progress=progress)
-        if capture is None:
-            tasks = sweep_tasks(variant or ["baseline"], arch, [req], kernel_dir, engine)
-        else:
-            tasks = sweep_tasks(variant, arch, [req], kernel_dir, engine) if variant or kernel_dir else []
-            tasks += capture_tasks(capture, arch)
-        explanations = explain_tasks(tasks, engine=engine, estimate=estimate)
+        explanations = explain_of(sel, jobs=jobs, on_progress=progress)
     failed = [e for e in explanations if not e.ok]
     if failed:
         err(f"{len(failed)} of {len(explanations)} kernels could not be explained (see their error)")

@@ -24,58 +24,24 @@ FrontierSortOpt = Annotated[Optional[str], typer.Option(
     "--sort", help="Order the kernels of each arch best first: spill_free_occupancy, next_spills, min_maxnreg")]
 WideOpt = Annotated[bool, typer.Option("--wide", help="Every column at its natural width")]
 
-# --sort names -> how a KernelFrontier gives the value
-_SORTS = {
-    "spill_free_occupancy": lambda kf: kf.spill_free_occupancy,
-    "occupancy": lambda kf: kf.spill_free_occupancy,
-    "next_spills": lambda kf: kf.next_level.spills if kf.next_level else None,
-    "spills": lambda kf: kf.next_level.spills if kf.next_level else None,
-    "min_maxnreg": lambda kf: kf.min_spill_free_maxnreg,
-}
-
 
 def sort_frontiers(frontiers, metric: str | None):
-    from ..errors import UsageError
-    from ..grid import sort_by
+    from ..library.tasks import sort_frontiers as library_sort
 
-    if not metric:
-        return list(frontiers)
-    key = metric.strip().lower().replace("-", "_")
-    if key not in _SORTS:
-        raise UsageError(f"cannot sort the frontier by {metric!r}; sort by one of: {', '.join(_SORTS)}")
-    field = "spill_free_occupancy" if key in ("occupancy", "spill_free_occupancy") else key
-    groups: dict[str, list] = {}
-    for kf in frontiers:
-        groups.setdefault(kf.arch, []).append(kf)
-    return [kf for kfs in groups.values() for kf in sort_by(kfs, field, lambda k, _: _SORTS[key](k))]
+    return library_sort(frontiers, metric)
 
 
 def compute_frontier(variants, arch, requests, *, jobs=None, use_cache=True, kernel_dir=None, yes=False,
                      max_compiles=None, scheduler=None, capture=None):
-    """The frontier of a selection: grid guard, then every level compiled (on the scheduler if given)."""
-    from ..compile.cache import CompileCache
-    from ..compile.engine import Engine
-    from ..frontier import engine_tasks, level_count, occupancy_levels, run_frontier
-    from ..sweep import capture_tasks, sweep_tasks
-    from .grid import executor_for, guard, sample_of
+    """The library's frontier of a selection (grid guard, then every level compiled), with a progress bar."""
+    from ..library.tasks import Selection, frontier_of
     from .progress import compile_progress
 
-    access = engine_tasks()
-    with executor_for(scheduler) as executor, compile_progress() as progress:
-        engine = Engine(jobs, CompileCache(enabled=use_cache), executor, progress)
-        tasks = []
-        if capture is None or variants or kernel_dir:  # a capture alone: its kernels only, as analyze does
-            tasks = sweep_tasks(variants, arch, requests, kernel_dir, engine)
-        if capture is not None:
-            tasks += capture_tasks(capture, arch)
-
-        def compile_fn(ts):
-            return engine.compile(ts)
-
-        sample = [access.vary(t, p.knob, p.setting) for t in sample_of(tasks, jobs)
-                  for p in occupancy_levels(access.arch(t), access.num_warps(t))[-1:]]
-        guard(level_count(tasks, access), yes, max_compiles, sample, compile_fn)
-        return run_frontier(tasks, compile_fn, access)
+    # a capture alone: its kernels only, as analyze does; the frontier sets the launch options itself
+    sel = Selection.of(variants, arch, requests, kernel_dir, capture, overrides=False)
+    with compile_progress() as progress:
+        return frontier_of(sel, jobs=jobs, use_cache=use_cache, yes=yes, max_compiles=max_compiles,
+                           scheduler=scheduler, on_progress=progress)
 
 
 @app.command()

@@ -17,7 +17,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from ..errors import TritonUnavailableError, UsageError, VgprscopeError
+from ..errors import UsageError, VgprscopeError
 from .app import app
 from .capture import CaptureOpt
 from .common import ArchOpt, JobsOpt, KernelDirOpt, NoCacheOpt, OutputOpt, VariantOpt, WideOpt, emit, err, handles_errors
@@ -56,118 +56,32 @@ def _on_actions() -> bool:
     return os.environ.get("GITHUB_ACTIONS") == "true"
 
 
-# ---- the set: from configuration data to what is compiled ----------------------------------------------
+# ---- the set: the library runs it (vgprscope.library.gate); the CLI maps the outcome to exit codes --------
 
 def _settings(config, baseline, variant, arch, kernel_dir, rules=(), capture=None, allow_missing=False):
-    """The configuration with the command line on top, its set completed with the variants' default
-    configs, and the config tables checked (exit 2 before anything compiles)."""
-    from dataclasses import replace
+    from ..library.gate import settings
 
-    from ..attention import gate as attention_gate
-    from ..gate.config import load_gate_config
-
-    cfg = load_gate_config(config).with_overrides(variant, arch, kernel_dir, baseline, rules or (), capture,
-                                                  allow_missing)
-    if not cfg.set.configs:
-        cfg = replace(cfg, set=replace(cfg.set, configs=attention_gate.DEFAULT_CONFIGS))
-    attention_gate.requests(cfg.set.configs, cfg.where)
-    return cfg
+    return settings(config, baseline, variant, arch, kernel_dir, rules, capture, allow_missing)
 
 
 def _selected_variants(gate_set):
-    """The variants the set compiles (every variant of the kernel directory when none is named)."""
-    from ..attention import loader
-    from ..attention.variants import select_variants
+    from ..library.gate import selected_variants
 
-    if not gate_set.with_variants:
-        return []
-    directory = gate_set.kernel_dir.resolve() if gate_set.kernel_dir else loader.BUNDLED_DIR
-    return select_variants(list(gate_set.variants), directory)
-
-
-def _labels(gate_set) -> list[str]:
-    """The names rows of this set carry first: variant names and the captured kernels' labels."""
-    names = [v.name for v in _selected_variants(gate_set)]
-    if gate_set.capture is not None:
-        from ..capture.model import load_capture
-
-        names += [k.label for k in load_capture(gate_set.capture).kernels]
-    return list(dict.fromkeys(names))
-
-
-def _backend_dir(backend: str) -> Path | None:
-    """Where the installed Triton keeps a backend, found without importing triton (None: cannot tell)."""
-    import importlib.metadata
-
-    try:
-        dist = importlib.metadata.distribution("triton")
-    except importlib.metadata.PackageNotFoundError:
-        return None
-    from ..backends import backend_named
-
-    return Path(dist.locate_file(f"triton/backends/{backend_named(backend).triton_dir}"))
-
-
-def _check_targets(archs) -> None:
-    """Every arch must be one the installed Triton can compile for (checked before compiling)."""
-    from ..archs import ARCHS, get_arch
-
-    for name in archs:
-        a = get_arch(name)
-        if not a.triton_target:
-            targets = [x.name for x in ARCHS.values() if x.triton_target]
-            raise TritonUnavailableError(f"the installed Triton cannot target {a.name}; drop it from the "
-                                         f"gate's archs (allowed: {', '.join(targets)})")
-        backend = _backend_dir(a.backend)
-        if backend is not None and not backend.exists():
-            raise TritonUnavailableError(f"the installed Triton has no {a.backend} backend ({backend}); it "
-                                         f"cannot target {a.name}")
-
-
-def _compile(cfg, jobs, no_cache):
-    """The set's entries: the sweep the configuration describes, run here (the gate compiles nothing)."""
-    from ..attention import gate as attention_gate
-    from ..gate.baseline import entries_of
-    from ..sweep import run_sweep
-    from .progress import compile_progress
-
-    s = cfg.set
-    with compile_progress() as progress:
-        records = run_sweep(list(s.variants), list(s.archs), attention_gate.requests(s.configs, cfg.where),
-                            jobs=jobs, use_cache=not no_cache, kernel_dir=s.kernel_dir, on_progress=progress,
-                            capture=s.capture)
-    return entries_of(records)
+    return selected_variants(gate_set)
 
 
 def _legacy(cfg):
-    """How a schema-1 baseline's entries get their slots: as the sources derive Record.slot."""
-    from ..attention import gate as attention_gate
-    from ..gate.baseline import LegacySlots
-    from ..sources.capture import launch_slot
+    from ..library.gate import legacy
 
-    def slot_of_launch(config, ordinal: int) -> str:
-        from types import SimpleNamespace
+    return legacy(cfg)
 
-        # launch_slot reads a launch's autotune pick and argument types: the config holds both
-        at = config.autotune
-        x = SimpleNamespace(args=[{"name": a.name, "type": a.type} for a in config.args], autotune=None if at is None
-                            else {"index": at.index, "count": at.count, "declared": at.declared, "key": list(at.key)})
-        return launch_slot(x, ordinal)  # type: ignore[arg-type]
 
-    captured = {}
-    if cfg.set.capture is not None:
-        from ..sources.capture import launch_config, load_capture
+def _compile(cfg, jobs, no_cache):
+    from ..library.gate import compile_set
+    from .progress import compile_progress
 
-        # each launch's slot as the capture source numbers them (the ordinal among a kernel's launches of
-        # the same argument types), by its config's hash
-        seen: dict[tuple, int] = {}
-        for x in load_capture(cfg.set.capture).launches:
-            ordinal = 0
-            if not x.autotune:
-                group = (x.kernel.key(), tuple(a["type"] for a in x.args))
-                ordinal = seen[group] = seen.get(group, -1) + 1
-            captured[(x.kernel.label, x.kernel.qualname, launch_config(x).key())] = launch_slot(x, ordinal)
-    return LegacySlots(attention_gate.variant_slot, slot_of_launch, captured)
+    with compile_progress() as progress:
+        return compile_set(cfg, jobs, not no_cache, progress)
 
 
 def _variant_files(cfg) -> dict[str, str]:
@@ -183,13 +97,9 @@ def _variant_files(cfg) -> dict[str, str]:
 
 
 def _part(cfg, variant, arch):
-    """With --variant / --arch a run covers part of the set: which baseline entries belong to that part
-    (the others are kept by `save` and are not judged by `check`). None: the whole set."""
-    if not (variant or arch):
-        return None
-    variants = {v.name for v in _selected_variants(cfg.set)} if variant else None
-    archs = set(cfg.set.archs) if arch else None
-    return lambda e: (variants is None or e.variant in variants) and (archs is None or e.arch in archs)
+    from ..library.gate import part
+
+    return part(cfg, variant, arch)
 
 
 def _shown(path: Path) -> str:
@@ -223,9 +133,11 @@ def save(
     from ..fsutil import check_writable
     from ..gate.baseline import Baseline, save_baseline
 
+    from ..library.gate import check_targets
+
     cfg = _settings(config, baseline, variant, arch, kernel_dir, capture=capture)
     check_writable(cfg.baseline)  # before minutes of compiling, not after
-    _check_targets(cfg.set.archs)
+    check_targets(cfg.set.archs)
     tv = triton_version()
     entries = _compile(cfg, jobs, no_cache)
     if not entries:
@@ -298,20 +210,12 @@ def exit_code(result) -> int:
 
 def _check(config, baseline, variant, arch, rule, fail_on_change, allow_version_change, kernel_dir, jobs, no_cache,
            capture=None, allow_missing=False):
-    from ..compile.engine import triton_version
-    from ..gate.baseline import check_triton_version, load_baseline
-    from ..gate.diff import compare
+    from ..library.gate import run_check
+    from .progress import compile_progress
 
-    cfg = _settings(config, baseline, variant, arch, kernel_dir, rule, capture, allow_missing)
-    base = load_baseline(cfg.baseline, lambda: _legacy(cfg))
-    tv = triton_version()
-    note = check_triton_version(base, tv, allow_version_change)
-    _check_targets(cfg.set.archs)
-    cfg.rules.check_variants([*_labels(cfg.set), *(e.variant for e in base.entries.values())])
-    entries = _compile(cfg, jobs, no_cache)
-    result = compare(base, entries, cfg.rules, in_scope=_part(cfg, variant, arch), accept_missing=cfg.accepts_missing,
-                     fail_on_change=fail_on_change, current_triton=tv, notes=[note] if note else [])
-    return result, cfg, entries
+    with compile_progress() as progress:
+        return run_check(config, baseline, variant, arch, rule, fail_on_change, allow_version_change, kernel_dir,
+                         jobs, not no_cache, capture, allow_missing, progress)
 
 
 def _report(result, cfg, entries, fmt: GateFormat, output: Path | None, wide: bool, code: int) -> None:

@@ -7,13 +7,14 @@ product. Parsing lives here; expansion, the size guard and sorting in :mod:`vgpr
 from __future__ import annotations
 
 import contextlib
-import time
 from collections.abc import Iterator, Sequence
 from typing import Annotated, Any, Optional
 
 import typer
 
 from ..errors import UsageError
+from ..grid import INT_AXES, int_value_error, parse_knob_axes, point_label, varying_axes  # noqa: F401 (re-exported)
+from ..grid import POWER_OF_TWO as CORE_POWER_OF_TWO
 
 _GRID = "; a comma list or a repeated option makes a grid"
 
@@ -48,16 +49,11 @@ SchedulerOpt = Annotated[Optional[str], typer.Option(
     "--scheduler", help="Compile on this Dask scheduler (tcp://HOST:PORT) instead of local processes; "
     "needs the distributed extra")]
 
-# Values Triton never takes, refused before anything compiles (exit 2): tile sizes feed tl.arange, whose
-# length must be a power of two, and every backend asserts that num_warps is one.
-POWER_OF_TWO = {"--block-m": "tile sizes feed tl.arange", "--block-n": "tile sizes feed tl.arange",
-                "--num-warps": "Triton's rule for num_warps"}
-
+# the core's rules (vgprscope.grid), keyed here by flag: values Triton never takes are refused (exit 2)
+_FIELD_OF = {flag: f for f, flag, _ in INT_AXES}
+POWER_OF_TWO = {flag: why for flag, why in ((flag, CORE_POWER_OF_TWO.get(f)) for f, flag, _ in INT_AXES) if why}
 # (option flag, ConfigRequest field, smallest value)
-_INT_AXES = (("--block-m", "block_m", 1), ("--block-n", "block_n", 1), ("--head-dim", "head_dim", 1),
-             ("--num-warps", "num_warps", 1), ("--num-stages", "num_stages", 1),
-             ("--waves-per-eu", "waves_per_eu", 0), ("--matrix-instr-nonkdim", "matrix_instr_nonkdim", 0),
-             ("--kpack", "kpack", 1), ("--maxnreg", "maxnreg", 1))
+_INT_AXES = tuple((flag, f, lo) for f, flag, lo in INT_AXES)
 
 
 def split_values(items: Sequence[str] | None, flag: str = "the option") -> list[str]:
@@ -75,10 +71,8 @@ def split_values(items: Sequence[str] | None, flag: str = "the option") -> list[
 
 def power_of_two_error(flag: str, n: int) -> str | None:
     """Why ``n`` cannot be ``flag``'s value (Triton takes only powers of two there), or None."""
-    if flag in POWER_OF_TWO and n >= 1 and n & (n - 1):
-        lower = 1 << (n.bit_length() - 1)
-        return (f"{flag} {n} is not allowed; allowed: powers of two ({POWER_OF_TWO[flag]}), such as {lower} or "
-                f"{lower * 2}")
+    if flag in POWER_OF_TWO and n >= 1:
+        return int_value_error(_FIELD_OF[flag], n, 1, f"{flag} {n}")
     return None
 
 
@@ -89,28 +83,9 @@ def parse_ints(flag: str, items: Sequence[str] | None, minimum: int) -> list[int
             n = int(v)
         except ValueError:
             raise UsageError(f"{flag} {v!r} is not a whole number; give one or more, e.g. {flag} 64,128") from None
-        if n < minimum:
-            raise UsageError(f"{flag} {n} is below the smallest allowed value, {minimum}")
-        if (why := power_of_two_error(flag, n)) is not None:
+        if (why := int_value_error(_FIELD_OF.get(flag, ""), n, minimum, f"{flag} {n}")) is not None:
             raise UsageError(why)
         out.append(n)
-    return out
-
-
-def _knob_value(v: str) -> Any:
-    return int(v) if v.lstrip("-").isdigit() else v
-
-
-def parse_knob_axes(items: Sequence[str] | None) -> dict[str, list[Any]]:
-    """``NAME=V1,V2`` strings -> {NAME: [V1, V2]} (integers become ints)."""
-    out: dict[str, list[Any]] = {}
-    for item in items or []:
-        name, sep, values = item.partition("=")
-        vals = [_knob_value(v.strip()) for v in values.split(",") if v.strip()]
-        if not sep or not name.strip() or not vals:
-            raise UsageError(f"knob {item!r} is not NAME=VALUE (for example num_splits=4, or num_splits=2,4)")
-        out.setdefault(name.strip(), [])
-        out[name.strip()] += [v for v in vals if v not in out[name.strip()]]
     return out
 
 
@@ -118,8 +93,8 @@ def grid_requests(*, block_m=None, block_n=None, head_dim=None, dtype=None, caus
                   num_stages=None, waves_per_eu=None, matrix_instr_nonkdim=None, kpack=None, maxnreg=None,
                   knob=None, shape: tuple[int, int, int, int] | None = None) -> list:
     """The options' values -> the ConfigRequests of their cartesian product (one when nothing varies)."""
-    from ..grid import KNOB_PREFIX, expand
-    from ..attention.config import DTYPES, ConfigRequest
+    from ..grid import config_requests
+    from ..attention.config import DTYPES
 
     given = {"block_m": block_m, "block_n": block_n, "head_dim": head_dim, "num_warps": num_warps,
              "num_stages": num_stages, "waves_per_eu": waves_per_eu, "matrix_instr_nonkdim": matrix_instr_nonkdim,
@@ -130,110 +105,46 @@ def grid_requests(*, block_m=None, block_n=None, head_dim=None, dtype=None, caus
     if bad:
         raise UsageError(f"--dtype {bad[0]!r} is not allowed; allowed: {', '.join(DTYPES)}")
     axes["dtype"] = dtypes
-    for name, values in parse_knob_axes(knob).items():
-        axes[KNOB_PREFIX + name] = values
-    base = ConfigRequest(causal=causal, **({"shape": shape} if shape else {}))
-    return expand(base, axes)
-
-
-def varying_axes(requests: Sequence[Any]) -> list[str]:
-    """The ConfigRequest fields (and knobs) that differ between the requests of a grid."""
-    from dataclasses import fields
-
-    names = [f.name for f in fields(requests[0]) if f.name != "extra"] if requests else []
-    out = [n for n in names if len({getattr(r, n) for r in requests}) > 1]
-    knobs = {k for r in requests for k, _ in r.extra}
-    out += [f"knob:{k}" for k in sorted(knobs) if len({dict(r.extra).get(k) for r in requests}) > 1]
-    return out
+    return config_requests(axes, parse_knob_axes(knob), causal, shape)
 
 
 def guard(compiles: int, yes: bool, max_compiles: int | None, sample_tasks: Sequence[Any] = (),
           compile_sample=None) -> None:
-    """Refuse a grid of too many compiles unless confirmed, with how long it would take here.
+    from ..library.tasks import guard as library_guard
 
-    The rate is measured by compiling ``sample_tasks`` (a few of the grid's own, one per worker, which the
-    cache keeps) with ``compile_sample``."""
-    from ..grid import GridSize, check_size
-
-    def measure() -> GridSize:
-        if not sample_tasks or compile_sample is None:
-            return GridSize(compiles, None, 0)
-        t0 = time.perf_counter()
-        compile_sample(list(sample_tasks))
-        wall = time.perf_counter() - t0
-        return GridSize(compiles, wall / len(sample_tasks), len(sample_tasks))
-
-    check_size(compiles, max_compiles, yes, measure)
+    library_guard(compiles, yes, max_compiles, sample_tasks, compile_sample)
 
 
 @contextlib.contextmanager
 def executor_for(scheduler: str | None) -> Iterator[Any]:
     """None (the local process pool) or an Executor on the Dask scheduler at ``scheduler``."""
-    if not scheduler:
-        yield None
-        return
-    from ..compile.cluster import dask_executor
+    from ..library.tasks import executor_for as library_executor_for
 
-    with dask_executor(scheduler) as ex:
+    with library_executor_for(scheduler) as ex:
         yield ex
 
 
 def sample_of(tasks: Sequence[Any], jobs: int | None) -> list[Any]:
-    import os
+    from ..library.tasks import sample_of as library_sample_of
 
-    return list(tasks)[: max(1, jobs or os.cpu_count() or 1)]
+    return library_sample_of(tasks, jobs)
 
 
 def guarded_sweep(variants, arch, requests, *, jobs=None, use_cache=True, kernel_dir=None, yes=False,
                   max_compiles=None, scheduler=None, capture=None, toolchains=()) -> list:
-    """``run_sweep`` of a grid: refused when over the compile limit (with the time it would take), run on the
-    Dask scheduler when one is named."""
-    from ..compile.cache import CompileCache
-    from ..compile.engine import Engine
-    from ..sweep import capture_tasks, launch_overrides, sweep_items
-    from ..attention.source import variant_tasks
+    """The library's sweep of a grid (refused when over the compile limit, with the time it would take; run
+    on the Dask scheduler when one is named), with a progress bar."""
+    from ..library.tasks import Selection, sweep
     from .progress import compile_progress
 
-    with executor_for(scheduler) as executor, compile_progress() as progress:
-        engine = Engine(jobs, CompileCache(enabled=use_cache), executor, progress)
-        tasks = []
-        if capture is None or variants or kernel_dir:
-            items = sweep_items(variants, arch, requests, kernel_dir)
-            compiles = sum(len(v.kernels) for v, *_ in items)
-            guard(compiles, yes, max_compiles, sample_of(items, jobs),
-                  lambda sample: engine.compile(variant_tasks(sample, engine)))
-            tasks = variant_tasks(items, engine)
-        if capture is not None:
-            tasks += capture_tasks(capture, arch, launch_overrides(requests, not (variants or kernel_dir)))
-        if toolchains:
-            tasks = [t.under(tc) for tc in toolchains for t in tasks]
-        try:
-            return engine.compile(tasks)
-        finally:
-            engine.close()
-
-
-def point_label(req: Any, axes: Sequence[str]) -> str:
-    """'[block_m=64 num_warps=4]': what one grid point sets, for a table title."""
-    if not axes:
-        return ""
-    parts = []
-    for a in axes:
-        v = dict(req.extra).get(a[len("knob:"):]) if a.startswith("knob:") else getattr(req, a)
-        parts.append(f"{a.removeprefix('knob:')}={'default' if v is None else v}")
-    return "[" + " ".join(parts) + "]"
+    sel = Selection.of(variants, arch, requests, kernel_dir, capture, toolchains=toolchains)
+    with compile_progress() as progress:
+        return sweep(sel, jobs=jobs, use_cache=use_cache, yes=yes, max_compiles=max_compiles, scheduler=scheduler,
+                     on_progress=progress)
 
 
 def per_request(variants, arch, requests, records, kernel_dir=None) -> dict[str, list]:
-    """A grid's records split by grid point (a record shared by two points, as a default the points do not
-    change is, goes to both), keyed by the point's label ('' when there is one point)."""
-    from ..sweep import sweep_items
+    """A grid's records split by grid point, keyed by the point's label ('' when there is one point)."""
+    from ..library.tasks import Selection, per_request as library_per_request
 
-    if len(requests) == 1:
-        return {"": list(records)}
-    axes = varying_axes(requests)
-    out: dict[str, list] = {}
-    for req in requests:
-        keys = {(v.name, a.name, c.key()) for v, c, a, _ in sweep_items(variants, arch, [req], kernel_dir)}
-        out[point_label(req, axes)] = [r for r in records if (r.variant, r.arch, r.config.key()) in keys]
-    return out
+    return library_per_request(Selection.of(variants, arch, requests, kernel_dir), records)

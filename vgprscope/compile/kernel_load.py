@@ -544,6 +544,9 @@ class _Snapshot:
         module = getattr(v, "__module__", "") or ""
         if callable(v) and _importable(module) and hasattr(v, "__qualname__"):
             return {"import": [module, v.__qualname__]}
+        if attrs and not callable(v) and depth <= 4:
+            # an object the kernel reads attributes of (torch.finfo(dtype).max in a default): those attributes
+            return {"namespace": {a: self.encode(getattr(v, a, None), sub, depth + 1) for a, sub in attrs.items()}}
         self.problems.append(f"{type(v).__name__} {repr(v)[:60]}")
         return {"value": None}
 

@@ -345,7 +345,14 @@ def to_json(per_arch: Mapping[str, list[VariantLine]], machine: Machine, extra=N
     return json.dumps(doc, indent=2, default=str) + "\n"
 
 
-def to_csv(per_arch: Mapping[str, list[VariantLine]]) -> str:
-    from .formats import to_csv as records_csv
+def csv_rows(per_arch: Mapping[str, list[VariantLine]]) -> list[dict[str, Any]]:
+    """The CSV export's rows: every kernel record of every line, flattened as analyze's are."""
+    from .formats import record_rows
 
-    return records_csv([r for lines in per_arch.values() for ln in lines for r in ln.kernels])
+    return record_rows([r for lines in per_arch.values() for ln in lines for r in ln.kernels])
+
+
+def to_csv(per_arch: Mapping[str, list[VariantLine]]) -> str:
+    from .formats import dicts_to_csv
+
+    return dicts_to_csv(csv_rows(per_arch))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from typing import Any
 
 from ..explain import REMAINDER, Estimate, KernelExplanation, LiveTensor, LoopLiveState
 from .machine import Machine
@@ -291,3 +292,42 @@ def to_json(explanations: Sequence[KernelExplanation], machine: Machine, command
     doc = {"schema_version": SCHEMA_VERSION, "tool": "vgprscope", "command": command,
            "machine": machine.as_dict(), "kernels": [e.as_dict() for e in explanations]}
     return json.dumps(doc, indent=2) + "\n"
+
+
+# ---- rows (the library's DataFrames) -----------------------------------------------------------------------
+
+EXPLAIN_ROWS = ("kernels", "tensors", "spills")
+
+
+def flat_rows(explanations: Sequence[KernelExplanation], what: str = "kernels") -> list[dict[str, Any]]:
+    """The explanations as flat rows, from the JSON export's fields: one per kernel (``kernels``: the
+    allocation, each loop's register sums as ``loop<N>_*``), per tensor live across a loop (``tensors``), or
+    per spill site (``spills``)."""
+    if what not in EXPLAIN_ROWS:
+        from ..errors import UsageError
+
+        raise UsageError(f"cannot make rows of {what!r}; allowed: {', '.join(EXPLAIN_ROWS)}")
+    out: list[dict[str, Any]] = []
+    for e in explanations:
+        d = e.as_dict()
+        head = {k: d[k] for k in ("label", "kernel", "arch", "config")}
+        if what == "kernels":
+            row = head | {k: d[k] for k in ("num_warps", "lanes_per_warp", "shared_bytes", "error")}
+            row |= {f"allocation_{k}": v for k, v in (d["allocation"] or {}).items()}
+            for lp in d["loops"]:
+                row |= {f"loop{lp['index']}_{k}": lp[k] for k in ("depth", "carried_registers", "live_in_registers",
+                                                                 "index_registers", "total_registers", "memory_bytes")}
+            row |= {"spill_sites": len(d["spill_sites"]), "notes": " ".join(d["notes"])}
+            est = d["estimate"] or {}
+            row |= {f"estimate_{k}": v for k, v in (est.get("registers_per_lane") or {}).items()}
+            out.append(row)
+        elif what == "tensors":
+            for lp in d["loops"]:
+                for t in lp["tensors"]:
+                    out.append(head | {"loop": lp["index"], "loop_depth": lp["depth"],
+                                       "loop_location": chain(lp["location"]),
+                                       **{k: ("x".join(map(str, v)) if k == "shape" else v) for k, v in t.items()}})
+        else:
+            out += [head | {"location": chain(s["location"]), "stores": s["stores"], "reloads": s["reloads"],
+                            "in_loop": s["in_loop"]} for s in d["spill_sites"]]
+    return out

@@ -13,7 +13,7 @@ import io
 import json
 import os
 import textwrap
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -441,17 +441,28 @@ def to_json(records: Sequence[Record], machine: Machine, command: str, **extra: 
     return json.dumps(doc, indent=2, default=str) + "\n"
 
 
-def to_csv(records: Sequence[Record]) -> str:
+def record_rows(records: Sequence[Record]) -> list[dict[str, Any]]:
+    """The rows of the records' CSV export (and of the library's DataFrames): ``rows.flat`` of each."""
     from .rows import flat
 
-    return dicts_to_csv([flat(r) for r in records])
+    return [flat(r) for r in records]
+
+
+def to_csv(records: Sequence[Record]) -> str:
+    return dicts_to_csv(record_rows(records))
+
+
+def csv_columns(flats: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The columns of rows: the union of their keys in first-seen order (rows of both vendors)."""
+    header: dict[str, None] = {}
+    for f in flats:
+        header.update(dict.fromkeys(f))
+    return list(header)
 
 
 def dicts_to_csv(flats: Sequence[dict[str, Any]]) -> str:
-    """Rows as CSV; the header is the union of their keys in first-seen order (rows of both vendors)."""
-    header: list[str] = []
-    for f in flats:
-        header += [k for k in f if k not in header]
+    """Rows as CSV, the header ``csv_columns`` of them."""
+    header = csv_columns(flats)
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=header, lineterminator="\n")
     w.writeheader()

@@ -236,6 +236,11 @@ def to_json(frontiers: Sequence[KernelFrontier], machine: Machine, command: str 
 def to_csv(frontiers: Sequence[KernelFrontier]) -> str:
     from .formats import dicts_to_csv
 
+    return dicts_to_csv(csv_rows(frontiers))
+
+
+def csv_rows(frontiers: Sequence[KernelFrontier]) -> list[dict[str, Any]]:
+    """The CSV export's rows: one per level (and bisection probe) of each kernel."""
     rows = []
     for r in _rows(frontiers):
         d = {k: v for k, v in r.level.as_dict().items() if k not in ("record", "limiters")}
@@ -243,7 +248,7 @@ def to_csv(frontiers: Sequence[KernelFrontier]) -> str:
         rows.append({"variant": r.kf.variant, "kernel": r.kf.kernel, "arch": r.kf.arch,
                      "config": _config_label(r.kf), **d, "spill_free_occupancy": r.kf.spill_free_occupancy,
                      "min_spill_free_maxnreg": r.kf.min_spill_free_maxnreg, "summary": r.kf.summary})
-    return dicts_to_csv(rows)
+    return rows
 
 
 # ---- compare --frontier cells -----------------------------------------------------------------------------

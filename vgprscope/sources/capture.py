@@ -43,6 +43,10 @@ def resolve_file(kernel: CapturedKernel) -> tuple[Path | None, str | None]:
     path = Path(kernel.file)
     if path.is_file():
         return path, None
+    if kernel.snapshot and not kernel.source_hash:
+        # no file to read when it was captured (a notebook cell, code given to exec): its snapshot is its
+        # source (the row says it was compiled from it)
+        return path, None
     if kernel.module and kernel.module != "__main__":
         found = module_file(kernel.module, kernel.root)
         if found is not None:

@@ -1,0 +1,238 @@
+"""vgprscope as a library: ``analyze``, ``compare``, ``frontier``, ``explain``, ``check`` and ``scan`` take the
+CLI's selections by the same names (a scalar or a list each: a list makes a grid, as a comma list does on the
+command line) and return frozen results (``vgprscope.library.results``) with ``.to_pandas()`` and
+``.to_json()``. Errors are the core's typed exceptions (``vgprscope.errors``); a failed compile is a record
+with its error, never an exception.
+
+``analyze``, ``frontier`` and ``explain`` also take a user's own kernel, launched as in their code:
+``analyze(my_kernel, x, y, n, BLOCK=128, num_warps=4, arch=["gfx942", "sm_90"])``. With a kernel, every
+keyword but the library's own (``arch``, ``jobs``, ``use_cache``, ``cache``, ``yes``, ``max_compiles``,
+``scheduler``, ``executor``, ``on_progress``, ``sort``) is the launch's; a list value makes a grid of
+launches. A kernel parameter named like one of those is given positionally.
+
+Compiles run in worker processes (started fresh where this process imported triton, as a user's kernel
+does; they are not given the user's script to run again: ``tasks.main_not_rerun``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from concurrent.futures import Executor
+from pathlib import Path
+from typing import Any
+
+from ..errors import UsageError
+from . import selection
+from .results import AnalyzeResult, CheckResult, CompareResult, ExplainResult, FrontierResult, ScanResult
+
+Progress = Callable[[int, int], None]
+PathLike = str | Path
+
+
+def _run(jobs: int | None, use_cache: bool, cache: PathLike | None, on_progress: Progress | None) -> dict[str, Any]:
+    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
+        raise UsageError(f"jobs={jobs!r} is not allowed; allowed: a whole number of processes, 1 or more")
+    return {"jobs": jobs, "use_cache": bool(use_cache), "cache_dir": cache, "on_progress": on_progress}
+
+
+def _no_launch(what: str, args: tuple[Any, ...], launch: dict[str, Any]) -> None:
+    """Without a kernel there is no launch: stray positional or keyword arguments are mistakes."""
+    if args:
+        raise UsageError(f"{what}: positional arguments are a kernel's launch arguments; give the kernel first "
+                         f"({what}(my_kernel, x, y, ...)) or select with keywords")
+    if launch:
+        raise UsageError(f"{what}() got an unknown keyword {next(iter(launch))!r}; see help(vgprscope.{what})")
+
+
+def _launch_of(kernel: Any, args: tuple[Any, ...], selections: dict[str, Any], launch: dict[str, Any]):
+    """The launches of a user's kernel (``kernels.launch_capture``): the keywords the library would take for
+    the bundled variants are the launch's here, with the rest."""
+    from .kernels import launch_capture
+
+    given = {k: v for k, v in selections.items() if v is not None}
+    return launch_capture(kernel, args, {**given, **launch})
+
+
+def _grid(fields: dict[str, Any], dtype: Any, causal: Any, knob: Any, shape: Any = None) -> list:
+    return selection.requests(fields, dtype=dtype, causal=causal, knob=knob, shape=shape)
+
+
+def analyze(kernel: Any = None, /, *args: Any, variant: str | Sequence[str] | None = None,
+            arch: str | Sequence[str] | None = None, block_m: int | Sequence[int] | None = None,
+            block_n: int | Sequence[int] | None = None, head_dim: int | Sequence[int] | None = None,
+            num_warps: int | Sequence[int] | None = None, num_stages: int | Sequence[int] | None = None,
+            waves_per_eu: int | Sequence[int] | None = None, matrix_instr_nonkdim: int | Sequence[int] | None = None,
+            kpack: int | Sequence[int] | None = None, maxnreg: int | Sequence[int] | None = None,
+            dtype: str | Sequence[str] | None = None, causal: bool | None = None, knob: Any = None,
+            capture: Any = None, kernel_dir: PathLike | None = None, sort: str | None = None,
+            jobs: int | None = None, use_cache: bool = True, cache: PathLike | None = None, yes: bool = False,
+            max_compiles: int | None = None, scheduler: str | None = None, executor: Executor | None = None,
+            on_progress: Progress | None = None, **launch: Any) -> AnalyzeResult:
+    """Registers, spills, LDS / shared memory and occupancy of each kernel on each arch, compiled here.
+
+    Without ``kernel``: the bundled variants (``variant``, default all; or ``kernel_dir``'s) x ``arch``
+    (default gfx90a, gfx942, sm_80) x the config grid, and/or a ``capture`` (a capture file's path, or what
+    ``vgprscope.capture()`` recorded); with a capture alone the launch options (``num_warps``, ...) are
+    "what if" overrides of every captured launch. With ``kernel``: that kernel launched as
+    ``kernel[grid](*args, **launch)``, one record per autotune config (after ``prune_configs_by``) and arch.
+    ``cache``: a compile-cache directory (default $VGPRSCOPE_CACHE_DIR or ~/.cache/vgprscope);
+    ``use_cache=False`` compiles everything again; ``yes`` runs a grid of more than 10,000 compiles."""
+    from ..grid import group_records, sort_records
+    from .tasks import Selection, sweep
+
+    fields = {"block_m": block_m, "block_n": block_n, "head_dim": head_dim, "num_warps": num_warps,
+              "num_stages": num_stages, "waves_per_eu": waves_per_eu, "matrix_instr_nonkdim": matrix_instr_nonkdim,
+              "kpack": kpack, "maxnreg": maxnreg}
+    run = _run(jobs, use_cache, cache, on_progress)
+    archs = selection.names(arch, "arch")
+    if kernel is not None:
+        sel_given = fields | {"variant": variant, "dtype": dtype, "causal": causal, "knob": knob, "capture": capture,
+                              "kernel_dir": kernel_dir}
+        sel = Selection(archs=archs, captures=(_launch_of(kernel, args, sel_given, launch),))
+        requests: list = [sel.requests[0]]
+    else:
+        _no_launch("analyze", args, launch)
+        requests = _grid(fields, dtype, causal, knob)
+        sel = Selection.of(selection.names(variant, "variant"), archs, requests, kernel_dir, capture)
+    records = sweep(sel, yes=yes, max_compiles=max_compiles, scheduler=scheduler, executor=executor, **run)
+    records = sort_records(group_records(records) if len(requests) > 1 else records, sort)
+    return AnalyzeResult(tuple(records))
+
+
+def compare(*, strategies: str | Sequence[str] | None = None, variant: str | Sequence[str] | None = None,
+            arch: str | Sequence[str] | None = None, block_m: int | Sequence[int] | None = None,
+            block_n: int | Sequence[int] | None = None, head_dim: int | Sequence[int] | None = None,
+            num_warps: int | Sequence[int] | None = None, num_stages: int | Sequence[int] | None = None,
+            waves_per_eu: int | Sequence[int] | None = None, matrix_instr_nonkdim: int | Sequence[int] | None = None,
+            kpack: int | Sequence[int] | None = None, maxnreg: int | Sequence[int] | None = None,
+            dtype: str | Sequence[str] | None = None, causal: bool | None = None, knob: Any = None,
+            shape: Any = "4,32,4096,4096", frontier: bool = False, sort: str | None = None, capture: Any = None,
+            kernel_dir: PathLike | None = None, jobs: int | None = None, use_cache: bool = True,
+            cache: PathLike | None = None, yes: bool = False, max_compiles: int | None = None,
+            scheduler: str | None = None, executor: Executor | None = None,
+            on_progress: Progress | None = None) -> CompareResult:
+    """Each strategy (``strategies`` or ``variant``, default all) side by side per arch, with the memory
+    traffic of the reference problem ``shape`` and each metric's change against the baseline variant (in
+    the JSON and the table); with ``frontier``, each strategy's spill-free occupancy too."""
+    from ..grid import sort_lines
+    from .tasks import Selection, compare_tables, frontier_of, sweep, with_frontiers
+
+    fields = {"block_m": block_m, "block_n": block_n, "head_dim": head_dim, "num_warps": num_warps,
+              "num_stages": num_stages, "waves_per_eu": waves_per_eu, "matrix_instr_nonkdim": matrix_instr_nonkdim,
+              "kpack": kpack, "maxnreg": maxnreg}
+    run = _run(jobs, use_cache, cache, on_progress)
+    names = selection.names(strategies, "strategies") + selection.names(variant, "variant")
+    requests = _grid(fields, dtype, causal, knob, shape)
+    archs = selection.names(arch, "arch")
+    sel = Selection.of(tuple(dict.fromkeys(names)), archs, requests, kernel_dir, capture)
+    common = {"yes": yes, "max_compiles": max_compiles, "scheduler": scheduler, "executor": executor, **run}
+    records = sweep(sel, **common)
+    per_arch = compare_tables(sel, records)
+    if frontier:  # the variants' frontier (a capture's launches are compared, not searched)
+        levels = frontier_of(Selection.of(sel.variants, archs, requests, kernel_dir), **common)
+        per_arch = with_frontiers(per_arch, levels)
+    per_arch = sort_lines(per_arch, sort)
+    return CompareResult({k: tuple(v) for k, v in per_arch.items()}, tuple(records))
+
+
+def frontier(kernel: Any = None, /, *args: Any, variant: str | Sequence[str] | None = None,
+             strategies: str | Sequence[str] | None = None, arch: str | Sequence[str] | None = None,
+             block_m: int | Sequence[int] | None = None, block_n: int | Sequence[int] | None = None,
+             head_dim: int | Sequence[int] | None = None, num_warps: int | Sequence[int] | None = None,
+             num_stages: int | Sequence[int] | None = None, matrix_instr_nonkdim: int | Sequence[int] | None = None,
+             kpack: int | Sequence[int] | None = None, dtype: str | Sequence[str] | None = None,
+             causal: bool | None = None, knob: Any = None, capture: Any = None, kernel_dir: PathLike | None = None,
+             sort: str | None = None, jobs: int | None = None, use_cache: bool = True, cache: PathLike | None = None,
+             yes: bool = False, max_compiles: int | None = None, scheduler: str | None = None,
+             executor: Executor | None = None, on_progress: Progress | None = None, **launch: Any) -> FrontierResult:
+    """The highest occupancy each kernel reaches without spilling, and the price of the next level: each
+    kernel compiled at every occupancy level of its arch (AMD: waves_per_eu; NVIDIA: maxnreg, then the
+    smallest spill-free maxnreg by bisection). Selections as ``analyze`` takes them (a user's kernel too),
+    without the knob the frontier sets itself."""
+    from .tasks import Selection, frontier_of, sort_frontiers
+
+    fields = {"block_m": block_m, "block_n": block_n, "head_dim": head_dim, "num_warps": num_warps,
+              "num_stages": num_stages, "matrix_instr_nonkdim": matrix_instr_nonkdim, "kpack": kpack}
+    run = _run(jobs, use_cache, cache, on_progress)
+    archs = selection.names(arch, "arch")
+    if kernel is not None:
+        given = fields | {"variant": variant, "strategies": strategies, "dtype": dtype, "causal": causal,
+                          "knob": knob, "capture": capture, "kernel_dir": kernel_dir}
+        sel = Selection(archs=archs, captures=(_launch_of(kernel, args, given, launch),))
+    else:
+        _no_launch("frontier", args, launch)
+        names = selection.names(strategies, "strategies") + selection.names(variant, "variant")
+        sel = Selection.of(tuple(dict.fromkeys(names)), archs, _grid(fields, dtype, causal, knob), kernel_dir,
+                           capture, overrides=False)
+    frontiers = frontier_of(sel, yes=yes, max_compiles=max_compiles, scheduler=scheduler, executor=executor, **run)
+    return FrontierResult(tuple(sort_frontiers(frontiers, sort)))
+
+
+def explain(kernel: Any = None, /, *args: Any, variant: str | Sequence[str] | None = None,
+            arch: str | Sequence[str] | None = None, block_m: int | Sequence[int] | None = None,
+            block_n: int | Sequence[int] | None = None, head_dim: int | Sequence[int] | None = None,
+            num_warps: int | Sequence[int] | None = None, num_stages: int | Sequence[int] | None = None,
+            waves_per_eu: int | Sequence[int] | None = None, matrix_instr_nonkdim: int | Sequence[int] | None = None,
+            kpack: int | Sequence[int] | None = None, maxnreg: int | Sequence[int] | None = None,
+            dtype: str | Sequence[str] | None = None, causal: bool | None = None, knob: Any = None,
+            capture: Any = None, kernel_dir: PathLike | None = None, jobs: int | None = None,
+            use_cache: bool = True, cache: PathLike | None = None, on_progress: Progress | None = None,
+            **launch: Any) -> ExplainResult:
+    """Where the registers go: the registers of each tensor live across each loop (from TTGIR) and the
+    spill sites by source line. Default variant: baseline; with a ``capture`` or a user's kernel, those
+    kernels (and variants too when named)."""
+    from .tasks import Selection, explain_of
+
+    fields = {"block_m": block_m, "block_n": block_n, "head_dim": head_dim, "num_warps": num_warps,
+              "num_stages": num_stages, "waves_per_eu": waves_per_eu, "matrix_instr_nonkdim": matrix_instr_nonkdim,
+              "kpack": kpack, "maxnreg": maxnreg}
+    run = _run(jobs, use_cache, cache, on_progress)
+    archs = selection.names(arch, "arch")
+    if kernel is not None:
+        given = fields | {"variant": variant, "dtype": dtype, "causal": causal, "knob": knob, "capture": capture,
+                          "kernel_dir": kernel_dir}
+        sel = Selection(archs=archs, captures=(_launch_of(kernel, args, given, launch),))
+    else:
+        _no_launch("explain", args, launch)
+        names = selection.names(variant, "variant")
+        if capture is None and not names:
+            names = ("baseline",)
+        sel = Selection.of(names, archs, _grid(fields, dtype, causal, knob), kernel_dir, capture, overrides=False)
+    return ExplainResult(tuple(explain_of(sel, **run)))
+
+
+def check(*, config: PathLike | None = None, baseline: PathLike | None = None,
+          variant: str | Sequence[str] | None = None, arch: str | Sequence[str] | None = None,
+          rule: str | Sequence[str] | None = None, allow_missing: bool = False, fail_on_change: bool = False,
+          allow_version_change: bool = False, kernel_dir: PathLike | None = None, capture: PathLike | None = None,
+          jobs: int | None = None, use_cache: bool = True, cache: PathLike | None = None,
+          on_progress: Progress | None = None) -> CheckResult:
+    """The register gate: the configuration (``config``, default the nearest pyproject.toml's
+    [tool.vgprscope]) compiled and compared with its baseline. ``.passed`` / ``.exit_code`` give the
+    verdict; a baseline that cannot be compared raises NotComparableError."""
+    from .gate import run_check
+
+    run = _run(jobs, use_cache, cache, on_progress)
+    rules = [rule] if isinstance(rule, str) else list(rule or [])
+    result, cfg, entries = run_check(
+        Path(config) if config else None, Path(baseline) if baseline else None,
+        list(selection.names(variant, "variant")) or None, list(selection.names(arch, "arch")) or None, rules,
+        fail_on_change, allow_version_change, Path(kernel_dir) if kernel_dir else None, run["jobs"], run["use_cache"],
+        Path(capture) if capture else None, allow_missing, on_progress, run["cache_dir"])
+    return CheckResult(result, tuple(entries), str(cfg.baseline))
+
+
+def scan(directory: PathLike | None = None, *, arch: str | Sequence[str] | None = None, jobs: int | None = None,
+         use_cache: bool = True, cache: PathLike | None = None, on_progress: Progress | None = None) -> ScanResult:
+    """The kernels of a Triton cache directory (default $TRITON_CACHE_DIR, else ~/.triton/cache): read from
+    the stored AMDGCN / cubin for the arch each was built for, and with ``arch`` recompiled there too."""
+    from ..scan import scan as scan_cache
+    from ..sources.triton_cache import default_dir
+    from ..sweep import select_archs
+
+    run = _run(jobs, use_cache, cache, on_progress)
+    names = selection.names(arch, "arch")
+    result = scan_cache(Path(directory) if directory else default_dir(), select_archs(names) if names else [],
+                        jobs=run["jobs"], use_cache=run["use_cache"], on_progress=on_progress,
+                        cache_dir=run["cache_dir"])
+    return ScanResult(result.records, directory=result.directory, entries=result.entries, summary=result.summary())

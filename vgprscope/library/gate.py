@@ -1,0 +1,165 @@
+"""The register gate's run: the configuration (``gate.config``, pure data) with the caller's overrides, its
+set compiled here (the gate package compiles nothing), the baseline read and the diff taken. Exit codes
+stay the CLI's (``cli/gate.py``); ``vgprscope.check`` returns the verdict."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import TritonUnavailableError
+
+if TYPE_CHECKING:
+    from ..gate.baseline import Entry, LegacySlots
+    from ..gate.config import GateConfig, GateSet
+    from ..gate.diff import GateResult
+    from ..attention.variants import Variant
+
+
+def settings(config: Path | None, baseline: Path | None, variant: Sequence[str] | None, arch: Sequence[str] | None,
+             kernel_dir: Path | None, rules: Sequence[str] = (), capture: Path | None = None,
+             allow_missing: bool = False) -> GateConfig:
+    """The configuration with the caller's options on top, its set completed with the variants' default
+    configs, and the config tables checked (before anything compiles)."""
+    from dataclasses import replace
+
+    from ..attention import gate as attention_gate
+    from ..gate.config import load_gate_config
+
+    cfg = load_gate_config(config).with_overrides(variant, arch, kernel_dir, baseline, rules or (), capture,
+                                                  allow_missing)
+    if not cfg.set.configs:
+        cfg = replace(cfg, set=replace(cfg.set, configs=attention_gate.DEFAULT_CONFIGS))
+    attention_gate.requests(cfg.set.configs, cfg.where)
+    return cfg
+
+
+def selected_variants(gate_set: GateSet) -> list[Variant]:
+    """The variants the set compiles (every variant of the kernel directory when none is named)."""
+    from ..attention import loader
+    from ..attention.variants import select_variants
+
+    if not gate_set.with_variants:
+        return []
+    directory = gate_set.kernel_dir.resolve() if gate_set.kernel_dir else loader.BUNDLED_DIR
+    return select_variants(list(gate_set.variants), directory)
+
+
+def labels(gate_set: GateSet) -> list[str]:
+    """The names rows of this set carry first: variant names and the captured kernels' labels."""
+    names = [v.name for v in selected_variants(gate_set)]
+    if gate_set.capture is not None:
+        from ..capture.model import load_capture
+
+        names += [k.label for k in load_capture(gate_set.capture).kernels]
+    return list(dict.fromkeys(names))
+
+
+def _backend_dir(backend: str) -> Path | None:
+    """Where the installed Triton keeps a backend, found without importing triton (None: cannot tell)."""
+    import importlib.metadata
+
+    try:
+        dist = importlib.metadata.distribution("triton")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    from ..backends import backend_named
+
+    return Path(str(dist.locate_file(f"triton/backends/{backend_named(backend).triton_dir}")))
+
+
+def check_targets(archs: Sequence[str]) -> None:
+    """Every arch must be one the installed Triton can compile for (checked before compiling)."""
+    from ..archs import ARCHS, get_arch
+
+    for name in archs:
+        a = get_arch(name)
+        if not a.triton_target:
+            targets = [x.name for x in ARCHS.values() if x.triton_target]
+            raise TritonUnavailableError(f"the installed Triton cannot target {a.name}; drop it from the "
+                                         f"gate's archs (allowed: {', '.join(targets)})")
+        backend = _backend_dir(a.backend)
+        if backend is not None and not backend.exists():
+            raise TritonUnavailableError(f"the installed Triton has no {a.backend} backend ({backend}); it "
+                                         f"cannot target {a.name}")
+
+
+def compile_set(cfg: GateConfig, jobs: int | None = None, use_cache: bool = True,
+                on_progress: Callable[[int, int], None] | None = None,
+                cache_dir: Path | str | None = None) -> list[Entry]:
+    """The set's entries: the sweep the configuration describes, run here."""
+    from ..attention import gate as attention_gate
+    from ..gate.baseline import entries_of
+    from .tasks import Selection, sweep
+
+    s = cfg.set
+    sel = Selection.of(list(s.variants), list(s.archs), attention_gate.requests(s.configs, cfg.where), s.kernel_dir,
+                       s.capture, overrides=False)
+    # the gate's set is its own: no grid guard (its size is the configuration's)
+    return entries_of(sweep(sel, jobs=jobs, use_cache=use_cache, cache_dir=cache_dir, yes=True,
+                            on_progress=on_progress))
+
+
+def legacy(cfg: GateConfig) -> LegacySlots:
+    """How a schema-1 baseline's entries get their slots: as the sources derive Record.slot."""
+    from ..attention import gate as attention_gate
+    from ..gate.baseline import LegacySlots
+    from ..sources.capture import launch_slot
+
+    def slot_of_launch(config: Any, ordinal: int) -> str:
+        from types import SimpleNamespace
+
+        # launch_slot reads a launch's autotune pick and argument types: the config holds both
+        at = config.autotune
+        x = SimpleNamespace(args=[{"name": a.name, "type": a.type} for a in config.args], autotune=None if at is None
+                            else {"index": at.index, "count": at.count, "declared": at.declared, "key": list(at.key)})
+        return launch_slot(x, ordinal)  # type: ignore[arg-type]
+
+    captured = {}
+    if cfg.set.capture is not None:
+        from ..sources.capture import launch_config, load_capture
+
+        # each launch's slot as the capture source numbers them (the ordinal among a kernel's launches of
+        # the same argument types), by its config's hash
+        seen: dict[tuple, int] = {}
+        for x in load_capture(cfg.set.capture).launches:
+            ordinal = 0
+            if not x.autotune:
+                group = (x.kernel.key(), tuple(a["type"] for a in x.args))
+                ordinal = seen[group] = seen.get(group, -1) + 1
+            captured[(x.kernel.label, x.kernel.qualname, launch_config(x).key())] = launch_slot(x, ordinal)
+    return LegacySlots(attention_gate.variant_slot, slot_of_launch, captured)
+
+
+def part(cfg: GateConfig, variant: Sequence[str] | None, arch: Sequence[str] | None) -> Callable[[Entry], bool] | None:
+    """With variants or archs named, a run covers part of the set: which baseline entries belong to that
+    part (the others are kept by `save` and are not judged by `check`). None: the whole set."""
+    if not (variant or arch):
+        return None
+    variants = {v.name for v in selected_variants(cfg.set)} if variant else None
+    archs = set(cfg.set.archs) if arch else None
+    return lambda e: (variants is None or e.variant in variants) and (archs is None or e.arch in archs)
+
+
+def run_check(config: Path | None, baseline: Path | None, variant: Sequence[str] | None, arch: Sequence[str] | None,
+              rule: Sequence[str] | None, fail_on_change: bool, allow_version_change: bool, kernel_dir: Path | None,
+              jobs: int | None, use_cache: bool, capture: Path | None = None, allow_missing: bool = False,
+              on_progress: Callable[[int, int], None] | None = None,
+              cache_dir: Path | str | None = None) -> tuple[GateResult, GateConfig, list[Entry]]:
+    """The gate: the configuration, the baseline (refused when it cannot be compared), the set compiled and
+    compared entry by entry."""
+    from ..compile.engine import triton_version
+    from ..gate.baseline import check_triton_version, load_baseline
+    from ..gate.diff import compare
+
+    cfg = settings(config, baseline, variant, arch, kernel_dir, rule or (), capture, allow_missing)
+    base = load_baseline(cfg.baseline, lambda: legacy(cfg))
+    tv = triton_version()
+    note = check_triton_version(base, tv, allow_version_change)
+    check_targets(cfg.set.archs)
+    cfg.rules.check_variants([*labels(cfg.set), *(e.variant for e in base.entries.values())])
+    entries = compile_set(cfg, jobs, use_cache, on_progress, cache_dir)
+    result = compare(base, entries, cfg.rules, in_scope=part(cfg, variant, arch), accept_missing=cfg.accepts_missing,
+                     fail_on_change=fail_on_change, current_triton=tv, notes=[note] if note else [])
+    return result, cfg, entries

@@ -1,0 +1,288 @@
+"""What the library's calls return: frozen results holding the typed data, with the CLI's exports.
+
+Each result keeps its records (or lines, frontiers, explanations, verdicts) as attributes; ``to_pandas()``
+gives one row per record with the columns of the command's CSV export, flattened by the same function the
+CSV export uses; ``to_json()`` gives the command's JSON export, byte for byte what ``--format json`` prints;
+``table()`` the terminal table. pandas is imported by ``to_pandas`` only.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..records import Record
+from ..report.machine import Machine
+
+if TYPE_CHECKING:
+    import pandas
+
+    from ..compare import VariantLine
+    from ..explain import KernelExplanation
+    from ..frontier import KernelFrontier
+    from ..gate.baseline import Entry
+    from ..gate.diff import GateResult
+    from ..sources.triton_cache import CacheEntry
+
+
+def _machine() -> Machine:
+    from ..report.machine import compile_only
+
+    return compile_only()
+
+
+def dataframe(rows: Sequence[Mapping[str, Any]]) -> pandas.DataFrame:
+    """Rows as a DataFrame whose columns are the CSV export's, in its order (``formats.csv_columns``)."""
+    from ..errors import VgprscopeError
+    from ..report.formats import csv_columns
+
+    try:
+        import pandas as pd
+    except ModuleNotFoundError:  # a dependency of vgprscope's, missing from a broken install
+        raise VgprscopeError("to_pandas() needs pandas, which is not installed: pip install 'pandas>=2'") from None
+    # nullable dtypes: a count stays an integer where another vendor's rows leave its column empty
+    return pd.DataFrame.from_records(list(rows), columns=csv_columns(rows)).convert_dtypes()
+
+
+def _n(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def _counts(records: Sequence[Record]) -> str:
+    failed = sum(not r.ok for r in records)
+    archs = ", ".join(dict.fromkeys(r.arch for r in records)) or "none"
+    return f"{_n(len(records), 'record')} ({len(records) - failed} ok, {failed} failed; archs: {archs})"
+
+
+@dataclass(frozen=True, repr=False)
+class AnalyzeResult:
+    """``vgprscope.analyze``: one record per kernel x arch x config (a failed compile is a record with its
+    error as ``status``). Iterating gives the records."""
+
+    records: tuple[Record, ...]
+    command: str = "analyze"
+    machine: Machine = field(default_factory=_machine, compare=False)
+
+    def __iter__(self) -> Iterator[Record]:
+        return iter(self.records)
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({_counts(self.records)})"
+
+    @property
+    def ok(self) -> tuple[Record, ...]:
+        """The records that compiled and can launch."""
+        return tuple(r for r in self.records if r.ok)
+
+    @property
+    def failed(self) -> tuple[Record, ...]:
+        return tuple(r for r in self.records if not r.ok)
+
+    def rows(self) -> list[dict[str, Any]]:
+        """The CSV export's rows (``report.formats.record_rows``)."""
+        from ..report.formats import record_rows
+
+        return record_rows(self.records)
+
+    def to_pandas(self) -> pandas.DataFrame:
+        return dataframe(self.rows())
+
+    def to_json(self) -> str:
+        from ..report import formats
+
+        return formats.to_json(self.records, self.machine, self.command)
+
+    def table(self, wide: bool = False) -> str:
+        """The CLI's terminal table of these records."""
+        from ..report import records_view
+
+        naming = records_view.SCAN if self.command == "scan" else records_view.ANALYZE
+        return records_view.table_text(self.records, self.machine, title=f"vgprscope {self.command}", wide=wide,
+                                       naming=naming)
+
+
+@dataclass(frozen=True, repr=False)
+class ScanResult(AnalyzeResult):
+    """``vgprscope.scan``: the kernels of a Triton cache, read as stored and retargeted (``records``), with
+    every entry read (``entries``: partial or corrupt ones carry their reason)."""
+
+    command: str = "scan"
+    directory: Path = Path()
+    entries: tuple[CacheEntry, ...] = ()
+    summary: str = ""
+
+
+@dataclass(frozen=True, repr=False)
+class CompareResult:
+    """``vgprscope.compare``: per table (an arch, and in a grid the point's label), one line per variant,
+    its kernels' records in ``VariantLine.kernels``; ``records`` holds every record compiled."""
+
+    per_arch: Mapping[str, tuple[VariantLine, ...]]
+    records: tuple[Record, ...]
+    machine: Machine = field(default_factory=_machine, compare=False)
+
+    def __repr__(self) -> str:
+        return f"CompareResult({len(self.per_arch)} tables; {_counts(self.records)})"
+
+    @property
+    def lines(self) -> tuple[VariantLine, ...]:
+        return tuple(ln for lines in self.per_arch.values() for ln in lines)
+
+    def _per_arch(self) -> dict[str, list[VariantLine]]:
+        return {k: list(v) for k, v in self.per_arch.items()}
+
+    def rows(self) -> list[dict[str, Any]]:
+        from ..report.compare_view import csv_rows
+
+        return csv_rows(self._per_arch())
+
+    def to_pandas(self) -> pandas.DataFrame:
+        return dataframe(self.rows())
+
+    def to_json(self) -> str:
+        from ..report import compare_view
+
+        return compare_view.to_json(self._per_arch(), self.machine)
+
+    def table(self, wide: bool = False) -> str:
+        """The CLI's tables (with ``frontier``, its two columns: each strategy's spill-free occupancy and the
+        next level's spills)."""
+        from ..report import compare_view
+        from .tasks import FRONTIER_HEADERS, frontier_cells
+
+        per_arch = self._per_arch()
+        if any(ln.frontier is not None for ln in self.lines):
+            return compare_view.tables_text(per_arch, self.machine, FRONTIER_HEADERS, frontier_cells(per_arch),
+                                            wide=wide)
+        return compare_view.tables_text(per_arch, self.machine, wide=wide)
+
+
+@dataclass(frozen=True, repr=False)
+class FrontierResult:
+    """``vgprscope.frontier``: per kernel x arch x config, every occupancy level compiled and what it gave."""
+
+    frontiers: tuple[KernelFrontier, ...]
+    machine: Machine = field(default_factory=_machine, compare=False)
+
+    def __iter__(self) -> Iterator[KernelFrontier]:
+        return iter(self.frontiers)
+
+    def __len__(self) -> int:
+        return len(self.frontiers)
+
+    def __repr__(self) -> str:
+        levels = sum(len(kf.levels) for kf in self.frontiers)
+        return f"FrontierResult({_n(len(self.frontiers), 'kernel')}, {_n(levels, 'level')})"
+
+    def rows(self) -> list[dict[str, Any]]:
+        from ..report.frontier_view import csv_rows
+
+        return csv_rows(self.frontiers)
+
+    def to_pandas(self) -> pandas.DataFrame:
+        return dataframe(self.rows())
+
+    def to_json(self) -> str:
+        from ..report import frontier_view
+
+        return frontier_view.to_json(self.frontiers, self.machine)
+
+    def table(self, wide: bool = False) -> str:
+        from ..report import frontier_view
+
+        return frontier_view.tables_text(self.frontiers, self.machine, wide=wide)
+
+
+@dataclass(frozen=True, repr=False)
+class ExplainResult:
+    """``vgprscope.explain``: per kernel x arch, the registers of each tensor live across each loop and the
+    spill sites by source line."""
+
+    explanations: tuple[KernelExplanation, ...]
+    machine: Machine = field(default_factory=_machine, compare=False)
+
+    def __iter__(self) -> Iterator[KernelExplanation]:
+        return iter(self.explanations)
+
+    def __len__(self) -> int:
+        return len(self.explanations)
+
+    def __repr__(self) -> str:
+        failed = sum(not e.ok for e in self.explanations)
+        return f"ExplainResult({_n(len(self.explanations), 'kernel')}, {failed} not explained)"
+
+    def rows(self, what: str = "kernels") -> list[dict[str, Any]]:
+        from ..report.explain_view import flat_rows
+
+        return flat_rows(self.explanations, what)
+
+    def to_pandas(self, what: str = "kernels") -> pandas.DataFrame:
+        """One row per kernel (``"kernels"``), per live tensor of each loop (``"tensors"``) or per spill site
+        (``"spills"``)."""
+        return dataframe(self.rows(what))
+
+    def to_json(self) -> str:
+        from ..report import explain_view
+
+        return explain_view.to_json(self.explanations, self.machine, "explain")
+
+    def table(self, wide: bool = False) -> str:
+        from ..report import explain_view
+
+        return explain_view.to_table(self.explanations, self.machine, wide=wide)
+
+
+@dataclass(frozen=True, repr=False)
+class CheckResult:
+    """``vgprscope.check``: the gate's verdict on every entry (``result``: ``gate.diff.GateResult``), the
+    entries this run compiled, and the exit code the CLI would give (0 passed, 1 failed)."""
+
+    result: GateResult
+    entries: tuple[Entry, ...]
+    baseline: str
+    machine: Machine = field(default_factory=_machine, compare=False)
+
+    def __repr__(self) -> str:
+        return f"CheckResult(passed={self.passed}, {len(self.result.entries)} entries)"
+
+    @property
+    def passed(self) -> bool:
+        return self.result.passed
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.result.passed else 1
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One row per entry: the JSON export's row, its metrics flattened to ``<metric>_baseline``,
+        ``<metric>_current``, ``<metric>_delta``, ``<metric>_change``, ``<metric>_fails``."""
+        out = []
+        for row in json.loads(self.to_json())["rows"]:
+            flat = {k: v for k, v in row.items() if k not in ("metrics", "status", "config", "baseline_config",
+                                                               "baseline", "current")}
+            flat |= {"status_baseline": row["status"]["baseline"], "status_current": row["status"]["current"]}
+            for m in row["metrics"]:
+                flat |= {f"{m['metric']}_{k}": m[k] for k in ("baseline", "current", "delta", "change", "fails")}
+            for side in ("baseline", "current"):  # a new or missing entry's one side
+                flat |= {f"{k}_{side}": v for k, v in (row.get(side) or {}).items()}
+            out.append(flat)
+        return out
+
+    def to_pandas(self) -> pandas.DataFrame:
+        return dataframe(self.rows())
+
+    def to_json(self) -> str:
+        from ..gate import report
+
+        return report.to_json(self.result, self.machine.as_dict(), self.baseline, exit_code=self.exit_code)
+
+    def table(self, wide: bool = False) -> str:
+        from ..gate import report
+
+        return report.to_table(self.result, self.machine.fields(), self.baseline, wide=wide)

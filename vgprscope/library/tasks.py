@@ -1,0 +1,320 @@
+"""From a selection to compile tasks and their results: the orchestration the library's calls (and the CLI
+commands over them) share.
+
+A ``Selection`` is what a command works on: bundled variants (or a kernel directory) x archs x config
+requests, and captured launches (capture files, in-process captures, a user's kernel launched through the
+library), each with the launch-option points of a grid. ``selection_tasks`` turns it into
+``compile.engine.Task``s (the variants planned by the workers, a grid over the compile limit refused with
+the time it would take); ``sweep``, ``frontier_of`` and ``explain_of`` compile them on one engine.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import Executor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..compile.cache import CompileCache
+from ..compile.engine import Engine, Task
+from ..records import Record
+from ..attention.config import ConfigRequest
+
+if TYPE_CHECKING:
+    from ..capture.model import Capture
+    from ..compare import VariantLine
+    from ..explain import KernelExplanation
+    from ..frontier import KernelFrontier
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class Selection:
+    """What a command compiles. ``captures``: captured launches (a capture file read, an in-process capture,
+    a user's kernel's launches), each also at every launch-option point of ``overrides``. The variants are
+    compiled when there is no capture, or when variants or a kernel directory are named beside one."""
+
+    variants: tuple[str, ...] = ()
+    archs: tuple[str, ...] = ()  # arch names; () is the default archs
+    requests: tuple[ConfigRequest, ...] = (ConfigRequest(),)
+    kernel_dir: Path | None = None
+    captures: tuple[Capture, ...] = ()
+    overrides: tuple[Mapping[str, int], ...] = ({},)
+    toolchains: tuple[Any, ...] = ()  # compile.toolchains.Toolchain: each task under each (else the installed)
+
+    @property
+    def with_variants(self) -> bool:
+        return not self.captures or bool(self.variants) or self.kernel_dir is not None
+
+    @classmethod
+    def of(cls, variants: Sequence[str] | None, archs: Sequence[str] | None, requests: Sequence[ConfigRequest],
+           kernel_dir: Path | str | None = None, capture: Any = None, overrides: bool = True,
+           toolchains: Sequence[Any] = ()) -> Selection:
+        """A selection as the CLI gives it: ``capture`` a capture file (or a Capture, or several); with
+        ``overrides``, a grid's launch options apply to the captured launches too (a capture alone refuses
+        the variants' own options, which would be ignored)."""
+        from ..sweep import launch_overrides
+
+        captures = tuple(read_capture(c) for c in _as_list(capture))
+        variants = tuple(variants or ())
+        requests = tuple(requests) or (ConfigRequest(),)
+        points: tuple[Mapping[str, int], ...] = ({},)
+        if captures and overrides:
+            points = tuple(launch_overrides(requests, not (variants or kernel_dir)))
+        return cls(variants, tuple(archs or ()), requests, Path(kernel_dir) if kernel_dir else None, captures, points,
+                   tuple(toolchains))
+
+
+def _as_list(capture: Any) -> list[Any]:
+    if capture is None:
+        return []
+    if isinstance(capture, (list, tuple)):
+        return list(capture)
+    return [capture]
+
+
+def read_capture(capture: Any) -> Capture:
+    """A capture file's path, a Capture, or anything holding one (``vgprscope.capture()``'s result)."""
+    from ..capture.model import Capture, load_capture
+    from ..errors import UsageError
+
+    if isinstance(capture, Capture):
+        return capture
+    inner = getattr(capture, "capture", None)
+    if isinstance(inner, Capture):
+        return inner
+    if isinstance(capture, (str, os.PathLike)):
+        return load_capture(Path(capture))
+    raise UsageError(f"capture={capture!r} is not a capture; allowed: a capture file's path, or what "
+                     "vgprscope.capture() recorded")
+
+
+@contextlib.contextmanager
+def executor_for(scheduler: str | None, executor: Executor | None = None) -> Iterator[Executor | None]:
+    """``executor`` if given; else None (the local process pool), or an Executor on the Dask scheduler at
+    ``scheduler``."""
+    if executor is not None or not scheduler:
+        yield executor
+        return
+    from ..compile.cluster import dask_executor
+
+    with dask_executor(scheduler) as ex:
+        yield ex
+
+
+def sample_of(tasks: Sequence[Any], jobs: int | None) -> list[Any]:
+    return list(tasks)[: max(1, jobs or os.cpu_count() or 1)]
+
+
+def guard(compiles: int, yes: bool, max_compiles: int | None, sample_tasks: Sequence[Any] = (),
+          compile_sample: Callable[[list[Any]], Any] | None = None) -> None:
+    """Refuse a grid of too many compiles unless confirmed, with how long it would take here.
+
+    The rate is measured by compiling ``sample_tasks`` (a few of the grid's own, one per worker, which the
+    cache keeps) with ``compile_sample``."""
+    from ..grid import GridSize, check_size
+
+    def measure() -> GridSize:
+        if not sample_tasks or compile_sample is None:
+            return GridSize(compiles, None, 0)
+        t0 = time.perf_counter()
+        compile_sample(list(sample_tasks))
+        wall = time.perf_counter() - t0
+        return GridSize(compiles, wall / len(sample_tasks), len(sample_tasks))
+
+    check_size(compiles, max_compiles, yes, measure)
+
+
+def selection_tasks(sel: Selection, engine: Engine, *, guarded: bool = False, yes: bool = False,
+                    max_compiles: int | None = None) -> list[Task]:
+    """The selection's tasks: the variants' requests planned into their kernels' jobs (with ``guarded``, a
+    grid over the compile limit is refused first), then every captured launch on every arch at every
+    launch-option point."""
+    from ..attention.source import variant_tasks
+    from ..sweep import capture_tasks, sweep_items
+
+    tasks: list[Task] = []
+    if sel.with_variants:
+        items = sweep_items(list(sel.variants), list(sel.archs), list(sel.requests), sel.kernel_dir)
+        if guarded:
+            compiles = sum(len(v.kernels) for v, *_ in items)
+            guard(compiles, yes, max_compiles, sample_of(items, engine.jobs),
+                  lambda sample: engine.compile(variant_tasks(sample, engine)))
+        tasks = variant_tasks(items, engine)
+    for capture in sel.captures:
+        tasks += capture_tasks(capture, list(sel.archs), sel.overrides)
+    if sel.toolchains:
+        tasks = [t.under(tc) for tc in sel.toolchains for t in tasks]
+    return tasks
+
+
+_MAIN_LOCK = threading.Lock()
+_main_state: dict[str, Any] = {"depth": 0, "saved": {}}  # calls on several threads nest
+
+
+@contextlib.contextmanager
+def main_not_rerun() -> Iterator[None]:
+    """While compile workers may start: a worker started fresh (spawn: this process imported triton, as a
+    user's kernel does) is not given the user's script to run again. multiprocessing would run its top level
+    in every worker (a script without an ``if __name__ == "__main__":`` guard would print, launch and start
+    its own analysis there); the workers need nothing of it."""
+    import sys
+
+    main = sys.modules.get("__main__")
+    if main is None:
+        yield
+        return
+    with _MAIN_LOCK:
+        if _main_state["depth"] == 0:
+            _main_state["saved"] = {k: main.__dict__[k] for k in ("__file__", "__spec__") if k in main.__dict__}
+            main.__dict__.pop("__file__", None)
+            main.__dict__["__spec__"] = None
+        _main_state["depth"] += 1
+    try:
+        yield
+    finally:
+        with _MAIN_LOCK:
+            _main_state["depth"] -= 1
+            if _main_state["depth"] == 0:
+                main.__dict__.pop("__spec__", None)
+                main.__dict__.update(_main_state["saved"])
+
+
+def make_engine(jobs: int | None = None, use_cache: bool = True, cache_dir: Path | str | None = None,
+                executor: Executor | None = None, on_progress: Progress | None = None) -> Engine:
+    return Engine(jobs, CompileCache(Path(cache_dir) if cache_dir else None, enabled=use_cache), executor,
+                  on_progress)
+
+
+def sweep(sel: Selection, *, jobs: int | None = None, use_cache: bool = True, cache_dir: Path | str | None = None,
+          yes: bool = False, max_compiles: int | None = None, scheduler: str | None = None,
+          executor: Executor | None = None, on_progress: Progress | None = None) -> list[Record]:
+    """Records of a selection, in task order: refused when over the compile limit (with the time it would
+    take), run on the Dask scheduler when one is named."""
+    with executor_for(scheduler, executor) as ex, main_not_rerun():
+        engine = make_engine(jobs, use_cache, cache_dir, ex, on_progress)
+        try:
+            return engine.compile(selection_tasks(sel, engine, guarded=True, yes=yes, max_compiles=max_compiles))
+        finally:
+            engine.close()
+
+
+def frontier_of(sel: Selection, *, jobs: int | None = None, use_cache: bool = True,
+                cache_dir: Path | str | None = None, yes: bool = False, max_compiles: int | None = None,
+                scheduler: str | None = None, executor: Executor | None = None,
+                on_progress: Progress | None = None) -> list[KernelFrontier]:
+    """The frontier of a selection: the grid guard over every level, then every level compiled."""
+    from ..frontier import engine_tasks, level_count, occupancy_levels, run_frontier
+
+    access = engine_tasks()
+    with executor_for(scheduler, executor) as ex, main_not_rerun():
+        engine = make_engine(jobs, use_cache, cache_dir, ex, on_progress)
+        tasks = selection_tasks(sel, engine)
+        sample = [access.vary(t, p.knob, p.setting) for t in sample_of(tasks, jobs)
+                  for p in occupancy_levels(access.arch(t), access.num_warps(t))[-1:]]
+        try:
+            guard(level_count(tasks, access), yes, max_compiles, sample, engine.compile)
+            return run_frontier(tasks, engine.compile, access)
+        finally:
+            engine.close()
+
+
+def explain_of(sel: Selection, *, jobs: int | None = None, use_cache: bool = True,
+               cache_dir: Path | str | None = None, on_progress: Progress | None = None) -> list[KernelExplanation]:
+    """Each task of the selection compiled (or read from the cache) and explained, beside seed 001's
+    estimate for the bundled variants (the attention package's hook)."""
+    from ..attention.live import estimate
+    from ..explain import explain_tasks
+
+    engine = make_engine(jobs, use_cache, cache_dir, None, on_progress)
+    try:
+        with main_not_rerun():
+            return explain_tasks(selection_tasks(sel, engine), engine=engine, estimate=estimate)
+    finally:
+        engine.close()
+
+
+def per_request(sel: Selection, records: Sequence[Record]) -> dict[str, list[Record]]:
+    """A grid's records split by grid point (a record shared by two points, as a default the points do not
+    change is, goes to both), keyed by the point's label ('' when there is one point)."""
+    from ..grid import point_label, varying_axes
+    from ..sweep import sweep_items
+
+    if len(sel.requests) == 1:
+        return {"": list(records)}
+    axes = varying_axes(sel.requests)
+    out: dict[str, list[Record]] = {}
+    for req in sel.requests:
+        keys = {(v.name, a.name, c.key())
+                for v, c, a, _ in sweep_items(list(sel.variants), list(sel.archs), [req], sel.kernel_dir)}
+        out[point_label(req, axes)] = [r for r in records if (r.variant, r.arch, r.config.key()) in keys]
+    return out
+
+
+def compare_tables(sel: Selection, records: Sequence[Record]) -> dict[str, list[VariantLine]]:
+    """One table per arch (and per grid point: each compared with the baseline of the same request), the
+    variants' traffic model on their lines (the kernel directory's variants, or the bundled ones)."""
+    from ..attention.traffic import line_traffic
+    from ..attention.variants import load_variants
+    from ..compare import compare as compare_lines
+
+    traffic = line_traffic(load_variants(sel.kernel_dir.resolve()).values() if sel.kernel_dir else None)
+    return {f"{arch}{' ' + point if point else ''}": lines
+            for point, recs in per_request(sel, records).items()
+            for arch, lines in compare_lines(recs, traffic).items()}
+
+
+def with_frontiers(per_arch: Mapping[str, Sequence[VariantLine]],
+                   frontiers: Sequence[KernelFrontier]) -> dict[str, list[VariantLine]]:
+    """Each variant line with its frontier (``compare --frontier``)."""
+    from dataclasses import replace
+
+    from ..frontier import by_variant
+
+    fronts = by_variant(frontiers)
+    return {key: [replace(ln, frontier=fronts.get((ln.variant, ln.arch, ln.kernels[0].config.key())))
+                  for ln in lines] for key, lines in per_arch.items()}
+
+
+FRONTIER_HEADERS = ("spill-free occ", "next level")
+
+
+def frontier_cells(per_arch: Mapping[str, Sequence[VariantLine]]) -> dict[str, dict[str, dict[str, str]]]:
+    """compare's two frontier columns per table and variant line."""
+    from ..report.frontier_view import next_level_cell, spill_free_cell
+
+    return {key: {ln.variant: dict(zip(FRONTIER_HEADERS, (spill_free_cell(ln.frontier), next_level_cell(ln.frontier))))
+                  for ln in lines} for key, lines in per_arch.items()}
+
+
+# frontier sort names -> how a KernelFrontier gives the value
+_FRONTIER_SORTS: dict[str, Callable[[Any], Any]] = {
+    "spill_free_occupancy": lambda kf: kf.spill_free_occupancy,
+    "occupancy": lambda kf: kf.spill_free_occupancy,
+    "next_spills": lambda kf: kf.next_level.spills if kf.next_level else None,
+    "spills": lambda kf: kf.next_level.spills if kf.next_level else None,
+    "min_maxnreg": lambda kf: kf.min_spill_free_maxnreg,
+}
+
+
+def sort_frontiers(frontiers: Sequence[KernelFrontier], metric: str | None) -> list[KernelFrontier]:
+    """The kernels of each arch best first by ``metric`` (spill_free_occupancy, next_spills, min_maxnreg)."""
+    from ..errors import UsageError
+    from ..grid import sort_by
+
+    if not metric:
+        return list(frontiers)
+    key = metric.strip().lower().replace("-", "_")
+    if key not in _FRONTIER_SORTS:
+        raise UsageError(f"cannot sort the frontier by {metric!r}; sort by one of: {', '.join(_FRONTIER_SORTS)}")
+    field = "spill_free_occupancy" if key in ("occupancy", "spill_free_occupancy") else key
+    groups: dict[str, list[KernelFrontier]] = {}
+    for kf in frontiers:
+        groups.setdefault(kf.arch, []).append(kf)
+    return [kf for kfs in groups.values() for kf in sort_by(kfs, field, lambda k, _: _FRONTIER_SORTS[key](k))]
