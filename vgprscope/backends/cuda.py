@@ -14,15 +14,17 @@ import base64
 import subprocess
 import tempfile
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..archs import ARCHS, Arch, NvidiaArch, Vendor, arch_for_device
 from ..compile.job import Target
 from ..errors import UsageError
 from ..occupancy import DEFAULT_THREADS, NVIDIA_UNIT, LadderStep, check_warps, nvidia_ladder, nvidia_occupancy
-from ..parse.lineinfo import SpillInstruction
 from ..records import NvidiaUsage, Occupancy
 from .base import Calculation, KnobLevel, Metric, last_output_line, threads_reason
+
+if TYPE_CHECKING:  # the parsers are imported when an output is parsed: a warm run reads the cache only
+    from ..parse.lineinfo import SpillInstruction
 
 KIB = 1024
 

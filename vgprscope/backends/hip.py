@@ -10,15 +10,17 @@ The compile worker returns the AMDGCN text (``amdgcn``) and Triton's dynamic LDS
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..archs import ARCHS, AmdArch, Arch, Vendor, arch_for_device
 from ..compile.job import Target
 from ..errors import UsageError
 from ..occupancy import AMD_UNIT, LadderStep, amd_ladder, amd_occupancy, check_warps, total_vgprs
-from ..parse.lineinfo import SpillInstruction
 from ..records import AmdUsage, Occupancy
 from .base import Calculation, KnobLevel, Metric, count, last_output_line, threads_reason
+
+if TYPE_CHECKING:  # the parsers are imported when an output is parsed: a warm run reads the cache only
+    from ..parse.lineinfo import SpillInstruction
 
 KIB = 1024
 

@@ -32,6 +32,7 @@ import importlib
 import typer
 from typer.core import TyperGroup
 
+from ..archs import ARCHS, DEFAULT_ARCHS
 from ..errors import OutputError, VgprscopeError
 from ..fsutil import atomic_write, check_writable
 
@@ -255,8 +256,10 @@ class Dtype(str, Enum):
 
 ArchOpt = Annotated[
     Optional[list[str]],
-    typer.Option("--arch", "-a", callback=nonempty_names, help="Target arch, repeatable: gfx90a, gfx942, gfx950, gfx1100, sm_80, sm_86, "
-                 "sm_89, sm_90, sm_100 \\[default: gfx90a, gfx942, sm_80]"),
+    # the archs Triton compiles for, from the arch table (a new row is in the help without touching this)
+    typer.Option("--arch", "-a", callback=nonempty_names, help="Target arch, repeatable: "
+                 f"{', '.join(n for n, a in ARCHS.items() if a.triton_target)} "
+                 f"\\[default: {', '.join(DEFAULT_ARCHS)}]"),
 ]
 VariantOpt = Annotated[
     Optional[list[str]],
