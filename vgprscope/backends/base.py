@@ -68,6 +68,7 @@ class Backend(Protocol):
     # keeps ``cache_options`` (they survive a recompile for the same backend only)
     options: tuple[str, ...]
     cache_options: tuple[str, ...]
+    raw_outputs: tuple[str, ...]  # the compile worker's outputs its parser reads
     cache_artifact: str  # the file of a Triton cache entry the resources are read from ("amdgcn", "cubin")
     spill_artifact: str  # what the spill sites are read from, as a note names it when missing
     unit: str  # the occupancy unit ("waves/SIMD", "blocks/SM")
@@ -152,3 +153,10 @@ def last_output_line(cmd: list[str]) -> str:
         return out.splitlines()[-1].strip() if out else "unknown"
     except (OSError, subprocess.SubprocessError):
         return "unknown"
+
+
+def require_outputs(raw: Mapping[str, Any], keys: Sequence[str]) -> None:
+    """A worker's answer without an output the parser reads is a one-line error, not a KeyError."""
+    missing = [k for k in keys if k not in raw]
+    if missing:
+        raise ValueError(f"the compiler outputs hold no {', '.join(missing)}")

@@ -21,7 +21,7 @@ from ..compile.job import Target
 from ..errors import UsageError
 from ..occupancy import DEFAULT_THREADS, NVIDIA_UNIT, LadderStep, check_warps, nvidia_ladder, nvidia_occupancy
 from ..records import NvidiaUsage, Occupancy
-from .base import Calculation, KnobLevel, Metric, last_output_line, threads_reason
+from .base import Calculation, KnobLevel, Metric, require_outputs, last_output_line, threads_reason
 
 if TYPE_CHECKING:  # the parsers are imported when an output is parsed: a warm run reads the cache only
     from ..parse.lineinfo import SpillInstruction
@@ -50,6 +50,7 @@ class CudaBackend:
     options = ("maxnreg",)
     cache_options = ("maxnreg", "ptx_options")
     cache_artifact = "cubin"
+    raw_outputs = ("ptxas_log", "cuobjdump", "shared")  # the cubin (cubin_b64) is for the spill sites only
     spill_artifact = "cubin"
     unit = NVIDIA_UNIT
     unit_short = "blk/SM"
@@ -116,6 +117,7 @@ class CudaBackend:
     def parse(self, raw: Mapping[str, Any]) -> NvidiaUsage:
         from ..parse.nvidia import nvidia_usage
 
+        require_outputs(raw, self.raw_outputs)
         return nvidia_usage(raw["ptxas_log"], raw["cuobjdump"], raw["shared"], kernel=raw.get("name"),
                             ptxas_version=raw.get("ptxas_version"))
 

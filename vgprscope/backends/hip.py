@@ -17,7 +17,7 @@ from ..compile.job import Target
 from ..errors import UsageError
 from ..occupancy import AMD_UNIT, LadderStep, amd_ladder, amd_occupancy, check_warps, total_vgprs
 from ..records import AmdUsage, Occupancy
-from .base import Calculation, KnobLevel, Metric, count, last_output_line, threads_reason
+from .base import Calculation, KnobLevel, Metric, require_outputs, count, last_output_line, threads_reason
 
 if TYPE_CHECKING:  # the parsers are imported when an output is parsed: a warm run reads the cache only
     from ..parse.lineinfo import SpillInstruction
@@ -34,6 +34,8 @@ class HipBackend:
     options = ("waves_per_eu", "matrix_instr_nonkdim", "kpack")
     cache_options = ("waves_per_eu", "matrix_instr_nonkdim", "kpack", "schedule_hint")
     cache_artifact = "amdgcn"
+    # what the compile worker returns for it, that the parser reads (compile.worker._collect)
+    raw_outputs = ("amdgcn", "shared")
     spill_artifact = "AMDGCN"
     unit = AMD_UNIT
     unit_short = "w/SIMD"  # in a compact occupancy cell
@@ -106,6 +108,7 @@ class HipBackend:
     def parse(self, raw: Mapping[str, Any]) -> AmdUsage:
         from ..parse.amdgcn import parse_amdgcn
 
+        require_outputs(raw, self.raw_outputs)
         return parse_amdgcn(raw["amdgcn"], raw["shared"], kernel=raw.get("name"))
 
     def spill_instructions(self, raw: Mapping[str, Any], sass: str | None = None) -> list[SpillInstruction]:
