@@ -186,7 +186,8 @@ ARCHS: dict[str, Arch] = {
 DEFAULT_ARCHS: tuple[str, ...] = ("gfx90a", "gfx942", "sm_80")
 
 _ALIASES = {"sm80": "sm_80", "sm86": "sm_86", "sm89": "sm_89", "sm90": "sm_90", "sm90a": "sm_90",
-            "sm_90a": "sm_90", "sm100": "sm_100", "sm_100a": "sm_100", "sm120": "sm_120", "sm_120a": "sm_120", "mi200": "gfx90a", "mi250": "gfx90a",
+            "sm_90a": "sm_90", "sm100": "sm_100", "sm_100a": "sm_100", "sm120": "sm_120", "sm_120a": "sm_120",
+            "mi200": "gfx90a", "mi250": "gfx90a",
             "mi300": "gfx942", "mi300x": "gfx942", "mi350": "gfx950", "mi355x": "gfx950",
             "a100": "sm_80", "h100": "sm_90", "h200": "sm_90", "b200": "sm_100"}
 

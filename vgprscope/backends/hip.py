@@ -83,7 +83,8 @@ class HipBackend:
         return {
             "arch": a.name, "vendor": a.vendor.value, "description": a.description,
             "wave": a.wave_size, "max occupancy": f"{a.max_waves_per_simd} waves/SIMD x {a.simds_per_cu} SIMDs",
-            "registers": f"{a.vgprs_per_simd_lane} VGPR/lane/SIMD" + (" (shared with AGPRs)" if a.unified_agprs else ""),
+            "registers": f"{a.vgprs_per_simd_lane} VGPR/lane/SIMD"
+                         + (" (shared with AGPRs)" if a.unified_agprs else ""),
             "per wave/thread": f"{a.max_arch_vgprs} VGPR" + (f" + {a.max_agprs} AGPR" if a.max_agprs else ""),
             "alloc granule": f"{a.vgpr_granule} VGPR",
             "LDS/shared per CU/SM": f"{a.lds_per_cu // KIB} KiB",
@@ -233,7 +234,8 @@ class HipBackend:
             return "no spills"
         sgpr = f" ({u.vgpr_spill} VGPR + {u.sgpr_spill} SGPR)" if u.sgpr_spill else ""
         insts = u.spill_stores + u.spill_loads
-        return f"{count(u.spills, 'spill')}{sgpr}, {count(insts, 'spill instruction')}, {u.spill_insts_in_loop} in the loop"
+        return (f"{count(u.spills, 'spill')}{sgpr}, {count(insts, 'spill instruction')}, "
+                f"{u.spill_insts_in_loop} in the loop")
 
 
 HIP = HipBackend()
