@@ -21,13 +21,26 @@ OPS = '''
 import triton
 import triton.language as tl
 
+from mypkg.helpers import combine
+
 
 @triton.jit
 def add(X, Y, Z, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     x = tl.load(X + offs, mask=mask)
-    tl.store(Z + offs, x + tl.load(Y + offs, mask=mask), mask=mask)
+    tl.store(Z + offs, combine(x, tl.load(Y + offs, mask=mask)), mask=mask)
+'''
+
+# a @triton.jit helper in another file of the package
+HELPERS = '''
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def combine(x, y):
+    return x + y
 '''
 
 RUN = '''
@@ -63,6 +76,7 @@ def project(tmp_path_factory) -> Path:
     (root / "mypkg").mkdir(parents=True)
     (root / "mypkg" / "__init__.py").write_text("")
     (root / "mypkg" / "ops.py").write_text(OPS)
+    (root / "mypkg" / "helpers.py").write_text(HELPERS)
     (root / "run.py").write_text(RUN)
     (root / "pyproject.toml").write_text(PYPROJECT)
     done = cli("capture", "-o", "vgprscope-capture.json", "--", sys.executable, "run.py",
@@ -107,9 +121,25 @@ def test_a_body_change_fails_by_its_registers(project, tmp_path):
     repo = checkout(project, tmp_path)
     ops = repo / "mypkg" / "ops.py"
     ops.write_text(ops.read_text().replace(
-        "    tl.store(Z + offs, x + tl.load(Y + offs, mask=mask), mask=mask)",
+        "    tl.store(Z + offs, combine(x, tl.load(Y + offs, mask=mask)), mask=mask)",
         "    t = x[:, None] + tl.arange(0, 32)[None, :].to(tl.float32)\n"
         "    tl.store(Z + offs, tl.sum(tl.exp(t), axis=1) + tl.load(Y + offs, mask=mask), mask=mask)"))
     done = check(repo)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "worse" in done.stdout and "vgpr_total" in done.stdout
+
+
+def test_a_heavier_helper_in_another_file_fails_even_when_cached(project, tmp_path):
+    """issue 17: the cache key hashed only the kernel's own file, so a heavier helper in another file kept
+    the cached numbers and `check` passed; only --no-cache saw it."""
+    repo = checkout(project, tmp_path)
+    env = {**_env(), "VGPRSCOPE_CACHE_DIR": str(tmp_path / "cache")}
+    assert cli("check", cwd=repo, env=env).returncode == 0  # warms the cache with the light helper
+    helpers = repo / "mypkg" / "helpers.py"
+    helpers.write_text(helpers.read_text().replace(
+        "    return x + y",
+        "    t = x[:, None] + tl.arange(0, 32)[None, :].to(tl.float32)\n"
+        "    return tl.sum(tl.exp(t), axis=1) + y"))
+    done = cli("check", cwd=repo, env=env)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "worse" in done.stdout and "vgpr_total" in done.stdout

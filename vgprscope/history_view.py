@@ -15,6 +15,7 @@ from .history import Event, HistoryRow, register_limit, registers
 from .records import SCHEMA_VERSION, Record
 from .report.formats import Column, Footnotes, build_table, render_table
 
+NAME_WIDTH = 32  # the widest kernel name kept in a column; longer ones are title lines
 MARKS = {"spills": "s", "step": "^", "drop": "v", "fails": "x"}
 LEGEND = ("each cell: registers (the unified VGPR count on AMD, registers per thread on NVIDIA), +N spilled "
           "values (AMD) or bytes of spill stores and loads (NVIDIA) where it spills; marks at the release where "
@@ -48,13 +49,20 @@ def to_table(rows: Sequence[HistoryRow], machine: Any, *, wide: bool = False, wi
         evs = r.events()
         return notes.ref("; ".join(e.text for e in evs)) if evs else "-"
 
-    columns = [Column("kernel", lambda r: r.label if r.kernel == r.label else f"{r.label} / {r.kernel}"),
-               Column("arch", lambda r: r.arch), Column("config", lambda r: r.config, wrap=True, drop=1)]
+    def name(r: HistoryRow) -> str:
+        return r.label if r.kernel == r.label else f"{r.label} / {r.kernel}"
+
+    # a name too long for a column (a captured kernel's module and function) stands on a line of its own
+    # across the table above its rows, so that no cell splits a word
+    long = max(len(name(r)) for r in rows) > NAME_WIDTH and not wide
+    columns = [] if long else [Column("kernel", name)]
+    columns += [Column("arch", lambda r: r.arch), Column("config", lambda r: r.config, wrap=True, drop=1)]
     for rel in releases:
         columns.append(Column(rel, lambda r, rel=rel: _cell(r.records[r.releases.index(rel)], r.events(), rel),
                               justify="right"))
     columns.append(Column("what changed", events_of))
-    table = build_table(rows, columns, title="vgprscope analyze: registers per Triton release", wide=wide)
+    table = build_table(rows, columns, title="vgprscope analyze: registers per Triton release", wide=wide,
+                        title_of=(lambda r: [(name(r), "bold")]) if long else None)
     head = machine.text(width) if hasattr(machine, "text") else str(machine)
     body = render_table(table, footnotes=notes, wide=wide, width=width)
     return head + "\n" + body + wrap(LEGEND, width, "  ") + "\n"
