@@ -26,9 +26,10 @@ VARIANT = {
     "defaults": {"block_m": 128, "block_n": 64, "num_warps": {"amd": 4, "nvidia": 8}, "num_stages": {"amd": 1, "nvidia": 2},
                  "block_dk": 32},
     # At head dims 129-256 (tiles of 256) 2 stages pipeline the Q slices too: 263168 B of shared memory on
-    # sm_90 (232448 B allowed per block) and 147456 B on sm_86 / sm_89 (101376 B); 1 stage takes 33792 B
+    # sm_90 (232448 B allowed per block) and 147456 B on sm_86 / sm_89 / sm_120 (101376 B); 1 stage takes 33792 B
     # and 49152 B. (sm_100 lowers it to 165512 B in 2 stages: it keeps them.)
-    "defaults_for": [{"arch": ["sm_86", "sm_89", "sm_90"], "head_dim": [129, 256], "set": {"num_stages": 1}}],
+    "defaults_for": [{"arch": ["sm_86", "sm_89", "sm_120", "sm_90"], "head_dim": [129, 256],
+                      "set": {"num_stages": 1}}],
     # memory traffic per (batch, head) in the traffic model's notation (vgprscope/attention/traffic.py):
     # read, written and flops are evaluated, in the order written; formula is what compare prints
     "traffic": {

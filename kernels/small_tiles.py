@@ -19,9 +19,10 @@ VARIANT = {
     "caps": {"block_m": 64},  # a larger request still means small tiles: it is capped, not refused
     "knobs": ["tma"],  # K/V through tensor descriptors (`--knob tma=1`; TMA on sm_90+)
     "defaults": {"block_m": 64, "block_n": 64, "num_warps": 4, "num_stages": {"amd": 1, "nvidia": 2}},
-    # sm_86 / sm_89 allow 101376 B of shared memory per block; at head dims 129-256 2 stages take 106496 B,
+    # sm_86 / sm_89 / sm_120 allow 101376 B of shared memory per block; at head dims 129-256 2 stages take 106496 B,
     # 1 stage 73728 B
-    "defaults_for": [{"arch": ["sm_86", "sm_89"], "head_dim": [129, 256], "set": {"num_stages": 1}}],
+    "defaults_for": [{"arch": ["sm_86", "sm_89", "sm_120"], "head_dim": [129, 256],
+                      "set": {"num_stages": 1}}],
     # memory traffic per (batch, head) in the traffic model's notation (vgprscope/attention/traffic.py):
     # read, written and flops are evaluated, in the order written; formula is what compare prints
     "traffic": {

@@ -24,9 +24,10 @@ VARIANT = {
     "order": 5,
     "knobs": ["num_splits"],  # variant-specific knobs (`--knob NAME=VALUE`)
     "defaults": {"block_m": 128, "block_n": 64, "num_warps": {"amd": 4, "nvidia": 8}, "num_stages": {"amd": 1, "nvidia": 2}},
-    # sm_86 / sm_89 allow 101376 B of shared memory per block; at head dims 129-256 (tiles of 256) the
+    # sm_86 / sm_89 / sm_120 allow 101376 B of shared memory per block; at head dims 129-256 (tiles of 256) the
     # defaults take 147456 B (2 stages) or 114688 B (1 stage); 128 x 32 in 1 stage takes 90112 B
-    "defaults_for": [{"arch": ["sm_86", "sm_89"], "head_dim": [129, 256], "set": {"block_n": 32, "num_stages": 1}}],
+    "defaults_for": [{"arch": ["sm_86", "sm_89", "sm_120"], "head_dim": [129, 256],
+                      "set": {"block_n": 32, "num_stages": 1}}],
     # memory traffic per (batch, head) in the traffic model's notation (vgprscope/attention/traffic.py):
     # read, written and flops are evaluated, in the order written; formula is what compare prints
     "traffic": {

@@ -17,8 +17,9 @@ What is compiled, and why that covers every accepted head dim (16 to 256):
   bytes were non-decreasing in the head dim.
 - the shape sets only strides and sequence lengths, which no tile depends on: a decode default equal to a
   prefill one (but for the shape) is compiled once.
-Archs: every arch Triton targets except two, each compiled as an arch it equals (checked below: the same
-LDS / shared limit and the same default configs at every head dim and shape), for CI time:
+Archs: every arch Triton targets (gfx1201 and sm_120 too) except two, each compiled as an arch it equals
+(checked below: the same LDS / shared limit and the same default configs at every head dim and shape), for
+CI time:
 - sm_89 as sm_86: 101376 B per block on both; Triton lowers capability 8.9 like 8.6 for fp16 / bf16 (8.9
   adds fp8 MMA, which these kernels do not use);
 - gfx90a as gfx942: 65536 B of LDS per workgroup on both; Triton's AMD backend allocates the same LDS for

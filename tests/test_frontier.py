@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vgprscope.frontier import SpecAccess, by_variant, occupancy_levels, run_frontier
-from vgprscope.occupancy import occupancy_of
+from vgprscope.backends import occupancy_of
 from vgprscope.records import AmdUsage, NvidiaUsage, Record
 from vgprscope.attention.config import AttentionConfig
 

@@ -64,7 +64,7 @@ def test_the_size_guard_refuses_with_the_measured_rate_unless_confirmed():
 
 def _rec(variant, arch, bm, vgprs, spills, occ_value=None):
     from vgprscope.archs import get_arch
-    from vgprscope.occupancy import occupancy_of
+    from vgprscope.backends import occupancy_of
 
     cfg = AttentionConfig(block_m=bm, block_n=64, head_dim=128)
     u = AmdUsage(arch_vgpr=vgprs, agpr=0, vgpr_total=vgprs, sgpr=40, vgpr_spill=spills, sgpr_spill=0,

@@ -121,3 +121,118 @@ def test_vgprscope_attention_is_the_package_and_the_function_in_any_import_order
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["True", "True", "vgprscope.attention.traffic", "['q',", "'k',", "'v',", "'causal']"]
+
+
+# ---- vendors: only the backends and the arch table tell them apart (issue 19, item 4) -----------------
+
+# Where a vendor may be named in code: its backend, the arch table, and the compile worker, which runs
+# where vgprscope cannot be imported (another Triton's environment) and so keeps its own per-backend lines.
+VENDOR_HOMES = ("backends", "archs.py", "compile/worker.py", "compile/kernel_load.py")
+VENDOR_CLASSES = {"AmdArch", "NvidiaArch", "AmdUsage", "NvidiaUsage"}
+VENDOR_WORDS = {"hip", "cuda", "amd", "nvidia"}  # Triton's backend names and vgprscope's vendor values
+ARCH_PREFIXES = ("gfx", "sm")
+
+
+def vendor_files() -> list[Path]:
+    """Every module of the package outside the vendors' homes."""
+    homes = [PKG / h for h in VENDOR_HOMES]
+    return [f for f in sorted(PKG.rglob("*.py"))
+            if not any(f == h or h in f.parents for h in homes)]
+
+
+def _names(node: ast.AST) -> set[str]:
+    """The class names an isinstance's second argument (or a comparison's side) names: ``A``, ``m.A``,
+    ``(A, B)``, ``A | B``."""
+    if isinstance(node, ast.Name):
+        return {node.id}
+    if isinstance(node, ast.Attribute):
+        return {node.attr}
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return set().union(*(_names(e) for e in node.elts)) if node.elts else set()
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        return _names(node.left) | _names(node.right)
+    return set()
+
+
+def _vendor_word(node: ast.AST) -> bool:
+    """A vendor or backend named as a value: ``"hip"``, ``Vendor.AMD``, or a collection holding one."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value.lower() in VENDOR_WORDS
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "Vendor":
+        return True
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return any(_vendor_word(e) for e in node.elts)
+    return False
+
+
+def _arch_prefix(node: ast.AST) -> bool:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value.lower().startswith(ARCH_PREFIXES)
+    if isinstance(node, ast.Tuple):
+        return any(_arch_prefix(e) for e in node.elts)
+    return False
+
+
+def vendor_checks(file: Path) -> list[str]:
+    """Each place a module tells the vendors apart itself instead of asking a backend: an isinstance /
+    issubclass / ``type(x) is`` check on a vendor's arch or usage class, a comparison with a vendor or
+    backend name (``== "hip"``, ``is Vendor.AMD``, ``in ("cuda", ...)``), an arch name's prefix
+    (``startswith("gfx")``), a dict literal indexed by vendor names, a singledispatch on a vendor class."""
+    tree = ast.parse(file.read_text(), str(file))
+    where = str(file.relative_to(PKG.parent))
+    out: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            f = node.func
+            name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+            if name in ("isinstance", "issubclass") and len(node.args) == 2 and _names(node.args[1]) & VENDOR_CLASSES:
+                out.append(f"{where}:{node.lineno} {name} on {sorted(_names(node.args[1]) & VENDOR_CLASSES)}")
+            if name == "register" and any(_names(a) & VENDOR_CLASSES for a in node.args):
+                out.append(f"{where}:{node.lineno} dispatches on a vendor class")
+            if name in ("startswith", "endswith") and node.args and _arch_prefix(node.args[0]):
+                out.append(f"{where}:{node.lineno} tells an arch by its name's prefix")
+        elif isinstance(node, ast.Compare):
+            sides = [node.left, *node.comparators]
+            if any(_vendor_word(s) for s in sides):
+                out.append(f"{where}:{node.lineno} compares with a vendor or backend name")
+            elif any(_names(s) & VENDOR_CLASSES for s in sides):
+                out.append(f"{where}:{node.lineno} compares a type with a vendor class")
+        elif isinstance(node, ast.Subscript) and isinstance(node.value, ast.Dict):
+            if any(k is not None and _vendor_word(k) for k in node.value.keys):
+                out.append(f"{where}:{node.lineno} picks from a dict by vendor name")
+    return out
+
+
+def test_the_vendor_files_are_found():
+    names = {module_name(f) for f in vendor_files()}
+    assert {"vgprscope.frontier", "vgprscope.explain", "vgprscope.occupancy", "vgprscope.compile.engine",
+            "vgprscope.report.rows", "vgprscope.cli.occupancy_cmd", "vgprscope.attention.variants"} <= names
+    assert not any(n.startswith("vgprscope.backends") or n in ("vgprscope.archs", "vgprscope.compile.worker")
+                   for n in names)
+
+
+@pytest.mark.parametrize("file", vendor_files(), ids=lambda f: str(f.relative_to(PKG)))
+def test_no_module_outside_the_backends_tells_the_vendors_apart(file):
+    assert vendor_checks(file) == []
+
+
+def test_the_vendor_walk_sees_every_form_of_check(tmp_path, monkeypatch):
+    """The check fails on what it is for, and leaves data and backend calls alone."""
+    pkg = tmp_path / "vgprscope"
+    pkg.mkdir()
+    monkeypatch.setitem(globals(), "PKG", pkg)
+    checks = ["isinstance(arch, AmdArch)", "isinstance(u, (AmdUsage, NvidiaUsage))", "isinstance(a, archs.NvidiaArch)",
+              "not isinstance(a, AmdArch | NvidiaArch)", "issubclass(cls, NvidiaUsage)", "type(u) is AmdUsage",
+              "arch.vendor is Vendor.AMD", "a.vendor == Vendor.NVIDIA", 't["backend"] == "hip"',
+              'backend != "cuda"', 'vendor in ("amd", "nvidia")', 'gpu.vendor == "AMD"', 'name.startswith("gfx")',
+              'arch.name.startswith(("sm_", "gfx"))', 'folder = {"hip": "amd", "cuda": "nvidia"}[backend]',
+              "@occupancy_of.register(AmdUsage)\ndef f(u): pass"]
+    for i, text in enumerate(checks):
+        f = pkg / f"mod{i}.py"
+        f.write_text(text + "\n")
+        assert vendor_checks(f), text
+    clean = pkg / "clean.py"
+    clean.write_text("from .backends import backend_of\nknob = backend_of(arch).knob\n"
+                     "grid = GRID[gpu.vendor]\nok = arch.vendor.value not in rule.archs\n"
+                     "same = own == built\nx: AmdArch = arch\nlimit = occ.limits.get('vgpr')\n")
+    assert vendor_checks(clean) == []

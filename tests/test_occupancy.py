@@ -13,9 +13,10 @@ from typer.testing import CliRunner
 
 from vgprscope.archs import ARCHS, AmdArch, NvidiaArch, get_arch
 from vgprscope.errors import UsageError
+from vgprscope.backends import ladder, occupancy_of
 from vgprscope.occupancy import (
-    LadderStep, amd_occupancy, ladder, llvm_min_num_vgprs, llvm_rule_occupancy, llvm_vgpr_allocation,
-    llvm_waves_per_eu, nvidia_occupancy, occupancy_of, total_vgprs,
+    LadderStep, amd_occupancy, llvm_min_num_vgprs, llvm_rule_occupancy, llvm_vgpr_allocation, llvm_waves_per_eu,
+    nvidia_occupancy, total_vgprs,
 )
 from vgprscope.records import AmdUsage, NvidiaUsage
 
@@ -38,6 +39,16 @@ KIB = 1024
     ("gfx942", dict(vgpr_total=32, lds_bytes=16 * KIB, workgroup_size=256), 4),
     ("gfx1100", dict(vgpr_total=128), 10),
     ("gfx1100-wave64", dict(vgpr_total=128), 5),
+    # RDNA4 wave32 (1536 VGPRs, granule 24): each equals LLVM's `; Occupancy:` on a Triton 3.9 compile of
+    # tests/fixtures/user_kernels/matmul.py (219 VGPRs, 1 warp: 6) or the bundled baseline (121 -> 10, 144 -> 10)
+    ("gfx1201", dict(vgpr_total=219), 6),
+    ("gfx1201", dict(vgpr_total=121), 10),
+    ("gfx1201", dict(vgpr_total=144), 10),
+    ("gfx1201", dict(vgpr_total=145), 9),
+    ("gfx1201", dict(vgpr_total=96), 16),
+    ("gfx1201", dict(vgpr_total=256), 5),
+    # 128 KiB of LDS per WGP holds 2 of these 8-wave workgroups: 16 waves over 4 SIMDs
+    ("gfx1201", dict(vgpr_total=32, lds_bytes=64 * KIB, workgroup_size=256), 4),
 ])
 def test_amd_worked_examples(arch, kwargs, expected):
     o = amd_occupancy(get_arch(arch), **kwargs)
@@ -55,7 +66,7 @@ def test_amd_worked_examples_limiters():
 
 @pytest.mark.parametrize("arch, blocks, limiters", [
     ("sm_80", 2, ("regs", "shared")), ("sm_86", 1, ("shared",)), ("sm_89", 1, ("shared",)),
-    ("sm_90", 2, ("regs",)),
+    ("sm_90", 2, ("regs",)), ("sm_120", 1, ("shared",)),
 ])
 def test_nvidia_255_regs_64k_shared(arch, blocks, limiters):
     o = nvidia_occupancy(get_arch(arch), 255, 64 * KIB, 128)
@@ -69,6 +80,33 @@ def test_nvidia_32_regs_256_threads():
     assert (sm80.value, sm80.percent, sm80.warps_per_sm) == (8, 100.0, 64)
     assert sm80.next_step == "at the maximum (8 blocks/SM, 64 warps/SM)" and sm80.limiters == ()
     assert nvidia_occupancy(get_arch("sm_86"), 32, 0, 256).value == 6
+
+
+# sm_120: (regs, threads, shared bytes) -> blocks/SM (and the limits that bind at that value) as NVIDIA's cuda_occupancy.h (nvidia-cuda-runtime-cu12
+# 12.9.79) computes it for compute capability 12.0 with the programming guide's device properties (1536 threads
+# and 100 KiB of shared memory per SM, 99 KiB opt-in per block, 1 KiB reserved), the function opted in to the
+# large dynamic shared memory as Triton's launcher does. The same harness agreed with this model on all 2,340
+# launches of a grid (regs 1..255, 32..1024 threads, 0..101377 B), for sm_89 as well.
+@pytest.mark.parametrize("regs, threads, shared, blocks, limiters", [
+    (255, 128, 65536, 1, ("shared",)),
+    (32, 256, 0, 6, ()),  # 48 warps: the maximum
+    (64, 256, 0, 4, ("regs",)),
+    (32, 64, 0, 24, ()),  # the 24-block limit and 48 warps at once
+    (1, 32, 0, 24, ("blocks",)),
+    (128, 128, 0, 4, ("regs",)),
+    (40, 1024, 0, 1, ("regs", "warps")),
+    (48, 1024, 0, 1, ("regs", "warps")),
+    (255, 128, 101376, 1, ("shared",)),
+    (255, 128, 101377, 0, ("shared",)),  # over the opt-in limit: does not launch
+    (96, 384, 49152, 1, ("regs",)),
+    (168, 160, 16384, 2, ("regs",)),
+])
+def test_sm_120_equals_cuda_occupancy_h(regs, threads, shared, blocks, limiters):
+    o = nvidia_occupancy(get_arch("sm_120"), regs, shared, threads)
+    assert o.value == blocks
+    assert o.warps_per_sm == blocks * -(-threads // 32)
+    assert o.percent == round(100 * o.warps_per_sm / 48, 2)
+    assert o.limiters == limiters
 
 
 @pytest.mark.parametrize("arch", [a.name for a in NV])

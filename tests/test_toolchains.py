@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import shutil
 import sys
 from pathlib import Path
 
@@ -176,7 +177,7 @@ def test_a_setting_on_and_off_is_one_command(tmp_path):
 
 
 @pytest.mark.parametrize("spec, message", [
-    ("9.9.9", "is not a release with a wheel for this Python"),
+    ("9.9.9", "not a release with a wheel for Python"),
     ("2.1.0", "older than 3.3.0"),
     ("three", "is not a Triton release number"),
     ("/nonexistent/env", "is neither a Python environment nor an interpreter"),
@@ -197,14 +198,55 @@ def test_an_environment_without_triton_is_one_line(tmp_path):
     assert done.returncode == 2 and "has no usable Triton" in done.stderr
 
 
-def test_no_network_is_one_line_and_leaves_nothing(tmp_path):
-    env = {"VGPRSCOPE_TOOLCHAIN_DIR": str(tmp_path / "tc"), "PIP_INDEX_URL": "http://127.0.0.1:9/simple",
-           "UV_DEFAULT_INDEX": "http://127.0.0.1:9/simple", "UV_INDEX_URL": "http://127.0.0.1:9/simple",
-           "PIP_RETRIES": "0", "PIP_TIMEOUT": "2", "UV_OFFLINE": "", "PATH": os.environ["PATH"]}
+@pytest.mark.parametrize("installer", ["uv", "pip"])
+def test_no_network_is_one_line_and_leaves_nothing(tmp_path, installer):
+    """Both installers: uv where it is on PATH, venv + pip (CI's case) where it is not."""
+    path = os.environ["PATH"]
+    uv = shutil.which("uv")
+    if installer == "uv" and uv is None:
+        pytest.skip("uv is not on PATH")
+    if installer == "pip" and uv is not None:
+        path = os.pathsep.join(d for d in path.split(os.pathsep) if not (Path(d) / "uv").exists())
+    # no pip.conf either: a machine's extra indexes or find-links would stand in for the network
+    env = {"VGPRSCOPE_TOOLCHAIN_DIR": str(tmp_path / "tc"), "PIP_CONFIG_FILE": os.devnull,
+           "PIP_INDEX_URL": "http://127.0.0.1:9/simple", "UV_DEFAULT_INDEX": "http://127.0.0.1:9/simple",
+           "UV_INDEX_URL": "http://127.0.0.1:9/simple", "UV_NO_CONFIG": "1", "PIP_RETRIES": "1",
+           "PIP_TIMEOUT": "2", "UV_OFFLINE": "", "PATH": path}
     done = cli("diff", "--triton", "3.7.0", "--triton", triton_version(), "--variant", "baseline", env=env)
     assert done.returncode == 2
-    assert "cannot install Triton 3.7.0" in done.stderr and "Traceback" not in done.stderr
+    lines = [ln for ln in done.stderr.splitlines() if not ln.startswith("vgprscope: installing")]
+    assert len(lines) == 1 and "cannot install Triton 3.7.0: PyPI cannot be reached" in lines[0], done.stderr
+    assert "Traceback" not in done.stderr
     assert not [p for p in (tmp_path / "tc").glob("*") if not p.name.endswith(".lock")]
+
+
+@pytest.mark.parametrize("said, message", [
+    # pip offline: its retry warning names the connection, then it finds no versions
+    ("WARNING: Retrying (Retry(total=0)) after connection broken by 'NewConnectionError(...: Failed to establish a "
+     "new connection: [Errno 111] Connection refused')': /simple/triton/\nERROR: Could not find a version that "
+     "satisfies the requirement triton==3.7.0 (from versions: none)\nERROR: No matching distribution found for "
+     "triton==3.7.0", "PyPI cannot be reached"),
+    # an index that answers but has no wheel for this platform
+    ("ERROR: Could not find a version that satisfies the requirement triton==3.7.0 (from versions: none)\n"
+     "ERROR: No matching distribution found for triton==3.7.0", "offers no Triton wheel at all for Python"),
+    # a version that is not a release: the releases pip saw are the allowed values
+    ("ERROR: Could not find a version that satisfies the requirement triton==3.7.7 (from versions: 3.6.0, 3.8.0)\n"
+     "ERROR: No matching distribution found for triton==3.7.7", "allowed: 3.6.0, 3.8.0 ("),
+    ("ERROR: Could not find a version that satisfies the requirement triton==9 (from versions: 0.4.1, 0.4.2, 1.0.0, "
+     "2.0.0, 2.1.0, 3.0.0, 3.1.0, 3.9.0)", "allowed: 0.4.1 to 3.9.0 (8 releases)"),
+    # uv's words for the same
+    ("  x No solution found when resolving dependencies:\n  `-> Because there is no version of triton==3.7.7 and "
+     "you require triton==3.7.7, we can conclude that your requirements are unsatisfiable.",
+     "not a release with a wheel for Python"),
+    ("error: Request failed after 3 retries\n  Caused by: error sending request for url "
+     "(https://pypi.org/simple/triton/)\n  Caused by: dns error: failed to lookup address information",
+     "PyPI cannot be reached"),
+    ("ERROR: Could not install packages due to an OSError: [Errno 28] No space left on device",
+     "the disk is full"),
+])
+def test_installer_failures_name_the_cause(said, message):
+    line = toolchains._pip_failure("3.7.0", said)
+    assert message in line and line.startswith("cannot install Triton 3.7.0: ") and "\n" not in line
 
 
 def test_a_full_disk_is_one_line_and_leaves_nothing(tmp_path, monkeypatch):

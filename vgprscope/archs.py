@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-from .errors import UnknownNameError
+from .errors import UnknownNameError, UsageError
 
 
 class Vendor(str, Enum):
@@ -87,6 +87,7 @@ class NvidiaArch:
     # SMs of the table's reference part (named in the description): what split-k sizes its grid by when
     # compiling for the arch; a launch uses the device's own count.
     compute_units: int = 0
+    triton_target: bool = True  # False where the installed Triton has no such target
 
     vendor = Vendor.NVIDIA
     backend = "cuda"
@@ -98,12 +99,32 @@ class NvidiaArch:
 
 Arch = AmdArch | NvidiaArch
 
+
+# The vendor's own occupancy functions take only their vendor's archs: these say so in one line (the arch
+# table is, with ``vgprscope.backends``, the one place that tells the vendors apart).
+def expect_amd(arch: Arch, instead: str) -> AmdArch:
+    """``arch`` when it is an AMD arch, else a UsageError naming ``instead``, the function to use."""
+    if isinstance(arch, AmdArch):
+        return arch
+    raise UsageError(f"{arch.name} is not an AMD arch; use {instead}")
+
+
+def expect_nvidia(arch: Arch, instead: str) -> NvidiaArch:
+    """``arch`` when it is an NVIDIA arch, else a UsageError naming ``instead``, the function to use."""
+    if isinstance(arch, NvidiaArch):
+        return arch
+    raise UsageError(f"{arch.name} is not an NVIDIA arch; use {instead}")
+
 _CDNA = dict(
     wave_size=64, simds_per_cu=4, max_waves_per_simd=8, vgprs_per_simd_lane=512, max_arch_vgprs=256,
     max_agprs=256, vgpr_granule=8, sgpr_waves=((80, 10), (88, 9), (100, 8)), sgpr_waves_else=7,
     max_sgprs=108, max_workgroups_per_cu=16,
 )
-_RDNA3 = dict(
+# RDNA in WGP mode (gfx11 and gfx12.0 alike in what occupancy reads: LLVM's FeatureGFX10_3Insts, no
+# FeatureCuMode, 64 KiB addressable LDS): 16 waves/EU (AMDGPUBaseInfo.cpp getMaxWavesPerEU), 4 SIMDs per WGP
+# (getEUsPerCU), 32 barriers (getMaxWorkGroupsPerCU), LDS 64 KiB per workgroup and twice that per WGP
+# (getLocalMemorySize), SGPRs never limit (getOccupancyWithNumSGPRs, GFX10+), 106 addressable + VCC.
+_RDNA = dict(
     simds_per_cu=4, max_waves_per_simd=16, max_arch_vgprs=256, max_agprs=0, sgpr_waves=None,
     sgpr_waves_else=16, max_sgprs=108, lds_per_cu=131072, lds_per_workgroup=65536, lds_granule=512,
     max_workgroups_per_cu=32,
@@ -121,10 +142,18 @@ ARCHS: dict[str, Arch] = {
         AmdArch("gfx950", "AMD MI350 (CDNA4)", "gfx950", lds_per_cu=163840, lds_per_workgroup=163840,
                 lds_granule=1280, compute_units=256, **_CDNA),  # MI355X
         AmdArch("gfx1100", "AMD RX 7900 (RDNA3), wave32, WGP mode", "gfx1100", wave_size=32,
-                vgprs_per_simd_lane=1536, vgpr_granule=24, compute_units=48, **_RDNA3),  # 7900 XTX WGPs
+                vgprs_per_simd_lane=1536, vgpr_granule=24, compute_units=48, **_RDNA),  # 7900 XTX WGPs
         # Triton compiles RDNA kernels as wave32 only; wave64 is here for the occupancy calculator.
         AmdArch("gfx1100-wave64", "AMD RX 7900 (RDNA3), wave64, WGP mode", "gfx1100", wave_size=64,
-                vgprs_per_simd_lane=768, vgpr_granule=12, triton_target=False, compute_units=48, **_RDNA3),
+                vgprs_per_simd_lane=768, vgpr_granule=12, triton_target=False, compute_units=48, **_RDNA),
+        # RDNA4: gfx1201 is LLVM's FeatureISAVersion12 (GCNProcessors.td), which has Feature1_5xVGPRs
+        # (AMDGPU.td) like gfx1100: 1536 VGPRs per lane in wave32, allocated in granules of 24
+        # (AMDGPUBaseInfo.cpp getTotalNumVGPRs, getVGPRAllocGranule); the rest is _RDNA's. LDS granule: LLVM
+        # encodes 128 dwords (getLdsDwGranularity), as on gfx1100 (whether the hardware allocates 1 KiB is
+        # as unresolved there; docs/occupancy-rules.md). Checked against LLVM's `; Occupancy:` on real
+        # compiles (tests/test_llvm_crosscheck.py).
+        AmdArch("gfx1201", "AMD RX 9070 (RDNA4), wave32, WGP mode", "gfx1201", wave_size=32,
+                vgprs_per_simd_lane=1536, vgpr_granule=24, compute_units=32, **_RDNA),  # RX 9070 XT: 64 CUs
         NvidiaArch("sm_80", "NVIDIA A100 (Ampere)", 80, max_warps_per_sm=64, max_blocks_per_sm=32,
                    shared_per_sm=167936, max_shared_per_block=166912,
                    shared_carveouts_kib=(0, 8, 16, 32, 64, 100, 132, 164), compute_units=108, **_AMPERE_SHARED),
@@ -142,13 +171,23 @@ ARCHS: dict[str, Arch] = {
                    shared_per_sm=233472, max_shared_per_block=232448,
                    shared_carveouts_kib=(0, 8, 16, 32, 64, 100, 132, 164, 196, 228), compute_units=148,
                    **_AMPERE_SHARED),  # B200
+        # consumer Blackwell, compute capability 12.0. cuda_occupancy.h (nvidia-cuda-runtime-cu12 12.9.79):
+        # 24 blocks/SM (cudaOccMaxBlocksPerMultiprocessor, case 12), shared-memory carveouts 0..100 KiB
+        # (cudaOccAlignUpShmemSizeVoltaPlus, case 12), 128 B shared granule, 256-register warp granule, 4
+        # sub-partitions, the driver's reserved shared memory per block added (CC >= 8); CUDA Programming
+        # Guide, compute capability 12.0: 48 warps (1536 threads) per SM, 64 K registers per SM, 255 per
+        # thread, 100 KiB of shared memory per SM, 99 KiB per block with the opt-in, 1 KiB reserved per block.
+        NvidiaArch("sm_120", "NVIDIA RTX 50 / RTX PRO Blackwell (GB20x)", 120, max_warps_per_sm=48,
+                   max_blocks_per_sm=24, shared_per_sm=102400, max_shared_per_block=101376,
+                   shared_carveouts_kib=(0, 8, 16, 32, 64, 100), compute_units=170, **_AMPERE_SHARED),  # RTX 5090
     )
 }
 
 DEFAULT_ARCHS: tuple[str, ...] = ("gfx90a", "gfx942", "sm_80")
 
 _ALIASES = {"sm80": "sm_80", "sm86": "sm_86", "sm89": "sm_89", "sm90": "sm_90", "sm90a": "sm_90",
-            "sm_90a": "sm_90", "sm100": "sm_100", "sm_100a": "sm_100", "mi200": "gfx90a", "mi250": "gfx90a",
+            "sm_90a": "sm_90", "sm100": "sm_100", "sm_100a": "sm_100", "sm120": "sm_120", "sm_120a": "sm_120",
+            "mi200": "gfx90a", "mi250": "gfx90a",
             "mi300": "gfx942", "mi300x": "gfx942", "mi350": "gfx950", "mi355x": "gfx950",
             "a100": "sm_80", "h100": "sm_90", "h200": "sm_90", "b200": "sm_100"}
 

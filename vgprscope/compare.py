@@ -12,7 +12,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .records import AmdUsage, NvidiaUsage, Record
+from .backends import backend_of_usage
+from .records import Record, ResourceUsage
 
 REFERENCE = "baseline"
 
@@ -47,14 +48,13 @@ def _max(values: Sequence[int | None]) -> int | None:
     return max(vals) if vals else None
 
 
-def _usage_figures(u: AmdUsage | NvidiaUsage | None) -> dict[str, int | None]:
-    if isinstance(u, AmdUsage):
-        return {"regs": u.vgpr_total, "sgprs": u.sgpr, "spills": u.vgpr_spill + u.sgpr_spill,
-                "scratch": u.scratch_bytes, "lds": u.lds_bytes}
-    if isinstance(u, NvidiaUsage):
-        return {"regs": u.regs, "sgprs": None, "spills": u.spill_store_bytes + u.spill_load_bytes,
-                "scratch": u.stack_bytes, "lds": u.shared_bytes}
-    return dict.fromkeys(("regs", "sgprs", "spills", "scratch", "lds"))
+def _usage_figures(u: ResourceUsage | None) -> dict[str, int | None]:
+    """The line's figures of one kernel, as its backend reads them (spills: AMD registers, NVIDIA bytes)."""
+    if u is None:
+        return dict.fromkeys(("regs", "sgprs", "spills", "scratch", "lds"))
+    b = backend_of_usage(u)
+    return {"regs": b.registers(u), "sgprs": b.scalar_registers(u), "spills": u.spills,
+            "scratch": b.scratch_bytes(u), "lds": b.memory_bytes(u)}
 
 
 TrafficHook = Callable[[Sequence[Record]], Any]

@@ -17,7 +17,7 @@ from .compile.toolchains import Toolchain
 from .gate.baseline import Baseline, Entry, entries_of
 from .gate.diff import GateResult, compare
 from .gate.rules import RuleSet
-from .records import AmdUsage, Record
+from .records import Record
 
 
 @dataclass(frozen=True)
@@ -73,9 +73,10 @@ class DiffResult:
         for d in self.gate.entries:
             if d.baseline is None or d.current is None:
                 continue
-            if isinstance(d.baseline.usage, AmdUsage) and isinstance(d.current.usage, AmdUsage):
-                before += d.baseline.usage.spill_insts_in_loop
-                after += d.current.usage.spill_insts_in_loop
+            b, a = (_in_loop(rec.usage) for rec in (d.baseline, d.current))
+            if b is not None and a is not None:
+                before += b
+                after += a
         return before, after
 
     def summary(self) -> str:
@@ -96,22 +97,25 @@ class DiffResult:
 def _sites(engine: Engine, task: Task) -> dict[tuple[str, bool], int] | None:
     """Spill instructions by (source line with its inlined-at chain, in a loop), read from a task's compiler
     outputs as explain reads them: the AMDGCN's spill instructions, or the cubin's SASS (nvdisasm)."""
-    import base64
-
-    from .archs import AmdArch
-    from .explain import nvdisasm, spill_sites
-    from .parse.lineinfo import amdgcn_spills, sass_spills
+    from .backends import backend_of
+    from .explain import spill_sites
 
     raw = engine.raw_outputs(task)
     if raw is None or "error" in raw:
         return None
-    if isinstance(task.arch, AmdArch):
-        instructions = amdgcn_spills(raw["amdgcn"], kernel=raw.get("name"))
-    elif raw.get("cubin_b64"):
-        instructions = sass_spills(nvdisasm(base64.b64decode(raw["cubin_b64"])), raw.get("name"))
-    else:
+    instructions = backend_of(task.arch).spill_instructions(raw)
+    if instructions is None:
         return None
     return {(" <- ".join(s.location), s.in_loop): s.stores + s.reloads for s in spill_sites(instructions)}
+
+
+def _in_loop(usage) -> int | None:
+    """Spill instructions in loops as the usage's backend counts them (None: it does not say where)."""
+    if usage is None:
+        return None
+    from .backends import backend_of_usage
+
+    return backend_of_usage(usage).spill_insts_in_loop(usage)
 
 
 def _spills(rec: Record | None) -> int:

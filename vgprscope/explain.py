@@ -23,24 +23,24 @@ buffers: the remainder.
 
 from __future__ import annotations
 
-import base64
 import math
 import re
 import subprocess
-import tempfile
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .archs import AmdArch, Arch
+from .archs import Arch
+from .backends import backend_of, backend_of_usage
+from .backends.cuda import nvdisasm  # noqa: F401  (explain's SASS reader, where callers found it)
 from .errors import VgprscopeError
 from .parse.layouts import (
     Layout, LayoutError, Opaque, describe, elements_per_lane, parse_layout, registers_per_lane,
 )
-from .parse.lineinfo import SpillInstruction, amdgcn_spills, sass_spills
+from .parse.lineinfo import SpillInstruction
 from .parse.ttgir import IrLoop, IrValue, TtgirModule, parse_ttgir
-from .records import AmdUsage, ResourceUsage
+from .records import ResourceUsage
 
 
 class ExplainError(VgprscopeError):
@@ -288,25 +288,13 @@ def spill_sites(instructions: Sequence[SpillInstruction]) -> tuple[SpillSite, ..
 
 
 def allocation_of(usage: ResourceUsage, spills: Sequence[SpillInstruction]) -> Allocation:
-    """The compiler's allocation; spill counts are the instructions found (AMD: the parser's own count)."""
-    stores = sum(1 for s in spills if s.kind == "store")
-    if isinstance(usage, AmdUsage):
-        return Allocation(registers=usage.vgpr_total, arch_vgpr=usage.arch_vgpr, agpr=usage.agpr,
-                          spill_stores=usage.spill_stores, spill_reloads=usage.spill_loads)
-    return Allocation(registers=usage.regs, arch_vgpr=None, agpr=None, spill_stores=stores,
-                      spill_reloads=len(spills) - stores)
-
-
-def nvdisasm(cubin: bytes) -> str:
-    """``nvdisasm -gi -c`` of a cubin: SASS with the line info and inlining chains (the Triton wheel's
-    nvdisasm, as Triton's knobs locate it)."""
-    from triton import knobs
-
-    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
-        f.write(cubin)
-        f.flush()
-        return subprocess.run([knobs.nvidia.nvdisasm.path, "-gi", "-c", f.name], check=True, capture_output=True,
-                              text=True).stdout
+    """The compiler's allocation; spill counts as the backend counts them (AMD: the parser's own count;
+    NVIDIA: the instructions found)."""
+    backend = backend_of_usage(usage)
+    arch_vgpr, agpr = backend.register_parts(usage) or (None, None)
+    stores, reloads = backend.spill_counts(usage, spills)
+    return Allocation(registers=backend.registers(usage), arch_vgpr=arch_vgpr, agpr=agpr, spill_stores=stores,
+                      spill_reloads=reloads)
 
 
 def explain_raw(arch: Arch, raw: dict[str, Any], label: str, config: str = "",
@@ -326,16 +314,13 @@ def explain_raw(arch: Arch, raw: dict[str, Any], label: str, config: str = "",
     module = parse_ttgir(raw["ttgir"])
     usage = parse_output(arch, raw)
     notes = []
-    if isinstance(arch, AmdArch):
-        instructions = amdgcn_spills(raw["amdgcn"], kernel=raw.get("name"))
-    else:
-        if sass is None and raw.get("cubin_b64"):
-            sass = nvdisasm(base64.b64decode(raw["cubin_b64"]))
-        instructions = sass_spills(sass, raw.get("name")) if sass else []
-        if sass is None:
-            notes.append("no cubin in the compiler outputs: spill sites not read")
+    backend = backend_of(arch)
+    found = backend.spill_instructions(raw, sass)
+    if found is None:
+        notes.append(f"no {backend.spill_artifact} in the compiler outputs: spill sites not read")
+    instructions = found or []
     alloc = allocation_of(usage, instructions)
-    shared = usage.lds_bytes if isinstance(usage, AmdUsage) else usage.shared_bytes
+    shared = backend.memory_bytes(usage)
     return KernelExplanation(
         **base | {"num_warps": module.num_warps, "lanes": module.threads_per_warp, "allocation": alloc},
         loops=tuple(loop_state(lp, module) for lp in module.loops), spills=spill_sites(instructions),

@@ -29,14 +29,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Generic, TypeVar
 
-from .archs import AmdArch, Arch, NvidiaArch
-from .occupancy import AMD_UNIT, NVIDIA_UNIT, ladder
-from .records import AmdUsage, NvidiaUsage, Record
+from .archs import Arch
+from .backends import backend_of, backend_of_usage
+from .records import Record
 
 T = TypeVar("T")
-
-AMD_KNOB = "waves_per_eu"
-NVIDIA_KNOB = "maxnreg"
 # the limiters a frontier level names in words when they, not the registers, hold the occupancy down
 LIMITER_WORDS = {"lds": "LDS", "shared": "shared memory", "workgroup": "whole workgroups", "warps": "the warp slots",
                  "blocks": "the blocks-per-SM limit", "sgpr": "SGPRs"}
@@ -54,14 +51,10 @@ class LevelPlan:
 
 
 def occupancy_levels(arch: Arch, num_warps: int) -> list[LevelPlan]:
-    """Every occupancy level of ``arch`` for a launch of ``num_warps`` warps/waves, fewest first."""
-    if isinstance(arch, AmdArch):
-        # registers alone: the waves_per_eu budget is per SIMD, whatever the workgroup size
-        steps = ladder(arch)
-        return sorted((LevelPlan(s.value, s.hi, AMD_KNOB, s.value) for s in steps), key=lambda p: p.target)
-    steps = ladder(arch, threads=num_warps * arch.wave_size)
-    return sorted((LevelPlan(s.value, s.hi, NVIDIA_KNOB, s.hi) for s in steps if s.value > 0),
-                  key=lambda p: p.target)
+    """Every occupancy level of ``arch`` for a launch of ``num_warps`` warps/waves, fewest first (the
+    arch's backend's levels and knob)."""
+    backend = backend_of(arch)
+    return [LevelPlan(lv.target, lv.budget, backend.knob, lv.setting) for lv in backend.levels(arch, num_warps)]
 
 
 @dataclass(frozen=True)
@@ -91,11 +84,7 @@ class Level:
     @property
     def allocation(self) -> int | None:
         u = self.record.usage
-        if isinstance(u, AmdUsage):
-            return u.vgpr_alloc if u.vgpr_alloc is not None else u.vgpr_total
-        if isinstance(u, NvidiaUsage):
-            return u.regs
-        return None
+        return backend_of_usage(u).allocation(u) if u is not None else None
 
     @property
     def reached(self) -> int | None:
@@ -112,13 +101,8 @@ class Level:
         d: dict[str, Any] = {"used": None, "vgpr_spill": None, "sgpr_spill": None, "spill_insts": None,
                              "spill_insts_in_loop": None, "scratch_bytes": None, "spill_store_bytes": None,
                              "spill_load_bytes": None}
-        if isinstance(u, AmdUsage):
-            d |= {"used": u.vgpr_total, "vgpr_spill": u.vgpr_spill, "sgpr_spill": u.sgpr_spill,
-                  "spill_insts": u.spill_stores + u.spill_loads, "spill_insts_in_loop": u.spill_insts_in_loop,
-                  "scratch_bytes": u.scratch_bytes}
-        elif isinstance(u, NvidiaUsage):
-            d |= {"used": u.regs, "spill_store_bytes": u.spill_store_bytes, "spill_load_bytes": u.spill_load_bytes,
-                  "scratch_bytes": u.stack_bytes}
+        if u is not None:
+            d |= backend_of_usage(u).frontier_figures(u)
         return d
 
     def as_dict(self) -> dict[str, Any]:
@@ -179,29 +163,13 @@ def _plural(n: int, unit: str) -> str:
     return f"{n} {noun}/{per}"
 
 
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
-
-
-def _reg_word(arch: Arch) -> str:
-    return "VGPRs" if isinstance(arch, AmdArch) else "registers"
-
-
 def price(level: Level, arch: Arch) -> str:
-    """What a level costs: '233 spills (163 spill instructions, 124 in the loop)'; NVIDIA in bytes."""
+    """What a level costs, in its backend's words: '233 spills (163 spill instructions, 124 in the loop)';
+    NVIDIA in bytes."""
     if not level.ok:
         return f"does not compile ({level.record.status})"
     u = level.record.usage
-    if isinstance(u, AmdUsage):
-        if not u.spills:
-            return "no spills"
-        sgpr = f" ({u.vgpr_spill} VGPR + {u.sgpr_spill} SGPR)" if u.sgpr_spill else ""
-        insts = u.spill_stores + u.spill_loads
-        return (f"{_count(u.spills, 'spill')}{sgpr}, {_count(insts, 'spill instruction')}, "
-                f"{u.spill_insts_in_loop} in the loop")
-    if not u.spills:
-        return "no spills"
-    return f"{u.spill_store_bytes} B of spill stores, {u.spill_load_bytes} B of spill loads"
+    return backend_of_usage(u).spill_price(u)
 
 
 def _cap_words(level: Level) -> str:
@@ -230,7 +198,7 @@ def _uncapped_words(level: Level) -> str:
 
 
 def summarize(kf: KernelFrontier, arch: Arch) -> str:
-    unit, reg = kf.unit, _reg_word(arch)
+    unit, reg = kf.unit, backend_of(arch).register_word
     compiled = [lv for lv in (*kf.levels, *((kf.uncapped,) if kf.uncapped else ())) if lv.ok]
     if not compiled:
         return "no level compiled"
@@ -260,7 +228,7 @@ def summarize(kf: KernelFrontier, arch: Arch) -> str:
     nxt = kf.next_level
     text = f"{head}; {_plural(nxt.plan.target, unit)}: {price(nxt, arch)}{_capped(nxt, unit)}"
     if kf.min_spill_free_maxnreg is not None:
-        text += f"; smallest spill-free maxnreg {kf.min_spill_free_maxnreg}"
+        text += f"; smallest spill-free {kf.knob} {kf.min_spill_free_maxnreg}"
     return text
 
 
@@ -346,7 +314,7 @@ def run_frontier(tasks: Sequence[T], compile_fn: Callable[[list[T]], list[Record
 
 
 def _knob(arch: Arch) -> str:
-    return AMD_KNOB if isinstance(arch, AmdArch) else NVIDIA_KNOB
+    return backend_of(arch).knob
 
 
 def _uncapped_level(rec: Record, knob: str) -> Level:
@@ -388,8 +356,7 @@ def _frontier(task: Any, kernel: str, levels: list[Level], access: SpecAccess,
                None)
     kf = KernelFrontier(
         variant=access.label(task), kernel=kernel, arch=arch.name, config=access.config(task),
-        unit=AMD_UNIT if isinstance(arch, AmdArch) else NVIDIA_UNIT,
-        knob=AMD_KNOB if isinstance(arch, AmdArch) else NVIDIA_KNOB, levels=tuple(levels),
+        unit=backend_of(arch).unit, knob=_knob(arch), levels=tuple(levels),
         probes=tuple(probes), uncapped=uncapped, spill_free=sf, next_level=nxt, spill_free_occupancy=reached,
         min_spill_free_maxnreg=minimum,
     )
@@ -405,14 +372,15 @@ class _Search:
 
 def _bisect(tasks: Sequence[Any], frontiers: dict[tuple[int, str], KernelFrontier],
             compile_fn: Callable[[list[Any]], list[Record]], access: SpecAccess) -> dict[tuple[int, str], KernelFrontier]:
-    """NVIDIA: the smallest spill-free maxnreg between a spill-free level and the spilling one above it."""
+    """Where the knob is a register budget (NVIDIA's maxnreg): the smallest spill-free setting between a
+    spill-free level and the spilling one above it."""
     searches: dict[tuple[int, str], _Search] = {}
     for k, kf in frontiers.items():
         arch = access.arch(tasks[k[0]])
         # only below a level that reaches the spill-free occupancy under its own cap: every maxnreg between
         # it and the spilling level above gives that same occupancy, so the answer never lowers it (with
         # the uncapped compile ahead of every spill-free level, no spill-free cap is known at that occupancy)
-        if isinstance(arch, NvidiaArch) and kf.spill_free is not None and not kf.spill_free.uncapped \
+        if backend_of(arch).bisects and kf.spill_free is not None and not kf.spill_free.uncapped \
                 and kf.next_level is not None and kf.next_level.ok and not kf.next_level.spill_free \
                 and kf.next_level.plan.budget < kf.spill_free.plan.budget:
             searches[k] = _Search(lo=kf.next_level.plan.budget, hi=kf.spill_free.plan.budget)
@@ -421,7 +389,7 @@ def _bisect(tasks: Sequence[Any], frontiers: dict[tuple[int, str], KernelFrontie
         if not pending:
             break
         mids = {k: (s.lo + s.hi) // 2 for k, s in pending.items()}
-        probe_tasks = [access.vary(tasks[k[0]], NVIDIA_KNOB, m) for k, m in mids.items()]
+        probe_tasks = [access.vary(tasks[k[0]], _knob(access.arch(tasks[k[0]])), m) for k, m in mids.items()]
         results = compile_grouped(probe_tasks, compile_fn, access)
         for (k, mid), recs in zip(mids.items(), results):
             rec = next((r for r in recs if r.kernel == k[1]), None)
@@ -430,7 +398,7 @@ def _bisect(tasks: Sequence[Any], frontiers: dict[tuple[int, str], KernelFrontie
                 s.lo = s.hi - 1
                 continue
             occ = rec.occupancy
-            lv = Level(LevelPlan(occ.value if occ else 0, mid, NVIDIA_KNOB, mid), rec, probe=True)
+            lv = Level(LevelPlan(occ.value if occ else 0, mid, _knob(access.arch(tasks[k[0]])), mid), rec, probe=True)
             s.probes.append(lv)
             if lv.spill_free:
                 s.hi = mid

@@ -182,7 +182,7 @@ def record_metrics(rec: Record) -> dict[str, Any]:
     ``cfg_*``), plus vendor-neutral regs / spills / scratch / lds."""
     from dataclasses import asdict
 
-    from .records import AmdUsage, NvidiaUsage
+    from .backends import backend_of_usage
 
     d: dict[str, Any] = {"compile_seconds": rec.compile_seconds}
     d |= {f"cfg_{k}": v for k, v in rec.config.as_dict().items() if isinstance(v, (int, float, str))}
@@ -193,11 +193,11 @@ def record_metrics(rec: Record) -> dict[str, Any]:
         o = rec.occupancy
         d |= {"occ_value": o.value, "occ_percent": o.percent, "occ_max": o.max_value,
               "occ_warps_per_sm": o.warps_per_sm}
-    if isinstance(u, AmdUsage):
-        d |= {"regs": u.vgpr_total, "spills": u.spills, "scratch": u.scratch_bytes, "lds": u.lds_bytes,
-              "spill_insts": u.spill_stores + u.spill_loads}
-    elif isinstance(u, NvidiaUsage):
-        d |= {"regs": u.regs, "spills": u.spills, "scratch": u.stack_bytes, "lds": u.shared_bytes}
+    if u is not None:
+        b = backend_of_usage(u)
+        d |= {"regs": b.registers(u), "spills": u.spills, "scratch": b.scratch_bytes(u), "lds": b.memory_bytes(u)}
+        if b.spill_insts(u) is not None:  # where the compiler counts spill instructions (AMD)
+            d["spill_insts"] = b.spill_insts(u)
     return d
 
 

@@ -10,17 +10,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .records import AmdUsage, NvidiaUsage, Record
+from .backends import backend_of_usage
+from .records import Record
 
 
 def registers(rec: Record) -> int | None:
     """What occupancy sees of a kernel's registers: the unified VGPR count (AMD) or registers per thread."""
     u = rec.usage
-    if isinstance(u, AmdUsage):
-        return u.vgpr_total
-    if isinstance(u, NvidiaUsage):
-        return u.regs
-    return None
+    return backend_of_usage(u).registers(u) if u is not None else None
 
 
 def register_limit(rec: Record) -> int | None:

@@ -28,13 +28,12 @@ NVIDIA (unit: blocks per SM, with warps per SM beside it): ``cuda_occupancy.h``
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .archs import AmdArch, NvidiaArch
+from .archs import AmdArch, NvidiaArch, expect_amd, expect_nvidia
 from .errors import UsageError
-from .records import AmdUsage, NvidiaUsage, Occupancy
+from .records import Occupancy
 
 AMD_UNIT = "waves/SIMD"
 NVIDIA_UNIT = "blocks/SM"
@@ -517,8 +516,7 @@ def amd_occupancy(
     ``llvm_max_workgroup`` threads (default: ``workgroup_size``, as Triton sets it) needs more waves per
     SIMD (see :func:`llvm_waves_per_eu` and :func:`waves_with_vgprs_padded`).
     """
-    if not isinstance(arch, AmdArch):
-        raise UsageError(f"{arch.name} is not an AMD arch; use nvidia_occupancy")
+    arch = expect_amd(arch, "nvidia_occupancy")
     if arch_vgpr is not None:
         computed = total_vgprs(arch, arch_vgpr, agpr)
         if vgpr_total not in (0, computed):
@@ -692,8 +690,7 @@ def nvidia_occupancy(arch: NvidiaArch, regs: int, shared_bytes: int = 0, threads
     (None: the driver default, the maximum). Shared memory over the per-block limit gives 0 blocks, with
     the reason in ``note``, not an error.
     """
-    if not isinstance(arch, NvidiaArch):
-        raise UsageError(f"{arch.name} is not an NVIDIA arch; use amd_occupancy")
+    arch = expect_nvidia(arch, "amd_occupancy")
     _check_count("registers per thread", regs, arch.max_regs_per_thread, f"for a thread on {arch.name}")
     _check_count("shared memory bytes", shared_bytes)
     _check_threads("threads per block", threads, arch.max_threads_per_block)
@@ -747,41 +744,15 @@ def nvidia_occupancy(arch: NvidiaArch, regs: int, shared_bytes: int = 0, threads
     )
 
 
-# -------------------------------------------------------------------------------------- dispatch, ladder
+# ---------------------------------------------------------------------------------------------- ladders
+# (which vendor's ladder and occupancy rule a kernel gets: ``vgprscope.backends``)
 
 
-@functools.singledispatch
-def occupancy_of(usage: AmdUsage | NvidiaUsage, arch: AmdArch | NvidiaArch, num_warps: int, *,
-                 waves_per_eu: int | None = None) -> Occupancy:
-    """Occupancy of a compiled kernel launched the way Triton launches it (``num_warps`` warps/waves)."""
-    raise UsageError(f"no occupancy rule for {type(usage).__name__}")
-
-
-def _check_warps(num_warps: int, arch: AmdArch | NvidiaArch) -> int:
+def check_warps(num_warps: int, wave_size: int) -> int:
+    """Threads of a Triton launch of ``num_warps`` warps/waves (a usage error unless a positive int)."""
     if isinstance(num_warps, bool) or not isinstance(num_warps, int) or num_warps < 1:
         raise UsageError(f"num_warps must be a positive whole number; got {num_warps!r}")
-    return num_warps * arch.wave_size
-
-
-@occupancy_of.register(AmdUsage)
-def _occupancy_of_amd(usage: AmdUsage, arch: AmdArch | NvidiaArch, num_warps: int, *,
-                      waves_per_eu: int | None = None) -> Occupancy:
-    if not isinstance(arch, AmdArch):
-        raise UsageError(f"AMD resource usage cannot run on {arch.name}")
-    # `.vgpr_count` already is the unified total (rule 1); arch_vgpr / agpr are its parts.
-    return amd_occupancy(
-        arch, usage.vgpr_total, usage.sgpr, usage.lds_bytes, _check_warps(num_warps, arch), agpr=usage.agpr,
-        llvm_occupancy=usage.llvm_occupancy, lds_static=usage.lds_static,
-        llvm_max_workgroup=usage.max_flat_workgroup_size, waves_per_eu=waves_per_eu,
-    )
-
-
-@occupancy_of.register(NvidiaUsage)
-def _occupancy_of_nvidia(usage: NvidiaUsage, arch: AmdArch | NvidiaArch, num_warps: int, *,
-                         waves_per_eu: int | None = None) -> Occupancy:
-    if not isinstance(arch, NvidiaArch):
-        raise UsageError(f"NVIDIA resource usage cannot run on {arch.name}")
-    return nvidia_occupancy(arch, usage.regs, usage.shared_bytes, _check_warps(num_warps, arch))
+    return num_warps * wave_size
 
 
 def _group(values: list[tuple[int, int, float, int | None]], first: int) -> list[LadderStep]:
@@ -795,25 +766,25 @@ def _group(values: list[tuple[int, int, float, int | None]], first: int) -> list
     return steps
 
 
-def ladder(arch: AmdArch | NvidiaArch, workgroup_size: int | None = None, *,
-           threads: int | None = None) -> list[LadderStep]:
-    """Register count -> occupancy steps, registers alone (with the launch's own ceiling).
+def amd_ladder(arch: AmdArch, workgroup_size: int | None = None) -> list[LadderStep]:
+    """VGPR+AGPR totals 1..the arch's maximum -> waves/SIMD for ``workgroup_size`` threads (None: one
+    wave), registers alone (with the launch's own ceiling). CDNA: 1-64 -> 8, 65-72 -> 7, ..., 257-512 -> 1."""
+    arch = expect_amd(arch, "nvidia_ladder")
+    wg = arch.wave_size if workgroup_size is None else workgroup_size
+    _check_threads("workgroup size", wg, arch.max_threads_per_workgroup)
+    launch = _AmdLaunch(arch, 0, None, 0, wg, None)
+    rows = []
+    for n in range(1, arch.max_vgprs_total + 1):
+        v = launch.value_with({"vgpr": n})
+        rows.append((v, n, round(100.0 * v / arch.max_waves_per_simd, 2), None))
+    return _group(rows, 1)
 
-    AMD: VGPR+AGPR totals 1..the arch's maximum -> waves/SIMD for ``workgroup_size`` threads (None: one
-    wave; CDNA: 1-64 -> 8, 65-72 -> 7, ..., 257-512 -> 1). NVIDIA: registers per thread 1..255 -> blocks/SM
-    for ``threads`` (or ``workgroup_size``) threads per block (None: DEFAULT_THREADS), with warps/SM.
-    """
-    size = threads if threads is not None else workgroup_size
-    if isinstance(arch, AmdArch):
-        wg = arch.wave_size if size is None else size
-        _check_threads("workgroup size", wg, arch.max_threads_per_workgroup)
-        launch = _AmdLaunch(arch, 0, None, 0, wg, None)
-        rows = []
-        for n in range(1, arch.max_vgprs_total + 1):
-            v = launch.value_with({"vgpr": n})
-            rows.append((v, n, round(100.0 * v / arch.max_waves_per_simd, 2), None))
-        return _group(rows, 1)
-    size = DEFAULT_THREADS if size is None else size
+
+def nvidia_ladder(arch: NvidiaArch, threads: int | None = None) -> list[LadderStep]:
+    """Registers per thread 1..255 -> blocks/SM for ``threads`` threads per block (None: DEFAULT_THREADS),
+    with warps/SM, registers alone (with the launch's own ceiling)."""
+    arch = expect_nvidia(arch, "amd_ladder")
+    size = DEFAULT_THREADS if threads is None else threads
     _check_threads("threads per block", size, arch.max_threads_per_block)
     nv = _NvidiaLaunch(arch, 0, 0, size, None)
     wpb = warps_per_block(arch, size)

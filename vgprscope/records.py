@@ -295,14 +295,6 @@ class AmdUsage:
     def spills(self) -> int:
         return self.vgpr_spill + self.sgpr_spill
 
-    def metrics(self) -> dict[str, int]:
-        """The gate's numbers, smaller is better for each."""
-        return {
-            "vgpr_total": self.vgpr_total, "arch_vgpr": self.arch_vgpr, "agpr": self.agpr, "sgpr": self.sgpr,
-            "vgpr_spill": self.vgpr_spill, "sgpr_spill": self.sgpr_spill, "scratch_bytes": self.scratch_bytes,
-            "lds_bytes": self.lds_bytes, "spill_insts": self.spill_stores + self.spill_loads,
-        }
-
 
 @dataclass(frozen=True)
 class NvidiaUsage:
@@ -327,21 +319,20 @@ class NvidiaUsage:
     def spills(self) -> int:
         return self.spill_store_bytes + self.spill_load_bytes
 
-    def metrics(self) -> dict[str, int]:
-        return {
-            "regs": self.regs, "stack_bytes": self.stack_bytes, "spill_store_bytes": self.spill_store_bytes,
-            "spill_load_bytes": self.spill_load_bytes, "shared_bytes": self.shared_bytes,
-        }
-
 
 ResourceUsage = AmdUsage | NvidiaUsage
+# The usage classes by the ``vendor`` their dicts carry (what each backend's parser returns: vgprscope.backends;
+# the gate's numbers and the views' cells of a usage are its backend's)
+USAGE_CLASSES: dict[str, type[AmdUsage] | type[NvidiaUsage]] = {
+    cls.vendor: cls for cls in (AmdUsage, NvidiaUsage)
+}
 
 
 def usage_from_dict(d: dict[str, Any] | None) -> ResourceUsage | None:
     if d is None:
         return None
     d = dict(d)
-    cls = {"amd": AmdUsage, "nvidia": NvidiaUsage}[d.pop("vendor")]
+    cls = USAGE_CLASSES[d.pop("vendor")]
     known = {f.name for f in fields(cls)}
     return cls(**{k: v for k, v in d.items() if k in known})
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from .attention import loader
 from .archs import DEFAULT_ARCHS, Arch, get_arch
+from .backends import all_options
 from .compile.cache import CompileCache
 from .compile.engine import Engine, Task
 from .records import Record
@@ -46,8 +47,7 @@ def sweep_tasks(variant_names: Sequence[str] | None, arch_names: Sequence[str] |
 
 # The fields of a request that are launch options: they apply to a captured launch too ("what if it ran
 # with 8 warps"); the others are the bundled variants' attention config.
-LAUNCH_FIELDS = ("num_warps", "num_stages", "waves_per_eu", "matrix_instr_nonkdim", "kpack", "maxnreg")
-AMD_ONLY = ("waves_per_eu", "matrix_instr_nonkdim", "kpack")
+LAUNCH_FIELDS = ("num_warps", "num_stages", *all_options())
 
 
 def launch_overrides(requests: Sequence[ConfigRequest], alone: bool) -> list[dict[str, int]]:
@@ -79,7 +79,7 @@ def capture_tasks(capture: Path | Capture, arch_names: Sequence[str] | None,
     """Every specialisation (and autotune config) of a capture (its file, or one recorded in this process)
     on every arch; with ``overrides``, each also at those launch options (an arch's vendor's own options
     only)."""
-    from .archs import Vendor
+    from .backends import foreign_options
     from .capture.model import Capture, load_capture
     from .sources.capture import capture_tasks as tasks_of
 
@@ -87,8 +87,8 @@ def capture_tasks(capture: Path | Capture, arch_names: Sequence[str] | None,
     out = []
     for opts in overrides:
         for t in base:
-            own = {k: v for k, v in opts.items() if (k in AMD_ONLY) == (t.arch.vendor is Vendor.AMD)
-                   or k not in AMD_ONLY + ("maxnreg",)}
+            foreign = foreign_options(t.arch)
+            own = {k: v for k, v in opts.items() if k not in foreign}
             out.append(t.vary(**own) if own else t)
     return out
 

@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
 from ..errors import UsageError
+from ..backends import all_options
 from ..records import LAUNCH_DEFAULTS, config_key, register_config_kind
 
 DTYPES = ("fp16", "bf16")
@@ -20,10 +21,9 @@ DTYPES = ("fp16", "bf16")
 # the traffic model is evaluated. Seqlens are never specialised by the kernels (do_not_specialize).
 DEFAULT_SHAPE = (4, 32, 4096, 4096)
 
-# The fields of the config that are launch options (the rest are constexprs and the shape).
-LAUNCH_FIELDS = ("num_warps", "num_stages", "waves_per_eu", "matrix_instr_nonkdim", "kpack", "maxnreg")
-AMD_ONLY = ("waves_per_eu", "matrix_instr_nonkdim", "kpack")
-NVIDIA_ONLY = ("maxnreg",)
+# The fields of the config that are launch options (the rest are constexprs and the shape): warps, stages
+# and every backend's own options (vgprscope.backends; each is a field below).
+LAUNCH_FIELDS = ("num_warps", "num_stages", *all_options())
 
 
 @dataclass(frozen=True)
@@ -150,15 +150,16 @@ def request_label(req: ConfigRequest) -> str:
 
 
 def check_backend_options(req: ConfigRequest, archs: list[Any]) -> None:
-    """AMD options for NVIDIA-only arch lists (and the reverse) are a usage error, not silently dropped."""
-    from ..archs import Vendor
+    """A backend's own options when none of the selected archs compiles with that backend (AMD options for
+    NVIDIA-only arch lists, and the reverse) are a usage error, not silently dropped."""
+    from ..backends import BACKENDS, backend_of
 
-    vendors = {a.vendor for a in archs}
-    for names, vendor in ((AMD_ONLY, Vendor.AMD), (NVIDIA_ONLY, Vendor.NVIDIA)):
-        given = [n for n in names if getattr(req, n) is not None]
-        if given and vendor not in vendors:
+    selected = [backend_of(a) for a in archs]
+    for backend in BACKENDS:
+        given = [n for n in backend.options if getattr(req, n) is not None]
+        if given and backend not in selected:
             opts = ", ".join("--" + n.replace("_", "-") for n in given)
-            raise UsageError(f"{opts} applies to {vendor.value.upper()} archs only, and none was selected")
+            raise UsageError(f"{opts} applies to {backend.label} archs only, and none was selected")
 
 
 def parse_knobs(items: list[str] | None) -> tuple[tuple[str, Any], ...]:

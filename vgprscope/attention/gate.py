@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..errors import UsageError
-from .config import AMD_ONLY, DTYPES, NVIDIA_ONLY, AttentionConfig, ConfigRequest, request_label
+from .config import DTYPES, AttentionConfig, ConfigRequest, request_label
 
 # Each variant at its defaults on the reference prefill shape, and one grouped-query decode shape (Llama 3 8B's
 # 32 query heads over 8 K/V heads, one query row, 8k keys): the packed decode kernels and their tiles.
@@ -73,12 +73,13 @@ def variant_slot(config: Any, arch: str, tables: Sequence[Mapping[str, Any]]) ->
     """The slot of a schema-1 entry: the label of the most specific of the file's ``set.configs`` tables
     whose given fields all match the entry's config (the first such in the set's order), fields of the
     other vendor's backend options aside (they are dropped from its configs). None: none matches."""
-    from ..archs import Vendor, get_arch
+    from ..archs import get_arch
+    from ..backends import foreign_options
 
     if not isinstance(config, AttentionConfig):
         return None
     d = config.as_dict()
-    other = NVIDIA_ONLY if get_arch(arch).vendor is Vendor.AMD else AMD_ONLY
+    other = foreign_options(get_arch(arch))
     best: tuple[int, Mapping[str, Any]] | None = None
     for table in tables:
         if not isinstance(table, Mapping):

@@ -9,16 +9,16 @@ from typing import Any
 from ..archs import Vendor
 from ..errors import ConfigError, UsageError
 from . import loader
-from .config import DTYPES, AttentionConfig
+from .config import DTYPES, LAUNCH_FIELDS, AttentionConfig
 from .variants import get_variant
 
 _TORCH_DTYPES = {"float16": "fp16", "bfloat16": "bf16"}
 
 
 def _vendor(q) -> Vendor:
-    import torch
+    from ..backends import tensor_backend
 
-    return Vendor.AMD if (q.is_cuda and torch.version.hip is not None) else Vendor.NVIDIA
+    return tensor_backend(q).vendor
 
 
 def _arch_name(q) -> str | None:
@@ -27,14 +27,12 @@ def _arch_name(q) -> str | None:
         return None
     import torch
 
-    from ..archs import arch_for_device
+    from ..backends import tensor_backend
     from ..errors import UnknownNameError
 
     props = torch.cuda.get_device_properties(q.device)
     try:
-        if torch.version.hip is not None:
-            return arch_for_device("hip", getattr(props, "gcnArchName", "unknown")).name
-        return arch_for_device("cuda", props.major * 10 + props.minor).name
+        return tensor_backend(q).device_arch(props).name
     except UnknownNameError:
         return None
 
@@ -60,8 +58,7 @@ def config_for_tensors(variant, q, k, causal: bool, overrides: dict[str, Any]) -
     else:
         base = {name: variant.default(name, vendor) for name, _ in variant.defaults}
     base |= shape_defaults(variant, vendor, arch, shape, d)
-    known = {"block_m", "block_n", "num_warps", "num_stages", "waves_per_eu", "matrix_instr_nonkdim", "kpack",
-             "maxnreg"}
+    known = {"block_m", "block_n", *LAUNCH_FIELDS}
     fields = {k: v for k, v in (base | overrides).items() if k in known}
     extra = {k: v for k, v in (base | overrides).items() if k not in known}
     return AttentionConfig(

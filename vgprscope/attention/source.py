@@ -13,15 +13,14 @@ from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 
-from ..archs import Arch, Vendor
+from ..archs import Arch
+from ..backends import backend_of
 from ..compile.engine import Engine, PlanRequest, RowInfo, Task
 from ..records import KernelIdentity
 from . import loader
 from .config import AttentionConfig, ConfigRequest, check_backend_options, request_label
 from .variants import Variant, check_knobs, resolve_config
 
-AMD_OPTIONS = ("waves_per_eu", "matrix_instr_nonkdim", "kpack")
-NVIDIA_OPTIONS = ("maxnreg",)
 
 
 @cache
@@ -41,9 +40,9 @@ def tree_hash(directory: Path) -> str:
 
 
 def launch_options(config: AttentionConfig, arch: Arch) -> dict[str, object]:
-    """The launch options of a config on an arch: warps, stages and the arch's vendor's own options."""
+    """The launch options of a config on an arch: warps, stages and the arch's backend's own options."""
     opts: dict[str, object] = {"num_warps": config.num_warps, "num_stages": config.num_stages}
-    for name in AMD_OPTIONS if arch.vendor is Vendor.AMD else NVIDIA_OPTIONS:
+    for name in backend_of(arch).options:
         if getattr(config, name) is not None:
             opts[name] = getattr(config, name)
     return opts

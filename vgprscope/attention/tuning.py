@@ -65,19 +65,20 @@ def _staged_bytes(cfg: dict[str, Any], head_dim: int) -> int:
 
 
 def _fit_shared(cfg: dict[str, Any], arch: str | None, head_dim: int) -> dict[str, Any]:
-    """The NVIDIA decode tile made to fit the arch's shared memory per block: fewer stages first (down to
-    2, the pipeline's minimum), then narrower key blocks (down to 32). An unknown arch keeps the tile."""
-    if arch is None:
+    """A decode tile that stages its key blocks (it sets ``num_stages``: NVIDIA's) made to fit the arch's
+    shared memory per block: fewer stages first (down to 2, the pipeline's minimum), then narrower key
+    blocks (down to 32). A tile that stages nothing, or an unknown arch, is kept."""
+    if arch is None or "num_stages" not in cfg:
         return cfg
-    from ..archs import NvidiaArch, get_arch
+    from ..archs import get_arch
+    from ..backends import backend_of
 
     spec = get_arch(arch)
-    if not isinstance(spec, NvidiaArch):
-        return cfg
+    limit = backend_of(spec).group_memory_limit(spec)
     cfg = dict(cfg)
-    while _staged_bytes(cfg, head_dim) > spec.max_shared_per_block and cfg["num_stages"] > 2:
+    while _staged_bytes(cfg, head_dim) > limit and cfg["num_stages"] > 2:
         cfg["num_stages"] -= 1
-    while _staged_bytes(cfg, head_dim) > spec.max_shared_per_block and cfg["block_n"] > 32:
+    while _staged_bytes(cfg, head_dim) > limit and cfg["block_n"] > 32:
         cfg["block_n"] //= 2
     return cfg
 
@@ -100,7 +101,7 @@ def shape_defaults(variant: Variant, vendor: Vendor, arch: str | None, shape: tu
         cfg = {"block_m": block_m} | DECODE[vendor]
         if block_m > DECODE_WIDE_N_MAX_BLOCK_M:
             cfg["block_n"] = min(cfg["block_n"], 64)
-        return _fit_shared(cfg, arch, head_dim) if vendor is Vendor.NVIDIA else cfg
+        return _fit_shared(cfg, arch, head_dim)
     if variant.tiling == "fa2" and arch in PREFILL:
         for up_to, cfg in PREFILL[arch]:
             if head_dim <= up_to:

@@ -34,6 +34,7 @@ from types import ModuleType
 from typing import Any
 
 from ..archs import ARCHS, Arch, Vendor
+from ..backends import backend_of
 from ..errors import UnknownNameError, UsageError
 from . import loader
 from .config import DTYPES, AttentionConfig, ConfigRequest
@@ -235,16 +236,19 @@ def resolve_config(variant: Variant, arch: Arch, req: ConfigRequest) -> Attentio
             return caps[name]
         return value
 
-    amd = arch.vendor is Vendor.AMD
+    backend_options = backend_of(arch).options  # the other backends' are None here: they mean nothing on it
+
+    def option(name: str) -> Any:
+        return pick(name) if name in backend_options else None
+
     # a knob asked for goes to the variants that take it; the others keep their defaults
     own = {k: v for k, v in req.extra if k in variant.knobs}
     extra = {k: v for k, v in defaults.items() if k not in _CONFIG_FIELDS} | own
     cfg = AttentionConfig(
         block_m=pick("block_m"), block_n=pick("block_n"), head_dim=req.head_dim, dtype=req.dtype,
         causal=req.causal, num_warps=pick("num_warps"), num_stages=pick("num_stages"),
-        waves_per_eu=pick("waves_per_eu") if amd else None,
-        matrix_instr_nonkdim=pick("matrix_instr_nonkdim") if amd else None,
-        kpack=pick("kpack") if amd else None, maxnreg=None if amd else pick("maxnreg"),
+        waves_per_eu=option("waves_per_eu"), matrix_instr_nonkdim=option("matrix_instr_nonkdim"),
+        kpack=option("kpack"), maxnreg=option("maxnreg"),
         extra=tuple(sorted(extra.items())), shape=req.shape,
     )
     return cfg

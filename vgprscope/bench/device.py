@@ -5,10 +5,10 @@ from __future__ import annotations
 import datetime as _dt
 import importlib.metadata
 import platform
-import subprocess
 from dataclasses import dataclass
 
-from ..archs import Arch, arch_for_device
+from ..archs import Arch
+from ..backends import Backend, backend_of, torch_backend
 from ..errors import NoGpuError
 from ..report.machine import Machine, git_sha
 
@@ -24,18 +24,13 @@ class Gpu:
     driver: str
 
     @property
-    def is_amd(self) -> bool:
-        return self.vendor == "amd"
+    def backend(self) -> Backend:
+        return backend_of(self.arch)
 
-
-def _driver_version(is_amd: bool) -> str:
-    cmd = (["rocm-smi", "--showdriverversion"] if is_amd
-           else ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"])
-    try:
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=10).stdout.strip()
-        return out.splitlines()[-1].strip() if out else "unknown"
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
+    @property
+    def verified(self) -> bool:
+        """Whether bench results on this vendor's GPUs have been checked on its hardware by a person."""
+        return self.backend.hardware_verified
 
 
 def current_gpu() -> Gpu:
@@ -47,14 +42,11 @@ def current_gpu() -> Gpu:
     if not torch.cuda.is_available():
         raise NoGpuError("bench needs a CUDA or ROCm GPU and none is visible (torch.cuda.is_available() is False)")
     props = torch.cuda.get_device_properties(0)
-    is_amd = torch.version.hip is not None
-    if is_amd:
-        arch = arch_for_device("hip", getattr(props, "gcnArchName", "unknown"))
-    else:
-        arch = arch_for_device("cuda", props.major * 10 + props.minor)
-    return Gpu(name=props.name, vendor="amd" if is_amd else "nvidia", arch=arch,
+    backend = torch_backend(torch)
+    arch = backend.device_arch(props)
+    return Gpu(name=props.name, vendor=backend.vendor.value, arch=arch,
                sm_count=props.multi_processor_count, l2_bytes=int(getattr(props, "L2_cache_size", 0) or 0),
-               total_memory=int(props.total_memory), driver=_driver_version(is_amd))
+               total_memory=int(props.total_memory), driver=backend.driver_version())
 
 
 def machine(gpu: Gpu) -> Machine:
@@ -66,7 +58,8 @@ def machine(gpu: Gpu) -> Machine:
         except importlib.metadata.PackageNotFoundError:
             return "not installed"
 
-    label = f"{gpu.name} ({gpu.arch.name}{', AMD: unverified until run on AMD hardware' if gpu.is_amd else ''})"
+    unverified = f", {gpu.backend.label}: unverified until run on {gpu.backend.label} hardware"
+    label = f"{gpu.name} ({gpu.arch.name}{'' if gpu.verified else unverified})"
     return Machine(gpu=label, triton=version("triton"), torch=version("torch"), driver=gpu.driver,
                    date=_dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), git_sha=git_sha(),
                    host=platform.node(), vgprscope=__version__)

@@ -130,6 +130,7 @@ def _clear_jit_caches(variant, cfg: AttentionConfig) -> None:
 
 
 def _resource_summary(records: Sequence[Record]) -> tuple[str, str, str, int | None]:
+    from ..backends import backend_of_usage
     from ..report.rows import fmt_regs, fmt_spills, occupancy_label
 
     if not records:
@@ -137,8 +138,7 @@ def _resource_summary(records: Sequence[Record]) -> tuple[str, str, str, int | N
     regs = " / ".join(fmt_regs(r) for r in records)
     occ = " / ".join(occupancy_label(r) for r in records)
     spills = " / ".join(fmt_spills(r) for r in records)
-    parsed = [getattr(r.usage, "regs", None) or getattr(r.usage, "vgpr_total", None) for r in records]
-    parsed = [p for p in parsed if p is not None]
+    parsed = [backend_of_usage(r.usage).registers(r.usage) for r in records if r.usage is not None]
     return regs, occ, spills, (max(parsed) if parsed else None)
 
 

@@ -16,55 +16,21 @@ RULES_DOC = "docs/occupancy-rules.md"
 
 
 def _arch_rows() -> list[dict[str, Any]]:
-    """Every arch constant a person reads, as written in markdown, CSV and --wide."""
-    from ..archs import ARCHS, AmdArch
+    """Every arch constant a person reads, as written in markdown, CSV and --wide (each row in its
+    backend's words)."""
+    from ..archs import ARCHS
+    from ..backends import backend_of
 
-    rows = []
-    for a in ARCHS.values():
-        if isinstance(a, AmdArch):
-            rows.append({
-                "arch": a.name, "vendor": a.vendor.value, "description": a.description,
-                "wave": a.wave_size, "max occupancy": f"{a.max_waves_per_simd} waves/SIMD x {a.simds_per_cu} SIMDs",
-                "registers": f"{a.vgprs_per_simd_lane} VGPR/lane/SIMD"
-                             + (" (shared with AGPRs)" if a.unified_agprs else ""),
-                "per wave/thread": f"{a.max_arch_vgprs} VGPR" + (f" + {a.max_agprs} AGPR" if a.max_agprs else ""),
-                "alloc granule": f"{a.vgpr_granule} VGPR",
-                "LDS/shared per CU/SM": f"{a.lds_per_cu // KIB} KiB",
-                "per workgroup/block": f"{a.lds_per_workgroup // KIB} KiB",
-                "LDS/shared granule": f"{a.lds_granule} B",
-                "max workgroups/blocks": a.max_workgroups_per_cu,
-                "compiles": "yes" if a.triton_target else "no (calculator only)",
-            })
-        else:
-            rows.append({
-                "arch": a.name, "vendor": a.vendor.value, "description": a.description,
-                "wave": a.wave_size, "max occupancy": f"{a.max_warps_per_sm} warps/SM",
-                "registers": f"{a.regs_per_sm} per SM ({a.reg_subpartitions} sub-partitions)",
-                "per wave/thread": f"{a.max_regs_per_thread} regs",
-                "alloc granule": f"{a.reg_alloc_unit} regs/warp",
-                "LDS/shared per CU/SM": f"{a.shared_per_sm // KIB} KiB",
-                "per workgroup/block": f"{a.max_shared_per_block // KIB} KiB (opt-in)",
-                "LDS/shared granule": f"{a.shared_granule} B (+{a.shared_reserved_per_block} B reserved/block)",
-                "max workgroups/blocks": a.max_blocks_per_sm,
-                "compiles": "yes",
-            })
-    return rows
+    return [backend_of(a).arch_row(a) for a in ARCHS.values()]
 
 
 def _arch_compact(name: str) -> dict[str, str]:
     """The default view's cells of one arch: the same constants, shorter."""
-    from ..archs import ARCHS, AmdArch
+    from ..archs import ARCHS
+    from ..backends import backend_of
 
     a = ARCHS[name]
-    if isinstance(a, AmdArch):
-        return {"occ": f"{a.max_waves_per_simd}/SIMD x{a.simds_per_cu}",
-                "regs": f"{a.vgprs_per_simd_lane}" + ("+AGPR" if a.unified_agprs else ""),
-                "per_wave": f"{a.max_arch_vgprs}v" + (f"+{a.max_agprs}a" if a.max_agprs else ""),
-                "granule": str(a.vgpr_granule), "lds": f"{a.lds_per_cu // KIB}/{a.lds_per_workgroup // KIB}",
-                "compiles": "yes" if a.triton_target else "no [1]"}
-    return {"occ": f"{a.max_warps_per_sm} warps/SM", "regs": f"{a.regs_per_sm}/SM",
-            "per_wave": str(a.max_regs_per_thread), "granule": f"{a.reg_alloc_unit}/warp",
-            "lds": f"{a.shared_per_sm // KIB}/{a.max_shared_per_block // KIB}", "compiles": "yes"}
+    return backend_of(a).arch_cells(a)
 
 
 ARCH_NOTES = ["[1] calculator only: the installed Triton has no such target mode (vgprscope occupancy works)"]

@@ -30,6 +30,9 @@ from .common import nonempty_names, writable_output
 _GRID = "; a comma list or a repeated option makes a grid"
 
 
+TARGETS = tuple(n for n, a in ARCHS.items() if a.triton_target)
+
+
 def _archs(names: Any = None) -> str:
     return ", ".join(names if names is not None else ARCHS)
 
@@ -41,9 +44,10 @@ def _grid(flag: str, what: str, short: str | None = None, metavar: str = "N,..."
 
 # ---- what to compile ---------------------------------------------------------------------------------------
 
+# the archs Triton compiles for, from the arch table (a new row is in the help without touching this)
 ArchOpt = Annotated[list[str] | None, typer.Option(
     "--arch", "-a", callback=nonempty_names,
-    help=f"Target arch, repeatable: {_archs()} \\[default: {_archs(DEFAULT_ARCHS)}]")]
+    help=f"Target arch, repeatable: {_archs(TARGETS)} \\[default: {_archs(DEFAULT_ARCHS)}]")]
 OneArchOpt = Annotated[str, typer.Option("--arch", "-a", help=f"One arch: {_archs()}")]
 RetargetArchOpt = Annotated[list[str] | None, typer.Option(
     "--arch", "-a", callback=nonempty_names, help=f"Also recompile each kernel's TTIR for this arch, repeatable: {_archs()}")]

@@ -27,7 +27,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..archs import AmdArch, Arch, NvidiaArch
+from ..archs import Arch
+from ..backends import backend_of, backend_of_usage
 from ..errors import TritonUnavailableError, UsageError
 from ..records import Config, KernelIdentity, Record, ResourceUsage, usage_from_dict, usage_to_dict
 from . import worker
@@ -99,9 +100,8 @@ class Task:
 
 
 def target_of(arch: Arch) -> Target:
-    if isinstance(arch, AmdArch):
-        return Target("hip", arch.gfx, arch.wave_size)
-    return Target("cuda", arch.capability, 32)
+    """What ``triton.compile`` targets for ``arch`` (its backend's answer)."""
+    return backend_of(arch).target(arch)
 
 
 def triton_version() -> str:
@@ -113,34 +113,16 @@ def triton_version() -> str:
 
 def parse_output(arch: Arch, out: dict[str, Any]) -> ResourceUsage:
     """One kernel's raw compiler outputs -> ResourceUsage, through the backend's own parser."""
-    if isinstance(arch, AmdArch):
-        from ..parse.amdgcn import parse_amdgcn
-
-        return parse_amdgcn(out["amdgcn"], out["shared"], kernel=out.get("name"))
-    from ..parse.nvidia import nvidia_usage
-
-    return nvidia_usage(out["ptxas_log"], out["cuobjdump"], out["shared"], kernel=out.get("name"),
-                        ptxas_version=out.get("ptxas_version"))
+    return backend_of(arch).parse(out)
 
 
 def launch_limit_reason(arch: Arch, usage: ResourceUsage, num_warps: int | None = None) -> str | None:
     """Why a compiled kernel could not be launched on ``arch`` (Triton only finds out at load time)."""
-    if num_warps is not None:
-        limit = arch.max_threads_per_workgroup if isinstance(arch, AmdArch) else arch.max_threads_per_block
-        if num_warps * arch.wave_size > limit:
-            unit = "waves" if isinstance(arch, AmdArch) else "warps"
-            return (f"num_warps {num_warps} is {num_warps * arch.wave_size} threads ({num_warps} {unit} of "
-                    f"{arch.wave_size}); {arch.name} allows {limit} per workgroup")
-    if isinstance(arch, AmdArch) and usage.lds_bytes > arch.lds_per_workgroup:
-        return f"needs {usage.lds_bytes} B of LDS; {arch.name} has {arch.lds_per_workgroup} B per workgroup"
-    if isinstance(arch, NvidiaArch) and usage.shared_bytes > arch.max_shared_per_block:
-        return (f"needs {usage.shared_bytes} B of shared memory; {arch.name} allows "
-                f"{arch.max_shared_per_block} B per block")
-    return None
+    return backend_of(arch).launch_limit_reason(arch, usage, num_warps)
 
 
 def untargetable(arch: Arch) -> str | None:
-    if getattr(arch, "triton_target", True):
+    if arch.triton_target:
         return None
     return (f"the installed Triton ({triton_version()}) cannot target {arch.name}: {arch.description}; it is "
             "in the table for the occupancy calculator")
@@ -180,7 +162,8 @@ def _valid_result(result: Any) -> bool:
         u = usage_from_dict(usage)
     except (KeyError, TypeError, ValueError):
         return False
-    return all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in u.metrics().values())
+    return all(isinstance(v, int) and not isinstance(v, bool) and v >= 0
+               for v in backend_of_usage(u).metric_values(u).values())
 
 
 def _deps_hash(deps: dict[str, str] | None) -> str:
@@ -190,7 +173,7 @@ def _deps_hash(deps: dict[str, str] | None) -> str:
 
 
 def _record(task: Task, result: dict[str, Any], tv: str, cached: bool, deps: dict[str, str] | None) -> Record:
-    from ..occupancy import occupancy_of
+    from ..backends import occupancy_of
 
     row = task.row
     usage = usage_from_dict(result.get("usage"))

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import platform
 import re
 import shutil
 import subprocess
@@ -148,18 +149,30 @@ def probe(python: str) -> str:
     return version
 
 
+def _versions_line(offered: str) -> str:
+    """pip's "from versions" list, shortened to its ends when long (PyPI offers Triton from 0.x on)."""
+    versions = [v.strip() for v in offered.split(",") if v.strip()]
+    return ", ".join(versions) if len(versions) <= 6 else f"{versions[0]} to {versions[-1]} ({len(versions)} releases)"
+
+
 def _pip_failure(version: str, text: str) -> str:
     low = text.lower()
-    if "no matching distribution" in low or "no solution found" in low or "not found in the package registry" in low \
-            or "because there is no version" in low:
-        return (f"Triton {version} is not a release with a wheel for this Python "
-                f"({sys.version_info.major}.{sys.version_info.minor}) and platform on PyPI; allowed: a released "
-                "version, e.g. 3.4.0 to 3.9.0 (`pip index versions triton` lists them)")
+    here = f"Python {sys.version_info.major}.{sys.version_info.minor} on {sys.platform}-{platform.machine()}"
+    # the network first: an unreachable index also ends in pip's "no matching distribution"
     if any(w in low for w in ("connection", "network", "resolve host", "timed out", "offline", "dns")):
         return (f"cannot install Triton {version}: PyPI cannot be reached (no network); installed toolchains: "
                 f"{', '.join(t.version for t, _ in list_installed()) or 'none'}")
     if "no space left" in low:
         return f"cannot install Triton {version}: the disk is full ({store()})"
+    offered = re.search(r"\(from versions: ([^)]*)\)", text)
+    if offered and offered.group(1).strip() == "none":
+        return (f"cannot install Triton {version}: the package index offers no Triton wheel at all for {here} "
+                f"(PyPI unreachable, or no wheels for this platform; `pip download triton=={version}` shows why)")
+    if offered or any(w in low for w in ("no matching distribution", "no solution found",
+                                         "not found in the package registry", "because there is no version")):
+        listed = _versions_line(offered.group(1)) if offered else "a released version, e.g. 3.4.0 to 3.9.0"
+        return (f"cannot install Triton {version}: not a release with a wheel for {here}; allowed: {listed} "
+                "(`pip index versions triton` lists them)")
     last = [ln for ln in text.strip().splitlines() if ln.strip()][-1:] or ["failed"]
     return f"cannot install Triton {version}: {last[0][:200]}"
 

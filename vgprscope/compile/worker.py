@@ -5,6 +5,12 @@ Dask workers, and so does another Python environment's interpreter for another T
 ``python worker.py --serve`` reading one JSON request per line on stdin and answering on stdout. Nothing
 here imports vgprscope; parsing, occupancy and everything after happen in vgprscope's own process.
 
+Per-backend lines (``target["backend"] == "hip"``: which raw outputs to collect, the AMD linker, the
+NVIDIA tools) stay here, not in ``vgprscope.backends``: this file runs where vgprscope cannot be imported
+(another Triton's environment, a Dask worker), so it cannot ask a backend. What the main process makes of
+those outputs (the parser, the spill sites, occupancy) is each backend's (``vgprscope.backends``); a new
+backend adds its collection here too. tests/test_layers.py exempts this file and ``kernel_load`` alone.
+
 Requests: ``{"op": "compile", "job": {...}}`` compiles (or, for a Triton cache entry's stored outputs,
 reads) one kernel; ``{"op": "plan", ...}`` turns a kernel-directory variant and its config into its jobs
 (the variant file's ``check_config`` and ``kernel_specs``). Every answer carries the worker's Triton version,

@@ -27,7 +27,7 @@ from typing import Any
 from ..errors import NotComparableError, OutputError, UsageError
 from ..fsutil import atomic_write, check_writable
 from ..records import (
-    AmdUsage, Config, LaunchConfig, NvidiaUsage, Record, ResourceUsage, config_from_dict, usage_from_dict,
+    USAGE_CLASSES, Config, LaunchConfig, Record, ResourceUsage, config_from_dict, usage_from_dict,
     usage_to_dict,
 )
 from .metrics import entry_metrics
@@ -106,7 +106,7 @@ class Entry:
                    occupancy=occupancy, source_hash=source_hash)
 
 
-_USAGE = {"amd": AmdUsage, "nvidia": NvidiaUsage}
+_USAGE = USAGE_CLASSES
 
 
 def _count(value: Any, what: str) -> int:

@@ -65,19 +65,20 @@ def _backend_dir(backend: str) -> Path | None:
         dist = importlib.metadata.distribution("triton")
     except importlib.metadata.PackageNotFoundError:
         return None
-    folder = {"hip": "amd", "cuda": "nvidia"}[backend]
-    return Path(str(dist.locate_file(f"triton/backends/{folder}")))
+    from ..backends import backend_named
+
+    return Path(str(dist.locate_file(f"triton/backends/{backend_named(backend).triton_dir}")))
 
 
 def check_targets(archs: Sequence[str], toolchain: Any = None) -> None:
     """Every arch must be one the installed Triton can compile for (checked before compiling); under another
     toolchain, one Triton can target (that release says what it lacks in its rows)."""
-    from ..archs import ARCHS, AmdArch, get_arch
+    from ..archs import ARCHS, get_arch
 
     for name in archs:
         a = get_arch(name)
-        if isinstance(a, AmdArch) and not a.triton_target:
-            targets = [x.name for x in ARCHS.values() if getattr(x, "triton_target", True)]
+        if not a.triton_target:
+            targets = [x.name for x in ARCHS.values() if x.triton_target]
             raise TritonUnavailableError(f"the installed Triton cannot target {a.name}; drop it from the "
                                          f"gate's archs (allowed: {', '.join(targets)})")
         backend = _backend_dir(a.backend) if toolchain is None or toolchain.kind == "installed" else None

@@ -18,7 +18,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..compare import REFERENCE, VariantLine
-from ..records import SCHEMA_VERSION, AmdUsage, LaunchConfig, Record
+from ..backends import Backend, backend_of_usage
+from ..records import SCHEMA_VERSION, LaunchConfig, Record
 from .deltas import Delta, judge, legend, with_delta
 from .formats import Footnotes, add_title, drop_order, md_table, new_table, render_table, _plain
 from .machine import Machine
@@ -44,8 +45,10 @@ def _gb(x: float | None) -> str:
     return "-" if x is None else f"{x / 1e9:.2f}"
 
 
-def _amd(lines: Sequence[VariantLine]) -> bool:
-    return any(isinstance(r.usage, AmdUsage) for ln in lines for r in ln.kernels)
+def _backend(lines: Sequence[VariantLine]) -> Backend | None:
+    """The backend of a table's kernels (a table is one arch): what its columns are called. None: nothing
+    compiled."""
+    return next((backend_of_usage(r.usage) for ln in lines for r in ln.kernels if r.usage is not None), None)
 
 
 def _unit(lines: Sequence[VariantLine]) -> str:
@@ -65,14 +68,15 @@ def _status(status: str, notes: Footnotes | None) -> str:
 def _total(r: Record) -> str:
     """The registers occupancy sees: AMD's unified VGPR+AGPR total, NVIDIA's registers per thread."""
     u = r.usage
-    return str(u.vgpr_total) if isinstance(u, AmdUsage) else _num(getattr(u, "regs", None))
+    return "-" if u is None else str(backend_of_usage(u).registers(u))
 
 
 def _split(r: Record) -> str:
     """``256+21``: an AMD kernel's arch VGPRs and AGPRs (the total is not always their sum: the arch part is
     rounded up to 4 when there are AGPRs)."""
     u = r.usage
-    return f"{u.arch_vgpr}+{u.agpr}" if isinstance(u, AmdUsage) else "-"
+    parts = backend_of_usage(u).register_parts(u) if u is not None else None
+    return "-" if parts is None else "+".join(map(str, parts))
 
 
 def _name(ln: VariantLine) -> str:
@@ -148,14 +152,16 @@ def _columns(lines: Sequence[VariantLine], extra_headers: Sequence[str], wide: b
     never fold (a change stays beside its value), its names fold at spaces only; where it cannot fit,
     ``limiter: next`` is left out first, then the traffic, then LDS / shared memory (``drop``; the table
     says so; columns a command adds on request, --frontier's and --bench's, stay)."""
-    amd = _amd(lines)
+    backend = _backend(lines)
+    split = backend.register_split if backend is not None else ""
     d = " (Δ)" if _has_reference(lines) else ""
     traffic = _has_traffic(lines)
-    regs, lds = ("VGPRs", "LDS B") if amd else ("regs", "smem B")
+    # a table where nothing compiled has no backend's words: the shorter ones
+    regs, lds = (backend.register_header, backend.memory_header) if backend else ("regs", "smem B")
     unit = _unit(lines)
     if wide:
         cols = [("variant", "variant", {}), ("kernel", "kernel", {}), ("config", "config", {}),
-                (f"VGPRs / regs{d}", "regs", {}), *([("arch VGPR+AGPR", "split", {})] if amd else []),
+                (f"VGPRs / regs{d}", "regs", {}), *([(split, "split", {})] if split else []),
                 ("SGPRs", "sgprs", {}), (f"spills{d}", "spills", {}),
                 (f"scratch / stack B{d}", "scratch", {}), (f"LDS / smem B{d}", "lds", {}),
                 (f"occupancy{d}", "occupancy", {}), ("occ %", "occ_pct", {}), ("limiter", "limiter", {}),

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..frontier import KernelFrontier, Level
-from ..records import SCHEMA_VERSION, AmdUsage, NvidiaUsage
+from ..backends import backend_of_usage
+from ..records import SCHEMA_VERSION
 from .machine import Machine
 
 _UNIT_SHORT = {"waves/SIMD": "w/SIMD", "blocks/SM": "blk/SM"}
@@ -89,27 +90,21 @@ def _plan(lv: Level, value: int) -> str:
 
 def _spills(lv: Level) -> str:
     u = lv.record.usage if lv.ok else None
-    if isinstance(u, AmdUsage):
-        return "0" if not u.spills else (f"{u.vgpr_spill}" if not u.sgpr_spill else f"{u.vgpr_spill}+{u.sgpr_spill}s")
-    if isinstance(u, NvidiaUsage):
-        return "0" if not u.spills else f"{u.spill_store_bytes}+{u.spill_load_bytes}"
-    return "-"
+    return "-" if u is None else backend_of_usage(u).spills_level_text(u)
 
 
 def _insts(lv: Level) -> str:
+    """Spill instructions (in loops), where the compiler counts them (AMD)."""
     u = lv.record.usage if lv.ok else None
-    if isinstance(u, AmdUsage):
-        return f"{u.spill_stores + u.spill_loads} ({u.spill_insts_in_loop})"
-    return "-"
+    b = backend_of_usage(u) if u is not None else None
+    if b is None or b.spill_insts(u) is None:
+        return "-"
+    return f"{b.spill_insts(u)} ({b.spill_insts_in_loop(u)})"
 
 
 def _scratch(lv: Level) -> str:
     u = lv.record.usage
-    if isinstance(u, AmdUsage):
-        return str(u.scratch_bytes)
-    if isinstance(u, NvidiaUsage):
-        return str(u.stack_bytes)
-    return "-"
+    return "-" if u is None else str(backend_of_usage(u).scratch_bytes(u))
 
 
 def _occ(lv: Level) -> str:
@@ -282,6 +277,4 @@ def next_level_cell(vf: Any) -> str:
     if not nxt.ok:
         return f"{nxt.plan.target}: fails"
     u = nxt.record.usage
-    if isinstance(u, AmdUsage):
-        return f"{nxt.plan.target}: {u.spills} ({u.spill_insts_in_loop} loop)"
-    return f"{nxt.plan.target}: {u.spill_store_bytes}+{u.spill_load_bytes} B"
+    return f"{nxt.plan.target}: {backend_of_usage(u).spills_next_text(u)}"

@@ -8,13 +8,15 @@ a record (usage, occupancy, ``config.short()``), so captured and user kernels re
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
-from ..records import AmdUsage, NvidiaUsage, Occupancy, Record
+from ..backends import BACKENDS, Backend, backend_of_usage
+from ..records import Occupancy, Record
 from .formats import Column, Footnotes
 
 # short names of the occupancy units, for the compact occupancy cell
-_UNIT_SHORT = {"waves/SIMD": "w/SIMD", "blocks/SM": "blk/SM"}
+_UNIT_SHORT = {b.unit: b.unit_short for b in BACKENDS}
 
 
 def occupancy_label(rec: Record) -> str:
@@ -34,9 +36,9 @@ def flat(rec: Record) -> dict[str, Any]:
     d["source"] = rec.source
     if rec.usage is not None:
         u = rec.usage
+        b = backend_of_usage(u)
         d |= {f"usage_{k}": v for k, v in vars(u).items()}
-        d["usage_lds_bytes" if isinstance(u, AmdUsage) else "usage_shared_bytes"] = (
-            u.lds_bytes if isinstance(u, AmdUsage) else u.shared_bytes)
+        d[f"usage_{b.memory_field}"] = b.memory_bytes(u)
     if rec.occupancy is not None:
         o = rec.occupancy
         d |= {"occ_value": o.value, "occ_unit": o.unit, "occ_max": o.max_value, "occ_percent": o.percent,
@@ -49,29 +51,26 @@ def flat(rec: Record) -> dict[str, Any]:
 
 
 # ---- compact cells (the default view) -------------------------------------------------------------
+# A usage's cells are its backend's words (vgprscope.backends); a record without one shows "-".
+
+
+def _cell(rec: Record, cell: Callable[[Backend, Any], Any]) -> str:
+    u = rec.usage
+    if u is None:
+        return "-"
+    value = cell(backend_of_usage(u), u)
+    return "-" if value is None else str(value)
 
 
 def fmt_regs(rec: Record) -> str:
     """``264 (256v+8a)``: the unified total occupancy sees, and its arch VGPR and AGPR parts (AMD)."""
-    u = rec.usage
-    if isinstance(u, AmdUsage):
-        return f"{u.vgpr_total} ({u.arch_vgpr}v+{u.agpr}a)" if u.agpr else str(u.vgpr_total)
-    if isinstance(u, NvidiaUsage):
-        return str(u.regs)
-    return "-"
+    return _cell(rec, lambda b, u: b.registers_text(u))
 
 
 def fmt_spills(rec: Record) -> str:
     """``0``, or ``1 (0 in loop)``: registers spilled (AMD: VGPRs + SGPRs) and spill instructions inside a
     loop; NVIDIA: spill store + load bytes."""
-    u = rec.usage
-    if isinstance(u, AmdUsage):
-        if not u.spills:
-            return "0"
-        return f"{u.spills} ({u.spill_insts_in_loop} in loop)"
-    if isinstance(u, NvidiaUsage):
-        return "0" if not u.spills else f"{u.spill_store_bytes}+{u.spill_load_bytes} B"
-    return "-"
+    return _cell(rec, lambda b, u: b.spills_text(u))
 
 
 def pct(p: float) -> str:
@@ -138,44 +137,27 @@ def fmt_status(rec: Record, notes: Footnotes) -> str:
 
 
 def fmt_spills_full(rec: Record) -> str:
-    u = rec.usage
-    if isinstance(u, AmdUsage):
-        if not (u.vgpr_spill or u.sgpr_spill):
-            return "0"
-        loop = f", {u.spill_insts_in_loop} in loop" if u.spill_insts_in_loop else ""
-        return f"v{u.vgpr_spill} s{u.sgpr_spill} ({u.spill_stores}st/{u.spill_loads}ld{loop})"
-    if isinstance(u, NvidiaUsage):
-        return "0" if not u.spills else f"{u.spill_store_bytes}B st / {u.spill_load_bytes}B ld"
-    return "-"
+    return _cell(rec, lambda b, u: b.spills_full_text(u))
 
 
 def fmt_scratch(rec: Record) -> str:
-    u = rec.usage
-    if isinstance(u, AmdUsage):
-        return str(u.scratch_bytes)
-    if isinstance(u, NvidiaUsage):
-        return str(u.stack_bytes)
-    return "-"
+    """Scratch bytes per lane (AMD) or the stack frame per thread (NVIDIA)."""
+    return _cell(rec, lambda b, u: b.scratch_bytes(u))
 
 
 def fmt_lds(rec: Record) -> str:
-    u = rec.usage
-    if isinstance(u, AmdUsage):
-        return str(u.lds_bytes)
-    if isinstance(u, NvidiaUsage):
-        return str(u.shared_bytes)
-    return "-"
+    """LDS (AMD) or shared memory (NVIDIA) per workgroup / block, static and Triton's dynamic."""
+    return _cell(rec, lambda b, u: b.memory_bytes(u))
 
 
 def fmt_sgpr(rec: Record) -> str:
-    return str(rec.usage.sgpr) if isinstance(rec.usage, AmdUsage) else "-"
+    """Scalar registers, where the backend has them (AMD)."""
+    return _cell(rec, lambda b, u: b.scalar_registers(u))
 
 
 def fmt_llvm(rec: Record) -> str:
-    u = rec.usage
-    if isinstance(u, AmdUsage) and u.llvm_occupancy is not None:
-        return str(u.llvm_occupancy)
-    return "-"
+    """The compiler's own occupancy line, where it prints one (LLVM's ``; Occupancy:``)."""
+    return _cell(rec, lambda b, u: b.compiler_occupancy(u))
 
 
 def fmt_pct(rec: Record) -> str:

@@ -16,15 +16,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..archs import ARCHS, AmdArch, Arch
+from ..archs import Arch
+from ..backends import BACKENDS, backend_named, backend_of
 from ..compile.engine import RowInfo, Task, target_of
 from ..compile.job import CompileJob, IRSource, StoredOutputs
 from ..records import KernelIdentity, LaunchConfig
 
-# Options a TTIR keeps its meaning with on any target, and those only its own vendor reads.
+# Options a TTIR keeps its meaning with on any target, and those only its own backend reads (each backend's
+# ``cache_options``).
 COMMON_OPTIONS = ("num_warps", "num_stages", "num_ctas", "enable_fp_fusion")
-VENDOR_OPTIONS = {"hip": ("waves_per_eu", "matrix_instr_nonkdim", "kpack", "schedule_hint"),
-                  "cuda": ("maxnreg", "ptx_options")}
+VENDOR_OPTIONS = {b.name: b.cache_options for b in BACKENDS}
 _LOC_RE = re.compile(r'^#loc\d* = loc\("([^"]+)":\d+:\d+\)', re.M)
 
 
@@ -56,12 +57,9 @@ class CacheEntry:
         if self.target is None:
             return None
         backend, arch = self.target
-        for a in ARCHS.values():
-            if backend == "hip" and isinstance(a, AmdArch) and a.gfx == arch:
-                return a
-            if backend == "cuda" and not isinstance(a, AmdArch) and a.capability == arch:
-                return a
-        return None
+        if backend not in VENDOR_OPTIONS:  # a backend vgprscope does not know
+            return None
+        return backend_named(backend).arch_for_target(arch)
 
     def file(self, suffix: str) -> Path | None:
         name = f"{self.name}.{suffix}"
@@ -134,7 +132,7 @@ def read_entry(directory: Path) -> CacheEntry:
     if entry.arch() is None:
         return CacheEntry(directory, name, key, meta, files,
                           f"built for {key[0]} {key[1]}, an arch vgprscope's table does not have")
-    artifact = "amdgcn" if key[0] == "hip" else "cubin"
+    artifact = backend_named(key[0]).cache_artifact
     if entry.file(artifact) is None:
         return CacheEntry(directory, name, key, meta, files, f"no .{artifact} in the entry to read resources from")
     return entry
@@ -186,9 +184,9 @@ def stored_task(entry: CacheEntry) -> tuple[Task | None, RowInfo, Arch | None]:
 
 
 def retarget_task(entry: CacheEntry, arch: Arch) -> Task:
-    """The entry's TTIR compiled for ``arch`` with the options it was built with (the other vendor's
-    options dropped: they mean nothing there)."""
-    vendor = "hip" if isinstance(arch, AmdArch) else "cuda"
+    """The entry's TTIR compiled for ``arch`` with the options it was built with (another backend's options
+    dropped: they mean nothing there)."""
+    own = backend_of(arch).name
     built = entry.target[0] if entry.target else None
     row = _row(entry, "recompiled")
     ttir = entry.file("ttir")
@@ -198,6 +196,6 @@ def retarget_task(entry: CacheEntry, arch: Arch) -> Task:
         text = ttir.read_text()
     except (OSError, UnicodeDecodeError) as exc:
         return Task(None, arch, row, f"cannot read {ttir.name}: {exc}")
-    opts = _options(entry, vendor if vendor == built else None)
+    opts = _options(entry, own if own == built else None)
     return Task(CompileJob.of(IRSource(text=text, suffix="ttir", name=entry.name), target_of(arch), options=opts),
                 arch, row)

@@ -226,7 +226,8 @@ def compare_report(arch_name: str, out: Path, *, jobs: int | None = None,
     """Write ``out/compare-<arch>.md`` (and its chart, ``compare-<arch>.png``, when a frontier was compiled);
     the files written."""
     from ..api import compare
-    from ...archs import AmdArch, get_arch
+    from ...archs import get_arch
+    from ...backends import backend_of
     from ...fsutil import atomic_write
     from ...occupancy import AMD_UNIT, NVIDIA_UNIT
     from ...report.compare_view import tables_md
@@ -235,7 +236,9 @@ def compare_report(arch_name: str, out: Path, *, jobs: int | None = None,
 
     machine = compile_only()
     with_frontier = set(frontier_settings)
-    amd = isinstance(get_arch(arch_name), AmdArch)
+    # the report's AMD wording (waves_per_eu levels, spilled values, spills in loops) or NVIDIA's (maxnreg
+    # steps, spill bytes) follows the frontier's knob, which the arch's backend names
+    amd = backend_of(get_arch(arch_name)).knob == "waves_per_eu"
     unit = AMD_UNIT if amd else NVIDIA_UNIT
     reproduce_extra = ("" if with_frontier >= {st.name for st in SETTINGS}
                        else f" --frontier-settings {','.join(sorted(with_frontier))}")

@@ -1,0 +1,124 @@
+"""One backend per vendor (issue 19, item 4): every arch has one, each answers for its own archs and usages
+only, the options split between them, and a new arch is a row of the table and nothing else.
+
+Pure: no compile (the backends' answers on real compiles are the rest of the suite's: analyze, frontier,
+explain, the gate and the LLVM cross-check all go through them)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from vgprscope.archs import ARCHS, DEFAULT_ARCHS, get_arch
+from vgprscope.backends import (
+    BACKENDS, all_options, backend_named, backend_of, backend_of_usage, foreign_options, ladder, occupancy_of,
+)
+from vgprscope.compile.engine import launch_limit_reason, parse_output, target_of
+from vgprscope.compile.job import Target
+from vgprscope.errors import UsageError
+from vgprscope.frontier import occupancy_levels
+from vgprscope.gate.metrics import METRICS, REGISTERS, entry_metrics
+from vgprscope.records import AmdUsage, NvidiaUsage
+
+AMD = AmdUsage(arch_vgpr=130, agpr=4, vgpr_total=136, sgpr=52, vgpr_spill=3, sgpr_spill=1, scratch_bytes=16,
+               lds_static=0, lds_dynamic=8192, spill_stores=5, spill_loads=7, spill_insts_in_loop=4,
+               llvm_occupancy=3, max_flat_workgroup_size=256, code_bytes=None, vgpr_alloc=169)
+NV = NvidiaUsage(regs=168, stack_bytes=24, spill_store_bytes=8, spill_load_bytes=12, shared_static=0,
+                 shared_dynamic=40000, local_bytes=24)
+
+
+def test_every_arch_has_its_backend_and_target():
+    assert {b.name for b in BACKENDS} == {"hip", "cuda"}
+    for a in ARCHS.values():
+        b = backend_of(a)
+        assert b is backend_named(a.backend) and b.vendor is a.vendor
+        t = target_of(a)
+        assert t == Target(b.name, a.gfx if b.name == "hip" else a.capability, a.wave_size)
+        # the table's arch of a Triton target is the row itself (gfx1100-wave64 is gfx1100's calculator twin)
+        found = b.arch_for_target(t.arch)
+        assert found is not None and (found is a or a.name == "gfx1100-wave64")
+    assert target_of(get_arch("gfx942")) == Target("hip", "gfx942", 64)
+    assert target_of(get_arch("sm_90")) == Target("cuda", 90, 32)
+    with pytest.raises(UsageError):
+        backend_named("metal")
+
+
+def test_usages_belong_to_their_backend():
+    assert backend_of_usage(AMD).name == "hip" and backend_of_usage(NV).name == "cuda"
+    with pytest.raises(UsageError, match="cannot run on sm_90"):
+        occupancy_of(AMD, get_arch("sm_90"), 4)
+    with pytest.raises(UsageError, match="cannot run on gfx942"):
+        occupancy_of(NV, get_arch("gfx942"), 4)
+    with pytest.raises(UsageError, match="no occupancy rule for dict"):
+        backend_of_usage({"regs": 1})
+
+
+def test_options_split_between_the_backends():
+    assert all_options() == ("waves_per_eu", "matrix_instr_nonkdim", "kpack", "maxnreg")
+    assert foreign_options(get_arch("gfx942")) == ("maxnreg",)
+    assert foreign_options(get_arch("sm_90")) == ("waves_per_eu", "matrix_instr_nonkdim", "kpack")
+    assert [b.knob for b in BACKENDS] == ["waves_per_eu", "maxnreg"] and all(b.knob in b.options for b in BACKENDS)
+    calc = [set(b.calculator_options) for b in BACKENDS]
+    assert not calc[0] & calc[1]
+
+
+def test_the_gate_metrics_are_the_backends():
+    assert REGISTERS == ("vgpr_total", "regs")
+    for u in (AMD, NV):
+        b = backend_of_usage(u)
+        values = b.metric_values(u)
+        assert list(values) == [m.name for m in b.metrics] and all(m.name in METRICS for m in b.metrics)
+        assert b.registers_metric in values and values[b.registers_metric] == b.registers(u)
+        assert entry_metrics(u, {"value": 2}) == values | {"occupancy": 2}
+    assert backend_of_usage(AMD).metric_values(AMD)["spill_insts"] == 12
+    assert backend_of_usage(NV).metric_values(NV)["shared_bytes"] == 40000
+
+
+def test_the_views_cells_per_vendor():
+    hip, cuda = backend_of_usage(AMD), backend_of_usage(NV)
+    assert (hip.registers_text(AMD), cuda.registers_text(NV)) == ("136 (130v+4a)", "168")
+    assert (hip.spills_text(AMD), cuda.spills_text(NV)) == ("4 (4 in loop)", "8+12 B")
+    assert (hip.spills_full_text(AMD), cuda.spills_full_text(NV)) == ("v3 s1 (5st/7ld, 4 in loop)", "8B st / 12B ld")
+    assert hip.spill_price(AMD) == "4 spills (3 VGPR + 1 SGPR), 12 spill instructions, 4 in the loop"
+    assert cuda.spill_price(NV) == "8 B of spill stores, 12 B of spill loads"
+    assert (hip.allocation(AMD), cuda.allocation(NV)) == (169, 168)  # what the hardware allocates
+    assert (hip.memory_bytes(AMD), cuda.memory_bytes(NV)) == (8192, 40000)
+    assert (hip.scalar_registers(AMD), cuda.scalar_registers(NV)) == (52, None)
+    assert (hip.spill_insts(AMD), cuda.spill_insts(NV)) == (12, None)
+    assert (hip.compiler_occupancy(AMD), cuda.compiler_occupancy(NV)) == (3, None)
+
+
+def test_launch_limits_and_missing_outputs_are_the_backends():
+    assert launch_limit_reason(get_arch("gfx942"), AMD, 16) is None
+    assert launch_limit_reason(get_arch("gfx942"), AMD, 32) == ("num_warps 32 is 2048 threads (32 waves of 64); "
+                                                                "gfx942 allows 1024 per workgroup")
+    assert launch_limit_reason(get_arch("sm_86"), replace(NV, shared_dynamic=101377)) == (
+        "needs 101377 B of shared memory; sm_86 allows 101376 B per block")
+    assert launch_limit_reason(get_arch("gfx942"), AMD) is None
+    with pytest.raises(ValueError, match="hold no ptxas_log, cuobjdump"):
+        parse_output(get_arch("sm_90"), {"shared": 0})
+    with pytest.raises(ValueError, match="hold no amdgcn"):
+        parse_output(get_arch("gfx942"), {"shared": 0})
+
+
+def test_a_new_row_is_all_an_arch_needs(monkeypatch):
+    """Rows made like gfx1201's and sm_120's under new names: target, dispatch, occupancy, ladder, frontier
+    levels, the archs table and the CLI's arch list follow from the row alone."""
+    amd = replace(ARCHS["gfx1201"], name="gfx1200", gfx="gfx1200", description="AMD RX 9060 (RDNA4)")
+    nv = replace(ARCHS["sm_120"], name="sm_121", capability=121, description="NVIDIA DGX Spark (GB10)")
+    for a in (amd, nv):
+        monkeypatch.setitem(ARCHS, a.name, a)
+    assert get_arch("gfx1200") is amd and get_arch("sm_121") is nv
+    assert target_of(amd) == Target("hip", "gfx1200", 32) and target_of(nv) == Target("cuda", 121, 32)
+    assert backend_named("cuda").arch_for_target(121) is nv
+    # 136 VGPRs (no AGPRs on RDNA) in granules of 24 (144) of a 1536-VGPR file: 10 waves/SIMD, as on gfx1201
+    rdna = replace(AMD, arch_vgpr=136, agpr=0, max_flat_workgroup_size=128)
+    assert occupancy_of(rdna, amd, 4).value == occupancy_of(rdna, ARCHS["gfx1201"], 4).value == 10
+    assert occupancy_of(NV, nv, 8).unit == "blocks/SM"
+    assert [s.value for s in ladder(amd)][:2] == [16, 12]
+    assert [p.knob for p in occupancy_levels(nv, 4)] == ["maxnreg"] * len(occupancy_levels(nv, 4))
+    from vgprscope.cli.info import _arch_rows
+
+    assert {"gfx1200", "sm_121"} <= {r["arch"] for r in _arch_rows()}
+    assert set(DEFAULT_ARCHS) <= set(ARCHS)

@@ -1,0 +1,162 @@
+"""What every backend answers (``Backend``), and the small records it answers with.
+
+A backend is one vendor's compiler side as vgprscope sees it: how Triton targets its archs, which launch
+options only it reads, which raw outputs the compile worker returns for it and how they become a
+ResourceUsage, what makes a kernel unlaunchable, its occupancy rule and register ladder, the knob the
+frontier turns, the numbers the gate watches, and the words and cells the views show for its usage.
+Nothing here knows a vendor; ``hip.py`` and ``cuda.py`` do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from ..archs import Arch, Vendor
+    from ..compile.job import Target
+    from ..occupancy import LadderStep
+    from ..parse.lineinfo import SpillInstruction
+    from ..records import Occupancy, ResourceUsage
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One number the gate watches. ``gated`` False: shown when it changes, never a failure by default
+    (``arch_vgpr`` and ``agpr`` are the parts of ``vgpr_total``, which is what occupancy sees).
+    ``covers``: the vendor metrics a neutral metric stands for (a rule on it applies to each of them)."""
+
+    name: str
+    unit: str
+    what: str
+    higher_is_better: bool = False
+    gated: bool = True
+    covers: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class KnobLevel:
+    """One occupancy level of an arch for the frontier: the occupancy the registers alone give at
+    ``budget`` registers, and the knob's setting that asks the compiler for it."""
+
+    target: int
+    budget: int
+    setting: int
+
+
+@dataclass(frozen=True)
+class Calculation:
+    """The occupancy calculator's answer for counts typed by hand (``vgprscope occupancy``)."""
+
+    occupancy: Occupancy | None  # None: no register count given (a ladder only)
+    fields: dict[str, Any]  # the JSON fields: inputs and the vendor's own occupancy figures
+    current: int | None  # the register count the ladder marks "<- here"
+    size: int | None  # the workgroup / block size the ladder is for (None: the backend's default)
+    line: str  # the table's "occupancy" row
+
+
+class Backend(Protocol):
+    """One vendor's backend. Attributes are data; methods take the arch or the usage they are about."""
+
+    name: str  # Triton's backend name ("hip", "cuda"): ``Target.backend``, a cache entry's target
+    vendor: Vendor
+    label: str  # the vendor as a message says it ("AMD")
+    triton_dir: str  # the backend's folder in the Triton wheel (triton/backends/<dir>)
+    usage_type: type  # the ResourceUsage class its parser returns
+    # launch options vgprscope sets that only this backend reads; a Triton cache entry's metadata also
+    # keeps ``cache_options`` (they survive a recompile for the same backend only)
+    options: tuple[str, ...]
+    cache_options: tuple[str, ...]
+    raw_outputs: tuple[str, ...]  # the compile worker's outputs its parser reads
+    cache_artifact: str  # the file of a Triton cache entry the resources are read from ("amdgcn", "cubin")
+    spill_artifact: str  # what the spill sites are read from, as a note names it when missing
+    unit: str  # the occupancy unit ("waves/SIMD", "blocks/SM")
+    unit_short: str  # the same in a compact cell ("w/SIMD")
+    group_word: str  # what Triton's num_warps counts on it ("waves", "warps")
+    register_word: str  # registers as the frontier's summary says them ("VGPRs", "registers")
+    # the frontier's knob, and whether any setting between two levels is a register budget (then the
+    # frontier bisects for the smallest spill-free one)
+    knob: str
+    bisects: bool
+    metrics: tuple[Metric, ...]  # the gate's numbers of its usage, in the order they are shown
+    registers_metric: str  # the one the neutral ``registers`` metric stands for
+    memory_field: str  # the usage's memory figure as a column names it ("lds_bytes", "shared_bytes")
+    hardware_verified: bool  # False: bench results on its GPUs are marked unverified
+    calculator_options: tuple[str, ...]  # ``vgprscope occupancy`` options of this vendor, first required
+    ladder_words: str  # the registers a ladder row counts ("VGPRs+AGPRs per wave")
+    register_header: str  # the compare table's registers column
+    memory_header: str  # the compare table's LDS / shared memory column
+    register_split: str  # the header of a column of a usage's register parts ("arch VGPR+AGPR"); "": none
+
+    # ---- the arch table and targets
+    def target(self, arch: Arch) -> Target: ...
+    def arch_for_target(self, arch: Any) -> Arch | None: ...
+    def device_arch(self, props: Any) -> Arch: ...
+    def driver_version(self) -> str: ...
+    def arch_row(self, arch: Arch) -> dict[str, Any]: ...
+    def arch_cells(self, arch: Arch) -> dict[str, str]: ...
+    def group_memory_limit(self, arch: Arch) -> int: ...
+
+    # ---- compiler outputs
+    def parse(self, raw: Mapping[str, Any]) -> ResourceUsage: ...
+    def spill_instructions(self, raw: Mapping[str, Any], sass: str | None = None) -> list[SpillInstruction] | None: ...
+
+    # ---- launch, occupancy, frontier
+    def launch_limit_reason(self, arch: Arch, usage: ResourceUsage, num_warps: int | None = None) -> str | None: ...
+    def occupancy(self, usage: ResourceUsage, arch: Arch, num_warps: int, *,
+                  waves_per_eu: int | None = None) -> Occupancy: ...
+    def ladder(self, arch: Arch, size: int | None = None) -> list[LadderStep]: ...
+    def levels(self, arch: Arch, num_warps: int) -> list[KnobLevel]: ...
+    def calculate(self, arch: Arch, values: Mapping[str, int | None], ladder: bool) -> Calculation: ...
+
+    # ---- a usage's numbers and words
+    def metric_values(self, usage: ResourceUsage) -> dict[str, int]: ...
+    def registers(self, usage: ResourceUsage) -> int: ...
+    def allocation(self, usage: ResourceUsage) -> int: ...
+    def register_parts(self, usage: ResourceUsage) -> tuple[int, int] | None: ...
+    def scalar_registers(self, usage: ResourceUsage) -> int | None: ...
+    def scratch_bytes(self, usage: ResourceUsage) -> int: ...
+    def memory_bytes(self, usage: ResourceUsage) -> int: ...
+    def compiler_occupancy(self, usage: ResourceUsage) -> int | None: ...
+    def spill_insts(self, usage: ResourceUsage) -> int | None: ...
+    def spill_insts_in_loop(self, usage: ResourceUsage) -> int | None: ...
+    def spill_counts(self, usage: ResourceUsage, instructions: Sequence[SpillInstruction]) -> tuple[int, int]: ...
+    def frontier_figures(self, usage: ResourceUsage) -> dict[str, int]: ...
+    def registers_text(self, usage: ResourceUsage) -> str: ...
+    def spills_text(self, usage: ResourceUsage) -> str: ...
+    def spills_full_text(self, usage: ResourceUsage) -> str: ...
+    def spills_level_text(self, usage: ResourceUsage) -> str: ...
+    def spills_next_text(self, usage: ResourceUsage) -> str: ...
+    def spill_price(self, usage: ResourceUsage) -> str: ...
+
+
+def threads_reason(arch: Arch, num_warps: int | None, limit: int, group_word: str) -> str | None:
+    """Why ``num_warps`` warps / waves of the arch's size make a workgroup the arch refuses (None: it takes it)."""
+    if num_warps is None or num_warps * arch.wave_size <= limit:
+        return None
+    return (f"num_warps {num_warps} is {num_warps * arch.wave_size} threads ({num_warps} {group_word} of "
+            f"{arch.wave_size}); {arch.name} allows {limit} per workgroup")
+
+
+def count(n: int, noun: str) -> str:
+    """'1 spill', '3 spills'."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def last_output_line(cmd: list[str]) -> str:
+    """The last line a tool prints (a driver version), or "unknown" when it cannot run."""
+    import subprocess
+
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=10).stdout.strip()
+        return out.splitlines()[-1].strip() if out else "unknown"
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def require_outputs(raw: Mapping[str, Any], keys: Sequence[str]) -> None:
+    """A worker's answer without an output the parser reads is a one-line error, not a KeyError."""
+    missing = [k for k in keys if k not in raw]
+    if missing:
+        raise ValueError(f"the compiler outputs hold no {', '.join(missing)}")

@@ -1,0 +1,239 @@
+"""The NVIDIA backend (Triton's ``cuda``): ptxas and the cubin in, blocks per SM out.
+
+Targets: ``Target("cuda", capability, 32)``. The launch option only it reads: ``maxnreg`` (ptxas's register
+cap: the frontier's knob, any value a budget, so the frontier bisects for the smallest spill-free one).
+The compile worker returns ``ptxas -v``'s log, ``cuobjdump --dump-resource-usage`` of the cubin, the cubin
+itself (base64, for the spill sites: its SASS through ``nvdisasm -gi``) and Triton's dynamic shared memory;
+``parse.nvidia`` reads the usage, ``parse.lineinfo.sass_spills`` the spill sites; the occupancy rule is
+``occupancy.nvidia_occupancy`` (``cuda_occupancy.h``).
+"""
+
+from __future__ import annotations
+
+import base64
+import subprocess
+import tempfile
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..archs import ARCHS, Arch, NvidiaArch, Vendor, arch_for_device
+from ..compile.job import Target
+from ..errors import UsageError
+from ..occupancy import DEFAULT_THREADS, NVIDIA_UNIT, LadderStep, check_warps, nvidia_ladder, nvidia_occupancy
+from ..records import NvidiaUsage, Occupancy
+from .base import Calculation, KnobLevel, Metric, require_outputs, last_output_line, threads_reason
+
+if TYPE_CHECKING:  # the parsers are imported when an output is parsed: a warm run reads the cache only
+    from ..parse.lineinfo import SpillInstruction
+
+KIB = 1024
+
+
+def nvdisasm(cubin: bytes) -> str:
+    """``nvdisasm -gi -c`` of a cubin: SASS with the line info and inlining chains (the Triton wheel's
+    nvdisasm, as Triton's knobs locate it)."""
+    from triton import knobs
+
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+        f.write(cubin)
+        f.flush()
+        return subprocess.run([knobs.nvidia.nvdisasm.path, "-gi", "-c", f.name], check=True, capture_output=True,
+                              text=True).stdout
+
+
+class CudaBackend:
+    name = "cuda"
+    vendor = Vendor.NVIDIA
+    label = "NVIDIA"
+    triton_dir = "nvidia"
+    usage_type = NvidiaUsage
+    options = ("maxnreg",)
+    cache_options = ("maxnreg", "ptx_options")
+    cache_artifact = "cubin"
+    raw_outputs = ("ptxas_log", "cuobjdump", "shared")  # the cubin (cubin_b64) is for the spill sites only
+    spill_artifact = "cubin"
+    unit = NVIDIA_UNIT
+    unit_short = "blk/SM"
+    group_word = "warps"
+    register_word = "registers"
+    knob = "maxnreg"
+    bisects = True
+    metrics = (
+        Metric("regs", "registers/thread", "NVIDIA: registers per thread"),
+        Metric("stack_bytes", "bytes/thread", "NVIDIA: stack frame per thread"),
+        Metric("spill_store_bytes", "bytes", "NVIDIA: spill stores"),
+        Metric("spill_load_bytes", "bytes", "NVIDIA: spill loads"),
+        Metric("shared_bytes", "bytes", "NVIDIA: shared memory, static and Triton's dynamic"),
+    )
+    registers_metric = "regs"
+    memory_field = "shared_bytes"
+    hardware_verified = True
+    calculator_options = ("--regs", "--shared", "--threads")
+    ladder_words = "registers per thread"
+    register_header = "regs"
+    memory_header = "smem B"
+    register_split = ""
+
+    # ---- the arch table and targets
+
+    def target(self, arch: NvidiaArch) -> Target:
+        return Target(self.name, arch.capability, arch.wave_size)
+
+    def arch_for_target(self, capability: Any) -> Arch | None:
+        """The table's arch Triton's ``GPUTarget("cuda", capability, 32)`` is."""
+        return next((a for a in ARCHS.values() if isinstance(a, NvidiaArch) and a.capability == capability), None)
+
+    def device_arch(self, props: Any) -> Arch:
+        return arch_for_device(self.name, props.major * 10 + props.minor)
+
+    def driver_version(self) -> str:
+        return last_output_line(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"])
+
+    def arch_row(self, a: NvidiaArch) -> dict[str, Any]:
+        return {
+            "arch": a.name, "vendor": a.vendor.value, "description": a.description,
+            "wave": a.wave_size, "max occupancy": f"{a.max_warps_per_sm} warps/SM",
+            "registers": f"{a.regs_per_sm} per SM ({a.reg_subpartitions} sub-partitions)",
+            "per wave/thread": f"{a.max_regs_per_thread} regs",
+            "alloc granule": f"{a.reg_alloc_unit} regs/warp",
+            "LDS/shared per CU/SM": f"{a.shared_per_sm // KIB} KiB",
+            "per workgroup/block": f"{a.max_shared_per_block // KIB} KiB (opt-in)",
+            "LDS/shared granule": f"{a.shared_granule} B (+{a.shared_reserved_per_block} B reserved/block)",
+            "max workgroups/blocks": a.max_blocks_per_sm,
+            "compiles": "yes" if a.triton_target else "no (calculator only)",
+        }
+
+    def arch_cells(self, a: NvidiaArch) -> dict[str, str]:
+        return {"occ": f"{a.max_warps_per_sm} warps/SM", "regs": f"{a.regs_per_sm}/SM",
+                "per_wave": str(a.max_regs_per_thread), "granule": f"{a.reg_alloc_unit}/warp",
+                "lds": f"{a.shared_per_sm // KIB}/{a.max_shared_per_block // KIB}",
+                "compiles": "yes" if a.triton_target else "no [1]"}
+
+    def group_memory_limit(self, arch: NvidiaArch) -> int:
+        return arch.max_shared_per_block
+
+    # ---- compiler outputs
+
+    def parse(self, raw: Mapping[str, Any]) -> NvidiaUsage:
+        from ..parse.nvidia import nvidia_usage
+
+        require_outputs(raw, self.raw_outputs)
+        return nvidia_usage(raw["ptxas_log"], raw["cuobjdump"], raw["shared"], kernel=raw.get("name"),
+                            ptxas_version=raw.get("ptxas_version"))
+
+    def spill_instructions(self, raw: Mapping[str, Any], sass: str | None = None) -> list[SpillInstruction] | None:
+        """The SASS's local-memory instructions (``sass``: the cubin's ``nvdisasm -gi`` text, disassembled
+        from ``raw['cubin_b64']`` when not given); None when there is no cubin to read."""
+        from ..parse.lineinfo import sass_spills
+
+        if sass is None and raw.get("cubin_b64"):
+            sass = nvdisasm(base64.b64decode(raw["cubin_b64"]))
+        if sass is None:
+            return None
+        return sass_spills(sass, raw.get("name")) if sass else []
+
+    # ---- launch, occupancy, frontier
+
+    def launch_limit_reason(self, arch: NvidiaArch, usage: NvidiaUsage, num_warps: int | None = None) -> str | None:
+        reason = threads_reason(arch, num_warps, arch.max_threads_per_block, self.group_word)
+        if reason:
+            return reason
+        if usage.shared_bytes > arch.max_shared_per_block:
+            return (f"needs {usage.shared_bytes} B of shared memory; {arch.name} allows "
+                    f"{arch.max_shared_per_block} B per block")
+        return None
+
+    def occupancy(self, usage: NvidiaUsage, arch: NvidiaArch, num_warps: int, *,
+                  waves_per_eu: int | None = None) -> Occupancy:
+        return nvidia_occupancy(arch, usage.regs, usage.shared_bytes, check_warps(num_warps, arch.wave_size))
+
+    def ladder(self, arch: NvidiaArch, size: int | None = None) -> list[LadderStep]:
+        return nvidia_ladder(arch, size)
+
+    def levels(self, arch: NvidiaArch, num_warps: int) -> list[KnobLevel]:
+        # maxnreg at the top register count of every blocks-per-SM step of the launch's block size
+        steps = nvidia_ladder(arch, num_warps * arch.wave_size)
+        return sorted((KnobLevel(s.value, s.hi, s.hi) for s in steps if s.value > 0), key=lambda lv: lv.target)
+
+    def calculate(self, arch: NvidiaArch, values: Mapping[str, int | None], ladder: bool) -> Calculation:
+        regs, shared, threads = (values.get(o) for o in self.calculator_options)
+        if regs is None and not ladder:
+            raise UsageError(f"--regs is required for {arch.name} (or --ladder)")
+        if regs is None:
+            return Calculation(None, {}, None, threads, "")
+        size = DEFAULT_THREADS if threads is None else threads
+        o = nvidia_occupancy(arch, regs, shared or 0, size)
+        fields = {
+            "inputs": {"regs": regs, "shared": shared or 0, "threads": size},
+            "blocks_per_sm": o.value, "warps_per_sm": o.warps_per_sm, "max_warps_per_sm": arch.max_warps_per_sm,
+        }
+        line = f"{o.value} blocks/SM, {o.warps_per_sm} / {arch.max_warps_per_sm} warps/SM ({o.percent:g} %)"
+        return Calculation(o, fields, regs, threads, line)
+
+    # ---- a usage's numbers and words
+
+    def metric_values(self, u: NvidiaUsage) -> dict[str, int]:
+        return {
+            "regs": u.regs, "stack_bytes": u.stack_bytes, "spill_store_bytes": u.spill_store_bytes,
+            "spill_load_bytes": u.spill_load_bytes, "shared_bytes": u.shared_bytes,
+        }
+
+    def registers(self, u: NvidiaUsage) -> int:
+        return u.regs
+
+    def allocation(self, u: NvidiaUsage) -> int:
+        return u.regs
+
+    def register_parts(self, u: NvidiaUsage) -> None:
+        return None
+
+    def scalar_registers(self, u: NvidiaUsage) -> None:
+        return None
+
+    def scratch_bytes(self, u: NvidiaUsage) -> int:
+        return u.stack_bytes
+
+    def memory_bytes(self, u: NvidiaUsage) -> int:
+        return u.shared_bytes
+
+    def compiler_occupancy(self, u: NvidiaUsage) -> None:
+        return None
+
+    def spill_insts(self, u: NvidiaUsage) -> None:
+        return None  # ptxas counts spill bytes, not instructions
+
+    def spill_insts_in_loop(self, u: NvidiaUsage) -> None:
+        return None  # ptxas does not say where its spills are
+
+    def spill_counts(self, u: NvidiaUsage, instructions: Sequence[SpillInstruction]) -> tuple[int, int]:
+        """Spill stores and reloads: the local-memory instructions found in the SASS."""
+        stores = sum(1 for s in instructions if s.kind == "store")
+        return stores, len(instructions) - stores
+
+    def frontier_figures(self, u: NvidiaUsage) -> dict[str, int]:
+        return {"used": u.regs, "spill_store_bytes": u.spill_store_bytes, "spill_load_bytes": u.spill_load_bytes,
+                "scratch_bytes": u.stack_bytes}
+
+    def registers_text(self, u: NvidiaUsage) -> str:
+        return str(u.regs)
+
+    def spills_text(self, u: NvidiaUsage) -> str:
+        """``0``, or spill store + load bytes: ``24+24 B``."""
+        return "0" if not u.spills else f"{u.spill_store_bytes}+{u.spill_load_bytes} B"
+
+    def spills_full_text(self, u: NvidiaUsage) -> str:
+        return "0" if not u.spills else f"{u.spill_store_bytes}B st / {u.spill_load_bytes}B ld"
+
+    def spills_level_text(self, u: NvidiaUsage) -> str:
+        return "0" if not u.spills else f"{u.spill_store_bytes}+{u.spill_load_bytes}"
+
+    def spills_next_text(self, u: NvidiaUsage) -> str:
+        return f"{u.spill_store_bytes}+{u.spill_load_bytes} B"
+
+    def spill_price(self, u: NvidiaUsage) -> str:
+        if not u.spills:
+            return "no spills"
+        return f"{u.spill_store_bytes} B of spill stores, {u.spill_load_bytes} B of spill loads"
+
+
+CUDA = CudaBackend()
