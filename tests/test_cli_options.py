@@ -148,7 +148,7 @@ def test_no_cli_module_types_a_list_of_archs():
 
 def test_the_arch_help_is_the_arch_table():
     (info,) = [m for m in options.ArchOpt.__metadata__ if isinstance(m, ParameterInfo)]
-    assert ", ".join(ARCHS) in info.help
+    assert ", ".join(n for n, a in ARCHS.items() if a.triton_target) in info.help  # the ones Triton compiles for
     res = CliRunner().invoke(app, ["occupancy", "--help"], env={"COLUMNS": "400"})
     assert res.exit_code == 0 and ", ".join(ARCHS) in " ".join(res.output.split())
 
