@@ -67,7 +67,7 @@ def test_output_file_is_written_whole(tmp_path):
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["--arch", "gfx999"], "unknown arch 'gfx999'; valid: gfx90a, gfx942, gfx950, gfx1100, gfx1100-wave64, sm_80"),
+        (["--arch", "gfx999"], "unknown arch 'gfx999'; valid: gfx90a, gfx942, gfx950, gfx1100, gfx1100-wave64, gfx1201, sm_80"),
         (["--variant", "nope"], "unknown variant 'nope'; valid: baseline"),
         (["--arch", "sm_80", "--waves-per-eu", "2"], "--waves-per-eu applies to AMD archs only"),
         (["--arch", "gfx942", "--maxnreg", "128"], "--maxnreg applies to NVIDIA archs only"),

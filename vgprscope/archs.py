@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
+from typing import Any
 
 from .errors import UnknownNameError, UsageError
 
@@ -115,7 +116,7 @@ def expect_nvidia(arch: Arch, instead: str) -> NvidiaArch:
         return arch
     raise UsageError(f"{arch.name} is not an NVIDIA arch; use {instead}")
 
-_CDNA = dict(
+_CDNA: dict[str, Any] = dict(
     wave_size=64, simds_per_cu=4, max_waves_per_simd=8, vgprs_per_simd_lane=512, max_arch_vgprs=256,
     max_agprs=256, vgpr_granule=8, sgpr_waves=((80, 10), (88, 9), (100, 8)), sgpr_waves_else=7,
     max_sgprs=108, max_workgroups_per_cu=16,
@@ -124,12 +125,12 @@ _CDNA = dict(
 # FeatureCuMode, 64 KiB addressable LDS): 16 waves/EU (AMDGPUBaseInfo.cpp getMaxWavesPerEU), 4 SIMDs per WGP
 # (getEUsPerCU), 32 barriers (getMaxWorkGroupsPerCU), LDS 64 KiB per workgroup and twice that per WGP
 # (getLocalMemorySize), SGPRs never limit (getOccupancyWithNumSGPRs, GFX10+), 106 addressable + VCC.
-_RDNA = dict(
+_RDNA: dict[str, Any] = dict(
     simds_per_cu=4, max_waves_per_simd=16, max_arch_vgprs=256, max_agprs=0, sgpr_waves=None,
     sgpr_waves_else=16, max_sgprs=108, lds_per_cu=131072, lds_per_workgroup=65536, lds_granule=512,
     max_workgroups_per_cu=32,
 )
-_AMPERE_SHARED = dict(regs_per_sm=65536, max_regs_per_thread=255, reg_alloc_unit=256, reg_subpartitions=4,
+_AMPERE_SHARED: dict[str, Any] = dict(regs_per_sm=65536, max_regs_per_thread=255, reg_alloc_unit=256, reg_subpartitions=4,
                       shared_granule=128, shared_reserved_per_block=1024, wave_size=32)
 
 ARCHS: dict[str, Arch] = {

@@ -142,7 +142,10 @@ def _plan_text(
         cuts: dict[str, int] = {}
         for k in knobs:
             if limit_of(k.key, k.amount) < target:  # feasible: every knob's limit at 0 is >= target
-                cuts[k.key] = _last_at_least(lambda a, key=k.key: limit_of(key, a), target, 0, k.amount)
+                def own_limit(a: int, key: str = k.key) -> int:
+                    return limit_of(key, a)
+
+                cuts[k.key] = _last_at_least(own_limit, target, 0, k.amount)
         reached = value_with(cuts)
         parts = [f"{k.amount - cuts[k.key]} {k.label} (-> {cuts[k.key]})" for k in knobs if k.key in cuts]
         next_step = f"shed {' and '.join(parts)} for {describe(reached)}"
@@ -151,7 +154,10 @@ def _plan_text(
         return next_step, "none: it does not launch"
     notes = []
     for k in knobs:
-        top = _last_at_least(lambda a, key=k.key: value_with({key: a}), value, k.amount, k.maximum)
+        def value_at(a: int, key: str = k.key) -> int:
+            return value_with({key: a})
+
+        top = _last_at_least(value_at, value, k.amount, k.maximum)
         extra = top - k.amount
         if top >= k.maximum:
             if k is knobs[0]:  # the registers always get a headroom line
@@ -355,12 +361,13 @@ class _AmdLaunch:
         return out
 
     def value_with(self, changes: dict[str, int]) -> int:
-        amounts = {"vgpr": self.vgpr_total, "sgpr": self.sgpr, "lds": self.lds_bytes} | changes
-        out = [self.limit("vgpr", amounts["vgpr"]), self.limit("workgroup", 0)]
-        if amounts["sgpr"] is not None and self.arch.sgpr_waves is not None:
-            out.append(self.limit("sgpr", amounts["sgpr"]))
-        if amounts["lds"] > 0:
-            out.append(self.limit("lds", amounts["lds"]))
+        vgpr, sgpr, lds = (changes.get("vgpr", self.vgpr_total), changes.get("sgpr", self.sgpr),
+                           changes.get("lds", self.lds_bytes))
+        out = [self.limit("vgpr", vgpr), self.limit("workgroup", 0)]
+        if sgpr is not None and self.arch.sgpr_waves is not None:
+            out.append(self.limit("sgpr", sgpr))
+        if lds > 0:
+            out.append(self.limit("lds", lds))
         return min(out)
 
     def workgroups(self) -> int:
@@ -552,7 +559,7 @@ def amd_occupancy(
     ceiling = limits["workgroup"]
     unit = AMD_UNIT
     knobs = [_Knob("vgpr", "VGPRs/AGPRs" if agpr else "VGPRs", vgpr_total, arch.max_vgprs_total)]
-    if "sgpr" in limits:
+    if "sgpr" in limits and sgpr is not None:  # an SGPR limit comes from an SGPR count
         knobs.append(_Knob("sgpr", "SGPRs", sgpr, arch.max_sgprs))
     if lds_bytes > 0:
         # one byte past the per-workgroup limit: the headroom search then reports "no longer launches"
@@ -572,7 +579,7 @@ def amd_occupancy(
         ceiling_reason, cap_reason,
     )
     note = _amd_note(launch, value, llvm_occupancy, lds_static, llvm_max_workgroup, waves_per_eu)
-    if dropped:
+    if dropped and waves_per_eu is not None:  # dropped: a hint was given
         lo, hi = kept
         why = (f"below the {_plural(lo, unit)} one {llvm_wg}-thread workgroup needs" if waves_per_eu < lo else
                f"above the {_plural(hi, unit)} its workgroup size and {static} B of static LDS allow")
@@ -773,7 +780,7 @@ def amd_ladder(arch: AmdArch, workgroup_size: int | None = None) -> list[LadderS
     wg = arch.wave_size if workgroup_size is None else workgroup_size
     _check_threads("workgroup size", wg, arch.max_threads_per_workgroup)
     launch = _AmdLaunch(arch, 0, None, 0, wg, None)
-    rows = []
+    rows: list[tuple[int, int, float, int | None]] = []
     for n in range(1, arch.max_vgprs_total + 1):
         v = launch.value_with({"vgpr": n})
         rows.append((v, n, round(100.0 * v / arch.max_waves_per_simd, 2), None))
@@ -788,7 +795,7 @@ def nvidia_ladder(arch: NvidiaArch, threads: int | None = None) -> list[LadderSt
     _check_threads("threads per block", size, arch.max_threads_per_block)
     nv = _NvidiaLaunch(arch, 0, 0, size, None)
     wpb = warps_per_block(arch, size)
-    rows = []
+    rows: list[tuple[int, int, float, int | None]] = []
     for r in range(1, arch.max_regs_per_thread + 1):
         v = nv.value_with({"regs": r})
         rows.append((v, r, round(100.0 * v * wpb / arch.max_warps_per_sm, 2), v * wpb))

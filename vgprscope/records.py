@@ -6,7 +6,7 @@ import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields, replace
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 SCHEMA_VERSION = 1
 
@@ -17,7 +17,8 @@ class Config(Protocol):
     whose kind this process does not know (``DataConfig``). ``key()`` is part of every cache and baseline
     key: two configs that compile differently never share it."""
 
-    kind: str
+    @property
+    def kind(self) -> str: ...
 
     def key(self) -> str: ...
 
@@ -101,19 +102,19 @@ class LaunchConfig:
 
     @property
     def num_warps(self) -> int:
-        return self.option("num_warps")
+        return cast(int, self.option("num_warps"))
 
     @property
     def num_stages(self) -> int | None:
-        return self.option("num_stages")
+        return cast("int | None", self.option("num_stages"))
 
     @property
     def waves_per_eu(self) -> int | None:
-        return self.option("waves_per_eu")
+        return cast("int | None", self.option("waves_per_eu"))
 
     @property
     def maxnreg(self) -> int | None:
-        return self.option("maxnreg")
+        return cast("int | None", self.option("maxnreg"))
 
     def as_dict(self) -> dict[str, Any]:
         d = {"kind": self.kind, "args": [asdict(a) for a in self.args], "constexprs": dict(self.constexprs),
@@ -180,14 +181,14 @@ class DataConfig:
         return str(self.as_dict().get("kind", ""))
 
     def as_dict(self) -> dict[str, Any]:
-        return json.loads(self.blob)
+        return cast(dict[str, Any], json.loads(self.blob))
 
     def key(self) -> str:
         return config_key(self.as_dict())
 
     def option(self, name: str) -> Any:
         d = self.as_dict()
-        options = d.get("options") if isinstance(d.get("options"), dict) else d
+        options: dict[str, Any] = d["options"] if isinstance(d.get("options"), dict) else d
         value = options.get(name)
         return LAUNCH_DEFAULTS.get(name) if value is None else value
 
@@ -199,19 +200,19 @@ class DataConfig:
 
     @property
     def num_warps(self) -> int | None:
-        return self.option("num_warps")
+        return cast("int | None", self.option("num_warps"))
 
     @property
     def num_stages(self) -> int | None:
-        return self.option("num_stages")
+        return cast("int | None", self.option("num_stages"))
 
     @property
     def waves_per_eu(self) -> int | None:
-        return self.option("waves_per_eu")
+        return cast("int | None", self.option("waves_per_eu"))
 
     @property
     def maxnreg(self) -> int | None:
-        return self.option("maxnreg")
+        return cast("int | None", self.option("maxnreg"))
 
     def flat(self) -> dict[str, Any]:
         """Scalars as they are; a list as ``4x32x4096``, a table as ``name=value;...``."""

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import FIRST_COMPLETED, CancelledError, Executor, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from ..archs import Arch
 from ..backends import backend_of, backend_of_usage
@@ -162,6 +162,8 @@ def _valid_result(result: Any) -> bool:
         u = usage_from_dict(usage)
     except (KeyError, TypeError, ValueError):
         return False
+    if u is None:
+        return False
     return all(isinstance(v, int) and not isinstance(v, bool) and v >= 0
                for v in backend_of_usage(u).metric_values(u).values())
 
@@ -180,7 +182,7 @@ def _record(task: Task, result: dict[str, Any], tv: str, cached: bool, deps: dic
     status = result.get("error") or "ok"
     occ = None
     if usage is not None:
-        warps = result.get("num_warps") or task.config.num_warps
+        warps = cast(int, result.get("num_warps") or task.config.num_warps)
         limit = launch_limit_reason(task.arch, usage, warps)
         status = limit or status
         if limit == launch_limit_reason(task.arch, usage):
@@ -287,7 +289,7 @@ class _OnCluster:
         self.executor, self.toolchain = executor, toolchain
         self.check = getattr(executor, "check", None)
 
-    def submit(self, fn: Callable, request: dict[str, Any]) -> Future:
+    def submit(self, fn: Callable[..., Any], request: dict[str, Any]) -> Future[Any]:
         from .toolchains import run_on_worker
 
         return self.executor.submit(run_on_worker, self.toolchain, request)
@@ -344,7 +346,7 @@ class Engine:
             return
         pool = self._executor(toolchain_id, workers)
         check = getattr(pool, "check", None)  # a cluster that can tell it lost its workers (compile.cluster)
-        futures: dict[Future, int] = {pool.submit(worker.run, req): i for i, req in enumerate(requests)}
+        futures: dict[Future[Any], int] = {pool.submit(worker.run, req): i for i, req in enumerate(requests)}
         try:
             pending = set(futures)
             while pending:
@@ -432,7 +434,7 @@ class Engine:
             if reason:
                 records[i] = _reason_record(task, reason, tv)
                 continue
-            keys[i] = entry_key(task.job.key(), tv)
+            keys[i] = entry_key(cast(CompileJob, task.job).key(), tv)  # a task without a job has a reason
             entry = self.cache.load(keys[i], arch=task.arch.name, triton_version=tv)
             if entry is not None:
                 result = entry["result"]
@@ -453,15 +455,16 @@ class Engine:
         def answered(i: int, answer: dict[str, Any]) -> None:
             nonlocal done
             task, tv = tasks[i], versions[i]
+            job = cast(CompileJob, task.job)  # compiled: it has a job
             self._check_version(answer, tv)
             result = _result(task.arch, answer)
             deps = answer.get("deps")
             if answer.get("error_kind") != worker.ENVIRONMENT and "note" not in answer:
                 # a Triton cache entry's outputs stay in that cache: only what was parsed from them is kept
-                raw = None if "stored" in task.job.source.as_dict() else answer
+                raw = None if "stored" in job.source.as_dict() else answer
                 self.cache.store(keys[i], {"arch": task.arch.name, "triton_version": tv, "deps": deps or {},
                                            "parser": PARSER_VERSION, "result": result,
-                                           "job": task.job.as_dict()}, raw)
+                                           "job": job.as_dict()}, raw)
             if "error" not in answer:
                 self.answers[keys[i]] = answer
             records[i] = _record(task, result, tv, False, deps)
@@ -470,11 +473,14 @@ class Engine:
                 self.on_progress(done, len(misses))
 
         by_toolchain: dict[str, list[int]] = {}
+        jobs = {i: cast(CompileJob, tasks[i].job) for i in misses}
         for i in misses:
-            by_toolchain.setdefault(tasks[i].job.toolchain, []).append(i)
+            by_toolchain.setdefault(jobs[i].toolchain, []).append(i)
         for toolchain_id, group in by_toolchain.items():
-            self._submit_all([{"op": "compile", "job": tasks[i].job.as_dict()} for i in group],
-                             lambda j, answer, group=group: answered(group[j], answer), toolchain_id)
+            def in_group(j: int, answer: dict[str, Any], group: list[int] = group) -> None:
+                answered(group[j], answer)
+
+            self._submit_all([{"op": "compile", "job": jobs[i].as_dict()} for i in group], in_group, toolchain_id)
         return [r for r in records if r is not None]
 
     def raw_outputs(self, task: Task) -> dict[str, Any] | None:

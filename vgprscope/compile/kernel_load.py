@@ -29,6 +29,7 @@ import sys
 import sysconfig
 import textwrap
 import types
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 
@@ -81,7 +82,7 @@ def refresh() -> None:
 
 
 @contextlib.contextmanager
-def loading():
+def loading() -> Iterator[None]:
     """Around any loading of user code: stale modules forgotten first, new ones tracked after."""
     refresh()
     before = set(sys.modules)
@@ -159,7 +160,7 @@ def _by_path(module: str, file: str) -> types.ModuleType:
     return mod
 
 
-def _names_read(nodes: list[ast.AST]) -> set[str]:
+def _names_read(nodes: Sequence[ast.AST]) -> set[str]:
     return {n.id for node in nodes for n in ast.walk(node) if isinstance(n, ast.Name)}
 
 
@@ -478,7 +479,7 @@ def _attribute_chain(node: ast.Attribute) -> list[str] | None:
     return [cur.id, *reversed(parts)]
 
 
-def dependencies(fn: Any, extra: list[Any] = ()) -> dict[str, str]:
+def dependencies(fn: Any, extra: Sequence[Any] = ()) -> dict[str, str]:
     """{path: content hash} of every file the compile of ``fn`` reads (``extra``: JIT functions passed
     as constexprs), Triton and the standard library excluded."""
     walker = _Walker()

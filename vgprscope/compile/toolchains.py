@@ -24,8 +24,10 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..errors import UsageError, VgprscopeError
 from .cache import default_dir
@@ -139,7 +141,7 @@ def probe(python: str) -> str:
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise ToolchainError(f"cannot run {python}: {exc}") from None
     try:
-        version = json.loads(done.stdout.strip().splitlines()[-1])["triton_version"]
+        version = str(json.loads(done.stdout.strip().splitlines()[-1])["triton_version"] or "")
     except (ValueError, IndexError, KeyError):
         version = ""
     if not version:
@@ -336,7 +338,7 @@ def expand(specs: list[str]) -> list[str]:
 
 def list_installed() -> list[tuple[Toolchain, int]]:
     """Every release in the store, with its size in bytes."""
-    out = []
+    out: list[tuple[Toolchain, int]] = []
     root = store()
     if not root.is_dir():
         return out
@@ -379,10 +381,10 @@ class ToolchainPool:
         self.toolchain = toolchain
         self._threads = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="vgprscope-toolchain")
         self._local = threading.local()
-        self._procs: list[subprocess.Popen] = []
+        self._procs: list[subprocess.Popen[str]] = []
         self._lock = threading.Lock()
 
-    def _proc(self) -> subprocess.Popen:
+    def _proc(self) -> subprocess.Popen[str]:
         proc = getattr(self._local, "proc", None)
         if proc is None or proc.poll() is not None:
             worker = Path(__file__).with_name("worker.py")
@@ -395,9 +397,11 @@ class ToolchainPool:
                 self._procs.append(proc)
         return proc
 
-    def _ask(self, request: dict) -> dict:
+    def _ask(self, request: dict[str, Any]) -> dict[str, Any]:
         proc = self._proc()
         try:
+            if proc.stdin is None or proc.stdout is None:  # opened with pipes: never
+                raise OSError("the compile worker has no pipes")
             proc.stdin.write(json.dumps(request) + "\n")
             proc.stdin.flush()
             line = proc.stdout.readline()
@@ -408,9 +412,10 @@ class ToolchainPool:
             self._local.proc = None
             return {"error": f"the Triton {self.toolchain.version} compile worker died (exit code {code})",
                     "error_kind": "environment", "triton_version": self.toolchain.version}
-        return json.loads(line)
+        answer: dict[str, Any] = json.loads(line)
+        return answer
 
-    def submit(self, fn, request):  # fn is worker.run: the subprocess runs it
+    def submit(self, fn: Any, request: dict[str, Any]) -> Future[dict[str, Any]]:  # fn: worker.run, run there
         return self._threads.submit(self._ask, request)
 
     def kill(self) -> None:
@@ -424,14 +429,16 @@ class ToolchainPool:
         with self._lock:
             for p in self._procs:
                 with contextlib.suppress(Exception):
-                    p.stdin.close()
+                    if p.stdin is not None:
+                        p.stdin.close()
                     p.wait(timeout=5)
                 with contextlib.suppress(Exception):
-                    p.stdout.close()
+                    if p.stdout is not None:
+                        p.stdout.close()
         self._threads.shutdown(wait=wait, cancel_futures=cancel_futures)
 
 
-def run_on_worker(toolchain: dict, request: dict) -> dict:
+def run_on_worker(toolchain: dict[str, Any], request: dict[str, Any]) -> dict[str, Any]:
     """A compile request under a toolchain on a Dask worker: the release is installed there on first use
     (as here), and a worker subprocess of its Python answers."""
     tc = release(toolchain["version"]) if toolchain["kind"] == "release" else environment(toolchain["python"])

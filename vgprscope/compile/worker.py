@@ -33,6 +33,7 @@ import sys
 import tempfile
 import time
 import warnings
+from collections.abc import Iterator
 from typing import Any
 
 try:
@@ -42,6 +43,8 @@ except ImportError:  # run from its own file (another environment's Python): loa
 
     _spec = _ilu.spec_from_file_location("_vgprscope_kernel_load",
                                          os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernel_load.py"))
+    if _spec is None or _spec.loader is None:
+        raise ImportError("cannot load kernel_load.py beside the compile worker") from None
     kernel_load = _ilu.module_from_spec(_spec)
     sys.modules[_spec.name] = kernel_load
     _spec.loader.exec_module(kernel_load)
@@ -71,7 +74,7 @@ def configure() -> None:
 
 
 @contextlib.contextmanager
-def compile_env(settings: dict[str, str] | None = None):
+def compile_env(settings: dict[str, str] | None = None) -> Iterator[None]:
     """The worker environment (and a job's compiler settings) for one in-process compile, restored after."""
     wanted = dict(_ENV) | {k: os.environ.get(k, v) for k, v in _ENV_DEFAULTS.items()} | dict(settings or {})
     saved = {k: os.environ.get(k) for k in wanted}
@@ -87,7 +90,7 @@ def compile_env(settings: dict[str, str] | None = None):
 
 
 @contextlib.contextmanager
-def stdout_to_stderr():
+def stdout_to_stderr() -> Iterator[None]:
     """What a user's module prints while it is imported, and anything else written to fd 1, goes to stderr:
     a command's stdout holds its tables and JSON only."""
     sys.stdout.flush()
@@ -103,7 +106,7 @@ def stdout_to_stderr():
 
 
 @contextlib.contextmanager
-def _quiet():
+def _quiet() -> Iterator[io.StringIO]:
     """Keep Triton's and LLVM's prints, warnings and dumps out of the user's output. Python-level prints
     (Triton's ptxas log among them) are returned; C-level output on fds 1 and 2 is discarded."""
     buf = io.StringIO()
@@ -269,7 +272,7 @@ def _function_source(fn: Any, job: dict[str, Any], backend: Any) -> Any:
 
 
 @contextlib.contextmanager
-def _torch_if_missing():
+def _torch_if_missing() -> Iterator[None]:
     """Triton 3.6's HIP binder imports torch to test a tensor's storage size, even for an argument that
     answers ``ptr_range()`` (ours do); a compile worker has no torch. While the binder runs, a placeholder
     module stands in whose Tensor nothing is an instance of, so the pointer's own range decides, as it would
@@ -280,7 +283,7 @@ def _torch_if_missing():
         import types
 
         placeholder = types.ModuleType("torch")
-        placeholder.Tensor = type("Tensor", (), {})
+        placeholder.Tensor = type("Tensor", (), {})  # type: ignore[attr-defined]
         sys.modules["torch"] = placeholder
         try:
             yield
@@ -340,11 +343,11 @@ def _nvidia_tool(name: str) -> str:
     try:
         from triton import knobs
 
-        return getattr(knobs.nvidia, name).path
+        return str(getattr(knobs.nvidia, name).path)
     except (ImportError, AttributeError):
         from triton.backends.nvidia import compiler as nv
 
-        return nv._path_to_binary(name)[0]
+        return str(nv._path_to_binary(name)[0])
 
 
 def _cuobjdump_resources(cubin: bytes) -> str:
@@ -368,7 +371,7 @@ def _ptxas_version(capability: int) -> str:
 
 
 @contextlib.contextmanager
-def _ptxas_tap():
+def _ptxas_tap() -> Iterator[list[str]]:
     """Keep what ptxas printed when Triton's NVIDIA backend ran it: releases before 3.5 run ``ptxas -v`` but
     print its log only on failure (later ones print it with TRITON_DUMP_PTXAS_LOG). The log is read from the
     file Triton itself gives ptxas as stderr, right after the command Triton built ran."""
@@ -380,13 +383,13 @@ def _ptxas_tap():
         return
     module = getattr(nv, "subprocess", None)
     original = getattr(module, "run", None)
-    if original is None:
+    if module is None or original is None:
         yield logs
         return
 
-    def run(cmd, *args, **kwargs):
+    def run(cmd: Any, *args: Any, **kwargs: Any) -> Any:
         done = original(cmd, *args, **kwargs)
-        err = kwargs.get("stderr")
+        err: Any = kwargs.get("stderr")
         if isinstance(cmd, (list, tuple)) and cmd and "ptxas" in os.path.basename(str(cmd[0])) \
                 and hasattr(err, "name") and os.path.exists(err.name):
             with open(err.name) as f:
