@@ -106,6 +106,135 @@ def test_the_walk_sees_every_form_of_import(tmp_path, monkeypatch):
     assert len(mentions(worded)) == 2 and mentions(clean) == []
 
 
+# ---- the layers: imports point one way (DESIGN.md "Layers", docs/architecture.md; issue 19, item 8) ----------
+
+# Lowest first. A module may import its own layer and the layers below it, never one above (an import inside
+# a function counts, as does one only for type checking). The package root (``vgprscope``, its
+# ``__version__``) is the facade every module may reach. A module belongs to the longest prefix listed.
+LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("base", ("errors", "fsutil", "extras", "interpreter", "_callable")),
+    ("arch table", ("archs",)),
+    ("records", ("records", "compile.job")),  # what a row and a compile job are: pure data
+    ("occupancy and parsers", ("occupancy", "parse")),
+    ("backends", ("backends",)),
+    ("compile", ("compile",)),
+    ("sources", ("capture", "sources", "scan")),
+    ("analysis", ("compare", "explain", "frontier", "history")),
+    ("report", ("report", "history_view")),
+    ("gate", ("gate",)),
+    ("diff", ("diff", "diff_view")),
+    ("attention", ("attention", "kernels")),  # the bundled variants: nothing below imports them
+    ("orchestration", ("bench", "grid", "sweep")),
+    ("library", ("library",)),
+    ("cli", ("cli", "__main__")),
+)
+ROOT_MODULES = {"vgprscope", "vgprscope.__version__"}
+# The compile worker runs in other Pythons where vgprscope is not installed, and the capture hook in the user's
+# own process: they import nothing of vgprscope (the worker loads kernel_load, its own sibling, by path there).
+WORKER = ("compile/worker.py", "compile/kernel_load.py", "capture/hook.py")
+WORKER_SIBLINGS = {"kernel_load", "worker"}
+
+
+def layer_of(module: str) -> int | None:
+    """The index of a vgprscope module's layer (None: not vgprscope's, or the root)."""
+    if not module.startswith("vgprscope.") or module in ROOT_MODULES:
+        return None
+    rest = module.removeprefix("vgprscope.")
+    best: tuple[int, int] | None = None
+    for i, (_, prefixes) in enumerate(LAYERS):
+        for p in prefixes:
+            if (rest == p or rest.startswith(p + ".")) and (best is None or len(p) > best[1]):
+                best = (i, len(p))
+    if best is None:
+        raise AssertionError(f"{module} is in no layer: add it to LAYERS (tests/test_layers.py)")
+    return best[0]
+
+
+def upward_imports(file: Path) -> list[str]:
+    """Each import of a higher layer in ``file``."""
+    own = layer_of(module_name(file))
+    if own is None:
+        return []
+    out: dict[int, str] = {}  # one finding per import statement (``from X import y`` names X and X.y)
+    for line, mod in imported_modules(file):
+        # `from .x import Name`: the module is the part a layer is known for (a name in it is no module)
+        try:
+            theirs = layer_of(mod)
+        except AssertionError:
+            theirs = layer_of(mod.rpartition(".")[0])
+        if theirs is not None and theirs > own:
+            out.setdefault(line, f"{file.relative_to(PKG.parent)}:{line} ({LAYERS[own][0]}) imports {mod} "
+                                 f"({LAYERS[theirs][0]})")
+    return list(out.values())
+
+
+def package_files() -> list[Path]:
+    return sorted(f for f in PKG.rglob("*.py") if f.name != "__init__.py" or f.parent != PKG)
+
+
+def test_every_module_has_a_layer():
+    for f in package_files():
+        layer_of(module_name(f))  # raises for one that has none
+
+
+@pytest.mark.parametrize("file", package_files(), ids=lambda f: str(f.relative_to(PKG)))
+def test_no_module_imports_a_higher_layer(file):
+    assert upward_imports(file) == []
+
+
+def worker_imports(file: Path) -> list[str]:
+    """Each import of vgprscope in a worker file but ``from . import <worker sibling>``."""
+    tree = ast.parse(file.read_text(), str(file))
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            if node.level and node.module is None and {a.name for a in node.names} <= WORKER_SIBLINGS:
+                continue
+            if node.level or (node.module or "").split(".")[0] == "vgprscope":
+                out.append(f"{file.name}:{node.lineno} from {'.' * node.level}{node.module or ''} import ...")
+        elif isinstance(node, ast.Import):
+            out += [f"{file.name}:{node.lineno} import {a.name}" for a in node.names if a.name.split(".")[0] == "vgprscope"]
+    return out
+
+
+@pytest.mark.parametrize("name", WORKER)
+def test_the_worker_and_the_capture_hook_import_nothing_of_vgprscope(name):
+    assert worker_imports(PKG / name) == []
+
+
+def test_the_layer_walks_see_what_they_are_for(tmp_path, monkeypatch):
+    """Each check fails on what it is for: a lower layer importing a higher one (at the top, in a function,
+    relatively or absolutely), the core importing the attention package, the worker importing vgprscope."""
+    pkg = tmp_path / "vgprscope"
+    for d in ("compile", "parse", "cli", "gate"):
+        (pkg / d).mkdir(parents=True)
+    monkeypatch.setitem(globals(), "PKG", pkg)
+    cases = {
+        "parse/low.py": ("from ..compile.engine import Engine\n", "imports vgprscope.compile.engine (compile)"),
+        "gate/inner.py": ("def f():\n    from ..library import api\n", "(library)"),
+        "compile/up.py": ("import vgprscope.attention.config\n", "(attention)"),
+        "parse/typed.py": ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..report import rows\n",
+                           "(report)"),
+    }
+    for rel, (text, needle) in cases.items():
+        (pkg / rel).write_text(text)
+        (found,) = upward_imports(pkg / rel)
+        assert needle in found, found
+    fine = pkg / "cli" / "top.py"
+    fine.write_text("from ..library import api\nfrom ..compile.job import CompileJob\nfrom .. import __version__\n")
+    assert upward_imports(fine) == []
+    job = pkg / "compile" / "job.py"
+    job.write_text("from ..records import Record\n")  # the job is data: below the engine, beside the records
+    assert upward_imports(job) == []
+    worker = pkg / "compile" / "worker.py"
+    worker.write_text("try:\n    from . import kernel_load\nexcept ImportError:\n    pass\n")
+    assert worker_imports(worker) == []
+    for text in ("from ..errors import UsageError\n", "import vgprscope.records\n", "from . import cache\n",
+                 "def f():\n    from vgprscope.compile import engine\n"):
+        worker.write_text(text)
+        assert len(worker_imports(worker)) == 1, text
+
+
 @pytest.mark.parametrize("first", ["import vgprscope", "import vgprscope.attention.live as live",
                                    "from vgprscope.attention import traffic"])
 def test_vgprscope_attention_is_the_package_and_the_function_in_any_import_order(first):
