@@ -25,14 +25,16 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
 from . import selection
 from .results import (
-    AnalyzeResult, BaselineSaveResult, CheckResult, CompareResult, DiffResult, ExplainResult, FrontierResult,
-    ScanResult,
+    AnalyzeResult, BaselineSaveResult, CheckResult, CompareResult, ExplainResult, FrontierResult, ScanResult,
 )
+
+if TYPE_CHECKING:
+    from .diffs import DiffResult
 
 Progress = Callable[[int, int], None]
 PathLike = str | Path
@@ -288,6 +290,7 @@ def diff(*, triton: Any = None, settings: Any = None, variant: Names = None, arc
     line, before and after, are in ``.spills``."""
     from ..diff import diff as diff_sides
     from ..gate.config import load_gate_config
+    from .diffs import DiffResult
     from ..gate.rules import RuleSet, parse_rule
     from .tasks import Selection, executor_for, main_not_rerun, make_engine, selection_tasks
 

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..diff import DiffResult as CoreDiffResult
 from ..records import Record
 from ..report.machine import Machine
 
@@ -375,50 +374,3 @@ class BaselineSaveResult:
 
     def to_json(self) -> str:
         return self.written.to_json() if self.written is not None else json.dumps({"entries": {}}, indent=1) + "\n"
-
-
-@dataclass(frozen=True, repr=False)
-class DiffResult(CoreDiffResult):
-    """``vgprscope.diff``: the gate's verdict on the after side against the before side, per kernel x config
-    x arch (``gate``), each regressed kernel's spill sites before and after (``spills``), the records of
-    both sides; ``summary()`` the one line of what moved."""
-
-    machine: Machine = field(default_factory=_machine, compare=False)
-
-    @classmethod
-    def of(cls, core: CoreDiffResult) -> DiffResult:
-        from dataclasses import fields as fields_of
-
-        return cls(**{f.name: getattr(core, f.name) for f in fields_of(CoreDiffResult)})
-
-    def __repr__(self) -> str:
-        return f"DiffResult({self.summary()})"
-
-    def rows(self) -> list[dict[str, Any]]:
-        """The CSV export's rows: one per entry and metric, both sides, the change, the verdict."""
-        from ..diff_view import csv_rows
-
-        return csv_rows(self)
-
-    def to_pandas(self) -> pandas.DataFrame:
-        return dataframe(self.rows())
-
-    def to_json(self) -> str:
-        from .. import diff_view
-
-        return diff_view.to_json(self, self.machine)
-
-    def table(self, wide: bool = False) -> str:
-        from .. import diff_view
-
-        return diff_view.to_table(self, self.machine, wide=wide)
-
-    def markdown(self) -> str:
-        from .. import diff_view
-
-        return diff_view.to_markdown(self, self.machine)
-
-    def to_csv(self) -> str:
-        from .. import diff_view
-
-        return diff_view.to_csv(self)

@@ -81,10 +81,10 @@ def knob_axes(value: Any) -> dict[str, list[Any]]:
 
 def shape_value(value: Any) -> tuple[int, ...] | None:
     """compare's reference problem: ``(B, H, Nq, Nk[, Hkv])`` or the CLI's ``"B,H,Nq,Nk"``."""
-    from ..bench.cases import parse_shape
-
     if value is None:
         return None
+    from ..bench.cases import parse_shape
+
     if isinstance(value, str):
         return parse_shape(value)
     if isinstance(value, (list, tuple)) and all(isinstance(v, int) and not isinstance(v, bool) for v in value):
