@@ -16,7 +16,9 @@ VARIANT = {
     "trades": "K/V read Nq/BLOCK_M times: twice baseline's K/V bytes at BLOCK_M 64",
     "kernels": ["attn_fwd"],
     "order": 1,
-    "caps": {"block_m": 64},  # a larger request still means small tiles: it is capped, not refused
+    # a larger default (a shape's or an arch's tiles) is capped; a larger block_m asked for is refused on its
+    # row (check_config): it is not a small tile
+    "caps": {"block_m": 64},
     "knobs": ["tma"],  # K/V through tensor descriptors (`--knob tma=1`; TMA on sm_90+)
     "defaults": {"block_m": 64, "block_n": 64, "num_warps": 4, "num_stages": {"amd": 1, "nvidia": 2}},
     # sm_86 / sm_89 / sm_120 allow 101376 B of shared memory per block; at head dims 129-256 2 stages take 106496 B,

@@ -80,3 +80,18 @@ def test_report_bench_without_a_gpu_is_one_line(tmp_path):
     (line,) = done.stderr.strip().splitlines()
     assert "GPU" in line and "Traceback" not in done.stderr
     assert not list(Path(tmp_path).iterdir())
+
+
+def test_a_setting_is_a_default_so_a_strategy_defined_by_a_smaller_tile_takes_its_own():
+    """The compare report's settings are default configurations: small-tiles (BLOCK_M <= 64 by definition)
+    is compiled at its cap, where `compare --block-m 128` (a request) refuses it on its row."""
+    from vgprscope.library.reports.compare import compare_setting, own_options
+
+    production = dict(block_m=128, block_n=64, head_dim=128, num_warps=4, num_stages=1)
+    assert own_options(production) == {"small-tiles": production | {"block_m": 64}}
+    assert own_options(production | {"block_m": 64}) == {}
+    lines, commands = compare_setting("gfx942", production | {"head_dim": 64}, False, 2)
+    small = next(ln for ln in lines if ln.variant == "small-tiles")
+    assert small.ok and small.config.startswith("64x64 ")
+    assert [ln.variant for ln in lines][:2] == ["baseline", "small-tiles"]  # the variants' order, not call order
+    assert any("--strategies small-tiles " in c and "--block-m 64 " in c for c in commands)

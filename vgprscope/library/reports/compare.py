@@ -38,9 +38,43 @@ SETTINGS = (
 )
 
 
-def cli_line(arch: str, opts: dict, amd: bool) -> str:
+def cli_line(arch: str, opts: dict, amd: bool, strategies: Sequence[str] = ("all",)) -> str:
     flags = [f"--{k.replace('_', '-')} {v}" for k, v in opts.items() if amd or k != "waves_per_eu"]
-    return f"vgprscope compare --strategies all --arch {arch} {' '.join(flags)} --frontier --format md"
+    return (f"vgprscope compare --strategies {','.join(strategies)} --arch {arch} {' '.join(flags)} --frontier "
+            "--format md")
+
+
+def own_options(opts: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Each variant whose strategy is a smaller value than the setting's (small-tiles: BLOCK_M 64) -> the
+    setting with that variant's cap. A setting is a default configuration, not a request: as for any default
+    (attention.variants.resolve_config), a value above a variant's cap becomes the cap; a request would be
+    refused on the variant's row instead."""
+    from ...attention.variants import load_variants
+
+    out = {}
+    for name, v in load_variants().items():
+        caps = {k: c for k, c in v.caps if k in opts and opts[k] > c}
+        if caps:
+            out[name] = opts | caps
+    return out
+
+
+def compare_setting(arch_name: str, opts: dict[str, Any], framed: bool, jobs: int | None) -> tuple[list, list[str]]:
+    """The setting's compare lines (every strategy, the capped ones compiled at their cap, in the variants'
+    order) and the commands that reproduce them."""
+    from ..api import compare
+    from ...attention.variants import load_variants
+
+    order = list(load_variants())
+    own = own_options(opts)
+    rest = [v for v in order if v not in own]
+    lines = list(compare(strategies=rest, arch=arch_name, frontier=framed, jobs=jobs, **opts).per_arch[arch_name])
+    commands = [cli_line(arch_name, opts, True, ["all"] if not own else rest)]
+    for name, o in own.items():
+        lines += compare(strategies=[name], arch=arch_name, frontier=framed, jobs=jobs, **o).per_arch[arch_name]
+        commands.append(cli_line(arch_name, o, True, [name]))
+    lines.sort(key=lambda ln: order.index(ln.variant) if ln.variant in order else len(order))
+    return lines, commands
 
 
 # ---- the variant's numbers per level ---------------------------------------------------------------------
@@ -112,6 +146,8 @@ def tradeoff_md(arch, fixed, budget, rows, amd: bool, unit: str) -> str:
         nxt = r["next"]
         if r["vf"] is None:
             price = "-"
+        elif not any(lv.ok for kf in r["vf"].kernels for lv in kf.levels):
+            price = "compiles at no level"
         elif r["free"] is None:
             price = "spills at every level"
         elif nxt is None:
@@ -156,10 +192,16 @@ def findings(arch, fixed, budget, rows, amd: bool, unit: str, lines, wpe: int | 
     out = []
     ranked = sorted(rows, key=lambda r: -(r["free"] or 0))
     free = [f"{r['variant']} {r['free']}" for r in ranked if r["free"] is not None]
-    none = [r["variant"] for r in rows if r["vf"] is not None and r["free"] is None]
+    def compiled(r) -> bool:
+        return any(lv.ok for kf in r["vf"].kernels for lv in kf.levels)
+
+    none = [r["variant"] for r in rows if r["vf"] is not None and r["free"] is None and compiled(r)]
+    failed = [r["variant"] for r in rows if r["vf"] is not None and not compiled(r)]
     if free:
         out.append(f"Occupancy reached without spilling ({unit}): {', '.join(free)}"
-                   + (f"; {', '.join(none)} spill at every level" if none else "") + ".")
+                   + (f"; {', '.join(none)} spill at every level" if none else "")
+                   + (f"; {', '.join(failed)} compile at no level (`vgprscope frontier` shows why)" if failed else "")
+                   + ".")
     base = next((r for r in rows if r["variant"] == REFERENCE), None)
     if fixed and base and base["spills"] is not None:
         better = [r for r in rows if r["avoided"] is not None and r["avoided"] > 0 and r["variant"] != REFERENCE]
@@ -225,7 +267,6 @@ def compare_report(arch_name: str, out: Path, *, jobs: int | None = None,
                    frontier_settings: Sequence[str] = ("production", "seeds")) -> list[Path]:
     """Write ``out/compare-<arch>.md`` (and its chart, ``compare-<arch>.png``, when a frontier was compiled);
     the files written."""
-    from ..api import compare
     from ...archs import get_arch
     from ...backends import backend_of
     from ...fsutil import atomic_write
@@ -258,14 +299,20 @@ def compare_report(arch_name: str, out: Path, *, jobs: int | None = None,
         opts: dict[str, Any] = {k: v for k, v in setting.options.items() if amd or k != "waves_per_eu"}
         framed = setting.name in with_frontier
         # the library's compare (with the frontier, as `vgprscope compare --frontier` compiles it)
-        result = compare(arch=arch_name, frontier=framed, jobs=jobs, **opts)
-        lines = list(result.per_arch[arch_name])
+        lines, commands = compare_setting(arch_name, opts, framed, jobs)
         order = [ln.variant for ln in lines]
+        own = own_options(opts)
         parts.append(f"\n## {setting.title}\n\n{setting.why}.\n")
+        if own:
+            parts.append("\n" + "; ".join(
+                f"{name} is compiled at its own {', '.join(f'{k} {o[k]}' for k in o if o[k] != opts[k])} (its "
+                "strategy; the setting's larger value would be baseline)" for name, o in own.items())
+                + ", against the same baseline.\n")
+        command = "\n".join(f"- `{c}`" for c in commands)
         if not framed:
             parts.append("\nThe frontier of this setting was not compiled in this run (`--frontier-settings`): "
                          "the table is `vgprscope compare` without `--frontier`.\n\n"
-                         f"Command: `{cli_line(arch_name, opts, amd).replace(' --frontier', '')}`\n\n")
+                         f"Commands:\n\n{command.replace(' --frontier', '')}\n\n")
             body = tables_md({arch_name: lines}, machine, "")
             parts.append("\n".join(ln for ln in body.splitlines() if not ln.startswith("Machine:")) + "\n")
             continue
@@ -290,7 +337,7 @@ def compare_report(arch_name: str, out: Path, *, jobs: int | None = None,
         headers = ("spill-free occ", "next level")
         extra: Any = {arch_name: {ln.variant: dict(zip(headers, (spill_free_cell(ln.frontier),
                                                             next_level_cell(ln.frontier)))) for ln in lines}}
-        parts.append(f"\n### vgprscope compare --frontier\n\nCommand: `{cli_line(arch_name, opts, amd)}`\n\n")
+        parts.append(f"\n### vgprscope compare --frontier\n\nCommands:\n\n{command}\n\n")
         body = tables_md({arch_name: lines}, machine, "", headers, extra)
         # the report's own machine line stands once, at the top
         parts.append("\n".join(ln for ln in body.splitlines() if not ln.startswith("Machine:")) + "\n")
