@@ -147,3 +147,36 @@ def test_ctrl_c_stops_within_a_second_and_says_so(tmp_path):
     assert proc.returncode == 130
     assert "interrupted: stopped the running compiles" in stderr and "Traceback" not in stderr
     assert elapsed < 1.5, elapsed
+
+
+def test_killing_the_pool_with_cancelled_futures_prints_no_traceback(monkeypatch):
+    """Ctrl-C cancels the waiting compiles, then kills the workers; the pool's manager thread then failed every
+    pending future, the cancelled ones with InvalidStateError: a thread's traceback after "interrupted"
+    (seen once in ten runs of test_ctrl_c_stops_within_a_second_and_says_so)."""
+    import threading
+    from concurrent.futures import wait
+
+    from vgprscope.compile.engine import _Pool
+
+    raised: list[BaseException] = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: raised.append(args.exc_value))
+    pool = _Pool.get(2)
+    futures = [pool.submit(time.sleep, 30) for _ in range(12)]
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and sum(f.running() for f in futures) < 2:
+        time.sleep(0.1)
+    cancelled = [f.cancel() for f in futures]
+    assert any(cancelled) and not all(cancelled)  # some were waiting, some running
+    manager = pool._executor_manager_thread
+    shutdown = pool.shutdown
+
+    def late_shutdown(*args, **kwargs):  # the manager thread sees the dead workers first, as on a busy machine
+        time.sleep(1)
+        return shutdown(*args, **kwargs)
+
+    monkeypatch.setattr(pool, "shutdown", late_shutdown)
+    _Pool.kill()
+    if manager is not None:
+        manager.join(timeout=30)
+    wait([f for f in futures if not f.cancelled()], timeout=5)
+    assert raised == []

@@ -260,6 +260,12 @@ class _Pool:
         if pool is None:
             return
         procs = list((getattr(pool, "_processes", None) or {}).values())
+        # The pool's manager thread fails every pending future once a worker dies; one already cancelled makes
+        # it raise InvalidStateError (a traceback on Ctrl-C, CPython's terminate_broken). Nothing waits on
+        # these futures any more, so they are forgotten first.
+        pending = getattr(pool, "_pending_work_items", None)
+        if isinstance(pending, dict):
+            pending.clear()
         for p in procs:
             with contextlib.suppress(Exception):
                 p.kill()
