@@ -157,6 +157,13 @@ def test_the_arch_help_is_the_arch_table():
 def test_every_command_help_renders(path):
     res = CliRunner().invoke(app, [*path.split()[1:], "--help"], env={"COLUMNS": "100"})
     assert res.exit_code == 0 and "Usage: vgprscope" in res.output, res.output
+    # the description reads as paragraphs: typer >= 0.29 kept the docstring's own line breaks and wrapped them
+    # again, so a source line longer than the terminal left a stub line ("`check`," alone); a line is cut
+    # short only at a paragraph's end or before a list item
+    text = res.output.split("╭", 1)[0].splitlines()
+    body = [ln.strip() for ln in text[text.index(next(ln for ln in text if "Usage:" in ln)) + 1:]]
+    stubs = [a for a, b in zip(body, body[1:]) if a and b and len(a) < 60 and not b.startswith(("- ", "* "))]
+    assert stubs == [], res.output
 
 
 # ---- the bundle mechanism ------------------------------------------------------------------------------------
@@ -194,3 +201,11 @@ def test_the_grid_bundle_gives_the_library_its_keywords_checked_with_the_flags_n
                               "maxnreg": None, "dtype": ["bf16"], "knob": ["num_splits=2"], "causal": True}
     with pytest.raises(UsageError, match=r"--block-m 100 is not allowed"):
         options.Grid(block_m=["100"]).library()
+
+
+def test_a_reports_reproduce_line_is_the_command_as_typed(monkeypatch):
+    """`explain -f md` printed "Reproduce: `explain`": the line is the whole command, quoted for a shell."""
+    from vgprscope.cli.common import command_line
+
+    monkeypatch.setattr("sys.argv", ["/venv/bin/vgprscope", "explain", "--kernel-dir", "my kernels", "-f", "md"])
+    assert command_line() == "vgprscope explain --kernel-dir 'my kernels' -f md"

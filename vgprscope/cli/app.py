@@ -14,8 +14,6 @@ from .options import VersionOpt
 app = typer.Typer(
     name="vgprscope",
     cls=OneLineErrors,  # typer's own parse errors as one stderr line, like every other error
-    help="Registers, spills, LDS and occupancy of Triton attention kernels on AMD and NVIDIA GPUs, "
-    "compiled here without the GPUs.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -25,7 +23,8 @@ app = typer.Typer(
 
 @app.callback()
 def root(version: VersionOpt = False) -> None:
-    """Registers, spills, LDS and occupancy of Triton attention kernels, compiled without the GPUs.
+    """Registers, spills, LDS and occupancy of Triton kernels on AMD and NVIDIA GPUs, compiled here without
+    the GPUs.
 
     Exit codes: 0 ok; 1 a regression, a failed check, or no row compiled (rows still printed, stderr says
     why); 2 a usage error found before anything compiles (one line on stderr), or results that cannot be

@@ -118,7 +118,41 @@ def nothing_compiled(statuses: list[str], what: str = "compiled or can launch") 
 _click_exceptions = importlib.import_module(typer.BadParameter.__module__)
 
 
-class OneLineErrors(TyperGroup):
+def reflow(text: str | None) -> str | None:
+    """A docstring's paragraphs as single lines: typer >= 0.29 keeps a paragraph's line breaks and then wraps
+    to the terminal, so a line of the source cut every line of the help in two. List items keep their lines."""
+    if not text:
+        return text
+    import inspect
+
+    paragraphs = []
+    for para in inspect.cleandoc(text).split("\n\n"):
+        lines: list[str] = []
+        for line in para.splitlines():
+            item = line.lstrip().startswith(("- ", "* ", "\b")) or line.startswith(" ")
+            if lines and not item and not lines[-1].startswith("\b"):
+                lines[-1] = f"{lines[-1]} {line.strip()}"
+            else:
+                lines.append(line.rstrip())
+        paragraphs.append("\n".join(lines))
+    return "\n\n".join(paragraphs)
+
+
+class ReflowedHelp(TyperGroup):
+    """A group whose help, and each subcommand's, reads as paragraphs at any terminal width."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.help = reflow(self.help)
+
+    def get_command(self, ctx, cmd_name):
+        cmd = super().get_command(ctx, cmd_name)
+        if cmd is not None:
+            cmd.help = reflow(cmd.help)
+        return cmd
+
+
+class OneLineErrors(ReflowedHelp):
     """Typer's own parse errors (a value that is not a number, below an option's minimum, not one of its
     choices) as one stderr line like the core's errors, instead of a usage block and a framed panel."""
 
@@ -204,6 +238,13 @@ class _GuardedStdout:
 
 # Option validation: small functions, each a typer callback raising typer.BadParameter (one line through
 # OneLineErrors). Config options may later take grids (several values); these check one value each.
+
+def command_line() -> str:
+    """The command as the user typed it (for a report's "Reproduce" line), quoted for a POSIX shell."""
+    import shlex
+
+    return shlex.join(["vgprscope", *sys.argv[1:]])
+
 
 def nonempty_names(values: list[str] | None) -> list[str] | None:
     """Repeatable, comma-separated names (--arch, --variant, --strategies): no empty name among them."""

@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 
 from .app import app
-from .common import emit, err, handles_errors
+from .common import ReflowedHelp, emit, err, handles_errors
 from .options import Compiles, Format, FormatOpt, Grid, Kernels, Output, ReleaseArg, Rules, SchedulerOpt, Toolchains, bundled
 
 
@@ -40,7 +40,7 @@ def diff(*, tc: Toolchains, kernels: Kernels, grid: Grid, rules: Rules, format: 
     raise typer.Exit(0 if result.passed else 1)
 
 
-toolchains_app = typer.Typer(help="The Triton releases vgprscope has installed to compile with.",
+toolchains_app = typer.Typer(cls=ReflowedHelp, help="The Triton releases vgprscope has installed to compile with.",
                              no_args_is_help=False, invoke_without_command=True)
 app.add_typer(toolchains_app, name="toolchains")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from .app import app
-from .common import emit, err, handles_errors
+from .common import command_line, emit, err, handles_errors
 from .options import Compiles, ExplainFormat, ExplainFormatOpt, Grid, Kernels, Output, Toolchains, bundled
 
 
@@ -31,7 +31,7 @@ def explain(*, kernels: Kernels, grid: Grid, format: ExplainFormatOpt = ExplainF
         err(f"{len(failed)} of {len(explanations)} kernels could not be explained (see their error)")
     renderers = {
         ExplainFormat.table: lambda: result.table(wide=out.wide),
-        ExplainFormat.md: lambda: result.markdown("vgprscope explain", "explain"),
+        ExplainFormat.md: lambda: result.markdown("vgprscope explain", command_line()),
         ExplainFormat.json: result.to_json,
     }
     emit(renderers[format](), out.output)

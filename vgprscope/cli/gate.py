@@ -17,13 +17,13 @@ import typer
 
 from ..errors import VgprscopeError
 from .app import app
-from .common import emit, err, handles_errors
+from .common import ReflowedHelp, emit, err, handles_errors
 from .options import (
     AllowMissingOpt, AllowVersionChangeOpt, BaselineOpt, Compiles, ConfigOpt, FailOnChangeOpt, GateFormat,
     GateFormatOpt, Kernels, Output, RuleOpt, Toolchains, bundled,
 )
 
-baseline_app = typer.Typer(help="Save the register baseline that `vgprscope check` compares against.",
+baseline_app = typer.Typer(cls=ReflowedHelp, help="Save the register baseline that `vgprscope check` compares against.",
                            no_args_is_help=True)
 app.add_typer(baseline_app, name="baseline")
 

@@ -8,14 +8,14 @@ from pathlib import Path
 import typer
 
 from .app import app
-from .common import err, handles_errors
+from .common import ReflowedHelp, err, handles_errors
 from .options import (
     AutotuneDecodeOpt, AutotuneTargetsOpt, BudgetSOpt, CaptureOpt, ConfigOpt, CudaGraphDecodeOpt,
     FrontierSettingsOpt, JobsOpt, PresetOpt, RepMsOpt, ReportArchOpt, ReportDirOpt, StrategiesOpt, TmaOpt,
     TritonOpt, VariantOpt,
 )
 
-report_app = typer.Typer(help="Write the committed reports (reports/): each names the command that reproduces it.",
+report_app = typer.Typer(cls=ReflowedHelp, help="Write the committed reports (reports/): each names the command that reproduces it.",
                          no_args_is_help=True)
 app.add_typer(report_app, name="report")
 

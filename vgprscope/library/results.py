@@ -284,7 +284,7 @@ class ExplainResult:
 
         return explain_view.to_json(self.explanations, self.machine, "explain")
 
-    def markdown(self, title: str | None = "vgprscope explain", command: str = "explain") -> str:
+    def markdown(self, title: str | None = "vgprscope explain", command: str | None = None) -> str:
         from ..report import explain_view
 
         return explain_view.to_markdown(self.explanations, self.machine, title=title, command=command)
