@@ -124,6 +124,7 @@ def test_install_commands_agree():
     ci = (ROOT / ".ci" / "run").read_text().splitlines()
     assert install.replace("pip install ", "pip install -q ", 1) in ci
     assert run_tests.replace("pytest", "pytest -q") in ci
+    assert 'python -m pytest -q -m "slow or install"' in ci  # what a plain run leaves out (pyproject's addopts)
     workflow = (ROOT / ".github" / "workflows" / "vgprscope.yml").read_text()
     installs = [ln for ln in workflow.splitlines() if "pip install" in ln]
     assert installs and not any("torch" in ln for ln in installs)
