@@ -56,8 +56,9 @@ def test_scripts_holds_development_tooling_only():
     """What users run to build reports is a command; the probes whose results are in reports/ are gone; the GPU
     machine's shell scripts sit beside CI's."""
     left = sorted(p.name for p in (ROOT / "scripts").iterdir() if p.suffix in (".py", ".sh"))
-    assert left == ["bench_capture_overhead.py", "bench_grid_speed.py", "bench_scan.py", "bench_tool_speed.py",
-                    "make_fixtures.py", "measure_tolerances.py", "validate_occupancy_gpu.py"]
+    assert left == ["_speed.py", "bench_capture_overhead.py", "bench_grid_speed.py", "bench_scan.py",
+                    "bench_tool_speed.py", "bench_toolchain_speed.py", "make_fixtures.py", "measure_tolerances.py",
+                    "validate_occupancy_gpu.py"]
     assert sorted(p.name for p in (ROOT / ".ci").glob("gpu_*.sh")) == ["gpu_capture.sh", "gpu_env.sh",
                                                                         "gpu_prefill.sh", "gpu_run.sh"]
 
