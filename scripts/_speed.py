@@ -45,7 +45,9 @@ def timed(cmd: list[str], env: dict[str, str], ok: tuple[int, ...] = (0,),
 
 def clean_env(**extra: str) -> dict[str, str]:
     env = dict(os.environ)
-    for name in ("TRITON_INTERPRET", "PYTHONPATH"):
+    # PYTHONDONTWRITEBYTECODE (set on some CI and sandbox machines) would make every start compile vgprscope's
+    # modules from source again (0.1 s); a user's installation has its bytecode cached
+    for name in ("TRITON_INTERPRET", "PYTHONPATH", "PYTHONDONTWRITEBYTECODE"):
         env.pop(name, None)
     return env | extra
 

@@ -37,6 +37,12 @@ def _git_of(python: str) -> str:
     return sha.stdout.strip() or "?"
 
 
+def _version_of(python: str, dist: str) -> str:
+    out = subprocess.run([python, "-c", f"import importlib.metadata as m; print(m.version({dist!r}))"],
+                         capture_output=True, text=True, cwd="/")
+    return out.stdout.strip() or "?"
+
+
 def _spread(xs: list[float]) -> str:
     return f"{statistics.median(xs):.3f} s ({min(xs):.3f}-{max(xs):.3f})"
 
@@ -65,6 +71,8 @@ def main() -> None:
     cold: dict[str, list[float]] = {k: [] for k in sides}
     rows: dict[str, list[dict]] = {}
     with tempfile.TemporaryDirectory() as tmp:
+        for k in sides:  # untimed: writes each side's bytecode cache, as any first run does
+            timed(exe[k] + ["--help"], clean_env())
         for _ in range(args.runs):
             for k in sides:
                 helps[k].append(timed(exe[k] + ["--help"], clean_env())[0])
@@ -104,7 +112,8 @@ def main() -> None:
         same = _numbers(rows["old"]) == _numbers(this_rows)
         ratio = med["this"]["cold"] / med["old"]["cold"]
         side_by_side = "\n".join([
-            f"Side by side with vgprscope at {old_sha} (`--old {args.old}`), runs alternating:", "",
+            f"Side by side with vgprscope at {old_sha} (`--old {args.old}`), runs alternating; typer "
+            f"{_version_of(sys.executable, 'typer')} here, {_version_of(args.old, 'typer')} there:", "",
             f"| measurement | this checkout | {old_sha} | this / old | target | met |", "|---|---|---|---|---|---|",
             *(f"| {what} | {_spread(v['this'])} | {_spread(v['old'])} | {med['this'][n] / med['old'][n]:.2f} | "
               f"{target} | {yes(ok)} |"

@@ -26,7 +26,7 @@ import os
 import sys
 import warnings
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import typer
@@ -43,7 +43,7 @@ def err(message: str) -> None:
 
 
 @contextlib.contextmanager
-def warnings_as_diagnostics():
+def warnings_as_diagnostics() -> Iterator[None]:
     """The core's warnings (a compile cache that cannot be written, ...) as one stderr line each, once."""
     shown: set[str] = set()
 

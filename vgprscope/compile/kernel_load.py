@@ -18,8 +18,8 @@ stale.
 from __future__ import annotations
 
 import ast
-import builtins
 import contextlib
+import functools
 import hashlib
 import importlib
 import importlib.util
@@ -350,15 +350,25 @@ def _excluded_roots() -> tuple[str, ...]:
 def _module_imports(module: types.ModuleType) -> dict[str, tuple[str, str]]:
     """name -> (absolute module, its name there) for each ``from X import name`` at a module's top level."""
     file = getattr(module, "__file__", None)
+    try:
+        st = os.stat(file) if file else None
+    except OSError:
+        st = None
+    if st is None or not os.path.isfile(file or ""):
+        return {}
+    return _imports_in(file or "", st.st_mtime_ns, st.st_size, module.__package__ or "")
+
+
+# A worker compiles many kernels of the same modules: each file is parsed once per state (the walk of every
+# job parsed the same helpers again, a third of a cold compile's time outside Triton).
+@functools.lru_cache(maxsize=1024)
+def _imports_in(file: str, mtime_ns: int, size: int, package: str) -> dict[str, tuple[str, str]]:
     out: dict[str, tuple[str, str]] = {}
-    if not file or not os.path.isfile(file):
-        return out
     try:
         with open(file, encoding="utf-8") as f:
             tree = ast.parse(f.read(), file)
     except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
         return out
-    package = module.__package__ or ""
     for node in tree.body:
         if isinstance(node, ast.ImportFrom):
             base = node.module or ""
@@ -369,6 +379,13 @@ def _module_imports(module: types.ModuleType) -> dict[str, tuple[str, str]]:
             for alias in node.names:
                 out[alias.asname or alias.name] = (base, alias.name)
     return out
+
+
+@functools.lru_cache(maxsize=8192)
+def _real_file(path: str) -> str | None:
+    """A path's real file, or None (a walk asks again for the same few files thousands of times)."""
+    real = os.path.realpath(path)
+    return real if os.path.isfile(real) else None
 
 
 class _Walker:
@@ -384,8 +401,8 @@ class _Walker:
     def add_file(self, path: str | None) -> None:
         if not path:
             return
-        real = os.path.realpath(path)
-        if os.path.isfile(real) and not real.startswith(self.skip):
+        real = _real_file(path)
+        if real is not None and not real.startswith(self.skip):
             self.files.add(real)
 
     def add_module(self, module: types.ModuleType | None) -> None:
@@ -432,32 +449,41 @@ class _Walker:
         module = sys.modules.get(getattr(py, "__module__", "") or "")
         self.add_module(module)
         try:
-            tree = ast.parse(textwrap.dedent(source_of(fn)))
+            refs = _references(textwrap.dedent(source_of(fn)))
         except (SyntaxError, TypeError, ValueError, OSError, StopIteration):
             return
         scope: dict[str, Any] = dict(py.__globals__)
         if py.__closure__:
             scope.update({n: c.cell_contents for n, c in zip(py.__code__.co_freevars, py.__closure__)
                           if _has_contents(c)})
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Attribute):
-                chain = _attribute_chain(node)
-                if chain is None or chain[0] not in scope:
-                    continue
-                obj = scope[chain[0]]
-                self.value(obj, module, chain[0])
-                for part in chain[1:]:
-                    owner = obj
-                    obj = getattr(obj, part, None)
-                    if obj is None:
-                        break
-                    self.value(obj, owner if isinstance(owner, types.ModuleType) else None,
-                               part if isinstance(owner, types.ModuleType) else None)
-            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-                if node.id in scope:
-                    self.value(scope[node.id], module, node.id)
-                elif not hasattr(builtins, node.id):
-                    continue
+        for chain in refs:
+            if chain[0] not in scope:
+                continue
+            obj = scope[chain[0]]
+            self.value(obj, module, chain[0])
+            for part in chain[1:]:
+                owner = obj
+                obj = getattr(obj, part, None)
+                if obj is None:
+                    break
+                self.value(obj, owner if isinstance(owner, types.ModuleType) else None,
+                           part if isinstance(owner, types.ModuleType) else None)
+
+
+@functools.lru_cache(maxsize=4096)
+def _references(source: str) -> tuple[tuple[str, ...], ...]:
+    """The names a function's source reads, in the order of its syntax tree: each attribute chain
+    (``tl.math.exp`` as its parts) and each loaded name alone. Parsed once per source in a process: every job
+    of a worker walks the same helpers."""
+    refs: list[tuple[str, ...]] = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Attribute):
+            chain = _attribute_chain(node)
+            if chain is not None:
+                refs.append(tuple(chain))
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            refs.append((node.id,))
+    return tuple(refs)
 
 
 def _has_contents(cell: Any) -> bool:

@@ -64,8 +64,14 @@ _ENV = {
 _ENV_DEFAULTS = {"TRITON_DEFAULT_FP_FUSION": "1"}  # Triton 3.9 warns while it is unset; 1 is its default
 
 
+# Whether this process is a compile worker of its own (configure() ran), not a user's process compiling in place.
+_OWN_PROCESS = False
+
+
 def configure() -> None:
     """The environment of a compile worker, for good (call before triton is imported there)."""
+    global _OWN_PROCESS
+    _OWN_PROCESS = True
     os.environ.update(_ENV)
     for k, v in _ENV_DEFAULTS.items():
         os.environ.setdefault(k, v)
@@ -273,25 +279,27 @@ def _function_source(fn: Any, job: dict[str, Any], backend: Any) -> Any:
 
 @contextlib.contextmanager
 def _torch_if_missing() -> Iterator[None]:
-    """Triton 3.6's HIP binder imports torch to test a tensor's storage size, even for an argument that
-    answers ``ptr_range()`` (ours do); a compile worker has no torch. While the binder runs, a placeholder
-    module stands in whose Tensor nothing is an instance of, so the pointer's own range decides, as it would
-    for a real tensor of that size."""
-    try:
-        import torch  # noqa: F401
-    except ImportError:
-        import types
+    """Triton's HIP binder imports torch to test a tensor's storage size (``is_within_2gb``), even for an
+    argument that answers ``ptr_range()`` (ours do, and are no tensors): that import is 1.3 s of every cold
+    compile worker, and a worker may have no torch at all. While the binder runs, a placeholder module stands
+    in whose Tensor nothing is an instance of, so the pointer's own range decides, as it does with the real
+    torch for an argument that is not a tensor. In a user's own process (an in-place compile) the real torch
+    is left to be imported, unless there is none: another thread of theirs may import it meanwhile."""
+    import importlib.util
 
-        placeholder = types.ModuleType("torch")
-        placeholder.Tensor = type("Tensor", (), {})  # type: ignore[attr-defined]
-        sys.modules["torch"] = placeholder
-        try:
-            yield
-        finally:
-            if sys.modules.get("torch") is placeholder:
-                del sys.modules["torch"]
+    if "torch" in sys.modules or not (_OWN_PROCESS or importlib.util.find_spec("torch") is None):
+        yield
         return
-    yield
+    import types
+
+    placeholder = types.ModuleType("torch")
+    placeholder.Tensor = type("Tensor", (), {})  # type: ignore[attr-defined]
+    sys.modules["torch"] = placeholder
+    try:
+        yield
+    finally:
+        if sys.modules.get("torch") is placeholder:
+            del sys.modules["torch"]
 
 
 def _option_names(backend: Any) -> list[str]:
