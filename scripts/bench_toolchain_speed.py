@@ -122,8 +122,9 @@ The installed Triton ({here}) is the second side; the first is the toolchain. Ev
 | warm diff (nothing compiles), median of {args.runs} (min-max) | {statistics.median(warm):.3f} s ({min(warm):.3f}-{max(warm):.3f}) | < 1 s | {yes(statistics.median(warm) < 1.0)} |
 
 The `--jobs 1`, `--jobs {cores}` and Dask runs give the same rows: {yes(same_jobs and same_dask)}.
-The installs come from the package index this machine's pip and uv use (a local mirror here): on a machine that
-downloads the wheel from PyPI, add its download time. uv is not a dependency of vgprscope: without it on
+The installs come from the package index this machine's pip and uv use (a local mirror here), through their
+own download caches (uv links the files its cache already holds: under a second once any release was installed
+with it): on a machine that downloads the wheel from PyPI for the first time, add that download. uv is not a dependency of vgprscope: without it on
 PATH a toolchain is a `venv` and pip.
 """
     write_section("toolchain-speed", section, args.out)
