@@ -22,6 +22,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
+from _speed import QUIET_LOAD_PER_CORE, wait_for_quiet  # noqa: E402
 
 # 2 BLOCK_M x 2 BLOCK_N x 5 head dims x 5 waves_per_eu x 5 num_warps = 500 specialisations of the baseline on
 # gfx942; small tiles keep each compile short, so the grid measures the pool more than one heavy compile
@@ -34,18 +36,8 @@ QUICK = ["--variant", "baseline", "--arch", "gfx942", "--block-m", "16,32", "--b
 BEGIN, END = "<!-- grid-speed -->", "<!-- /grid-speed -->"
 
 
-# The runs start once the 1-minute load average is below this share of the cores (at most QUIET_WAIT_S later):
-# the grid's own two workers keep the load near 2 while they run, so only the load before the first run says
-# whether other work shared the machine.
-QUIET_LOAD_PER_CORE = 0.25
-QUIET_WAIT_S = 240
-
-
-def wait_for_quiet(cores: int) -> float:
-    deadline = time.monotonic() + QUIET_WAIT_S
-    while os.getloadavg()[0] > QUIET_LOAD_PER_CORE * cores and time.monotonic() < deadline:
-        time.sleep(5)
-    return os.getloadavg()[0]
+# The grid's own two workers keep the load near 2 while they run, so only the load before the first run says
+# whether other work shared the machine (_speed.wait_for_quiet waits for a quiet start).
 
 
 def run(cmd: list[str], env: dict[str, str]) -> tuple[float, list[dict], tuple[float, float]]:
