@@ -15,7 +15,6 @@ from __future__ import annotations
 import atexit
 import contextlib
 import hashlib
-import importlib.metadata
 import json
 import multiprocessing
 import os
@@ -29,11 +28,12 @@ from typing import Any, cast
 
 from ..archs import Arch
 from ..backends import backend_of, backend_of_usage
-from ..errors import TritonUnavailableError, UsageError
+from ..errors import UsageError
 from ..records import Config, KernelIdentity, Record, ResourceUsage, usage_from_dict, usage_to_dict
 from . import worker
 from .cache import CompileCache, entry_key
 from .job import CompileJob, Target
+from .toolchains import triton_version as triton_version  # the installed Triton's version; callers import it here
 
 PARSER_VERSION = 2
 
@@ -102,13 +102,6 @@ class Task:
 def target_of(arch: Arch) -> Target:
     """What ``triton.compile`` targets for ``arch`` (its backend's answer)."""
     return backend_of(arch).target(arch)
-
-
-def triton_version() -> str:
-    try:
-        return importlib.metadata.version("triton")
-    except importlib.metadata.PackageNotFoundError:
-        raise TritonUnavailableError("triton is not installed; pip install triton (3.6 or newer)") from None
 
 
 def parse_output(arch: Arch, out: dict[str, Any]) -> ResourceUsage:

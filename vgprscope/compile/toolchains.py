@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import UsageError, VgprscopeError
+from ..errors import TritonUnavailableError, UsageError, VgprscopeError
 from .cache import default_dir
 
 MARKER = "vgprscope-toolchain.json"
@@ -97,9 +97,17 @@ def by_id(toolchain_id: str) -> Toolchain:
         raise ToolchainError(f"unknown toolchain {toolchain_id!r}: resolve it first") from None
 
 
-def installed() -> Toolchain:
-    from .engine import triton_version
+def triton_version() -> str:
+    """The version of the Triton installed beside vgprscope (read from its metadata: nothing is imported)."""
+    import importlib.metadata
 
+    try:
+        return importlib.metadata.version("triton")
+    except importlib.metadata.PackageNotFoundError:
+        raise TritonUnavailableError("triton is not installed; pip install triton (3.6 or newer)") from None
+
+
+def installed() -> Toolchain:
     return Toolchain("installed", triton_version())
 
 
