@@ -180,3 +180,23 @@ def test_killing_the_pool_with_cancelled_futures_prints_no_traceback(monkeypatch
         manager.join(timeout=30)
     wait([f for f in futures if not f.cancelled()], timeout=5)
     assert raised == []
+
+
+def _torch_in_binder(own_process: bool) -> str:
+    """What ``import torch`` gives inside the worker's binder guard, in a fresh interpreter."""
+    code = ("import sys\nfrom vgprscope.compile import worker\n"
+            + ("worker.configure()\n" if own_process else "")
+            + "with worker._torch_if_missing():\n    import torch\n    inside = hasattr(torch, 'cuda')\n"
+            + "print('real' if inside else 'placeholder', 'torch' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd="/",
+                         env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)})
+    assert out.returncode == 0, out.stderr
+    return out.stdout.strip()
+
+
+def test_a_compile_worker_never_imports_torch_for_the_hip_binder():
+    """Triton's HIP binder imports torch (is_within_2gb): 1.3 s of every cold compile worker. A worker of its
+    own gets a placeholder during the binder and is left without torch; a user's process keeps the real one."""
+    pytest.importorskip("torch")
+    assert _torch_in_binder(own_process=True) == "placeholder False"
+    assert _torch_in_binder(own_process=False) == "real True"
