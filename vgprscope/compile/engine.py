@@ -253,17 +253,15 @@ class _Pool:
         if pool is None:
             return
         procs = list((getattr(pool, "_processes", None) or {}).values())
-        # The pool's manager thread fails every pending future once a worker dies; one already cancelled makes
-        # it raise InvalidStateError (a traceback on Ctrl-C, CPython's terminate_broken). Nothing waits on
-        # these futures any more, so they are forgotten first.
-        pending = getattr(pool, "_pending_work_items", None)
-        if isinstance(pending, dict):
-            pending.clear()
+        # The waiting futures are cancelled by the pool's own manager thread (cancel_futures), which also
+        # forgets them; the running ones it fails once it sees the killed workers. A future cancelled from
+        # another thread stays in its books, and failing it raised InvalidStateError there: a traceback after
+        # "interrupted" (CPython's terminate_broken).
+        with contextlib.suppress(Exception):
+            pool.shutdown(wait=False, cancel_futures=True)
         for p in procs:
             with contextlib.suppress(Exception):
                 p.kill()
-        with contextlib.suppress(Exception):
-            pool.shutdown(wait=False, cancel_futures=True)
         cls.pool, cls.size = None, 0
 
     @classmethod
@@ -368,14 +366,14 @@ class Engine:
                                   "error_kind": worker.ENVIRONMENT}
                     on_answer(i, answer)
         except BaseException:
+            if toolchain_id == "" and self.executor is None:
+                _Pool.kill()  # cancels what waits itself: see _Pool.kill
+                raise
             for fut in futures:
                 fut.cancel()
-            if toolchain_id:
-                kill = getattr(pool, "kill", None)
-                if kill is not None:
-                    kill()
-            elif self.executor is None:
-                _Pool.kill()
+            kill = getattr(pool, "kill", None) if toolchain_id else None
+            if kill is not None:
+                kill()
             raise
 
     def _check_version(self, answer: dict[str, Any], expected: str) -> None:
