@@ -65,3 +65,54 @@ def usage_counts(rec) -> dict:
     if rec.arch.startswith("gfx"):
         return {"vgpr_total": u.vgpr_total, "sgpr": u.sgpr, "lds": u.lds_bytes, "scratch": u.scratch_bytes}
     return {"regs": u.regs, "stack": u.stack_bytes, "shared": u.shared_bytes}
+
+
+def _jit_key_entry(key_repr: str) -> tuple:
+    """A JIT kernel-cache key (``repr`` of Triton's ``compute_cache_key``: the binder's specialisation then the
+    options) as (per argument: its type and specialisation, num_warps, num_stages)."""
+    import ast
+
+    spec_text, _, options_text = key_repr.strip('"').partition("]")
+    spec = ast.literal_eval(spec_text + "]")
+    options = ast.literal_eval(options_text)
+    args = tuple((t, v) if t == "constexpr" else (t, v or "" if t.startswith("*") else "") for t, v in spec)
+    return args, options.get("num_warps"), options.get("num_stages")
+
+
+def _capture_entry(launch: dict) -> tuple:
+    """A captured launch in the terms of a CUDA JIT key: constexprs (and integers equal to 1, which the JIT
+    folds) by value, pointers with ``D`` when 16-byte aligned; integers by type alone (whether the JIT
+    specialises one on divisibility by 16 depends on the kernel's ``do_not_specialize``, which the capture
+    leaves to the compiling release's binder)."""
+    args = []
+    for a in launch["args"]:
+        if a["type"] == "constexpr":
+            v = a.get("value")
+            args.append(("constexpr", v))
+        elif a.get("one"):
+            args.append(("constexpr", 1))
+        else:
+            pointer = a["type"].startswith("*")
+            args.append((a["type"], "D" if pointer and a.get("aligned") else ""))
+    return tuple(args), launch["options"].get("num_warps"), launch["options"].get("num_stages")
+
+
+def capture_vs_jit(capture: dict, jit_keys: list[dict]) -> dict[str, tuple[list, list]]:
+    """Per kernel (module.qualname), the JIT's compiles the capture lacks and the captured launches the JIT
+    never compiled; empty when the capture's set of specialisations equals the JIT's."""
+    from collections import Counter
+
+    kernels = capture["kernels"]
+    jit: dict[str, Counter] = {}
+    for k in jit_keys:
+        jit.setdefault(f"{k['module']}.{k['qualname']}", Counter())[_jit_key_entry(k["key"])] += 1
+    cap: dict[str, Counter] = {}
+    for launch in capture["launches"]:
+        k = kernels[launch["kernel"]]
+        cap.setdefault(f"{k['module']}.{k['qualname']}", Counter())[_capture_entry(launch)] += 1
+    out = {}
+    for name in sorted(set(jit) | set(cap)):
+        j, c = jit.get(name, Counter()), cap.get(name, Counter())
+        if j != c:
+            out[name] = (sorted((j - c).elements(), key=repr), sorted((c - j).elements(), key=repr))
+    return out

@@ -81,3 +81,17 @@ def test_a_library_that_needs_a_gpu_to_import_compiles_from_the_snapshot(tmp_pat
         del os.environ["FAKE_GPU"]
     for rec in records:
         assert usage_counts(rec) == direct[rec.arch], rec.arch
+
+
+def test_a_tuned_key_launched_with_another_specialisation_adds_the_chosen_config(tmp_path):
+    """Two launches under one autotune key whose optional arguments swap None and a tensor: the JIT
+    compiles every config for the first (tuning) and the chosen config alone for the second, so the capture
+    holds 3 + 1 specialisations (fla-core's chunk_fwd_kernel_o on an H100: 7 JIT compiles, 6 recorded
+    before, reports/capture-fla-gpu-h100.md)."""
+    cap = load_capture(capture(tmp_path, "run_optional_args.py"))
+    launches = [x for x in cap.launches if x.kernel.qualname == "gated_copy"]
+    by_use = sorted((x.constexprs["USE_G"], x.constexprs["USE_G_GAMMA"], x.autotune["index"]) for x in launches)
+    # the interpreter cannot benchmark, so the chosen config is the first of the list
+    assert by_use == [(False, True, 0), (True, False, 0), (True, False, 1), (True, False, 2)]
+    records = run_sweep(None, ["gfx942"], [], jobs=1, capture=capture(tmp_path / "again", "run_optional_args.py"))
+    assert len(records) == 4 and all(r.ok for r in records), [r.status for r in records]

@@ -409,18 +409,43 @@ def autotune_configs(tuner, args, kwargs) -> tuple[tuple, list, int]:
     return key, pruned, len(tuner.configs)
 
 
+def _specialisation_mark(args, kwargs) -> tuple:
+    """What of a launch's arguments the JIT specialises on beyond the autotuner's key: which arguments are
+    None, tensors' dtype and 16-byte alignment, integers' divisibility by 16 and equality to 1. The key
+    Triton's autotuner caches under lists tensor dtypes without their names, so two launches with ``g`` and
+    ``g_gamma`` swapping None and a tensor share one key, one tuned config and two JIT compiles."""
+    def one(v):
+        if v is None or isinstance(v, (bool, float, str)):
+            return type(v).__name__
+        if isinstance(v, int):
+            return ("int", v % 16 == 0, v == 1, -(2**31) <= v < 2**31)
+        if hasattr(v, "data_ptr"):
+            try:
+                return ("ptr", str(getattr(v, "dtype", "")), v.data_ptr() % 16 == 0)
+            except Exception:
+                return ("ptr", str(getattr(v, "dtype", "")))
+        return type(v).__name__
+    return tuple(one(v) for v in args) + tuple((k, one(v)) for k, v in sorted(kwargs.items()))
+
+
 def _record_autotune(s: Session, tuner, args, kwargs) -> None:
     """Each config of the launch's pruned list passed through the wrapped kernel's ``run`` without launching,
-    so that the ``@heuristics`` (and anything else) between the autotuner and the JIT function see it."""
+    so that the ``@heuristics`` (and anything else) between the autotuner and the JIT function see it.
+
+    As the autotuner does: a key it has not tuned yet benchmarks (so compiles) every config; a key it has
+    tuned launches its chosen config alone, so a launch specialised differently under a tuned key (another
+    argument None, another alignment) adds that one config, as the JIT compiles that one kernel."""
     key, pruned, declared = autotune_configs(tuner, args, kwargs)
-    mark = (id(tuner), repr(key))
+    mark = (id(tuner), repr(key), _specialisation_mark(args, kwargs))
     if mark in s.autotune_seen:
         return
     s.autotune_seen.add(mark)
+    chosen = tuner.cache.get(key) if isinstance(getattr(tuner, "cache", None), dict) else None
+    picks = [(i, c) for i, c in enumerate(pruned) if chosen is None or c is chosen or c == chosen]
     saved = getattr(tuner, "nargs", None)
     tuner.nargs = dict(zip(tuner.arg_names, args))
     try:
-        for i, config in enumerate(pruned):
+        for i, config in picks or list(enumerate(pruned)):
             _local.dry, _local.pick = True, {"index": i, "count": len(pruned), "declared": declared,
                                              "key": [str(k) for k in key]}
             try:
