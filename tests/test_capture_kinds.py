@@ -95,3 +95,31 @@ def test_a_tuned_key_launched_with_another_specialisation_adds_the_chosen_config
     assert by_use == [(False, True, 0), (True, False, 0), (True, False, 1), (True, False, 2)]
     records = run_sweep(None, ["gfx942"], [], jobs=1, capture=capture(tmp_path / "again", "run_optional_args.py"))
     assert len(records) == 4 and all(r.ok for r in records), [r.status for r in records]
+
+
+def test_kernels_compiled_through_triton_compile_are_captured_with_inductor_configs_as_slots(tmp_path):
+    """Inductor compiles through ``triton.compile`` and launches with its own launchers: the compile is
+    captured, with the autotuner's config index and Inductor's kernel name, and compiles anywhere to the counts
+    of a direct compile of the same ASTSource."""
+    cap_file = capture(tmp_path, "run_direct_compile.py", env={"TRITON_INTERPRET": "0"})
+    raw = json.loads(cap_file.read_text())
+    assert [x["options"].get("num_warps") for x in raw["launches"]] == [4, 2, 4]
+    plain, *tuned = raw["launches"]
+    assert plain["origin"] == "triton.compile" and plain["autotune"] is None
+    assert plain["target"] == {"backend": "cuda", "arch": 90, "warp_size": 32}
+    assert [a.get("value") for a in plain["args"] if a["type"] == "constexpr"] == [1024]
+    assert [x["autotune"]["index"] for x in tuned] == [0, 1]
+    assert {x["producer"]["kernel_name"] for x in tuned} == {"triton_poi_fused_add_mul_0"}
+    assert {x["producer"]["heuristic"] for x in tuned} == {"pointwise"}
+    records = run_sweep(None, ARCHS, [], jobs=1, capture=cap_file)
+    assert len(records) == 6 and all(r.ok for r in records), [r.status for r in records]
+    spec = {"module": "run_direct_compile", "name": "triton_poi_fused_add_mul_0",
+            "signature": {"in_ptr0": "*fp32", "in_ptr1": "*fp32", "out_ptr0": "*fp16", "xnumel": "i32",
+                          "XBLOCK": "constexpr"},
+            "constexprs": {"XBLOCK": 1024}, "options": {"num_warps": 4, "num_stages": 1},
+            "attrs": {v: {"in_ptr0": [["tt.divisibility", 16]], "in_ptr1": [["tt.divisibility", 16]],
+                          "out_ptr0": [["tt.divisibility", 16]], "xnumel": [["tt.divisibility", 16]]}
+                      for v in ("hip", "cuda")}}
+    direct = direct_compile(USER_KERNELS, spec)
+    first = {r.arch: usage_counts(r) for r in records if r.config.autotune is None}
+    assert first == direct

@@ -48,7 +48,7 @@ class CudaBackend:
     triton_dir = "nvidia"
     usage_type = NvidiaUsage
     options = ("maxnreg",)
-    cache_options = ("maxnreg", "ptx_options")
+    cache_options = ("maxnreg", "ptx_options", "ptx_version", "launch_pdl", "enable_reflect_ftz")
     cache_artifact = "cubin"
     raw_outputs = ("ptxas_log", "cuobjdump", "shared")  # the cubin (cubin_b64) is for the spill sites only
     spill_artifact = "cubin"

@@ -41,7 +41,7 @@ import threading
 
 DIR_ENV = "VGPRSCOPE_CAPTURE_DIR"
 _WATCHED = ("triton.runtime.jit", "triton.runtime.interpreter", "triton.runtime.autotuner",
-            "triton.language.extra.libdevice", "triton.runtime.driver")
+            "triton.language.extra.libdevice", "triton.runtime.driver", "triton.compiler.compiler")
 # Targets whose JIT binders derive the specialisation: one per backend (descriptors do not depend on the
 # arch within a backend).
 _TARGETS = (("hip", "gfx942", 64), ("cuda", 90, 32))
@@ -378,10 +378,136 @@ def _wrap_kernel_run(cls) -> None:
                 _failed(s, self, exc)
         if dry or not s.launch:
             return None
-        return original(self, *args, **kwargs)
+        _local.in_jit = getattr(_local, "in_jit", 0) + 1  # its compile is this launch: recorded above
+        try:
+            return original(self, *args, **kwargs)
+        finally:
+            _local.in_jit -= 1
 
     run._vgprscope = _MARK
     _set(cls, "run", run)
+
+
+def _keyed(source_map, names: list) -> dict:
+    """An ASTSource's constants or attrs keyed by argument index (Triton keys them by index path, older
+    releases' callers by name)."""
+    out = {}
+    for k, v in (source_map or {}).items():
+        if isinstance(k, str):
+            k = (names.index(k),)
+        out[tuple(k)] = v
+    return out
+
+
+def compile_facts(src, target, options) -> dict:
+    """A direct ``triton.compile(ASTSource(fn, signature, constexprs, attrs), target, options)`` as the facts
+    of a launch, the form a JIT launch is recorded in: the signature's types, ``tt.divisibility`` 16 as
+    aligned, ``tt.pointer_range`` 32 as within 2 GiB, constexprs by value (an integer 1 the caller specialised,
+    for an argument not declared constexpr, as the JIT's equal-to-1)."""
+    kernel = src.fn
+    st = _state(kernel)
+    names = st["names"]
+    constants, attrs = _keyed(getattr(src, "constants", None), names), _keyed(getattr(src, "attrs", None), names)
+    signature = dict(getattr(src, "signature", None) or {})
+    out_args, reason = [], None
+    for i, (name, param) in enumerate(zip(names, st["params"])):
+        typ = signature.get(name, "constexpr")
+        declared = getattr(param, "is_constexpr", False)
+        if typ == "constexpr" or (i,) in constants:
+            value = constants.get((i,))
+            if not declared and type(value) is int and value == 1 and typ != "constexpr":
+                out_args.append({"name": name, "type": typ, "one": True})
+                continue
+            enc = _encode(value)
+            if isinstance(enc, dict) and "unsupported" in enc:
+                reason = reason or f"constexpr {name} is a {enc['unsupported']}, which a capture cannot name"
+            out_args.append({"name": name, "type": "constexpr", "value": enc})
+            continue
+        fact = {"name": name, "type": str(typ)}
+        for spec in attrs.get((i,), []):
+            key, value = (spec[0], spec[1]) if isinstance(spec, (list, tuple)) and len(spec) == 2 else (None, None)
+            if key == "tt.divisibility" and value == 16:
+                fact["aligned"] = True
+            elif key == "tt.pointer_range" and value == 32:
+                fact["small"] = True
+        out_args.append(fact)
+    opts = {k: _encode(v) for k, v in sorted(dict(options or {}).items())}
+    where = {"backend": getattr(target, "backend", None), "arch": _encode(getattr(target, "arch", None)),
+             "warp_size": getattr(target, "warp_size", None)} if target is not None else None
+    return {"kernel": st["id"], "args": out_args, "options": opts, "autotune": None, "reason": reason,
+            "interpreted": False, "target": where, "origin": "triton.compile"}
+
+
+def _inductor_caller() -> tuple[dict | None, dict | None]:
+    """(autotune pick, producer) when the compile comes from Inductor's autotuner (``CachingAutotuner.
+    _precompile_config(cfg)``, PyTorch 2.4 and later): the config's place in the kernel's config list, the
+    kernel's name, its heuristic (pointwise, reduction, persistent_reduction, template) and Inductor's meta."""
+    frame = sys._getframe(2)
+    for _ in range(8):
+        if frame is None:
+            return None, None
+        if frame.f_code.co_name == "_precompile_config" and "self" in frame.f_locals:
+            tuner, cfg = frame.f_locals["self"], frame.f_locals.get("cfg")
+            configs = list(getattr(tuner, "configs", None) or [])
+            meta = dict(getattr(tuner, "inductor_meta", None) or {})
+            index = next((i for i, c in enumerate(configs) if c is cfg), None)
+            pick = ({"index": index, "count": len(configs), "declared": len(configs), "key": []}
+                    if index is not None and len(configs) > 1 else None)
+            producer = {"by": "inductor", "kernel_name": meta.get("kernel_name"),
+                        "heuristic": getattr(tuner, "heuristic_type", None) and str(tuner.heuristic_type),
+                        "config": _encode(repr(cfg))[:300] if cfg is not None else None,
+                        "meta": {k: _encode(v) for k, v in sorted(meta.items())
+                                 if isinstance(v, (bool, int, float, str)) or v is None}}
+            return pick, producer
+        frame = frame.f_back
+    return None, None
+
+
+def _record_compile(s: Session, src, target, options) -> None:
+    launch = compile_facts(src, target, options)
+    launch["autotune"], producer = _inductor_caller()
+    if producer is not None:
+        launch["producer"] = producer
+    fn = _kernels[id(src.fn.fn)]["fn"]
+    if id(fn) not in s.snapshots:
+        s.snapshots.add(id(fn))
+        _write_snapshot(src.fn, launch["kernel"])
+    key = hashlib.sha256(json.dumps(launch, sort_keys=True, default=repr).encode()).hexdigest()
+    if key in s.seen:
+        return
+    s.seen.add(key)
+    s.write({"launch": launch})
+
+
+def _wrap_compile(module) -> None:
+    """Record what reaches ``triton.compile`` from outside Triton's JIT: PyTorch Inductor's kernels (compiled by
+    its own autotuner, launched by its own launchers, never through ``JITFunction.run``) and any library that
+    compiles an ``ASTSource`` itself. The JIT's own compiles are its launches, recorded there."""
+    original = getattr(module, "compile", None)
+    if original is None or getattr(original, "_vgprscope", None) is _MARK:
+        return
+
+    def compile(src, *args, **kwargs):
+        s = _session()
+        fn = getattr(src, "fn", None)
+        if (s is not None and not getattr(_local, "in_jit", 0) and not getattr(_local, "dry", False)
+                and hasattr(getattr(fn, "fn", None), "__code__") and hasattr(src, "signature")):
+            target = kwargs.get("target", args[0] if args else None)
+            options = kwargs.get("options", args[1] if len(args) > 1 else None)
+            try:
+                _record_compile(s, src, target, options)
+            except RecordError:
+                raise
+            except Exception as exc:
+                _failed(s, fn, exc)
+        return original(src, *args, **kwargs)
+
+    compile._vgprscope = _MARK
+    _set(module, "compile", compile)
+    for name in ("triton.compiler", "triton"):  # their re-exports, bound when Triton was imported first
+        parent = sys.modules.get(name)
+        if parent is not None and parent.__dict__.get("compile") is original:
+            _set(parent, "compile", compile)
 
 
 def _autotune_key(tuner, args, kwargs) -> tuple:
@@ -594,6 +720,8 @@ def _patch(name: str, module) -> None:
             _libdevice(module)
         elif name == "triton.runtime.driver":
             _driver_watch(module)
+        elif name == "triton.compiler.compiler":
+            _wrap_compile(module)
     except Exception as exc:  # never break the user's import
         _write({"error": f"cannot hook {name}: {type(exc).__name__}: {exc}"})
 
@@ -662,6 +790,24 @@ def _begin() -> None:
         for name in _WATCHED:
             if name in sys.modules:
                 _patch(name, sys.modules[name])
+        _inductor_compiles_again()
+
+
+def _inductor_compiles_again() -> None:
+    """Inductor serves a model compiled before from its caches without calling triton.compile: inside a
+    recording block it compiles again (its ``force_disable_caches``, restored when the block ends), as the
+    CLI's capture sets TORCHINDUCTOR_FORCE_DISABLE_CACHES for the command it runs."""
+    for name in ("torch.compiler.config", "torch._inductor.config"):  # the first holds it from PyTorch 2.6 on
+        config = sys.modules.get(name)
+        try:
+            old = config.force_disable_caches
+        except Exception:  # not imported, or a release without the setting
+            continue
+        # a config module's settings are not in its __dict__, and deleting one hides it: restored by value
+        if _undo is not None:
+            _undo.append((config, "force_disable_caches", old))
+        config.force_disable_caches = True
+        return
 
 
 def _end() -> None:

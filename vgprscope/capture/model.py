@@ -61,14 +61,30 @@ class CapturedLaunch:
     autotune: dict[str, Any] | None = None  # {"index", "count", "declared", "key"}
     reason: str | None = None  # why it cannot be compiled (recorded by the hook)
     interpreted: bool = False
+    # a compile recorded at ``triton.compile`` (Inductor's kernels, libraries with their own launchers) rather
+    # than a JIT launch: the target it was compiled for, and who compiled it ({"by": "inductor", "kernel_name",
+    # "heuristic", "config", "meta"})
+    origin: str = "jit"
+    target: dict[str, Any] | None = None
+    producer: dict[str, Any] | None = field(default=None, compare=False)
 
     @property
     def constexprs(self) -> dict[str, Any]:
         return {a["name"]: a.get("value") for a in self.args if a["type"] == "constexpr"}
 
     def as_json(self, kernel_index: int) -> dict[str, Any]:
-        return {"kernel": kernel_index, "args": list(self.args), "options": self.options,
-                "autotune": self.autotune, "reason": self.reason, "interpreted": self.interpreted}
+        out = {"kernel": kernel_index, "args": list(self.args), "options": self.options,
+               "autotune": self.autotune, "reason": self.reason, "interpreted": self.interpreted}
+        if self.origin != "jit":
+            out |= {"origin": self.origin, "target": self.target, "producer": self.producer}
+        return out
+
+    @classmethod
+    def from_json(cls, kernel: CapturedKernel, x: dict[str, Any], args: tuple[dict[str, Any], ...]) -> CapturedLaunch:
+        """A launch as the hook or a capture file wrote it (``args`` already read into facts)."""
+        return cls(kernel=kernel, args=args, options=dict(x["options"]), autotune=_autotune(x.get("autotune")),
+                   reason=x.get("reason"), interpreted=bool(x.get("interpreted", False)),
+                   origin=str(x.get("origin") or "jit"), target=x.get("target"), producer=x.get("producer"))
 
 
 @dataclass(frozen=True)
@@ -157,10 +173,8 @@ def load_capture(path: Path) -> Capture:
                                   _absolute(k.get("root"), base),
                                   json.dumps(k["snapshot"]) if k.get("snapshot") else None) for k in doc["kernels"]]
         v1 = doc["schema_version"] == 1
-        launches = tuple(CapturedLaunch(kernel=kernels[x["kernel"]],
-                                        args=tuple(_v1_facts(x) if v1 else (_fact(a) for a in x["args"])),
-                                        options=dict(x["options"]), autotune=_autotune(x.get("autotune")),
-                                        reason=x.get("reason"), interpreted=bool(x.get("interpreted", False)))
+        launches = tuple(CapturedLaunch.from_json(kernels[x["kernel"]], x,
+                                                  tuple(_v1_facts(x) if v1 else (_fact(a) for a in x["args"])))
                          for x in doc["launches"])
     except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
         raise CaptureFileError(f"capture file {path} is corrupt: {type(exc).__name__}: {exc}") from None

@@ -67,11 +67,18 @@ def _resolve(command: Sequence[str]) -> str:
     return found
 
 
+INDUCTOR_NO_CACHE = "TORCHINDUCTOR_FORCE_DISABLE_CACHES"
+
+
 def capture_env(directory: Path, base: dict[str, str] | None = None) -> dict[str, str]:
     env = dict(os.environ if base is None else base)
     env["PYTHONPATH"] = os.pathsep.join([str(BOOT_DIR), *filter(None, [env.get("PYTHONPATH")])])
     env[hook.DIR_ENV] = str(directory)
     env["VGPRSCOPE_CAPTURE_HOOK"] = hook.__file__
+    # PyTorch Inductor serves a model compiled before from its own caches (FX graph, autotune, the cubins it
+    # bundles) without calling triton.compile, so a capture of a warm run would hold none of its kernels: the
+    # captured command compiles them again (Triton's own cache still spares the compiler's work)
+    env.setdefault(INDUCTOR_NO_CACHE, "1")
     return env
 
 
@@ -204,7 +211,6 @@ def gather_items(lines: list[dict]) -> tuple[list[CapturedLaunch], list[str], se
         k = x["kernel"]
         kernel = CapturedKernel(k["module"], k["qualname"], k["file"], k["source_hash"], k.get("root"),
                                 snapshots.get((k["module"], k["qualname"], k["file"])))
-        launch = CapturedLaunch(kernel, tuple(x["args"]), x["options"], x.get("autotune"), x.get("reason"),
-                                bool(x.get("interpreted")))
+        launch = CapturedLaunch.from_json(kernel, x, tuple(x["args"]))
         launches.setdefault(json.dumps(x, sort_keys=True), launch)
     return list(launches.values()), list(dict.fromkeys(errors)), notes

@@ -1,0 +1,93 @@
+"""torch.compile's kernels: PyTorch Inductor compiles its generated Triton kernels through ``triton.compile``
+and launches them with its own launchers. A capture records them at the compile (the hook's
+``triton.compile`` wrapper), each config of Inductor's autotuner as its own slot, and analyses them
+anywhere from the capture's snapshot of the generated source (Inductor's cache directory is temporary).
+
+The committed capture is a torch.compile'd Llama-style block (RMSNorm, rotary embedding, SDPA attention,
+SwiGLU MLP, forward, bf16) captured on an H100 (torch 2.11, Triton 3.6) by ``.ci/gpu_capture_inductor.sh``,
+whose registers and shared memory for sm_90 equalled ``cuobjdump -res-usage`` of each of the 12 cubins
+Inductor wrote (reports/inductor-capture-h100.md)."""
+
+from __future__ import annotations
+
+import gzip
+import os
+
+import pytest
+from capture_helpers import ROOT
+
+from vgprscope.capture.model import load_capture
+from vgprscope.capture.run import INDUCTOR_NO_CACHE, capture_env
+
+FIXTURE = ROOT / "tests" / "fixtures" / "inductor_block_h100_capture.json.gz"
+
+
+@pytest.fixture(scope="module")
+def inductor_capture(tmp_path_factory):
+    path = tmp_path_factory.mktemp("inductor") / "cap.json"
+    path.write_bytes(gzip.open(FIXTURE).read())
+    return path
+
+
+def test_the_capture_holds_each_kernel_inductor_compiled_with_its_configs(inductor_capture):
+    cap = load_capture(inductor_capture)
+    assert len(cap.launches) == 12 and len(cap.kernels) == 7
+    assert {x.origin for x in cap.launches} == {"triton.compile"}
+    assert {x.producer["by"] for x in cap.launches} == {"inductor"}
+    assert {x.producer["kernel_name"] for x in cap.launches} == {k.qualname for k in cap.kernels}
+    tuned = [x for x in cap.launches if x.autotune]
+    assert len(tuned) == 10 and {x.autotune["count"] for x in tuned} == {2}
+    assert {x.target["backend"] for x in cap.launches} == {"cuda"}
+    assert all(k.snapshot for k in cap.kernels)  # the generated source travels with the capture
+
+
+def test_inductor_kernels_compile_gpu_free_for_amd_and_nvidia_from_the_snapshot(inductor_capture):
+    """Every kernel on gfx942 and sm_90, though its generated module is gone and its CUDA-only options
+    (launch_pdl) are dropped for the HIP backend; rows are labelled by Inductor's kernel names."""
+    import vgprscope
+
+    result = vgprscope.analyze(capture=str(inductor_capture), arch=["gfx942", "sm_90"], jobs=2)
+    records = result.records
+    assert len(records) == 24
+    assert all(r.ok for r in records), sorted({r.status for r in records if not r.ok})
+    assert {r.variant for r in records} == {"inductor"}
+    assert {r.kernel for r in records} == {k.qualname for k in load_capture(inductor_capture).kernels}
+
+
+def test_a_capture_has_inductor_compile_again_rather_than_serve_its_caches(tmp_path):
+    """A model compiled before is served from Inductor's caches with no triton.compile call: the captured
+    command runs with TORCHINDUCTOR_FORCE_DISABLE_CACHES=1 unless the user set it."""
+    assert capture_env(tmp_path, {})[INDUCTOR_NO_CACHE] == "1"
+    assert capture_env(tmp_path, {INDUCTOR_NO_CACHE: "0"})[INDUCTOR_NO_CACHE] == "0"
+
+
+def test_a_recording_block_has_inductor_compile_again_and_restores_its_setting():
+    import torch._inductor.config  # noqa: F401  (the block sees Inductor imported, as a model's process has it)
+    import torch.compiler.config as config
+
+    import vgprscope
+
+    before = config.force_disable_caches
+    with vgprscope.capture():
+        assert config.force_disable_caches is True
+    assert config.force_disable_caches == before
+
+
+@pytest.mark.gpu
+def test_a_gpu_capture_of_a_compiled_block_equals_cuobjdump_of_every_cubin(tmp_path):
+    import subprocess
+    import sys
+
+    env = {**os.environ, "TRITON_INTERPRET": "0", "TRITON_CACHE_DIR": str(tmp_path / "tc"),
+           "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "inductor"), INDUCTOR_NO_CACHE: "0"}
+    cap, rows = tmp_path / "cap.json", tmp_path / "sm90.json"
+    done = subprocess.run([sys.executable, "-m", "vgprscope", "capture", "-o", str(cap), "--", sys.executable,
+                           str(ROOT / "scripts" / "gpu_inductor_block.py")], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    done = subprocess.run([sys.executable, "-m", "vgprscope", "analyze", "--capture", str(cap), "--arch", "sm_90",
+                           "--format", "json", "-o", str(rows)],
+                          env={**env, "TRITON_CACHE_DIR": str(tmp_path / "tc-vgprscope")}, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "compare_cubins.py"), str(tmp_path / "tc"),
+                           str(rows)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout[-3000:]
