@@ -204,7 +204,8 @@ def explain(kernel: Any = None, /, *args: Any, variant: Names = None, arch: Name
             **launch: Any) -> ExplainResult:
     """Where the registers go: the registers of each tensor live across each loop (from TTGIR) and the
     spill sites by source line. Default variant: baseline; with a ``capture`` or a user's kernel, those
-    kernels (and variants too when named)."""
+    kernels (and variants too when named). With a capture, the launch options (``num_warps``,
+    ``waves_per_eu``, ...) are "what if" overrides of every captured launch, as ``analyze`` takes them."""
     from .tasks import Selection, explain_of
 
     fields = {"block_m": block_m, "block_n": block_n, "head_dim": head_dim, "num_warps": num_warps,
@@ -225,8 +226,9 @@ def explain(kernel: Any = None, /, *args: Any, variant: Names = None, arch: Name
             names = ("baseline",)
         requests = _grid(fields, dtype, causal, knob)
         side = selection.one_toolchain("explain", triton, settings)
-        sel = Selection.of(names, archs, requests, kernel_dir, capture, overrides=False,
-                           toolchains=(side,) if side is not None else ())
+        # a grid's launch options are "what if" overrides of the captured launches, as analyze takes them
+        # (a capture alone refuses the variants' own options)
+        sel = Selection.of(names, archs, requests, kernel_dir, capture, toolchains=(side,) if side is not None else ())
     return ExplainResult(tuple(explain_of(sel, **run)))
 
 
