@@ -98,6 +98,48 @@ def test_compare_result_rows_are_its_csv_export():
     assert result.to_json() == compare_view.to_json(per_arch, result.machine)
 
 
+def test_compare_csv_and_dataframe_keep_the_deltas_against_baseline_and_the_traffic_model():
+    """``compare --format csv`` and ``CompareResult.to_pandas()`` carry what the table and the JSON show
+    beside each kernel: its line's figures, their change against the baseline variant's line (with the
+    verdict) and the line's modelled traffic, one value per JSON field."""
+    import io
+
+    import pandas as pd
+
+    from vgprscope.attention.traffic import line_traffic
+    from vgprscope.compare import compare
+    from vgprscope.library.results import CompareResult
+    from vgprscope.report import compare_view
+
+    records = _fixture_records()
+    per_arch = compare(records, line_traffic())
+    result = CompareResult({k: tuple(v) for k, v in per_arch.items()}, tuple(records))
+    df = result.to_pandas()
+    assert df.to_csv(index=False) == result.to_csv() == compare_view.to_csv(per_arch)
+    read = pd.read_csv(io.StringIO(result.to_csv()))
+    doc = json.loads(result.to_json())
+    def same(cell, value):  # an empty cell is the JSON's null
+        return pd.isna(cell) if value is None else cell == value
+
+    checked = 0
+    for table, lines in doc["archs"].items():
+        for line in lines:
+            rows = df[(df["line_table"] == table) & (df["variant"] == line["variant"])
+                      & (df["line_config"] == line["config"])]
+            assert len(rows) == len(line["kernels"]) > 0
+            for _, row in rows.iterrows():
+                for key in ("regs", "sgprs", "spills", "scratch", "lds", "occupancy", "limiter", "status"):
+                    assert same(row[f"line_{key}"], line[key]), (table, line["variant"], key)
+                for metric, d in line["deltas"].items():
+                    assert same(row[f"delta_{metric}"], d["change"]) and row[f"delta_{metric}_verdict"] == d["verdict"]
+                    checked += 1
+                if line["variant"] == "baseline":  # the reference has no change against itself
+                    assert all(pd.isna(row[f"delta_{m}"]) for m in ("regs", "spills", "occupancy"))
+                for key, value in line["traffic"].items():
+                    assert same(row[f"traffic_{key}"], value), (table, line["variant"], key)
+    assert checked and {"delta_regs", "delta_occupancy_verdict", "traffic_bytes_read", "traffic_formula"} <= set(read)
+
+
 def test_explain_result_rows_per_kernel_tensor_and_spill_site():
     from vgprscope.archs import get_arch
     from vgprscope.explain import explain_raw

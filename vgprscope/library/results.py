@@ -46,8 +46,15 @@ def dataframe(rows: Sequence[Mapping[str, Any]]) -> pandas.DataFrame:
         import pandas as pd
     except ModuleNotFoundError:  # a dependency of vgprscope's, missing from a broken install
         raise VgprscopeError("to_pandas() needs pandas, which is not installed: pip install 'pandas>=2'") from None
-    # nullable dtypes: a count stays an integer where another vendor's rows leave its column empty
-    return pd.DataFrame.from_records(list(rows), columns=csv_columns(rows)).convert_dtypes()
+    # nullable dtypes: a count stays an integer where another vendor's rows leave its column empty; a column
+    # of floats stays floats where each happens to be whole (modelled bytes), as the CSV writes them
+    rows = list(rows)
+    columns = csv_columns(rows)
+    floats = [c for c in columns if any(isinstance(r.get(c), float) for r in rows)]
+    df = pd.DataFrame.from_records(rows, columns=columns).convert_dtypes()
+    if floats:
+        df[floats] = df[floats].astype("Float64")
+    return df
 
 
 def _n(n: int, noun: str) -> str:
@@ -165,7 +172,7 @@ class CompareResult:
     def rows(self) -> list[dict[str, Any]]:
         from ..report.compare_view import csv_rows
 
-        return csv_rows(self._per_arch())
+        return csv_rows(self._per_arch(), self.timings)
 
     def to_pandas(self) -> pandas.DataFrame:
         return dataframe(self.rows())
@@ -202,7 +209,7 @@ class CompareResult:
     def to_csv(self) -> str:
         from ..report import compare_view
 
-        return compare_view.to_csv(self._per_arch())
+        return compare_view.to_csv(self._per_arch(), self.timings)
 
 
 @dataclass(frozen=True, repr=False)
