@@ -175,10 +175,65 @@ def test_check_result_rows_are_the_json_rows_flattened():
     df = result.to_pandas()
     doc = json.loads(result.to_json())
     assert result.passed and result.exit_code == 0 and doc["passed"] is True
-    assert df["key"].tolist() == [r["key"] for r in doc["rows"]]
+    # one row per entry and metric, in the JSON's order
+    assert df["key"].tolist() == [r["key"] for r in doc["rows"] for _ in r["metrics"]]
     first = doc["rows"][0]
-    for m in first["metrics"]:
-        assert df.loc[0, f"{m['metric']}_current"] == m["current"] and df.loc[0, f"{m['metric']}_delta"] == 0
+    rows = df[df["key"] == first["key"]]
+    assert rows["metric"].tolist() == [m["metric"] for m in first["metrics"]]
+    for (_, row), m in zip(rows.iterrows(), first["metrics"]):
+        assert (row["value_before"], row["value_after"], row["delta"]) == (m["baseline"], m["current"], 0)
+        assert (row["rule"], row["rule_text"], row["metric_change"]) == (m["rule"], m["rule_text"], m["change"])
+        assert (row["config_key"], row["state"], row["status_current"]) == (first["config_key"], first["state"],
+                                                                            first["status"]["current"])
+
+
+def _gate_of_an_edited_run():
+    """The committed baseline against a run where one entry grew 8 VGPRs and one went missing."""
+    from dataclasses import replace
+
+    from vgprscope.gate.baseline import load_baseline
+    from vgprscope.gate.diff import compare
+
+    base = load_baseline(ROOT / "vgprscope-baseline.json")
+    entries = list(base.entries.values())
+    grown = next(i for i, e in enumerate(entries) if e.arch.startswith("gfx") and e.status == "ok")
+    u = entries[grown].usage
+    entries[grown] = replace(entries[grown], usage=replace(u, arch_vgpr=u.arch_vgpr + 8, vgpr_total=u.vgpr_total + 8))
+    missing = entries.pop()
+    return base, compare(base, entries), entries, missing
+
+
+def test_check_and_diff_frames_have_one_shape_one_row_per_entry_and_metric():
+    """``CheckResult.to_pandas()`` and ``DiffResult.to_pandas()`` of the same verdicts: one row per entry and
+    metric with the same column names (diff's CSV columns; check adds the JSON's entry and rule fields after
+    them), so they concatenate without empty columns; an entry with one side keeps its numbers."""
+    import pandas as pd
+
+    from vgprscope.compile.toolchains import Toolchain
+    from vgprscope.diff import DiffResult as CoreDiff
+    from vgprscope.diff_view import CSV_FIELDS
+    from vgprscope.library.diffs import DiffResult
+    from vgprscope.library.results import CheckResult
+
+    base, gate, entries, missing = _gate_of_an_edited_run()
+    check = CheckResult(gate, tuple(entries), "vgprscope-baseline.json").to_pandas()
+    sides = Toolchain("installed", gate.baseline_triton), Toolchain("installed", gate.current_triton)
+    diff = DiffResult.of(CoreDiff(*sides, ("gfx942",), gate, (), (), ())).to_pandas()
+    assert list(diff.columns) == list(CSV_FIELDS)
+    assert list(check.columns[: len(CSV_FIELDS)]) == list(CSV_FIELDS)
+    both = [d for d in gate.entries if d.baseline is not None and d.current is not None]
+    assert len(check) == sum(len(d.metrics) for d in both) + len(missing.metrics)
+    # the entries both sides have: the same rows, cell for cell
+    shared = check[check["key"].isin({d.key for d in both})][list(CSV_FIELDS)].reset_index(drop=True)
+    pd.testing.assert_frame_equal(shared, diff[diff["key"].isin({d.key for d in both})].reset_index(drop=True),
+                                  check_dtype=False)
+    worse = check[check["result"] == "worse"]
+    assert worse["metric"].tolist()[:1] == ["vgpr_total"] and worse["delta"].tolist()[:1] == [8]
+    # the missing entry: its baseline numbers, nothing current
+    gone = check[check["key"] == missing.key]
+    assert dict(zip(gone["metric"], gone["value_before"])) == missing.metrics
+    assert gone["value_after"].isna().all() and set(gone["result"]) == {"missing"}
+    assert set(pd.concat([check, diff]).columns) == set(check.columns)
 
 
 # ---- the calls: selections by the CLI's names, typed errors ----------------------------------------------

@@ -302,6 +302,47 @@ class ExplainResult:
         return explain_view.to_table(self.explanations, self.machine, wide=wide)
 
 
+# The gate's verdicts as data, for check and diff alike: one row per entry and metric (long), the columns of
+# diff's CSV (``diff_view.CSV_FIELDS``) first. Long rather than wide: the metrics differ by vendor (an AMD
+# entry has vgpr_total, an NVIDIA one regs), so a wide frame of both is mostly empty columns, and a long one
+# filters, groups and pivots by metric as is.
+GATE_FIELDS = ("key", "variant", "kernel", "arch", "slot", "before", "after", "result", "metric", "value_before",
+               "value_after", "delta", "verdict", "fails")
+
+
+def gate_rows(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The gate's JSON export (``gate.report.to_json``) -> one row per entry and metric: ``before`` /
+    ``after`` the baseline's and this run's Triton, ``value_before`` / ``value_after`` the metric's values,
+    ``delta``, ``verdict`` (the metric's, by the gate's rule), ``fails``; then the entry's fields (config
+    keys, state, ``entry_change``, ``entry_fails``, ``accepted``, each side's status) and the metric's rule
+    (``rule``, ``rule_text``, ``metric_change``). A new or missing entry has a row per metric of its one
+    side (verdict ``n/c``); an entry with no metric (a failed compile on both sides) one row without."""
+    before, after = doc.get("baseline_triton_version"), doc.get("triton_version")
+    out = []
+    for row in doc["rows"]:
+        head = {"key": row["key"], "variant": row["variant"], "kernel": row["kernel"], "arch": row["arch"],
+                "slot": row["slot"], "before": before, "after": after, "result": row["result"]}
+        entry = {"config_key": row["config_key"], "config_changed": row["config_changed"],
+                 "baseline_config_key": row["baseline_config_key"], "state": row["state"],
+                 "entry_change": row["change"], "entry_fails": row["fails"], "accepted": row["accepted"],
+                 "status_baseline": row["status"]["baseline"], "status_current": row["status"]["current"]}
+        metrics = [{"metric": m["metric"], "value_before": m["baseline"], "value_after": m["current"],
+                    "delta": m["delta"], "verdict": m["verdict"], "fails": m["fails"], "rule": m["rule"],
+                    "rule_text": m["rule_text"], "metric_change": m["change"]} for m in row["metrics"]]
+        one_side = [(name, value, "value_before" if side == "baseline" else "value_after")
+                    for side in ("baseline", "current") for name, value in (row.get(side) or {}).items()]
+        metrics += [{"metric": name, "value_before": None, "value_after": None, column: value, "delta": None,
+                     "verdict": "n/c", "fails": row["fails"]} for name, value, column in one_side]
+        if not metrics:
+            metrics = [{"metric": None, "fails": row["fails"]}]
+        empty = dict.fromkeys(GATE_FIELDS[8:]) | dict.fromkeys(("rule", "rule_text", "metric_change"))
+        for m in metrics:
+            full = head | empty | m
+            out.append({k: full[k] for k in GATE_FIELDS} | entry
+                       | {k: full[k] for k in ("rule", "rule_text", "metric_change")})
+    return out
+
+
 @dataclass(frozen=True, repr=False)
 class CheckResult:
     """``vgprscope.check``: the gate's verdict on every entry (``result``: ``gate.diff.GateResult``), the
@@ -325,19 +366,8 @@ class CheckResult:
         return 0 if self.result.passed else 1
 
     def rows(self) -> list[dict[str, Any]]:
-        """One row per entry: the JSON export's row, its metrics flattened to ``<metric>_baseline``,
-        ``<metric>_current``, ``<metric>_delta``, ``<metric>_change``, ``<metric>_fails``."""
-        out = []
-        for row in json.loads(self.to_json())["rows"]:
-            flat = {k: v for k, v in row.items() if k not in ("metrics", "status", "config", "baseline_config",
-                                                               "baseline", "current")}
-            flat |= {"status_baseline": row["status"]["baseline"], "status_current": row["status"]["current"]}
-            for m in row["metrics"]:
-                flat |= {f"{m['metric']}_{k}": m[k] for k in ("baseline", "current", "delta", "change", "fails")}
-            for side in ("baseline", "current"):  # a new or missing entry's one side
-                flat |= {f"{k}_{side}": v for k, v in (row.get(side) or {}).items()}
-            out.append(flat)
-        return out
+        """One row per entry and metric, the shape of ``DiffResult.to_pandas()`` (``gate_rows``)."""
+        return gate_rows(json.loads(self.to_json()))
 
     def to_pandas(self) -> pandas.DataFrame:
         return dataframe(self.rows())
