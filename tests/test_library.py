@@ -164,6 +164,33 @@ def test_explain_result_rows_per_kernel_tensor_and_spill_site():
     assert json.loads(result.to_json())["kernels"] == [e.as_dict()]
 
 
+def test_explain_frames_without_rows_still_have_their_columns():
+    """A kernel that does not spill: its ``to_pandas("spills")`` is empty with the spill sites' columns (a
+    notebook can filter or concatenate it as any other), and each kind of rows keeps its columns when none
+    has a row (a kernel that failed to compile: no live tensor, no allocation)."""
+    from vgprscope.archs import get_arch
+    from vgprscope.explain import KernelExplanation, explain_raw
+    from vgprscope.library.results import ExplainResult
+
+    def read(name):
+        return gzip.open(FIXTURES / "explain" / name, "rt").read()
+
+    gemm = explain_raw(get_arch("gfx942"), {"kernel": "matmul", "name": "matmul", "shared": 0,
+                                            "amdgcn": read("gemm-gfx942.amdgcn.gz"), "ttgir": read("gemm-gfx942.ttgir.gz")},
+                       "gemm")
+    assert gemm.ok and not gemm.spills
+    spills = ExplainResult((gemm,)).to_pandas("spills")
+    assert len(spills) == 0
+    assert list(spills.columns) == ["label", "kernel", "arch", "config", "location", "stores", "reloads", "in_loop"]
+    failed = ExplainResult((KernelExplanation(label="x", kernel="k", arch="gfx942", config="", num_warps=0, lanes=64,
+                                              allocation=None, error="compile failed"),))
+    tensors = failed.to_pandas("tensors")
+    assert len(tensors) == 0 and {"loop", "name", "role", "registers_per_lane", "counted"} <= set(tensors.columns)
+    assert list(ExplainResult((gemm,)).to_pandas("tensors").columns) == list(tensors.columns)
+    kernels = failed.to_pandas()
+    assert kernels.loc[0, "error"] == "compile failed" and "allocation_registers" in kernels.columns
+
+
 def test_check_result_rows_are_the_json_rows_flattened():
     from vgprscope.gate.baseline import load_baseline
     from vgprscope.gate.diff import compare

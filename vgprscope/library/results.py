@@ -37,8 +37,9 @@ def _machine() -> Machine:
     return compile_only()
 
 
-def dataframe(rows: Sequence[Mapping[str, Any]]) -> pandas.DataFrame:
-    """Rows as a DataFrame whose columns are the CSV export's, in its order (``formats.csv_columns``)."""
+def dataframe(rows: Sequence[Mapping[str, Any]], columns: Sequence[str] = ()) -> pandas.DataFrame:
+    """Rows as a DataFrame whose columns are the CSV export's, in its order (``formats.csv_columns``);
+    ``columns``: those every row kind has, there (after the rows' own) when no row has them, none at all."""
     from ..errors import VgprscopeError
     from ..report.formats import csv_columns
 
@@ -49,7 +50,8 @@ def dataframe(rows: Sequence[Mapping[str, Any]]) -> pandas.DataFrame:
     # nullable dtypes: a count stays an integer where another vendor's rows leave its column empty; a column
     # of floats stays floats where each happens to be whole (modelled bytes), as the CSV writes them
     rows = list(rows)
-    columns = csv_columns(rows)
+    seen = csv_columns(rows)
+    columns = seen + [c for c in columns if c not in seen]
     floats = [c for c in columns if any(isinstance(r.get(c), float) for r in rows)]
     df = pd.DataFrame.from_records(rows, columns=columns).convert_dtypes()
     if floats:
@@ -283,8 +285,10 @@ class ExplainResult:
 
     def to_pandas(self, what: str = "kernels") -> pandas.DataFrame:
         """One row per kernel (``"kernels"``), per live tensor of each loop (``"tensors"``) or per spill site
-        (``"spills"``)."""
-        return dataframe(self.rows(what))
+        (``"spills"``); the columns are there when no row is (a kernel without spills)."""
+        from ..report.explain_view import ROW_COLUMNS
+
+        return dataframe(self.rows(what), ROW_COLUMNS.get(what, ()))
 
     def to_json(self) -> str:
         from ..report import explain_view
