@@ -87,6 +87,40 @@ def test_analyze_result_dataframe_is_the_csv_export_and_json_the_json_export():
     assert json.loads(result.to_json())["rows"] == [r.as_dict() for r in records]
 
 
+def test_frames_of_variants_and_of_a_capture_share_one_set_of_config_columns():
+    """analyze's frame (its CSV) of bundled variants and of a capture have the same config columns, each
+    filled for both kinds (the kind, the label, the compile-time parameters, what the arguments specialise
+    on, the launch options): concatenating the two gives no column empty for one kind."""
+    import pandas as pd
+
+    import vgprscope.attention.config  # noqa: F401  (reads the variants' configs back as a run makes them)
+    from vgprscope.library.results import AnalyzeResult
+    from vgprscope.records import Record
+
+    with gzip.open(FIXTURES / "fla_core_analyze.json.gz", "rt") as f:
+        captured_records = [Record.from_dict(r) for r in json.load(f)["rows"]]
+    variant_records = _fixture_records()
+    variants = AnalyzeResult(tuple(variant_records)).to_pandas()
+    captured = AnalyzeResult(tuple(captured_records)).to_pandas()
+    config_columns = [c for c in variants.columns if c.startswith("cfg_")]
+    assert config_columns == [c for c in captured.columns if c.startswith("cfg_")]
+    both = pd.concat([variants, captured], ignore_index=True)
+    assert list(both.columns[: len(variants.columns)]) == list(variants.columns)
+    every = ("cfg_kind", "cfg_short", "cfg_params", "cfg_args", "cfg_options", "cfg_num_warps")
+    assert set(every) <= set(config_columns)
+    for column in every:
+        assert variants[column].notna().all() and captured[column].notna().all(), column
+    # the values: each kind's own fields, as its config gives them
+    v, c = variant_records[0], captured_records[0]
+    assert variants.loc[0, "cfg_short"] == v.config.short() and variants.loc[0, "cfg_kind"] == "attention"
+    assert f"block_m={v.config.block_m};" in variants.loc[0, "cfg_params"]
+    assert variants.loc[0, "cfg_num_warps"] == v.config.num_warps and variants.loc[0, "cfg_autotune"] == ""
+    assert captured.loc[0, "cfg_params"] == c.config.flat()["constexprs"]
+    assert captured.loc[0, "cfg_args"] == c.config.flat()["signature"]
+    assert captured.loc[0, "cfg_options"] == c.config.flat()["options"] and captured.loc[0, "cfg_num_warps"] == 2
+    assert captured.loc[0, "cfg_autotune"] == "1/6"
+
+
 def test_compare_result_rows_are_its_csv_export():
     from vgprscope.compare import compare
     from vgprscope.library.results import CompareResult
