@@ -297,6 +297,56 @@ def test_check_and_diff_frames_have_one_shape_one_row_per_entry_and_metric():
     assert set(pd.concat([check, diff]).columns) == set(check.columns)
 
 
+def test_results_render_their_table_in_a_notebook_without_pandas():
+    """In a notebook a result shows its table (``_repr_markdown_``: the markdown ``--format md`` writes),
+    not ``AnalyzeResult(6 records ...)``; rendering it imports no pandas."""
+    code = textwrap.dedent('''
+        import gzip, json, sys
+        from vgprscope.gate.baseline import load_baseline
+        from vgprscope.gate.diff import compare as gate_compare
+        from vgprscope.compare import compare
+        from vgprscope.library import results
+        from vgprscope.records import Record
+        from vgprscope.report import records_view
+
+        with gzip.open("tests/fixtures/bundled_gfx942_sm_90_analyze.json.gz", "rt") as f:
+            records = tuple(Record.from_dict(r) for r in json.load(f)["rows"])
+        base = load_baseline("vgprscope-baseline.json")
+        entries = tuple(base.entries.values())
+        shown = {
+            "analyze": results.AnalyzeResult(records)._repr_markdown_(),
+            "compare": results.CompareResult({k: tuple(v) for k, v in compare(records).items()},
+                                             records)._repr_markdown_(),
+            "check": results.CheckResult(gate_compare(base, list(entries)), entries, "b.json")._repr_markdown_(),
+            "save": results.BaselineSaveResult(entries, base, "b.json", "3.9.0")._repr_markdown_(),
+            "explain": results.ExplainResult(())._repr_markdown_(),
+            "frontier": results.FrontierResult(())._repr_markdown_(),
+        }
+        from vgprscope.compile.toolchains import Toolchain
+        from vgprscope.diff import DiffResult as CoreDiff
+        from vgprscope.library.diffs import DiffResult
+
+        gate = gate_compare(base, list(entries))
+        diff = DiffResult.of(CoreDiff(Toolchain("installed", gate.baseline_triton),
+                                      Toolchain("installed", gate.current_triton), ("gfx942",), gate, (), (), ()))
+        shown["diff"] = diff._repr_markdown_()
+        assert shown["diff"] == diff.markdown()
+        md = records_view.to_markdown(records, results.AnalyzeResult(records).machine, title="vgprscope analyze")
+        print(json.dumps({"shown": shown, "md": md, "pandas": "pandas" in sys.modules}))
+    ''')
+    done = _python(code)
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["pandas"] is False
+    shown = out["shown"]
+    assert shown["analyze"] == out["md"]
+    for name in ("analyze", "compare", "check", "save", "diff"):
+        lines = shown[name].splitlines()
+        assert any(line.startswith("|---") for line in lines), name  # a markdown table
+    assert "| baseline |" in shown["compare"] and "baseline/attn_fwd/gfx942" in shown["save"]
+    assert shown["check"].startswith("## ") and shown["explain"] and shown["frontier"]
+
+
 # ---- the calls: selections by the CLI's names, typed errors ----------------------------------------------
 
 SMALL = dict(block_m=64, block_n=32, head_dim=64, num_warps=4, num_stages=1)

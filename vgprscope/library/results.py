@@ -2,8 +2,10 @@
 
 Each result keeps its records (or lines, frontiers, explanations, verdicts) as attributes; ``to_pandas()``
 gives one row per record with the columns of the command's CSV export, flattened by the same function the
-CSV export uses; ``to_json()`` gives the command's JSON export, byte for byte what ``--format json`` prints;
-``table()`` the terminal table. pandas is imported by ``to_pandas`` only.
+CSV export uses (the gate's verdicts, ``check`` and ``diff``: one row per entry and metric, ``gate_rows``);
+``to_json()`` gives the command's JSON export, byte for byte what ``--format json`` prints; ``table()`` the
+terminal table, ``markdown()`` the markdown a notebook shows (``NotebookDisplay``). pandas is imported by
+``to_pandas`` only.
 """
 
 from __future__ import annotations
@@ -69,8 +71,20 @@ def _counts(records: Sequence[Record]) -> str:
     return f"{_n(len(records), 'record')} ({len(records) - failed} ok, {failed} failed; archs: {archs})"
 
 
+class NotebookDisplay:
+    """A result in a notebook (Jupyter, VS Code): its table, as ``markdown()`` writes it (what ``--format md``
+    prints), rendered by the notebook; ``repr()`` stays the one-line summary. Built when shown: nothing (no
+    pandas) is imported for it."""
+
+    def markdown(self) -> str:
+        raise NotImplementedError
+
+    def _repr_markdown_(self) -> str:
+        return self.markdown()
+
+
 @dataclass(frozen=True, repr=False)
-class AnalyzeResult:
+class AnalyzeResult(NotebookDisplay):
     """``vgprscope.analyze``: one record per kernel x arch x config (a failed compile is a record with its
     error as ``status``). Iterating gives the records."""
 
@@ -123,6 +137,16 @@ class AnalyzeResult:
             by_side.setdefault(r.toolchain or labels[0], []).append(r)
         return history(list(by_side.items()))
 
+    def markdown(self, title: str | None = None) -> str:
+        """The CLI's ``--format md`` of these records (several toolchains: the history)."""
+        if len(self.toolchains) > 1:
+            from .. import history_view
+
+            return history_view.to_markdown(self.history(), self.machine)
+        from ..report import records_view
+
+        return records_view.to_markdown(self.records, self.machine, title=title or f"vgprscope {self.command}")
+
     def table(self, wide: bool = False) -> str:
         """The CLI's terminal table of these records (several toolchains: the history)."""
         from ..report import records_view
@@ -148,7 +172,7 @@ class ScanResult(AnalyzeResult):
 
 
 @dataclass(frozen=True, repr=False)
-class CompareResult:
+class CompareResult(NotebookDisplay):
     """``vgprscope.compare``: per table (an arch, and in a grid the point's label), one line per variant,
     its kernels' records in ``VariantLine.kernels``; ``records`` holds every record compiled."""
 
@@ -215,7 +239,7 @@ class CompareResult:
 
 
 @dataclass(frozen=True, repr=False)
-class FrontierResult:
+class FrontierResult(NotebookDisplay):
     """``vgprscope.frontier``: per kernel x arch x config, every occupancy level compiled and what it gave."""
 
     frontiers: tuple[KernelFrontier, ...]
@@ -261,7 +285,7 @@ class FrontierResult:
 
 
 @dataclass(frozen=True, repr=False)
-class ExplainResult:
+class ExplainResult(NotebookDisplay):
     """``vgprscope.explain``: per kernel x arch, the registers of each tensor live across each loop and the
     spill sites by source line."""
 
@@ -348,7 +372,7 @@ def gate_rows(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 @dataclass(frozen=True, repr=False)
-class CheckResult:
+class CheckResult(NotebookDisplay):
     """``vgprscope.check``: the gate's verdict on every entry (``result``: ``gate.diff.GateResult``), the
     entries this run compiled, and the exit code the CLI would give (0 passed, 1 failed)."""
 
@@ -386,9 +410,15 @@ class CheckResult:
 
         return report.to_table(self.result, self.machine.fields(), self.baseline, wide=wide)
 
+    def markdown(self) -> str:
+        """``check --format md``: the verdict, the changed entries, the unchanged ones folded away."""
+        from ..gate import report
+
+        return report.to_markdown(self.result, self.machine.line(), self.baseline)
+
 
 @dataclass(frozen=True, repr=False)
-class BaselineSaveResult:
+class BaselineSaveResult(NotebookDisplay):
     """``vgprscope.baseline_save``: the entries compiled, and the baseline written to ``path`` (None when no
     entry compiled: a baseline of failures gates nothing, and nothing was written)."""
 
@@ -398,9 +428,12 @@ class BaselineSaveResult:
     triton_version: str
     config: GateConfig | None = field(default=None, compare=False)
 
-    def __repr__(self) -> str:
+    def _said(self) -> str:
         what = f"wrote {len(self.written.entries)} entries" if self.written is not None else "nothing written"
-        return f"BaselineSaveResult({self.path}: {what}, Triton {self.triton_version})"
+        return f"{self.path}: {what}, Triton {self.triton_version}"
+
+    def __repr__(self) -> str:
+        return f"BaselineSaveResult({self._said()})"
 
     @property
     def failed(self) -> tuple[Entry, ...]:
@@ -415,3 +448,12 @@ class BaselineSaveResult:
 
     def to_json(self) -> str:
         return self.written.to_json() if self.written is not None else json.dumps({"entries": {}}, indent=1) + "\n"
+
+    def markdown(self) -> str:
+        """What was saved: one row per entry compiled, its status and the metrics the gate compares."""
+        from ..report.formats import md_table
+
+        metrics = list(dict.fromkeys(m for e in self.entries for m in e.metrics))
+        rows = [[e.key, e.status, *(e.metrics.get(m, "-") for m in metrics)] for e in self.entries]
+        head = f"## vgprscope baseline save: {self._said()}\n\n"
+        return head + md_table(["entry", "status", *metrics], rows)
