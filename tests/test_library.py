@@ -599,7 +599,8 @@ def test_check_returns_the_gates_verdict_and_raises_when_nothing_compares(tmp_pa
     save = cli("baseline", "save", "--config", str(config), "--jobs", "1")
     assert save.returncode == 0, save.stderr
     ok = vgprscope.check(config=config, jobs=1)
-    assert ok.passed and ok.exit_code == 0 and len(ok.to_pandas()) == 1
+    assert ok.passed and ok.exit_code == 0 and ok.to_pandas()["key"].nunique() == 1  # one entry, a row per metric
+    assert len(ok.to_pandas()) == len(ok.result.entries[0].metrics)
     # a baseline with 8 fewer VGPRs than compiled: the current compile is a regression
     doc = json.loads((tmp_path / "b.json").read_text())
     (entry,) = doc["entries"].values()
@@ -607,8 +608,9 @@ def test_check_returns_the_gates_verdict_and_raises_when_nothing_compares(tmp_pa
     entry["usage"]["arch_vgpr"] -= 8
     (tmp_path / "b.json").write_text(json.dumps(doc))
     bad = vgprscope.check(config=config, jobs=1)
-    row = bad.to_pandas().iloc[0]
-    assert not bad.passed and bad.exit_code == 1 and row["fails"] and row["vgpr_total_delta"] == 8
+    frame = bad.to_pandas()
+    (row,) = frame[frame["metric"] == "vgpr_total"].to_dict("records")
+    assert not bad.passed and bad.exit_code == 1 and row["fails"] and row["delta"] == 8
     assert json.loads(bad.to_json())["exit_code"] == 1
 
 
