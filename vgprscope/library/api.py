@@ -189,7 +189,8 @@ def frontier(kernel: Any = None, /, *args: Any, variant: Names = None, strategie
         names = selection.names(strategies, "strategies") + selection.names(variant, "variant")
         requests = _grid(fields, dtype, causal, knob)
         side = selection.one_toolchain("frontier", triton, settings)
-        sel = Selection.of(tuple(dict.fromkeys(names)), archs, requests, kernel_dir, capture, overrides=False,
+        # the launch options are "what if" overrides of the captured launches, as analyze takes them
+        sel = Selection.of(tuple(dict.fromkeys(names)), archs, requests, kernel_dir, capture,
                            toolchains=(side,) if side is not None else ())
     frontiers = frontier_of(sel, yes=yes, max_compiles=max_compiles, scheduler=scheduler, executor=executor, **run)
     return FrontierResult(tuple(sort_frontiers(frontiers, sort)))
