@@ -88,3 +88,21 @@ def test_frontier_advice_never_lowers_occupancy_on_a_real_gemm(matmul_frontier, 
     if k["min_spill_free_maxnreg"] is not None:
         [at] = [c for c in k["levels"] + k["bisection"] if c["setting"] == k["min_spill_free_maxnreg"]]
         assert at["spill_free"] and at["occupancy"] == k["spill_free_occupancy"]
+
+
+def test_frontier_of_a_capture_applies_a_what_if_launch_option(tmp_path):
+    """``frontier --capture X --num-warps 8`` searches the launches at 8 warps, as analyze and explain
+    compile them, not as captured; an attention option with a capture alone is refused, not dropped."""
+    cap = tmp_path / "cap.json"
+    done = cli("capture", "-o", str(cap), "--", sys.executable, str(USER_KERNELS / "run_matmul.py"),
+               env={"TRITON_INTERPRET": "1"})
+    assert done.returncode == 0, done.stderr
+    res = cli("frontier", "--capture", str(cap), "--arch", "gfx942", "--num-warps", "8", "--jobs", "1", "-f", "json")
+    assert res.returncode == 0, res.stderr
+    kernels = json.loads(res.stdout)["kernels"]
+    assert len(kernels) == 2
+    for k in kernels:
+        assert k["config"]["options"]["num_warps"] == 8
+        assert all(lv["record"]["config"]["options"]["num_warps"] == 8 for lv in k["levels"] if lv["record"])
+    refused = cli("frontier", "--capture", str(cap), "--arch", "gfx942", "--block-m", "64", "--jobs", "1")
+    assert refused.returncode == 2 and "--block-m applies to the bundled variants" in refused.stderr

@@ -87,6 +87,40 @@ def test_analyze_result_dataframe_is_the_csv_export_and_json_the_json_export():
     assert json.loads(result.to_json())["rows"] == [r.as_dict() for r in records]
 
 
+def test_frames_of_variants_and_of_a_capture_share_one_set_of_config_columns():
+    """analyze's frame (its CSV) of bundled variants and of a capture have the same config columns, each
+    filled for both kinds (the kind, the label, the compile-time parameters, what the arguments specialise
+    on, the launch options): concatenating the two gives no column empty for one kind."""
+    import pandas as pd
+
+    import vgprscope.attention.config  # noqa: F401  (reads the variants' configs back as a run makes them)
+    from vgprscope.library.results import AnalyzeResult
+    from vgprscope.records import Record
+
+    with gzip.open(FIXTURES / "fla_core_analyze.json.gz", "rt") as f:
+        captured_records = [Record.from_dict(r) for r in json.load(f)["rows"]]
+    variant_records = _fixture_records()
+    variants = AnalyzeResult(tuple(variant_records)).to_pandas()
+    captured = AnalyzeResult(tuple(captured_records)).to_pandas()
+    config_columns = [c for c in variants.columns if c.startswith("cfg_")]
+    assert config_columns == [c for c in captured.columns if c.startswith("cfg_")]
+    both = pd.concat([variants, captured], ignore_index=True)
+    assert list(both.columns[: len(variants.columns)]) == list(variants.columns)
+    every = ("cfg_kind", "cfg_short", "cfg_params", "cfg_args", "cfg_options", "cfg_num_warps")
+    assert set(every) <= set(config_columns)
+    for column in every:
+        assert variants[column].notna().all() and captured[column].notna().all(), column
+    # the values: each kind's own fields, as its config gives them
+    v, c = variant_records[0], captured_records[0]
+    assert variants.loc[0, "cfg_short"] == v.config.short() and variants.loc[0, "cfg_kind"] == "attention"
+    assert f"block_m={v.config.block_m};" in variants.loc[0, "cfg_params"]
+    assert variants.loc[0, "cfg_num_warps"] == v.config.num_warps and variants.loc[0, "cfg_autotune"] == ""
+    assert captured.loc[0, "cfg_params"] == c.config.flat()["constexprs"]
+    assert captured.loc[0, "cfg_args"] == c.config.flat()["signature"]
+    assert captured.loc[0, "cfg_options"] == c.config.flat()["options"] and captured.loc[0, "cfg_num_warps"] == 2
+    assert captured.loc[0, "cfg_autotune"] == "1/6"
+
+
 def test_compare_result_rows_are_its_csv_export():
     from vgprscope.compare import compare
     from vgprscope.library.results import CompareResult
@@ -96,6 +130,48 @@ def test_compare_result_rows_are_its_csv_export():
     result = CompareResult({k: tuple(v) for k, v in per_arch.items()}, tuple(_fixture_records()))
     assert result.to_pandas().to_csv(index=False) == compare_view.to_csv(per_arch)
     assert result.to_json() == compare_view.to_json(per_arch, result.machine)
+
+
+def test_compare_csv_and_dataframe_keep_the_deltas_against_baseline_and_the_traffic_model():
+    """``compare --format csv`` and ``CompareResult.to_pandas()`` carry what the table and the JSON show
+    beside each kernel: its line's figures, their change against the baseline variant's line (with the
+    verdict) and the line's modelled traffic, one value per JSON field."""
+    import io
+
+    import pandas as pd
+
+    from vgprscope.attention.traffic import line_traffic
+    from vgprscope.compare import compare
+    from vgprscope.library.results import CompareResult
+    from vgprscope.report import compare_view
+
+    records = _fixture_records()
+    per_arch = compare(records, line_traffic())
+    result = CompareResult({k: tuple(v) for k, v in per_arch.items()}, tuple(records))
+    df = result.to_pandas()
+    assert df.to_csv(index=False) == result.to_csv() == compare_view.to_csv(per_arch)
+    read = pd.read_csv(io.StringIO(result.to_csv()))
+    doc = json.loads(result.to_json())
+    def same(cell, value):  # an empty cell is the JSON's null
+        return pd.isna(cell) if value is None else cell == value
+
+    checked = 0
+    for table, lines in doc["archs"].items():
+        for line in lines:
+            rows = df[(df["line_table"] == table) & (df["variant"] == line["variant"])
+                      & (df["line_config"] == line["config"])]
+            assert len(rows) == len(line["kernels"]) > 0
+            for _, row in rows.iterrows():
+                for key in ("regs", "sgprs", "spills", "scratch", "lds", "occupancy", "limiter", "status"):
+                    assert same(row[f"line_{key}"], line[key]), (table, line["variant"], key)
+                for metric, d in line["deltas"].items():
+                    assert same(row[f"delta_{metric}"], d["change"]) and row[f"delta_{metric}_verdict"] == d["verdict"]
+                    checked += 1
+                if line["variant"] == "baseline":  # the reference has no change against itself
+                    assert all(pd.isna(row[f"delta_{m}"]) for m in ("regs", "spills", "occupancy"))
+                for key, value in line["traffic"].items():
+                    assert same(row[f"traffic_{key}"], value), (table, line["variant"], key)
+    assert checked and {"delta_regs", "delta_occupancy_verdict", "traffic_bytes_read", "traffic_formula"} <= set(read)
 
 
 def test_explain_result_rows_per_kernel_tensor_and_spill_site():
@@ -122,6 +198,33 @@ def test_explain_result_rows_per_kernel_tensor_and_spill_site():
     assert json.loads(result.to_json())["kernels"] == [e.as_dict()]
 
 
+def test_explain_frames_without_rows_still_have_their_columns():
+    """A kernel that does not spill: its ``to_pandas("spills")`` is empty with the spill sites' columns (a
+    notebook can filter or concatenate it as any other), and each kind of rows keeps its columns when none
+    has a row (a kernel that failed to compile: no live tensor, no allocation)."""
+    from vgprscope.archs import get_arch
+    from vgprscope.explain import KernelExplanation, explain_raw
+    from vgprscope.library.results import ExplainResult
+
+    def read(name):
+        return gzip.open(FIXTURES / "explain" / name, "rt").read()
+
+    gemm = explain_raw(get_arch("gfx942"), {"kernel": "matmul", "name": "matmul", "shared": 0,
+                                            "amdgcn": read("gemm-gfx942.amdgcn.gz"), "ttgir": read("gemm-gfx942.ttgir.gz")},
+                       "gemm")
+    assert gemm.ok and not gemm.spills
+    spills = ExplainResult((gemm,)).to_pandas("spills")
+    assert len(spills) == 0
+    assert list(spills.columns) == ["label", "kernel", "arch", "config", "location", "stores", "reloads", "in_loop"]
+    failed = ExplainResult((KernelExplanation(label="x", kernel="k", arch="gfx942", config="", num_warps=0, lanes=64,
+                                              allocation=None, error="compile failed"),))
+    tensors = failed.to_pandas("tensors")
+    assert len(tensors) == 0 and {"loop", "name", "role", "registers_per_lane", "counted"} <= set(tensors.columns)
+    assert list(ExplainResult((gemm,)).to_pandas("tensors").columns) == list(tensors.columns)
+    kernels = failed.to_pandas()
+    assert kernels.loc[0, "error"] == "compile failed" and "allocation_registers" in kernels.columns
+
+
 def test_check_result_rows_are_the_json_rows_flattened():
     from vgprscope.gate.baseline import load_baseline
     from vgprscope.gate.diff import compare
@@ -133,10 +236,115 @@ def test_check_result_rows_are_the_json_rows_flattened():
     df = result.to_pandas()
     doc = json.loads(result.to_json())
     assert result.passed and result.exit_code == 0 and doc["passed"] is True
-    assert df["key"].tolist() == [r["key"] for r in doc["rows"]]
+    # one row per entry and metric, in the JSON's order
+    assert df["key"].tolist() == [r["key"] for r in doc["rows"] for _ in r["metrics"]]
     first = doc["rows"][0]
-    for m in first["metrics"]:
-        assert df.loc[0, f"{m['metric']}_current"] == m["current"] and df.loc[0, f"{m['metric']}_delta"] == 0
+    rows = df[df["key"] == first["key"]]
+    assert rows["metric"].tolist() == [m["metric"] for m in first["metrics"]]
+    for (_, row), m in zip(rows.iterrows(), first["metrics"]):
+        assert (row["value_before"], row["value_after"], row["delta"]) == (m["baseline"], m["current"], 0)
+        assert (row["rule"], row["rule_text"], row["metric_change"]) == (m["rule"], m["rule_text"], m["change"])
+        assert (row["config_key"], row["state"], row["status_current"]) == (first["config_key"], first["state"],
+                                                                            first["status"]["current"])
+
+
+def _gate_of_an_edited_run():
+    """The committed baseline against a run where one entry grew 8 VGPRs and one went missing."""
+    from dataclasses import replace
+
+    from vgprscope.gate.baseline import load_baseline
+    from vgprscope.gate.diff import compare
+
+    base = load_baseline(ROOT / "vgprscope-baseline.json")
+    entries = list(base.entries.values())
+    grown = next(i for i, e in enumerate(entries) if e.arch.startswith("gfx") and e.status == "ok")
+    u = entries[grown].usage
+    entries[grown] = replace(entries[grown], usage=replace(u, arch_vgpr=u.arch_vgpr + 8, vgpr_total=u.vgpr_total + 8))
+    missing = entries.pop()
+    return base, compare(base, entries), entries, missing
+
+
+def test_check_and_diff_frames_have_one_shape_one_row_per_entry_and_metric():
+    """``CheckResult.to_pandas()`` and ``DiffResult.to_pandas()`` of the same verdicts: one row per entry and
+    metric with the same column names (diff's CSV columns; check adds the JSON's entry and rule fields after
+    them), so they concatenate without empty columns; an entry with one side keeps its numbers."""
+    import pandas as pd
+
+    from vgprscope.compile.toolchains import Toolchain
+    from vgprscope.diff import DiffResult as CoreDiff
+    from vgprscope.diff_view import CSV_FIELDS
+    from vgprscope.library.diffs import DiffResult
+    from vgprscope.library.results import CheckResult
+
+    base, gate, entries, missing = _gate_of_an_edited_run()
+    check = CheckResult(gate, tuple(entries), "vgprscope-baseline.json").to_pandas()
+    sides = Toolchain("installed", gate.baseline_triton), Toolchain("installed", gate.current_triton)
+    diff = DiffResult.of(CoreDiff(*sides, ("gfx942",), gate, (), (), ())).to_pandas()
+    assert list(diff.columns) == list(CSV_FIELDS)
+    assert list(check.columns[: len(CSV_FIELDS)]) == list(CSV_FIELDS)
+    both = [d for d in gate.entries if d.baseline is not None and d.current is not None]
+    assert len(check) == sum(len(d.metrics) for d in both) + len(missing.metrics)
+    # the entries both sides have: the same rows, cell for cell
+    shared = check[check["key"].isin({d.key for d in both})][list(CSV_FIELDS)].reset_index(drop=True)
+    pd.testing.assert_frame_equal(shared, diff[diff["key"].isin({d.key for d in both})].reset_index(drop=True),
+                                  check_dtype=False)
+    worse = check[check["result"] == "worse"]
+    assert worse["metric"].tolist()[:1] == ["vgpr_total"] and worse["delta"].tolist()[:1] == [8]
+    # the missing entry: its baseline numbers, nothing current
+    gone = check[check["key"] == missing.key]
+    assert dict(zip(gone["metric"], gone["value_before"])) == missing.metrics
+    assert gone["value_after"].isna().all() and set(gone["result"]) == {"missing"}
+    assert set(pd.concat([check, diff]).columns) == set(check.columns)
+
+
+def test_results_render_their_table_in_a_notebook_without_pandas():
+    """In a notebook a result shows its table (``_repr_markdown_``: the markdown ``--format md`` writes),
+    not ``AnalyzeResult(6 records ...)``; rendering it imports no pandas."""
+    code = textwrap.dedent('''
+        import gzip, json, sys
+        from vgprscope.gate.baseline import load_baseline
+        from vgprscope.gate.diff import compare as gate_compare
+        from vgprscope.compare import compare
+        from vgprscope.library import results
+        from vgprscope.records import Record
+        from vgprscope.report import records_view
+
+        with gzip.open("tests/fixtures/bundled_gfx942_sm_90_analyze.json.gz", "rt") as f:
+            records = tuple(Record.from_dict(r) for r in json.load(f)["rows"])
+        base = load_baseline("vgprscope-baseline.json")
+        entries = tuple(base.entries.values())
+        shown = {
+            "analyze": results.AnalyzeResult(records)._repr_markdown_(),
+            "compare": results.CompareResult({k: tuple(v) for k, v in compare(records).items()},
+                                             records)._repr_markdown_(),
+            "check": results.CheckResult(gate_compare(base, list(entries)), entries, "b.json")._repr_markdown_(),
+            "save": results.BaselineSaveResult(entries, base, "b.json", "3.9.0")._repr_markdown_(),
+            "explain": results.ExplainResult(())._repr_markdown_(),
+            "frontier": results.FrontierResult(())._repr_markdown_(),
+        }
+        from vgprscope.compile.toolchains import Toolchain
+        from vgprscope.diff import DiffResult as CoreDiff
+        from vgprscope.library.diffs import DiffResult
+
+        gate = gate_compare(base, list(entries))
+        diff = DiffResult.of(CoreDiff(Toolchain("installed", gate.baseline_triton),
+                                      Toolchain("installed", gate.current_triton), ("gfx942",), gate, (), (), ()))
+        shown["diff"] = diff._repr_markdown_()
+        assert shown["diff"] == diff.markdown()
+        md = records_view.to_markdown(records, results.AnalyzeResult(records).machine, title="vgprscope analyze")
+        print(json.dumps({"shown": shown, "md": md, "pandas": "pandas" in sys.modules}))
+    ''')
+    done = _python(code)
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["pandas"] is False
+    shown = out["shown"]
+    assert shown["analyze"] == out["md"]
+    for name in ("analyze", "compare", "check", "save", "diff"):
+        lines = shown[name].splitlines()
+        assert any(line.startswith("|---") for line in lines), name  # a markdown table
+    assert "| baseline |" in shown["compare"] and "baseline/attn_fwd/gfx942" in shown["save"]
+    assert shown["check"].startswith("## ") and shown["explain"] and shown["frontier"]
 
 
 # ---- the calls: selections by the CLI's names, typed errors ----------------------------------------------
@@ -391,7 +599,8 @@ def test_check_returns_the_gates_verdict_and_raises_when_nothing_compares(tmp_pa
     save = cli("baseline", "save", "--config", str(config), "--jobs", "1")
     assert save.returncode == 0, save.stderr
     ok = vgprscope.check(config=config, jobs=1)
-    assert ok.passed and ok.exit_code == 0 and len(ok.to_pandas()) == 1
+    assert ok.passed and ok.exit_code == 0 and ok.to_pandas()["key"].nunique() == 1  # one entry, a row per metric
+    assert len(ok.to_pandas()) == len(ok.result.entries[0].metrics)
     # a baseline with 8 fewer VGPRs than compiled: the current compile is a regression
     doc = json.loads((tmp_path / "b.json").read_text())
     (entry,) = doc["entries"].values()
@@ -399,8 +608,9 @@ def test_check_returns_the_gates_verdict_and_raises_when_nothing_compares(tmp_pa
     entry["usage"]["arch_vgpr"] -= 8
     (tmp_path / "b.json").write_text(json.dumps(doc))
     bad = vgprscope.check(config=config, jobs=1)
-    row = bad.to_pandas().iloc[0]
-    assert not bad.passed and bad.exit_code == 1 and row["fails"] and row["vgpr_total_delta"] == 8
+    frame = bad.to_pandas()
+    (row,) = frame[frame["metric"] == "vgpr_total"].to_dict("records")
+    assert not bad.passed and bad.exit_code == 1 and row["fails"] and row["delta"] == 8
     assert json.loads(bad.to_json())["exit_code"] == 1
 
 

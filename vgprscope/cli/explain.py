@@ -17,7 +17,8 @@ def explain(*, kernels: Kernels, grid: Grid, format: ExplainFormatOpt = ExplainF
     """Where the registers go: registers per live tensor of each loop, and spill sites by source line.
 
     Live tensors come from TTGIR and their layouts, beside the allocation and seed 001's estimate (default
-    variant: baseline; with --capture, the captured kernels, and the variants too when --variant is given).
+    variant: baseline; with --capture, the captured kernels, and the variants too when --variant is given;
+    launch options such as --num-warps or --waves-per-eu apply to the captured launches, as in analyze).
     Several values of a config option explain each combination."""
     from ..library import api
     from .progress import compile_progress

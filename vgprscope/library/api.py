@@ -189,7 +189,8 @@ def frontier(kernel: Any = None, /, *args: Any, variant: Names = None, strategie
         names = selection.names(strategies, "strategies") + selection.names(variant, "variant")
         requests = _grid(fields, dtype, causal, knob)
         side = selection.one_toolchain("frontier", triton, settings)
-        sel = Selection.of(tuple(dict.fromkeys(names)), archs, requests, kernel_dir, capture, overrides=False,
+        # the launch options are "what if" overrides of the captured launches, as analyze takes them
+        sel = Selection.of(tuple(dict.fromkeys(names)), archs, requests, kernel_dir, capture,
                            toolchains=(side,) if side is not None else ())
     frontiers = frontier_of(sel, yes=yes, max_compiles=max_compiles, scheduler=scheduler, executor=executor, **run)
     return FrontierResult(tuple(sort_frontiers(frontiers, sort)))
@@ -204,7 +205,8 @@ def explain(kernel: Any = None, /, *args: Any, variant: Names = None, arch: Name
             **launch: Any) -> ExplainResult:
     """Where the registers go: the registers of each tensor live across each loop (from TTGIR) and the
     spill sites by source line. Default variant: baseline; with a ``capture`` or a user's kernel, those
-    kernels (and variants too when named)."""
+    kernels (and variants too when named). With a capture, the launch options (``num_warps``,
+    ``waves_per_eu``, ...) are "what if" overrides of every captured launch, as ``analyze`` takes them."""
     from .tasks import Selection, explain_of
 
     fields = {"block_m": block_m, "block_n": block_n, "head_dim": head_dim, "num_warps": num_warps,
@@ -225,8 +227,9 @@ def explain(kernel: Any = None, /, *args: Any, variant: Names = None, arch: Name
             names = ("baseline",)
         requests = _grid(fields, dtype, causal, knob)
         side = selection.one_toolchain("explain", triton, settings)
-        sel = Selection.of(names, archs, requests, kernel_dir, capture, overrides=False,
-                           toolchains=(side,) if side is not None else ())
+        # a grid's launch options are "what if" overrides of the captured launches, as analyze takes them
+        # (a capture alone refuses the variants' own options)
+        sel = Selection.of(names, archs, requests, kernel_dir, capture, toolchains=(side,) if side is not None else ())
     return ExplainResult(tuple(explain_of(sel, **run)))
 
 

@@ -8,14 +8,14 @@ from typing import TYPE_CHECKING, Any
 
 from ..diff import DiffResult as CoreDiffResult
 from ..report.machine import Machine
-from .results import _machine, dataframe
+from .results import NotebookDisplay, _machine, dataframe
 
 if TYPE_CHECKING:
     import pandas
 
 
 @dataclass(frozen=True, repr=False)
-class DiffResult(CoreDiffResult):
+class DiffResult(CoreDiffResult, NotebookDisplay):
     """``vgprscope.diff``: the gate's verdict on the after side against the before side, per kernel x config
     x arch (``gate``), each regressed kernel's spill sites before and after (``spills``), the records of
     both sides; ``summary()`` the one line of what moved."""

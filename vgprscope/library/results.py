@@ -2,8 +2,10 @@
 
 Each result keeps its records (or lines, frontiers, explanations, verdicts) as attributes; ``to_pandas()``
 gives one row per record with the columns of the command's CSV export, flattened by the same function the
-CSV export uses; ``to_json()`` gives the command's JSON export, byte for byte what ``--format json`` prints;
-``table()`` the terminal table. pandas is imported by ``to_pandas`` only.
+CSV export uses (the gate's verdicts, ``check`` and ``diff``: one row per entry and metric, ``gate_rows``);
+``to_json()`` gives the command's JSON export, byte for byte what ``--format json`` prints; ``table()`` the
+terminal table, ``markdown()`` the markdown a notebook shows (``NotebookDisplay``). pandas is imported by
+``to_pandas`` only.
 """
 
 from __future__ import annotations
@@ -37,8 +39,9 @@ def _machine() -> Machine:
     return compile_only()
 
 
-def dataframe(rows: Sequence[Mapping[str, Any]]) -> pandas.DataFrame:
-    """Rows as a DataFrame whose columns are the CSV export's, in its order (``formats.csv_columns``)."""
+def dataframe(rows: Sequence[Mapping[str, Any]], columns: Sequence[str] = ()) -> pandas.DataFrame:
+    """Rows as a DataFrame whose columns are the CSV export's, in its order (``formats.csv_columns``);
+    ``columns``: those every row kind has, there (after the rows' own) when no row has them, none at all."""
     from ..errors import VgprscopeError
     from ..report.formats import csv_columns
 
@@ -46,8 +49,16 @@ def dataframe(rows: Sequence[Mapping[str, Any]]) -> pandas.DataFrame:
         import pandas as pd
     except ModuleNotFoundError:  # a dependency of vgprscope's, missing from a broken install
         raise VgprscopeError("to_pandas() needs pandas, which is not installed: pip install 'pandas>=2'") from None
-    # nullable dtypes: a count stays an integer where another vendor's rows leave its column empty
-    return pd.DataFrame.from_records(list(rows), columns=csv_columns(rows)).convert_dtypes()
+    # nullable dtypes: a count stays an integer where another vendor's rows leave its column empty; a column
+    # of floats stays floats where each happens to be whole (modelled bytes), as the CSV writes them
+    rows = list(rows)
+    seen = csv_columns(rows)
+    columns = seen + [c for c in columns if c not in seen]
+    floats = [c for c in columns if any(isinstance(r.get(c), float) for r in rows)]
+    df = pd.DataFrame.from_records(rows, columns=columns).convert_dtypes()
+    if floats:
+        df[floats] = df[floats].astype("Float64")
+    return df
 
 
 def _n(n: int, noun: str) -> str:
@@ -60,8 +71,20 @@ def _counts(records: Sequence[Record]) -> str:
     return f"{_n(len(records), 'record')} ({len(records) - failed} ok, {failed} failed; archs: {archs})"
 
 
+class NotebookDisplay:
+    """A result in a notebook (Jupyter, VS Code): its table, as ``markdown()`` writes it (what ``--format md``
+    prints), rendered by the notebook; ``repr()`` stays the one-line summary. Built when shown: nothing (no
+    pandas) is imported for it."""
+
+    def markdown(self) -> str:
+        raise NotImplementedError
+
+    def _repr_markdown_(self) -> str:
+        return self.markdown()
+
+
 @dataclass(frozen=True, repr=False)
-class AnalyzeResult:
+class AnalyzeResult(NotebookDisplay):
     """``vgprscope.analyze``: one record per kernel x arch x config (a failed compile is a record with its
     error as ``status``). Iterating gives the records."""
 
@@ -114,6 +137,16 @@ class AnalyzeResult:
             by_side.setdefault(r.toolchain or labels[0], []).append(r)
         return history(list(by_side.items()))
 
+    def markdown(self, title: str | None = None) -> str:
+        """The CLI's ``--format md`` of these records (several toolchains: the history)."""
+        if len(self.toolchains) > 1:
+            from .. import history_view
+
+            return history_view.to_markdown(self.history(), self.machine)
+        from ..report import records_view
+
+        return records_view.to_markdown(self.records, self.machine, title=title or f"vgprscope {self.command}")
+
     def table(self, wide: bool = False) -> str:
         """The CLI's terminal table of these records (several toolchains: the history)."""
         from ..report import records_view
@@ -139,7 +172,7 @@ class ScanResult(AnalyzeResult):
 
 
 @dataclass(frozen=True, repr=False)
-class CompareResult:
+class CompareResult(NotebookDisplay):
     """``vgprscope.compare``: per table (an arch, and in a grid the point's label), one line per variant,
     its kernels' records in ``VariantLine.kernels``; ``records`` holds every record compiled."""
 
@@ -165,7 +198,7 @@ class CompareResult:
     def rows(self) -> list[dict[str, Any]]:
         from ..report.compare_view import csv_rows
 
-        return csv_rows(self._per_arch())
+        return csv_rows(self._per_arch(), self.timings)
 
     def to_pandas(self) -> pandas.DataFrame:
         return dataframe(self.rows())
@@ -202,11 +235,11 @@ class CompareResult:
     def to_csv(self) -> str:
         from ..report import compare_view
 
-        return compare_view.to_csv(self._per_arch())
+        return compare_view.to_csv(self._per_arch(), self.timings)
 
 
 @dataclass(frozen=True, repr=False)
-class FrontierResult:
+class FrontierResult(NotebookDisplay):
     """``vgprscope.frontier``: per kernel x arch x config, every occupancy level compiled and what it gave."""
 
     frontiers: tuple[KernelFrontier, ...]
@@ -252,7 +285,7 @@ class FrontierResult:
 
 
 @dataclass(frozen=True, repr=False)
-class ExplainResult:
+class ExplainResult(NotebookDisplay):
     """``vgprscope.explain``: per kernel x arch, the registers of each tensor live across each loop and the
     spill sites by source line."""
 
@@ -276,8 +309,10 @@ class ExplainResult:
 
     def to_pandas(self, what: str = "kernels") -> pandas.DataFrame:
         """One row per kernel (``"kernels"``), per live tensor of each loop (``"tensors"``) or per spill site
-        (``"spills"``)."""
-        return dataframe(self.rows(what))
+        (``"spills"``); the columns are there when no row is (a kernel without spills)."""
+        from ..report.explain_view import ROW_COLUMNS
+
+        return dataframe(self.rows(what), ROW_COLUMNS.get(what, ()))
 
     def to_json(self) -> str:
         from ..report import explain_view
@@ -295,8 +330,49 @@ class ExplainResult:
         return explain_view.to_table(self.explanations, self.machine, wide=wide)
 
 
+# The gate's verdicts as data, for check and diff alike: one row per entry and metric (long), the columns of
+# diff's CSV (``diff_view.CSV_FIELDS``) first. Long rather than wide: the metrics differ by vendor (an AMD
+# entry has vgpr_total, an NVIDIA one regs), so a wide frame of both is mostly empty columns, and a long one
+# filters, groups and pivots by metric as is.
+GATE_FIELDS = ("key", "variant", "kernel", "arch", "slot", "before", "after", "result", "metric", "value_before",
+               "value_after", "delta", "verdict", "fails")
+
+
+def gate_rows(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The gate's JSON export (``gate.report.to_json``) -> one row per entry and metric: ``before`` /
+    ``after`` the baseline's and this run's Triton, ``value_before`` / ``value_after`` the metric's values,
+    ``delta``, ``verdict`` (the metric's, by the gate's rule), ``fails``; then the entry's fields (config
+    keys, state, ``entry_change``, ``entry_fails``, ``accepted``, each side's status) and the metric's rule
+    (``rule``, ``rule_text``, ``metric_change``). A new or missing entry has a row per metric of its one
+    side (verdict ``n/c``); an entry with no metric (a failed compile on both sides) one row without."""
+    before, after = doc.get("baseline_triton_version"), doc.get("triton_version")
+    out = []
+    for row in doc["rows"]:
+        head = {"key": row["key"], "variant": row["variant"], "kernel": row["kernel"], "arch": row["arch"],
+                "slot": row["slot"], "before": before, "after": after, "result": row["result"]}
+        entry = {"config_key": row["config_key"], "config_changed": row["config_changed"],
+                 "baseline_config_key": row["baseline_config_key"], "state": row["state"],
+                 "entry_change": row["change"], "entry_fails": row["fails"], "accepted": row["accepted"],
+                 "status_baseline": row["status"]["baseline"], "status_current": row["status"]["current"]}
+        metrics = [{"metric": m["metric"], "value_before": m["baseline"], "value_after": m["current"],
+                    "delta": m["delta"], "verdict": m["verdict"], "fails": m["fails"], "rule": m["rule"],
+                    "rule_text": m["rule_text"], "metric_change": m["change"]} for m in row["metrics"]]
+        one_side = [(name, value, "value_before" if side == "baseline" else "value_after")
+                    for side in ("baseline", "current") for name, value in (row.get(side) or {}).items()]
+        metrics += [{"metric": name, "value_before": None, "value_after": None, column: value, "delta": None,
+                     "verdict": "n/c", "fails": row["fails"]} for name, value, column in one_side]
+        if not metrics:
+            metrics = [{"metric": None, "fails": row["fails"]}]
+        empty = dict.fromkeys(GATE_FIELDS[8:]) | dict.fromkeys(("rule", "rule_text", "metric_change"))
+        for m in metrics:
+            full = head | empty | m
+            out.append({k: full[k] for k in GATE_FIELDS} | entry
+                       | {k: full[k] for k in ("rule", "rule_text", "metric_change")})
+    return out
+
+
 @dataclass(frozen=True, repr=False)
-class CheckResult:
+class CheckResult(NotebookDisplay):
     """``vgprscope.check``: the gate's verdict on every entry (``result``: ``gate.diff.GateResult``), the
     entries this run compiled, and the exit code the CLI would give (0 passed, 1 failed)."""
 
@@ -318,19 +394,8 @@ class CheckResult:
         return 0 if self.result.passed else 1
 
     def rows(self) -> list[dict[str, Any]]:
-        """One row per entry: the JSON export's row, its metrics flattened to ``<metric>_baseline``,
-        ``<metric>_current``, ``<metric>_delta``, ``<metric>_change``, ``<metric>_fails``."""
-        out = []
-        for row in json.loads(self.to_json())["rows"]:
-            flat = {k: v for k, v in row.items() if k not in ("metrics", "status", "config", "baseline_config",
-                                                               "baseline", "current")}
-            flat |= {"status_baseline": row["status"]["baseline"], "status_current": row["status"]["current"]}
-            for m in row["metrics"]:
-                flat |= {f"{m['metric']}_{k}": m[k] for k in ("baseline", "current", "delta", "change", "fails")}
-            for side in ("baseline", "current"):  # a new or missing entry's one side
-                flat |= {f"{k}_{side}": v for k, v in (row.get(side) or {}).items()}
-            out.append(flat)
-        return out
+        """One row per entry and metric, the shape of ``DiffResult.to_pandas()`` (``gate_rows``)."""
+        return gate_rows(json.loads(self.to_json()))
 
     def to_pandas(self) -> pandas.DataFrame:
         return dataframe(self.rows())
@@ -345,9 +410,15 @@ class CheckResult:
 
         return report.to_table(self.result, self.machine.fields(), self.baseline, wide=wide)
 
+    def markdown(self) -> str:
+        """``check --format md``: the verdict, the changed entries, the unchanged ones folded away."""
+        from ..gate import report
+
+        return report.to_markdown(self.result, self.machine.line(), self.baseline)
+
 
 @dataclass(frozen=True, repr=False)
-class BaselineSaveResult:
+class BaselineSaveResult(NotebookDisplay):
     """``vgprscope.baseline_save``: the entries compiled, and the baseline written to ``path`` (None when no
     entry compiled: a baseline of failures gates nothing, and nothing was written)."""
 
@@ -357,9 +428,12 @@ class BaselineSaveResult:
     triton_version: str
     config: GateConfig | None = field(default=None, compare=False)
 
-    def __repr__(self) -> str:
+    def _said(self) -> str:
         what = f"wrote {len(self.written.entries)} entries" if self.written is not None else "nothing written"
-        return f"BaselineSaveResult({self.path}: {what}, Triton {self.triton_version})"
+        return f"{self.path}: {what}, Triton {self.triton_version}"
+
+    def __repr__(self) -> str:
+        return f"BaselineSaveResult({self._said()})"
 
     @property
     def failed(self) -> tuple[Entry, ...]:
@@ -374,3 +448,12 @@ class BaselineSaveResult:
 
     def to_json(self) -> str:
         return self.written.to_json() if self.written is not None else json.dumps({"entries": {}}, indent=1) + "\n"
+
+    def markdown(self) -> str:
+        """What was saved: one row per entry compiled, its status and the metrics the gate compares."""
+        from ..report.formats import md_table
+
+        metrics = list(dict.fromkeys(m for e in self.entries for m in e.metrics))
+        rows = [[e.key, e.status, *(e.metrics.get(m, "-") for m in metrics)] for e in self.entries]
+        head = f"## vgprscope baseline save: {self._said()}\n\n"
+        return head + md_table(["entry", "status", *metrics], rows)

@@ -345,14 +345,55 @@ def to_json(per_arch: Mapping[str, list[VariantLine]], machine: Machine, extra=N
     return json.dumps(doc, indent=2, default=str) + "\n"
 
 
-def csv_rows(per_arch: Mapping[str, list[VariantLine]]) -> list[dict[str, Any]]:
-    """The CSV export's rows: every kernel record of every line, flattened as analyze's are."""
-    from .formats import record_rows
-
-    return record_rows([r for lines in per_arch.values() for ln in lines for r in ln.kernels])
+# a line's traffic fields in the CSV (``traffic_<field>``): the JSON's, and the table's GB moved (bytes_total)
+TRAFFIC_FIELDS = ("bytes_read", "bytes_written", "bytes_total", "flops", "intensity", "formula")
 
 
-def to_csv(per_arch: Mapping[str, list[VariantLine]]) -> str:
+def _line_fields(table: str, ln: VariantLine, deltas: Mapping[str, Delta], with_frontier: bool,
+                 bench: Mapping[str, str] | None) -> dict[str, Any]:
+    """What the table and the JSON say of a kernel's line, flat: ``line_<figure>`` (the line's own figures,
+    its table's key ``line_table``), ``delta_<metric>`` and ``delta_<metric>_verdict`` against the baseline
+    variant's line (empty for the baseline itself and where a table has none), ``traffic_<field>`` (empty
+    where no model covers the line); with a frontier, ``frontier_<field>``; with timings, ``bench_<header>``.
+    Every row has the delta and traffic columns, so that frames of two compares concatenate."""
+    t = ln.traffic
+    d: dict[str, Any] = {"line_table": table, "line_config": ln.config, "line_status": ln.status,
+                         "line_regs": ln.regs, "line_sgprs": ln.sgprs, "line_spills": ln.spills,
+                         "line_scratch": ln.scratch, "line_lds": ln.lds, "line_occupancy": ln.occupancy,
+                         "line_occupancy_pct": ln.occupancy_pct, "line_limiter": ln.limiter}
+    for metric, _, _ in DELTA_METRICS:
+        delta = deltas.get(metric)
+        d[f"delta_{metric}"] = delta.change if delta is not None else None
+        d[f"delta_{metric}_verdict"] = delta.verdict.value if delta is not None else None
+    # the model's numbers as floats (a formula may give an int): one type per column
+    d |= {f"traffic_{k}": None if t is None else (v if isinstance(v := getattr(t, k), str) else float(v))
+          for k in TRAFFIC_FIELDS}
+    if with_frontier:
+        front = ln.frontier.as_dict() if ln.frontier is not None else {}
+        d |= {f"frontier_{k}": front.get(k) for k in ("spill_free_occupancy", "limiting_kernel", "next_level",
+                                                     "next_level_spills")}
+    d |= {f"bench_{h}": v for h, v in (bench or {}).items()}
+    return d
+
+
+def csv_rows(per_arch: Mapping[str, list[VariantLine]], extra=None) -> list[dict[str, Any]]:
+    """The CSV export's rows: every kernel record of every line, flattened as analyze's are, then its line's
+    figures, their changes against the baseline variant and the line's traffic model (``_line_fields``);
+    ``extra``: compare --bench's timing cells per table and variant."""
+    from .rows import flat
+
+    with_frontier = any(ln.frontier is not None for lines in per_arch.values() for ln in lines)
+    out = []
+    for table, lines in per_arch.items():
+        deltas = line_deltas(lines)
+        for ln in lines:
+            line = _line_fields(table, ln, deltas.get(ln.variant, {}), with_frontier,
+                                (extra or {}).get(table, {}).get(ln.variant))
+            out += [flat(r) | line for r in ln.kernels]
+    return out
+
+
+def to_csv(per_arch: Mapping[str, list[VariantLine]], extra=None) -> str:
     from .formats import dicts_to_csv
 
-    return dicts_to_csv(csv_rows(per_arch))
+    return dicts_to_csv(csv_rows(per_arch, extra))

@@ -297,6 +297,16 @@ def to_json(explanations: Sequence[KernelExplanation], machine: Machine, command
 # ---- rows (the library's DataFrames) -----------------------------------------------------------------------
 
 EXPLAIN_ROWS = ("kernels", "tensors", "spills")
+_HEAD = ("label", "kernel", "arch", "config")
+# each kind of rows' columns that every explanation has (a kernel's loops and estimate add theirs): the
+# columns of a frame with no row (no spill site, no kernel that compiled)
+ROW_COLUMNS = {
+    "kernels": (*_HEAD, "num_warps", "lanes_per_warp", "shared_bytes", "error", "allocation_registers",
+                "allocation_arch_vgpr", "allocation_agpr", "allocation_spill_stores", "allocation_spill_reloads"),
+    "tensors": (*_HEAD, "loop", "loop_depth", "loop_location", "name", "ssa", "role", "shape", "dtype", "layout",
+                "layout_full", "elements_per_lane", "registers_per_lane", "counted", "memory", "buffer", "bytes"),
+    "spills": (*_HEAD, "location", "stores", "reloads", "in_loop"),
+}
 
 
 def flat_rows(explanations: Sequence[KernelExplanation], what: str = "kernels") -> list[dict[str, Any]]:
@@ -310,7 +320,7 @@ def flat_rows(explanations: Sequence[KernelExplanation], what: str = "kernels") 
     out: list[dict[str, Any]] = []
     for e in explanations:
         d = e.as_dict()
-        head = {k: d[k] for k in ("label", "kernel", "arch", "config")}
+        head = {k: d[k] for k in _HEAD}
         if what == "kernels":
             row = head | {k: d[k] for k in ("num_warps", "lanes_per_warp", "shared_bytes", "error")}
             row |= {f"allocation_{k}": v for k, v in (d["allocation"] or {}).items()}

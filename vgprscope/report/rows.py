@@ -26,10 +26,39 @@ def occupancy_label(rec: Record) -> str:
     return f"{occ.value} {occ.unit}"
 
 
+def config_columns(config: Any) -> dict[str, Any]:
+    """A config as the columns every kind of config fills (a bundled variant's, a captured or cached
+    launch's), so that frames of several sources concatenate without columns empty for one kind:
+    ``cfg_kind``; ``cfg_short`` (the tables' label); ``cfg_params``, the compile-time parameters as
+    ``name=value;...`` (a launch's constexprs; a variant's tiles, dtype, mask and knobs); ``cfg_args``, what the
+    arguments specialise on (a launch's signature, a variant's problem shape); ``cfg_options``, the launch
+    options as ``name=value;...``, and each one the CLI sets (``--num-warps`` ...) as a number of its own (empty
+    where a config leaves it to Triton's default); ``cfg_autotune``, the autotune pick (``2/18``; empty where
+    the kernel is not autotuned). Every field is in the JSON."""
+    fields = dict(config.flat())
+    kind = fields.pop("kind", None) or getattr(config, "kind", "") or ""
+    names = ("num_warps", "num_stages", *dict.fromkeys(o for b in BACKENDS for o in b.options))
+    given = {n: fields.pop(n) for n in names if n in fields}  # a config whose options are fields of its own
+    options = fields.pop("options", None)
+    if options is None:
+        options = ";".join(f"{n}={v}" for n, v in given.items() if v is not None)
+    autotune = fields.pop("autotune", None) or ""
+    args = fields.pop("signature", None)
+    if args is None:
+        shape = fields.pop("shape", None)
+        args = f"shape={shape}" if shape not in (None, "") else ""
+    # a field already written as ``name=value;...`` (constexprs, a variant's knobs) joins as it is
+    params = ";".join(v if isinstance(v, str) and "=" in v else f"{k}={v}" for k, v in fields.items()
+                      if v not in (None, ""))
+    return {"cfg_kind": kind, "cfg_short": config.short(), "cfg_params": params, "cfg_args": args,
+            "cfg_options": options, **{f"cfg_{n}": config.option(n) for n in names}, "cfg_autotune": autotune}
+
+
 def flat(rec: Record) -> dict[str, Any]:
-    """Every field of a record as one flat dict (CSV, dataframes); usage and occupancy fields prefixed."""
+    """Every field of a record as one flat dict (CSV, dataframes); usage and occupancy fields prefixed, the
+    config as the columns every kind fills (``config_columns``)."""
     d: dict[str, Any] = {"variant": rec.variant, "kernel": rec.kernel, "arch": rec.arch, "status": rec.status}
-    d |= {f"cfg_{k}": v for k, v in rec.config.flat().items()}  # a bundled variant's or a launch's fields
+    d |= config_columns(rec.config)
     d["config_key"] = rec.config.key()
     if rec.identity is not None:
         d |= {f"kernel_{k}": v for k, v in rec.identity.as_dict().items()}
