@@ -13,8 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from capture_helpers import USER_KERNELS, cli, usage_counts
+from capture_helpers import ROOT, USER_KERNELS, cli, usage_counts
+from vgprscope.compile.engine import triton_version
 from vgprscope.scan import scan
+
+FIXTURES = ROOT / "tests" / "fixtures"
 
 FILL = r"""
 import json, sys
@@ -148,3 +151,168 @@ def test_scan_names_rows_by_kernel_and_takes_wide(cache):
     assert wide.returncode == 0, wide.stderr
     head = next(ln for ln in wide.stdout.splitlines() if ln.startswith("kernel "))
     assert head.split()[:3] == ["kernel", "file", "arch"] and "SGPRs" in head and "next step" in head
+
+
+# ---- a cache another Triton release wrote (issue 24, item 12) ----------------------------------------------
+# tests/fixtures/triton36_cache.tar.xz: what Triton 3.6.0 left in its cache compiling a few kernels for sm_90 and
+# gfx942 (scripts/make_scan_fixture.py); triton36_cache.json: what that release's own cuobjdump and ptxas say of
+# each NVIDIA entry. Read here under another Triton, with and without a 3.6.0 toolchain.
+
+OLD = "3.6.0"
+
+
+@pytest.fixture(scope="module")
+def old_cache(tmp_path_factory) -> tuple[Path, dict]:
+    import tarfile
+
+    directory = tmp_path_factory.mktemp("triton36-cache")
+    with tarfile.open(FIXTURES / "triton36_cache.tar.xz") as tar:
+        tar.extractall(directory, filter="data")
+    truth = json.loads((FIXTURES / "triton36_cache.json").read_text())
+    assert truth["triton_version"] == OLD
+    return directory, truth["entries"]
+
+
+@pytest.fixture
+def no_toolchains(tmp_path, monkeypatch):
+    """An empty toolchain store: no release but the installed one can compile or read."""
+    monkeypatch.setenv("VGPRSCOPE_TOOLCHAIN_DIR", str(tmp_path / "no-toolchains"))
+
+
+@pytest.fixture(scope="module")
+def release36():
+    """Triton 3.6.0 as a toolchain (installed once per session into $VGPRSCOPE_TOOLCHAIN_DIR); skipped where it
+    cannot be had (no network)."""
+    from vgprscope.compile import toolchains
+
+    if triton_version() == OLD:
+        pytest.skip(f"the installed Triton is {OLD}: the fixture is not another release's cache here")
+    try:
+        return toolchains.release(OLD)
+    except toolchains.ToolchainError as exc:
+        pytest.skip(f"Triton {OLD} cannot be installed as a toolchain here: {exc}")
+
+
+def _stored(result) -> dict[str, object]:
+    return {dict(r.extras)["entry"]: r for r in result.records if dict(r.extras)["cache"] == "stored"}
+
+
+def test_another_releases_cache_reads_registers_and_memory_from_the_stored_cubin(old_cache, no_toolchains):
+    """Registers, stack and shared memory are the stored cubin's (not a re-run of this machine's ptxas, which
+    is not the one that built it); spill bytes are zero where the cubin has no stack frame to spill to, and
+    unknown elsewhere, the row naming the release that wrote the entry and how to get its ptxas."""
+    directory, truth = old_cache
+    if triton_version() == OLD:
+        pytest.skip(f"the installed Triton is {OLD}")
+    rows = _stored(scan(directory, jobs=1))
+    assert set(truth) <= set(rows)
+    for entry, t in truth.items():
+        r = rows[entry]
+        u = r.usage
+        assert r.ok, r.status
+        assert (u.regs, u.stack_bytes, u.shared_static, u.shared_dynamic) == \
+               (t["regs"], t["stack"], t["shared_static"], t["shared_dynamic"]), t["kernel"]
+        assert dict(r.extras)["written_by"] == f"Triton {OLD}"
+        assert u.counts_from == "the stored cubin (cuobjdump --dump-resource-usage)"
+        assert u.ptxas_version is None  # no ptxas of this machine produced a number of this row
+        if t["stack"] == 0:
+            assert (u.spill_store_bytes, u.spill_load_bytes) == (0, 0) and u.spills_known
+            assert u.spills_from == "the stored cubin: no stack frame, so nothing spilled"
+        else:
+            assert (u.spill_store_bytes, u.spill_load_bytes) == (None, None) and not u.spills_known
+            assert u.spills_from.startswith(f"unknown: the cubin was built by Triton {OLD}'s ptxas; this ptxas ")
+            assert u.spills_from.endswith(f"(vgprscope scan DIR --triton {OLD})")
+            assert r.occupancy is not None  # registers and shared memory are known: occupancy is
+    matmul = next(r for e, r in rows.items() if e in truth and truth[e]["kernel"] == "matmul")
+    from vgprscope.report.rows import fmt_spills
+
+    assert fmt_spills(matmul) == "?"
+
+
+def test_another_releases_cache_takes_spills_from_the_ptxas_that_built_it(old_cache, release36):
+    """With the writing release installed as a toolchain, its ptxas rebuilds each stored cubin byte for byte,
+    so its spill figures are the cubin's: equal to that release's own ptxas -v."""
+    directory, truth = old_cache
+    rows = _stored(scan(directory, jobs=1))
+    for entry, t in truth.items():
+        u = rows[entry].usage
+        assert rows[entry].ok, rows[entry].status
+        assert (u.regs, u.stack_bytes, u.spill_store_bytes, u.spill_load_bytes) == \
+               (t["regs"], t["stack"], t["spill_store_bytes"], t["spill_load_bytes"]), t["kernel"]
+        assert f"release {t['ptxas_version']}," in u.ptxas_version  # "Cuda compilation tools, release 12.8, V12.8.93"
+        assert u.spills_from == f"ptxas {t['ptxas_version']} (Triton {OLD}'s), which rebuilds the stored cubin"
+
+
+def _recompiled(result) -> list:
+    return [r for r in result.records if dict(r.extras)["cache"] == "recompiled"]
+
+
+def test_retargeting_another_releases_ttir_says_which_release_wrote_it(old_cache, no_toolchains):
+    """TTIR is read only by the release that wrote it: without it, each retargeted row says which release
+    wrote the entry and how to compile with it, in one line; nothing is compiled by another Triton."""
+    directory, truth = old_cache
+    if triton_version() == OLD:
+        pytest.skip(f"the installed Triton is {OLD}")
+    from vgprscope.archs import get_arch
+
+    again = _recompiled(scan(directory, [get_arch("gfx942"), get_arch("sm_90")], jobs=1))
+    assert again and not any(r.ok for r in again)
+    for r in again:
+        assert "\n" not in r.status and r.usage is None
+        if r.kernel == "gelu_tanh" and r.arch == "gfx942":
+            continue
+        assert r.status == (f"TTIR written by Triton {OLD}: Triton {triton_version()} cannot read it; compile it "
+                            f"with that release: vgprscope scan DIR --arch {r.arch} --triton {OLD}"), r.status
+
+
+def test_retargeting_across_vendors_drops_the_other_vendors_options_and_repeats(old_cache, no_toolchains):
+    """An NVIDIA row retargeted from AMD entries carries no AMD option, and two entries that differ only in
+    one make one row; an AMD row from an NVIDIA entry carries no maxnreg; a kernel calling NVIDIA's libdevice
+    says in one line that an AMD target cannot take it."""
+    directory, _ = old_cache
+    from vgprscope.archs import get_arch
+
+    result = scan(directory, [get_arch("gfx942"), get_arch("sm_90")], jobs=1)
+    again = _recompiled(result)
+    add_sm90 = [r for r in again if r.kernel == "scale_add" and r.arch == "sm_90"]
+    # three scale_add entries (sm_90; gfx942 plain and with waves_per_eu=3): the two gfx942 ones are one launch
+    assert len(add_sm90) == 2, [r.config.short() for r in add_sm90]
+    amd_only = {"waves_per_eu", "matrix_instr_nonkdim", "kpack"}
+    for r in again:
+        opts = dict(r.config.options)
+        assert not (amd_only & set(opts)) if r.arch == "sm_90" else "maxnreg" not in opts, (r.arch, opts)
+    gelu = [r for r in again if r.kernel == "gelu_tanh" and r.arch == "gfx942"]
+    assert len(gelu) == 1
+    assert gelu[0].status == ("calls NVIDIA's libdevice (__nv_tanhf), which an AMD target cannot link: its TTIR "
+                              "does not cross vendors; compile the kernel's source for gfx942 instead")
+    assert "1 retargeted launch identical to another entry's (other vendor's options dropped), shown once" \
+        in result.summary()
+
+
+def test_retargeting_with_the_release_that_wrote_the_ttir(old_cache, release36):
+    """With the writing release as a toolchain the TTIR compiles there: rows are that release's, and the entry
+    recompiled for the arch it was built for gives the stored counts back."""
+    directory, truth = old_cache
+    from vgprscope.archs import get_arch
+
+    again = _recompiled(scan(directory, [get_arch("sm_90"), get_arch("gfx942")], jobs=1))
+    for r in again:
+        if r.kernel == "gelu_tanh" and r.arch == "gfx942":
+            assert not r.ok
+            continue
+        assert r.ok, (r.kernel, r.arch, r.status)
+        assert r.triton_version == OLD
+    for entry, t in truth.items():
+        same = next(r for r in again if dict(r.extras)["entry"] == entry and r.arch == "sm_90")
+        u = same.usage
+        assert (u.regs, u.stack_bytes, u.spill_store_bytes, u.spill_load_bytes) == \
+               (t["regs"], t["stack"], t["spill_store_bytes"], t["spill_load_bytes"]), t["kernel"]
+
+
+def test_scan_takes_one_triton(old_cache, no_toolchains):
+    directory, _ = old_cache
+    done = cli("scan", str(directory), "--triton", "3.6.0", "--triton", "3.8.0")
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.strip().splitlines() == [
+        "vgprscope: error: scan takes one --triton (the release that wrote the cache, or the one to compile its "
+        "TTIR with); given: 3.6.0, 3.8.0"]

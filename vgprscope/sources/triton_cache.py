@@ -61,6 +61,12 @@ class CacheEntry:
             return None
         return backend_named(backend).arch_for_target(arch)
 
+    @property
+    def release(self) -> str | None:
+        """The Triton release that wrote the entry, as its metadata says (``triton_version``; None: not said)."""
+        v = self.metadata.get("triton_version")
+        return v if isinstance(v, str) and v else None
+
     def file(self, suffix: str) -> Path | None:
         name = f"{self.name}.{suffix}"
         return self.directory / name if name in self.files else None
@@ -154,24 +160,25 @@ def _options(entry: CacheEntry, vendor: str | None) -> dict[str, Any]:
     return {k: entry.metadata[k] for k in names if entry.metadata.get(k) is not None}
 
 
-def _config(entry: CacheEntry) -> LaunchConfig:
-    built = entry.target[0] if entry.target else None
-    return LaunchConfig(args=(), constexprs=(), options=tuple(sorted(_options(entry, built).items())),
+def _config(entry: CacheEntry, vendor: str | None) -> LaunchConfig:
+    """The row's config: the common options and those of ``vendor`` (the backend the row is for)."""
+    return LaunchConfig(args=(), constexprs=(), options=tuple(sorted(_options(entry, vendor).items())),
                         origin=entry.hash)
 
 
-def _row(entry: CacheEntry, how: str) -> RowInfo:
+def _row(entry: CacheEntry, how: str, vendor: str | None) -> RowInfo:
     src = entry.source_file()
     label = Path(src).name if src else "(triton cache)"
-    return RowInfo(label=label, kernel=entry.name, config=_config(entry),
+    written = (("written_by", f"Triton {entry.release}"),) if entry.release else ()
+    return RowInfo(label=label, kernel=entry.name, config=_config(entry, vendor),
                    identity=KernelIdentity("", entry.name, src, entry.hash[:16]), source="triton-cache",
-                   source_hash=entry.hash[:16], extras=(("cache", how), ("entry", entry.hash)))
+                   source_hash=entry.hash[:16], extras=(("cache", how), ("entry", entry.hash), *written))
 
 
 def stored_task(entry: CacheEntry) -> tuple[Task | None, RowInfo, Arch | None]:
     """The entry's resources as stored, read for the arch it was built for (None: no such arch here, or
     the entry is too broken to read; the row then says why)."""
-    row = _row(entry, "stored")
+    row = _row(entry, "stored", entry.target[0] if entry.target else None)
     built = entry.arch()
     if built is None or entry.reason:
         return None, row, built
@@ -179,16 +186,37 @@ def stored_task(entry: CacheEntry) -> tuple[Task | None, RowInfo, Arch | None]:
     source = StoredOutputs(files=files, name=entry.name, shared=int(entry.metadata.get("shared") or 0),
                            num_warps=entry.metadata.get("num_warps"),
                            enable_fp_fusion=bool(entry.metadata.get("enable_fp_fusion", True)),
-                           ptx_options=entry.metadata.get("ptx_options"))
+                           ptx_options=entry.metadata.get("ptx_options"), written_by=entry.release)
     return Task(CompileJob.of(source, target_of(built)), built, row), row, built
+
+
+# The vendor device libraries a TTIR's ``tt.extern_elementwise`` calls by symbol: linked by that vendor's backend
+# only (NVIDIA's libdevice.10.bc; AMD's ocml / ockl bitcode).
+_LIBDEVICE = {"cuda": ("NVIDIA's libdevice", re.compile(r'symbol = "(__nv_\w+)"')),
+              "hip": ("AMD's device libraries", re.compile(r'symbol = "(__oc[km]l_\w+)"'))}
+
+
+def vendor_library_reason(text: str, arch: Arch) -> str | None:
+    """Why a TTIR cannot compile for ``arch``: it calls another vendor's device library (None: it does not)."""
+    own = backend_of(arch).name
+    for vendor, (library, symbol) in _LIBDEVICE.items():
+        found = list(dict.fromkeys(symbol.findall(text))) if vendor != own else []
+        if found:
+            more = f", +{len(found) - 3} more" if len(found) > 3 else ""
+            return (f"calls {library} ({', '.join(found[:3])}{more}), which an {backend_of(arch).label} target "
+                    f"cannot link: its TTIR does not cross vendors; compile the kernel's source for {arch.name} "
+                    "instead")
+    return None
 
 
 def retarget_task(entry: CacheEntry, arch: Arch) -> Task:
     """The entry's TTIR compiled for ``arch`` with the options it was built with (another backend's options
-    dropped: they mean nothing there)."""
+    dropped, in the job and the row: they mean nothing there), by the installed Triton (``scan`` puts it under
+    the release that wrote the entry); a TTIR calling another vendor's device library is a row saying so."""
     own = backend_of(arch).name
     built = entry.target[0] if entry.target else None
-    row = _row(entry, "recompiled")
+    vendor = own if own == built else None
+    row = _row(entry, "recompiled", vendor)
     ttir = entry.file("ttir")
     if entry.reason or ttir is None:
         return Task(None, arch, row, entry.reason or "no .ttir in the entry to recompile")
@@ -196,6 +224,7 @@ def retarget_task(entry: CacheEntry, arch: Arch) -> Task:
         text = ttir.read_text()
     except (OSError, UnicodeDecodeError) as exc:
         return Task(None, arch, row, f"cannot read {ttir.name}: {exc}")
-    opts = _options(entry, own if own == built else None)
-    return Task(CompileJob.of(IRSource(text=text, suffix="ttir", name=entry.name), target_of(arch), options=opts),
-                arch, row)
+    job = CompileJob.of(IRSource(text=text, suffix="ttir", name=entry.name), target_of(arch),
+                        options=_options(entry, vendor))
+    # the job stays with a reason (which wins: nothing compiles) so that equal retargets are told apart by it
+    return Task(job, arch, row, vendor_library_reason(text, arch))
