@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .backends import backend_of
 from .compile.cache import CompileCache
 from .compile.engine import Task, compile_tasks, triton_version
 from .errors import UsageError
@@ -98,8 +99,8 @@ def scan(directory: Path, archs: Sequence = (), jobs: int | None = None, use_cac
                                   identity=row.identity, extras=row.extras, triton_version=triton_version()))
         else:
             # a stored cubin's spill figures come from the ptxas that built it: the writing release's
-            on_nvidia = entry.target is not None and entry.target[0] == "cuda"
-            tasks.append(task.under(reader) if on_nvidia and reader and reader.kind != "installed" else task)
+            needs = backend_of(task.arch).stored_read_needs_release
+            tasks.append(task.under(reader) if needs and reader and reader.kind != "installed" else task)
         if entry.reason is not None:
             continue
         for arch in archs:
@@ -112,8 +113,8 @@ def scan(directory: Path, archs: Sequence = (), jobs: int | None = None, use_cac
                 seen.add(key)
             if again.reason is None and reader is None:
                 again = replace(again, reason=f"TTIR written by Triton {entry.release}: Triton {releases.here} "
-                                              f"cannot read it; compile it with that release: vgprscope scan DIR "
-                                              f"--arch {arch.name} --triton {entry.release}")
+                                              f"cannot read it; add --triton {entry.release} to compile it with "
+                                              "that release")
             elif reader is not None and reader.kind != "installed":
                 again = again.under(reader)
             tasks.append(again)

@@ -50,6 +50,7 @@ class CudaBackend:
     options = ("maxnreg",)
     cache_options = ("maxnreg", "ptx_options")
     cache_artifact = "cubin"
+    stored_read_needs_release = True  # the spill bytes: the ptxas that built the cubin
     raw_outputs = ("ptxas_log", "cuobjdump", "shared")  # the cubin (cubin_b64) is for the spill sites only
     spill_artifact = "cubin"
     unit = NVIDIA_UNIT

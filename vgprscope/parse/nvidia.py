@@ -138,5 +138,4 @@ def _why_unknown(stored: dict[str, str | None]) -> str:
         return f"the entry does not say which Triton wrote it, and {this} {result}"
     if written == read:
         return f"{this} {result} though Triton {written} wrote the entry (built with another ptxas or flags)"
-    return (f"the cubin was built by Triton {written}'s ptxas; {this} {result}; install that release "
-            f"(vgprscope scan DIR --triton {written})")
+    return f"the cubin was built by Triton {written}'s ptxas; {this} {result}; add --triton {written} for its ptxas"
