@@ -325,3 +325,25 @@ def test_scan_takes_one_triton(old_cache, no_toolchains):
     assert done.stderr.strip().splitlines() == [
         "vgprscope: error: scan takes one --triton (the release that wrote the cache, or the one to compile its "
         "TTIR with); given: 3.6.0, 3.8.0"]
+
+
+def test_unparsed_ttir_of_an_entry_that_does_not_say_its_release(old_cache, tmp_path, no_toolchains):
+    """An entry whose metadata names no Triton release is recompiled by the Triton at hand; where that one
+    cannot parse its TTIR, the row says that TTIR is read only by the release that wrote it."""
+    directory, truth = old_cache
+    entry = next(e for e, t in truth.items() if t["kernel"] == "scale_add")
+    copy = tmp_path / "cache" / entry
+    shutil.copytree(directory / entry, copy)
+    meta = json.loads((copy / "scale_add.json").read_text())
+    del meta["triton_version"]
+    (copy / "scale_add.json").write_text(json.dumps(meta))
+    ttir = (copy / "scale_add.ttir").read_text()
+    (copy / "scale_add.ttir").write_text(ttir.replace("tt.get_program_id", "tt.a_later_releases_op", 1))
+    from vgprscope.archs import get_arch
+
+    result = scan(tmp_path / "cache", [get_arch("sm_90")], jobs=1)
+    again = _recompiled(result)
+    assert len(again) == 1 and not again[0].ok
+    assert again[0].status.endswith("Parse MLIR file failed.; the entry does not say which Triton wrote it, and "
+                                    "TTIR is read only by the release that wrote it: give it with --triton X")
+    assert "written_by" not in dict(again[0].extras)

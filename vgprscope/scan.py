@@ -119,8 +119,21 @@ def scan(directory: Path, archs: Sequence = (), jobs: int | None = None, use_cac
                 again = again.under(reader)
             tasks.append(again)
     cache = CompileCache(Path(cache_dir) if cache_dir else None, enabled=use_cache)
-    records = compile_tasks(tasks, jobs=jobs, cache=cache, on_progress=on_progress)
+    records = [_unread_ttir(r, entries) for r in compile_tasks(tasks, jobs=jobs, cache=cache, on_progress=on_progress)]
     return ScanResult(directory, tuple(entries), tuple(records) + tuple(unknown), repeated)
+
+
+def _unread_ttir(rec: Record, entries: Sequence[CacheEntry]) -> Record:
+    """A retarget whose TTIR the compiling Triton could not parse, from an entry that does not say which release
+    wrote it: the row says that TTIR is read only by the release that wrote it."""
+    extras = dict(rec.extras)
+    if extras.get("cache") != "recompiled" or "Parse MLIR file failed" not in rec.status:
+        return rec
+    entry = next((e for e in entries if e.hash == extras.get("entry")), None)
+    if entry is None or entry.release is not None:
+        return rec
+    return replace(rec, status=f"{rec.status}; the entry does not say which Triton wrote it, and TTIR is read only "
+                               "by the release that wrote it: give it with --triton X")
 
 
 # vgprscope.scan(...) is the library's call (vgprscope.library.api.scan): this module is callable as it

@@ -565,8 +565,11 @@ def _read_stored(job: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
     with open(files["cubin"], "rb") as f:
         cubin = f.read()
     out["cuobjdump"] = _cuobjdump_resources(cubin)
-    stored: dict[str, Any] = {"written_by": p.get("written_by"), "read_by": triton_version(),
-                              "ptxas": str(get_ptxas(capability).version)}
+    try:
+        short = str(get_ptxas(capability).version)
+    except (AttributeError, TypeError):  # releases whose tool lookup differs: the version line says it too
+        short = _ptxas_version(capability)
+    stored: dict[str, Any] = {"written_by": p.get("written_by"), "read_by": triton_version(), "ptxas": short}
     if "ptx" not in files:
         stored["ptxas_result"] = "no .ptx in the entry to run ptxas on"
     else:
