@@ -93,6 +93,11 @@ def test_scan_reads_stored_artifacts_with_the_compile_counts(cache):
     assert all(r.kernel == "add" and r.variant == "my_ops.py" and dict(r.extras)["cache"] == "stored"
                for r in ok.values())
     assert ok["gfx942"].occupancy is not None and ok["sm_90"].occupancy is not None
+    # the installed Triton wrote this cache: its ptxas rebuilds the stored cubin, so the spill bytes are its
+    nv = ok["sm_90"].usage
+    assert nv.spills_known and nv.ptxas_version is not None
+    assert nv.spills_from.startswith("ptxas ") and nv.spills_from.endswith(
+        f"(Triton {triton_version()}'s), which rebuilds the stored cubin")
     reasons = sorted(r.status for r in result.records if not r.ok)
     assert reasons == ["corrupt entry: JSONDecodeError: Unterminated string starting at: line 1 column 10 (char 9)",
                        "partial entry: no __grp__ file (the compile was interrupted, or it is not a kernel entry)"]
@@ -250,6 +255,12 @@ def test_another_releases_cache_takes_spills_from_the_ptxas_that_built_it(old_ca
                (t["regs"], t["stack"], t["spill_store_bytes"], t["spill_load_bytes"]), t["kernel"]
         assert f"release {t['ptxas_version']}," in u.ptxas_version  # "Cuda compilation tools, release 12.8, V12.8.93"
         assert u.spills_from == f"ptxas {t['ptxas_version']} (Triton {OLD}'s), which rebuilds the stored cubin"
+    # named on the command line, the same release gives the same rows
+    done = cli("scan", str(directory), "--triton", OLD, "--format", "json")
+    assert done.returncode == 0, done.stderr
+    rows = {r["extras"]["entry"]: r["usage"] for r in json.loads(done.stdout)["rows"]}
+    assert {e: (rows[e]["spill_store_bytes"], rows[e]["spill_load_bytes"]) for e in truth} == \
+           {e: (t["spill_store_bytes"], t["spill_load_bytes"]) for e, t in truth.items()}
 
 
 def _recompiled(result) -> list:
