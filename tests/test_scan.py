@@ -358,3 +358,22 @@ def test_unparsed_ttir_of_an_entry_that_does_not_say_its_release(old_cache, tmp_
     assert again[0].status.endswith("Parse MLIR file failed.; the entry does not say which Triton wrote it, and "
                                     "TTIR is read only by the release that wrote it: give it with --triton X")
     assert "written_by" not in dict(again[0].extras)
+
+
+def test_an_entry_copied_without_its_intermediates_is_read(old_cache, tmp_path, no_toolchains):
+    """A cache copied without *.ptx / *.llir (Triton wrote them, then they were left out) is read from its cubin:
+    registers and memory as stored, spill bytes unknown where a stack frame is, for want of the PTX; without
+    the cubin itself the entry is partial."""
+    directory, truth = old_cache
+    entry = next(e for e, t in truth.items() if t["kernel"] == "matmul")
+    trimmed, gone = tmp_path / "cache" / "TRIMMED", tmp_path / "cache" / "NOCUBIN"
+    shutil.copytree(directory / entry, trimmed)
+    shutil.copytree(directory / entry, gone)
+    for f in (*trimmed.glob("*.ptx"), *trimmed.glob("*.llir"), *gone.glob("*.cubin")):
+        f.unlink()
+    rows = {dict(r.extras)["entry"]: r for r in scan(tmp_path / "cache", jobs=1).records}
+    r = rows["TRIMMED"]
+    assert r.ok, r.status
+    assert (r.usage.regs, r.usage.stack_bytes) == (truth[entry]["regs"], truth[entry]["stack"])
+    assert not r.usage.spills_known and r.usage.spills_from == "unknown: no .ptx in the entry to run ptxas on"
+    assert rows["NOCUBIN"].status == "partial entry: matmul.cubin missing"
