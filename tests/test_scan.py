@@ -377,3 +377,18 @@ def test_an_entry_copied_without_its_intermediates_is_read(old_cache, tmp_path, 
     assert (r.usage.regs, r.usage.stack_bytes) == (truth[entry]["regs"], truth[entry]["stack"])
     assert not r.usage.spills_known and r.usage.spills_from == "unknown: no .ptx in the entry to run ptxas on"
     assert rows["NOCUBIN"].status == "partial entry: matmul.cubin missing"
+
+
+def test_the_autotuners_saved_timings_are_not_a_partial_entry(old_cache, tmp_path, no_toolchains):
+    """``@triton.autotune(cache_results=True)`` saves its timings in an entry of their own (as fla-core's kernels
+    left them in an H100 run's cache): no kernel in it, so no row, counted apart in the summary."""
+    directory, truth = old_cache
+    entry = next(e for e, t in truth.items() if t["kernel"] == "scale_add")
+    shutil.copytree(directory / entry, tmp_path / "cache" / entry)
+    timings = tmp_path / "cache" / "AUTOTUNEDTIMINGS"
+    timings.mkdir()
+    (timings / "chunk_fwd_kernel_h.autotune.json").write_text(json.dumps(
+        {"key": [4, 64], "configs_timings": [[{"kwargs": {"BV": 32}, "num_warps": 2}, [0.0098]]]}))
+    result = scan(tmp_path / "cache", jobs=1)
+    assert [r.kernel for r in result.records] == ["scale_add"] and result.records[0].ok
+    assert result.summary().endswith("2 entries, 1 read, 0 partial or corrupt, 1 autotuner timing file skipped")

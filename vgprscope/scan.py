@@ -34,11 +34,14 @@ class ScanResult:
 
     def summary(self) -> str:
         broken = sum(e.reason is not None for e in self.entries)
-        helpers = sum(e.helper for e in self.entries)
+        helpers = sum(e.helper or e.autotune for e in self.entries)
         stored = sum(dict(r.extras).get("cache") == "stored" for r in self.records)
         again = len(self.records) - stored
         tail = f", {again} recompiled for other archs" if again else ""
-        skipped = f", {helpers} of Triton's launcher and utility modules skipped" if helpers else ""
+        modules = sum(e.helper for e in self.entries)
+        timings = helpers - modules
+        skipped = (f", {modules} of Triton's launcher and utility modules skipped" if modules else "") + \
+            (f", {timings} autotuner timing file{'s' if timings > 1 else ''} skipped" if timings else "")
         repeated = (f", {self.repeated} retargeted launch{'es' if self.repeated > 1 else ''} identical to another "
                     "entry's (other vendor's options dropped), shown once") if self.repeated else ""
         return (f"{self.directory}: {len(self.entries)} entries, {len(self.entries) - broken - helpers} read, "
@@ -88,7 +91,7 @@ def scan(directory: Path, archs: Sequence = (), jobs: int | None = None, use_cac
     seen: set[tuple[str, str]] = set()
     repeated = 0
     for entry in entries:
-        if entry.helper:  # Triton's own compiled C modules hold no kernel: counted in the summary, no row
+        if entry.helper or entry.autotune:  # no kernel in them: counted in the summary, no row
             continue
         reader = releases.for_release(entry.release)
         task, row, built = stored_task(entry)

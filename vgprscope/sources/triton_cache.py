@@ -47,6 +47,8 @@ class CacheEntry:
     reason: str | None = None
     # Triton's own compiled C module (its launcher, cuda_utils, hip_utils): no kernel, nothing to read
     helper: bool = False
+    # the autotuner's saved timings (``NAME.autotune.json``, ``@triton.autotune(cache_results=True)``): no kernel
+    autotune: bool = False
 
     @property
     def hash(self) -> str:
@@ -91,6 +93,7 @@ class CacheEntry:
 # entry of its own keyed by the source's hash; other releases keep the C source beside it.
 _MODULE_FILE_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_-]+)*\.(so|pyd|dylib|c|cc|cpp|h)$")
 # FileCacheManager.put writes through a temporary directory inside the entry (removed once the file is in)
+_AUTOTUNE_SUFFIX = ".autotune.json"  # what the autotuner's cache_results writes: its timings per key
 _TMP_PREFIX = "tmp.pid_"
 
 
@@ -112,6 +115,8 @@ def read_entry(directory: Path) -> CacheEntry:
     module = _helper_module(files)
     if module is not None:
         return CacheEntry(directory, module, files=files, helper=True)
+    if files and all(f.endswith(_AUTOTUNE_SUFFIX) for f in files):
+        return CacheEntry(directory, files[0][:-len(_AUTOTUNE_SUFFIX)], files=files, autotune=True)
     groups = [f for f in files if f.startswith("__grp__") and f.endswith(".json")]
     metas = [f for f in files if f.endswith(".json") and not f.startswith("__grp__")]
     name = groups[0][len("__grp__"):-len(".json")] if groups else (metas[0][:-len(".json")] if metas else "?")
