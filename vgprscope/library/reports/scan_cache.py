@@ -57,7 +57,7 @@ def scan_cache_report(directory: Path, out: Path, *, triton: str | None = None, 
                                    fmt_scratch(r), fmt_lds(r), occupancy_label(r), r.status] for r in rows])
 
     lines += ["## Stored (read for the arch each entry was built for)", "", table(stored)]
-    notes = sorted({getattr(r.usage, "spills_from", None) for r in stored if r.usage is not None} - {None})
+    notes = sorted({str(n) for r in stored if (n := getattr(r.usage, "spills_from", None)) is not None})
     if notes:
         lines += ["Where each row's spill bytes come from (`spills_from` in the JSON and CSV):", ""]
         lines += [f"- {n}" for n in notes] + [""]
