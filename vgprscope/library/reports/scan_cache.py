@@ -41,8 +41,8 @@ def scan_cache_report(directory: Path, out: Path, *, triton: str | None = None, 
         "",
         f"Reproduce: `{command}` (the cache directory given by its path; the report is named after it).",
         "",
-        f"Cache: {result.summary}. Written by {_counts(written)} (each entry's metadata), for "
-        f"{_counts(built)}.",
+        f"Cache: {result.summary.replace(str(directory), directory.name, 1)}. Written by {_counts(written)} (each "
+        f"entry's metadata), for {_counts(built)}.",
         "",
         "Registers, stack and shared memory are each stored cubin's (`cuobjdump --dump-resource-usage`), never a "
         "re-run of a ptxas of this machine. Spill bytes, which only ptxas prints: "
