@@ -93,8 +93,8 @@ class CacheEntry:
 # entry of its own keyed by the source's hash; other releases keep the C source beside it.
 _MODULE_FILE_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_-]+)*\.(so|pyd|dylib|c|cc|cpp|h)$")
 # FileCacheManager.put writes through a temporary directory inside the entry (removed once the file is in)
-_AUTOTUNE_SUFFIX = ".autotune.json"  # what the autotuner's cache_results writes: its timings per key
 _TMP_PREFIX = "tmp.pid_"
+_AUTOTUNE_SUFFIX = ".autotune.json"  # what the autotuner's cache_results writes: its timings per key
 
 
 def _helper_module(files: tuple[str, ...]) -> str | None:
