@@ -51,6 +51,7 @@ class CudaBackend:
     cache_options = ("maxnreg", "ptx_options")
     cache_artifact = "cubin"
     stored_read_needs_release = True  # the spill bytes: the ptxas that built the cubin
+    device_library = ("NVIDIA's libdevice", r'symbol = "(__nv_\w+)"')  # libdevice.10.bc
     raw_outputs = ("ptxas_log", "cuobjdump", "shared")  # the cubin (cubin_b64) is for the spill sites only
     spill_artifact = "cubin"
     unit = NVIDIA_UNIT

@@ -199,17 +199,13 @@ def stored_task(entry: CacheEntry) -> tuple[Task | None, RowInfo, Arch | None]:
     return Task(CompileJob.of(source, target_of(built)), built, row), row, built
 
 
-# The vendor device libraries a TTIR's ``tt.extern_elementwise`` calls by symbol: linked by that vendor's backend
-# only (NVIDIA's libdevice.10.bc; AMD's ocml / ockl bitcode).
-_LIBDEVICE = {"cuda": ("NVIDIA's libdevice", re.compile(r'symbol = "(__nv_\w+)"')),
-              "hip": ("AMD's device libraries", re.compile(r'symbol = "(__oc[km]l_\w+)"'))}
-
-
 def vendor_library_reason(text: str, arch: Arch) -> str | None:
-    """Why a TTIR cannot compile for ``arch``: it calls another vendor's device library (None: it does not)."""
+    """Why a TTIR cannot compile for ``arch``: it calls another backend's device library (its
+    ``tt.extern_elementwise`` symbols; None: it does not)."""
     own = backend_of(arch).name
-    for vendor, (library, symbol) in _LIBDEVICE.items():
-        found = list(dict.fromkeys(symbol.findall(text))) if vendor != own else []
+    for b in BACKENDS:
+        library, symbol = b.device_library
+        found = list(dict.fromkeys(re.findall(symbol, text))) if b.name != own else []
         if found:
             more = f", +{len(found) - 3} more" if len(found) > 3 else ""
             return (f"calls {library} ({', '.join(found[:3])}{more}), which an {backend_of(arch).label} target "
