@@ -36,6 +36,8 @@ def test_report_explain_writes_the_report_and_each_section_is_its_named_command(
     ("explain-gfx942.md", "vgprscope report explain --arch gfx942"),
     ("third-party-liger-kernel.md", "vgprscope report third-party"),
     ("bench-h200.md", "vgprscope report bench --preset prefill"),
+    ("scan-h100-triton36-inductor-block.md", "vgprscope report scan-cache h100-triton36-inductor-block --triton "
+                                             "3.6.0 --arch gfx942"),
 ])
 def test_each_committed_report_names_the_command_that_reproduces_it(name, command):
     head = "\n".join((REPORTS / name).read_text().splitlines()[:8])
@@ -57,8 +59,8 @@ def test_scripts_holds_development_tooling_only():
     machine's shell scripts sit beside CI's."""
     left = sorted(p.name for p in (ROOT / "scripts").iterdir() if p.suffix in (".py", ".sh"))
     assert left == ["_speed.py", "bench_capture_overhead.py", "bench_grid_speed.py", "bench_scan.py",
-                    "bench_tool_speed.py", "bench_toolchain_speed.py", "make_fixtures.py", "measure_tolerances.py",
-                    "validate_occupancy_gpu.py"]
+                    "bench_tool_speed.py", "bench_toolchain_speed.py", "make_fixtures.py", "make_scan_fixture.py",
+                    "measure_tolerances.py", "validate_occupancy_gpu.py"]
     assert sorted(p.name for p in (ROOT / ".ci").glob("gpu_*.sh")) == ["gpu_capture.sh", "gpu_env.sh",
                                                                         "gpu_prefill.sh", "gpu_run.sh"]
 
@@ -67,6 +69,7 @@ def test_scripts_holds_development_tooling_only():
     (["compare", "--frontier-settings", "nightly"], "--frontier-settings 'nightly': allowed: production, seeds"),
     (["triton-upgrade", "--variant", "baseline"], "needs the releases: --triton 3.4.0..3.9.0"),
     (["compare", "--arch", ""], "empty name"),
+    (["scan-cache"], "needs the cache directory: vgprscope report scan-cache DIR"),
 ])
 def test_bad_report_options_are_one_line(args, needle, tmp_path):
     done = cli("report", *args, "--out", str(tmp_path))

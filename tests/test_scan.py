@@ -13,8 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from capture_helpers import USER_KERNELS, cli, usage_counts
+from capture_helpers import ROOT, USER_KERNELS, cli, usage_counts
+from vgprscope.compile.engine import triton_version
 from vgprscope.scan import scan
+
+FIXTURES = ROOT / "tests" / "fixtures"
 
 FILL = r"""
 import json, sys
@@ -90,6 +93,11 @@ def test_scan_reads_stored_artifacts_with_the_compile_counts(cache):
     assert all(r.kernel == "add" and r.variant == "my_ops.py" and dict(r.extras)["cache"] == "stored"
                for r in ok.values())
     assert ok["gfx942"].occupancy is not None and ok["sm_90"].occupancy is not None
+    # the installed Triton wrote this cache: its ptxas rebuilds the stored cubin, so the spill bytes are its
+    nv = ok["sm_90"].usage
+    assert nv.spills_known and nv.ptxas_version is not None
+    assert nv.spills_from.startswith("ptxas ") and nv.spills_from.endswith(
+        f"(Triton {triton_version()}'s), which rebuilds the stored cubin")
     reasons = sorted(r.status for r in result.records if not r.ok)
     assert reasons == ["corrupt entry: JSONDecodeError: Unterminated string starting at: line 1 column 10 (char 9)",
                        "partial entry: no __grp__ file (the compile was interrupted, or it is not a kernel entry)"]
@@ -148,3 +156,239 @@ def test_scan_names_rows_by_kernel_and_takes_wide(cache):
     assert wide.returncode == 0, wide.stderr
     head = next(ln for ln in wide.stdout.splitlines() if ln.startswith("kernel "))
     assert head.split()[:3] == ["kernel", "file", "arch"] and "SGPRs" in head and "next step" in head
+
+
+# ---- a cache another Triton release wrote (issue 24, item 12) ----------------------------------------------
+# tests/fixtures/triton36_cache.tar.xz: what Triton 3.6.0 left in its cache compiling a few kernels for sm_90 and
+# gfx942 (scripts/make_scan_fixture.py); triton36_cache.json: what that release's own cuobjdump and ptxas say of
+# each NVIDIA entry. Read here under another Triton, with and without a 3.6.0 toolchain.
+
+OLD = "3.6.0"
+
+
+@pytest.fixture(scope="module")
+def old_cache(tmp_path_factory) -> tuple[Path, dict]:
+    import tarfile
+
+    directory = tmp_path_factory.mktemp("triton36-cache")
+    with tarfile.open(FIXTURES / "triton36_cache.tar.xz") as tar:
+        tar.extractall(directory, filter="data")
+    truth = json.loads((FIXTURES / "triton36_cache.json").read_text())
+    assert truth["triton_version"] == OLD
+    return directory, truth["entries"]
+
+
+@pytest.fixture
+def no_toolchains(tmp_path, monkeypatch):
+    """An empty toolchain store: no release but the installed one can compile or read."""
+    monkeypatch.setenv("VGPRSCOPE_TOOLCHAIN_DIR", str(tmp_path / "no-toolchains"))
+
+
+@pytest.fixture(scope="module")
+def release36():
+    """Triton 3.6.0 as a toolchain (installed once per session into $VGPRSCOPE_TOOLCHAIN_DIR); skipped where it
+    cannot be had (no network)."""
+    from vgprscope.compile import toolchains
+
+    if triton_version() == OLD:
+        pytest.skip(f"the installed Triton is {OLD}: the fixture is not another release's cache here")
+    try:
+        return toolchains.release(OLD)
+    except toolchains.ToolchainError as exc:
+        pytest.skip(f"Triton {OLD} cannot be installed as a toolchain here: {exc}")
+
+
+def _stored(result) -> dict[str, object]:
+    return {dict(r.extras)["entry"]: r for r in result.records if dict(r.extras)["cache"] == "stored"}
+
+
+def test_another_releases_cache_reads_registers_and_memory_from_the_stored_cubin(old_cache, no_toolchains):
+    """Registers, stack and shared memory are the stored cubin's (not a re-run of this machine's ptxas, which
+    is not the one that built it); spill bytes are zero where the cubin has no stack frame to spill to, and
+    unknown elsewhere, the row naming the release that wrote the entry and how to get its ptxas."""
+    directory, truth = old_cache
+    if triton_version() == OLD:
+        pytest.skip(f"the installed Triton is {OLD}")
+    rows = _stored(scan(directory, jobs=1))
+    assert set(truth) <= set(rows)
+    for entry, t in truth.items():
+        r = rows[entry]
+        u = r.usage
+        assert r.ok, r.status
+        assert (u.regs, u.stack_bytes, u.shared_static, u.shared_dynamic) == \
+               (t["regs"], t["stack"], t["shared_static"], t["shared_dynamic"]), t["kernel"]
+        assert dict(r.extras)["written_by"] == f"Triton {OLD}"
+        assert u.counts_from == "the stored cubin (cuobjdump --dump-resource-usage)"
+        assert u.ptxas_version is None  # no ptxas of this machine produced a number of this row
+        if t["stack"] == 0:
+            assert (u.spill_store_bytes, u.spill_load_bytes) == (0, 0) and u.spills_known
+            assert u.spills_from == "the stored cubin: no stack frame, so nothing spilled"
+        else:
+            assert (u.spill_store_bytes, u.spill_load_bytes) == (None, None) and not u.spills_known
+            assert u.spills_from.startswith(f"unknown: the cubin was built by Triton {OLD}'s ptxas; this ptxas ")
+            assert u.spills_from.endswith(f"; add --triton {OLD} for its ptxas")
+            assert r.occupancy is not None  # registers and shared memory are known: occupancy is
+    matmul = next(r for e, r in rows.items() if e in truth and truth[e]["kernel"] == "matmul")
+    from vgprscope.report.rows import fmt_spills
+
+    assert fmt_spills(matmul) == "?"
+    # the table's spills cell: "?" and a footnote that says why
+    done = cli("scan", str(directory), env={"COLUMNS": "100", "VGPRSCOPE_TOOLCHAIN_DIR": os.environ[
+        "VGPRSCOPE_TOOLCHAIN_DIR"]})
+    assert done.returncode == 0, done.stderr
+    line = next(ln for ln in done.stdout.splitlines() if ln.startswith("matmul "))
+    ref = line.split("? ", 1)[1].split()[0]
+    assert ref.startswith("[") and any(ln.startswith(f"{ref} unknown: the cubin was built by Triton {OLD}'s")
+                                       for ln in done.stdout.splitlines())
+    assert all(len(ln) <= 100 for ln in done.stdout.splitlines())
+
+
+def test_another_releases_cache_takes_spills_from_the_ptxas_that_built_it(old_cache, release36):
+    """With the writing release installed as a toolchain, its ptxas rebuilds each stored cubin byte for byte,
+    so its spill figures are the cubin's: equal to that release's own ptxas -v."""
+    directory, truth = old_cache
+    rows = _stored(scan(directory, jobs=1))
+    for entry, t in truth.items():
+        u = rows[entry].usage
+        assert rows[entry].ok, rows[entry].status
+        assert (u.regs, u.stack_bytes, u.spill_store_bytes, u.spill_load_bytes) == \
+               (t["regs"], t["stack"], t["spill_store_bytes"], t["spill_load_bytes"]), t["kernel"]
+        assert f"release {t['ptxas_version']}," in u.ptxas_version  # "Cuda compilation tools, release 12.8, V12.8.93"
+        assert u.spills_from == f"ptxas {t['ptxas_version']} (Triton {OLD}'s), which rebuilds the stored cubin"
+    # named on the command line, the same release gives the same rows
+    done = cli("scan", str(directory), "--triton", OLD, "--format", "json")
+    assert done.returncode == 0, done.stderr
+    rows = {r["extras"]["entry"]: r["usage"] for r in json.loads(done.stdout)["rows"]}
+    assert {e: (rows[e]["spill_store_bytes"], rows[e]["spill_load_bytes"]) for e in truth} == \
+           {e: (t["spill_store_bytes"], t["spill_load_bytes"]) for e, t in truth.items()}
+
+
+def _recompiled(result) -> list:
+    return [r for r in result.records if dict(r.extras)["cache"] == "recompiled"]
+
+
+def test_retargeting_another_releases_ttir_says_which_release_wrote_it(old_cache, no_toolchains):
+    """TTIR is read only by the release that wrote it: without it, each retargeted row says which release
+    wrote the entry and how to compile with it, in one line; nothing is compiled by another Triton."""
+    directory, truth = old_cache
+    if triton_version() == OLD:
+        pytest.skip(f"the installed Triton is {OLD}")
+    from vgprscope.archs import get_arch
+
+    again = _recompiled(scan(directory, [get_arch("gfx942"), get_arch("sm_90")], jobs=1))
+    assert again and not any(r.ok for r in again)
+    for r in again:
+        assert "\n" not in r.status and r.usage is None
+        if r.kernel == "gelu_tanh" and r.arch == "gfx942":
+            continue
+        assert r.status == (f"TTIR written by Triton {OLD}: Triton {triton_version()} cannot read it; add "
+                            f"--triton {OLD} to compile it with that release"), r.status
+
+
+def test_retargeting_across_vendors_drops_the_other_vendors_options_and_repeats(old_cache, no_toolchains):
+    """An NVIDIA row retargeted from AMD entries carries no AMD option, and two entries that differ only in
+    one make one row; an AMD row from an NVIDIA entry carries no maxnreg; a kernel calling NVIDIA's libdevice
+    says in one line that an AMD target cannot take it."""
+    directory, _ = old_cache
+    from vgprscope.archs import get_arch
+
+    result = scan(directory, [get_arch("gfx942"), get_arch("sm_90")], jobs=1)
+    again = _recompiled(result)
+    add_sm90 = [r for r in again if r.kernel == "scale_add" and r.arch == "sm_90"]
+    # three scale_add entries (sm_90; gfx942 plain and with waves_per_eu=3): the two gfx942 ones are one launch
+    assert len(add_sm90) == 2, [r.config.short() for r in add_sm90]
+    amd_only = {"waves_per_eu", "matrix_instr_nonkdim", "kpack"}
+    for r in again:
+        opts = dict(r.config.options)
+        assert not (amd_only & set(opts)) if r.arch == "sm_90" else "maxnreg" not in opts, (r.arch, opts)
+    gelu = [r for r in again if r.kernel == "gelu_tanh" and r.arch == "gfx942"]
+    assert len(gelu) == 1
+    assert gelu[0].status == ("calls NVIDIA's libdevice (__nv_tanhf), which an AMD target cannot link: its TTIR "
+                              "does not cross vendors; compile the kernel's source for gfx942 instead")
+    assert "1 retargeted launch identical to another entry's (other vendor's options dropped), shown once" \
+        in result.summary()
+
+
+def test_retargeting_with_the_release_that_wrote_the_ttir(old_cache, release36):
+    """With the writing release as a toolchain the TTIR compiles there: rows are that release's, and the entry
+    recompiled for the arch it was built for gives the stored counts back."""
+    directory, truth = old_cache
+    from vgprscope.archs import get_arch
+
+    again = _recompiled(scan(directory, [get_arch("sm_90"), get_arch("gfx942")], jobs=1))
+    for r in again:
+        if r.kernel == "gelu_tanh" and r.arch == "gfx942":
+            assert not r.ok
+            continue
+        assert r.ok, (r.kernel, r.arch, r.status)
+        assert r.triton_version == OLD
+    for entry, t in truth.items():
+        same = next(r for r in again if dict(r.extras)["entry"] == entry and r.arch == "sm_90")
+        u = same.usage
+        assert (u.regs, u.stack_bytes, u.spill_store_bytes, u.spill_load_bytes) == \
+               (t["regs"], t["stack"], t["spill_store_bytes"], t["spill_load_bytes"]), t["kernel"]
+
+
+def test_scan_takes_one_triton(old_cache, no_toolchains):
+    directory, _ = old_cache
+    done = cli("scan", str(directory), "--triton", "3.6.0", "--triton", "3.8.0")
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.strip().splitlines() == [
+        "vgprscope: error: scan takes one --triton (the release that wrote the cache, or the one to compile its "
+        "TTIR with); given: 3.6.0, 3.8.0"]
+
+
+def test_unparsed_ttir_of_an_entry_that_does_not_say_its_release(old_cache, tmp_path, no_toolchains):
+    """An entry whose metadata names no Triton release is recompiled by the Triton at hand; where that one
+    cannot parse its TTIR, the row says that TTIR is read only by the release that wrote it."""
+    directory, truth = old_cache
+    entry = next(e for e, t in truth.items() if t["kernel"] == "scale_add")
+    copy = tmp_path / "cache" / entry
+    shutil.copytree(directory / entry, copy)
+    meta = json.loads((copy / "scale_add.json").read_text())
+    del meta["triton_version"]
+    (copy / "scale_add.json").write_text(json.dumps(meta))
+    ttir = (copy / "scale_add.ttir").read_text()
+    (copy / "scale_add.ttir").write_text(ttir.replace("tt.get_program_id", "tt.a_later_releases_op", 1))
+    from vgprscope.archs import get_arch
+
+    result = scan(tmp_path / "cache", [get_arch("sm_90")], jobs=1)
+    again = _recompiled(result)
+    assert len(again) == 1 and not again[0].ok
+    assert again[0].status.endswith("Parse MLIR file failed.; the entry does not say which Triton wrote it, and "
+                                    "TTIR is read only by the release that wrote it: give it with --triton X")
+    assert "written_by" not in dict(again[0].extras)
+
+
+def test_an_entry_copied_without_its_intermediates_is_read(old_cache, tmp_path, no_toolchains):
+    """A cache copied without *.ptx / *.llir (Triton wrote them, then they were left out) is read from its cubin:
+    registers and memory as stored, spill bytes unknown where a stack frame is, for want of the PTX; without
+    the cubin itself the entry is partial."""
+    directory, truth = old_cache
+    entry = next(e for e, t in truth.items() if t["kernel"] == "matmul")
+    trimmed, gone = tmp_path / "cache" / "TRIMMED", tmp_path / "cache" / "NOCUBIN"
+    shutil.copytree(directory / entry, trimmed)
+    shutil.copytree(directory / entry, gone)
+    for f in (*trimmed.glob("*.ptx"), *trimmed.glob("*.llir"), *gone.glob("*.cubin")):
+        f.unlink()
+    rows = {dict(r.extras)["entry"]: r for r in scan(tmp_path / "cache", jobs=1).records}
+    r = rows["TRIMMED"]
+    assert r.ok, r.status
+    assert (r.usage.regs, r.usage.stack_bytes) == (truth[entry]["regs"], truth[entry]["stack"])
+    assert not r.usage.spills_known and r.usage.spills_from == "unknown: no .ptx in the entry to run ptxas on"
+    assert rows["NOCUBIN"].status == "partial entry: matmul.cubin missing"
+
+
+def test_the_autotuners_saved_timings_are_not_a_partial_entry(old_cache, tmp_path, no_toolchains):
+    """``@triton.autotune(cache_results=True)`` saves its timings in an entry of their own (as fla-core's kernels
+    left them in an H100 run's cache): no kernel in it, so no row, counted apart in the summary."""
+    directory, truth = old_cache
+    entry = next(e for e, t in truth.items() if t["kernel"] == "scale_add")
+    shutil.copytree(directory / entry, tmp_path / "cache" / entry)
+    timings = tmp_path / "cache" / "AUTOTUNEDTIMINGS"
+    timings.mkdir()
+    (timings / "chunk_fwd_kernel_h.autotune.json").write_text(json.dumps(
+        {"key": [4, 64], "configs_timings": [[{"kwargs": {"BV": 32}, "num_warps": 2}, [0.0098]]]}))
+    result = scan(tmp_path / "cache", jobs=1)
+    assert [r.kernel for r in result.records] == ["scale_add"] and result.records[0].ok
+    assert result.summary().endswith("2 entries, 1 read, 0 partial or corrupt, 1 autotuner timing file skipped")

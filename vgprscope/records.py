@@ -293,6 +293,10 @@ class AmdUsage:
         return self.lds_static + self.lds_dynamic
 
     @property
+    def spills_known(self) -> bool:
+        return True
+
+    @property
     def spills(self) -> int:
         return self.vgpr_spill + self.sgpr_spill
 
@@ -303,12 +307,16 @@ class NvidiaUsage:
 
     regs: int
     stack_bytes: int  # stack frame per thread
-    spill_store_bytes: int
-    spill_load_bytes: int
+    spill_store_bytes: int | None  # None: unknown (a stored cubin no ptxas here rebuilds: see spills_from)
+    spill_load_bytes: int | None
     shared_static: int
     shared_dynamic: int  # Triton's `metadata.shared`
     local_bytes: int  # cuobjdump LOCAL
-    ptxas_version: str | None = None
+    ptxas_version: str | None = None  # the ptxas whose -v gave the spill figures (None: no ptxas run here did)
+    # A Triton cache entry read as stored: where the registers, stack and shared memory come from, and where
+    # the spill figures do (or why they are unknown). None on a compile: all from this compile's ptxas.
+    counts_from: str | None = None
+    spills_from: str | None = None
 
     vendor = "nvidia"
 
@@ -317,8 +325,13 @@ class NvidiaUsage:
         return self.shared_static + self.shared_dynamic
 
     @property
+    def spills_known(self) -> bool:
+        return self.spill_store_bytes is not None and self.spill_load_bytes is not None
+
+    @property
     def spills(self) -> int:
-        return self.spill_store_bytes + self.spill_load_bytes
+        """Spill store + load bytes (0 where unknown: ``spills_known`` tells)."""
+        return (self.spill_store_bytes or 0) + (self.spill_load_bytes or 0)
 
 
 ResourceUsage = AmdUsage | NvidiaUsage

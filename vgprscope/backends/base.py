@@ -70,6 +70,11 @@ class Backend(Protocol):
     cache_options: tuple[str, ...]
     raw_outputs: tuple[str, ...]  # the compile worker's outputs its parser reads
     cache_artifact: str  # the file of a Triton cache entry the resources are read from ("amdgcn", "cubin")
+    # whether reading that file as stored runs the writing release's own tools (a ptxas re-run for the spills)
+    stored_read_needs_release: bool
+    # its device library, as a TTIR calls it (``tt.extern_elementwise``'s symbol): its name and the symbol's
+    # pattern; linked by this backend only
+    device_library: tuple[str, str]
     spill_artifact: str  # what the spill sites are read from, as a note names it when missing
     unit: str  # the occupancy unit ("waves/SIMD", "blocks/SM")
     unit_short: str  # the same in a compact cell ("w/SIMD")

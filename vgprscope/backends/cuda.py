@@ -50,6 +50,8 @@ class CudaBackend:
     options = ("maxnreg",)
     cache_options = ("maxnreg", "ptx_options", "ptx_version", "launch_pdl", "enable_reflect_ftz")
     cache_artifact = "cubin"
+    stored_read_needs_release = True  # the spill bytes: the ptxas that built the cubin
+    device_library = ("NVIDIA's libdevice", r'symbol = "(__nv_\w+)"')  # libdevice.10.bc
     raw_outputs = ("ptxas_log", "cuobjdump", "shared")  # the cubin (cubin_b64) is for the spill sites only
     spill_artifact = "cubin"
     unit = NVIDIA_UNIT
@@ -117,6 +119,12 @@ class CudaBackend:
     def parse(self, raw: Mapping[str, Any]) -> NvidiaUsage:
         from ..parse.nvidia import nvidia_usage
 
+        if "stored" in raw:  # a Triton cache entry read as stored: the cubin's counts, spills where known
+            from ..parse.nvidia import stored_nvidia_usage
+
+            require_outputs(raw, ("cuobjdump", "shared"))
+            return stored_nvidia_usage(raw["cuobjdump"], raw["shared"], raw.get("name"), raw["stored"],
+                                       raw.get("ptxas_log"), raw.get("ptxas_version"))
         require_outputs(raw, self.raw_outputs)
         return nvidia_usage(raw["ptxas_log"], raw["cuobjdump"], raw["shared"], kernel=raw.get("name"),
                             ptxas_version=raw.get("ptxas_version"))
@@ -173,10 +181,10 @@ class CudaBackend:
     # ---- a usage's numbers and words
 
     def metric_values(self, u: NvidiaUsage) -> dict[str, int]:
-        return {
-            "regs": u.regs, "stack_bytes": u.stack_bytes, "spill_store_bytes": u.spill_store_bytes,
-            "spill_load_bytes": u.spill_load_bytes, "shared_bytes": u.shared_bytes,
-        }
+        """The gate's numbers; unknown spill figures (a stored cubin no ptxas here rebuilds) are left out."""
+        values = {"regs": u.regs, "stack_bytes": u.stack_bytes, "spill_store_bytes": u.spill_store_bytes,
+                  "spill_load_bytes": u.spill_load_bytes, "shared_bytes": u.shared_bytes}
+        return {k: v for k, v in values.items() if v is not None}
 
     def registers(self, u: NvidiaUsage) -> int:
         return u.regs
@@ -218,19 +226,27 @@ class CudaBackend:
         return str(u.regs)
 
     def spills_text(self, u: NvidiaUsage) -> str:
-        """``0``, or spill store + load bytes: ``24+24 B``."""
+        """``0``, or spill store + load bytes: ``24+24 B``; ``?`` where unknown (``spills_from`` says why)."""
+        if not u.spills_known:
+            return "?"
         return "0" if not u.spills else f"{u.spill_store_bytes}+{u.spill_load_bytes} B"
 
     def spills_full_text(self, u: NvidiaUsage) -> str:
+        if not u.spills_known:
+            return "unknown"
         return "0" if not u.spills else f"{u.spill_store_bytes}B st / {u.spill_load_bytes}B ld"
 
     def spills_level_text(self, u: NvidiaUsage) -> str:
+        if not u.spills_known:
+            return "?"
         return "0" if not u.spills else f"{u.spill_store_bytes}+{u.spill_load_bytes}"
 
     def spills_next_text(self, u: NvidiaUsage) -> str:
-        return f"{u.spill_store_bytes}+{u.spill_load_bytes} B"
+        return f"{u.spill_store_bytes}+{u.spill_load_bytes} B" if u.spills_known else "? B"
 
     def spill_price(self, u: NvidiaUsage) -> str:
+        if not u.spills_known:
+            return "spills unknown"
         if not u.spills:
             return "no spills"
         return f"{u.spill_store_bytes} B of spill stores, {u.spill_load_bytes} B of spill loads"

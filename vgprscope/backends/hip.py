@@ -34,6 +34,8 @@ class HipBackend:
     options = ("waves_per_eu", "matrix_instr_nonkdim", "kpack")
     cache_options = ("waves_per_eu", "matrix_instr_nonkdim", "kpack", "schedule_hint")
     cache_artifact = "amdgcn"
+    stored_read_needs_release = False  # the AMDGCN text holds every figure
+    device_library = ("AMD's device libraries", r'symbol = "(__oc[km]l_\w+)"')  # ocml.bc, ockl.bc
     # what the compile worker returns for it, that the parser reads (compile.worker._collect)
     raw_outputs = ("amdgcn", "shared")
     spill_artifact = "AMDGCN"

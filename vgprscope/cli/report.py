@@ -10,7 +10,7 @@ import typer
 from .app import app
 from .common import ReflowedHelp, err, handles_errors
 from .options import (
-    AutotuneDecodeOpt, AutotuneTargetsOpt, BudgetSOpt, CaptureOpt, ConfigOpt, CudaGraphDecodeOpt,
+    AutotuneDecodeOpt, AutotuneTargetsOpt, BudgetSOpt, CacheDirArg, CaptureOpt, ConfigOpt, CudaGraphDecodeOpt,
     FrontierSettingsOpt, JobsOpt, PresetOpt, RepMsOpt, ReportArchOpt, ReportDirOpt, StrategiesOpt, TmaOpt,
     TritonOpt, VariantOpt,
 )
@@ -92,6 +92,27 @@ def triton_upgrade_cmd(triton: TritonOpt = None, variant: VariantOpt = None, cap
     with compile_progress() as progress:
         _wrote(triton_upgrade_report(out, triton=triton, variant=variant, capture=capture, arch=_names(arch),
                                      config=config, jobs=jobs, on_progress=progress))
+
+
+@report_app.command("scan-cache")
+@handles_errors
+def scan_cache_cmd(directory: CacheDirArg = None, triton: TritonOpt = None, arch: ReportArchOpt = None,
+                   out: ReportDirOpt = Path("reports"), jobs: JobsOpt = None) -> None:
+    """A Triton cache another machine wrote, as scan reads it: scan-DIR.md.
+
+    The stored rows (registers and memory from each cubin, spill bytes with their source) and, with --arch,
+    the TTIR retargeted by the release that wrote it (--triton)."""
+    from ..errors import UsageError
+    from ..library.reports.scan_cache import scan_cache_report
+    from .progress import compile_progress
+
+    if directory is None:
+        raise UsageError("report scan-cache needs the cache directory: vgprscope report scan-cache DIR")
+    if triton and len(triton) > 1:
+        raise UsageError(f"report scan-cache takes one --triton; given: {', '.join(triton)}")
+    with compile_progress() as progress:
+        _wrote(scan_cache_report(directory, out, triton=triton[0] if triton else None, arch=_names(arch),
+                                 jobs=jobs, on_progress=progress))
 
 
 @report_app.command("bench")

@@ -6,25 +6,27 @@ import typer
 
 from .app import app
 from .common import emit, err, handles_errors
-from .options import CacheDirArg, Compiles, Format, FormatOpt, Output, RetargetArchOpt, bundled
+from .options import CacheDirArg, Compiles, Format, FormatOpt, Output, RetargetArchOpt, TritonOpt, bundled
 
 
 @app.command()
 @handles_errors
 @bundled
-def scan(directory: CacheDirArg = None, *, arch: RetargetArchOpt = None, format: FormatOpt = Format.table,
-         out: Output, run: Compiles) -> None:
+def scan(directory: CacheDirArg = None, *, arch: RetargetArchOpt = None, triton: TritonOpt = None,
+         format: FormatOpt = Format.table, out: Output, run: Compiles) -> None:
     """Registers, spills, LDS and occupancy of the kernels in a Triton cache (what a GPU run compiled).
 
     Read from the stored AMDGCN / cubin for the arch each was built for (--arch recompiles their TTIR for
     others); partial or corrupt entries are rows with the reason. Rows are named by kernel, the file it
-    came from beside it."""
+    came from beside it. Entries another Triton release wrote are read and recompiled by that release where
+    it is at hand (--triton, or a toolchain installed before); a stored cubin's spill figures come from the
+    ptxas that rebuilds it, else are unknown."""
     from ..library import api
     from .analyze import render
     from .progress import compile_progress
 
     with compile_progress() as progress:
-        result = api.scan(directory, arch=arch, **run.library(), on_progress=progress)
+        result = api.scan(directory, arch=arch, triton=triton, **run.library(), on_progress=progress)
     err(f"scanned {result.summary}")
     if not result.records:
         err("no kernel in the cache")

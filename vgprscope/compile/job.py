@@ -120,7 +120,8 @@ class IRSource:
 @dataclass(frozen=True)
 class StoredOutputs:
     """A Triton cache entry's compiled outputs, read for the arch they were built for (nothing compiles):
-    AMDGCN text, or a cubin plus a ``ptxas -v`` of the stored PTX for the spill figures."""
+    AMDGCN text, or a cubin plus a ``ptxas -v`` of the stored PTX for the spill figures (taken only where that
+    ptxas rebuilds the stored cubin)."""
 
     files: tuple[tuple[str, str], ...]  # (suffix, path): amdgcn / cubin / ptx
     name: str
@@ -128,6 +129,7 @@ class StoredOutputs:
     num_warps: int | None = None
     enable_fp_fusion: bool = True
     ptx_options: str | None = None
+    written_by: str | None = None  # the Triton release that wrote the entry (its metadata), if it says
 
     def identity(self) -> dict[str, Any]:
         return {"stored": [list(f) for f in self.files]}

@@ -244,6 +244,13 @@ def release(version: str, say: Callable[[str], None] = lambda s: None) -> Toolch
     return register(Toolchain("release", version, str(_python_of(env))))
 
 
+def installed_release(version: str) -> Toolchain | None:
+    """Triton ``version`` if it is already installed in the store, else None (nothing is installed)."""
+    if not _VERSION.match(version) or not (store() / _env_name(version) / MARKER).is_file():
+        return None
+    return release(version)
+
+
 def _stamp(python: Path) -> str | None:
     """What changes when an environment's Triton does: its triton/__init__.py's path, size and mtime."""
     root = python.parent.parent

@@ -510,24 +510,43 @@ def _arch_name(target: dict[str, Any]) -> str:
     return str(target["arch"]) if target["backend"] == "hip" else f"sm_{target['arch']}"
 
 
-def _ptxas_log(capability: int, ptx: str, fp_fusion: bool, ptx_options: str | None) -> str:
-    """``ptxas -v`` of a stored PTX, with the flags Triton's NVIDIA backend gives it (make_cubin)."""
+def _release_ptxas_flags() -> list[str]:
+    """The flags this release's make_cubin gives ptxas beyond line info, ``-v``, fmad and ``ptx_options``, read
+    from its own source (3.9 adds ``--regAllocOptLevel=2``, 3.6 none). A wrong guess costs nothing but the
+    spill figures: they are taken only where the re-run rebuilds the stored cubin byte for byte."""
+    import inspect
+
+    from triton.backends.nvidia.compiler import CUDABackend
+
+    try:
+        src = inspect.getsource(CUDABackend.make_cubin)
+    except (OSError, TypeError):
+        return []
+    return ["--regAllocOptLevel=2"] if "--regAllocOptLevel=2" in src else []
+
+
+def _ptxas_log(capability: int, ptx: str, fp_fusion: bool, ptx_options: str | None) -> tuple[str, bytes]:
+    """``ptxas -v`` of a stored PTX, with the flags this release's NVIDIA backend gives it (make_cubin): its
+    log and the cubin it writes."""
     from triton.backends.nvidia.compiler import get_ptxas, sm_arch_from_capability
 
     with tempfile.TemporaryDirectory() as tmp:
         cmd = [get_ptxas(capability).path, "-lineinfo", *([] if fp_fusion else ["--fmad=false"]), "-v",
-               "--regAllocOptLevel=2", *(ptx_options.split(" ") if ptx_options else []),
+               *_release_ptxas_flags(), *(ptx_options.split(" ") if ptx_options else []),
                f"--gpu-name={sm_arch_from_capability(capability)}", ptx, "-o", os.path.join(tmp, "k.cubin")]
         done = subprocess.run(cmd, capture_output=True, text=True)
-    if done.returncode != 0:
-        raise RuntimeError(f"ptxas failed on {os.path.basename(ptx)}: {done.stderr.strip()[-200:]}")
-    return done.stderr + done.stdout
+        if done.returncode != 0:
+            raise RuntimeError(f"ptxas failed on {os.path.basename(ptx)}: {done.stderr.strip()[-200:]}")
+        with open(os.path.join(tmp, "k.cubin"), "rb") as f:
+            return done.stderr + done.stdout, f.read()
 
 
 def _read_stored(job: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
     """A Triton cache entry's stored outputs, as a compile would have returned them: the AMDGCN text; on
-    NVIDIA the cubin's resource usage and, for the spill figures only ptxas prints, ``ptxas -v`` of the
-    stored PTX with Triton's flags (its register count must equal the cubin's: the parser checks)."""
+    NVIDIA the stored cubin's resource usage (its registers, stack and shared memory are the truth) and, for
+    the spill figures only ptxas prints, ``ptxas -v`` of the stored PTX with this release's flags, kept only
+    where the cubin that re-run writes is the stored one byte for byte (that ptxas built it). ``stored`` says
+    who wrote the entry, who read it and what the re-run gave, for the row to name its sources."""
     (_, p), = job["source"].items()
     files = dict(p["files"])
     t = job["target"]
@@ -539,14 +558,34 @@ def _read_stored(job: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
     if t["backend"] == "hip":
         with open(files["amdgcn"]) as f:
             out["amdgcn"] = f.read()
+        return out
+    from triton.backends.nvidia.compiler import get_ptxas
+
+    capability = int(t["arch"])
+    with open(files["cubin"], "rb") as f:
+        cubin = f.read()
+    out["cuobjdump"] = _cuobjdump_resources(cubin)
+    try:
+        short = str(get_ptxas(capability).version)
+    except (AttributeError, TypeError):  # releases whose tool lookup differs: the version line says it too
+        short = _ptxas_version(capability)
+    stored: dict[str, Any] = {"written_by": p.get("written_by"), "read_by": triton_version(), "ptxas": short}
+    if "ptx" not in files:
+        stored["ptxas_result"] = "no .ptx in the entry to run ptxas on"
     else:
-        with open(files["cubin"], "rb") as f:
-            out["cuobjdump"] = _cuobjdump_resources(f.read())
-        if "ptx" not in files:
-            raise FileNotFoundError("no .ptx in the entry: ptxas cannot give the spill figures")
-        out["ptxas_log"] = _ptxas_log(int(t["arch"]), files["ptx"], p.get("enable_fp_fusion", True),
+        try:
+            log, rebuilt = _ptxas_log(capability, files["ptx"], p.get("enable_fp_fusion", True),
                                       p.get("ptx_options"))
-        out["ptxas_version"] = _ptxas_version(int(t["arch"]))
+        except RuntimeError as exc:
+            stored["ptxas_result"] = f"this ptxas cannot assemble the stored PTX ({one_line(exc)[-120:]})"
+        else:
+            if rebuilt == cubin:
+                out["ptxas_log"] = log
+                out["ptxas_version"] = _ptxas_version(capability)
+                stored["ptxas_result"] = "rebuilds the stored cubin"
+            else:
+                stored["ptxas_result"] = "does not rebuild the stored cubin"
+    out["stored"] = stored
     return out
 
 

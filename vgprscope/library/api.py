@@ -319,16 +319,25 @@ def diff(*, triton: Any = None, settings: Any = None, variant: Names = None, arc
 
 
 def scan(directory: PathLike | None = None, *, arch: Names = None, jobs: int | None = None,
-         use_cache: bool = True, cache: PathLike | None = None, on_progress: Progress | None = None) -> ScanResult:
+         use_cache: bool = True, cache: PathLike | None = None, on_progress: Progress | None = None,
+         triton: str | Sequence[str] | None = None) -> ScanResult:
     """The kernels of a Triton cache directory (default $TRITON_CACHE_DIR, else ~/.triton/cache): read from
-    the stored AMDGCN / cubin for the arch each was built for, and with ``arch`` recompiled there too."""
+    the stored AMDGCN / cubin for the arch each was built for, and with ``arch`` recompiled there too.
+    ``triton``: one release (or environment) for the entries another Triton wrote: their TTIR compiles there
+    and its ptxas gives a stored cubin's spill figures (installed once, as everywhere)."""
     from ..scan import scan as scan_cache
     from ..sources.triton_cache import default_dir
     from ..sweep import select_archs
 
+    from ..compile.toolchains import is_range
+
+    given = [triton] if isinstance(triton, str) else list(triton or [])
+    if len(given) > 1 or any(is_range(t) for t in given):
+        raise UsageError("scan takes one --triton (the release that wrote the cache, or the one to compile its "
+                         f"TTIR with); given: {', '.join(given)}")
     run = _run(jobs, use_cache, cache, on_progress)
     names = selection.names(arch, "arch")
     result = scan_cache(Path(directory) if directory else default_dir(), select_archs(names) if names else [],
                         jobs=run["jobs"], use_cache=run["use_cache"], on_progress=on_progress,
-                        cache_dir=run["cache_dir"])
+                        cache_dir=run["cache_dir"], triton=given[0] if given else None)
     return ScanResult(result.records, directory=result.directory, entries=result.entries, summary=result.summary())

@@ -88,3 +88,54 @@ def nvidia_usage(ptxas_log: str, cuobjdump_text: str, dynamic_shared: int = 0, k
         shared_static=res.get("SHARED", int(log["smem"])), shared_dynamic=int(dynamic_shared),
         local_bytes=res.get("LOCAL", 0), ptxas_version=ptxas_version,
     )
+
+
+COUNTS_FROM_CUBIN = "the stored cubin (cuobjdump --dump-resource-usage)"
+
+
+def stored_nvidia_usage(cuobjdump_text: str, dynamic_shared: int, kernel: str | None, stored: dict[str, str | None],
+                        ptxas_log: str | None = None, ptxas_version: str | None = None) -> NvidiaUsage:
+    """A Triton cache entry's NVIDIA usage, read as stored: registers, stack frame and static shared memory are
+    the stored cubin's (cuobjdump); the spill bytes, which only ptxas prints, come from ``ptxas_log``, given
+    only where that re-run rebuilt the stored cubin byte for byte (it is the ptxas that built it), else are
+    zero where the cubin has no stack frame (spills live in it), else unknown. ``stored``: the compile worker's
+    facts (written_by, read_by: Triton releases; ptxas: the re-run's version; ptxas_result)."""
+    res = parse_cuobjdump_resources(cuobjdump_text, kernel)
+    if "REG" not in res:
+        raise NvidiaParseError(f"the cubin's resource usage of {kernel} has no REG")
+    store: int | None
+    load: int | None
+    stack = res.get("STACK", 0)
+    if ptxas_log is not None:
+        log = parse_ptxas_log(ptxas_log, kernel)
+        if log["regs"] != res["REG"] or log["stack_bytes"] != stack:  # the same cubin cannot say otherwise
+            raise NvidiaParseError(f"ptxas says {log['regs']} registers, {log['stack_bytes']} B stack but the cubin "
+                                   f"it rebuilt says {res['REG']}, {stack} B")
+        store, load = int(log["spill_store_bytes"]), int(log["spill_load_bytes"])
+        source = f"ptxas {stored.get('ptxas')} (Triton {stored.get('read_by')}'s), which rebuilds the stored cubin"
+    elif stack == 0:
+        store, load = 0, 0
+        source = "the stored cubin: no stack frame, so nothing spilled"
+        ptxas_version = None
+    else:
+        store, load = None, None
+        ptxas_version = None
+        source = "unknown: " + _why_unknown(stored)
+    return NvidiaUsage(regs=res["REG"], stack_bytes=stack, spill_store_bytes=store, spill_load_bytes=load,
+                       shared_static=res.get("SHARED", 0), shared_dynamic=int(dynamic_shared),
+                       local_bytes=res.get("LOCAL", 0), ptxas_version=ptxas_version,
+                       counts_from=COUNTS_FROM_CUBIN, spills_from=source)
+
+
+def _why_unknown(stored: dict[str, str | None]) -> str:
+    written, read, ptxas = stored.get("written_by"), stored.get("read_by"), stored.get("ptxas")
+    result = stored.get("ptxas_result") or "does not rebuild the stored cubin"
+    this = f"this ptxas ({ptxas}, Triton {read}'s)"
+    if result.startswith("no .ptx"):
+        return result
+    result = result.removeprefix("this ptxas ")
+    if written is None:
+        return f"the entry does not say which Triton wrote it, and {this} {result}"
+    if written == read:
+        return f"{this} {result} though Triton {written} wrote the entry (built with another ptxas or flags)"
+    return f"the cubin was built by Triton {written}'s ptxas; {this} {result}; add --triton {written} for its ptxas"

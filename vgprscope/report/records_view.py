@@ -129,7 +129,8 @@ def table_text(records: Sequence[Record], machine: Machine, *, title: str | None
     shared, rest = common_config([r.config.short() for r in records])
     labels = {r.key: lab for r, lab in zip(records, rest)}
     # a column that says the same on every row is said once, in the title
-    spill_free = all(not r.usage.spills for r in records if r.usage is not None)  # failed rows spill nothing
+    # failed rows spill nothing; unknown spills (a stored cubin's) are not "no spills"
+    spill_free = all(not r.usage.spills and r.usage.spills_known for r in records if r.usage is not None)
     columns = [c if c.header != "config" else replace(c, cell=lambda r: labels[r.key])
                for c in columns if not c.wide_only and not (c.header == "config" and set(rest) == {"-"})
                and not (c.header == "spills" and spill_free)]

@@ -158,6 +158,14 @@ def fmt_occupancy_noted(rec: Record, notes: Footnotes) -> str:
     return f"{cell} {notes.ref(occ.note)}" if occ is not None and occ.note else cell
 
 
+def fmt_spills_noted(rec: Record, notes: Footnotes) -> str:
+    """The spills cell; where the spill figures are unknown (a stored cubin no ptxas here rebuilds), ``?`` and a
+    footnote saying why and how to know them."""
+    u = rec.usage
+    why = getattr(u, "spills_from", None) if u is not None and not u.spills_known else None
+    return f"{fmt_spills(rec)} {notes.ref(why)}" if why else fmt_spills(rec)
+
+
 def fmt_status(rec: Record, notes: Footnotes) -> str:
     return "ok" if rec.ok else f"✗ {notes.ref(rec.status)}"
 
@@ -256,7 +264,7 @@ def record_columns(notes: Footnotes, with_status: bool = True) -> list[Column]:
         Column("config", lambda r: r.config.short(), wrap=True),
         Column("VGPRs / regs", fmt_regs, wrap=True, min_width=7),  # header on two lines at most
         Column("SGPRs", fmt_sgpr, wide_only=True),
-        Column("spills", fmt_spills, wrap=True, default_only=True),
+        Column("spills", lambda r: fmt_spills_noted(r, notes), wrap=True, default_only=True),
         Column("spills", fmt_spills_full, wide_only=True),
         Column("scratch / stack (B/lane)", fmt_scratch, wide_only=True),
         Column("LDS B", fmt_lds, justify="right", default_only=True, drop=2),

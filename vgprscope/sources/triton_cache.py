@@ -47,6 +47,8 @@ class CacheEntry:
     reason: str | None = None
     # Triton's own compiled C module (its launcher, cuda_utils, hip_utils): no kernel, nothing to read
     helper: bool = False
+    # the autotuner's saved timings (``NAME.autotune.json``, ``@triton.autotune(cache_results=True)``): no kernel
+    autotune: bool = False
 
     @property
     def hash(self) -> str:
@@ -60,6 +62,12 @@ class CacheEntry:
         if backend not in VENDOR_OPTIONS:  # a backend vgprscope does not know
             return None
         return backend_named(backend).arch_for_target(arch)
+
+    @property
+    def release(self) -> str | None:
+        """The Triton release that wrote the entry, as its metadata says (``triton_version``; None: not said)."""
+        v = self.metadata.get("triton_version")
+        return v if isinstance(v, str) and v else None
 
     def file(self, suffix: str) -> Path | None:
         name = f"{self.name}.{suffix}"
@@ -86,6 +94,7 @@ class CacheEntry:
 _MODULE_FILE_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_-]+)*\.(so|pyd|dylib|c|cc|cpp|h)$")
 # FileCacheManager.put writes through a temporary directory inside the entry (removed once the file is in)
 _TMP_PREFIX = "tmp.pid_"
+_AUTOTUNE_SUFFIX = ".autotune.json"  # what the autotuner's cache_results writes: its timings per key
 
 
 def _helper_module(files: tuple[str, ...]) -> str | None:
@@ -106,6 +115,8 @@ def read_entry(directory: Path) -> CacheEntry:
     module = _helper_module(files)
     if module is not None:
         return CacheEntry(directory, module, files=files, helper=True)
+    if files and all(f.endswith(_AUTOTUNE_SUFFIX) for f in files):
+        return CacheEntry(directory, files[0][:-len(_AUTOTUNE_SUFFIX)], files=files, autotune=True)
     groups = [f for f in files if f.startswith("__grp__") and f.endswith(".json")]
     metas = [f for f in files if f.endswith(".json") and not f.startswith("__grp__")]
     name = groups[0][len("__grp__"):-len(".json")] if groups else (metas[0][:-len(".json")] if metas else "?")
@@ -127,7 +138,11 @@ def read_entry(directory: Path) -> CacheEntry:
                           reason=f"corrupt entry: {type(exc).__name__}: {str(exc)[:120]}")
     missing = [Path(p).name for p in children.values() if Path(p).name not in files]
     entry = CacheEntry(directory, name, key, meta, files)
-    if missing:
+    # Triton writes the __grp__ file last: files missing beside it were removed later (a cache copied without
+    # its intermediates, *.llir / *.ptx). Without the artifact the entry is partial; without an intermediate
+    # it is read, and what needs that file says so (no .ptx: no ptxas figures; no .ttir: no retarget).
+    known = key[0] in VENDOR_OPTIONS
+    if missing and (not known or f"{name}.{backend_named(key[0]).cache_artifact}" in missing):
         return CacheEntry(directory, name, key, meta, files, f"partial entry: {', '.join(missing)} missing")
     if entry.arch() is None:
         return CacheEntry(directory, name, key, meta, files,
@@ -154,24 +169,25 @@ def _options(entry: CacheEntry, vendor: str | None) -> dict[str, Any]:
     return {k: entry.metadata[k] for k in names if entry.metadata.get(k) is not None}
 
 
-def _config(entry: CacheEntry) -> LaunchConfig:
-    built = entry.target[0] if entry.target else None
-    return LaunchConfig(args=(), constexprs=(), options=tuple(sorted(_options(entry, built).items())),
+def _config(entry: CacheEntry, vendor: str | None) -> LaunchConfig:
+    """The row's config: the common options and those of ``vendor`` (the backend the row is for)."""
+    return LaunchConfig(args=(), constexprs=(), options=tuple(sorted(_options(entry, vendor).items())),
                         origin=entry.hash)
 
 
-def _row(entry: CacheEntry, how: str) -> RowInfo:
+def _row(entry: CacheEntry, how: str, vendor: str | None) -> RowInfo:
     src = entry.source_file()
     label = Path(src).name if src else "(triton cache)"
-    return RowInfo(label=label, kernel=entry.name, config=_config(entry),
+    written = (("written_by", f"Triton {entry.release}"),) if entry.release else ()
+    return RowInfo(label=label, kernel=entry.name, config=_config(entry, vendor),
                    identity=KernelIdentity("", entry.name, src, entry.hash[:16]), source="triton-cache",
-                   source_hash=entry.hash[:16], extras=(("cache", how), ("entry", entry.hash)))
+                   source_hash=entry.hash[:16], extras=(("cache", how), ("entry", entry.hash), *written))
 
 
 def stored_task(entry: CacheEntry) -> tuple[Task | None, RowInfo, Arch | None]:
     """The entry's resources as stored, read for the arch it was built for (None: no such arch here, or
     the entry is too broken to read; the row then says why)."""
-    row = _row(entry, "stored")
+    row = _row(entry, "stored", entry.target[0] if entry.target else None)
     built = entry.arch()
     if built is None or entry.reason:
         return None, row, built
@@ -179,16 +195,33 @@ def stored_task(entry: CacheEntry) -> tuple[Task | None, RowInfo, Arch | None]:
     source = StoredOutputs(files=files, name=entry.name, shared=int(entry.metadata.get("shared") or 0),
                            num_warps=entry.metadata.get("num_warps"),
                            enable_fp_fusion=bool(entry.metadata.get("enable_fp_fusion", True)),
-                           ptx_options=entry.metadata.get("ptx_options"))
+                           ptx_options=entry.metadata.get("ptx_options"), written_by=entry.release)
     return Task(CompileJob.of(source, target_of(built)), built, row), row, built
+
+
+def vendor_library_reason(text: str, arch: Arch) -> str | None:
+    """Why a TTIR cannot compile for ``arch``: it calls another backend's device library (its
+    ``tt.extern_elementwise`` symbols; None: it does not)."""
+    own = backend_of(arch).name
+    for b in BACKENDS:
+        library, symbol = b.device_library
+        found = list(dict.fromkeys(re.findall(symbol, text))) if b.name != own else []
+        if found:
+            more = f", +{len(found) - 3} more" if len(found) > 3 else ""
+            return (f"calls {library} ({', '.join(found[:3])}{more}), which an {backend_of(arch).label} target "
+                    f"cannot link: its TTIR does not cross vendors; compile the kernel's source for {arch.name} "
+                    "instead")
+    return None
 
 
 def retarget_task(entry: CacheEntry, arch: Arch) -> Task:
     """The entry's TTIR compiled for ``arch`` with the options it was built with (another backend's options
-    dropped: they mean nothing there)."""
+    dropped, in the job and the row: they mean nothing there), by the installed Triton (``scan`` puts it under
+    the release that wrote the entry); a TTIR calling another vendor's device library is a row saying so."""
     own = backend_of(arch).name
     built = entry.target[0] if entry.target else None
-    row = _row(entry, "recompiled")
+    vendor = own if own == built else None
+    row = _row(entry, "recompiled", vendor)
     ttir = entry.file("ttir")
     if entry.reason or ttir is None:
         return Task(None, arch, row, entry.reason or "no .ttir in the entry to recompile")
@@ -196,6 +229,7 @@ def retarget_task(entry: CacheEntry, arch: Arch) -> Task:
         text = ttir.read_text()
     except (OSError, UnicodeDecodeError) as exc:
         return Task(None, arch, row, f"cannot read {ttir.name}: {exc}")
-    opts = _options(entry, own if own == built else None)
-    return Task(CompileJob.of(IRSource(text=text, suffix="ttir", name=entry.name), target_of(arch), options=opts),
-                arch, row)
+    job = CompileJob.of(IRSource(text=text, suffix="ttir", name=entry.name), target_of(arch),
+                        options=_options(entry, vendor))
+    # the job stays with a reason (which wins: nothing compiles) so that equal retargets are told apart by it
+    return Task(job, arch, row, vendor_library_reason(text, arch))
