@@ -59,3 +59,27 @@ def test_from_python_example_runs(example, tmp_path):
     out = done.stdout
     assert "gfx942" in out and "sm_90" in out, out
     assert "error" not in out.lower(), out
+
+
+# ---- "Budgets in your test suite": the example is a test file a user's pytest runs ------------------------
+
+PLUGIN_SECTION = README.read_text().split("\n## Budgets in your test suite (pytest plugin)\n", 1)[1].split("\n## ", 1)[0]
+
+
+def test_the_pytest_plugin_example_runs_as_a_users_test_file(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    (example,) = re.findall(r"^```python\n(.*?)^```$", PLUGIN_SECTION, re.M | re.S)
+    (tmp_path / "test_example.py").write_text(example)
+    report = tmp_path / "costs.json"
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path),
+                           f"--vgprscope-report={report}"], capture_output=True, text=True, cwd=tmp_path,
+                          env={**os.environ, "TRITON_INTERPRET": "1"}, timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert "2 passed" in done.stdout
+    import json
+
+    rows = json.loads(report.read_text())["rows"]
+    assert {(r["kernel"], r["arch"]) for r in rows} == {("scale_kernel", a) for a in ("gfx942", "sm_90", "gfx950")}
