@@ -39,6 +39,7 @@ from .parse.layouts import (
     Layout, LayoutError, Opaque, describe, elements_per_lane, parse_layout, registers_per_lane,
 )
 from .parse.lineinfo import SpillInstruction
+from .parse.loops import LoopMix
 from .parse.ttgir import IrLoop, IrValue, TtgirModule, parse_ttgir
 from .records import ResourceUsage
 
@@ -187,6 +188,7 @@ class KernelExplanation:
     error: str | None = None
     notes: tuple[str, ...] = field(default=())
     shared_bytes: int | None = None  # the kernel's shared memory / LDS in all, as the compiler reports it
+    mixes: tuple[LoopMix, ...] = ()  # each machine-code loop's one-trip instruction mix (parse.loops)
 
     @property
     def ok(self) -> bool:
@@ -198,7 +200,7 @@ class KernelExplanation:
                 "allocation": self.allocation.as_dict() if self.allocation else None,
                 "loops": [lp.as_dict() for lp in self.loops], "spill_sites": [s.as_dict() for s in self.spills],
                 "estimate": self.estimate.as_dict() if self.estimate else None, "error": self.error, "notes": list(self.notes),
-                "shared_bytes": self.shared_bytes}
+                "shared_bytes": self.shared_bytes, "loop_mix": [m.as_dict() for m in self.mixes]}
 
 
 def _role(value: IrValue) -> str:
@@ -315,6 +317,8 @@ def explain_raw(arch: Arch, raw: dict[str, Any], label: str, config: str = "",
     usage = parse_output(arch, raw)
     notes = []
     backend = backend_of(arch)
+    if sass is None:
+        sass = backend.disassemble(raw)  # once, for the spill sites and the loops
     found = backend.spill_instructions(raw, sass)
     if found is None:
         notes.append(f"no {backend.spill_artifact} in the compiler outputs: spill sites not read")
@@ -324,7 +328,7 @@ def explain_raw(arch: Arch, raw: dict[str, Any], label: str, config: str = "",
     return KernelExplanation(
         **base | {"num_warps": module.num_warps, "lanes": module.threads_per_warp, "allocation": alloc},
         loops=tuple(loop_state(lp, module) for lp in module.loops), spills=spill_sites(instructions),
-        notes=tuple(notes), shared_bytes=shared)
+        notes=tuple(notes), shared_bytes=shared, mixes=backend.loop_mixes(raw, sass) or ())
 
 
 def explain_tasks(tasks: Sequence[Any], jobs: int | None = None, on_progress=None,

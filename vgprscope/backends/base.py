@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from ..compile.job import Target
     from ..occupancy import LadderStep
     from ..parse.lineinfo import SpillInstruction
+    from ..parse.loops import LoopMix
     from ..records import Occupancy, ResourceUsage
 
 
@@ -106,6 +107,15 @@ class Backend(Protocol):
     # ---- compiler outputs
     def parse(self, raw: Mapping[str, Any]) -> ResourceUsage: ...
     def spill_instructions(self, raw: Mapping[str, Any], sass: str | None = None) -> list[SpillInstruction] | None: ...
+
+    def disassemble(self, raw: Mapping[str, Any]) -> str | None:
+        """The machine code as text where the compiler outputs hold only the binary (NVIDIA's cubin -> SASS),
+        else None (AMD's AMDGCN is already text)."""
+        ...
+
+    def loop_mixes(self, raw: Mapping[str, Any], sass: str | None = None) -> tuple[LoopMix, ...] | None:
+        """Each loop's one-trip instruction mix from the kernel's assembly; None when there is none to read."""
+        ...
 
     # ---- launch, occupancy, frontier
     def launch_limit_reason(self, arch: Arch, usage: ResourceUsage, num_warps: int | None = None) -> str | None: ...

@@ -25,6 +25,7 @@ from .base import Calculation, KnobLevel, Metric, require_outputs, last_output_l
 
 if TYPE_CHECKING:  # the parsers are imported when an output is parsed: a warm run reads the cache only
     from ..parse.lineinfo import SpillInstruction
+    from ..parse.loops import LoopMix
 
 KIB = 1024
 
@@ -139,6 +140,16 @@ class CudaBackend:
         if sass is None:
             return None
         return sass_spills(sass, raw.get("name")) if sass else []
+
+    def disassemble(self, raw: Mapping[str, Any]) -> str | None:
+        return nvdisasm(base64.b64decode(raw["cubin_b64"])) if raw.get("cubin_b64") else None
+
+    def loop_mixes(self, raw: Mapping[str, Any], sass: str | None = None) -> tuple[LoopMix, ...] | None:
+        from ..parse.loops import sass_loops
+
+        if sass is None:
+            sass = self.disassemble(raw)
+        return sass_loops(sass, raw.get("name")) if sass is not None else None
 
     # ---- launch, occupancy, frontier
 

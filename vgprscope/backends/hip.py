@@ -21,6 +21,7 @@ from .base import Calculation, KnobLevel, Metric, require_outputs, count, last_o
 
 if TYPE_CHECKING:  # the parsers are imported when an output is parsed: a warm run reads the cache only
     from ..parse.lineinfo import SpillInstruction
+    from ..parse.loops import LoopMix
 
 KIB = 1024
 
@@ -118,6 +119,14 @@ class HipBackend:
         from ..parse.lineinfo import amdgcn_spills
 
         return amdgcn_spills(raw["amdgcn"], kernel=raw.get("name"))
+
+    def disassemble(self, raw: Mapping[str, Any]) -> str | None:
+        return None  # the AMDGCN the compiler prints is the text
+
+    def loop_mixes(self, raw: Mapping[str, Any], sass: str | None = None) -> tuple[LoopMix, ...] | None:
+        from ..parse.loops import amdgcn_loops
+
+        return amdgcn_loops(raw["amdgcn"], kernel=raw.get("name")) if raw.get("amdgcn") else None
 
     # ---- launch, occupancy, frontier
 

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..explain import REMAINDER, Estimate, KernelExplanation, LiveTensor, LoopLiveState
+from ..parse.loops import LoopMix
 from .machine import Machine
 
 # 2: a kernel's model estimate is ``estimate`` ({"name", "registers_per_lane"}), whatever model its source
@@ -234,9 +235,56 @@ def to_table(explanations: Sequence[KernelExplanation], machine: Machine, *, spi
             out.append(render(table))
             if len(e.spills) > spill_limit:
                 out.append(f"    ... {len(e.spills) - spill_limit} more sites (--format md or json lists all)")
+        if e.mixes:
+            out.append(wrap(mix_summary(e), "  "))
+            out.append(render(_mix_table(e, wide)))
         out += [f"  note: {n}" for n in e.notes]
         out.append("")
     return "\n".join(out).rstrip("\n") + "\n"
+
+
+# ---- each machine-code loop's one-trip instruction mix -----------------------------------------------------
+
+# the default view fits 100 columns; --wide adds the rest
+MIX_HEADERS = ("loop", "insts", "matrix", "global", "LDS", "spill", "waits", "bar", "acc", "lines")
+MIX_WIDE = ("nop cyc", "cvt", "matrix ops")
+
+
+def mix_summary(e: KernelExplanation) -> str:
+    hot = next((m for m in e.mixes if m.hot), None)
+    unit = "lane" if e.arch.startswith("gfx") else "thread"
+    head = (f"machine-code loops: {len(e.mixes)}, one trip each (global / LDS / spill: bytes loaded/stored per "
+            f"{unit}; acc: AGPR<->VGPR copies)")
+    if hot is None:
+        return head + "; none holds a matrix instruction"
+    spill = (f", {hot.spill_bytes} B of spill traffic per trip" if hot.spill_bytes else ", no spill traffic")
+    return (f"{head}; hot loop {hot.name}: {hot.count('matrix')} matrix of {hot.instructions} instructions "
+            f"({hot.matrix_share:.0%}){spill}")
+
+
+def _pair(m: LoopMix, kind: str) -> str:
+    return f"{m.moved(kind + '_load')}/{m.moved(kind + '_store')}"
+
+
+def mix_cells(m: LoopMix, wide: bool = True) -> list[str]:
+    name = ("* " if m.hot else "") + ("  " * (m.depth - 1)) + m.name
+    cells = [name, str(m.instructions), f"{m.count('matrix')} ({m.matrix_share:.0%})", _pair(m, "global"),
+             _pair(m, "lds"), _pair(m, "scratch"), str(m.count("wait")), str(m.count("barrier")),
+             str(m.count("acc_copy")), ", ".join(m.lines) or "-"]
+    if wide:
+        cells += [str(m.nop_cycles), str(m.count("convert")), ", ".join(f"{op} x{n}" for op, n in m.matrix_ops)]
+    return cells
+
+
+def _mix_table(e: KernelExplanation, wide: bool):
+    from rich.table import Table
+
+    table = Table(show_lines=False, header_style="bold", pad_edge=False, box=None)
+    for h in (*MIX_HEADERS, *(MIX_WIDE if wide else ())):
+        table.add_column(h, justify="left" if h in ("loop", "lines", "matrix ops") else "right", no_wrap=True)
+    for m in e.mixes:
+        table.add_row(*mix_cells(m, wide))
+    return table
 
 
 def _wrap(text: str, pad: str, width: int = 100) -> str:
@@ -284,6 +332,9 @@ def to_markdown(explanations: Sequence[KernelExplanation], machine: Machine, tit
             out.append(md_table(["stores", "reloads", "where", "source line <- inlined at"],
                                 [[s.stores, s.reloads, "in loop" if s.in_loop else "outside",
                                   f"`{chain(s.location)}`"] for s in e.spills]))
+        if e.mixes:
+            out += [f"{mix_summary(e)[0].upper()}{mix_summary(e)[1:]} (* the hot loop).", ""]
+            out.append(md_table([*MIX_HEADERS, *MIX_WIDE], [mix_cells(m) for m in e.mixes]))
         out += [f"Note: {n}" for n in e.notes]
     return "\n".join(out).rstrip("\n") + "\n"
 
@@ -296,8 +347,13 @@ def to_json(explanations: Sequence[KernelExplanation], machine: Machine, command
 
 # ---- rows (the library's DataFrames) -----------------------------------------------------------------------
 
-EXPLAIN_ROWS = ("kernels", "tensors", "spills")
+EXPLAIN_ROWS = ("kernels", "tensors", "spills", "mix")
 _HEAD = ("label", "kernel", "arch", "config")
+LOOP_MIX_COLUMNS = ("loop", "depth", "parent", "hot", "instructions", "matrix_share", "matrix", "global_load",
+                    "global_store", "lds_load", "lds_store", "scratch_load", "scratch_store", "wait", "barrier",
+                    "nop", "acc_copy", "convert", "other", "global_load_bytes", "global_store_bytes",
+                    "lds_load_bytes", "lds_store_bytes", "scratch_load_bytes", "scratch_store_bytes",
+                    "spill_bytes", "nop_cycles", "matrix_ops", "lines")
 # each kind of rows' columns that every explanation has (a kernel's loops and estimate add theirs): the
 # columns of a frame with no row (no spill site, no kernel that compiled)
 ROW_COLUMNS = {
@@ -306,6 +362,7 @@ ROW_COLUMNS = {
     "tensors": (*_HEAD, "loop", "loop_depth", "loop_location", "name", "ssa", "role", "shape", "dtype", "layout",
                 "layout_full", "elements_per_lane", "registers_per_lane", "counted", "memory", "buffer", "bytes"),
     "spills": (*_HEAD, "location", "stores", "reloads", "in_loop"),
+    "mix": (*_HEAD, *LOOP_MIX_COLUMNS),
 }
 
 
@@ -337,6 +394,10 @@ def flat_rows(explanations: Sequence[KernelExplanation], what: str = "kernels") 
                     out.append(head | {"loop": lp["index"], "loop_depth": lp["depth"],
                                        "loop_location": chain(lp["location"]),
                                        **{k: ("x".join(map(str, v)) if k == "shape" else v) for k, v in t.items()}})
+        elif what == "mix":
+            out += [head | {k: (", ".join(v) if k == "lines" else
+                                ", ".join(f"{op} x{n}" for op, n in v.items()) if k == "matrix_ops" else v)
+                            for k, v in m.items()} for m in d["loop_mix"]]
         else:
             out += [head | {"location": chain(s["location"]), "stores": s["stores"], "reloads": s["reloads"],
                             "in_loop": s["in_loop"]} for s in d["spill_sites"]]
