@@ -9,13 +9,13 @@ import typer
 
 from .app import app
 from .common import ReflowedHelp, emit, err, handles_errors
-from .options import Compiles, Format, FormatOpt, Grid, Kernels, Output, ReleaseArg, Rules, SchedulerOpt, Toolchains, bundled
+from .options import Compiles, DiffFormat, DiffFormatOpt, Grid, Kernels, Output, ReleaseArg, Rules, SchedulerOpt, Toolchains, bundled
 
 
 @app.command()
 @handles_errors
 @bundled
-def diff(*, tc: Toolchains, kernels: Kernels, grid: Grid, rules: Rules, format: FormatOpt = Format.table,
+def diff(*, tc: Toolchains, kernels: Kernels, grid: Grid, rules: Rules, format: DiffFormatOpt = DiffFormat.table,
          out: Output, run: Compiles, scheduler: SchedulerOpt = None) -> None:
     """What the next Triton (or a compiler setting) does to the same kernels, before you upgrade.
 
@@ -29,10 +29,10 @@ def diff(*, tc: Toolchains, kernels: Kernels, grid: Grid, rules: Rules, format: 
         result = api.diff(**tc.library(), **kernels.library(), **grid.library(), rule=rules.rule, config=rules.config,
                           fail_on_change=rules.fail_on_change, **run.library(), scheduler=scheduler,
                           on_progress=progress)
-    render = {Format.table: lambda: result.table(wide=out.wide), Format.md: result.markdown,
-              Format.json: result.to_json, Format.csv: result.to_csv}
+    render = {DiffFormat.table: lambda: result.table(wide=out.wide), DiffFormat.md: result.markdown,
+              DiffFormat.json: result.to_json, DiffFormat.csv: result.to_csv, DiffFormat.sarif: result.to_sarif}
     emit(render[format](), out.output)
-    if format is not Format.table or out.output is not None:  # the table ends with it already
+    if format is not DiffFormat.table or out.output is not None:  # the table ends with it already
         err(result.summary())
     if result.compared == 0:
         err("error: nothing could be compared: no kernel compiled on both sides")

@@ -139,6 +139,7 @@ def _report(checked, fmt: GateFormat, out: Output, code: int) -> None:
         GateFormat.md: lambda: report.to_markdown(result, machine.line(), where),
         GateFormat.json: lambda: report.to_json(result, machine.as_dict(), where, exit_code=code),
         GateFormat.benchmark_json: lambda: report.to_benchmark_json(entries),
+        GateFormat.sarif: checked.to_sarif,
     }
     emit(render[fmt](), output)
     if fmt not in FOR_PEOPLE:

@@ -121,6 +121,15 @@ class ExplainFormat(str, Enum):
     table = "table"
     json = "json"
     md = "md"
+    sarif = "sarif"  # SARIF 2.1.0 for code scanning: a result per spill site, at its source line
+
+
+class DiffFormat(str, Enum):
+    table = "table"
+    json = "json"
+    csv = "csv"
+    md = "md"
+    sarif = "sarif"  # SARIF 2.1.0 for code scanning: a result per regression, at the kernel's line
 
 
 class GateFormat(str, Enum):
@@ -128,6 +137,7 @@ class GateFormat(str, Enum):
     md = "md"
     json = "json"
     benchmark_json = "benchmark-json"  # github-action-benchmark's customSmallerIsBetter
+    sarif = "sarif"  # SARIF 2.1.0 for code scanning: a result per regression, at the kernel's line
 
 
 class OccFormat(str, Enum):
@@ -143,6 +153,7 @@ def _format() -> Any:
 FormatOpt = Annotated[Format, _format()]
 ExplainFormatOpt = Annotated[ExplainFormat, _format()]
 GateFormatOpt = Annotated[GateFormat, _format()]
+DiffFormatOpt = Annotated[DiffFormat, _format()]
 OccFormatOpt = Annotated[OccFormat, _format()]
 OutputOpt = Annotated[Path | None, typer.Option(
     "--output", "-o", callback=writable_output, help="Write to this file (atomically) instead of stdout (- for stdout)")]

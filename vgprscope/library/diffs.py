@@ -59,3 +59,20 @@ class DiffResult(CoreDiffResult, NotebookDisplay):
         from .. import diff_view
 
         return diff_view.to_csv(self)
+
+    def to_sarif(self) -> str:
+        """The after side's regressions as SARIF 2.1.0 (``--format sarif``), each at its kernel's ``def`` line."""
+        import json
+
+        from .. import __version__
+        from ..report.sarif import gate_sarif, kernel_location
+
+        files = {(r.variant, r.kernel): r.identity.file for r in (*self.records_after, *self.records_before)
+                 if r.identity is not None}
+        locations = {}
+        for d in self.gate.entries:
+            where = kernel_location(files.get((d.entry.variant, d.entry.kernel)), d.entry.kernel)
+            if where is not None:
+                locations[d.key] = where
+        log = gate_sarif(self.gate, locations, __version__, 0 if self.passed else 1)
+        return json.dumps(log, indent=1) + "\n"

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from ..gate.baseline import Baseline, Entry
     from ..gate.config import GateConfig
     from ..gate.diff import GateResult
+    from ..report.sarif import Location
     from ..history import HistoryRow
     from ..sources.triton_cache import CacheEntry
 
@@ -400,6 +401,14 @@ class CheckResult(NotebookDisplay):
     def to_pandas(self) -> pandas.DataFrame:
         return dataframe(self.rows())
 
+    def to_sarif(self) -> str:
+        """The gate's regressions as SARIF 2.1.0 (``--format sarif``), each at its kernel's ``def`` line."""
+        from .. import __version__
+        from ..report.sarif import gate_sarif
+
+        log = gate_sarif(self.result, kernel_locations(self.config, self.result), __version__, self.exit_code)
+        return json.dumps(log, indent=1) + "\n"
+
     def to_json(self) -> str:
         from ..gate import report
 
@@ -457,3 +466,30 @@ class BaselineSaveResult(NotebookDisplay):
         rows = [[e.key, e.status, *(e.metrics.get(m, "-") for m in metrics)] for e in self.entries]
         head = f"## vgprscope baseline save: {self._said()}\n\n"
         return head + md_table(["entry", "status", *metrics], rows)
+
+
+def kernel_locations(config: GateConfig | None, result: GateResult) -> dict[str, Location]:
+    """Each gate entry's kernel, located at its ``def`` line: a bundled or kernel-directory variant's file, a
+    captured kernel's file (as the capture records it); an entry whose file is gone has none."""
+    from ..report.sarif import kernel_location
+
+    files: dict[tuple[str, str], str] = {}
+    if config is not None:
+        from .gate import selected_variants
+
+        for v in selected_variants(config.set):
+            for k in v.kernels:
+                files[(v.name, k)] = str(v.file)
+        if config.set.capture is not None and Path(config.set.capture).is_file():
+            from ..capture.model import load_capture
+
+            for k in load_capture(config.set.capture).kernels:
+                files.setdefault((k.label, k.qualname), k.file)
+                files.setdefault(("inductor", k.qualname), k.file)
+    out: dict[str, Location] = {}
+    for d in result.entries:
+        e = d.entry
+        where = kernel_location(files.get((e.variant, e.kernel)), e.kernel)
+        if where is not None:
+            out[d.key] = where
+    return out
