@@ -27,7 +27,7 @@ def diff(*, tc: Toolchains, kernels: Kernels, grid: Grid, rules: Rules, format: 
 
     with compile_progress() as progress:
         result = api.diff(**tc.library(), **kernels.library(), **grid.library(), rule=rules.rule, config=rules.config,
-                          fail_on_change=rules.fail_on_change, **run.library(), scheduler=scheduler,
+                          fail_on_change=rules.fail_on_change, strict=rules.strict, **run.library(), scheduler=scheduler,
                           on_progress=progress)
     render = {Format.table: lambda: result.table(wide=out.wide), Format.md: result.markdown,
               Format.json: result.to_json, Format.csv: result.to_csv}

@@ -22,7 +22,8 @@ from .diff import EntryDiff, GateResult, MetricDiff, State
 from .metrics import REGISTERS, metric_info
 from .rules import Change, Mode
 
-LEGEND = ("result: `worse` fails the gate, `better`, `same` (unchanged, or changed within the rule), `new` (no "
+LEGEND = ("result: `worse` fails the gate, `changed` (registers, SGPRs or LDS grew within their occupancy step: "
+          "passes), `better`, `same` (unchanged, or changed within the rule), `new` (no "
           "baseline entry), `missing` (a baseline entry this run did not produce: fails unless accepted with "
           "--allow-missing or allow_missing), `n/c` (both sides failed to compile), ✗ after a word: it fails; "
           "a slot is what an entry stands for (a request, an autotune config, a launch), compared whatever its "
@@ -36,11 +37,12 @@ def verdict_word(d: EntryDiff) -> str:
     """The row's result in words (asv's change column, without a sign that could read as a delta)."""
     if d.change is Change.NOT_COMPARABLE:
         return {State.NEW: "new", State.MISSING: "missing"}.get(d.state, "n/c")
-    return {Change.WORSE: "worse", Change.BETTER: "better", Change.SAME: "same"}[d.change]
+    return {Change.WORSE: "worse", Change.BETTER: "better", Change.SAME: "same", Change.CHANGED: "changed"}[d.change]
 
 
+# a growth within its occupancy step is a change within the rule: no better / worse mark on its delta
 _VERDICT = {Change.WORSE: Verdict.WORSE, Change.BETTER: Verdict.BETTER, Change.SAME: Verdict.SAME,
-            Change.NOT_COMPARABLE: Verdict.NOT_COMPARABLE}
+            Change.CHANGED: Verdict.SAME, Change.NOT_COMPARABLE: Verdict.NOT_COMPARABLE}
 
 
 def metric_delta(m: MetricDiff) -> Delta:
@@ -74,10 +76,14 @@ def _value_cell(d: EntryDiff, names: tuple[str, ...], plain: bool = False, short
 
 
 def metric_text(m: MetricDiff) -> str:
-    """``vgpr_total 108 -> 112 (+4 ✗, allowed +0)``: the rule is shown where it decided something."""
+    """``vgpr_total 108 -> 112 (+4 ✗, allowed +0)``: the rule is shown where it decided something;
+    a cliff rule's growth says the step it crossed, or the headroom it keeps (``+4, same occupancy, 16
+    VGPRs of headroom before 3 waves/SIMD``)."""
     tol = m.rule.tolerance()
+    cliff = f", {m.cliff.text(metric_info(m.metric).unit)}" if m.cliff else ""
     why = {
-        Change.WORSE: f", allowed {tol}" if m.rule.mode is Mode.LIMIT else f", {tol}",
+        Change.WORSE: cliff or (f", allowed {tol}" if m.rule.mode is Mode.LIMIT else f", {tol}"),
+        Change.CHANGED: cliff,
         Change.BETTER: ", exact" if m.rule.mode is Mode.EXACT else "",
         Change.SAME: f", within {tol}" if m.rule.mode is Mode.LIMIT else ", not gated",
     }[m.change]
@@ -104,7 +110,7 @@ def details(d: EntryDiff) -> str:
         parts.append(f"config changed: {config_text(d)} (compared with the slot's old config)")
     if d.status:
         parts.append(f"status {d.status.baseline!r} -> {d.status.current!r}")
-    order = {Change.WORSE: 0, Change.BETTER: 1, Change.SAME: 2, Change.NOT_COMPARABLE: 3}
+    order = {Change.WORSE: 0, Change.CHANGED: 1, Change.BETTER: 2, Change.SAME: 3, Change.NOT_COMPARABLE: 4}
     parts += [metric_text(m) for m in sorted(d.changed_metrics, key=lambda m: order[m.change])]
     if not parts and d.entry.status != "ok":
         parts.append(f"still fails: {d.entry.status}")
@@ -146,6 +152,8 @@ def summary(result: GateResult, command: str = "check") -> str:
     new, missing = result.of_state(State.NEW), result.of_state(State.MISSING)
     counts = [f"{result.count(Change.WORSE)} worse", f"{result.count(Change.BETTER)} better",
               f"{result.count(Change.SAME)} same", f"{len(new)} new", f"{len(missing)} missing"]
+    if result.count(Change.CHANGED):  # grew within the occupancy step: passes
+        counts.insert(1, f"{result.count(Change.CHANGED)} changed")
     accepted = sum(d.accepted for d in missing)
     if accepted:
         counts[-1] += f" ({accepted} accepted)"
@@ -335,7 +343,9 @@ def to_markdown(result: GateResult, machine_line: str, baseline_path: str, comma
 def _metric_json(m: MetricDiff) -> dict[str, Any]:
     return {"metric": m.metric, "baseline": m.baseline, "current": m.current, "delta": m.delta,
             "rule": m.rule.tolerance(), "rule_text": m.rule.text(), "change": m.change.value, "verdict": metric_delta(m).verdict.value,
-            "fails": m.fails}
+            "fails": m.fails,
+            "cliff": {"crossed": m.cliff.crossed or None, "headroom": m.cliff.headroom, "before": m.cliff.after or None}
+            if m.cliff else None}
 
 
 def to_json(result: GateResult, machine: dict[str, Any], baseline_path: str, exit_code: int | None = None,
