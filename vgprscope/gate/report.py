@@ -59,9 +59,20 @@ def _side_value(d: EntryDiff, names: tuple[str, ...]) -> Any:
     return next((e.metrics[n] for n in names if n in e.metrics), None)
 
 
+def dropped_by_text(d: EntryDiff) -> str:
+    """What dropped the occupancy, in the row: ``LDS 65536 -> 133088 B`` ("" when it did not drop)."""
+    parts = []
+    for m in d.dropped_by:
+        info = metric_info(m.metric)
+        unit = " B" if info.unit == "bytes" else ""
+        parts.append(f"{info.label or m.metric} {m.baseline} -> {m.current}{unit}")
+    return ", ".join(parts)
+
+
 def _value_cell(d: EntryDiff, names: tuple[str, ...], plain: bool = False, short: bool = False) -> Any:
     """``274``, or ``274 -> 278 (+4 ✗)`` where it changed (a rich Text, coloured by the verdict);
-    ``short``: ``278 (+4 ✗)`` (the baseline value is in the row's footnote)."""
+    ``short``: ``278 (+4 ✗)`` (the baseline value is in the row's footnote). An occupancy that dropped
+    names what dropped it: ``2 -> 1 (-1 ✗) by LDS 65536 -> 133088 B``."""
     from rich.text import Text
 
     m = _metric(d, names)
@@ -72,6 +83,9 @@ def _value_cell(d: EntryDiff, names: tuple[str, ...], plain: bool = False, short
     cell = Text(f"{m.current} (" if short else f"{m.baseline} -> {m.current} (")
     cell.append(delta.text(), style=delta.style)
     cell.append(")")
+    cause = dropped_by_text(d) if m.metric == "occupancy" else ""
+    if cause:
+        cell.append(f" by {cause}")
     return cell.plain if plain else cell
 
 
@@ -360,6 +374,7 @@ def to_json(result: GateResult, machine: dict[str, Any], baseline_path: str, exi
             "baseline_config": d.baseline.config.as_dict() if d.config_changed else None,  # type: ignore[union-attr]
             "baseline_config_key": d.baseline.config_key if d.baseline else None,
             "state": d.state.value, "change": d.change.value, "result": verdict_word(d), "fails": d.fails,
+            "occupancy_dropped_by": [m.metric for m in d.dropped_by],
             "accepted": d.accepted,
             "status": {"baseline": d.baseline.status if d.baseline else None,
                        "current": d.current.status if d.current else None},
