@@ -148,7 +148,12 @@ def short_details(d: EntryDiff, notes: Footnotes, marker_only: bool = False, pre
         head = "config"
     if head is None and d.status:
         head = "status"
-    words = ([head] if head else []) + [f"{m.metric} {metric_delta(m).text()}" for m in others[:2]]
+    # a register count that grew within its occupancy step: how much more fits before the next one
+    regs = _metric(d, REGISTERS)
+    left = ([f"{regs.cliff.headroom} {metric_info(regs.metric).unit} left"]
+            if regs is not None and regs.change is Change.CHANGED and regs.cliff and regs.cliff.headroom is not None
+            else [])
+    words = ([head] if head else []) + left + [f"{m.metric} {metric_delta(m).text()}" for m in others[:2]]
     if len(others) > 2:
         words.append(f"+{len(others) - 2} more")
     return f"{', '.join(words)} {notes.ref(full)}".strip()
