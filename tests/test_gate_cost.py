@@ -171,6 +171,7 @@ def test_the_table_shows_a_changed_row_with_its_delta_at_100_columns():
     text = to_table(result, "machine", "b.json", width=100)
     row = next(line for line in text.splitlines() if line.lstrip().startswith("changed"))
     assert "244 -> 248 (+4)" in row or "248 (+4)" in row
+    assert "8 VGPRs left" in row  # the headroom in the row; the footnote says before what
     assert "8 VGPRs of headroom before 1 wave/SIMD" in " ".join(text.split())
     assert max(len(line) for line in text.splitlines()) <= 100
 

@@ -104,13 +104,13 @@ def _entry(usage: AmdUsage, arch: str = "gfx950") -> Entry:
     return Entry.from_record(rec(usage, cfg, "x", arch=arch, kernel="paged_attention_decode", label="aiter.pa"))
 
 
-def _column(text: str, header: str, following: str) -> str:
+def _column(text: str, header: str, following: str | None) -> str:
     """The words of one column of a rendered table's rows, in order (cells may take several lines)."""
     lines = text.splitlines()
     rule = next(i for i, ln in enumerate(lines) if ln and set(ln) == {"─"})
     heads = [ln for ln in lines[rule - 2:rule] if header in ln]  # a header may take two lines
     a = heads[0].index(header)
-    b = lines[rule - 1].index(following)
+    b = lines[rule - 1].index(following) if following else None
     rows = lines[rule + 1:next(i for i, ln in enumerate(lines) if ln.startswith("[1]"))]
     return " ".join(" ".join(w for ln in rows for w in ln[a:b].split()).split())
 
@@ -136,3 +136,16 @@ def test_the_diff_row_names_the_limiter_that_dropped_occupancy():
     # an occupancy that holds names nothing
     same = compare(Baseline.of([_entry(amd(120), "gfx942")], "a"), [_entry(amd(124), "gfx942")])
     assert same.entries[0].dropped_by == () and " by " not in report.to_table(same, ["m"], "s", width=100)
+
+
+def test_the_diff_row_names_a_spill_jump_where_its_details_are_a_footnote():
+    """Primus-Turbo 3.7.1 -> 3.8.0: the VGPRs stay 256, the spills go 4 -> 64; the row said `256` and `[1]`."""
+    label = "primus_turbo.triton.grouped_gemm"  # long names: the details give way to a footnote marker
+    before = [Entry.from_record(rec(amd(256, 4), launch(64, 0), "3.7.1", kernel=k, label=label))
+              for k in ("grouped_gemm_kernel", "grouped_gemm_variable_k_kernel")]
+    after = [Entry.from_record(rec(amd(256, 64), launch(64, 0), "3.8.0", kernel=k, label=label))
+             for k in ("grouped_gemm_kernel", "grouped_gemm_variable_k_kernel")]
+    result = compare(Baseline.of(before, "3.7.1"), after)
+    text = report.to_table(result, ["machine"], "sides: before 3.7.1, after 3.8.0", width=100, command="diff")
+    assert max(len(ln) for ln in text.splitlines()) <= 100
+    assert _column(text, "details", None) == "spills 4 -> 64 [1] spills 4 -> 64 [1]", text
