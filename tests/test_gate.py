@@ -147,13 +147,19 @@ def test_unchanged_kernels_pass(toy):
 
 
 def test_one_more_live_tile_is_a_regression_naming_entry_and_metric(toy):
-    res = check(toy, "fat")
+    # by default only what costs time fails: sm_80 crosses an occupancy step (4 -> 3 blocks/SM), gfx942's
+    # VGPRs grow within theirs (changed, with the headroom left); --strict fails every growth
+    default = check(toy, "fat", "--format", "json")
+    assert default.exit_code == 1, default.output
+    assert {r["arch"]: (r["result"], r["fails"]) for r in rows(default)} == {
+        "sm_80": ("worse", True), "gfx942": ("changed", False)}
+    res = check(toy, "fat", "--strict")
     assert res.exit_code == 1, res.output
     lines = res.stdout.splitlines()
     first = next(ln for ln in lines if "toy_fwd" in ln)
     assert first.split()[0] == "worse"  # regressions come first
     assert "vgpr_total" in res.stdout and "regs" in res.stdout and "FAILED: 2 of 2 entries" in res.stdout
-    by_arch = {r["arch"]: r for r in rows(check(toy, "fat", "--format", "json"))}
+    by_arch = {r["arch"]: r for r in rows(check(toy, "fat", "--strict", "--format", "json"))}
     worse = {arch: {m["metric"]: (m["baseline"], m["current"]) for m in r["metrics"] if m["fails"]}
              for arch, r in by_arch.items()}
     vgpr = worse["gfx942"]["vgpr_total"]
@@ -163,13 +169,14 @@ def test_one_more_live_tile_is_a_regression_naming_entry_and_metric(toy):
 
 
 def test_a_tolerance_rule_lets_the_growth_pass(toy):
-    grown = {m["metric"]: abs(m["delta"]) for r in rows(check(toy, "fat", "--format", "json"))
+    # --strict: every growth fails unless a rule allows it (the default would pass gfx942's VGPRs anyway)
+    grown = {m["metric"]: abs(m["delta"]) for r in rows(check(toy, "fat", "--strict", "--format", "json"))
              for m in r["metrics"] if m["fails"]}
     assert {"vgpr_total", "regs"} <= set(grown)
 
     def rules(tolerances: dict[str, int]) -> list[str]:
-        return [a for metric, n in tolerances.items()
-                for a in ("--rule", f"toy:{metric}:{'-' if metric == 'occupancy' else '+'}{n}")]
+        return ["--strict"] + [a for metric, n in tolerances.items()
+                               for a in ("--rule", f"toy:{metric}:{'-' if metric == 'occupancy' else '+'}{n}")]
 
     assert check(toy, "fat", *rules(grown)).exit_code == 0
     assert check(toy, "fat", *rules(grown | {"vgpr_total": grown["vgpr_total"] - 1})).exit_code == 1
@@ -278,12 +285,20 @@ def test_bundled_baseline_with_an_entry_edited_down(tmp_path):
     key = next(k for k in doc["entries"] if "/gfx942/" in k)
     doc["entries"][key]["usage"]["vgpr_total"] -= 4
     path.write_text(json.dumps(doc))
-    res = run("check", "--config", config)
+    # 4 VGPRs within gfx942's occupancy step: changed by default; --strict (or strict = true) fails it
+    changed = run("check", "--config", config)
+    assert changed.exit_code == 0, changed.output
+    row = next(ln for ln in changed.stdout.splitlines() if "gfx942" in ln and "baseline" in ln)
+    assert row.split()[0] == "changed" and "of headroom before" in " ".join(changed.stdout.split())
+    res = run("check", "--config", config, "--strict")
     assert res.exit_code == 1, res.output
     row = next(ln for ln in res.stdout.splitlines() if "gfx942" in ln and "baseline" in ln)
     assert row.split()[0] == "worse" and "vgpr_total" in res.stdout and "(+4 ✗, allowed +0)" in res.stdout
-    assert run("check", "--config", config, "--rule", "vgpr_total:+4").exit_code == 0
-    assert run("check", "--config", config, "--rule", "baseline:vgpr_total:+3").exit_code == 1
+    strict = tmp_path / "strict.toml"
+    strict.write_text(config.read_text() + "strict = true\n")
+    assert run("check", "--config", strict).exit_code == 1
+    assert run("check", "--config", config, "--strict", "--rule", "vgpr_total:+4").exit_code == 0
+    assert run("check", "--config", config, "--strict", "--rule", "baseline:vgpr_total:+3").exit_code == 1
 
 
 def _edit_json(text: str, edit) -> str:
@@ -383,7 +398,7 @@ def test_markdown_summary_annotations_and_benchmark_json(toy, tmp_path, monkeypa
     summary.write_text("earlier step\n")
     monkeypatch.setenv("GITHUB_ACTIONS", "true")
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
-    res = check(toy, "fat", "--format", "md")
+    res = check(toy, "fat", "--format", "md", "--strict")  # --strict: gfx942's growth within its step fails too
     assert res.exit_code == 1
     assert res.stdout.startswith("## vgprscope check FAILED: 2 of 2 entries")
     assert "| result | variant | kernel | arch | slot | config | VGPRs / regs | occupancy | details |" in res.stdout
@@ -393,6 +408,9 @@ def test_markdown_summary_annotations_and_benchmark_json(toy, tmp_path, monkeypa
     assert "vgpr_total" in errors[0] or "vgpr_total" in errors[1]
     text = summary.read_text()
     assert text.startswith("earlier step\n## vgprscope check FAILED") and "| worse | toy |" in text
+    default = check(toy, "fat", "--format", "md")  # by default the growth within the step is a change
+    assert "| changed | toy | toy_fwd | gfx942 | head_dim=64 | 64x32 d64 fp16 w4 s1 |" in default.stdout
+    assert len([ln for ln in default.stdout.splitlines() if ln.startswith("::error ")]) == 1
 
     monkeypatch.delenv("GITHUB_STEP_SUMMARY")
     bench = check(toy, "fat", "--format", "benchmark-json")

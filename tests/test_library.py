@@ -607,7 +607,12 @@ def test_check_returns_the_gates_verdict_and_raises_when_nothing_compares(tmp_pa
     entry["usage"]["vgpr_total"] -= 8
     entry["usage"]["arch_vgpr"] -= 8
     (tmp_path / "b.json").write_text(json.dumps(doc))
-    bad = vgprscope.check(config=config, jobs=1)
+    # by default a growth within the occupancy step is "changed" and passes; strict=True fails any growth
+    default = vgprscope.check(config=config, jobs=1)
+    (d,) = default.result.entries
+    occ = next(m for m in d.metrics if m.metric == "occupancy")
+    assert default.passed == (occ.delta == 0) and d.change.name == ("CHANGED" if occ.delta == 0 else "WORSE")
+    bad = vgprscope.check(config=config, jobs=1, strict=True)
     frame = bad.to_pandas()
     (row,) = frame[frame["metric"] == "vgpr_total"].to_dict("records")
     assert not bad.passed and bad.exit_code == 1 and row["fails"] and row["delta"] == 8

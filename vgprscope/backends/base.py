@@ -26,7 +26,14 @@ if TYPE_CHECKING:
 class Metric:
     """One number the gate watches. ``gated`` False: shown when it changes, never a failure by default
     (``arch_vgpr`` and ``agpr`` are the parts of ``vgpr_total``, which is what occupancy sees).
-    ``covers``: the vendor metrics a neutral metric stands for (a rule on it applies to each of them)."""
+    ``covers``: the vendor metrics a neutral metric stands for (a rule on it applies to each of them).
+
+    ``step``: for a count whose growth costs time only through occupancy (registers, LDS / shared memory),
+    the occupancy limit it drives (``vgpr``, ``lds``, ``regs``, ...: the keys of ``Occupancy.limits``);
+    by default its growth fails only when it crosses an occupancy step or ``arch_max``, the ``Arch``
+    attribute holding its maximum. ``field``: the usage field the headroom search varies (default: the
+    metric's own name). "" for a count whose every growth costs time (spills, scratch, stack).
+    ``label``: how a view names the count when it says what dropped the occupancy (``LDS``)."""
 
     name: str
     unit: str
@@ -34,6 +41,10 @@ class Metric:
     higher_is_better: bool = False
     gated: bool = True
     covers: tuple[str, ...] = ()
+    step: str = ""
+    arch_max: str = ""
+    field: str = ""
+    label: str = ""
 
 
 @dataclass(frozen=True)

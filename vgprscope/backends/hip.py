@@ -48,15 +48,19 @@ class HipBackend:
     knob = "waves_per_eu"
     bisects = False
     metrics = (
-        Metric("vgpr_total", "VGPRs", "AMD: unified VGPR+AGPR count per wave (what occupancy sees)"),
+        Metric("vgpr_total", "VGPRs", "AMD: unified VGPR+AGPR count per wave (what occupancy sees)",
+               step="vgpr", arch_max="max_vgprs_total", label="VGPRs"),
         Metric("arch_vgpr", "VGPRs", "AMD: architectural VGPRs (part of vgpr_total)", gated=False),
         Metric("agpr", "AGPRs", "AMD: accumulation registers (part of vgpr_total)", gated=False),
-        Metric("sgpr", "SGPRs", "AMD: scalar registers, VCC / flat-scratch / XNACK included"),
+        Metric("sgpr", "SGPRs", "AMD: scalar registers, VCC / flat-scratch / XNACK included", step="sgpr",
+               arch_max="max_sgprs", label="SGPRs"),
         Metric("vgpr_spill", "VGPRs", "AMD: VGPRs spilled to scratch"),
         Metric("sgpr_spill", "SGPRs", "AMD: SGPRs spilled to VGPR lanes"),
         Metric("scratch_bytes", "bytes/lane", "AMD: scratch memory per lane"),
-        Metric("lds_bytes", "bytes", "AMD: LDS, static and Triton's dynamic"),
+        Metric("lds_bytes", "bytes", "AMD: LDS, static and Triton's dynamic", step="lds",
+               arch_max="lds_per_workgroup", field="lds_dynamic", label="LDS"),
         Metric("spill_insts", "instructions", "AMD: spill stores and reloads"),
+        Metric("spill_insts_in_loop", "instructions", "AMD: spill stores and reloads inside a loop"),
     )
     registers_metric = "vgpr_total"
     memory_field = "lds_bytes"
@@ -180,6 +184,7 @@ class HipBackend:
             "vgpr_total": u.vgpr_total, "arch_vgpr": u.arch_vgpr, "agpr": u.agpr, "sgpr": u.sgpr,
             "vgpr_spill": u.vgpr_spill, "sgpr_spill": u.sgpr_spill, "scratch_bytes": u.scratch_bytes,
             "lds_bytes": u.lds_bytes, "spill_insts": u.spill_stores + u.spill_loads,
+            "spill_insts_in_loop": u.spill_insts_in_loop,
         }
 
     def registers(self, u: AmdUsage) -> int:

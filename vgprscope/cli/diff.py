@@ -27,7 +27,7 @@ def diff(*, tc: Toolchains, kernels: Kernels, grid: Grid, rules: Rules, format: 
 
     with compile_progress() as progress:
         result = api.diff(**tc.library(), **kernels.library(), **grid.library(), rule=rules.rule, config=rules.config,
-                          fail_on_change=rules.fail_on_change, **run.library(), scheduler=scheduler,
+                          fail_on_change=rules.fail_on_change, strict=rules.strict, **run.library(), scheduler=scheduler,
                           on_progress=progress)
     render = {DiffFormat.table: lambda: result.table(wide=out.wide), DiffFormat.md: result.markdown,
               DiffFormat.json: result.to_json, DiffFormat.csv: result.to_csv, DiffFormat.sarif: result.to_sarif}

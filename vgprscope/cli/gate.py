@@ -20,7 +20,7 @@ from .app import app
 from .common import ReflowedHelp, emit, err, handles_errors
 from .options import (
     AllowMissingOpt, AllowVersionChangeOpt, BaselineOpt, Compiles, ConfigOpt, FailOnChangeOpt, GateFormat,
-    GateFormatOpt, Kernels, Output, RuleOpt, Toolchains, bundled,
+    GateFormatOpt, Kernels, Output, RuleOpt, StrictOpt, Toolchains, bundled,
 )
 
 baseline_app = typer.Typer(cls=ReflowedHelp, help="Save the register baseline that `vgprscope check` compares against.",
@@ -92,14 +92,14 @@ def save(*, config: ConfigOpt = None, baseline: BaselineOpt = None, kernels: Ker
 @handles_errors
 @bundled
 def check(*, config: ConfigOpt = None, baseline: BaselineOpt = None, kernels: Kernels, rule: RuleOpt = None,
-          allow_missing: AllowMissingOpt = False, fail_on_change: FailOnChangeOpt = False,
+          allow_missing: AllowMissingOpt = False, fail_on_change: FailOnChangeOpt = False, strict: StrictOpt = False,
           allow_version_change: AllowVersionChangeOpt = False, format: GateFormatOpt = GateFormat.table,
           out: Output, run: Compiles, tc: Toolchains) -> None:
     """Recompile the gate's set and compare with the baseline: exit 1 on a regression, 2 if not comparable.
 
     Entries are compared by slot (a variant's request, an autotune config, a launch): a changed config is compared with the slot's old one.
 
-    Spills, scratch and LDS may not grow; registers only within the tolerance (default 0); occupancy may not drop; a baseline entry the run no longer produces fails unless --allow-missing.
+    What costs time fails: spills, scratch and spill instructions may not grow, occupancy may not drop, registers, SGPRs and LDS may not cross an occupancy step or the arch's maximum (a growth within the step is `changed`, with its headroom, and passes; --strict: tolerance 0 on every count); a baseline entry the run no longer produces fails unless --allow-missing.
 
     Change a rule per metric or per variant: --rule, or \\[tool.vgprscope.rules].
 
@@ -111,7 +111,7 @@ def check(*, config: ConfigOpt = None, baseline: BaselineOpt = None, kernels: Ke
     try:
         with compile_progress() as progress:
             checked = api.check(config=config, baseline=baseline, **kernels.library(), rule=rule,
-                                allow_missing=allow_missing, fail_on_change=fail_on_change,
+                                allow_missing=allow_missing, fail_on_change=fail_on_change, strict=strict,
                                 allow_version_change=allow_version_change, **tc.library(), **run.library(),
                                 on_progress=progress)
     except VgprscopeError as exc:

@@ -182,6 +182,9 @@ RuleOpt = Annotated[list[str] | None, typer.Option(
 AllowMissingOpt = Annotated[bool, typer.Option(
     "--allow-missing", help="Baseline entries this run does not produce do not fail (they are still listed); "
     "or allow_missing = true / [\"PATTERN\", ...] in \\[tool.vgprscope]")]
+StrictOpt = Annotated[bool, typer.Option(
+    "--strict", help="Tolerance 0 on every count: registers, SGPRs and LDS may not grow even within their "
+    "occupancy step (or strict = true in \\[tool.vgprscope])")]
 FailOnChangeOpt = Annotated[bool, typer.Option(
     "--fail-on-change", help="Fail on any change: improvements, changed configs, new and missing entries too")]
 AllowVersionChangeOpt = Annotated[bool, typer.Option(
@@ -404,6 +407,7 @@ class Rules:
     config: ConfigOpt = None
     rule: RuleOpt = None
     fail_on_change: FailOnChangeOpt = False
+    strict: StrictOpt = False
 
 
 @dataclasses.dataclass(frozen=True)

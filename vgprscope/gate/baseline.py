@@ -9,7 +9,8 @@ gate compare a changed default or a grown autotune config with what it replaced.
 Schema 2 is written; schema 1 (keyed by the config's hash; users have committed such files) is read too,
 each entry's slot derived as the run derives it (``LegacySlots``). A file is read strictly: duplicate keys,
 an ``ok`` entry without usage or occupancy, a count that is not a non-negative integer (``true`` is an int
-in Python) and a key that does not match its entry are each one ``NotComparableError`` line.
+in Python) or is larger than a compiler writes, a usage its arch cannot hold or a status it does not
+explain (``_check_fits``), and a key that does not match its entry are each one ``NotComparableError`` line.
 """
 
 from __future__ import annotations
@@ -98,6 +99,8 @@ class Entry:
         occupancy = _occupancy(d["occupancy"])
         if d["status"] == "ok" and (usage is None or occupancy is None):
             raise ValueError("is \"ok\" but has no " + ("usage" if usage is None else "occupancy"))
+        if usage is not None:
+            _check_fits(d["arch"], d["status"], usage, config)
         source_hash = d.get("source_hash", "")
         if not isinstance(source_hash, str):
             raise TypeError(f"has source_hash {source_hash!r}, not a string")
@@ -108,12 +111,50 @@ class Entry:
 
 _USAGE = USAGE_CLASSES
 
+# The compilers' resource fields are 32-bit (AMDGPU code-object metadata, ptxas and cuobjdump counts): a
+# larger count was not written by a compile.
+MAX_COUNT = 2**32 - 1
+
 
 def _count(value: Any, what: str) -> int:
     # bool is a subclass of int: `true` would otherwise be gated as 1 and printed as "True -> 264"
     if type(value) is not int or value < 0:
         raise TypeError(f"has {what} {json.dumps(value)}, not a non-negative integer")
+    if value > MAX_COUNT:
+        raise ValueError(f"has {what} {value}, more than any compiler reports (its counts are 32-bit)")
     return value
+
+
+def _check_fits(arch_name: str, status: str, usage: ResourceUsage, config: Config) -> None:
+    """A usage must be one its arch's compiler can produce, and the status must be what it says: an ``ok``
+    entry launches (every count within the arch's maximum: ``Metric.arch_max``, no launch limit broken);
+    an entry with a usage that is not ``ok`` failed to launch, so its status is the launch limit the usage
+    breaks (a compile error has no usage)."""
+    from ..archs import get_arch
+    from ..backends import backend_of, backend_of_usage
+    from ..errors import VgprscopeError
+
+    try:
+        arch = get_arch(arch_name)
+    except VgprscopeError:
+        raise ValueError(f"has arch {arch_name!r}, not one vgprscope knows (vgprscope archs lists them)") from None
+    backend = backend_of(arch)
+    if backend is not backend_of_usage(usage):
+        raise ValueError(f"has {usage.vendor} usage on {arch.name}, a {backend.label} arch")
+    limit = backend.launch_limit_reason(arch, usage, getattr(config, "num_warps", None))
+    if status != "ok":
+        if limit is None:
+            raise ValueError(f"has status {status!r} but its usage launches on {arch.name}: a status is \"ok\", "
+                             "a compile error (with no usage) or the launch limit its usage breaks")
+        return
+    values = backend.metric_values(usage)
+    for m in backend.metrics:
+        maximum = getattr(arch, m.arch_max) if m.arch_max else None
+        if isinstance(maximum, int) and values[m.name] > maximum:
+            raise ValueError(f"is \"ok\" with usage {m.name} {values[m.name]}, more than {arch.name}'s maximum of "
+                             f"{maximum}")
+    if limit:
+        raise ValueError(f"is \"ok\" but its usage cannot launch: {limit}")
 
 
 def _usage(d: Any) -> ResourceUsage | None:

@@ -14,6 +14,7 @@ kernel_dir = "kernels"                 # optional: your own variants instead of 
 capture = "vgprscope-capture.json"     # optional: your own kernels as `vgprscope capture` recorded them
 configs = [{}, {block_m = 64}]        # the variants' config requests; {} = each variant's defaults
 allow_missing = ["old_kernel/*"]       # optional: missing baseline entries that do not fail (true: all)
+strict = false                         # optional: true gives every count tolerance 0 (as --strict)
 
 [tool.vgprscope.rules]
 registers = "+4"                       # vgpr_total on AMD, regs on NVIDIA
@@ -45,7 +46,7 @@ else:  # pragma: no cover - Python 3.10
         tomllib = None
 
 PYPROJECT = "pyproject.toml"
-_KEYS = ("baseline", "variants", "archs", "kernel_dir", "configs", "rules", "capture", "allow_missing")
+_KEYS = ("baseline", "variants", "archs", "kernel_dir", "configs", "rules", "capture", "allow_missing", "strict")
 
 
 @dataclass(frozen=True)
@@ -95,15 +96,17 @@ class GateConfig:
     def with_overrides(self, variants: Sequence[str] | None = None, archs: Sequence[str] | None = None,
                        kernel_dir: Path | None = None, baseline: Path | None = None,
                        rules: Sequence[str] = (), capture: Path | None = None,
-                       allow_missing: bool = False) -> GateConfig:
-        """Command-line options on top of the file: they replace its set parts and add rules after its own."""
+                       allow_missing: bool = False, strict: bool = False) -> GateConfig:
+        """Command-line options on top of the file: they replace its set parts and add rules after its own;
+        ``strict`` turns the file's default rules strict (a file's ``strict = true`` stays)."""
         s = self.set
         s = replace(s, variants=_split(variants)) if variants else s
         s = replace(s, archs=tuple(dict.fromkeys(get_arch(a).name for a in _split(archs)))) if archs else s
         s = replace(s, kernel_dir=kernel_dir) if kernel_dir else s
         s = replace(s, capture=capture) if capture else s
         extra = tuple(parse_rule(r) for r in rules)
-        return replace(self, set=s, baseline=baseline or self.baseline, rules=RuleSet(self.rules.rules + extra),
+        ruleset = RuleSet(self.rules.rules + extra, self.rules.strict or strict)
+        return replace(self, set=s, baseline=baseline or self.baseline, rules=ruleset,
                        allow_missing=self.allow_missing + (("*",) if allow_missing else ()))
 
 
@@ -192,7 +195,10 @@ def _from_table(section: Mapping[str, Any], path: Path) -> GateConfig:
                              f"got {configs!r}")
         s = replace(s, configs=tuple(configs))
     baseline = root / _string(section.get("baseline", DEFAULT_BASELINE), "baseline", where)
-    return GateConfig(s, baseline, RuleSet(_rules(section.get("rules", {}), where)),
+    strict = section.get("strict", False)
+    if not isinstance(strict, bool):
+        raise UsageError(f"{where}: strict must be true or false; got {strict!r}")
+    return GateConfig(s, baseline, RuleSet(_rules(section.get("rules", {}), where), strict),
                       _allow_missing(section.get("allow_missing", False), where), path)
 
 

@@ -15,6 +15,7 @@ from enum import Enum
 
 from ..errors import NotComparableError
 from .baseline import Baseline, Entry
+from .cliff import Cliff, judge_cliff
 from .metrics import metric_info
 from .rules import Change, Mode, Rule, RuleSet
 
@@ -31,8 +32,9 @@ class MetricDiff:
     baseline: int
     current: int
     rule: Rule
-    change: Change  # as the rule judges it: a growth within the tolerance is SAME
+    change: Change  # as the rule judges it: a growth within the tolerance is SAME, within its step CHANGED
     fails: bool
+    cliff: Cliff | None = None  # a cliff rule's growth: the step it crossed, or the headroom it keeps
 
     @property
     def delta(self) -> int:
@@ -76,24 +78,39 @@ class EntryDiff:
         return tuple(m for m in self.metrics if m.delta != 0)
 
     @property
+    def dropped_by(self) -> tuple[MetricDiff, ...]:
+        """When the occupancy dropped: the counts whose own occupancy limit is now below what the kernel
+        had (the limiters that dropped it: LDS 65536 -> 133088 B), from the occupancy model's limits."""
+        occ = next((m for m in self.metrics if m.metric == "occupancy"), None)
+        if occ is None or occ.delta >= 0 or self.current is None or not self.current.occupancy:
+            return ()
+        limits = self.current.occupancy.get("limits") or {}
+        steps = {metric_info(m.metric).step: m for m in self.metrics if metric_info(m.metric).step}
+        return tuple(steps[key] for key, limit in limits.items() if key in steps and limit < occ.baseline
+                     and steps[key].delta != 0)
+
+    @property
     def config_changed(self) -> bool:
         """The slot compiles another config than the baseline's (its deltas are against the old one)."""
         return self.baseline is not None and self.current is not None and \
             self.baseline.config_key != self.current.config_key
 
 
-# The order of the report: regressions first, then what cannot be compared, then improvements.
-_ORDER = {Change.WORSE: 0, Change.NOT_COMPARABLE: 1, Change.BETTER: 2, Change.SAME: 3}
+# The order of the report: regressions first, then what cannot be compared, changes, then improvements.
+_ORDER = {Change.WORSE: 0, Change.NOT_COMPARABLE: 1, Change.CHANGED: 2, Change.BETTER: 3, Change.SAME: 4}
 
 
 def _entry_change(metrics: Sequence[MetricDiff], status: StatusDiff | None) -> Change:
-    """Worse when anything failed its rule; better only when something gated improved and no gated metric
-    got worse at all (a growth within its tolerance beside an improvement elsewhere is not "better")."""
+    """Worse when anything failed its rule; changed when a count grew within its occupancy step; better
+    only when something gated improved and no gated metric got worse at all (a growth within its tolerance
+    beside an improvement elsewhere is not "better")."""
     changes = [m.change for m in metrics] + ([status.change] if status else [])
     if Change.WORSE in changes:
         return Change.WORSE
     if Change.NOT_COMPARABLE in changes:
         return Change.NOT_COMPARABLE
+    if Change.CHANGED in changes:
+        return Change.CHANGED
     gated = [m for m in metrics if m.rule.gated]
     if any(m.worse for m in gated):
         return Change.SAME
@@ -117,8 +134,15 @@ def diff_entry(base: Entry, cur: Entry, rules: RuleSet, fail_on_change: bool = F
     for name in (n for n in bm if n in cm):
         rule = rules.rule_for(cur.variant, name)
         change, fails = rule.judge(bm[name], cm[name])
+        cliff = None
+        if rule.mode is Mode.CLIFF and change is Change.CHANGED:
+            cliff = judge_cliff(base, cur, name)
+            if cliff is None:  # the model cannot place the growth against a step: fail closed
+                cliff = Cliff("the occupancy model cannot place this growth against a step", None, "")
+            if cliff.crossed:
+                change, fails = Change.WORSE, True
         fails = fails or (fail_on_change and change is not Change.SAME)
-        metrics.append(MetricDiff(name, bm[name], cm[name], rule, change, fails))
+        metrics.append(MetricDiff(name, bm[name], cm[name], rule, change, fails, cliff))
     status = _status_diff(base, cur, fail_on_change)
     config_changed = base.config_key != cur.config_key
     fails = any(m.fails for m in metrics) or bool(status and status.fails) or (fail_on_change and config_changed)
@@ -193,4 +217,4 @@ def compare(baseline: Baseline, current: Sequence[Entry], rules: RuleSet = RuleS
                       fail_on_change, (*baseline.notes, *notes))
 
 
-__all__ = ["Change", "EntryDiff", "GateResult", "MetricDiff", "Mode", "State", "StatusDiff", "compare", "diff_entry"]
+__all__ = ["Change", "Cliff", "EntryDiff", "GateResult", "MetricDiff", "Mode", "State", "StatusDiff", "compare", "diff_entry"]

@@ -22,7 +22,8 @@ from .diff import EntryDiff, GateResult, MetricDiff, State
 from .metrics import REGISTERS, metric_info
 from .rules import Change, Mode
 
-LEGEND = ("result: `worse` fails the gate, `better`, `same` (unchanged, or changed within the rule), `new` (no "
+LEGEND = ("result: `worse` fails the gate, `changed` (registers, SGPRs or LDS grew within their occupancy step: "
+          "passes), `better`, `same` (unchanged, or changed within the rule), `new` (no "
           "baseline entry), `missing` (a baseline entry this run did not produce: fails unless accepted with "
           "--allow-missing or allow_missing), `n/c` (both sides failed to compile), ✗ after a word: it fails; "
           "a slot is what an entry stands for (a request, an autotune config, a launch), compared whatever its "
@@ -36,11 +37,12 @@ def verdict_word(d: EntryDiff) -> str:
     """The row's result in words (asv's change column, without a sign that could read as a delta)."""
     if d.change is Change.NOT_COMPARABLE:
         return {State.NEW: "new", State.MISSING: "missing"}.get(d.state, "n/c")
-    return {Change.WORSE: "worse", Change.BETTER: "better", Change.SAME: "same"}[d.change]
+    return {Change.WORSE: "worse", Change.BETTER: "better", Change.SAME: "same", Change.CHANGED: "changed"}[d.change]
 
 
+# a growth within its occupancy step is a change within the rule: no better / worse mark on its delta
 _VERDICT = {Change.WORSE: Verdict.WORSE, Change.BETTER: Verdict.BETTER, Change.SAME: Verdict.SAME,
-            Change.NOT_COMPARABLE: Verdict.NOT_COMPARABLE}
+            Change.CHANGED: Verdict.SAME, Change.NOT_COMPARABLE: Verdict.NOT_COMPARABLE}
 
 
 def metric_delta(m: MetricDiff) -> Delta:
@@ -57,27 +59,55 @@ def _side_value(d: EntryDiff, names: tuple[str, ...]) -> Any:
     return next((e.metrics[n] for n in names if n in e.metrics), None)
 
 
+def dropped_by_text(d: EntryDiff) -> str:
+    """What dropped the occupancy, in the row: ``LDS 65536 -> 133088 B`` ("" when it did not drop)."""
+    parts = []
+    for m in d.dropped_by:
+        info = metric_info(m.metric)
+        unit = " B" if info.unit == "bytes" else ""
+        parts.append(f"{info.label or m.metric} {m.baseline} -> {m.current}{unit}")
+    return ", ".join(parts)
+
+
+def spills_change(d: EntryDiff) -> tuple[int, int] | None:
+    """(before, after) of the spills (AMD: spilled values; NVIDIA: bytes of spill stores and loads) where
+    they changed, else None."""
+    if d.baseline is None or d.current is None or d.baseline.usage is None or d.current.usage is None:
+        return None
+    a, b = d.baseline.usage.spills, d.current.usage.spills
+    return (a, b) if a != b else None
+
+
 def _value_cell(d: EntryDiff, names: tuple[str, ...], plain: bool = False, short: bool = False) -> Any:
     """``274``, or ``274 -> 278 (+4 ✗)`` where it changed (a rich Text, coloured by the verdict);
-    ``short``: ``278 (+4 ✗)`` (the baseline value is in the row's footnote)."""
+    ``short``: ``278 (+4 ✗)`` (the baseline value is in the row's footnote). An occupancy that dropped
+    names what dropped it: ``2 -> 1 (-1 ✗) by LDS 65536 -> 133088 B``."""
     from rich.text import Text
 
     m = _metric(d, names)
     if m is None or m.delta == 0:
         v = _side_value(d, names)
-        return "-" if v is None else str(v)
-    delta = metric_delta(m)
-    cell = Text(f"{m.current} (" if short else f"{m.baseline} -> {m.current} (")
-    cell.append(delta.text(), style=delta.style)
-    cell.append(")")
-    return cell.plain if plain else cell
+        cell = Text("-" if v is None else str(v))
+    else:
+        delta = metric_delta(m)
+        cell = Text(f"{m.current} (" if short else f"{m.baseline} -> {m.current} (")
+        cell.append(delta.text(), style=delta.style)
+        cell.append(")")
+        cause = dropped_by_text(d) if m.metric == "occupancy" else ""
+        if cause:
+            cell.append(f" by {cause}")
+    return cell.plain if plain or not cell.spans else cell
 
 
 def metric_text(m: MetricDiff) -> str:
-    """``vgpr_total 108 -> 112 (+4 ✗, allowed +0)``: the rule is shown where it decided something."""
+    """``vgpr_total 108 -> 112 (+4 ✗, allowed +0)``: the rule is shown where it decided something;
+    a cliff rule's growth says the step it crossed, or the headroom it keeps (``+4, same occupancy, 16
+    VGPRs of headroom before 3 waves/SIMD``)."""
     tol = m.rule.tolerance()
+    cliff = f", {m.cliff.text(metric_info(m.metric).unit)}" if m.cliff else ""
     why = {
-        Change.WORSE: f", allowed {tol}" if m.rule.mode is Mode.LIMIT else f", {tol}",
+        Change.WORSE: cliff or (f", allowed {tol}" if m.rule.mode is Mode.LIMIT else f", {tol}"),
+        Change.CHANGED: cliff,
         Change.BETTER: ", exact" if m.rule.mode is Mode.EXACT else "",
         Change.SAME: f", within {tol}" if m.rule.mode is Mode.LIMIT else ", not gated",
     }[m.change]
@@ -104,7 +134,7 @@ def details(d: EntryDiff) -> str:
         parts.append(f"config changed: {config_text(d)} (compared with the slot's old config)")
     if d.status:
         parts.append(f"status {d.status.baseline!r} -> {d.status.current!r}")
-    order = {Change.WORSE: 0, Change.BETTER: 1, Change.SAME: 2, Change.NOT_COMPARABLE: 3}
+    order = {Change.WORSE: 0, Change.CHANGED: 1, Change.BETTER: 2, Change.SAME: 3, Change.NOT_COMPARABLE: 4}
     parts += [metric_text(m) for m in sorted(d.changed_metrics, key=lambda m: order[m.change])]
     if not parts and d.entry.status != "ok":
         parts.append(f"still fails: {d.entry.status}")
@@ -113,13 +143,21 @@ def details(d: EntryDiff) -> str:
 
 def short_details(d: EntryDiff, notes: Footnotes, marker_only: bool = False, prefix: str = "") -> str:
     """The default view's details: the other changed gated metrics as ``sgpr +4 ✗``, and the whole story
-    (values, rules, statuses) as a footnote; ``marker_only``: the footnote's marker alone; ``prefix``:
-    what the table moved out of its columns, at the head of the footnote."""
+    (values, rules, statuses) as a footnote; ``marker_only``: the footnote's marker, after a change of the
+    spills (``spills 4 -> 64``) or the registers' headroom (``16 VGPRs left``) where there is one;
+    ``prefix``: what the table moved out of its columns, at the head of the footnote."""
     full = "; ".join(p for p in (prefix, details(d)) if p)
     if not full:
         return "-"
-    if marker_only:
-        return notes.ref(full)
+    # a register count that grew within its occupancy step: how much more fits before the next one
+    regs = _metric(d, REGISTERS)
+    left = ([f"{regs.cliff.headroom} {metric_info(regs.metric).unit} left"]
+            if regs is not None and regs.change is Change.CHANGED and regs.cliff and regs.cliff.headroom is not None
+            else [])
+    if marker_only:  # a change of the spills, or the headroom left, stays in the row beside the marker
+        change = spills_change(d)
+        kept = [f"spills {change[0]} -> {change[1]}"] if change else left
+        return " ".join([*kept, notes.ref(full)])
     # the gated ones, failures first (what is only shown, like arch_vgpr, is in the footnote)
     others = sorted((m for m in d.changed_metrics if m.metric not in (*REGISTERS, "occupancy") and m.rule.gated),
                     key=lambda m: not m.fails)
@@ -128,7 +166,7 @@ def short_details(d: EntryDiff, notes: Footnotes, marker_only: bool = False, pre
         head = "config"
     if head is None and d.status:
         head = "status"
-    words = ([head] if head else []) + [f"{m.metric} {metric_delta(m).text()}" for m in others[:2]]
+    words = ([head] if head else []) + left + [f"{m.metric} {metric_delta(m).text()}" for m in others[:2]]
     if len(others) > 2:
         words.append(f"+{len(others) - 2} more")
     return f"{', '.join(words)} {notes.ref(full)}".strip()
@@ -146,6 +184,8 @@ def summary(result: GateResult, command: str = "check") -> str:
     new, missing = result.of_state(State.NEW), result.of_state(State.MISSING)
     counts = [f"{result.count(Change.WORSE)} worse", f"{result.count(Change.BETTER)} better",
               f"{result.count(Change.SAME)} same", f"{len(new)} new", f"{len(missing)} missing"]
+    if result.count(Change.CHANGED):  # grew within the occupancy step: passes
+        counts.insert(1, f"{result.count(Change.CHANGED)} changed")
     accepted = sum(d.accepted for d in missing)
     if accepted:
         counts[-1] += f" ({accepted} accepted)"
@@ -335,7 +375,9 @@ def to_markdown(result: GateResult, machine_line: str, baseline_path: str, comma
 def _metric_json(m: MetricDiff) -> dict[str, Any]:
     return {"metric": m.metric, "baseline": m.baseline, "current": m.current, "delta": m.delta,
             "rule": m.rule.tolerance(), "rule_text": m.rule.text(), "change": m.change.value, "verdict": metric_delta(m).verdict.value,
-            "fails": m.fails}
+            "fails": m.fails,
+            "cliff": {"crossed": m.cliff.crossed or None, "headroom": m.cliff.headroom, "before": m.cliff.after or None}
+            if m.cliff else None}
 
 
 def to_json(result: GateResult, machine: dict[str, Any], baseline_path: str, exit_code: int | None = None,
@@ -350,6 +392,7 @@ def to_json(result: GateResult, machine: dict[str, Any], baseline_path: str, exi
             "baseline_config": d.baseline.config.as_dict() if d.config_changed else None,  # type: ignore[union-attr]
             "baseline_config_key": d.baseline.config_key if d.baseline else None,
             "state": d.state.value, "change": d.change.value, "result": verdict_word(d), "fails": d.fails,
+            "occupancy_dropped_by": [m.metric for m in d.dropped_by],
             "accepted": d.accepted,
             "status": {"baseline": d.baseline.status if d.baseline else None,
                        "current": d.current.status if d.current else None},

@@ -3,6 +3,12 @@ rules of a run, with precedence) and the parsers of ``[VARIANT:]METRIC:TOLERANCE
 
 Rules are absolute per-metric tolerances, not percentages of a noisy time: most of these counts have a
 baseline of 0 (spills, scratch), where any percentage allows nothing or everything.
+
+The default rules judge cost: a count whose every growth costs time (spills, scratch, stack, spill
+instructions) may not grow at all; a count that costs time only through occupancy (registers, SGPRs, LDS /
+shared memory: ``Metric.step``) gets the ``cliff`` rule: a growth that keeps the occupancy is ``changed``
+and passes, one that crosses an occupancy step or the arch's maximum fails (``diff.diff_entry`` judges it,
+knowing both entries). ``strict`` gives every gated count tolerance 0 instead.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ class Mode(Enum):
     LIMIT = "limit"  # may get worse by at most the tolerance
     OFF = "off"  # shown, never a failure
     EXACT = "exact"  # may not change at all: improvements fail too (the baseline must be re-saved)
+    CLIFF = "cliff"  # may grow while the occupancy holds: fails only across an occupancy step or the arch's max
 
 
 class Change(str, Enum):
@@ -28,12 +35,14 @@ class Change(str, Enum):
     WORSE = "+"
     BETTER = "-"
     SAME = "="  # unchanged, or changed within the rule
+    CHANGED = "~"  # grew under a cliff rule without crossing a step: shown with its headroom, passes
     NOT_COMPARABLE = "x"
 
 
-_KEYWORDS = {"off": Mode.OFF, "exact": Mode.EXACT}
+_KEYWORDS = {"off": Mode.OFF, "exact": Mode.EXACT, "cliff": Mode.CLIFF}
 _TOLERANCE = re.compile(r"(?P<sign>[+-]?)(?P<amount>\d+(?:\.\d+)?)(?P<percent>%?)")
-RULE_SYNTAX = "[VARIANT:]METRIC:TOLERANCE, TOLERANCE one of +N, +N%, -N (higher-is-better metrics), off, exact"
+RULE_SYNTAX = ("[VARIANT:]METRIC:TOLERANCE, TOLERANCE one of +N, +N%, -N (higher-is-better metrics), off, exact, "
+               "cliff (registers, SGPRs, LDS / shared memory)")
 
 
 @dataclass(frozen=True)
@@ -80,14 +89,21 @@ class Rule:
             return Change.BETTER, self.mode is Mode.EXACT
         if self.mode is Mode.OFF:
             return Change.SAME, False
+        if self.mode is Mode.CLIFF:  # whether it crossed a step needs both entries: diff.diff_entry decides
+            return Change.CHANGED, False
         if self.mode is Mode.EXACT or worse > self.allowed(base):
             return Change.WORSE, True
         return Change.SAME, False  # worse, but within the tolerance: no significant change (asv's blank)
 
 
-def default_rule(metric: str) -> Rule:
-    """Nothing may get worse, except what is shown only (``Metric.gated`` False)."""
-    return Rule(metric, Mode.LIMIT if metric_info(metric).gated else Mode.OFF)
+def default_rule(metric: str, strict: bool = False) -> Rule:
+    """What costs time may not get worse: a count that costs only through occupancy (``Metric.step``) may
+    grow within its occupancy step (``cliff``); ``strict``: nothing gated may grow at all. What is shown
+    only (``Metric.gated`` False) is never a failure."""
+    m = metric_info(metric)
+    if not m.gated:
+        return Rule(metric, Mode.OFF)
+    return Rule(metric, Mode.CLIFF if m.step and not strict else Mode.LIMIT)
 
 
 def parse_tolerance(metric: str, spec: str | int, variant: str | None = None) -> Rule:
@@ -101,10 +117,14 @@ def parse_tolerance(metric: str, spec: str | int, variant: str | None = None) ->
         raise UsageError(f"tolerance for {metric} must be a string like \"+4\" or a number; got {spec!r}")
     text = str(spec).strip().lower()
     if text in _KEYWORDS:
+        if _KEYWORDS[text] is Mode.CLIFF and not (m.step or m.covers):
+            raise UsageError(f"tolerance cliff is for counts that cost through occupancy (registers, SGPRs, LDS, "
+                             f"shared memory); {metric} costs time whenever it grows: use +N, off or exact")
         return Rule(metric, _KEYWORDS[text], variant=variant)
     match = _TOLERANCE.fullmatch(text)
     if match is None:
-        raise UsageError(f"tolerance {str(spec)!r} for {metric} is not allowed; allowed: +N, +N%, -N, off, exact")
+        raise UsageError(f"tolerance {str(spec)!r} for {metric} is not allowed; allowed: +N, +N%, -N, off, exact, "
+                         "cliff")
     worse_sign = "-" if m.higher_is_better else "+"
     if match["sign"] and match["sign"] != worse_sign:
         direction = "higher" if m.higher_is_better else "smaller"
@@ -130,9 +150,10 @@ class RuleSet:
     """Rules in the order given (pyproject first, then ``--rule``). Precedence, most specific first: a
     variant's own rule on the metric, a variant's own rule on a neutral metric covering it
     (``split-k:registers``), a metric-wide rule, a metric-wide neutral one, the default; among equals the
-    last one given wins."""
+    last one given wins. ``strict``: the default is tolerance 0 on every gated count (``--strict``)."""
 
     rules: tuple[Rule, ...] = ()
+    strict: bool = False
 
     def rule_for(self, variant: str, metric: str) -> Rule:
         names = (metric, *neutral_metrics(metric))
@@ -141,7 +162,7 @@ class RuleSet:
                 found = [r for r in self.rules if r.metric == name and r.variant == owner]
                 if found:
                     return found[-1]
-        return default_rule(metric)
+        return default_rule(metric, self.strict)
 
     def check_variants(self, known: Iterable[str]) -> None:
         """A rule naming a variant that does not exist would silently do nothing: refuse it."""

@@ -240,12 +240,14 @@ def _gate_paths(config: PathLike | None, baseline: PathLike | None, kernel_dir: 
 
 def check(*, config: PathLike | None = None, baseline: PathLike | None = None, variant: Names = None,
           arch: Names = None, rule: Names = None, allow_missing: bool = False, fail_on_change: bool = False,
-          allow_version_change: bool = False, kernel_dir: PathLike | None = None, capture: PathLike | None = None,
+          strict: bool = False, allow_version_change: bool = False, kernel_dir: PathLike | None = None, capture: PathLike | None = None,
           triton: Any = None, settings: Any = None, jobs: int | None = None, use_cache: bool = True,
           cache: PathLike | None = None, on_progress: Progress | None = None) -> CheckResult:
     """The register gate: the configuration (``config``, default the nearest pyproject.toml's
     [tool.vgprscope]) compiled and compared with its baseline. ``.passed`` / ``.exit_code`` give the
-    verdict; a baseline that cannot be compared raises NotComparableError. With ``triton``, the set is
+    verdict; a baseline that cannot be compared raises NotComparableError. The rules judge cost (spills,
+    scratch, occupancy; registers, SGPRs and LDS only across an occupancy step, else ``changed``);
+    ``strict``: tolerance 0 on every count. With ``triton``, the set is
     compiled by that release: a preview of the upgrade, where the baseline's other Triton version is
     expected (a note, not an error)."""
     from .gate import run_check
@@ -258,7 +260,7 @@ def check(*, config: PathLike | None = None, baseline: PathLike | None = None, v
         cfg_file, base_file, list(selection.names(variant, "variant")) or None,
         list(selection.names(arch, "arch")) or None, rules, fail_on_change, allow_version_change, kdir,
         run["jobs"], run["use_cache"], cap, allow_missing, on_progress, run["cache_dir"], toolchain=side,
-        preview=bool(selection.triton_specs(triton)))
+        preview=bool(selection.triton_specs(triton)), strict=strict)
     return CheckResult(result, tuple(entries), str(cfg.baseline), config=cfg)
 
 
@@ -284,13 +286,13 @@ def diff(*, triton: Any = None, settings: Any = None, variant: Names = None, arc
          num_stages: Ints = None, waves_per_eu: Ints = None, matrix_instr_nonkdim: Ints = None, kpack: Ints = None,
          maxnreg: Ints = None, dtype: Names = None, causal: bool | None = None, knob: Any = None,
          capture: Any = None, kernel_dir: PathLike | None = None, rule: Names = None,
-         config: PathLike | None = None, fail_on_change: bool = False, jobs: int | None = None,
+         config: PathLike | None = None, fail_on_change: bool = False, strict: bool = False, jobs: int | None = None,
          use_cache: bool = True, cache: PathLike | None = None, scheduler: str | None = None,
          executor: Executor | None = None, on_progress: Progress | None = None) -> DiffResult:
     """The same kernels under two sides, judged by the gate's rules: ``triton=["3.8.0", "3.9.0"]``, or one
     Triton (default the installed one) without and with ``settings``. ``.passed`` is the gate's verdict,
     ``.compared`` how many kernels compiled on both sides; each regressed kernel's spill sites by source
-    line, before and after, are in ``.spills``."""
+    line, before and after, are in ``.spills``. ``strict``: tolerance 0 on every count (as ``check``)."""
     from ..diff import diff as diff_sides
     from ..gate.config import load_gate_config
     from .diffs import DiffResult
@@ -305,7 +307,7 @@ def diff(*, triton: Any = None, settings: Any = None, variant: Names = None, arc
     rules = [rule] if isinstance(rule, str) else list(rule or [])
     before, after = selection.sides(triton, settings)
     cfg = load_gate_config(Path(config) if config else None)
-    ruleset = RuleSet(cfg.rules.rules + tuple(parse_rule(r) for r in rules))
+    ruleset = RuleSet(cfg.rules.rules + tuple(parse_rule(r) for r in rules), cfg.rules.strict or strict)
     sel = Selection.of(selection.names(variant, "variant"), selection.names(arch, "arch"), requests, kernel_dir,
                        capture)
     with executor_for(scheduler, executor) as ex, main_not_rerun():

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 def settings(config: Path | None, baseline: Path | None, variant: Sequence[str] | None, arch: Sequence[str] | None,
              kernel_dir: Path | None, rules: Sequence[str] = (), capture: Path | None = None,
-             allow_missing: bool = False) -> GateConfig:
+             allow_missing: bool = False, strict: bool = False) -> GateConfig:
     """The configuration with the caller's options on top, its set completed with the variants' default
     configs, and the config tables checked (before anything compiles)."""
     from dataclasses import replace
@@ -29,7 +29,7 @@ def settings(config: Path | None, baseline: Path | None, variant: Sequence[str] 
     from ..gate.config import load_gate_config
 
     cfg = load_gate_config(config).with_overrides(variant, arch, kernel_dir, baseline, rules or (), capture,
-                                                  allow_missing)
+                                                  allow_missing, strict)
     if not cfg.set.configs:
         cfg = replace(cfg, set=replace(cfg.set, configs=attention_gate.DEFAULT_CONFIGS))
     attention_gate.requests(cfg.set.configs, cfg.where)
@@ -150,7 +150,7 @@ def run_check(config: Path | None, baseline: Path | None, variant: Sequence[str]
               jobs: int | None, use_cache: bool, capture: Path | None = None, allow_missing: bool = False,
               on_progress: Callable[[int, int], None] | None = None,
               cache_dir: Path | str | None = None, *, toolchain: Any = None,
-              preview: bool = False) -> tuple[GateResult, GateConfig, list[Entry]]:
+              preview: bool = False, strict: bool = False) -> tuple[GateResult, GateConfig, list[Entry]]:
     """The gate: the configuration, the baseline (refused when it cannot be compared), the set compiled and
     compared entry by entry. ``toolchain``: the Triton (and settings) that compiles the set; ``preview``: it
     was named (``--triton``), so the baseline's other Triton version is the point, a note and no error."""
@@ -158,7 +158,7 @@ def run_check(config: Path | None, baseline: Path | None, variant: Sequence[str]
     from ..gate.baseline import check_triton_version, load_baseline
     from ..gate.diff import compare
 
-    cfg = settings(config, baseline, variant, arch, kernel_dir, rule or (), capture, allow_missing)
+    cfg = settings(config, baseline, variant, arch, kernel_dir, rule or (), capture, allow_missing, strict)
     base = load_baseline(cfg.baseline, lambda: legacy(cfg))
     tv = toolchain.version if toolchain is not None else triton_version()
     if preview and base.triton_version != tv:

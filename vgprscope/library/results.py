@@ -357,18 +357,20 @@ def gate_rows(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
                  "status_baseline": row["status"]["baseline"], "status_current": row["status"]["current"]}
         metrics = [{"metric": m["metric"], "value_before": m["baseline"], "value_after": m["current"],
                     "delta": m["delta"], "verdict": m["verdict"], "fails": m["fails"], "rule": m["rule"],
-                    "rule_text": m["rule_text"], "metric_change": m["change"]} for m in row["metrics"]]
+                    "rule_text": m["rule_text"], "metric_change": m["change"],
+                    # a count that grew within (or across) its occupancy step: what is left before the next
+                    "headroom": (m.get("cliff") or {}).get("headroom")} for m in row["metrics"]]
         one_side = [(name, value, "value_before" if side == "baseline" else "value_after")
                     for side in ("baseline", "current") for name, value in (row.get(side) or {}).items()]
         metrics += [{"metric": name, "value_before": None, "value_after": None, column: value, "delta": None,
                      "verdict": "n/c", "fails": row["fails"]} for name, value, column in one_side]
         if not metrics:
             metrics = [{"metric": None, "fails": row["fails"]}]
-        empty = dict.fromkeys(GATE_FIELDS[8:]) | dict.fromkeys(("rule", "rule_text", "metric_change"))
+        extra = ("rule", "rule_text", "metric_change", "headroom")
+        empty = dict.fromkeys(GATE_FIELDS[8:]) | dict.fromkeys(extra)
         for m in metrics:
             full = head | empty | m
-            out.append({k: full[k] for k in GATE_FIELDS} | entry
-                       | {k: full[k] for k in ("rule", "rule_text", "metric_change")})
+            out.append({k: full[k] for k in GATE_FIELDS} | entry | {k: full[k] for k in extra})
     return out
 
 
