@@ -480,14 +480,14 @@ def kernel_locations(config: GateConfig | None, result: GateResult) -> dict[str,
         from .gate import selected_variants
 
         for v in selected_variants(config.set):
-            for k in v.kernels:
-                files[(v.name, k)] = str(v.file)
+            for name in v.kernels:
+                files[(v.name, name)] = str(v.file)
         if config.set.capture is not None and Path(config.set.capture).is_file():
             from ..capture.model import load_capture
 
-            for k in load_capture(config.set.capture).kernels:
-                files.setdefault((k.label, k.qualname), k.file)
-                files.setdefault(("inductor", k.qualname), k.file)
+            for kernel in load_capture(config.set.capture).kernels:
+                files.setdefault((kernel.label, kernel.qualname), kernel.file)
+                files.setdefault(("inductor", kernel.qualname), kernel.file)
     out: dict[str, Location] = {}
     for d in result.entries:
         e = d.entry
