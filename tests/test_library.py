@@ -249,11 +249,13 @@ def test_check_result_rows_are_the_json_rows_flattened():
 
 
 def _gate_of_an_edited_run():
-    """The committed baseline against a run where one entry grew 8 VGPRs and one went missing."""
+    """The committed baseline against a run where one entry grew 8 VGPRs and one went missing, judged with
+    ``strict`` rules (by default 8 VGPRs within an occupancy step is a passing change)."""
     from dataclasses import replace
 
     from vgprscope.gate.baseline import load_baseline
     from vgprscope.gate.diff import compare
+    from vgprscope.gate.rules import RuleSet
 
     base = load_baseline(ROOT / "vgprscope-baseline.json")
     entries = list(base.entries.values())
@@ -261,7 +263,7 @@ def _gate_of_an_edited_run():
     u = entries[grown].usage
     entries[grown] = replace(entries[grown], usage=replace(u, arch_vgpr=u.arch_vgpr + 8, vgpr_total=u.vgpr_total + 8))
     missing = entries.pop()
-    return base, compare(base, entries), entries, missing
+    return base, compare(base, entries, RuleSet(strict=True)), entries, missing
 
 
 def test_check_and_diff_frames_have_one_shape_one_row_per_entry_and_metric():

@@ -100,3 +100,21 @@ def test_check_sarif_of_an_unchanged_project_has_no_result(regressed):
 def test_the_schema_check_can_fail():
     with pytest.raises(jsonschema.ValidationError):
         validate({"version": "2.1.0", "runs": [{"tool": {"driver": {}}, "results": []}]})  # a driver needs a name
+
+
+def test_explain_sarif_has_a_result_per_spill_site_at_its_source_line():
+    """The seeds' 128x128 tile with 8 wavefronts spills on gfx942: each site is a result in the bundled kernel's
+    own file (run from the repository root, paths are relative to it), a warning inside the K/V loop."""
+    from capture_helpers import ROOT
+
+    done = cli("explain", "--variant", "baseline", "--arch", "gfx942", "--block-m", "128", "--block-n", "128",
+               "--num-warps", "8", "--format", "sarif", cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-2000:]
+    log = json.loads(done.stdout)
+    validate(log)
+    results = log["runs"][0]["results"]
+    assert results and {r["ruleId"] for r in results} == {"vgprscope.spill"}
+    assert {r["level"] for r in results} == {"warning", "note"}  # sites inside the loop and outside
+    located = [r["locations"][0]["physicalLocation"] for r in results if "locations" in r]
+    assert located and all(p["artifactLocation"]["uri"].startswith("kernels/") for p in located)
+    assert all(p["region"]["startLine"] > 1 for p in located)

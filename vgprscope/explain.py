@@ -28,7 +28,7 @@ import re
 import subprocess
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .archs import Arch
@@ -189,6 +189,7 @@ class KernelExplanation:
     notes: tuple[str, ...] = field(default=())
     shared_bytes: int | None = None  # the kernel's shared memory / LDS in all, as the compiler reports it
     mixes: tuple[LoopMix, ...] = ()  # each machine-code loop's one-trip instruction mix (parse.loops)
+    file: str | None = field(default=None, compare=False)  # the kernel's source file, where its source has one
 
     @property
     def ok(self) -> bool:
@@ -357,7 +358,9 @@ def explain_tasks(tasks: Sequence[Any], jobs: int | None = None, on_progress=Non
                                          estimate=est, error=reason))
             continue
         try:
-            out.append(explain_raw(task.arch, raw | {"kernel": task.row.kernel}, label, config=config, estimate=est))
+            explained = explain_raw(task.arch, raw | {"kernel": task.row.kernel}, label, config=config, estimate=est)
+            identity = getattr(task.row, "identity", None)
+            out.append(replace(explained, file=identity.file if identity is not None else None))
         except (ValueError, KeyError, subprocess.CalledProcessError, OSError) as exc:  # a row, not the end
             out.append(KernelExplanation(label=label, kernel=task.row.kernel, arch=task.arch.name, config=config,
                                          num_warps=0, lanes=task.arch.wave_size, allocation=None,

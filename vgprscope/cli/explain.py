@@ -34,6 +34,7 @@ def explain(*, kernels: Kernels, grid: Grid, format: ExplainFormatOpt = ExplainF
         ExplainFormat.table: lambda: result.table(wide=out.wide),
         ExplainFormat.md: lambda: result.markdown("vgprscope explain", command_line()),
         ExplainFormat.json: result.to_json,
+        ExplainFormat.sarif: result.to_sarif,
     }
     emit(renderers[format](), out.output)
     if explanations and len(failed) == len(explanations):

@@ -320,6 +320,14 @@ class ExplainResult(NotebookDisplay):
 
         return explain_view.to_json(self.explanations, self.machine, "explain")
 
+    def to_sarif(self) -> str:
+        """Each spill site as a SARIF 2.1.0 result (``--format sarif``) at the source line the compiler gives."""
+        from .. import __version__
+        from ..report.sarif import spills_sarif
+
+        files = {e.label: e.file for e in self.explanations}
+        return json.dumps(spills_sarif(self.explanations, files, __version__), indent=1) + "\n"
+
     def markdown(self, title: str | None = "vgprscope explain", command: str | None = None) -> str:
         from ..report import explain_view
 
