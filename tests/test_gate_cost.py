@@ -145,9 +145,8 @@ def test_the_librarys_rows_carry_the_change_and_its_headroom():
     from vgprscope.library.results import CheckResult
 
     result = compare(Baseline.of([entry(amd(244))], "3.9.0"), [entry(amd(248))])
-    (row,) = CheckResult(result, (), "b.json").rows()
-    assert (row["result"], row["vgpr_total_change"], row["vgpr_total_delta"], row["vgpr_total_headroom"]) == (
-        "changed", "~", 4, 8)
+    (row,) = [r for r in CheckResult(result, (), "b.json").rows() if r["metric"] == "vgpr_total"]
+    assert (row["result"], row["metric_change"], row["delta"], row["headroom"]) == ("changed", "~", 4, 8)
 
 
 def test_check_and_diff_take_strict_and_the_library_too():

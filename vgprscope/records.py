@@ -351,10 +351,16 @@ def usage_from_dict(d: dict[str, Any] | None) -> ResourceUsage | None:
     return cls(**{k: v for k, v in d.items() if k in known})
 
 
+# provenance fields a usage carries only when it has them (a stored cubin read by scan): left out when unset, so
+# the records and baselines of compiles stay as they were written
+_OPTIONAL_FIELDS = ("counts_from", "spills_from")
+
+
 def usage_to_dict(u: ResourceUsage | None) -> dict[str, Any] | None:
     if u is None:
         return None
-    return {"vendor": u.vendor, **asdict(u)}
+    d = asdict(u)
+    return {"vendor": u.vendor, **{k: v for k, v in d.items() if not (k in _OPTIONAL_FIELDS and v is None)}}
 
 
 @dataclass(frozen=True)
