@@ -205,6 +205,6 @@ def gather_items(lines: list[dict]) -> tuple[list[CapturedLaunch], list[str], se
         kernel = CapturedKernel(k["module"], k["qualname"], k["file"], k["source_hash"], k.get("root"),
                                 snapshots.get((k["module"], k["qualname"], k["file"])))
         launch = CapturedLaunch(kernel, tuple(x["args"]), x["options"], x.get("autotune"), x.get("reason"),
-                                bool(x.get("interpreted")))
+                                bool(x.get("interpreted")), x.get("values"), x.get("tensors"), x.get("call"))
         launches.setdefault(json.dumps(x, sort_keys=True), launch)
     return list(launches.values()), list(dict.fromkeys(errors)), notes
