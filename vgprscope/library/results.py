@@ -298,7 +298,8 @@ class ExplainResult:
 @dataclass(frozen=True, repr=False)
 class CheckResult:
     """``vgprscope.check``: the gate's verdict on every entry (``result``: ``gate.diff.GateResult``), the
-    entries this run compiled, and the exit code the CLI would give (0 passed, 1 failed)."""
+    entries this run compiled, and the exit code the CLI would give (0 passed, 1 failed, 2 a captured launch
+    the current source makes could not be derived: its row says "capture again")."""
 
     result: GateResult
     entries: tuple[Entry, ...]
@@ -315,6 +316,10 @@ class CheckResult:
 
     @property
     def exit_code(self) -> int:
+        from ..compile.derive import STALE
+
+        if any(e.status.endswith(STALE) for e in self.entries):
+            return 2  # never a verdict on a launch the gate did not derive
         return 0 if self.result.passed else 1
 
     def rows(self) -> list[dict[str, Any]]:
