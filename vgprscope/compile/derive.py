@@ -25,7 +25,7 @@ from typing import Any
 try:
     from . import kernel_load
 except ImportError:  # loaded by path beside the worker, under another environment's Python
-    kernel_load = sys.modules["_vgprscope_kernel_load"]  # type: ignore[assignment]
+    kernel_load = sys.modules["_vgprscope_kernel_load"]
 
 STALE = "capture again"
 
@@ -331,7 +331,7 @@ def derive(request: dict[str, Any]) -> dict[str, Any]:
     chain, fn = _chain(obj)
     if not kernel_load.is_jit(fn):
         return {"missing": f"{qualname} is now a {type(fn).__name__}, not a Triton JIT function"}
-    answers = []
+    answers: list[dict[str, Any]] = []
     for recorded in request["launches"]:
         try:
             answers.append({"derived": derive_launch(chain, fn, recorded, qualname)})
