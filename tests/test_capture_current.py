@@ -198,3 +198,27 @@ def test_a_capture_of_other_problem_sizes_is_the_same(project, tmp_path):
         assert len(rows) == 3 and {(r["state"], r["result"]) for r in rows} == {("compared", "same")}
     finally:
         (project / "cap.json").write_text(saved)
+
+
+def test_every_view_says_which_rows_came_from_the_snapshot(tmp_path, monkeypatch):
+    """A library that needs a GPU to import (imported on the capturing machine only) compiles from the
+    capture's snapshot: the check table, --wide, markdown, JSON and the library's rows all say so."""
+    from capture_helpers import USER_KERNELS
+
+    (tmp_path / "pyproject.toml").write_text('[tool.vgprscope]\ncapture = "cap.json"\narchs = ["gfx942"]\n')
+    done = cli("capture", "-o", str(tmp_path / "cap.json"), "--", sys.executable, str(USER_KERNELS / "run_gpu_only.py"),
+               env={"TRITON_INTERPRET": "1", "FAKE_GPU": "1"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert cli("baseline", "save", "--jobs", "1", cwd=tmp_path).returncode == 0
+    for args in ((), ("--wide",), ("--format", "md")):
+        done = _check(tmp_path, *args)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "compiled from the capture's snapshot" in " ".join(done.stdout.split()), args
+    done = _check(tmp_path, "--format", "json")
+    (row,) = _rows(done)
+    assert row["result"] == "same" and row["note"].startswith("compiled from the capture's snapshot")
+    import vgprscope
+
+    monkeypatch.chdir(tmp_path)
+    frame = vgprscope.check(jobs=1).to_pandas()
+    assert frame["note"].str.startswith("compiled from the capture's snapshot").all()

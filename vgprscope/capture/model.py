@@ -86,6 +86,8 @@ class Capture:
     triton_version: str = ""
     exit_code: int | None = None
     errors: tuple[str, ...] = ()  # what the hook could not record
+    # the user's project the capture file belongs to (``project_root`` of its directory), when read from a file
+    project: str | None = field(default=None, compare=False)
 
     @property
     def kernels(self) -> tuple[CapturedKernel, ...]:
@@ -174,8 +176,9 @@ def load_capture(path: Path) -> Capture:
                          for x in doc["launches"])
     except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
         raise CaptureFileError(f"capture file {path} is corrupt: {type(exc).__name__}: {exc}") from None
+    project = project_root(base)
     return Capture(launches, tuple(doc.get("command") or ()), str(doc.get("triton_version", "")),
-                   doc.get("exit_code"), tuple(doc.get("errors") or ()))
+                   doc.get("exit_code"), tuple(doc.get("errors") or ()), str(project) if project else None)
 
 
 def _readings(d: Any) -> dict[str, Any] | None:

@@ -163,6 +163,17 @@ def derive(requests: list[dict[str, Any]], engine: Engine) -> list[dict[str, Any
     return [a or {} for a in out]
 
 
+def _own(capture: Capture, path: Path) -> bool:
+    """Whether a kernel's file is of the user's own project (the capture file's), not an installed library."""
+    if capture.project is None or _installed(path):
+        return False
+    try:
+        path.resolve().relative_to(Path(capture.project).resolve())
+    except ValueError:
+        return False
+    return True
+
+
 def _row(k: CapturedKernel, path: Path | None, x: CapturedLaunch, slot: str, snapshot: str | None) -> RowInfo:
     extras = (("note", f"{SNAPSHOT} ({snapshot})"),) if snapshot else ()
     return RowInfo(label=k.label, kernel=k.qualname, config=launch_config(x),
@@ -174,9 +185,9 @@ def capture_tasks(capture: Capture, archs: list[Arch], engine: Engine | None = N
     """Every launch the current source makes of the captured calls, on every arch (``compile.derive``): the
     kernel by its name in its module as imported now, an autotuned kernel's configs now, its heuristics
     and defaults evaluated again. A kernel its module no longer defines has no rows (the gate's entry is
-    missing); a module of the user's own that fails to import is a CaptureImportError; one that cannot be
-    imported here (an installed library that needs a GPU, or absent) compiles the capture's snapshot, and
-    its rows say so. A call that cannot be derived keeps its rows, saying "capture again"."""
+    missing); a module of the user's own project (the capture file's) that fails to import is a
+    CaptureImportError; one that cannot be imported here (a library that needs a GPU, or absent) compiles the
+    capture's snapshot, and its rows say so. A call that cannot be derived keeps its rows, saying "capture again"."""
     from ..compile.engine import Engine
 
     engine = engine or Engine(jobs=1)
@@ -204,7 +215,7 @@ def capture_tasks(capture: Capture, archs: list[Arch], engine: Engine | None = N
             snapshot = "its module is not importable here"
         elif "import_error" in answer or "error" in answer:
             why = answer.get("import_error") or answer.get("error")
-            if not (k.snapshot and (_installed(Path(k.file)) or (path is not None and _installed(path)))):
+            if not k.snapshot or _own(capture, path or Path(k.file)):
                 raise CaptureImportError(f"{k.module or k.file} ({shown_path(path or Path(k.file))}) fails to import: "
                                          f"{why}; the gate compiles the kernels' current source, so the module "
                                          "must import where it runs")
