@@ -221,6 +221,13 @@ def _set_by_wrappers(chain: list[Any]) -> set[str]:
     return names
 
 
+def _changed(new: list[str], gone: list[str]) -> str:
+    """The compile worker's line for parameters that no longer fit the recorded call."""
+    return ("the kernel's parameters changed since the launch was recorded ("
+            + "; ".join(x for x in (f"now also {', '.join(new)}" if new else "",
+                                    f"no longer {', '.join(gone)}" if gone else "") if x) + ")")
+
+
 def derive_launch(chain: list[Any], fn: Any, recorded: dict[str, Any], qualname: str) -> list[dict[str, Any]]:
     """The launches the current source makes of one recorded call (several for an autotuned kernel)."""
     params = list(fn.params)
@@ -235,9 +242,9 @@ def derive_launch(chain: list[Any], fn: Any, recorded: dict[str, Any], qualname:
         derived = _set_by_wrappers(chain)
         passed = {a["name"] for a in recorded["args"] if a["type"] != "constexpr" or a["name"] not in derived}
         passed |= {k for k in (recorded.get("options") or {}) if k not in derived}
-    gone = sorted(n for n in passed if n in by_name and n not in names)
+    gone = [a["name"] for a in recorded["args"] if a["name"] in passed and a["name"] not in names]
     if gone:
-        raise Stale(f"{qualname} no longer takes {', '.join(gone)}")
+        raise Stale(_changed([n for n in names if n not in by_name], gone))
     values: dict[str, Any] = {}
     facts: dict[str, dict[str, Any]] = {}
     readings = recorded.get("values") or {}
@@ -266,8 +273,7 @@ def derive_launch(chain: list[Any], fn: Any, recorded: dict[str, Any], qualname:
             else:
                 default = fn.signature.parameters[p.name].default
                 if default is inspect.Parameter.empty:
-                    raise Stale(f"parameter {p.name} of {qualname} has no value (new since the capture, without a "
-                                "default)")
+                    raise Stale(_changed([p.name], []))
                 value = default
             if p.is_constexpr:
                 args.append({"name": p.name, "type": "constexpr", "value": kernel_load.encode_constexpr(value)})
