@@ -222,3 +222,70 @@ def test_every_view_says_which_rows_came_from_the_snapshot(tmp_path, monkeypatch
     monkeypatch.chdir(tmp_path)
     frame = vgprscope.check(jobs=1).to_pandas()
     assert frame["note"].str.startswith("compiled from the capture's snapshot").all()
+
+
+def test_a_capture_without_recorded_values_derives_what_it_can(project, tmp_path):
+    """A schema-2 capture (no call, values or shapes recorded) is still read: the autotuned GEMM's configs
+    come from the current source; the heuristic reads N, which that capture lacks: "capture again", exit 2."""
+    doc = json.loads((project / "cap.json").read_text())
+    for x in doc["launches"]:
+        for name in ("values", "tensors", "call"):
+            x.pop(name, None)
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps(doc | {"schema_version": 2}).replace(str(project), str(tmp_path)))
+    for name in ("gemm.py", "act.py", "helpers.py", "run.py", "pyproject.toml", "vgprscope-baseline.json"):
+        (tmp_path / name).write_text((project / name).read_text())
+    done = _check(tmp_path, "--capture", "old.json", "--format", "json")
+    assert done.returncode == 2, done.stdout + done.stderr
+    by_kernel = {r["kernel"]: r for r in _rows(done)}
+    assert {r["result"] for r in _rows(done) if r["kernel"] == "matmul"} == {"same"}
+    assert by_kernel["act_kernel"]["status"]["current"].endswith(
+        "@triton.heuristics value BLOCK of act_kernel reads what the capture did not record (KeyError: 'N'): "
+        "capture again")
+
+
+PRUNED = '''import triton
+import triton.language as tl
+
+
+def small_enough(configs, named_args, **kwargs):
+    return [c for c in configs if c.kwargs["BLOCK"] <= named_args["n"]]
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": b}, num_warps=4) for b in (32, 64, 128, 256)], key=["n"],
+                 prune_configs_by={"early_config_prune": small_enough})
+@triton.jit
+def copy(X, Y, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(Y + offs, tl.load(X + offs, mask=offs < n), mask=offs < n)
+'''
+
+
+def test_autotune_configs_are_pruned_again_on_the_recorded_call(tmp_path):
+    """prune_configs_by runs on the current config list with the recorded arguments: a config added to the
+    list that the pruning keeps is a new slot; one it drops for this call's size is not compiled."""
+    from vgprscope.archs import get_arch
+    from vgprscope.capture.model import load_capture
+    from vgprscope.sources.capture import capture_tasks
+
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "pruned.py").write_text(PRUNED)
+    (tmp_path / "run.py").write_text('import sys, torch\nsys.path.insert(0, sys.path[0])\nfrom pruned import copy\n'
+                                     'x = torch.randn(100)\ny = torch.empty_like(x)\n'
+                                     'copy[(4,)](x, y, 100)\nassert torch.equal(x, y)\n')
+    done = cli("capture", "-o", str(tmp_path / "cap.json"), "--", sys.executable, str(tmp_path / "run.py"),
+               env={"TRITON_INTERPRET": "1"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    gfx = [get_arch("gfx942")]
+
+    def blocks() -> list[int]:
+        tasks = capture_tasks(load_capture(tmp_path / "cap.json"), gfx)
+        return [dict(t.row.config.constexprs)["BLOCK"] for t in tasks]
+
+    assert blocks() == [32, 64]  # 128 and 256 are larger than n = 100
+    (tmp_path / "pruned.py").write_text(PRUNED.replace("for b in (32, 64, 128, 256)", "for b in (16, 32, 64, 128)"))
+    assert blocks() == [16, 32, 64]
+    (tmp_path / "pruned.py").write_text(PRUNED.replace('named_args["n"]', 'named_args["X"].device.index'))
+    tasks = capture_tasks(load_capture(tmp_path / "cap.json"), gfx)  # the recorded configs' rows, each saying why
+    assert len(tasks) == 2 and all(t.job is None and t.reason.endswith("capture again") for t in tasks)
+    assert "prune_configs_by of copy reads what the capture did not record" in tasks[0].reason
