@@ -289,3 +289,26 @@ def test_autotune_configs_are_pruned_again_on_the_recorded_call(tmp_path):
     tasks = capture_tasks(load_capture(tmp_path / "cap.json"), gfx)  # the recorded configs' rows, each saying why
     assert len(tasks) == 2 and all(t.job is None and t.reason.endswith("capture again") for t in tasks)
     assert "prune_configs_by of copy reads what the capture did not record" in tasks[0].reason
+
+
+def test_the_current_defaults_fill_what_the_call_did_not_pass(tmp_path):
+    """A constexpr the call left to its default takes the default the source has now; one it passed keeps
+    the recorded value."""
+    from vgprscope.archs import get_arch
+    from vgprscope.capture.model import load_capture
+    from vgprscope.sources.capture import capture_tasks
+
+    kernel = ('import triton\nimport triton.language as tl\n\n\n@triton.jit\n'
+              'def fill(Y, n, BLOCK: tl.constexpr = 64, WIDTH: tl.constexpr = 2):\n'
+              '    offs = tl.arange(0, BLOCK)\n    tl.store(Y + offs, offs.to(tl.float32) * WIDTH, mask=offs < n)\n')
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "fills.py").write_text(kernel)
+    (tmp_path / "run.py").write_text('import sys, torch\nsys.path.insert(0, sys.path[0])\nfrom fills import fill\n'
+                                     'y = torch.empty(100)\nfill[(1,)](y, 50, WIDTH=3)\n')
+    done = cli("capture", "-o", str(tmp_path / "cap.json"), "--", sys.executable, str(tmp_path / "run.py"),
+               env={"TRITON_INTERPRET": "1"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    (tmp_path / "fills.py").write_text(kernel.replace("BLOCK: tl.constexpr = 64, WIDTH: tl.constexpr = 2",
+                                                      "BLOCK: tl.constexpr = 128, WIDTH: tl.constexpr = 5"))
+    (task,) = capture_tasks(load_capture(tmp_path / "cap.json"), [get_arch("gfx942")])
+    assert dict(task.row.config.constexprs) == {"BLOCK": 128, "WIDTH": 3}
