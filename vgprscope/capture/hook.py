@@ -289,7 +289,8 @@ def launch_facts(kernel, args, kwargs, pick: dict | None = None) -> dict:
         out_args.append(fact)
     opts = {k: _encode(v) for k, v in sorted(options.items()) if k not in ("grid", "warmup")}
     return {"kernel": st["id"], "args": out_args, "options": opts, "autotune": pick, "reason": reason,
-            "interpreted": _interpreting(), **_readings(st["names"], st["params"], bound),
+            "interpreted": _interpreting(),
+            **(_readings(st["names"], st["params"], bound) if getattr(_local, "reads", 0) else {}),
             "call": getattr(_local, "call", None) or _call(args, kwargs)}
 
 
@@ -301,7 +302,9 @@ def _call(args, kwargs) -> dict:
 
 def _readings(names, params, bound) -> dict:
     """What ``@triton.heuristics`` and ``prune_configs_by`` may read of the launch besides its facts: each
-    scalar argument's value and each tensor's shape and strides (the gate evaluates them on these)."""
+    scalar argument's value and each tensor's shape and strides (the gate evaluates them on these).
+    Recorded only for a launch that goes through one of them: a plain launch at many problem sizes stays one
+    entry of the capture (a heuristic added later says "capture again")."""
     values, tensors = {}, {}
     for name, param in zip(names, params):
         v = bound.get(name)
@@ -444,6 +447,8 @@ def _record_autotune(s: Session, tuner, args, kwargs) -> None:
     s.autotune_seen.add(mark)
     saved = getattr(tuner, "nargs", None)
     tuner.nargs = dict(zip(tuner.arg_names, args))
+    prunes = bool(getattr(tuner, "early_config_prune", None) or getattr(tuner, "perf_model", None))
+    _local.reads = getattr(_local, "reads", 0) + prunes
     try:
         for i, config in enumerate(pruned):
             _local.dry, _local.pick = True, {"index": i, "count": len(pruned), "declared": declared,
@@ -456,6 +461,7 @@ def _record_autotune(s: Session, tuner, args, kwargs) -> None:
                 _local.dry, _local.pick = False, None
     finally:
         tuner.nargs = saved
+        _local.reads -= prunes
     if s.launch and _interpreting() and len(pruned) > 1 and key not in tuner.cache:
         tuner.cache[key] = pruned[0]  # the interpreter cannot benchmark: run the first config
 
@@ -506,9 +512,11 @@ def _wrap_heuristics_run(cls) -> None:
         outer = _session() is not None and getattr(_local, "call", None) is None
         if outer:
             _local.call = _call(args, kwargs)
+        _local.reads = getattr(_local, "reads", 0) + 1
         try:
             return original(self, *args, **kwargs)
         finally:
+            _local.reads -= 1
             if outer:
                 _local.call = None
 

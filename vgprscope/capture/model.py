@@ -6,8 +6,8 @@ any checkout of the project, at any path; a kernel from elsewhere (an installed 
 path and is found again by its module name on the analysing machine's path. Each launch is its arguments as
 facts (``compile.job.Arg``): type, alignment / divisibility, equal to 1, AMD buffer range, constexpr values.
 Schema 3 adds what the gate needs to derive the launch the current source makes: the user's own call
-(``call``: how many positional arguments, which keywords), each scalar argument's value and each tensor's
-shape and strides (what ``@triton.heuristics`` and ``prune_configs_by`` read). Schema 1 files (absolute paths,
+(``call``: how many positional arguments, which keywords) and, for a launch through ``@triton.heuristics`` or
+``prune_configs_by``, each scalar argument's value and each tensor's shape and strides (what those read). Schema 1 files (absolute paths,
 each backend's descriptor strings) and schema 2 files (no values: a heuristic then cannot be derived, and its
 rows say "capture again") are read too.
 """
