@@ -127,6 +127,12 @@ def edit(project):
 
 
 def test_an_unedited_project_passes(project):
+    # the capture keeps the user's call; the values only where a heuristic or a pruning reads them
+    launches = json.loads((project / "cap.json").read_text())["launches"]
+    act = next(x for x in launches if not x["autotune"])
+    assert act["call"] == {"positional": 3, "keywords": ["num_warps"]} and act["values"] == {"N": 100}
+    assert act["tensors"] == {"X": {"shape": [100], "stride": [1]}, "Y": {"shape": [100], "stride": [1]}}
+    assert {json.dumps(x["values"]) for x in launches if x["autotune"]} == {"null"}
     done = _check(project, "--format", "json")
     assert done.returncode == 0, done.stdout + done.stderr
     rows = _rows(done)
