@@ -193,7 +193,7 @@ def _expand(chain: list[Any], launch: _Launch, recorded: dict[str, Any], keyword
     if heuristics_cls is not None and isinstance(top, heuristics_cls):
         for name, heur in top.values.items():
             try:
-                launch.values[name] = heur(dict(launch.values))
+                launch.values[name] = heur({**launch.options, **launch.values})  # as Heuristics.run passes them
             except Exception as exc:
                 why = str(exc) if isinstance(exc, Stale) else _line(exc)
                 raise Stale(f"@triton.heuristics value {name} of {qualname} reads what the capture did not "
@@ -343,4 +343,6 @@ def derive(request: dict[str, Any]) -> dict[str, Any]:
             answers.append({"derived": derive_launch(chain, fn, recorded, qualname)})
         except Stale as exc:
             answers.append({"stale": f"{exc}: {STALE}"})
+        except Exception as exc:  # a recorded value that does not load here (its row says why, if the hook did)
+            answers.append({"stale": f"the launch of {qualname} cannot be derived ({_line(exc)}): {STALE}"})
     return {"launches": answers, "deps": _deps(module, fn, chain, source["root"])}
