@@ -318,3 +318,22 @@ def test_the_current_defaults_fill_what_the_call_did_not_pass(tmp_path):
                                                       "BLOCK: tl.constexpr = 128, WIDTH: tl.constexpr = 5"))
     (task,) = capture_tasks(load_capture(tmp_path / "cap.json"), [get_arch("gfx942")])
     assert dict(task.row.config.constexprs) == {"BLOCK": 128, "WIDTH": 3}
+
+
+def test_a_warm_run_derives_nothing_again_until_a_file_changes(project, edit, monkeypatch):
+    """Derivations are kept in the compile cache with the files they read: a warm run starts no worker for
+    them; an edit of the kernel's file (or a file it imports) derives again."""
+    from vgprscope.archs import get_arch
+    from vgprscope.capture.model import load_capture
+    from vgprscope.compile.engine import Engine
+    from vgprscope.sources.capture import capture_tasks
+
+    asked: list[int] = []
+    ask = Engine.ask
+    monkeypatch.setattr(Engine, "ask", lambda self, requests: asked.append(len(requests)) or ask(self, requests))
+    cap = load_capture(project / "cap.json")
+    first = capture_tasks(cap, [get_arch("gfx942")], Engine(jobs=1))  # the fixture's runs derived it before
+    assert asked == [0]
+    edit("helpers.py", "return x * tl.sigmoid(1.702 * x)", "return x * tl.sigmoid(1.702 * x)  # the same")
+    again = capture_tasks(cap, [get_arch("gfx942")], Engine(jobs=1))
+    assert asked == [0, 1] and [t.row.config for t in again] == [t.row.config for t in first]
