@@ -213,8 +213,11 @@ def capture_tasks(capture: Capture, archs: list[Arch], engine: Engine | None = N
             pass
         elif k not in answers:  # nothing to import here: a notebook cell's, or a library's absent
             snapshot = "its module is not importable here"
-        elif "import_error" in answer or "error" in answer:
-            why = answer.get("import_error") or answer.get("error")
+        elif "error" in answer:  # the worker itself failed (this machine's doing): nothing to compare
+            raise CaptureImportError(f"cannot derive the launches of {k.qualname} ({shown_path(path or Path(k.file))}) "
+                                     f"from its current source: {answer['error']}")
+        elif "import_error" in answer:
+            why = answer["import_error"]
             if not k.snapshot or _own(capture, path or Path(k.file)):
                 raise CaptureImportError(f"{k.module or k.file} ({shown_path(path or Path(k.file))}) fails to import: "
                                          f"{why}; the gate compiles the kernels' current source, so the module "
