@@ -161,7 +161,7 @@ def test_liger_kernel_ops_captured_and_analysed_for_amd_and_nvidia(tmp_path):
 def test_corrupt_truncated_or_foreign_capture_is_one_line_exit_2(tmp_path, user_capture):
     text = user_capture.read_text()
     cases = {"truncated.json": text[: len(text) // 2], "other.json": json.dumps({"schema": "something-else"}),
-             "future.json": text.replace('"schema_version": 2', '"schema_version": 99')}
+             "future.json": text.replace('"schema_version": 3', '"schema_version": 99')}
     for name, body in cases.items():
         (tmp_path / name).write_text(body)
         done = cli("analyze", "--capture", str(tmp_path / name), "--arch", "gfx942")

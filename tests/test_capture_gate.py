@@ -1,7 +1,7 @@
 """The gate on captured kernels: `[tool.vgprscope] capture = FILE` for baseline save and check.
 
-Entries of a capture are keyed by slot: an autotune config by the autotune key and its index in the
-config list, any other launch by its argument types and ordinal. So a grown autotune config is compared
+Entries of a capture are keyed by slot: an autotune config by the call's argument types and its index in
+the config list, any other launch by its argument types and ordinal (never by the problem size). So a grown autotune config is compared
 with the config it replaced, and a kernel no longer launched is a missing entry that fails (issue 17:
 both passed, "2 new, 2 missing").
 """
@@ -92,7 +92,7 @@ def test_gate_saves_and_checks_a_capture(ops, tmp_path):
     assert len(base["entries"]) == 6 and {e["variant"] for e in base["entries"].values()} == {"my_ops"}
     assert base["set"] == {"variants": [], "archs": ["gfx942", "sm_90"], "configs": [], "capture": "cap.json"}
     assert {e["slot"] for e in base["entries"].values()} == {
-        "autotune[200,torch.float32,torch.float32] cfg 1", "autotune[200,torch.float32,torch.float32] cfg 2",
+        "autotune (*fp32,*fp32,i32,i32,fp32) cfg 1", "autotune (*fp32,*fp32,i32,i32,fp32) cfg 2",
         "(*fp32,*fp32,*fp32,i32) #1"}
     done = cli("check", cwd=ops)
     assert done.returncode == 0, done.stdout + done.stderr

@@ -521,7 +521,8 @@ def test_v1_captured_entries_take_their_launch_slots(tmp_path):
     slots = {(e.kernel, e.config_key): e.slot for e in load_baseline(path, LegacySlots(
         launch_slot=launch_slot)).entries.values()}
     assert slots[("add", a.key())] == "(*fp32,i32) #1"  # one launch of those types: the first
-    assert slots[("scale", tuned.key())] == "autotune[200] cfg 2"
+    # an autotune config by the call's argument types and its index, not the key's values (the problem size)
+    assert slots[("scale", tuned.key())] == "autotune (*fp32,i32) cfg 2"
     # two launches of one kernel and types: which ordinal each had is not in a v1 file ...
     assert slots[("mul", b.key())] == f"v1 config {b.key()}" and slots[("mul", c.key())] == f"v1 config {c.key()}"
     # ... but the run's capture says it, for a launch still captured with its config

@@ -131,8 +131,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
 ROOT_MODULES = {"vgprscope", "vgprscope.__version__"}
 # The compile worker runs in other Pythons where vgprscope is not installed, and the capture hook in the user's
 # own process: they import nothing of vgprscope (the worker loads kernel_load, its own sibling, by path there).
-WORKER = ("compile/worker.py", "compile/kernel_load.py", "capture/hook.py")
-WORKER_SIBLINGS = {"kernel_load", "worker"}
+WORKER = ("compile/worker.py", "compile/kernel_load.py", "compile/derive.py", "capture/hook.py")
+WORKER_SIBLINGS = {"kernel_load", "worker", "derive"}
 
 
 def layer_of(module: str) -> int | None:

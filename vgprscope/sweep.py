@@ -75,7 +75,7 @@ def launch_overrides(requests: Sequence[ConfigRequest], alone: bool) -> list[dic
 
 
 def capture_tasks(capture: Path | Capture, arch_names: Sequence[str] | None,
-                  overrides: Sequence[Mapping[str, int]] = ({},)) -> list[Task]:
+                  overrides: Sequence[Mapping[str, int]] = ({},), engine: Engine | None = None) -> list[Task]:
     """Every specialisation (and autotune config) of a capture (its file, or one recorded in this process)
     on every arch; with ``overrides``, each also at those launch options (an arch's vendor's own options
     only)."""
@@ -83,7 +83,8 @@ def capture_tasks(capture: Path | Capture, arch_names: Sequence[str] | None,
     from .capture.model import Capture, load_capture
     from .sources.capture import capture_tasks as tasks_of
 
-    base = tasks_of(capture if isinstance(capture, Capture) else load_capture(capture), select_archs(arch_names))
+    base = tasks_of(capture if isinstance(capture, Capture) else load_capture(capture), select_archs(arch_names),
+                    engine)
     out = []
     for opts in overrides:
         for t in base:
@@ -113,7 +114,7 @@ def run_sweep(variant_names: Sequence[str] | None, arch_names: Sequence[str] | N
     if capture is None or variant_names or kernel_dir:
         tasks = sweep_tasks(variant_names, arch_names, requests, kernel_dir, engine)
     if capture is not None:
-        tasks += capture_tasks(capture, arch_names, capture_overrides)
+        tasks += capture_tasks(capture, arch_names, capture_overrides, engine)
     if toolchains:
         tasks = [t.under(tc) for tc in toolchains for t in tasks]
     try:

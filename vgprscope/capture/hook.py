@@ -289,7 +289,35 @@ def launch_facts(kernel, args, kwargs, pick: dict | None = None) -> dict:
         out_args.append(fact)
     opts = {k: _encode(v) for k, v in sorted(options.items()) if k not in ("grid", "warmup")}
     return {"kernel": st["id"], "args": out_args, "options": opts, "autotune": pick, "reason": reason,
-            "interpreted": _interpreting()}
+            "interpreted": _interpreting(),
+            **(_readings(st["names"], st["params"], bound) if getattr(_local, "reads", 0) else {}),
+            "call": getattr(_local, "call", None) or _call(args, kwargs)}
+
+
+def _call(args, kwargs) -> dict:
+    """What the user's own call passed (positional count, keyword names): the rest came from an autotune
+    config, a heuristic or a default, which the gate derives again from the current source."""
+    return {"positional": len(args), "keywords": sorted(k for k in kwargs if k not in ("grid", "warmup"))}
+
+
+def _readings(names, params, bound) -> dict:
+    """What ``@triton.heuristics`` and ``prune_configs_by`` may read of the launch besides its facts: each
+    scalar argument's value and each tensor's shape and strides (the gate evaluates them on these).
+    Recorded only for a launch that goes through one of them: a plain launch at many problem sizes stays one
+    entry of the capture (a heuristic added later says "capture again")."""
+    values, tensors = {}, {}
+    for name, param in zip(names, params):
+        v = bound.get(name)
+        if getattr(param, "is_constexpr", False) or v is None:
+            continue
+        if isinstance(v, (bool, int, float)):
+            values[name] = v
+        elif hasattr(v, "data_ptr"):
+            try:
+                tensors[name] = {"shape": [int(x) for x in v.shape], "stride": [int(x) for x in v.stride()]}
+            except Exception:  # an object with a pointer but no shape: nothing more is known of it
+                pass
+    return {"values": values, "tensors": tensors}
 
 
 def _record(s: Session, kernel, args, kwargs) -> None:
@@ -570,6 +598,8 @@ def _record_autotune(s: Session, tuner, args, kwargs) -> None:
     picks = [(i, c) for i, c in enumerate(pruned) if chosen is None or c is chosen or c == chosen]
     saved = getattr(tuner, "nargs", None)
     tuner.nargs = dict(zip(tuner.arg_names, args))
+    prunes = bool(getattr(tuner, "early_config_prune", None) or getattr(tuner, "perf_model", None))
+    _local.reads = getattr(_local, "reads", 0) + prunes
     try:
         for i, config in picks or list(enumerate(pruned)):
             _local.dry, _local.pick = True, {"index": i, "count": len(pruned), "declared": declared,
@@ -582,6 +612,7 @@ def _record_autotune(s: Session, tuner, args, kwargs) -> None:
                 _local.dry, _local.pick = False, None
     finally:
         tuner.nargs = saved
+        _local.reads -= prunes
     if s.launch and _interpreting() and len(pruned) > 1 and key not in tuner.cache:
         tuner.cache[key] = pruned[0]  # the interpreter cannot benchmark: run the first config
 
@@ -597,12 +628,18 @@ def _wrap_tuner_run(cls) -> None:
         s = _session()
         if s is None or getattr(_local, "dry", False):
             return original(self, *args, **kwargs)
+        outer = getattr(_local, "call", None) is None
+        if outer:
+            _local.call = _call(args, kwargs)
         try:
             _record_autotune(s, self, args, kwargs)
         except RecordError:
             raise
         except Exception as exc:
             _failed(s, self, exc)
+        finally:
+            if outer:
+                _local.call = None
         if not s.launch:
             return None
         _local.in_autotune = getattr(_local, "in_autotune", 0) + 1
@@ -610,6 +647,29 @@ def _wrap_tuner_run(cls) -> None:
             return original(self, *args, **kwargs)
         finally:
             _local.in_autotune -= 1
+
+    run._vgprscope = _MARK
+    _set(cls, "run", run)
+
+
+def _wrap_heuristics_run(cls) -> None:
+    """Remember the user's own call when it enters through ``@triton.heuristics`` (the JIT function below
+    sees the heuristics' values as keyword arguments, as if the user had passed them)."""
+    original = cls.__dict__.get("run")
+    if original is None or getattr(original, "_vgprscope", None) is _MARK:
+        return
+
+    def run(self, *args, **kwargs):
+        outer = _session() is not None and getattr(_local, "call", None) is None
+        if outer:
+            _local.call = _call(args, kwargs)
+        _local.reads = getattr(_local, "reads", 0) + 1
+        try:
+            return original(self, *args, **kwargs)
+        finally:
+            _local.reads -= 1
+            if outer:
+                _local.call = None
 
     run._vgprscope = _MARK
     _set(cls, "run", run)
@@ -716,6 +776,8 @@ def _patch(name: str, module) -> None:
             _float_args(module)
         elif name == "triton.runtime.autotuner" and hasattr(module, "Autotuner"):
             _wrap_autotuner(module.Autotuner)
+            if hasattr(module, "Heuristics"):
+                _wrap_heuristics_run(module.Heuristics)
         elif name == "triton.language.extra.libdevice":
             _libdevice(module)
         elif name == "triton.runtime.driver":

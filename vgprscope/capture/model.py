@@ -5,7 +5,11 @@ nearest directory above the capture file holding ``.git`` or ``pyproject.toml``)
 any checkout of the project, at any path; a kernel from elsewhere (an installed library) keeps its absolute
 path and is found again by its module name on the analysing machine's path. Each launch is its arguments as
 facts (``compile.job.Arg``): type, alignment / divisibility, equal to 1, AMD buffer range, constexpr values.
-Schema 1 files (absolute paths, each backend's descriptor strings) are read too.
+Schema 3 adds what the gate needs to derive the launch the current source makes: the user's own call
+(``call``: how many positional arguments, which keywords) and, for a launch through ``@triton.heuristics`` or
+``prune_configs_by``, each scalar argument's value and each tensor's shape and strides (what those read). Schema 1 files (absolute paths,
+each backend's descriptor strings) and schema 2 files (no values: a heuristic then cannot be derived, and its
+rows say "capture again") are read too.
 """
 
 from __future__ import annotations
@@ -20,8 +24,8 @@ from ..errors import UsageError
 from ..fsutil import atomic_write, read_versioned_json
 
 SCHEMA = "vgprscope-capture"
-SCHEMA_VERSION = 2
-READABLE_VERSIONS = (1, 2)
+SCHEMA_VERSION = 3
+READABLE_VERSIONS = (1, 2, 3)
 DEFAULT_CAPTURE = "vgprscope-capture.json"
 
 
@@ -61,6 +65,9 @@ class CapturedLaunch:
     autotune: dict[str, Any] | None = None  # {"index", "count", "declared", "key"}
     reason: str | None = None  # why it cannot be compiled (recorded by the hook)
     interpreted: bool = False
+    values: dict[str, Any] | None = None  # scalar arguments' values (None: not recorded, schema 1 and 2)
+    tensors: dict[str, Any] | None = None  # tensor arguments' {"shape", "stride"}
+    call: dict[str, Any] | None = None  # the user's call: {"positional": n, "keywords": [...]}
     # a compile recorded at ``triton.compile`` (Inductor's kernels, libraries with their own launchers) rather
     # than a JIT launch: the target it was compiled for, and who compiled it ({"by": "inductor", "kernel_name",
     # "heuristic", "config", "meta"})
@@ -74,7 +81,8 @@ class CapturedLaunch:
 
     def as_json(self, kernel_index: int) -> dict[str, Any]:
         out = {"kernel": kernel_index, "args": list(self.args), "options": self.options,
-               "autotune": self.autotune, "reason": self.reason, "interpreted": self.interpreted}
+               "autotune": self.autotune, "reason": self.reason, "interpreted": self.interpreted,
+               "values": self.values, "tensors": self.tensors, "call": self.call}
         if self.origin != "jit":
             out |= {"origin": self.origin, "target": self.target, "producer": self.producer}
         return out
@@ -84,6 +92,7 @@ class CapturedLaunch:
         """A launch as the hook or a capture file wrote it (``args`` already read into facts)."""
         return cls(kernel=kernel, args=args, options=dict(x["options"]), autotune=_autotune(x.get("autotune")),
                    reason=x.get("reason"), interpreted=bool(x.get("interpreted", False)),
+                   values=_readings(x.get("values")), tensors=_readings(x.get("tensors")), call=_call(x.get("call")),
                    origin=str(x.get("origin") or "jit"), target=x.get("target"), producer=x.get("producer"))
 
 
@@ -94,6 +103,8 @@ class Capture:
     triton_version: str = ""
     exit_code: int | None = None
     errors: tuple[str, ...] = ()  # what the hook could not record
+    # the user's project the capture file belongs to (``project_root`` of its directory), when read from a file
+    project: str | None = field(default=None, compare=False)
 
     @property
     def kernels(self) -> tuple[CapturedKernel, ...]:
@@ -178,8 +189,26 @@ def load_capture(path: Path) -> Capture:
                          for x in doc["launches"])
     except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
         raise CaptureFileError(f"capture file {path} is corrupt: {type(exc).__name__}: {exc}") from None
+    project = project_root(base)
     return Capture(launches, tuple(doc.get("command") or ()), str(doc.get("triton_version", "")),
-                   doc.get("exit_code"), tuple(doc.get("errors") or ()))
+                   doc.get("exit_code"), tuple(doc.get("errors") or ()), str(project) if project else None)
+
+
+def _readings(d: Any) -> dict[str, Any] | None:
+    if d is None:
+        return None
+    if not isinstance(d, dict):
+        raise TypeError(f"launch values {d!r} are not an object")
+    return dict(d)
+
+
+def _call(d: Any) -> dict[str, Any] | None:
+    if d is None:
+        return None
+    if not isinstance(d, dict) or type(d.get("positional")) is not int \
+            or not all(isinstance(k, str) for k in d.get("keywords", [])):
+        raise TypeError(f"launch call {d!r} lacks a positional count or keyword names")
+    return {"positional": d["positional"], "keywords": list(d.get("keywords", []))}
 
 
 def _fact(a: Any) -> dict[str, Any]:

@@ -409,6 +409,25 @@ class Engine:
         self._submit_all([requests[i].as_request() for i in todo], answered)
         return [p for p in out if p is not None]
 
+    def ask(self, requests: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Answers of the installed Triton's workers to other requests than compiles (``derive``), in order."""
+        tv = triton_version()
+        if not requests:
+            return []
+        # always in a worker process (never this one: importing a user's module here would import triton
+        # before the compile pool forks)
+        pool = self._executor("", min(self.jobs or os.cpu_count() or 1, len(requests)))
+        futures = [pool.submit(worker.run, dict(r)) for r in requests]
+        out = []
+        for fut in futures:
+            try:
+                answer = fut.result()
+            except Exception as exc:
+                answer = {"error": f"compile worker failed: {worker.one_line(exc)}", "error_kind": worker.ENVIRONMENT}
+            self._check_version(answer, tv)
+            out.append(answer)
+        return out
+
     # ------------------------------------------------------------------------------------ compiling
 
     def _version(self, toolchain_id: str) -> str:

@@ -663,6 +663,26 @@ def plan(request: dict[str, Any]) -> dict[str, Any]:
         return {"error": one_line(exc), "error_kind": _kind(exc)}
 
 
+def _derive(request: dict[str, Any]) -> dict[str, Any]:
+    """The launches a captured kernel's current source makes of its recorded calls (``derive.py``)."""
+    try:
+        from . import derive
+    except ImportError:  # run from its own file: the sibling by path
+        import importlib.util
+
+        spec = importlib.util.spec_from_file_location(
+            "_vgprscope_derive", os.path.join(os.path.dirname(os.path.abspath(__file__)), "derive.py"))
+        if spec is None or spec.loader is None:
+            raise ImportError("cannot load derive.py beside the compile worker") from None
+        derive = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(derive)
+    try:
+        with compile_env(), stdout_to_stderr():
+            return dict(derive.derive(request))
+    except Exception as exc:
+        return {"error": one_line(exc), "error_kind": ENVIRONMENT}
+
+
 # --------------------------------------------------------------------------------------------- protocol
 
 def run(request: dict[str, Any]) -> dict[str, Any]:
@@ -672,6 +692,8 @@ def run(request: dict[str, Any]) -> dict[str, Any]:
         answer = compile_job(request["job"])
     elif op == "plan":
         answer = plan(request)
+    elif op == "derive":
+        answer = _derive(request)
     else:
         answer = {"error": f"unknown request {op!r}", "error_kind": ENVIRONMENT}
     return answer | {"triton_version": triton_version(), "protocol": PROTOCOL}

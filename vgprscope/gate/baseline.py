@@ -53,6 +53,7 @@ class Entry:
     usage: ResourceUsage | None
     occupancy: Mapping[str, Any] | None = field(default=None, compare=False)
     source_hash: str = field(default="", compare=False)
+    note: str = field(default="", compare=False)  # how this run compiled it, when not from the files (a snapshot)
 
     @property
     def key(self) -> str:
@@ -72,7 +73,8 @@ class Entry:
         slot = rec.slot or f"config {rec.config.key()}"
         return cls(variant=rec.variant, kernel=rec.kernel, arch=rec.arch, slot=slot, config=rec.config,
                    config_key=rec.config.key(), status=rec.status, usage=rec.usage,
-                   occupancy=rec.occupancy.as_dict() if rec.occupancy else None, source_hash=rec.source_hash)
+                   occupancy=rec.occupancy.as_dict() if rec.occupancy else None, source_hash=rec.source_hash,
+                   note=str(dict(rec.extras).get("note") or ""))
 
     def as_json(self) -> dict[str, Any]:
         return {"variant": self.variant, "kernel": self.kernel, "arch": self.arch, "slot": self.slot,

@@ -126,7 +126,8 @@ def config_text(d: EntryDiff) -> str:
 def details(d: EntryDiff) -> str:
     """What changed in one entry, worst first."""
     if d.state is State.NEW:
-        return "new: no baseline entry" + ("" if d.entry.status == "ok" else f"; status: {d.entry.status}")
+        return "new: no baseline entry" + ("" if d.entry.status == "ok" else f"; status: {d.entry.status}") + \
+            (f"; {d.entry.note}" if d.entry.note else "")
     if d.state is State.MISSING:
         return "missing: in the baseline, not produced by this run" + (" (accepted)" if d.accepted else "")
     parts = []
@@ -138,6 +139,8 @@ def details(d: EntryDiff) -> str:
     parts += [metric_text(m) for m in sorted(d.changed_metrics, key=lambda m: order[m.change])]
     if not parts and d.entry.status != "ok":
         parts.append(f"still fails: {d.entry.status}")
+    if d.current is not None and d.current.note:  # compiled from a capture's snapshot, not the files here
+        parts.append(d.current.note)
     return "; ".join(parts)
 
 
@@ -397,6 +400,7 @@ def to_json(result: GateResult, machine: dict[str, Any], baseline_path: str, exi
             "status": {"baseline": d.baseline.status if d.baseline else None,
                        "current": d.current.status if d.current else None},
             "metrics": [_metric_json(m) for m in d.metrics],
+            "note": d.current.note or None if d.current else None,  # compiled from a capture's snapshot
             "baseline": d.baseline.metrics if d.baseline and d.state is State.MISSING else None,
             "current": d.current.metrics if d.current and d.state is State.NEW else None,
         })

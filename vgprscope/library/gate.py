@@ -120,18 +120,14 @@ def legacy(cfg: GateConfig) -> LegacySlots:
         return launch_slot(x, ordinal)  # type: ignore[arg-type]
 
     captured = {}
-    if cfg.set.capture is not None:
-        from ..sources.capture import launch_config, load_capture
+    if cfg.set.capture is not None and cfg.set.archs:
+        from ..archs import get_arch
+        from ..sources.capture import capture_tasks, load_capture
 
-        # each launch's slot as the capture source numbers them (the ordinal among a kernel's launches of
-        # the same argument types), by its config's hash
-        seen: dict[tuple, int] = {}
-        for x in load_capture(cfg.set.capture).launches:
-            ordinal = 0
-            if not x.autotune:
-                group = (x.kernel.key(), tuple(a["type"] for a in x.args))
-                ordinal = seen[group] = seen.get(group, -1) + 1
-            captured[(x.kernel.label, x.kernel.qualname, launch_config(x).key())] = launch_slot(x, ordinal)
+        # each launch's slot as the capture source gives it (derived from the current source), by its
+        # config's hash
+        for t in capture_tasks(load_capture(cfg.set.capture), [get_arch(cfg.set.archs[0])]):
+            captured[(t.row.label, t.row.kernel, t.row.config.key())] = t.row.slot
     return LegacySlots(attention_gate.variant_slot, slot_of_launch, captured)
 
 

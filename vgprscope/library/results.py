@@ -385,7 +385,8 @@ def gate_rows(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
 @dataclass(frozen=True, repr=False)
 class CheckResult(NotebookDisplay):
     """``vgprscope.check``: the gate's verdict on every entry (``result``: ``gate.diff.GateResult``), the
-    entries this run compiled, and the exit code the CLI would give (0 passed, 1 failed)."""
+    entries this run compiled, and the exit code the CLI would give (0 passed, 1 failed, 2 a captured launch
+    the current source makes could not be derived: its row says "capture again")."""
 
     result: GateResult
     entries: tuple[Entry, ...]
@@ -402,6 +403,10 @@ class CheckResult(NotebookDisplay):
 
     @property
     def exit_code(self) -> int:
+        from ..compile.derive import STALE
+
+        if any(e.status.endswith(STALE) for e in self.entries):
+            return 2  # never a verdict on a launch the gate did not derive
         return 0 if self.result.passed else 1
 
     def rows(self) -> list[dict[str, Any]]:

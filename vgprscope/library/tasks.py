@@ -148,7 +148,7 @@ def selection_tasks(sel: Selection, engine: Engine, *, guarded: bool = False, ye
                   lambda sample: engine.compile(variant_tasks(sample, engine)))
         tasks = variant_tasks(items, engine)
     for capture in sel.captures:
-        tasks += capture_tasks(capture, list(sel.archs), sel.overrides)
+        tasks += capture_tasks(capture, list(sel.archs), sel.overrides, engine)
     if sel.toolchains:
         tasks = [t.under(tc) for tc in sel.toolchains for t in tasks]
     return tasks

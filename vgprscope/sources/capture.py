@@ -1,24 +1,32 @@
-"""A capture file as a source: one task per captured specialisation (per autotune config of one) and arch.
+"""A capture file as a source: one task per launch the current source makes of each captured call, per arch.
 
-Each launch compiles the kernel's *current* source with the recorded launch: editing a kernel is exactly what
-a register gate must see. Only a change of the kernel's parameters makes a launch stale (the compile worker
-says so in the row). A kernel whose file is not at the recorded place is looked up by its module name on this
+Each call is derived again from the kernel's *current* source (``compile.derive``, in a compile worker): its
+autotune configs, heuristics and defaults now, with the recorded arguments; editing a kernel is exactly what
+a register gate must see. What cannot be derived says "capture again" in its row. A kernel whose file is not at the recorded place is looked up by its module name on this
 Python's path, without importing anything (a capture taken in another machine's environment).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import sys
+from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ..archs import Arch
 from ..capture.model import Capture, CapturedKernel, CapturedLaunch, load_capture
 from ..compile.engine import RowInfo, Task, target_of
 from ..backends import BACKENDS
 from ..compile.job import Arg, CompileJob, FunctionSource, Target
+from ..errors import UsageError
 from ..records import ArgSpec, AutotunePick, KernelIdentity, LaunchConfig
 
-__all__ = ["capture_tasks", "load_capture", "launch_config", "launch_slot"]
+if TYPE_CHECKING:
+    from ..compile.engine import Engine
+
+__all__ = ["capture_tasks", "load_capture", "launch_config", "launch_slot", "slot_of", "CaptureImportError"]
 
 BACKENDS_BY_NAME = {b.name: b for b in BACKENDS}
 
@@ -84,15 +92,23 @@ def launch_config(x: CapturedLaunch) -> LaunchConfig:
         autotune=AutotunePick(at["index"], at["count"], at["declared"], tuple(at["key"])) if at else None)
 
 
+def _types(args: tuple[dict, ...] | list[dict]) -> str:
+    return ",".join(a["type"] for a in args if a["type"] != "constexpr")
+
+
+def slot_of(types: str, config_index: int | None, ordinal: int) -> str:
+    """Record.slot of a captured launch: what the user wrote, never the problem size. A launch by its argument
+    types and its ordinal among the kernel's distinct launches of those types; an autotune config by its
+    index in the config list (so a config edited in the list is compared with the one it replaced), within
+    the ordinal's call when a kernel makes more than one distinct autotuned call of those types."""
+    if config_index is None:
+        return f"({types}) #{ordinal + 1}"
+    return f"autotune ({types}){f' #{ordinal + 1}' if ordinal else ''} cfg {config_index + 1}"
+
+
 def launch_slot(x: CapturedLaunch, ordinal: int) -> str:
-    """Record.slot of a captured launch: an autotune config by its key and its index in the config list
-    (so a config edited in the list is compared with the one it replaced), any other launch by its
-    argument types and its ordinal among the kernel's launches of those types."""
-    if x.autotune:
-        key = ",".join(x.autotune["key"])
-        return f"autotune[{key}] cfg {x.autotune['index'] + 1}"
-    types = ",".join(a["type"] for a in x.args if a["type"] != "constexpr")
-    return f"({types}) #{ordinal + 1}"
+    """The slot of a recorded launch (see ``slot_of``)."""
+    return slot_of(_types(x.args), x.autotune["index"] if x.autotune else None, ordinal)
 
 
 def options_for(x: CapturedLaunch, target: Target) -> dict:
@@ -112,40 +128,170 @@ def generated(x: CapturedLaunch) -> bool:
     return bool(x.producer) and (x.producer or {}).get("by") == "inductor"
 
 
-def capture_tasks(capture: Capture, archs: list[Arch]) -> list[Task]:
-    """Every captured launch on every arch; a kernel that cannot be found keeps its rows, with why."""
-    out: list[Task] = []
-    seen: dict[tuple, int] = {}
+SNAPSHOT = "compiled from the capture's snapshot of its source"
+_DERIVE_FORMAT = 1
+
+
+class CaptureImportError(UsageError):
+    """A module of the user's own project that fails to import where the gate runs (exit 2)."""
+
+
+def _calls(launches: list[CapturedLaunch]) -> list[list[CapturedLaunch]]:
+    """The recorded launches as the user's calls: an autotuned call's configs together, each other launch
+    alone, in the order first seen."""
+    out: dict[Any, list[CapturedLaunch]] = {}
+    for i, x in enumerate(launches):
+        at = x.autotune
+        # an autotuned call: its key and which arguments are tensors (a tuned key launched again with another
+        # argument None compiles the chosen config under another specialisation: its own call)
+        spec = tuple(a["name"] for a in x.args if a["type"] != "constexpr")
+        group: Any = (json.dumps(at["key"]), at["count"], at["declared"], spec) if at else i
+        out.setdefault(group, []).append(x)
+    return list(out.values())
+
+
+def _recorded(x: CapturedLaunch) -> dict[str, Any]:
+    return {"args": list(x.args), "options": x.options, "autotune": x.autotune, "values": x.values,
+            "tensors": x.tensors, "call": x.call}
+
+
+def _fresh(deps: Any) -> bool:
+    from ..compile.kernel_load import file_hash
+
+    if not isinstance(deps, dict):
+        return False
+    try:
+        return all(file_hash(f) == h for f, h in deps.items())
+    except OSError:
+        return False
+
+
+def derive(requests: list[dict[str, Any]], engine: Engine) -> list[dict[str, Any]]:
+    """The compile workers' derivations (``compile.derive``), each kept in the cache with the files it read
+    (checked on every read: any edit derives again)."""
+    from ..compile.engine import triton_version
+
+    tv = triton_version()
+    keys = [hashlib.sha256(json.dumps([_DERIVE_FORMAT, tv, r], sort_keys=True, default=str).encode()).hexdigest()[:32]
+            for r in requests]
+    out: list[dict[str, Any] | None] = []
+    for key in keys:
+        hit = engine.cache.load_plan("derive-" + key)
+        out.append(hit["answer"] if hit and isinstance(hit.get("answer"), dict) and _fresh(hit.get("deps")) else None)
+    todo = [i for i, a in enumerate(out) if a is None]
+    for i, answer in zip(todo, engine.ask([requests[i] for i in todo])):
+        out[i] = answer
+        if "launches" in answer:
+            engine.cache.store_plan("derive-" + keys[i], {"answer": answer, "deps": answer.get("deps") or {}})
+    return [a or {} for a in out]
+
+
+def _own(capture: Capture, path: Path) -> bool:
+    """Whether a kernel's file is of the user's own project (the capture file's), not an installed library."""
+    if capture.project is None or _installed(path):
+        return False
+    try:
+        path.resolve().relative_to(Path(capture.project).resolve())
+    except ValueError:
+        return False
+    return True
+
+
+def _row(k: CapturedKernel, path: Path | None, x: CapturedLaunch, slot: str, snapshot: str | None) -> RowInfo:
+    extras = (("note", f"{SNAPSHOT} ({snapshot})"),) if snapshot else ()
+    return RowInfo(label="inductor" if generated(x) else k.label, kernel=k.qualname, config=launch_config(x),
+                   identity=KernelIdentity(k.module, k.qualname, str(path or k.file), k.source_hash),
+                   source="capture", source_hash=k.source_hash, slot=slot, extras=extras)
+
+
+def capture_tasks(capture: Capture, archs: list[Arch], engine: Engine | None = None) -> list[Task]:
+    """Every launch the current source makes of the captured calls, on every arch (``compile.derive``): the
+    kernel by its name in its module as imported now, an autotuned kernel's configs now, its heuristics
+    and defaults evaluated again. A kernel its module no longer defines has no rows (the gate's entry is
+    missing); a module of the user's own project (the capture file's) that fails to import is a
+    CaptureImportError; one that cannot be imported here (a library that needs a GPU, or absent) compiles the
+    capture's snapshot, and its rows say so. A call that cannot be derived keeps its rows, saying "capture again"."""
+    from ..compile.engine import Engine
+
+    engine = engine or Engine(jobs=1)
     files: dict[CapturedKernel, tuple[Path | None, str | None]] = {}
+    by_kernel: dict[CapturedKernel, list[CapturedLaunch]] = {}
     for x in capture.launches:
-        ordinal = 0
-        if not x.autotune:
-            group = (x.kernel.key(), tuple(a["type"] for a in x.args))
-            ordinal = seen.get(group, 0)
-            seen[group] = ordinal + 1
-        k = x.kernel
-        if k not in files:
-            files[k] = resolve_file(k)
+        by_kernel.setdefault(x.kernel, []).append(x)
+        if x.kernel not in files:
+            files[x.kernel] = resolve_file(x.kernel)
+            if files[x.kernel][1] and x.kernel.snapshot and generated(x):
+                # Inductor's generated module lived in its cache directory, which is temporary: its snapshot is
+                # the kernel (the rows say they were compiled from it)
+                files[x.kernel] = (Path(x.kernel.file), None)
+    calls = {k: _calls(xs) for k, xs in by_kernel.items()}
+    asked = [k for k, (path, missing) in files.items()
+             if not missing and path is not None and path.is_file() and (k.source_hash or not k.snapshot)]
+    requests = [{"op": "derive", "kernel": {"module": k.module, "qualname": k.qualname, "file": str(files[k][0]),
+                                            "root": k.root or ""},
+                 "launches": [_recorded(group[0]) for group in calls[k]]} for k in asked]
+    answers = dict(zip(asked, derive(requests, engine)))
+    out: list[Task] = []
+    for k, groups in calls.items():
         path, missing = files[k]
-        if missing and k.snapshot and generated(x):
-            # Inductor's generated module lived in its cache directory, which is temporary: its snapshot is the
-            # kernel (the row says it was compiled from it)
-            path, missing = Path(k.file), None
-        row = RowInfo(label="inductor" if generated(x) else k.label, kernel=k.qualname, config=launch_config(x),
-                      identity=KernelIdentity(k.module, k.qualname, str(path or k.file), k.source_hash),
-                      source="capture", source_hash=k.source_hash, slot=launch_slot(x, ordinal))
-        reason = x.reason or missing
-        for arch in archs:
-            if reason:
-                out.append(Task(None, arch, row, reason))
-                continue
-            source = FunctionSource(file=str(path), qualname=k.qualname, module=k.module or "", root=k.root or "",
-                                    snapshot=k.snapshot or "")
-            target = target_of(arch)
-            job = CompileJob.of(source, target, tuple(Arg.from_dict(a) for a in x.args), options_for(x, target))
-            out.append(Task(job, arch, row))
+        answer = answers.get(k, {})
+        snapshot: str | None = None
+        if missing:
+            pass
+        elif k not in answers:  # nothing to import here: a notebook cell's, or a library's absent
+            snapshot = ("Inductor's generated kernel" if any(generated(x) for x in by_kernel[k])
+                        else "its module is not importable here")
+        elif "error" in answer:  # the worker itself failed (this machine's doing): nothing to compare
+            raise CaptureImportError(f"cannot derive the launches of {k.qualname} ({shown_path(path or Path(k.file))}) "
+                                     f"from its current source: {answer['error']}")
+        elif "import_error" in answer:
+            why = answer["import_error"]
+            if not k.snapshot or _own(capture, path or Path(k.file)):
+                raise CaptureImportError(f"{k.module or k.file} ({shown_path(path or Path(k.file))}) fails to import: "
+                                         f"{why}; the gate compiles the kernels' current source, so the module "
+                                         "must import where it runs")
+            snapshot = f"cannot import {k.module}: {why}"
+        elif "missing" in answer:
+            continue  # the kernel is gone (renamed): its entries are missing
+        seen: dict[str, set[str]] = {}
+        derived_all = answer.get("launches") or [None] * len(groups)
+        for group, derived in zip(groups, derived_all):
+            if missing or group[0].reason or snapshot or derived is None or "stale" in derived:
+                reason = missing or group[0].reason or (derived or {}).get("stale")
+                launches = group
+            else:
+                reason = None
+                launches = [replace(group[0], args=tuple(d["args"]), options=dict(d["options"]),
+                                    autotune=d["autotune"]) for d in derived["derived"]]
+            identity = json.dumps([[list(x.args), x.options, x.autotune and x.autotune["index"]] for x in launches],
+                                  sort_keys=True, default=str)
+            kind = (_types(launches[0].args) if launches else "", bool(launches and launches[0].autotune))
+            taken = seen.setdefault(repr(kind), set())
+            if identity in taken:
+                continue  # the same launches as another call's (another problem size): compiled once
+            ordinal = len(taken)
+            taken.add(identity)
+            for x in launches:
+                row = _row(k, path, x, slot_of(kind[0], x.autotune["index"] if x.autotune else None, ordinal),
+                           snapshot)
+                for arch in archs:
+                    if reason:
+                        out.append(Task(None, arch, row, reason))
+                        continue
+                    source = FunctionSource(file=str(path), qualname=k.qualname, module=k.module or "",
+                                            root=k.root or "", snapshot=k.snapshot or "")
+                    target = target_of(arch)
+                    job = CompileJob.of(source, target, tuple(Arg.from_dict(a) for a in x.args), options_for(x, target))
+                    out.append(Task(job, arch, row))
     return out
 
 
-def capture_file_tasks(capture_file: Path, archs: list[Arch]) -> list[Task]:
-    return capture_tasks(load_capture(capture_file), archs)
+def shown_path(path: Path) -> str:
+    try:
+        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def capture_file_tasks(capture_file: Path, archs: list[Arch], engine: Engine | None = None) -> list[Task]:
+    return capture_tasks(load_capture(capture_file), archs, engine)

@@ -1,0 +1,348 @@
+"""The launch a captured call makes with the *current* source: run in a compile worker, beside ``kernel_load``.
+
+Standard library and Triton only (it runs where the compile worker runs). A capture records the user's own
+call (which arguments it passed, their facts, scalar values and tensor shapes); everything else of a launch
+comes from the source and is derived here again, so an edit made after the capture is what the gate sees:
+
+- the kernel, looked up by its name in its module as imported now (gone: ``missing``; the module fails to
+  import: ``import_error``, and the caller decides between the capture's snapshot and an error);
+- an autotuned kernel's config list as the decorator declares it now, after ``prune_configs_by`` run on the
+  recorded call (a pruning that reads what was not recorded cannot be derived);
+- each ``@triton.heuristics`` value evaluated on the recorded call and what the wrappers above set;
+- the defaults of the current signature for what nobody passed.
+
+What cannot be derived (a heuristic reading a value the capture lacks, a parameter added without a default)
+is a ``stale`` line ending in "capture again": never the recorded launch in its place.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import sys
+from typing import Any
+
+try:
+    from . import kernel_load
+except ImportError:  # loaded by path beside the worker, under another environment's Python
+    kernel_load = sys.modules["_vgprscope_kernel_load"]
+
+STALE = "capture again"
+
+
+class Stale(Exception):
+    """The current launch cannot be derived from what the capture recorded."""
+
+
+def _line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())[:300]
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+class _Dtype:
+    """A tensor's dtype as torch names it (``torch.float32``), compared by that name."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __str__(self) -> str:
+        return f"torch.{self.name}"
+
+    __repr__ = __str__
+
+    def __eq__(self, other: object) -> bool:
+        return str(other) == str(self)
+
+    def __hash__(self) -> int:
+        return hash(str(self))
+
+
+_TORCH_NAMES = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "fp64": "float64", "i8": "int8",
+                "i16": "int16", "i32": "int32", "i64": "int64", "u8": "uint8", "i1": "bool", "u1": "bool"}
+_SIZES = {"fp16": 2, "bf16": 2, "fp32": 4, "fp64": 8, "i8": 1, "i16": 2, "i32": 4, "i64": 8, "u8": 1, "i1": 1,
+          "u1": 1}
+
+
+class _Tensor:
+    """A tensor argument as the capture recorded it: dtype, shape and strides; anything else it is asked for
+    was not recorded (and the derivation says so)."""
+
+    def __init__(self, name: str, typ: str, reading: dict[str, Any] | None) -> None:
+        self._name, self._typ = name, typ
+        self.dtype = _Dtype(_TORCH_NAMES.get(typ, typ))
+        self._reading = reading
+
+    def _need(self, what: str) -> Any:
+        if not self._reading or what not in self._reading:
+            raise Stale(f"tensor {self._name}'s {what} was not recorded")
+        return self._reading[what]
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self._need("shape"))
+
+    def size(self, dim: int | None = None) -> Any:
+        return self.shape if dim is None else self.shape[dim]
+
+    def stride(self, dim: int | None = None) -> Any:
+        strides = tuple(self._need("stride"))
+        return strides if dim is None else strides[dim]
+
+    def dim(self) -> int:
+        return len(self.shape)
+
+    ndim = property(dim)
+
+    def numel(self) -> int:
+        n = 1
+        for x in self.shape:
+            n *= x
+        return n
+
+    def element_size(self) -> int:
+        if self._typ not in _SIZES:
+            raise Stale(f"tensor {self._name}'s element size is unknown")
+        return _SIZES[self._typ]
+
+    def __getattr__(self, name: str) -> Any:
+        raise Stale(f"tensor {self._name}.{name} was not recorded")
+
+
+def _value_fact(name: str, value: Any) -> dict[str, Any]:
+    """A non-constexpr parameter's value set by a wrapper or a default -> its facts (as the hook records)."""
+    if value is None:
+        return {"name": name, "type": "constexpr", "value": None}
+    if isinstance(value, bool):
+        return {"name": name, "type": "u1"}
+    if isinstance(value, int):
+        kind = "i32" if -(2**31) <= value < 2**31 else ("i64" if -(2**63) <= value < 2**63 else "u64")
+        fact: dict[str, Any] = {"name": name, "type": kind}
+        if value % 16 == 0:
+            fact["aligned"] = True
+        if value == 1:
+            fact["one"] = True
+        return fact
+    if isinstance(value, float):
+        return {"name": name, "type": "fp32"}
+    raise Stale(f"parameter {name} is given a {type(value).__name__}, which cannot be compiled from a capture")
+
+
+def _classes() -> tuple[Any, Any]:
+    from triton.runtime import autotuner
+
+    return autotuner.Autotuner, getattr(autotuner, "Heuristics", None)
+
+
+def _chain(obj: Any) -> tuple[list[Any], Any]:
+    """The wrappers above the JIT function (outermost first) and the JIT function."""
+    chain = []
+    for _ in range(16):
+        if kernel_load.is_jit(obj) or not hasattr(obj, "fn"):
+            break
+        chain.append(obj)
+        obj = obj.fn
+    return chain, obj
+
+
+class _Launch:
+    """One launch being derived: the values the kernel's parameters have so far, their facts, the options."""
+
+    def __init__(self, values: dict[str, Any], facts: dict[str, dict[str, Any]], options: dict[str, Any],
+                 pick: dict[str, Any] | None = None) -> None:
+        self.values, self.facts, self.options, self.pick = values, facts, options, pick
+
+    def copy(self) -> _Launch:
+        return _Launch(dict(self.values), dict(self.facts), dict(self.options), self.pick)
+
+
+def _expand(chain: list[Any], launch: _Launch, recorded: dict[str, Any], keywords: list[str],
+            qualname: str) -> list[_Launch]:
+    """The launches the wrappers make of one call, outermost first (an autotuner makes one per config)."""
+    if not chain:
+        return [launch]
+    autotuner_cls, heuristics_cls = _classes()
+    top, rest = chain[0], chain[1:]
+    if isinstance(top, autotuner_cls):
+        configs = list(top.configs)
+        if len(configs) > 1 and (getattr(top, "early_config_prune", None) or getattr(top, "perf_model", None)):
+            saved = getattr(top, "nargs", None)
+            arg_names = list(getattr(top, "arg_names", []))
+            positional = [n for n in arg_names if n in launch.values and n not in keywords]
+            top.nargs = {n: launch.values[n] for n in positional}
+            try:
+                configs = list(top.prune_configs({k: launch.values[k] for k in keywords if k in launch.values}))
+            except Exception as exc:
+                raise Stale(f"prune_configs_by of {qualname} reads what the capture did not record "
+                            f"({_line(exc)})") from None
+            finally:
+                top.nargs = saved
+        out = []
+        key = (recorded.get("autotune") or {}).get("key", [])
+        for i, config in enumerate(configs):
+            each = launch.copy()
+            every = config.all_kwargs()
+            for name, value in every.items():
+                if name in config.kwargs:
+                    each.values[name] = value
+                    each.facts.pop(name, None)
+                else:
+                    each.options[name] = value
+            each.pick = {"index": i, "count": len(configs), "declared": len(top.configs), "key": key}
+            out += _expand(rest, each, recorded, keywords, qualname)
+        return out
+    if heuristics_cls is not None and isinstance(top, heuristics_cls):
+        for name, heur in top.values.items():
+            try:
+                launch.values[name] = heur({**launch.options, **launch.values})  # as Heuristics.run passes them
+            except Exception as exc:
+                why = str(exc) if isinstance(exc, Stale) else _line(exc)
+                raise Stale(f"@triton.heuristics value {name} of {qualname} reads what the capture did not "
+                            f"record ({why})") from None
+            launch.facts.pop(name, None)
+        return _expand(rest, launch, recorded, keywords, qualname)
+    # a wrapper vgprscope does not know: what it set is taken from the recorded launch
+    for a in recorded["args"]:
+        launch.facts.setdefault(a["name"], a)
+    for k, v in (recorded.get("options") or {}).items():
+        launch.options.setdefault(k, v)
+    return _expand(rest, launch, recorded, keywords, qualname)
+
+
+def _set_by_wrappers(chain: list[Any]) -> set[str]:
+    """The names the wrappers set: every config's keywords and options, every heuristic's value."""
+    autotuner_cls, heuristics_cls = _classes()
+    names: set[str] = set()
+    for w in chain:
+        if isinstance(w, autotuner_cls):
+            for c in w.configs:
+                names |= set(c.all_kwargs())
+        elif heuristics_cls is not None and isinstance(w, heuristics_cls):
+            names |= set(w.values)
+    return names
+
+
+def _changed(new: list[str], gone: list[str]) -> str:
+    """The compile worker's line for parameters that no longer fit the recorded call."""
+    return ("the kernel's parameters changed since the launch was recorded ("
+            + "; ".join(x for x in (f"now also {', '.join(new)}" if new else "",
+                                    f"no longer {', '.join(gone)}" if gone else "") if x) + ")")
+
+
+def derive_launch(chain: list[Any], fn: Any, recorded: dict[str, Any], qualname: str) -> list[dict[str, Any]]:
+    """The launches the current source makes of one recorded call (several for an autotuned kernel)."""
+    params = list(fn.params)
+    names = [p.name for p in params]
+    by_name = {a["name"]: a for a in recorded["args"]}
+    call = recorded.get("call")
+    if call is not None:
+        keywords = list(call.get("keywords", []))
+        passed = set(names[: call["positional"]]) | set(keywords)
+    else:  # a capture before calls were recorded: everything recorded that no wrapper sets was passed
+        keywords = []
+        derived = _set_by_wrappers(chain)
+        passed = {a["name"] for a in recorded["args"] if a["type"] != "constexpr" or a["name"] not in derived}
+        passed |= {k for k in (recorded.get("options") or {}) if k not in derived}
+    gone = [a["name"] for a in recorded["args"] if a["name"] in passed and a["name"] not in names]
+    if gone:
+        raise Stale(_changed([n for n in names if n not in by_name], gone))
+    values: dict[str, Any] = {}
+    facts: dict[str, dict[str, Any]] = {}
+    readings = recorded.get("values") or {}
+    tensors = recorded.get("tensors") or {}
+    for name in names:
+        a = by_name.get(name)
+        if a is None or name not in passed:
+            continue
+        facts[name] = a
+        if a["type"] == "constexpr":
+            values[name] = kernel_load.decode_constexpr(a.get("value"))
+        elif a["type"].startswith("*"):
+            values[name] = _Tensor(name, a["type"][1:], tensors.get(name))
+        elif name in readings:
+            values[name] = readings[name]
+    options = {k: v for k, v in (recorded.get("options") or {}).items() if k in passed}
+    out = []
+    for launch in _expand(chain, _Launch(values, facts, options), recorded, keywords, qualname):
+        args = []
+        for p in params:
+            if p.name in launch.facts:
+                args.append(launch.facts[p.name])
+                continue
+            if p.name in launch.values:
+                value = launch.values[p.name]
+            else:
+                default = fn.signature.parameters[p.name].default
+                if default is inspect.Parameter.empty:
+                    raise Stale(_changed([p.name], []))
+                value = default
+            if p.is_constexpr:
+                args.append({"name": p.name, "type": "constexpr", "value": kernel_load.encode_constexpr(value)})
+            else:
+                args.append(_value_fact(p.name, value))
+        for a in args:
+            if a["type"] == "constexpr" and isinstance(a.get("value"), dict) and "unsupported" in a["value"]:
+                raise Stale(f"constexpr {a['name']} of {qualname} is a {a['value']['unsupported']}")
+        options = {k: kernel_load.encode_constexpr(v) for k, v in sorted(launch.options.items())}
+        out.append({"args": args, "options": options, "autotune": launch.pick})
+    return out
+
+
+def _deps(module: Any, fn: Any, chain: list[Any], root: str) -> dict[str, str]:
+    """{file: hash} of what the derivation read: the kernel's module, every file of the user's project
+    loaded with it (under ``root``, outside installed packages), the wrappers' functions and the files the
+    kernel's compile reads."""
+    files = {getattr(module, "__file__", None)}
+    root = os.path.realpath(root) + os.sep if root else ""
+    if root:
+        for m in list(sys.modules.values()):
+            f = getattr(m, "__file__", None)
+            if f and os.path.realpath(f).startswith(root) and "site-packages" not in f and "dist-packages" not in f:
+                files.add(f)
+    for w in chain:
+        for f in [*(getattr(w, "values", None) or {}).values(), getattr(w, "early_config_prune", None),
+                  getattr(w, "perf_model", None)]:
+            code = getattr(f, "__code__", None)
+            if code is not None:
+                files.add(code.co_filename)
+    out = {}
+    for f in sorted(x for x in files if x):
+        try:
+            out[os.path.realpath(f)] = kernel_load.file_hash(f)
+        except OSError:
+            continue
+    for f, h in kernel_load.dependencies(fn).items():
+        out.setdefault(f, h)
+    return out
+
+
+def derive(request: dict[str, Any]) -> dict[str, Any]:
+    """``{"kernel": {module, qualname, file, root}, "launches": [recorded launch, ...]}`` -> ``import_error``
+    (one line), ``missing`` (the module no longer defines the kernel), or ``launches`` (per recorded launch,
+    ``derived``: the launches the current source makes, or ``stale``: why not) with ``deps``."""
+    k = request["kernel"]
+    source = {"file": k["file"], "module": k.get("module") or "", "root": k.get("root") or ""}
+    qualname = k["qualname"]
+    try:
+        with kernel_load.loading():
+            if not os.path.isfile(source["file"]):
+                raise FileNotFoundError(f"{source['file']} does not exist")
+            module = kernel_load.load_module(source)
+    except Exception as exc:
+        return {"import_error": _line(exc)}
+    obj: Any = module
+    for part in qualname.split("."):
+        if not hasattr(obj, part):
+            return {"missing": f"{os.path.basename(source['file'])} no longer defines {qualname}"}
+        obj = getattr(obj, part)
+    chain, fn = _chain(obj)
+    if not kernel_load.is_jit(fn):
+        return {"missing": f"{qualname} is now a {type(fn).__name__}, not a Triton JIT function"}
+    answers: list[dict[str, Any]] = []
+    for recorded in request["launches"]:
+        try:
+            answers.append({"derived": derive_launch(chain, fn, recorded, qualname)})
+        except Stale as exc:
+            answers.append({"stale": f"{exc}: {STALE}"})
+        except Exception as exc:  # a recorded value that does not load here (its row says why, if the hook did)
+            answers.append({"stale": f"the launch of {qualname} cannot be derived ({_line(exc)}): {STALE}"})
+    return {"launches": answers, "deps": _deps(module, fn, chain, source["root"])}
