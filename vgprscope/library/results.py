@@ -362,7 +362,8 @@ def gate_rows(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
         entry = {"config_key": row["config_key"], "config_changed": row["config_changed"],
                  "baseline_config_key": row["baseline_config_key"], "state": row["state"],
                  "entry_change": row["change"], "entry_fails": row["fails"], "accepted": row["accepted"],
-                 "status_baseline": row["status"]["baseline"], "status_current": row["status"]["current"]}
+                 "status_baseline": row["status"]["baseline"], "status_current": row["status"]["current"],
+                 "note": row.get("note")}  # e.g. compiled from the capture's snapshot
         metrics = [{"metric": m["metric"], "value_before": m["baseline"], "value_after": m["current"],
                     "delta": m["delta"], "verdict": m["verdict"], "fails": m["fails"], "rule": m["rule"],
                     "rule_text": m["rule_text"], "metric_change": m["change"],

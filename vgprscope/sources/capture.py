@@ -225,8 +225,11 @@ def capture_tasks(capture: Capture, archs: list[Arch], engine: Engine | None = N
                 # the kernel (the rows say they were compiled from it)
                 files[x.kernel] = (Path(x.kernel.file), None)
     calls = {k: _calls(xs) for k, xs in by_kernel.items()}
-    asked = [k for k, (path, missing) in files.items()
-             if not missing and path is not None and path.is_file() and (k.source_hash or not k.snapshot)]
+    # a kernel recorded at triton.compile (Inductor's, a library's own launcher) has no call to derive again: its
+    # compile is the launch, of the current source (or, for a generated kernel whose module is gone, the snapshot)
+    compiled = {k for k, xs in by_kernel.items() if all(x.origin != "jit" for x in xs)}
+    asked = [k for k, (path, missing) in files.items() if k not in compiled
+             and not missing and path is not None and path.is_file() and (k.source_hash or not k.snapshot)]
     requests = [{"op": "derive", "kernel": {"module": k.module, "qualname": k.qualname, "file": str(files[k][0]),
                                             "root": k.root or ""},
                  "launches": [_recorded(group[0]) for group in calls[k]]} for k in asked]
@@ -238,9 +241,11 @@ def capture_tasks(capture: Capture, archs: list[Arch], engine: Engine | None = N
         snapshot: str | None = None
         if missing:
             pass
+        elif k in compiled:
+            if path is None or not path.is_file():
+                snapshot = "Inductor's generated kernel" if any(generated(x) for x in by_kernel[k]) else "its file is gone"
         elif k not in answers:  # nothing to import here: a notebook cell's, or a library's absent
-            snapshot = ("Inductor's generated kernel" if any(generated(x) for x in by_kernel[k])
-                        else "its module is not importable here")
+            snapshot = "its module is not importable here"
         elif "error" in answer:  # the worker itself failed (this machine's doing): nothing to compare
             raise CaptureImportError(f"cannot derive the launches of {k.qualname} ({shown_path(path or Path(k.file))}) "
                                      f"from its current source: {answer['error']}")
