@@ -418,7 +418,8 @@ class ToolchainPool:
         if not line:
             code = proc.wait()
             self._local.proc = None
-            return {"error": f"the Triton {self.toolchain.version} compile worker died (exit code {code})",
+            why = "a compile ran past its time limit and would not stop" if code == 124 else f"exit code {code}"
+            return {"error": f"the Triton {self.toolchain.version} compile worker died ({why})",
                     "error_kind": "environment", "triton_version": self.toolchain.version}
         answer: dict[str, Any] = json.loads(line)
         return answer
