@@ -353,3 +353,23 @@ def test_a_bad_time_limit_is_one_line(monkeypatch):
         compile_timeout()
     monkeypatch.setenv("VGPRSCOPE_COMPILE_TIMEOUT", "")
     assert compile_timeout() == worker.DEFAULT_TIMEOUT
+
+
+def test_a_compile_stuck_where_no_signal_reaches_ends_its_worker(tmp_path):
+    """A compile stuck in native code (the alarm cannot interrupt it: here it is blocked) ends the worker
+    process soon after its limit, with the exit code its pool reports as a compile that would not stop."""
+    code = textwrap.dedent(f"""
+        import signal, sys, time
+        sys.path.insert(0, {str(Path(worker.__file__).parent)!r})
+        import worker
+        worker._OWN_PROCESS = True
+        with worker._deadline(1):
+            signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGALRM])
+            time.sleep(120)
+    """)
+    import time
+
+    t0 = time.monotonic()
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=100)
+    assert done.returncode == worker.TIMEOUT_EXIT == 124, done.stderr
+    assert time.monotonic() - t0 < 60

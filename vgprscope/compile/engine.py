@@ -373,6 +373,7 @@ class Engine:
     answers: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
     pools: dict[str, Any] = field(default_factory=dict, repr=False)  # toolchain id -> its worker subprocesses
     timeout: float | None = None  # seconds a compile may run (None: $VGPRSCOPE_COMPILE_TIMEOUT or 300; 0: none)
+    idents: dict[str, Identity] = field(default_factory=dict, repr=False)  # the last compile's, by toolchain id
 
     def _executor(self, toolchain_id: str, workers: int) -> Any:
         """Where requests of a toolchain go: the installed Triton's process pool (or the cluster); another
@@ -483,7 +484,8 @@ class Engine:
         misses: list[int] = []
         keys: dict[int, str] = {}
         versions: dict[int, str] = {}
-        idents: dict[str, Identity] = {}  # toolchain id -> its files and environment, read once per run
+        idents: dict[str, Identity] = {}  # toolchain id -> its files and environment, read once per call
+        self.idents = idents
         timeout = self.timeout if self.timeout is not None else compile_timeout()
         for i, task in enumerate(tasks):
             tv = versions[i] = self._version(task.job.toolchain if task.job is not None else "")
@@ -557,7 +559,7 @@ class Engine:
         if task.job is None or task.reason:
             return None
         tv = self._version(task.job.toolchain)
-        key = cache_key(task.job, tv)
+        key = cache_key(task.job, tv, self.idents.get(task.job.toolchain))
         if key in self.answers:
             return self.answers[key]
         if self.cache.load(key, arch=task.arch.name, triton_version=tv) is None:

@@ -3,8 +3,8 @@
 Both are part of every cache key (``Engine``), beside the job's key and the Triton version:
 
 - the toolchain's fingerprint: the path, size and mtime of every file of its Triton package (libtriton, the
-  backends with their libdevice, ptxas and linker, the Python front end), read with ``stat`` only (a
-  millisecond or two). An environment rebuilt at the same version string, a file edited, replaced or removed,
+  backends with their libdevice, ptxas and linker, the Python front end; not its C headers), read with
+  ``stat`` only (a few milliseconds). An environment rebuilt at the same version string, a file edited, replaced or removed,
   gives another fingerprint, so its old entries are never served for it. The same fingerprint, read again
   after a failed compile, tells a toolchain broken under a run (``toolchains remove`` mid-run) from the
   compiler's verdict on a kernel.
@@ -60,6 +60,10 @@ def triton_dir(python: str = "") -> Path | None:
     return found[0] if found else None
 
 
+# Directories no compile reads: Python's byte code, and the C headers that build Triton's launcher on a GPU.
+_NOT_READ = ("__pycache__", "include")
+
+
 def fingerprint(directory: Path | None) -> str:
     """Every file of a Triton package by path, size and mtime (``stat`` only), hashed: "" for no package,
     "missing" for a package directory that is gone."""
@@ -68,7 +72,7 @@ def fingerprint(directory: Path | None) -> str:
     h = hashlib.sha256()
     found = False
     for root, dirs, files in os.walk(directory):
-        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        dirs[:] = sorted(d for d in dirs if d not in _NOT_READ)
         for name in sorted(files):
             path = os.path.join(root, name)
             try:
