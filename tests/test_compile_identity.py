@@ -210,6 +210,13 @@ def test_a_syntax_error_in_the_toolchains_triton_is_never_cached(kernel_dir, tmp
     assert "\n" not in line and "Triton 3.8.0 toolchain" in line and "vgprscope toolchains remove 3.8.0" in line
     assert "SyntaxError" in line
     assert not list((tmp_path / "cache").glob("??/*.json"))  # no compile entry (plans are the installed Triton's)
+    # the command: one line, exit 2, no traceback
+    done = cli("analyze", "--triton", "3.8.0", "--variant", "baseline", "--arch", "gfx942", "--block-m", "64",
+               "--block-n", "32", "--head-dim", "64", "--num-stages", "1", "--jobs", "1",
+               env={"VGPRSCOPE_TOOLCHAIN_DIR": str(tmp_path / "store"), "VGPRSCOPE_CACHE_DIR": str(tmp_path / "c2")})
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    (err_line,) = [ln for ln in done.stderr.splitlines() if ln.strip()]
+    assert "Triton 3.8.0 toolchain" in err_line and "vgprscope toolchains remove 3.8.0" in err_line
     init.write_text(good)
     repaired = _compile(kernel_dir, cache, toolchain=tc)
     assert repaired.ok and not repaired.cached
@@ -239,8 +246,10 @@ def test_the_worker_tells_a_toolchain_fault_from_a_verdict():
     assert worker.toolchain_fault(broken) and worker._kind(broken) == worker.ENVIRONMENT
     gone = RuntimeError(f"Failed to parse library {root}/backends/nvidia/lib/libdevice.none.bc")
     assert worker.toolchain_fault(gone) and worker._kind(gone) == worker.ENVIRONMENT
-    verdict = RuntimeError(f"PassManager::run failed in {root}/compiler/compiler.py")  # the file is there
+    verdict = RuntimeError(f"PassManager::run failed in {root}/compiler/compiler.py.")  # the file is there
     assert not worker.toolchain_fault(verdict) and worker._kind(verdict) == worker.COMPILE
+    located = RuntimeError(f'error: loc("{root}/language/standard.py":290:0): out of resources')
+    assert not worker.toolchain_fault(located) and worker._kind(located) == worker.COMPILE
 
 
 # ------------------------------------------------------------------------- item 8: snapshot compiles

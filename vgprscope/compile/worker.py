@@ -226,7 +226,8 @@ def toolchain_fault(exc: BaseException) -> bool:
         if code.co_name == "<module>" and real(code.co_filename).startswith(root):
             return True
         tb = tb.tb_next
-    for path in re.findall(r"(/[^\s'\"`:;,()]+)", str(exc)):
+    for path in re.findall(r"(/[^\s'\"`:;,()\[\]]+)", str(exc)):
+        path = path.rstrip(".")  # the end of a sentence
         if real(path).startswith(root) and not os.path.exists(path):
             return True
     return False
