@@ -164,6 +164,25 @@ def test_a_toolchain_rebuilt_at_the_same_version_is_not_served_old_entries(kerne
     assert not rebuilt.cached and rebuilt.usage == first.usage
 
 
+def test_an_editable_triton_is_fingerprinted_where_it_imports_from(tmp_path, monkeypatch):
+    """A source build installed in development mode: Triton is not in site-packages but where a .pth file
+    points; its identity follows those files (the probe says where they are)."""
+    monkeypatch.setenv("VGPRSCOPE_TOOLCHAIN_DIR", str(tmp_path / "store"))
+    env = tmp_path / "env"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True)
+    src = tmp_path / "triton-src" / "python"
+    here = identity.triton_dir()
+    _farm(here, src / "triton")
+    for info in here.parent.glob("triton-*.dist-info"):
+        shutil.copytree(info, next(env.glob("lib/python*/")) / "site-packages" / info.name)
+    (next(env.glob("lib/python*/")) / "site-packages" / "triton-src.pth").write_text(str(src) + "\n")
+    tc = toolchains.environment(str(env))
+    before = toolchain_identity(tc.id)
+    assert before.directory == src / "triton" and before.fingerprint not in ("", "missing")
+    (src / "triton" / "__init__.py").write_text((src / "triton" / "__init__.py").read_text() + "\n# rebuilt\n")
+    assert toolchain_identity(toolchains.environment(str(env)).id).fingerprint != before.fingerprint
+
+
 def test_the_fingerprint_is_cheap_and_follows_every_file(tmp_path):
     d = tmp_path / "triton"
     (d / "_C").mkdir(parents=True)

@@ -46,7 +46,7 @@ _TOOL = re.compile(r"""\benv_nvidia_tool\(\s*["']([\w-]+)["']""")
 
 def triton_dir(python: str = "") -> Path | None:
     """The Triton package a toolchain compiles with: the installed one (``python`` ""), else the one in the
-    environment of that interpreter (None where it is not a plain site-packages install)."""
+    environment of that interpreter (its site-packages, or where its probe found it: an editable install)."""
     if not python:
         import importlib.util
 
@@ -57,7 +57,11 @@ def triton_dir(python: str = "") -> Path | None:
         locations = list(spec.submodule_search_locations or []) if spec is not None else []
         return Path(locations[0]) if locations else None
     found = sorted(Path(python).parent.parent.glob("lib/python*/site-packages/triton"))
-    return found[0] if found else None
+    if found:
+        return found[0]
+    from .toolchains import TRITON_DIRS  # where its probe found it (an editable install, a source tree)
+
+    return Path(TRITON_DIRS[python]) if python in TRITON_DIRS else None
 
 
 # Directories no compile reads: Python's byte code, and the C headers that build Triton's launcher on a GPU.

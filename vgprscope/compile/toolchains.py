@@ -140,6 +140,10 @@ def _locked(path: Path) -> Iterator[None]:
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
+# interpreter -> the directory of the Triton package it imports, as its probe said (an editable install's too)
+TRITON_DIRS: dict[str, str] = {}
+
+
 def probe(python: str) -> str:
     """The Triton version an interpreter imports, asked through the compile worker's own file."""
     worker = Path(__file__).with_name("worker.py")
@@ -149,8 +153,11 @@ def probe(python: str) -> str:
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise ToolchainError(f"cannot run {python}: {exc}") from None
     try:
-        version = str(json.loads(done.stdout.strip().splitlines()[-1])["triton_version"] or "")
-    except (ValueError, IndexError, KeyError):
+        answer = json.loads(done.stdout.strip().splitlines()[-1])
+        version = str(answer["triton_version"] or "")
+        if answer.get("triton_dir"):
+            TRITON_DIRS[python] = str(answer["triton_dir"])
+    except (ValueError, IndexError, KeyError, TypeError, AttributeError):
         version = ""
     if not version:
         why = (done.stderr.strip().splitlines() or ["no answer"])[-1][:200]
@@ -271,11 +278,13 @@ def environment(path: str) -> Toolchain:
         memo = {}
     if stamp is not None and isinstance(memo, dict) and memo.get(py, {}).get("stamp") == stamp:
         version = memo[py]["version"]
+        if memo[py].get("triton_dir"):
+            TRITON_DIRS[py] = str(memo[py]["triton_dir"])
     else:
         version = probe(py)
         if stamp is not None:
             memo = memo if isinstance(memo, dict) else {}
-            memo[py] = {"stamp": stamp, "version": version}
+            memo[py] = {"stamp": stamp, "version": version, "triton_dir": TRITON_DIRS.get(py, "")}
             with contextlib.suppress(OSError):
                 from ..fsutil import atomic_write
 

@@ -776,7 +776,8 @@ if __name__ == "__main__":
             import triton  # noqa: F401
         except Exception as exc:  # the probe's one line says why
             print(f"cannot import triton: {one_line(exc)}", file=sys.stderr)
-        print(json.dumps({"triton_version": triton_version(), "protocol": PROTOCOL}))
+        print(json.dumps({"triton_version": triton_version(), "protocol": PROTOCOL,
+                          "triton_dir": (_triton_root() or "").rstrip(os.sep)}))
     else:
         print("usage: python worker.py --serve | --version", file=sys.stderr)
         sys.exit(2)
