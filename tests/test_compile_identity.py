@@ -401,3 +401,57 @@ def test_a_compile_stuck_where_no_signal_reaches_ends_its_worker(tmp_path):
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=100)
     assert done.returncode == worker.TIMEOUT_EXIT == 124, done.stderr
     assert time.monotonic() - t0 < 60
+
+
+TORCH_OPS = '''
+import torch  # noqa: F401  (a kernel library that imports torch: a Triton-only toolchain cannot import it)
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def double(X, Y, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(X + offs, mask=offs < n)
+    tl.store(Y + offs, tl.exp(x) * 2, mask=offs < n)
+'''
+
+TORCH_RUN = '''
+import sys
+import torch
+
+sys.path.insert(0, sys.argv[1])
+from torch_ops import double
+
+x = torch.randn(1000)
+y = torch.empty_like(x)
+double[(4,)](x, y, 1000, BLOCK=256)
+print("ok")
+'''
+
+
+def test_a_warm_diff_compiles_nothing_kernels_that_import_torch_included(tmp_path, monkeypatch):
+    """A kernel module importing torch compiles from the capture's snapshot in a release's environment
+    (Triton alone): the warm re-run of the diff compiles nothing on either side (it recompiled, 5-17 s)."""
+    import vgprscope
+
+    tc, _ = _fake_release(tmp_path, monkeypatch)
+    (tmp_path / "torch_ops.py").write_text(TORCH_OPS)
+    (tmp_path / "run_torch.py").write_text(TORCH_RUN)
+    cap = tmp_path / "cap.json"
+    done = cli("capture", "-o", str(cap), "--", sys.executable, str(tmp_path / "run_torch.py"), str(tmp_path),
+               env={"TRITON_INTERPRET": "1"})
+    assert done.returncode == 0, done.stderr
+
+    def run() -> tuple[list[int], object]:
+        totals: list[int] = []
+        result = vgprscope.diff(triton=[tc.version, toolchains.triton_version()], capture=str(cap),
+                                arch=["gfx942"], jobs=1, cache=str(tmp_path / "cache"),
+                                on_progress=lambda done, total: totals.append(total) if done == 0 else None)
+        return totals, result
+
+    cold, first = run()
+    assert sum(cold) == 2  # one compile per side
+    warm, second = run()
+    assert sum(warm) == 0  # nothing compiled
+    assert first.to_json() == second.to_json()
