@@ -34,11 +34,12 @@ from . import worker
 # of these set in the environment is keyed, whatever the release.
 FAMILIES = ("TRITON_", "MLIR_", "LLVM_", "AMDGCN_", "NVPTX_", "DISABLE_", "PTXAS_")
 OUTSIDE_FAMILIES = ("ALLOW_LHS_TMEM_LAYOUT_CONVERSION", "USE_IR_LOC")
-# Variables that change where Triton writes its own files, never what a compile gives; and the worker's own.
+# Variables that change where Triton writes its own files, never what a compile gives; the AMD linker (the
+# linked binary is never read: the compile worker may set a stand-in itself); and the worker's own settings.
 UNKEYED = frozenset({"TRITON_CACHE_DIR", "TRITON_HOME", "TRITON_DUMP_DIR", "TRITON_CACHE_MANAGER",
                      "TRITON_REMOTE_CACHE_BACKEND", "TRITON_REDIS_HOST", "TRITON_REDIS_PORT",
                      "TRITON_REDIS_KEY_FORMAT", "TRITON_PRINT_AUTOTUNING", "TRITON_CACHE_AUTOTUNING",
-                     *worker.FORCED_ENV})
+                     "TRITON_HIP_LLD_PATH", *worker.FORCED_ENV})
 
 _KNOB = re.compile(r"""\b(?:env_\w+|getenv(?:_bool)?|os\.environ\.get|os\.getenv)\(\s*["']([A-Z][A-Z0-9_]*)["']""")
 _TOOL = re.compile(r"""\benv_nvidia_tool\(\s*["']([\w-]+)["']""")
