@@ -140,7 +140,8 @@ def _locked(path: Path) -> Iterator[None]:
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
-# interpreter -> the directory of the Triton package it imports, as its probe said (an editable install's too)
+# interpreter -> the directory of the Triton package it imports, as its probe said: where it is not in the
+# environment's site-packages (an editable install), the probe runs on every resolve, so this is always known
 TRITON_DIRS: dict[str, str] = {}
 
 
@@ -278,13 +279,11 @@ def environment(path: str) -> Toolchain:
         memo = {}
     if stamp is not None and isinstance(memo, dict) and memo.get(py, {}).get("stamp") == stamp:
         version = memo[py]["version"]
-        if memo[py].get("triton_dir"):
-            TRITON_DIRS[py] = str(memo[py]["triton_dir"])
     else:
         version = probe(py)
         if stamp is not None:
             memo = memo if isinstance(memo, dict) else {}
-            memo[py] = {"stamp": stamp, "version": version, "triton_dir": TRITON_DIRS.get(py, "")}
+            memo[py] = {"stamp": stamp, "version": version}
             with contextlib.suppress(OSError):
                 from ..fsutil import atomic_write
 

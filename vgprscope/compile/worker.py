@@ -28,7 +28,6 @@ import contextlib
 import io
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -226,6 +225,8 @@ def toolchain_fault(exc: BaseException) -> bool:
         if code.co_name == "<module>" and real(code.co_filename).startswith(root):
             return True
         tb = tb.tb_next
+    import re
+
     for path in re.findall(r"(/[^\s'\"`:;,()\[\]]+)", str(exc)):
         path = path.rstrip(".")  # the end of a sentence
         if real(path).startswith(root) and not os.path.exists(path):
