@@ -13,7 +13,8 @@ import pytest
 
 from vgprscope.archs import ARCHS, AmdArch, NvidiaArch, get_arch
 from vgprscope.compile import worker
-from vgprscope.compile.cache import FORMAT, CompileCache, entry_key
+from vgprscope.compile.cache import FORMAT, CompileCache
+from vgprscope.compile.engine import cache_key
 from vgprscope.compile.engine import Engine, WorkerVersionError, compile_tasks
 from vgprscope.records import AmdUsage, NvidiaUsage
 from vgprscope.attention.source import variant_tasks
@@ -77,7 +78,7 @@ def test_rerun_is_all_cached_and_identical(every_arch):
 def test_entries_record_their_key_arch_triton_and_the_files_read(every_arch):
     cache, tasks, _ = every_arch
     task = next(t for t in tasks if t.arch.name == "gfx942")
-    key = entry_key(task.job.key(), rows_triton(every_arch))
+    key = cache_key(task.job, rows_triton(every_arch))
     entry = json.loads((cache.directory / key[:2] / f"{key}.json").read_text())
     assert entry["format"] == FORMAT and entry["key"] == key and entry["arch"] == "gfx942"
     assert entry["triton_version"] == rows_triton(every_arch)
@@ -265,7 +266,7 @@ def test_an_entry_copied_to_another_configs_key_is_a_miss(kernel_dir, tmp_path):
     rows = engine.compile([small, big])
     tv = rows[0].triton_version
     small_path, big_path = (cache.directory / k[:2] / f"{k}.json"
-                            for k in (entry_key(t.job.key(), tv) for t in (small, big)))
+                            for k in (cache_key(t.job, tv) for t in (small, big)))
     shutil.copy(small_path, big_path)
     (again,) = Engine(1, cache).compile([big])
     assert not again.cached and again.usage == rows[1].usage

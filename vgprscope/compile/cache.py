@@ -1,11 +1,14 @@
 """The on-disk compile cache: one entry per whole compile, checked on every read, written atomically.
 
 Key: the CompileJob's key (what is compiled, the launch facts, options, target, toolchain and compiler
-settings) with the toolchain's Triton version and this format. An entry records its own key, arch and
+settings) with the toolchain's Triton version, its identity (a fingerprint of its files, the environment
+variables its Triton and LLVM read: ``compile.identity``) and this format. An entry records its own key, arch and
 Triton version, and the manifest of source files the compile read (the kernel's file, every file of a
 ``@triton.jit`` function it reaches, the modules the globals it reads come from) with their content
 hashes; a read that finds any of these different, or an entry of the wrong shape, is a miss and the job
-compiles again. Only the compiler's own verdicts are stored: a failure the machine caused never is.
+compiles again. Only the compiler's own verdicts are stored: a failure the machine caused never is (nor one
+from the toolchain's own files, nor a compile stopped by its time limit). A kernel compiled from a capture's
+snapshot is stored with the snapshot's hash, which a read checks.
 
 The raw outputs (AMDGCN text, ptxas log, cubin, TTGIR) sit beside the parsed usage, so a parser fix
 re-parses without compiling and ``explain`` reads the IR back.
@@ -28,7 +31,8 @@ from ..errors import OutputError
 from ..fsutil import atomic_write
 
 # 3: entries keyed by the CompileJob and checked against the files the compile read (was: the kernel file)
-FORMAT = 3
+# 4: keyed by the toolchain's identity too (its files' fingerprint, the environment its Triton reads)
+FORMAT = 4
 
 
 class CacheWarning(UserWarning):
@@ -43,8 +47,9 @@ def default_dir() -> Path:
     return Path(base) / "vgprscope"
 
 
-def entry_key(job_key: str, triton_version: str) -> str:
-    blob = json.dumps([FORMAT, job_key, triton_version])
+def entry_key(job_key: str, triton_version: str, toolchain: str = "") -> str:
+    """An entry's key: the job's, the Triton version, the toolchain's identity (``compile.identity``)."""
+    blob = json.dumps([FORMAT, job_key, triton_version, toolchain])
     return hashlib.sha256(blob.encode()).hexdigest()[:32]
 
 

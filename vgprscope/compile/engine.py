@@ -32,7 +32,8 @@ from ..errors import UsageError
 from ..records import Config, KernelIdentity, Record, ResourceUsage, usage_from_dict, usage_to_dict
 from . import worker
 from .cache import CompileCache, entry_key
-from .job import CompileJob, Target
+from .identity import Identity
+from .job import CompileJob, FunctionSource, Target
 from .toolchains import triton_version as triton_version  # the installed Triton's version; callers import it here
 
 PARSER_VERSION = 2
@@ -44,6 +45,62 @@ class WorkerVersionError(UsageError):
 
 class ExecutorLostError(UsageError):
     """The executor (a Dask scheduler) went away mid-run: the results cannot be trusted whole (exit 2)."""
+
+
+class ToolchainBrokenError(UsageError):
+    """A failure came from the toolchain's own files (they fail to import, changed or went missing during the
+    run): nothing of it is cached, and the run stops with one line naming the toolchain (exit 2)."""
+
+
+def toolchain_identity(toolchain_id: str) -> Identity:
+    """A toolchain's files and the environment its Triton reads, as they are now (``compile.identity``)."""
+    from . import identity, toolchains
+
+    return identity.identity("" if toolchain_id == "" else toolchains.by_id(toolchain_id).python)
+
+
+def cache_key(job: CompileJob, triton_version: str, ident: Identity | None = None) -> str:
+    """The cache entry of a job: what it compiles, the Triton version, and the toolchain's identity (its
+    files' fingerprint and the environment variables its Triton reads, inherited or set)."""
+    ident = ident if ident is not None else toolchain_identity(job.toolchain)
+    return entry_key(job.key(), triton_version, ident.key())
+
+
+def compile_timeout() -> float:
+    """Seconds one compile may run ($VGPRSCOPE_COMPILE_TIMEOUT, default 300; 0 for none)."""
+    raw = os.environ.get("VGPRSCOPE_COMPILE_TIMEOUT", "")
+    if not raw.strip():
+        return worker.DEFAULT_TIMEOUT
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not value >= 0:
+        raise UsageError(f"VGPRSCOPE_COMPILE_TIMEOUT={raw!r} is not a number of seconds; allowed: a number >= 0 "
+                         "(0: no limit)")
+    return value
+
+
+def _snapshot_hash(job: CompileJob) -> str:
+    snap = job.source.snapshot if isinstance(job.source, FunctionSource) else ""
+    return hashlib.sha256(snap.encode()).hexdigest()[:32] if snap else ""
+
+
+def _broken(toolchain_id: str, ident: Identity, error: str) -> ToolchainBrokenError:
+    from . import toolchains
+
+    tc = toolchains.by_id(toolchain_id)
+    where = f" ({ident.directory})" if ident.directory is not None else ""
+    if tc.kind == "release":
+        fix = f"reinstall it: `vgprscope toolchains remove {tc.version}`, then run again (it installs anew)"
+    elif tc.kind == "environment":
+        fix = (f"repair Triton in that environment ({tc.python}); `vgprscope toolchains remove VERSION` removes "
+               "only releases vgprscope installed")
+    else:
+        fix = f"reinstall it (pip install --force-reinstall triton=={tc.version}), then run again"
+    name = "the installed Triton" if tc.kind == "installed" else f"the Triton {tc.version} toolchain"
+    return ToolchainBrokenError(f"{name}{where} is broken or changed during the run ({error}); nothing of it was "
+                                f"cached: {fix}")
 
 
 @dataclass(frozen=True)
@@ -235,7 +292,7 @@ class _Pool:
 
     @classmethod
     def get(cls, workers: int) -> ProcessPoolExecutor:
-        if cls.pool is not None and cls.size >= workers:
+        if cls.pool is not None and cls.size >= workers and not getattr(cls.pool, "_broken", False):
             return cls.pool
         cls.close()
         # fork is cheap and safe while this process has not imported triton (no LLVM threads, no kernels
@@ -315,6 +372,8 @@ class Engine:
     # this run's raw outputs by cache key, for ``raw_outputs`` when the cache cannot keep them
     answers: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
     pools: dict[str, Any] = field(default_factory=dict, repr=False)  # toolchain id -> its worker subprocesses
+    timeout: float | None = None  # seconds a compile may run (None: $VGPRSCOPE_COMPILE_TIMEOUT or 300; 0: none)
+    idents: dict[str, Identity] = field(default_factory=dict, repr=False)  # the last compile's, by toolchain id
 
     def _executor(self, toolchain_id: str, workers: int) -> Any:
         """Where requests of a toolchain go: the installed Triton's process pool (or the cluster); another
@@ -444,14 +503,22 @@ class Engine:
         misses: list[int] = []
         keys: dict[int, str] = {}
         versions: dict[int, str] = {}
+        idents: dict[str, Identity] = {}  # toolchain id -> its files and environment, read once per call
+        self.idents = idents
+        timeout = self.timeout if self.timeout is not None else compile_timeout()
         for i, task in enumerate(tasks):
             tv = versions[i] = self._version(task.job.toolchain if task.job is not None else "")
             reason = task.reason or (untargetable(task.arch) if task.job is not None else "nothing to compile")
             if reason:
                 records[i] = _reason_record(task, reason, tv)
                 continue
-            keys[i] = entry_key(cast(CompileJob, task.job).key(), tv)  # a task without a job has a reason
+            job = cast(CompileJob, task.job)  # a task without a job has a reason
+            if job.toolchain not in idents:
+                idents[job.toolchain] = toolchain_identity(job.toolchain)
+            keys[i] = cache_key(job, tv, idents[job.toolchain])
             entry = self.cache.load(keys[i], arch=task.arch.name, triton_version=tv)
+            if entry is not None and entry.get("snapshot", "") not in ("", _snapshot_hash(job)):
+                entry = None  # compiled from another capture's snapshot of the kernel
             if entry is not None:
                 result = entry["result"]
                 if entry.get("parser") != PARSER_VERSION:  # compiled before, parsed by an older parser
@@ -473,14 +540,18 @@ class Engine:
             task, tv = tasks[i], versions[i]
             job = cast(CompileJob, task.job)  # compiled: it has a job
             self._check_version(answer, tv)
+            ident = idents[job.toolchain]
+            if "error" in answer and (answer.get("toolchain") or ident.changed()):
+                raise _broken(job.toolchain, ident, str(answer["error"]))
             result = _result(task.arch, answer)
             deps = answer.get("deps")
-            if answer.get("error_kind") != worker.ENVIRONMENT and "note" not in answer:
+            if answer.get("error_kind") != worker.ENVIRONMENT:
                 # a Triton cache entry's outputs stay in that cache: only what was parsed from them is kept
                 raw = None if "stored" in job.source.as_dict() else answer
+                snapshot = {"snapshot": _snapshot_hash(job)} if "note" in answer else {}
                 self.cache.store(keys[i], {"arch": task.arch.name, "triton_version": tv, "deps": deps or {},
                                            "parser": PARSER_VERSION, "result": result,
-                                           "job": job.as_dict()}, raw)
+                                           "job": job.as_dict()} | snapshot, raw)
             if "error" not in answer:
                 self.answers[keys[i]] = answer
             records[i] = _record(task, result, tv, False, deps)
@@ -496,7 +567,10 @@ class Engine:
             def in_group(j: int, answer: dict[str, Any], group: list[int] = group) -> None:
                 answered(group[j], answer)
 
-            self._submit_all([{"op": "compile", "job": jobs[i].as_dict()} for i in group], in_group, toolchain_id)
+            # the environment the key names goes with each request: a cluster's worker compiles under it too
+            env = idents[toolchain_id].environment
+            self._submit_all([{"op": "compile", "job": jobs[i].as_dict() | {"settings": env | dict(jobs[i].settings)},
+                               "timeout": timeout} for i in group], in_group, toolchain_id)
         return [r for r in records if r is not None]
 
     def raw_outputs(self, task: Task) -> dict[str, Any] | None:
@@ -504,7 +578,7 @@ class Engine:
         if task.job is None or task.reason:
             return None
         tv = self._version(task.job.toolchain)
-        key = entry_key(task.job.key(), tv)
+        key = cache_key(task.job, tv, self.idents.get(task.job.toolchain))
         if key in self.answers:
             return self.answers[key]
         if self.cache.load(key, arch=task.arch.name, triton_version=tv) is None:

@@ -589,6 +589,7 @@ class _Snapshot:
             return
         entry: dict[str, Any] = {"module": py.__module__ or "", "name": py.__name__, "source": source,
                                  "jit": jit_options(fn), "names": {}}
+        entry |= _origin(py)
         self.functions[key] = entry
         scope: dict[str, Any] = dict(py.__globals__)
         if py.__closure__:
@@ -612,6 +613,20 @@ class _Snapshot:
                 reads.setdefault(node.id, {})
         for name, attrs in reads.items():
             entry["names"][name] = self.encode(scope[name], attrs)
+
+
+def _origin(py: Any) -> dict[str, Any]:
+    """Where a function's ``def`` line is in its file: a snapshot compiled elsewhere keeps the user's file and
+    line numbers in its line info (spill sites), not those of the module it is written to."""
+    try:
+        file = inspect.getsourcefile(py) or py.__code__.co_filename
+        lines, start = inspect.getsourcelines(py)
+    except (OSError, TypeError):
+        return {}
+    idx = next((i for i, ln in enumerate(lines) if ln.lstrip().startswith(("def ", "async def "))), None)
+    if idx is None or not file:
+        return {}
+    return {"file": os.path.realpath(file), "line": start + idx}
 
 
 def snapshot(fn: Any) -> dict[str, Any]:
@@ -649,9 +664,58 @@ def _decode(enc: Any, built: dict[str, Any]) -> Any:
     raise LoadError(f"a snapshot value of unknown kind {tag!r}")
 
 
+# Source lines a snapshot's functions were compiled under their original file's name, by that name, while a
+# compile from the snapshot runs (``snapshot_lines``): Triton reads a function's lines back through linecache.
+_SNAPSHOT_LINES: dict[str, Any] = {}
+
+
+def _at_original_lines(fns: list[tuple[str, dict[str, Any]]]) -> tuple[str, list[str]] | None:
+    """One original module's functions laid out as they are in the user's file: each ``def`` on its own line
+    number, its decorator the line above, blank lines between (the file's name and its text), or None where
+    the snapshot did not record where they are, or they are not one file's in order."""
+    files = {f.get("file") for _, f in fns}
+    if len(files) != 1 or None in files or not all(isinstance(f.get("line"), int) for _, f in fns):
+        return None
+    lines = ["import triton"]
+    for _, f in sorted(fns, key=lambda kf: kf[1]["line"]):
+        opts = {k: v for k, v in f["jit"].items() if v}
+        body = f["source"].rstrip().splitlines()
+        decorator = f["line"] - 2  # the index of the decorator's line: the def is the line after it
+        if decorator < len(lines):
+            return None
+        lines += [""] * (decorator - len(lines)) + [f"@triton.jit(**{opts!r})", *body]
+    return str(next(iter(files))), lines
+
+
+def snapshot_files(snap: dict[str, Any]) -> list[str]:
+    """The user's files a snapshot's functions were captured from (where the snapshot recorded them)."""
+    return sorted({f["file"] for f in snap.get("functions", {}).values() if isinstance(f.get("file"), str)})
+
+
+@contextlib.contextmanager
+def snapshot_lines() -> Iterator[None]:
+    """Around a load and compile from a snapshot: its text is what linecache gives for the original files'
+    names, then the real files again."""
+    import linecache
+
+    try:
+        yield
+    finally:
+        for path, saved in _SNAPSHOT_LINES.items():
+            if saved is None:
+                linecache.cache.pop(path, None)
+            else:
+                linecache.cache[path] = saved
+        _SNAPSHOT_LINES.clear()
+
+
 def load_snapshot(snap: dict[str, Any], directory: str) -> Any:
     """The kernel of a snapshot, its functions written out as modules in ``directory`` (one per original
-    module, so each keeps its own names) and bound to what they read."""
+    module, so each keeps its own names) and bound to what they read. Where the snapshot recorded each
+    function's file and ``def`` line, a module is compiled under its original file's name with every
+    function at its original line (call within ``snapshot_lines``), so line info names the user's file."""
+    import linecache
+
     if snap.get("problems"):
         raise LoadError(f"the capture's snapshot of this kernel is incomplete: {'; '.join(snap['problems'][:3])}")
     digest = hashlib.sha256(repr(sorted(snap["functions"])).encode()).hexdigest()[:12]
@@ -661,14 +725,22 @@ def load_snapshot(snap: dict[str, Any], directory: str) -> Any:
     built: dict[str, Any] = {}
     modules: dict[str, types.ModuleType] = {}
     for i, (module, fns) in enumerate(sorted(by_module.items())):
-        lines = ["import triton", ""]
-        for _, f in fns:
-            opts = {k: v for k, v in f["jit"].items() if v}
-            lines += [f"@triton.jit(**{opts!r})", f["source"].rstrip(), "", ""]
         name = f"vgprscope_snapshot_{digest}_{i}"
         path = os.path.join(directory, f"{name}.py")
+        laid_out = _at_original_lines(fns)
+        if laid_out is not None:
+            origin, lines = laid_out
+        else:
+            origin, lines = path, ["import triton", ""]
+            for _, f in fns:
+                opts = {k: v for k, v in f["jit"].items() if v}
+                lines += [f"@triton.jit(**{opts!r})", f["source"].rstrip(), "", ""]
         with open(path, "w", encoding="utf-8") as out:
             out.write("\n".join(lines))
+        if origin != path:
+            text = "\n".join(lines) + "\n"
+            _SNAPSHOT_LINES.setdefault(origin, linecache.cache.get(origin))
+            linecache.cache[origin] = (len(text), None, text.splitlines(keepends=True), origin)
         mod = types.ModuleType(name)
         mod.__file__ = path
         # what the definitions read when they run (annotations, defaults: tl.constexpr), JIT functions after
@@ -678,7 +750,7 @@ def load_snapshot(snap: dict[str, Any], directory: str) -> Any:
                     mod.__dict__[var] = _decode(enc, built)
         sys.modules[name] = mod
         with open(path, encoding="utf-8") as src:
-            exec(compile(src.read(), path, "exec"), mod.__dict__)
+            exec(compile(src.read(), origin, "exec"), mod.__dict__)
         modules[module] = mod
         for key, f in fns:
             built[key] = getattr(mod, f["name"])

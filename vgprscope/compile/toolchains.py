@@ -140,6 +140,11 @@ def _locked(path: Path) -> Iterator[None]:
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
+# interpreter -> the directory of the Triton package it imports, as its probe said: where it is not in the
+# environment's site-packages (an editable install), the probe runs on every resolve, so this is always known
+TRITON_DIRS: dict[str, str] = {}
+
+
 def probe(python: str) -> str:
     """The Triton version an interpreter imports, asked through the compile worker's own file."""
     worker = Path(__file__).with_name("worker.py")
@@ -149,8 +154,11 @@ def probe(python: str) -> str:
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise ToolchainError(f"cannot run {python}: {exc}") from None
     try:
-        version = str(json.loads(done.stdout.strip().splitlines()[-1])["triton_version"] or "")
-    except (ValueError, IndexError, KeyError):
+        answer = json.loads(done.stdout.strip().splitlines()[-1])
+        version = str(answer["triton_version"] or "")
+        if answer.get("triton_dir"):
+            TRITON_DIRS[python] = str(answer["triton_dir"])
+    except (ValueError, IndexError, KeyError, TypeError, AttributeError):
         version = ""
     if not version:
         why = (done.stderr.strip().splitlines() or ["no answer"])[-1][:200]
@@ -425,7 +433,8 @@ class ToolchainPool:
         if not line:
             code = proc.wait()
             self._local.proc = None
-            return {"error": f"the Triton {self.toolchain.version} compile worker died (exit code {code})",
+            why = "a compile ran past its time limit and would not stop" if code == 124 else f"exit code {code}"
+            return {"error": f"the Triton {self.toolchain.version} compile worker died ({why})",
                     "error_kind": "environment", "triton_version": self.toolchain.version}
         answer: dict[str, Any] = json.loads(line)
         return answer

@@ -62,6 +62,10 @@ _ENV = {
     "TRITON_DUMP_PTXAS_LOG": "1",
 }
 _ENV_DEFAULTS = {"TRITON_DEFAULT_FP_FUSION": "1"}  # Triton 3.9 warns while it is unset; 1 is its default
+FORCED_ENV = tuple(_ENV)  # the same in every compile: vgprscope's cache key leaves them out
+ENV_DEFAULTS = dict(_ENV_DEFAULTS)
+# Seconds a compile may run before it is stopped and made a row (VGPRSCOPE_COMPILE_TIMEOUT in the engine).
+DEFAULT_TIMEOUT = 300.0
 
 
 # Whether this process is a compile worker of its own (configure() ran), not a user's process compiling in place.
@@ -169,9 +173,102 @@ def one_line(exc: BaseException) -> str:
 def _kind(exc: BaseException) -> str:
     """Whether a failure is the compiler's verdict on the input or the machine's doing."""
     if isinstance(exc, (OSError, MemoryError, ImportError, subprocess.SubprocessError, kernel_load.LoadError,
-                        RecursionError)):
+                        RecursionError)) or timed_out(exc) is not None or toolchain_fault(exc):
         return ENVIRONMENT
     return COMPILE
+
+
+def timed_out(exc: BaseException) -> BaseException | None:
+    """The CompileTimeout behind an exception (Triton's front end wraps what a kernel's code raises)."""
+    seen: set[int] = set()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        if isinstance(cur, CompileTimeout):
+            return cur
+        seen.add(id(cur))
+        cur = cur.__cause__ or cur.__context__
+    return None
+
+
+class CompileTimeout(Exception):
+    """A compile ran past its time limit (a row, never cached: a faster or idler machine may finish it)."""
+
+
+def _triton_root() -> str | None:
+    """Where this worker's Triton package is, found without importing it (its import may be what fails)."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec("triton")
+    except (ImportError, ValueError):
+        return None
+    where = list(spec.submodule_search_locations or []) if spec is not None else []
+    return os.path.realpath(where[0]) + os.sep if where else None
+
+
+def toolchain_fault(exc: BaseException) -> bool:
+    """Whether a failure comes from the toolchain's own files rather than from the kernel: Triton's package
+    failing to import (a SyntaxError in its ``__init__.py``, a library that does not load), a syntax error in
+    one of its files, or a file of it named in the error that is not there (its libdevice, removed mid-run)."""
+    root = _triton_root()
+    if root is None:
+        return isinstance(exc, ImportError) and getattr(exc, "name", None) == "triton"
+
+    def real(path: str | None) -> str:
+        return os.path.realpath(path) if path else ""
+
+    if isinstance(exc, SyntaxError) and real(exc.filename).startswith(root):
+        return True
+    tb = exc.__traceback__
+    while tb is not None:  # an import of Triton's own modules that failed part way
+        code = tb.tb_frame.f_code
+        if code.co_name == "<module>" and real(code.co_filename).startswith(root):
+            return True
+        tb = tb.tb_next
+    import re
+
+    for path in re.findall(r"(/[^\s'\"`:;,()\[\]]+)", str(exc)):
+        path = path.rstrip(".")  # the end of a sentence
+        if real(path).startswith(root) and not os.path.exists(path):
+            return True
+    return False
+
+
+@contextlib.contextmanager
+def _deadline(seconds: float | None) -> Iterator[None]:
+    """Stop a compile that runs past ``seconds``: an alarm raises CompileTimeout in it (Python code: Triton's
+    front end, a ptxas it waits on); in a worker process of vgprscope's own, a compile stuck where no signal
+    reaches (LLVM) ends the process a little later, which its pool answers for as a dead worker."""
+    import signal
+    import threading
+
+    if not seconds or seconds <= 0 or threading.current_thread() is not threading.main_thread() \
+            or not hasattr(signal, "setitimer") or signal.getsignal(signal.SIGALRM) not in (signal.SIG_DFL, None) \
+            or signal.getitimer(signal.ITIMER_REAL)[0] > 0:
+        yield
+        return
+
+    def expired(signum: int, frame: Any) -> None:
+        raise CompileTimeout(f"the compile ran past {seconds:g} s and was stopped (VGPRSCOPE_COMPILE_TIMEOUT sets "
+                             "the limit)")
+
+    hard = None
+    if _OWN_PROCESS:
+        hard = threading.Timer(seconds + max(10.0, seconds / 2), os._exit, (TIMEOUT_EXIT,))
+        hard.daemon = True
+        hard.start()
+    signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, signal.SIG_DFL)
+        if hard is not None:
+            hard.cancel()
+
+
+TIMEOUT_EXIT = 124  # a worker that ended itself because a compile would not stop
 
 
 # ------------------------------------------------------------------------------------- building sources
@@ -457,15 +554,20 @@ def _compile(job: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
             if not source.get("snapshot"):
                 return out | {"error": why, "error_kind": ENVIRONMENT}
             try:
-                fn = kernel_load.load_snapshot(json.loads(source["snapshot"]), _scratch_dir())
+                snap = json.loads(source["snapshot"])
+                fn = kernel_load.load_snapshot(snap, _scratch_dir())
             except Exception as snap_exc:
                 return out | {"error": f"{why}; the capture's snapshot does not load either: {one_line(snap_exc)}",
                               "error_kind": ENVIRONMENT}
-            # compiled from what the capture recorded, not from a file here: never cached, and the row says so
+            # compiled from what the capture recorded, not from a file here, and the row says so; cached by the
+            # snapshot (the engine checks it) and the user's files it was captured from, as they are now
             out["note"] = f"compiled from the capture's snapshot of its source ({why})"
+            out["deps"] = {p: kernel_load.file_hash(p) for p in {source["file"], *kernel_load.snapshot_files(snap)}
+                           if os.path.isfile(p)}
         jits = [kernel_load.decode_constexpr(a.get("value")) for a in job["args"]
                 if a["type"] == "constexpr" and isinstance(a.get("value"), dict) and "jit" in a["value"]]
-        out["deps"] = {} if "note" in out else kernel_load.dependencies(fn, jits)
+        if "note" not in out:
+            out["deps"] = kernel_load.dependencies(fn, jits)
         src = _function_source(fn, job, backend)
     else:  # Triton IR: compiled from a file, as Triton reads IR
         tmp = tempfile.NamedTemporaryFile("w", suffix="." + source["suffix"], delete=False)
@@ -589,18 +691,25 @@ def _read_stored(job: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def compile_job(job: dict[str, Any]) -> dict[str, Any]:
-    """One job -> its raw outputs, or ``error`` with its ``error_kind``. Never raises for a bad kernel."""
+def compile_job(job: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
+    """One job -> its raw outputs, or ``error`` with its ``error_kind`` (``toolchain``: the failure came from
+    the toolchain's own files). Never raises for a bad kernel; one that runs past ``timeout`` seconds is an
+    error too."""
     out: dict[str, Any] = {"seconds": 0.0}
     t0 = time.perf_counter()
     try:
-        with compile_env(job.get("settings")), stdout_to_stderr():
+        with compile_env(job.get("settings")), stdout_to_stderr(), kernel_load.snapshot_lines(), _deadline(timeout):
             if "stored" in job["source"]:
                 return _read_stored(job, out)
             return _compile(job, out)
     except Exception as exc:
-        message = str(exc) if isinstance(exc, kernel_load.LoadError) else one_line(exc)
-        return out | {"seconds": time.perf_counter() - t0, "error": message, "error_kind": _kind(exc)}
+        late = timed_out(exc)
+        message = str(late) if late is not None else str(exc) if isinstance(exc, kernel_load.LoadError) \
+            else one_line(exc)
+        out |= {"seconds": time.perf_counter() - t0, "error": message, "error_kind": _kind(exc)}
+        if toolchain_fault(exc):
+            out["toolchain"] = True
+        return out
 
 
 # ------------------------------------------------------------------------------------------------- plan
@@ -689,7 +798,7 @@ def run(request: dict[str, Any]) -> dict[str, Any]:
     """Answer one request (what the process pool and Dask call); every answer names this Triton."""
     op = request.get("op")
     if op == "compile":
-        answer = compile_job(request["job"])
+        answer = compile_job(request["job"], request.get("timeout", DEFAULT_TIMEOUT))
     elif op == "plan":
         answer = plan(request)
     elif op == "derive":
@@ -729,7 +838,8 @@ if __name__ == "__main__":
             import triton  # noqa: F401
         except Exception as exc:  # the probe's one line says why
             print(f"cannot import triton: {one_line(exc)}", file=sys.stderr)
-        print(json.dumps({"triton_version": triton_version(), "protocol": PROTOCOL}))
+        print(json.dumps({"triton_version": triton_version(), "protocol": PROTOCOL,
+                          "triton_dir": (_triton_root() or "").rstrip(os.sep)}))
     else:
         print("usage: python worker.py --serve | --version", file=sys.stderr)
         sys.exit(2)
