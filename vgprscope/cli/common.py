@@ -93,16 +93,48 @@ def handles_errors(fn: Callable) -> Callable:
         try:
             # a table written with --output is laid out like one in a pipe ($COLUMNS or 100), without colour
             with rendering_to_file(kwargs.get("output") is not None), warnings_as_diagnostics():
-                return fn(*args, **kwargs)
-        except VgprscopeError as exc:
-            err(f"error: {exc}")
-            raise typer.Exit(exit_code_of(exc)) from None
+                result = fn(*args, **kwargs)
         except KeyboardInterrupt:
             # the compile workers are killed, not waited for (compile.engine): stopping takes well under a second
-            err("interrupted: stopped the running compiles; no output file was written")
-            raise typer.Exit(130) from None
+            raise interrupted() from None
+        except VgprscopeError as exc:
+            if CtrlC.seen:
+                raise interrupted() from None
+            err(f"error: {exc}")
+            raise typer.Exit(exit_code_of(exc)) from None
+        except typer.Exit:
+            if CtrlC.seen:
+                raise interrupted() from None
+            raise
+        if CtrlC.seen:  # a Ctrl-C that a finalizer or a library swallowed still stops the command
+            raise interrupted()
+        return result
 
     return wrapper
+
+
+INTERRUPTED = "interrupted: stopped the running compiles; no output file was written"
+
+
+class CtrlC:
+    """Whether this command got a Ctrl-C (SIGINT): it raises KeyboardInterrupt, and is remembered, so that
+    one lost where Python cannot raise it (a finalizer, a callback) still ends the command with exit 130."""
+
+    seen = False
+    said = False
+
+    @classmethod
+    def handler(cls, signum, frame):
+        cls.seen = True
+        raise KeyboardInterrupt
+
+
+def interrupted() -> typer.Exit:
+    """The one line of a Ctrl-C, whenever it came; exit 130 (128 + SIGINT) as a shell reports it."""
+    if not CtrlC.said:
+        CtrlC.said = True
+        err(INTERRUPTED)
+    return typer.Exit(130)
 
 
 def nothing_compiled(statuses: list[str], what: str = "compiled or can launch") -> str:
@@ -176,12 +208,17 @@ class OneLineErrors(ReflowedHelp):
             where = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
             err(f"error: {exc.format_message()}{where}")
             sys.exit(exc.exit_code)
-        except (typer.Abort, getattr(_click_exceptions, "Abort", typer.Abort)):
+        except (typer.Abort, getattr(_click_exceptions, "Abort", typer.Abort)) as exc:
+            if CtrlC.seen or isinstance(exc.__context__, KeyboardInterrupt):  # click's word for a Ctrl-C
+                interrupted()
+                sys.exit(130)
             err("aborted")
             sys.exit(1)
         finally:
             if isinstance(sys.stdout, _GuardedStdout):
                 sys.stdout = real_stdout
+        if CtrlC.seen:  # typer turns a Ctrl-C outside a command (the options' callbacks) into a silent 130
+            rv = interrupted().exit_code
         # standalone_mode=False returns an explicit typer.Exit's code, else the command's return value
         code = rv if isinstance(rv, int) and not isinstance(rv, bool) else 0
         if not standalone_mode:
