@@ -80,7 +80,17 @@ def check_writable(path: str | os.PathLike) -> None:
         raise OutputError(f"cannot write {path}: {blocker} is a file, not a directory")
     existing = next((p for p in path.parents if p.exists()), Path("."))
     if not os.access(existing, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        if _read_only(existing):
+            raise OutputError(f"cannot write {path}: {existing} is on a read-only file system")
         raise OutputError(f"cannot write {path}: no permission to write in {existing}")
+
+
+def _read_only(path: Path) -> bool:
+    """Whether ``path`` is on a file system mounted read-only (EROFS is no matter of permission)."""
+    try:
+        return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except (OSError, AttributeError):
+        return False
 
 
 def atomic_write(path: str | os.PathLike, data: bytes | str) -> None:

@@ -9,7 +9,12 @@ imports ``main`` first, so that a Ctrl-C while typer and the commands load is al
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import typer
+
+    app: typer.Typer
 
 
 def _make_app() -> Any:
