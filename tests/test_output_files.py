@@ -138,3 +138,24 @@ def test_stdout_a_pipe_whose_reader_went_away(args):
     proc.wait(timeout=120)
     assert proc.returncode == 2, stderr
     assert "cannot write to stdout: the reader closed the pipe" in one_error_line(stderr)
+
+
+# ---- a directory that does not exist is refused, not made ----
+
+@pytest.mark.parametrize("args", [
+    ["analyze", "--variant", "baseline", "--arch", "gfx942", "-o", "{missing}"],
+    ["baseline", "save", "--variant", "baseline", "--arch", "gfx942", "--baseline", "{missing}"],
+    ["analyze", "--variant", "baseline", "--arch", "gfx942", "--triton", "3.8.0", "--triton", "3.9.0",
+     "--plot", "{missing}"],
+], ids=["output", "baseline-save", "plot"])
+def test_a_missing_directory_is_refused_before_anything_compiles(tmp_path, args):
+    """A typo'd directory used to be created (as root, under sudo): the file landed where nobody looks."""
+    missing = tmp_path / "no" / "such" / "dir" / "x.out"
+    done = subprocess.run([sys.executable, "-m", "vgprscope", *(a.format(missing=missing) for a in args)],
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "VGPRSCOPE_CACHE_DIR": str(tmp_path / "cache"),
+                               "VGPRSCOPE_TOOLCHAIN_DIR": str(tmp_path / "tc")})
+    assert done.returncode == 2, done.stderr
+    line = one_error_line(done.stderr)
+    assert f"the directory {missing.parent} does not exist" in line
+    assert not (tmp_path / "no").exists() and not (tmp_path / "cache").exists()
