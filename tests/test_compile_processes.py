@@ -234,3 +234,29 @@ def test_ctrl_c_anywhere_in_the_first_seconds_of_a_cold_run_is_one_line_and_130(
         if code != 130 or stdout or len(lines) != 1 or not lines[0].startswith("vgprscope: interrupted"):
             bad.append((after, code, stderr[-600:]))
     assert bad == [], f"{len(bad)} of {len(CTRL_C_POINTS)} not clean: {bad}"
+
+
+def test_a_toolchain_worker_whose_parent_is_gone_ends_without_a_traceback():
+    """A toolchain's worker (``worker.py --serve``) answering after its parent was killed printed a
+    BrokenPipeError traceback, and a Ctrl-C to the group gave it a KeyboardInterrupt one: it ends quietly."""
+    from vgprscope.compile import worker
+
+    proc = subprocess.Popen([sys.executable, worker.__file__, "--serve"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        proc.stdin.write(json.dumps({"op": "unknown"}) + "\n")
+        proc.stdin.flush()
+        assert "unknown request" in proc.stdout.readline()  # serving
+        proc.stdout.close()  # the parent is gone: nobody reads the answers
+        os.killpg(proc.pid, signal.SIGINT)  # and the Ctrl-C that stopped it reached the worker too
+        time.sleep(0.5)
+        with contextlib.suppress(BrokenPipeError):  # a worker that died of the Ctrl-C reads no more
+            proc.stdin.write(json.dumps({"op": "unknown"}) + "\n")
+            proc.stdin.flush()
+            proc.stdin.close()
+        stderr = proc.stderr.read()
+        code = proc.wait(timeout=60)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+    assert stderr == "" and code == 0, (code, stderr)

@@ -496,7 +496,7 @@ class ToolchainPool:
             env = {**os.environ, "TRITON_INTERPRET": "0", "PYTHONPATH": ""}
             proc = subprocess.Popen([self.toolchain.python, str(worker), "--serve"], stdin=subprocess.PIPE,
                                     stdout=subprocess.PIPE, stderr=None, text=True, env=env,
-                                    start_new_session=False)
+                                    start_new_session=True)  # a terminal's Ctrl-C is the parent's (kill())
             self._local.proc = proc
             with self._lock:
                 self._procs.append(proc)
