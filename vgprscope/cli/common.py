@@ -189,6 +189,7 @@ class OneLineErrors(ReflowedHelp):
     choices) as one stderr line like the core's errors, instead of a usage block and a framed panel."""
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        _hold_closed_stderr()
         _hold_closed_stdout()
         real_stdout = sys.stdout
         if real_stdout is not None:
@@ -226,6 +227,25 @@ class OneLineErrors(ReflowedHelp):
         sys.exit(code)
 
 
+def _hold_closed_stderr() -> None:
+    """Started with stderr closed (``2>&-``): diagnostics go to /dev/null, and the command writes its output
+    and exits by its verdict as with stderr open (Python leaves sys.stderr None, and every diagnostic, the
+    progress bar included, failed on it)."""
+    if sys.stderr is not None:
+        return
+    try:
+        os.fstat(2)
+    except OSError:
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            if devnull != 2:
+                os.dup2(devnull, 2)
+                os.close(devnull)
+        except OSError:
+            return
+    sys.stderr = open(2, "w", closefd=False, buffering=1, errors="backslashreplace")
+
+
 def _hold_closed_stdout() -> None:
     """Started with stdout closed (``>&-``): put /dev/null on descriptor 1, so that no file this process
     opens (a cache entry) and no child it starts (a compile worker) takes it as its stdout. sys.stdout stays
@@ -255,7 +275,10 @@ class _GuardedStdout:
 
     def write(self, text):
         try:
-            return self._inner.write(text)
+            try:
+                return self._inner.write(text)
+            except UnicodeEncodeError:  # a latin-1 or ascii stdout: the marks in ASCII, never a traceback
+                return self._inner.write(ascii_marks(text, getattr(self._inner, "encoding", None) or "ascii"))
         except OSError as exc:
             raise stdout_error(exc) from None
 
@@ -271,6 +294,32 @@ class _GuardedStdout:
 
     def __getattr__(self, name):
         return getattr(self._inner, name)
+
+
+# the marks of tables and legends, each one ASCII character (columns keep their widths)
+_ASCII = {"✓": "v", "✗": "X", "±": "~", "Δ": "d", "…": ".", "→": ">", "×": "x", "≤": "<", "≥": ">"}
+
+
+def ascii_marks(text: str, encoding: str) -> str:
+    """``text`` with every character ``encoding`` lacks replaced by one ASCII character: the marks by their
+    look-alikes (✓ v, ✗ X, ± ~, Δ d), box-drawing lines by - | +, anything else by ?."""
+    import unicodedata
+
+    def one(ch: str) -> str:
+        try:
+            ch.encode(encoding)
+            return ch
+        except (UnicodeEncodeError, LookupError):
+            pass
+        if ch in _ASCII:
+            return _ASCII[ch]
+        name = unicodedata.name(ch, "")
+        if name.startswith("BOX DRAWINGS"):
+            return "-" if "HORIZONTAL" in name and "VERTICAL" not in name else "|" if "VERTICAL" in name and \
+                "HORIZONTAL" not in name and "AND" not in name else "+"
+        return "?"
+
+    return "".join(ch if ch.isascii() else one(ch) for ch in text)
 
 
 # Option validation: small functions, each a typer callback raising typer.BadParameter (one line through
