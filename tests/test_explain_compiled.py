@@ -190,3 +190,26 @@ def test_explain_a_captured_user_kernel(tmp_path):
         (loop,) = k["loops"]
         assert loop["location"] == ["my_ops.py:19"]  # `for start in range(0, n_cols, BLOCK)`
         assert k["allocation"]["registers"] > 0 and k["estimate"] is None
+
+
+@pytest.mark.parametrize("no_cache", [False, True], ids=["cached", "no-cache"])
+def test_explain_heals_an_unreadable_raw_entry(tmp_path, no_cache):
+    """A garbage ``.raw.json.gz`` beside a whole entry made explain say "no compiler outputs", and --no-cache
+    did not replace it: it is a miss, compiled again, and the entry is whole afterwards."""
+    import subprocess
+    import sys
+
+    env = {**os.environ, "VGPRSCOPE_CACHE_DIR": str(tmp_path / "cache")}
+    args = [sys.executable, "-m", "vgprscope", "explain", "--variant", "baseline", "--arch", "gfx942", "--jobs", "1"]
+    first = subprocess.run(args, capture_output=True, text=True, env=env, timeout=600)
+    assert first.returncode == 0, first.stderr
+    (raw,) = (tmp_path / "cache").rglob("*.raw.json.gz")
+    raw.write_bytes(b"not gzip at all")
+    again = subprocess.run(args + (["--no-cache"] if no_cache else []), capture_output=True, text=True, env=env,
+                           timeout=600)
+    assert again.returncode == 0, again.stderr
+    assert "no compiler outputs" not in again.stdout + again.stderr
+    strip = lambda text: [ln for ln in text.splitlines() if " UTC " not in ln]  # noqa: E731 (the date line)
+    assert strip(again.stdout) == strip(first.stdout)
+    with gzip.open(raw, "rt") as f:
+        assert "ttgir" in json.load(f)

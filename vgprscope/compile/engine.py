@@ -516,7 +516,12 @@ class Engine:
             return self.answers[key]
         if self.cache.load(key, arch=task.arch.name, triton_version=tv) is None:
             return None
-        return self.cache.load_raw(key)
+        raw = self.cache.load_raw(key)
+        if raw is None:  # unreadable beside a whole entry: a miss, compiled again, which heals the entry
+            self.cache.discard(key)
+            self.compile([task])
+            raw = self.answers.get(key)
+        return raw
 
     def close(self) -> None:
         """Shut the toolchain workers this engine started (the installed Triton's pool is shared)."""
