@@ -75,9 +75,34 @@ def main(argv: list[str] | None = None) -> None:
 
             app(args=argv, prog_name="vgprscope")
         finally:
-            signal.signal(signal.SIGINT, previous)
+            signal.signal(signal.SIGINT, signal.SIG_IGN if CtrlC.seen else previous)
     except KeyboardInterrupt:
         from .common import interrupted
 
         interrupted()
+        _exit_interrupted(argv)
+    except SystemExit:
+        ctrl_c = getattr(sys.modules.get(f"{__package__}.common"), "CtrlC", None)
+        if ctrl_c is not None and ctrl_c.seen:
+            _exit_interrupted(argv)
+        raise
+
+
+def _exit_interrupted(argv: list[str] | None) -> None:
+    """Exit 130 after a Ctrl-C's one line. The program itself (no ``argv``: the entry point) ends here, its
+    output flushed, without the interpreter's own exit, which ended one run in 50 by SIGINT (exit -2) after
+    that line; the compile workers are killed already and every file is written whole or not at all."""
+    import os
+    import signal
+    import sys
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if argv is not None:  # a caller's process (a test): a plain exit
         sys.exit(130)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(130)

@@ -291,11 +291,13 @@ def _ctrl_c_held() -> Iterator[None]:
     if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
         yield
         return
-    before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    try:
+    held_before = signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, set())
+    try:  # blocked inside the try: a Ctrl-C raised as the block returns still unblocks it
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+        if not held_before:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 # seconds between checks that a cluster still has its scheduler and workers, while waiting for answers
