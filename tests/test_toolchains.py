@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import shutil
 import sys
@@ -399,3 +400,41 @@ def test_an_output_on_a_read_only_mount_says_read_only_not_permission(tmp_path):
     assert done.returncode == 2, done.stderr
     lines = done.stderr.splitlines()
     assert len(lines) == 1 and "read-only file system" in lines[0] and "permission" not in lines[0], done.stderr
+
+
+# an install that stops in its installer (pip downloading): the scratch environment exists, then the signal
+HANGING_INSTALL = """
+import sys, time
+from pathlib import Path
+from vgprscope.compile import toolchains
+
+def installer(cmd, version):
+    scratch = Path(cmd[-1]) if "venv" in cmd else None
+    if scratch is not None:
+        scratch.mkdir(parents=True)
+        (scratch / "wheel").write_bytes(b"x" * 2**20)
+    print("installing", flush=True)
+    time.sleep(120)
+
+toolchains._run = installer
+toolchains.release("3.7.0")
+"""
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL])
+def test_an_install_killed_by_a_signal_leaves_scratch_that_toolchains_lists_and_removes(tmp_path, signum):
+    store = tmp_path / "tc"
+    env = {**os.environ, "VGPRSCOPE_TOOLCHAIN_DIR": str(store), "PATH": os.pathsep.join(
+        d for d in os.environ["PATH"].split(os.pathsep) if not (Path(d) / "uv").exists())}
+    proc = subprocess.Popen([sys.executable, "-c", HANGING_INSTALL], stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        assert proc.stdout.readline().strip() == "installing"
+        os.kill(proc.pid, signum)
+        proc.wait(timeout=60)
+    finally:
+        proc.kill()
+    (left,) = store.glob(".triton-3.7.0-*.partial-*")
+    listed = cli("toolchains", env=env)
+    assert f"{left}  (left by an interrupted install)" in listed.stdout, listed.stdout + listed.stderr
+    removed = cli("toolchains", "remove", "3.7.0", env=env)
+    assert removed.returncode == 0 and not left.exists(), removed.stderr
