@@ -67,6 +67,7 @@ def main(argv: list[str] | None = None) -> None:
     try:  # a Ctrl-C while typer and the commands load: Python's own KeyboardInterrupt, caught below
         from .common import CtrlC
 
+        CtrlC.seen = CtrlC.said = False  # this command's Ctrl-C, not an earlier one's in the same process
         # from here on a Ctrl-C is also remembered (CtrlC), wherever it lands
         previous = signal.signal(signal.SIGINT, CtrlC.handler)
         try:
