@@ -268,3 +268,15 @@ def test_real_entry_point_prints_one_line(tmp_path, file_in_the_way):
         assert out.returncode == code, out.stderr
         assert len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr, out.stderr
         assert out.stdout == ""
+
+
+def test_analyze_of_an_empty_capture_is_one_line_and_non_zero(tmp_path):
+    """A capture of a command that launched nothing printed an empty table and exited 0 (`baseline save`
+    refuses the same capture)."""
+    from vgprscope.capture.model import Capture, save_capture
+
+    empty = tmp_path / "empty.json"
+    save_capture(empty, Capture((), ("python", "-c", "pass"), "3.9.0", 0, ()))
+    res = run("analyze", "--capture", str(empty), "--arch", "gfx942")
+    assert_one_line(res, 2, "records no kernel launch", str(empty))
+    assert res.stdout == ""

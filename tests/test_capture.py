@@ -4,6 +4,7 @@ with counts equal to a direct triton.compile of the same launch."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -309,6 +310,39 @@ def test_a_signal_to_capture_alone_is_passed_on_and_cleaned_up(tmp_path, signum)
         os.kill(child, 0)
     assert not tmp.exists()
     assert out.read_text() == "previous" and "left as it was" in stderr and "Traceback" not in stderr
+
+
+def test_sigkill_to_capture_ends_the_command_and_the_next_run_removes_its_directory(tmp_path):
+    """SIGKILL cannot be caught or passed on: the command used to run on, orphaned, and the temporary
+    directory stayed. The command now dies with capture, and the next capture removes a directory whose
+    capture process is gone (and no other)."""
+    out, notes = tmp_path / "c.json", tmp_path / "notes"
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    env = {**os.environ, "TMPDIR": str(temp)}
+    proc = subprocess.Popen([sys.executable, "-m", "vgprscope", "capture", "-o", str(out), "--", sys.executable,
+                             "-c", SLEEPER, str(notes)], stderr=subprocess.DEVNULL, env=env,
+                            start_new_session=True, preexec_fn=_default_signals)
+    child, tmp = _wait_started(notes, proc)
+    os.kill(proc.pid, signal.SIGKILL)  # capture alone
+    proc.wait(timeout=60)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and subprocess.run(["ps", "-o", "stat=", "-p", str(child)],
+                                                         capture_output=True, text=True).stdout.strip():
+        time.sleep(0.1)
+    try:
+        with pytest.raises(ProcessLookupError):
+            os.kill(child, 0)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(child, signal.SIGKILL)
+    assert tmp.is_dir() and tmp.parent == temp  # SIGKILL leaves it: the next run's to remove
+    live = temp / f"vgprscope-capture-{os.getpid()}-x"  # a directory of a capture still running (this process)
+    live.mkdir()
+    done = subprocess.run([sys.executable, "-m", "vgprscope", "capture", "-o", str(tmp_path / "d.json"), "--",
+                           sys.executable, "-c", "pass"], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 1 and "launched no Triton kernel" in done.stderr, done.stderr
+    assert not tmp.exists() and live.is_dir()
 
 
 def test_ctrl_c_at_a_terminal_reaches_the_command_once(tmp_path):

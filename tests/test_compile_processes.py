@@ -4,6 +4,7 @@ are still reported, and the compiler's own messages (ptxas, a failed static asse
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -199,3 +200,63 @@ def test_a_compile_worker_never_imports_torch_for_the_hip_binder():
     pytest.importorskip("torch")
     assert _torch_in_binder(own_process=True) == "placeholder False"
     assert _torch_in_binder(own_process=False) == "real True"
+
+
+# the first seconds of a cold run, where Ctrl-C can land: the interpreter and the CLI starting, the options
+# parsed, the pool starting its workers (forked, each in its initializer), the first compiles
+CTRL_C_POINTS = [0.2 + 0.2 * i for i in range(20)]
+
+
+def _interrupted_cold(tmp_path: Path, after: float) -> tuple[int, str, str]:
+    proc = subprocess.Popen([sys.executable, "-m", "vgprscope", *GRID], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            env={**os.environ, "VGPRSCOPE_CACHE_DIR": str(tmp_path / f"cache-{after:.2f}")})
+    time.sleep(after)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGINT)  # a terminal's Ctrl-C reaches the whole process group
+    try:
+        stdout, stderr = proc.communicate(timeout=60)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    return proc.returncode, stdout, stderr
+
+
+@pytest.mark.slow
+def test_ctrl_c_anywhere_in_the_first_seconds_of_a_cold_run_is_one_line_and_130(tmp_path):
+    """Ctrl-C while the CLI starts, while the pool forks its workers (before their initializer ignores it)
+    or while they compile was a raw KeyboardInterrupt (exit -2), a worker's traceback, or every row "compile
+    worker failed: BrokenProcessPool" with exit 1. Whenever it lands it is one line and exit 130."""
+    bad = []
+    for after in CTRL_C_POINTS:
+        code, stdout, stderr = _interrupted_cold(tmp_path, after)
+        lines = stderr.splitlines()
+        if code != 130 or stdout or len(lines) != 1 or not lines[0].startswith("vgprscope: interrupted"):
+            bad.append((after, code, stderr[-600:]))
+    assert bad == [], f"{len(bad)} of {len(CTRL_C_POINTS)} not clean: {bad}"
+
+
+def test_a_toolchain_worker_whose_parent_is_gone_ends_without_a_traceback():
+    """A toolchain's worker (``worker.py --serve``) answering after its parent was killed printed a
+    BrokenPipeError traceback, and a Ctrl-C to the group gave it a KeyboardInterrupt one: it ends quietly."""
+    from vgprscope.compile import worker
+
+    proc = subprocess.Popen([sys.executable, worker.__file__, "--serve"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        proc.stdin.write(json.dumps({"op": "unknown"}) + "\n")
+        proc.stdin.flush()
+        assert "unknown request" in proc.stdout.readline()  # serving
+        proc.stdout.close()  # the parent is gone: nobody reads the answers
+        os.killpg(proc.pid, signal.SIGINT)  # and the Ctrl-C that stopped it reached the worker too
+        time.sleep(0.5)
+        with contextlib.suppress(BrokenPipeError):  # a worker that died of the Ctrl-C reads no more
+            proc.stdin.write(json.dumps({"op": "unknown"}) + "\n")
+            proc.stdin.flush()
+            proc.stdin.close()
+        stderr = proc.stderr.read()
+        code = proc.wait(timeout=60)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+    assert stderr == "" and code == 0, (code, stderr)

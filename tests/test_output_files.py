@@ -138,3 +138,65 @@ def test_stdout_a_pipe_whose_reader_went_away(args):
     proc.wait(timeout=120)
     assert proc.returncode == 2, stderr
     assert "cannot write to stdout: the reader closed the pipe" in one_error_line(stderr)
+
+
+# ---- a directory that does not exist is refused, not made ----
+
+@pytest.mark.parametrize("args", [
+    ["analyze", "--variant", "baseline", "--arch", "gfx942", "-o", "{missing}"],
+    ["baseline", "save", "--variant", "baseline", "--arch", "gfx942", "--baseline", "{missing}"],
+    ["analyze", "--variant", "baseline", "--arch", "gfx942", "--triton", "3.8.0", "--triton", "3.9.0",
+     "--plot", "{missing}"],
+], ids=["output", "baseline-save", "plot"])
+def test_a_missing_directory_is_refused_before_anything_compiles(tmp_path, args):
+    """A typo'd directory used to be created (as root, under sudo): the file landed where nobody looks."""
+    missing = tmp_path / "no" / "such" / "dir" / "x.out"
+    done = subprocess.run([sys.executable, "-m", "vgprscope", *(a.format(missing=missing) for a in args)],
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "VGPRSCOPE_CACHE_DIR": str(tmp_path / "cache"),
+                               "VGPRSCOPE_TOOLCHAIN_DIR": str(tmp_path / "tc")})
+    assert done.returncode == 2, done.stderr
+    line = one_error_line(done.stderr)
+    assert f"the directory {missing.parent} does not exist" in line
+    assert not (tmp_path / "no").exists() and not (tmp_path / "cache").exists()
+
+
+# ---- stderr closed, stdout in an encoding without the table's marks ----
+
+def _check(tmp_path, *args: str, **kw) -> subprocess.CompletedProcess:
+    root = Path(__file__).resolve().parent.parent
+    return subprocess.run([sys.executable, "-m", "vgprscope", "check", "--variant", "baseline", "--arch", "gfx942",
+                           *args], stdout=subprocess.PIPE, text=True, timeout=600, cwd=root,
+                          env={**os.environ, "VGPRSCOPE_CACHE_DIR": str(tmp_path / "cache"), **kw.pop("env", {})},
+                          **kw)
+
+
+@pytest.mark.parametrize("to_file", [False, True], ids=["stdout", "output"])
+def test_check_with_stderr_closed_writes_its_output_and_exits_by_its_verdict(tmp_path, to_file):
+    """`vgprscope check 2>&-` exited 1 and wrote nothing, with -o too: output must not depend on stderr."""
+    out = tmp_path / "check.txt"
+    done = _check(tmp_path, *(["-o", str(out)] if to_file else []), preexec_fn=lambda: os.close(2))
+    assert done.returncode == 0
+    text = out.read_text() if to_file else done.stdout
+    assert "vgprscope check" in text and "baseline" in text
+
+
+@pytest.mark.parametrize("encoding", ["latin-1", "ascii"])
+def test_check_on_a_stdout_without_the_marks_degrades_them_to_ascii(tmp_path, encoding):
+    """`PYTHONIOENCODING=latin-1 vgprscope check` was a UnicodeEncodeError traceback: the marks (✓ ✗, the
+    rules) become ASCII look-alikes, each one character, so the columns keep their widths."""
+    done = _check(tmp_path, stderr=subprocess.PIPE, encoding=encoding,
+                  env={"PYTHONIOENCODING": encoding, "PYTHONUTF8": "0"})
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr and "vgprscope check" in done.stdout
+    done.stdout.encode(encoding)  # nothing the encoding lacks
+    utf8 = _check(tmp_path, stderr=subprocess.PIPE, env={"PYTHONIOENCODING": "utf-8"})
+    assert [len(ln) for ln in done.stdout.splitlines()] == [len(ln) for ln in utf8.stdout.splitlines()]
+    assert any(not ch.isascii() for ch in utf8.stdout)  # the marks the other encodings lack
+
+
+def test_the_ascii_marks_are_one_character_each():
+    from vgprscope.cli.common import ascii_marks
+
+    assert ascii_marks("274 (+4 ✗) ─┼─ 3 ± 1 Δ ✓ é", "ascii") == "274 (+4 X) -+- 3 ~ 1 d v ?"
+    assert ascii_marks("3 ± 1 ✓ é", "latin-1") == "3 ± 1 v é"

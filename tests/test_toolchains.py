@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import shutil
 import sys
@@ -263,3 +264,178 @@ def test_a_full_disk_is_one_line_and_leaves_nothing(tmp_path, monkeypatch):
     with pytest.raises(toolchains.ToolchainError, match="the disk is full"):
         toolchains.release("3.7.0")
     assert not [p for p in (tmp_path / "tc").glob("*") if not p.name.endswith(".lock")]
+
+
+# ---- the store's faults: an install killed mid-way, a toolchain broken in place, a store that cannot be used --
+
+def _dead_pid() -> int:
+    p = subprocess.Popen([sys.executable, "-c", "pass"])
+    p.wait()
+    return p.pid
+
+
+def _fake_toolchain(store: Path, version: str, marker: str | None = None, python: bool = True) -> Path:
+    """A toolchain directory as an install leaves it (its interpreter a link to this one's), made by hand."""
+    env = store / toolchains._env_name(version)
+    (env / "bin").mkdir(parents=True)
+    if python:
+        (env / "bin" / "python").symlink_to(sys.executable)
+    (env / "lib.bin").write_bytes(b"x" * 2**20)
+    (env / toolchains.MARKER).write_text(json.dumps({"version": version}) if marker is None else marker)
+    return env
+
+
+def test_an_interrupted_install_is_listed_removable_and_cleaned_by_the_next_install(tmp_path, monkeypatch):
+    """SIGTERM / SIGKILL during an install leaves its scratch directory (about 1 GB): `toolchains` lists it,
+    `toolchains remove` deletes it, and the next install removes every one whose process is gone; one whose
+    process still runs (an install under way) is listed as such and left alone."""
+    store = tmp_path / "tc"
+    name = toolchains._env_name("3.7.0")
+    dead = store / f".{name}.partial-{_dead_pid()}"
+    running = store / f".{name}.partial-{os.getpid()}"
+    for d in (dead, running):
+        d.mkdir(parents=True)
+        (d / "wheel").write_bytes(b"x" * 2**20)
+    env = {"VGPRSCOPE_TOOLCHAIN_DIR": str(store)}
+    listed = cli("toolchains", env=env)
+    assert listed.returncode == 0, listed.stderr
+    assert f"{dead}  (left by an interrupted install)" in listed.stdout
+    assert f"{running}  (being installed by process {os.getpid()})" in listed.stdout
+    removed = cli("toolchains", "remove", "3.7.0", env=env)
+    assert removed.returncode == 0, removed.stderr
+    assert not dead.exists() and running.exists()
+
+    dead.mkdir()
+    monkeypatch.setenv("VGPRSCOPE_TOOLCHAIN_DIR", str(store))
+
+    def no_network(version, env, say):
+        raise toolchains.ToolchainError("cannot install Triton 3.7.0: PyPI cannot be reached (no network)")
+
+    monkeypatch.setattr(toolchains, "_create", no_network)
+    with pytest.raises(toolchains.ToolchainError):
+        toolchains.release("3.7.0")
+    assert not dead.exists() and running.exists()
+
+
+@pytest.mark.parametrize("marker, python, problem", [
+    ("{not json", True, "unreadable or names another release"),
+    (None, False, "bin/python is missing"),
+])
+def test_a_broken_toolchain_is_one_line_listed_as_broken_and_removable(tmp_path, marker, python, problem):
+    """A toolchain whose marker is garbage was used yet neither listed nor removable; one whose interpreter is
+    gone failed every row of every run. Each is one line naming the remedy, listed as broken, and removed."""
+    store = tmp_path / "tc"
+    env_dir = _fake_toolchain(store, "3.7.0", marker, python)
+    env = {"VGPRSCOPE_TOOLCHAIN_DIR": str(store)}
+    done = cli("analyze", "--triton", "3.7.0", "--variant", "baseline", "--arch", "gfx942", *SMALL, env=env)
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and "Triton 3.7.0 toolchain" in lines[0] and "is broken" in lines[0], done.stderr
+    assert problem in lines[0] and "toolchains remove 3.7.0" in lines[0]
+    listed = cli("toolchains", env=env)
+    assert f"{env_dir}  (broken: " in listed.stdout and problem in listed.stdout, listed.stdout
+    removed = cli("toolchains", "remove", "3.7.0", env=env)
+    assert removed.returncode == 0, removed.stderr
+    assert not env_dir.exists() and not [p for p in store.glob("*3.7.0*") if not p.name.endswith(".lock")]
+
+
+def test_a_file_where_the_store_must_be_is_one_line_and_exit_2(tmp_path):
+    blocker = tmp_path / "tc"
+    blocker.write_text("a file")
+    done = cli("diff", "--triton", "3.7.0", "--triton", triton_version(), "--variant", "baseline", "--arch", "gfx942",
+               env={"VGPRSCOPE_TOOLCHAIN_DIR": str(blocker)})
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and f"the toolchain store {blocker}" in lines[0] and "Traceback" not in done.stderr
+
+
+def _read_only(tmp_path: Path) -> Path:
+    """A directory on a read-only mount (a user and mount namespace of the command's own), or skip."""
+    if shutil.which("unshare") is None or subprocess.run(
+            ["unshare", "-rm", "true"], capture_output=True).returncode != 0:
+        pytest.skip("no unshare: cannot mount a read-only file system here")
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    return ro
+
+
+def _in_read_only(ro: Path, *args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
+    import shlex
+
+    script = (f"mount -t tmpfs -o ro none {shlex.quote(str(ro))} && exec "
+              + shlex.join([sys.executable, "-m", "vgprscope", *args]))
+    return subprocess.run(["unshare", "-rm", "sh", "-c", script], capture_output=True, text=True,
+                          env={**os.environ, **env}, timeout=600)
+
+
+def test_a_read_only_store_is_one_line_and_says_read_only(tmp_path):
+    ro = _read_only(tmp_path)
+    done = _in_read_only(ro, "diff", "--triton", "3.7.0", "--triton", triton_version(), "--variant", "baseline",
+                         "--arch", "gfx942", env={"VGPRSCOPE_TOOLCHAIN_DIR": str(ro / "tc")})
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and "read-only file system" in lines[0] and "permission" not in lines[0], done.stderr
+
+
+def test_an_environment_compiles_though_the_store_cannot_keep_its_memo(tmp_path):
+    """The memo of an environment's Triton version is an optimisation: a store that cannot be written costs
+    a probe next time, never the run."""
+    import importlib.util
+
+    origin = importlib.util.find_spec("triton").origin  # .../ENV/lib/pythonX.Y/site-packages/triton/__init__.py
+    env_dir = Path(origin).parents[4]
+    if not toolchains._python_of(env_dir).exists():
+        pytest.skip("Triton is not installed in a virtual environment here")
+    blocker = tmp_path / "tc"
+    blocker.write_text("a file")
+    done = cli("analyze", "--triton", str(env_dir), "--variant", "baseline", "--arch",
+               "gfx942", *SMALL, "--jobs", "1", "-f", "json",
+               env={"VGPRSCOPE_TOOLCHAIN_DIR": str(blocker), "VGPRSCOPE_CACHE_DIR": str(tmp_path / "cache")})
+    assert done.returncode == 0, done.stderr
+    assert {r["status"] for r in json.loads(done.stdout)["rows"]} == {"ok"}
+
+
+def test_an_output_on_a_read_only_mount_says_read_only_not_permission(tmp_path):
+    ro = _read_only(tmp_path)
+    done = _in_read_only(ro, "analyze", "--variant", "baseline", "--arch", "gfx942", "-o", str(ro / "x.json"), env={})
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and "read-only file system" in lines[0] and "permission" not in lines[0], done.stderr
+
+
+# an install that stops in its installer (pip downloading): the scratch environment exists, then the signal
+HANGING_INSTALL = """
+import sys, time
+from pathlib import Path
+from vgprscope.compile import toolchains
+
+def installer(cmd, version):
+    scratch = Path(cmd[-1]) if "venv" in cmd else None
+    if scratch is not None:
+        scratch.mkdir(parents=True)
+        (scratch / "wheel").write_bytes(b"x" * 2**20)
+    print("installing", flush=True)
+    time.sleep(120)
+
+toolchains._run = installer
+toolchains.release("3.7.0")
+"""
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL])
+def test_an_install_killed_by_a_signal_leaves_scratch_that_toolchains_lists_and_removes(tmp_path, signum):
+    store = tmp_path / "tc"
+    env = {**os.environ, "VGPRSCOPE_TOOLCHAIN_DIR": str(store), "PATH": os.pathsep.join(
+        d for d in os.environ["PATH"].split(os.pathsep) if not (Path(d) / "uv").exists())}
+    proc = subprocess.Popen([sys.executable, "-c", HANGING_INSTALL], stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        assert proc.stdout.readline().strip() == "installing"
+        os.kill(proc.pid, signum)
+        proc.wait(timeout=60)
+    finally:
+        proc.kill()
+    (left,) = store.glob(".triton-3.7.0-*.partial-*")
+    listed = cli("toolchains", env=env)
+    assert f"{left}  (left by an interrupted install)" in listed.stdout, listed.stdout + listed.stderr
+    removed = cli("toolchains", "remove", "3.7.0", env=env)
+    assert removed.returncode == 0 and not left.exists(), removed.stderr

@@ -65,9 +65,9 @@ def _blocking_file(path: Path) -> Path | None:
 
 
 def check_writable(path: str | os.PathLike) -> None:
-    """Raise OutputError when ``path`` could not be written as a file: a file where a directory must be,
-    the path itself a directory or another kind of file than a regular one (a FIFO, a device), or no
-    permission to create it. Creates nothing."""
+    """Raise OutputError when ``path`` could not be written as a file: a file where a directory must be, a
+    directory that does not exist, the path itself a directory or another kind of file than a regular one
+    (a FIFO, a device), or no permission to create it. Creates nothing."""
     given = Path(path)
     if given.is_dir():
         raise OutputError(f"cannot write {given}: it is a directory; give a file name")
@@ -78,9 +78,21 @@ def check_writable(path: str | os.PathLike) -> None:
     blocker = _blocking_file(path)
     if blocker is not None:
         raise OutputError(f"cannot write {path}: {blocker} is a file, not a directory")
+    if not path.parent.is_dir():  # a typo'd directory is not made: the file would land where nobody looks
+        raise OutputError(f"cannot write {path}: the directory {path.parent} does not exist; create it first")
     existing = next((p for p in path.parents if p.exists()), Path("."))
     if not os.access(existing, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        if _read_only(existing):
+            raise OutputError(f"cannot write {path}: {existing} is on a read-only file system")
         raise OutputError(f"cannot write {path}: no permission to write in {existing}")
+
+
+def _read_only(path: Path) -> bool:
+    """Whether ``path`` is on a file system mounted read-only (EROFS is no matter of permission)."""
+    try:
+        return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except (OSError, AttributeError):
+        return False
 
 
 def atomic_write(path: str | os.PathLike, data: bytes | str) -> None:

@@ -4,7 +4,8 @@ Signals: the command runs in capture's own process group, so a Ctrl-C at the ter
 SIGINT, SIGTERM and SIGHUP sent to capture alone (``kill PID``, a CI runner's timeout, a closed terminal's
 session leader) are passed on to the command. Either way capture waits for the command to end (killing it
 after INTERRUPT_GRACE_S), removes its temporary directory and raises ``CaptureInterrupted``: nothing is
-gathered and no file is written; the CLI exits 128+N.
+gathered and no file is written; the CLI exits 128+N. SIGKILL, which cannot be passed on, ends the command
+too (Linux: it dies with capture); the temporary directory it leaves is removed by the next capture.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Sequence
@@ -82,6 +84,44 @@ def capture_env(directory: Path, base: dict[str, str] | None = None) -> dict[str
     return env
 
 
+TEMP_PREFIX = "vgprscope-capture-"
+
+
+def _temp_dir() -> tempfile.TemporaryDirectory[str]:
+    """This capture's directory, named by its process id; those of captures that are gone are removed."""
+    _remove_stale_dirs()
+    return tempfile.TemporaryDirectory(prefix=f"{TEMP_PREFIX}{os.getpid()}-")
+
+
+def _remove_stale_dirs() -> None:
+    """Directories a killed capture left (SIGKILL ends it before it can clean up): this user's, whose
+    capture process no longer runs."""
+    for path in Path(tempfile.gettempdir()).glob(f"{TEMP_PREFIX}*-*"):
+        pid = path.name[len(TEMP_PREFIX):].split("-", 1)[0]
+        try:
+            if not pid.isdigit() or path.is_symlink() or path.stat().st_uid != os.geteuid():
+                continue
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(path, ignore_errors=True)
+        except OSError:  # alive under another user (EPERM), or the directory went meanwhile
+            continue
+
+
+def _die_with_capture() -> None:
+    """In the command's process before it starts (Linux): the kernel kills it when capture dies, even by
+    SIGKILL, which capture cannot pass on."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        pr_set_pdeathsig = 1
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
+    except (OSError, AttributeError):
+        pass
+
+
 def run_command(command: Sequence[str]) -> CommandRun:
     """Run ``command`` to its end with the hook in every Python process it starts; the launches it made.
 
@@ -94,9 +134,16 @@ def run_command(command: Sequence[str]) -> CommandRun:
     # the mask capture started with.
     before = signal.pthread_sigmask(signal.SIG_BLOCK, watched)
     try:
-        with tempfile.TemporaryDirectory(prefix="vgprscope-capture-") as tmp:
-            proc = subprocess.Popen([exe, *command[1:]], env=capture_env(Path(tmp)),
-                                    preexec_fn=lambda: signal.pthread_sigmask(signal.SIG_SETMASK, before))
+        with _temp_dir() as tmp:
+            capture_pid = os.getpid()
+
+            def start() -> None:
+                signal.pthread_sigmask(signal.SIG_SETMASK, before)
+                _die_with_capture()
+                if os.getppid() != capture_pid:  # capture died before the request took effect
+                    os._exit(1)
+
+            proc = subprocess.Popen([exe, *command[1:]], env=capture_env(Path(tmp)), preexec_fn=start)
             code, stopped = _wait(proc, watched)
             if stopped is None:
                 launches, errors, notes = gather(Path(tmp))
@@ -137,7 +184,7 @@ def _wait(proc: subprocess.Popen, watched: set[int]) -> tuple[int, int | None]:
 def _run_with_handlers(exe: str, command: Sequence[str]) -> CommandRun:
     """Where signals cannot be waited for (no sigtimedwait): handlers that pass every stop signal on."""
     got: list[int] = []
-    with tempfile.TemporaryDirectory(prefix="vgprscope-capture-") as tmp:
+    with _temp_dir() as tmp:
         proc = subprocess.Popen([exe, *command[1:]], env=capture_env(Path(tmp)))
 
         def forward(signum, _frame):

@@ -66,9 +66,12 @@ def analyze(*, kernels: Kernels, grid: Grid, sort: SortOpt = None, format: Forma
 
     Several values of a config option make a grid: every combination is compiled. Several --triton (or a
     range, 3.4.0..3.9.0) give each kernel's history, release by release."""
+    from ..fsutil import check_writable
     from ..library import api
     from .progress import compile_progress
 
+    if plot is not None:
+        check_writable(plot)  # before minutes of compiling, not after
     with compile_progress() as progress:
         result = api.analyze(**kernels.library(), **grid.library(), sort=sort, **tc.library(), **run.library(),
                              **large.library(), on_progress=progress)

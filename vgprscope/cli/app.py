@@ -2,34 +2,55 @@
 
 Subcommands live in their own modules and register themselves on ``app``; each module imports torch /
 triton only inside its command function, so ``vgprscope --help`` stays fast.
+
+``app`` is made on first use (``from .app import app``), not when this module is imported: the entry point
+imports ``main`` first, so that a Ctrl-C while typer and the commands load is already its one line.
 """
 
 from __future__ import annotations
 
-import typer
+from typing import TYPE_CHECKING, Any
 
-from .common import OneLineErrors
-from .options import VersionOpt
+if TYPE_CHECKING:
+    import typer
 
-app = typer.Typer(
-    name="vgprscope",
-    cls=OneLineErrors,  # typer's own parse errors as one stderr line, like every other error
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
+    app: typer.Typer
 
 
-@app.callback()
-def root(version: VersionOpt = False) -> None:
-    """Registers, spills, LDS and occupancy of Triton kernels on AMD and NVIDIA GPUs, compiled here without
-    the GPUs.
+def _make_app() -> Any:
+    import typer
 
-    Exit codes: 0 ok; 1 a regression, a failed check, or no row compiled (rows still printed, stderr says
-    why); 2 a usage error found before anything compiles (one line on stderr), or results that cannot be
-    compared.
-    """
+    from .common import OneLineErrors
+    from .options import VersionOpt
+
+    made = typer.Typer(
+        name="vgprscope",
+        cls=OneLineErrors,  # typer's own parse errors as one stderr line, like every other error
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+        context_settings={"help_option_names": ["-h", "--help"]},
+    )
+
+    def root(version: bool = False) -> None:
+        """Registers, spills, LDS and occupancy of Triton kernels on AMD and NVIDIA GPUs, compiled here without
+        the GPUs.
+
+        Exit codes: 0 ok; 1 a regression, a failed check, or no row compiled (rows still printed, stderr says
+        why); 2 a usage error found before anything compiles (one line on stderr), or results that cannot be
+        compared.
+        """
+
+    root.__annotations__ = {"version": VersionOpt, "return": None}  # typer reads the option from it
+    made.callback()(root)
+    return made
+
+
+def __getattr__(name: str) -> Any:
+    if name == "app":
+        globals()["app"] = made = _make_app()
+        return made
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _register() -> None:
@@ -40,5 +61,49 @@ def _register() -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    _register()
-    app(args=argv, prog_name="vgprscope")
+    import signal
+    import sys
+
+    try:  # a Ctrl-C while typer and the commands load: Python's own KeyboardInterrupt, caught below
+        from .common import CtrlC
+
+        CtrlC.seen = CtrlC.said = False  # this command's Ctrl-C, not an earlier one's in the same process
+        # from here on a Ctrl-C is also remembered (CtrlC), wherever it lands
+        previous = signal.signal(signal.SIGINT, CtrlC.handler)
+        try:
+            _register()
+            from .app import app
+
+            app(args=argv, prog_name="vgprscope")
+        finally:
+            signal.signal(signal.SIGINT, signal.SIG_IGN if CtrlC.seen else previous)
+    except KeyboardInterrupt:
+        from .common import interrupted
+
+        interrupted()
+        _exit_interrupted(argv)
+    except SystemExit:
+        ctrl_c = getattr(sys.modules.get(f"{__package__}.common"), "CtrlC", None)
+        if ctrl_c is not None and ctrl_c.seen:
+            _exit_interrupted(argv)
+        raise
+
+
+def _exit_interrupted(argv: list[str] | None) -> None:
+    """Exit 130 after a Ctrl-C's one line. The program itself (no ``argv``: the entry point) ends here, its
+    output flushed, without the interpreter's own exit, which ended one run in 50 by SIGINT (exit -2) after
+    that line; the compile workers are killed already and every file is written whole or not at all."""
+    import os
+    import signal
+    import sys
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if argv is not None:  # a caller's process (a test): a plain exit
+        sys.exit(130)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(130)

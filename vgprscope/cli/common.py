@@ -93,16 +93,48 @@ def handles_errors(fn: Callable) -> Callable:
         try:
             # a table written with --output is laid out like one in a pipe ($COLUMNS or 100), without colour
             with rendering_to_file(kwargs.get("output") is not None), warnings_as_diagnostics():
-                return fn(*args, **kwargs)
-        except VgprscopeError as exc:
-            err(f"error: {exc}")
-            raise typer.Exit(exit_code_of(exc)) from None
+                result = fn(*args, **kwargs)
         except KeyboardInterrupt:
             # the compile workers are killed, not waited for (compile.engine): stopping takes well under a second
-            err("interrupted: stopped the running compiles; no output file was written")
-            raise typer.Exit(130) from None
+            raise interrupted() from None
+        except VgprscopeError as exc:
+            if CtrlC.seen:
+                raise interrupted() from None
+            err(f"error: {exc}")
+            raise typer.Exit(exit_code_of(exc)) from None
+        except typer.Exit:
+            if CtrlC.seen:
+                raise interrupted() from None
+            raise
+        if CtrlC.seen:  # a Ctrl-C that a finalizer or a library swallowed still stops the command
+            raise interrupted()
+        return result
 
     return wrapper
+
+
+INTERRUPTED = "interrupted: stopped the running compiles; no output file was written"
+
+
+class CtrlC:
+    """Whether this command got a Ctrl-C (SIGINT): it raises KeyboardInterrupt, and is remembered, so that
+    one lost where Python cannot raise it (a finalizer, a callback) still ends the command with exit 130."""
+
+    seen = False
+    said = False
+
+    @classmethod
+    def handler(cls, signum, frame):
+        cls.seen = True
+        raise KeyboardInterrupt
+
+
+def interrupted() -> typer.Exit:
+    """The one line of a Ctrl-C, whenever it came; exit 130 (128 + SIGINT) as a shell reports it."""
+    if not CtrlC.said:
+        CtrlC.said = True
+        err(INTERRUPTED)
+    return typer.Exit(130)
 
 
 def nothing_compiled(statuses: list[str], what: str = "compiled or can launch") -> str:
@@ -157,6 +189,7 @@ class OneLineErrors(ReflowedHelp):
     choices) as one stderr line like the core's errors, instead of a usage block and a framed panel."""
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        _hold_closed_stderr()
         _hold_closed_stdout()
         real_stdout = sys.stdout
         if real_stdout is not None:
@@ -176,17 +209,41 @@ class OneLineErrors(ReflowedHelp):
             where = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
             err(f"error: {exc.format_message()}{where}")
             sys.exit(exc.exit_code)
-        except (typer.Abort, getattr(_click_exceptions, "Abort", typer.Abort)):
+        except (typer.Abort, getattr(_click_exceptions, "Abort", typer.Abort)) as exc:
+            if CtrlC.seen or isinstance(exc.__context__, KeyboardInterrupt):  # click's word for a Ctrl-C
+                interrupted()
+                sys.exit(130)
             err("aborted")
             sys.exit(1)
         finally:
             if isinstance(sys.stdout, _GuardedStdout):
                 sys.stdout = real_stdout
+        if CtrlC.seen:  # typer turns a Ctrl-C outside a command (the options' callbacks) into a silent 130
+            rv = interrupted().exit_code
         # standalone_mode=False returns an explicit typer.Exit's code, else the command's return value
         code = rv if isinstance(rv, int) and not isinstance(rv, bool) else 0
         if not standalone_mode:
             return code
         sys.exit(code)
+
+
+def _hold_closed_stderr() -> None:
+    """Started with stderr closed (``2>&-``): diagnostics go to /dev/null, and the command writes its output
+    and exits by its verdict as with stderr open (Python leaves sys.stderr None, and every diagnostic, the
+    progress bar included, failed on it)."""
+    if sys.stderr is not None:
+        return
+    try:
+        os.fstat(2)
+    except OSError:
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            if devnull != 2:
+                os.dup2(devnull, 2)
+                os.close(devnull)
+        except OSError:
+            return
+    sys.stderr = open(2, "w", closefd=False, buffering=1, errors="backslashreplace")
 
 
 def _hold_closed_stdout() -> None:
@@ -218,7 +275,10 @@ class _GuardedStdout:
 
     def write(self, text):
         try:
-            return self._inner.write(text)
+            try:
+                return self._inner.write(text)
+            except UnicodeEncodeError:  # a latin-1 or ascii stdout: the marks in ASCII, never a traceback
+                return self._inner.write(ascii_marks(text, getattr(self._inner, "encoding", None) or "ascii"))
         except OSError as exc:
             raise stdout_error(exc) from None
 
@@ -234,6 +294,32 @@ class _GuardedStdout:
 
     def __getattr__(self, name):
         return getattr(self._inner, name)
+
+
+# the marks of tables and legends, each one ASCII character (columns keep their widths)
+_ASCII = {"✓": "v", "✗": "X", "±": "~", "Δ": "d", "…": ".", "→": ">", "×": "x", "≤": "<", "≥": ">"}
+
+
+def ascii_marks(text: str, encoding: str) -> str:
+    """``text`` with every character ``encoding`` lacks replaced by one ASCII character: the marks by their
+    look-alikes (✓ v, ✗ X, ± ~, Δ d), box-drawing lines by - | +, anything else by ?."""
+    import unicodedata
+
+    def one(ch: str) -> str:
+        try:
+            ch.encode(encoding)
+            return ch
+        except (UnicodeEncodeError, LookupError):
+            pass
+        if ch in _ASCII:
+            return _ASCII[ch]
+        name = unicodedata.name(ch, "")
+        if name.startswith("BOX DRAWINGS"):
+            return "-" if "HORIZONTAL" in name and "VERTICAL" not in name else "|" if "VERTICAL" in name and \
+                "HORIZONTAL" not in name and "AND" not in name else "+"
+        return "?"
+
+    return "".join(ch if ch.isascii() else one(ch) for ch in text)
 
 
 # Option validation: small functions, each a typer callback raising typer.BadParameter (one line through

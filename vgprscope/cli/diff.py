@@ -3,8 +3,6 @@ setting, judged by the gate's rules; ``vgprscope toolchains``: the releases vgpr
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import typer
 
 from .app import app
@@ -53,14 +51,18 @@ def toolchains_list(ctx: typer.Context) -> None:
         return
     from ..compile import toolchains
 
-    rows = toolchains.list_installed()
+    rows = toolchains.list_store()
     if not rows:
         err(f"no Triton toolchain installed yet in {toolchains.store()} (`--triton VERSION` installs one)")
         return
     lines = [f"{'Triton':<10} {'MB':>6}  path"]
-    for tc, size in rows:
-        lines.append(f"{tc.version:<10} {size / 2**20:>6.0f}  {Path(tc.python).parent.parent}")
+    for e in rows:
+        note = f"  ({e.note})" if e.note else ""
+        lines.append(f"{e.version:<10} {e.size / 2**20:>6.0f}  {e.path}{note}")
     emit("\n".join(lines), None)
+    if any(e.note and not e.alive for e in rows):
+        err("`vgprscope toolchains remove VERSION` deletes a broken toolchain or an interrupted install's "
+            "directory (the next install of that release removes the latter too)")
 
 
 @toolchains_app.command("remove")

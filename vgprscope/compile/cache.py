@@ -117,9 +117,8 @@ class CompileCache:
 
     def store(self, key: str, entry: dict[str, Any], raw: dict[str, Any] | None) -> bool:
         """``entry`` (with its key, arch, Triton version, deps and parsed result) and the raw outputs (None:
-        outputs that live elsewhere, a Triton cache's). False, with a warning, when it cannot be written."""
-        if not self.enabled:
-            return False
+        outputs that live elsewhere, a Triton cache's). False, with a warning, when it cannot be written.
+        Written when reads are off too (``--no-cache`` compiles afresh): the fresh result replaces the entry."""
         try:
             # raw first: a parsed entry is only ever visible with its raw outputs beside it
             if raw is not None:
@@ -130,6 +129,14 @@ class CompileCache:
             self._warn(exc)
             return False
         return True
+
+    def discard(self, key: str) -> None:
+        """Forget an entry found unusable (its raw outputs unreadable): the next read is a miss."""
+        for suffix in (".json", ".raw.json.gz"):
+            try:
+                self._path(key, suffix).unlink(missing_ok=True)
+            except OSError:
+                pass
 
     # plans: a kernel-directory variant at one config -> its jobs (checked against the directory's files)
 

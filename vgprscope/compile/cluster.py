@@ -34,8 +34,9 @@ class ClusterLostError(UsageError):
 @contextlib.contextmanager
 def _quiet_dask() -> Iterator[None]:
     """distributed logs every failed connection attempt; the user gets one line from us instead."""
+    # tornado.application: the futures a stopped run cancels, each logged with its traceback
     loggers = [logging.getLogger(n) for n in ("distributed", "distributed.client", "distributed.comm.core",
-                                              "distributed.batched", "distributed.core")]
+                                              "distributed.batched", "distributed.core", "tornado.application")]
     levels = [lg.level for lg in loggers]
     for lg in loggers:
         lg.setLevel(logging.CRITICAL)
@@ -97,8 +98,14 @@ def dask_executor(address: str, timeout_s: float | None = None) -> Iterator[Dask
     timeout_s = CONNECT_TIMEOUT_S if timeout_s is None else timeout_s
     try:
         from distributed import Client
+        from distributed.comm import resolve_address
     except ImportError:
         raise UsageError("--scheduler needs Dask distributed: pip install 'vgprscope[distributed]'") from None
+    try:  # before a Client exists: one half-made by a malformed address closes itself at exit, 20 s later
+        resolve_address(address)
+    except (ValueError, OSError) as exc:
+        raise SchedulerUnreachableError(f"cannot use {address!r} as a Dask scheduler address ({_one_line(exc)}); "
+                                        "allowed: HOST:PORT or tcp://HOST:PORT") from None
     with _quiet_dask():
         try:
             client = Client(address, timeout=timeout_s, set_as_default=False)
@@ -113,7 +120,8 @@ def dask_executor(address: str, timeout_s: float | None = None) -> Iterator[Dask
                                             f"{timeout_s:g} s): start one with `dask worker {address}`, or run "
                                             "without --scheduler") from None
     try:
-        yield DaskExecutor(client, address, timeout_s)
+        with _quiet_dask():  # a run stopped by an error or Ctrl-C: its one line, not the cancelled futures' logs
+            yield DaskExecutor(client, address, timeout_s)
     finally:
         with _quiet_dask():
             client.close()

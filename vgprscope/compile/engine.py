@@ -20,7 +20,8 @@ import multiprocessing
 import os
 import signal
 import sys
-from collections.abc import Callable, Iterable, Sequence
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, CancelledError, Executor, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -272,8 +273,10 @@ def _die_with_parent() -> None:
 
 
 def _worker_init() -> None:
-    _die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle: it stops the pool
+    if hasattr(signal, "pthread_sigmask"):  # held while the pool started this worker (_ctrl_c_held)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    _die_with_parent()
     worker.configure()
     # anything a user's module prints when a worker imports it goes to stderr, never into stdout's tables
     os.dup2(2, 1)
@@ -319,6 +322,11 @@ class _Pool:
         for p in procs:
             with contextlib.suppress(Exception):
                 p.kill()
+        # the manager thread closes its wake-up pipe as it ends; the interpreter's exit writes to that pipe
+        # unless it is closed already, and met it half-closed (an OSError traceback after "interrupted")
+        manager = getattr(pool, "_executor_manager_thread", None)
+        if manager is not None and manager is not threading.current_thread():
+            manager.join(timeout=2)
         cls.pool, cls.size = None, 0
 
     @classmethod
@@ -330,6 +338,23 @@ class _Pool:
 
 
 atexit.register(_Pool.close)
+
+
+@contextlib.contextmanager
+def _ctrl_c_held() -> Iterator[None]:
+    """While the pool starts its workers: a Ctrl-C is held (blocked, not lost) until they have, so that none
+    dies of it before its initializer ignores it (a worker's traceback, the pool broken: every row "compile
+    worker failed"); the workers inherit the block, and this thread gets the Ctrl-C when it ends."""
+    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held_before = signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, set())
+    try:  # blocked inside the try: a Ctrl-C raised as the block returns still unblocks it
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        yield
+    finally:
+        if not held_before:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 # seconds between checks that a cluster still has its scheduler and workers, while waiting for answers
@@ -402,8 +427,11 @@ class Engine:
             return
         pool = self._executor(toolchain_id, workers)
         check = getattr(pool, "check", None)  # a cluster that can tell it lost its workers (compile.cluster)
-        futures: dict[Future[Any], int] = {pool.submit(worker.run, req): i for i, req in enumerate(requests)}
+        futures: dict[Future[Any], int] = {}
         try:
+            with _ctrl_c_held():
+                for i, req in enumerate(requests):
+                    futures[pool.submit(worker.run, req)] = i
             pending = set(futures)
             while pending:
                 finished, pending = wait(pending, timeout=_HEALTH_S, return_when=FIRST_COMPLETED)
@@ -583,7 +611,12 @@ class Engine:
             return self.answers[key]
         if self.cache.load(key, arch=task.arch.name, triton_version=tv) is None:
             return None
-        return self.cache.load_raw(key)
+        raw = self.cache.load_raw(key)
+        if raw is None:  # unreadable beside a whole entry: a miss, compiled again, which heals the entry
+            self.cache.discard(key)
+            self.compile([task])
+            raw = self.answers.get(key)
+        return raw
 
     def close(self) -> None:
         """Shut the toolchain workers this engine started (the installed Triton's pool is shared)."""

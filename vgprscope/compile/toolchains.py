@@ -246,9 +246,18 @@ def release(version: str, say: Callable[[str], None] = lambda s: None) -> Toolch
                              "vgprscope compiles with; allowed: 3.3.0 and newer")
     env = store() / _env_name(version)
     if not (env / MARKER).is_file():
-        with _locked(store() / f".{env.name}.lock"):
-            if not (env / MARKER).is_file():
-                _create(version, env, say)
+        try:
+            with _locked(store() / f".{env.name}.lock"):
+                if not (env / MARKER).is_file():
+                    clean_stale()
+                    _create(version, env, say)
+        except OSError as exc:  # the store itself: a file in its place, a read-only mount
+            raise ToolchainError(f"cannot install Triton {version} into the toolchain store {store()}: "
+                                 f"{_why(exc)}; set VGPRSCOPE_TOOLCHAIN_DIR to a writable directory") from None
+    problem = _problem(env, version)
+    if problem is not None:
+        raise ToolchainError(f"the Triton {version} toolchain in {env} is broken ({problem}): "
+                             f"`vgprscope toolchains remove {version}` deletes it, and the next run installs it again")
     return register(Toolchain("release", version, str(_python_of(env))))
 
 
@@ -257,6 +266,30 @@ def installed_release(version: str) -> Toolchain | None:
     if not _VERSION.match(version) or not (store() / _env_name(version) / MARKER).is_file():
         return None
     return release(version)
+
+
+def _why(exc: OSError) -> str:
+    """An OSError's reason in words, a read-only file system named as such (not as a permission)."""
+    import errno
+
+    if exc.errno == errno.EROFS:
+        return "it is on a read-only file system"
+    if exc.errno in (errno.ENOTDIR, errno.EEXIST):
+        return "a file is in the way where a directory must be"
+    return exc.strerror or str(exc)
+
+
+def _problem(env: Path, version: str) -> str | None:
+    """Why an installed toolchain cannot compile (its marker unreadable, its interpreter gone), else None."""
+    try:
+        marker = json.loads((env / MARKER).read_text())
+    except (OSError, ValueError, UnicodeDecodeError):
+        marker = None
+    if not isinstance(marker, dict) or marker.get("version") != version:
+        return f"its {MARKER} is unreadable or names another release"
+    if not _python_of(env).exists():
+        return f"its interpreter {_python_of(env)} is missing"
+    return None
 
 
 def _stamp(python: Path) -> str | None:
@@ -291,7 +324,7 @@ def environment(path: str) -> Toolchain:
         if stamp is not None:
             memo = memo if isinstance(memo, dict) else {}
             memo[py] = {"stamp": stamp, "version": version}
-            with contextlib.suppress(OSError):
+            with contextlib.suppress(OSError, VgprscopeError):  # a memo: a store that cannot keep it costs a probe
                 from ..fsutil import atomic_write
 
                 atomic_write(memo_file, json.dumps(memo, indent=1) + "\n")
@@ -359,34 +392,98 @@ def expand(specs: list[str]) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def list_installed() -> list[tuple[Toolchain, int]]:
-    """Every release in the store, with its size in bytes."""
-    out: list[tuple[Toolchain, int]] = []
+_ENV = re.compile(r"^triton-(\d+\.\d+(?:\.\d+)?)-py\d+$")
+# an install under way or interrupted (partial), a removal under way or interrupted, by that process's id
+_SCRATCH = re.compile(r"^\.(triton-(\d+\.\d+(?:\.\d+)?)-py\d+)\.(partial|removing)-(\d+)$")
+
+
+@dataclass(frozen=True)
+class StoreEntry:
+    """A directory of the store: a whole toolchain (``problem`` None), a broken one (why), or the scratch of
+    an install or removal (``pid``: the process doing it; ``alive``: whether it still runs)."""
+
+    path: Path
+    version: str
+    size: int
+    problem: str | None = None
+    pid: int | None = None
+    alive: bool = False
+
+    @property
+    def note(self) -> str:
+        if self.pid is not None:
+            return f"being installed by process {self.pid}" if self.alive else "left by an interrupted install"
+        return f"broken: {self.problem}" if self.problem else ""
+
+
+def _size(path: Path) -> int:
+    total = 0
+    for f in path.rglob("*"):
+        with contextlib.suppress(OSError):
+            if f.is_file() and not f.is_symlink():
+                total += f.stat().st_size
+    return total
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process
+        return True
+    return True
+
+
+def list_store() -> list[StoreEntry]:
+    """Every directory of the store: whole toolchains, broken ones, and installs under way or interrupted."""
     root = store()
     if not root.is_dir():
-        return out
-    for env in sorted(root.iterdir()):
-        marker = env / MARKER
-        if not marker.is_file():
+        return []
+    out: list[StoreEntry] = []
+    for path in sorted(root.iterdir()):
+        if not path.is_dir() or path.is_symlink():
             continue
-        try:
-            version = json.loads(marker.read_text())["version"]
-        except (OSError, ValueError, KeyError):
-            continue
-        size = sum(f.stat().st_size for f in env.rglob("*") if f.is_file() and not f.is_symlink())
-        out.append((Toolchain("release", version, str(_python_of(env))), size))
-    return sorted(out, key=lambda t: version_tuple(t[0].version))
+        if m := _ENV.match(path.name):
+            out.append(StoreEntry(path, m[1], _size(path), _problem(path, m[1])))
+        elif m := _SCRATCH.match(path.name):
+            pid = int(m[4])
+            out.append(StoreEntry(path, m[2], _size(path), pid=pid, alive=_alive(pid)))
+    return sorted(out, key=lambda e: (version_tuple(e.version), e.path.name))
+
+
+def clean_stale() -> list[StoreEntry]:
+    """Remove the scratch directories whose process is gone (an install killed by SIGTERM / SIGKILL leaves
+    about 1 GB); the ones removed."""
+    gone = [e for e in list_store() if e.pid is not None and not e.alive]
+    for e in gone:
+        shutil.rmtree(e.path, ignore_errors=True)
+    return gone
+
+
+def list_installed() -> list[tuple[Toolchain, int]]:
+    """Every whole release in the store, with its size in bytes."""
+    return [(Toolchain("release", e.version, str(_python_of(e.path))), e.size) for e in list_store()
+            if e.pid is None and e.problem is None]
 
 
 def remove(version: str) -> Path:
+    """Delete a release's toolchain, whole or broken, and what an interrupted install of it left."""
     env = store() / _env_name(version)
-    if not (env / MARKER).is_file():
-        have = ", ".join(t.version for t, _ in list_installed()) or "none"
+    leftovers = [e for e in list_store() if e.version == version and e.pid is not None and not e.alive]
+    if not env.is_dir() and not leftovers:
+        have = ", ".join(dict.fromkeys(e.version for e in list_store() if e.pid is None or not e.alive)) or "none"
         raise ToolchainError(f"Triton {version} is not installed as a toolchain; installed: {have}")
-    with _locked(store() / f".{env.name}.lock"):
-        doomed = env.with_name(f".{env.name}.removing-{os.getpid()}")
-        env.rename(doomed)  # gone from view at once; then deleted
-        shutil.rmtree(doomed, ignore_errors=True)
+    try:
+        with _locked(store() / f".{env.name}.lock"):
+            if env.is_dir():
+                doomed = env.with_name(f".{env.name}.removing-{os.getpid()}")
+                env.rename(doomed)  # gone from view at once; then deleted
+                shutil.rmtree(doomed, ignore_errors=True)
+            for e in leftovers:
+                shutil.rmtree(e.path, ignore_errors=True)
+    except OSError as exc:
+        raise ToolchainError(f"cannot remove Triton {version} from {store()}: {_why(exc)}") from None
     return env
 
 
@@ -414,7 +511,7 @@ class ToolchainPool:
             env = {**os.environ, "TRITON_INTERPRET": "0", "PYTHONPATH": ""}
             proc = subprocess.Popen([self.toolchain.python, str(worker), "--serve"], stdin=subprocess.PIPE,
                                     stdout=subprocess.PIPE, stderr=None, text=True, env=env,
-                                    start_new_session=False)
+                                    start_new_session=True)  # a terminal's Ctrl-C is the parent's (kill())
             self._local.proc = proc
             with self._lock:
                 self._procs.append(proc)

@@ -28,6 +28,7 @@ import contextlib
 import io
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -812,6 +813,8 @@ def serve() -> None:
     """JSON lines: a request per line on stdin, its answer on the real stdout; anything else (a user
     module's prints, Triton's) goes to stderr."""
     configure()
+    # Ctrl-C reaches the whole process group: the parent handles it, and ends this worker
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     answers = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)
     sys.stdout = sys.stderr
@@ -825,8 +828,11 @@ def serve() -> None:
         except Exception as exc:
             answer = {"error": one_line(exc), "error_kind": ENVIRONMENT, "triton_version": triton_version()}
         answer["id"] = request.get("id") if isinstance(request, dict) else None
-        answers.write(json.dumps(answer) + "\n")
-        answers.flush()
+        try:
+            answers.write(json.dumps(answer) + "\n")
+            answers.flush()
+        except (BrokenPipeError, ValueError):  # the parent is gone (killed): nobody to answer, nothing to say
+            os._exit(0)
 
 
 if __name__ == "__main__":

@@ -112,6 +112,10 @@ def analyze(kernel: Any = None, /, *args: Any, variant: Names = None, arch: Name
         sides = selection.toolchains(triton, settings)
         sel = Selection.of(selection.names(variant, "variant"), archs, requests, kernel_dir, capture,
                            toolchains=sides)
+        if sel.captures and not sel.with_variants and not any(c.launches for c in sel.captures):
+            named = f" {capture}" if isinstance(capture, (str, Path)) else ""
+            raise UsageError(f"the capture{named} records no kernel launch: nothing to analyse (capture a command "
+                             "that launches a Triton kernel)")
     records = sweep(sel, yes=yes, max_compiles=max_compiles, scheduler=scheduler, executor=executor, **run)
     if len(sides) <= 1:  # a history keeps the toolchains' order; one table sorts as asked
         records = sort_records(group_records(records) if len(requests) > 1 else records, sort)
