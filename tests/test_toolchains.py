@@ -232,8 +232,10 @@ def test_no_network_is_one_line_and_leaves_nothing(tmp_path, installer):
     # a version that is not a release: the releases pip saw are the allowed values
     ("ERROR: Could not find a version that satisfies the requirement triton==3.7.7 (from versions: 3.6.0, 3.8.0)\n"
      "ERROR: No matching distribution found for triton==3.7.7", "allowed: 3.6.0, 3.8.0 ("),
+    # ... those vgprscope takes (3.3.0 and newer), shortened to their ends when long
     ("ERROR: Could not find a version that satisfies the requirement triton==9 (from versions: 0.4.1, 0.4.2, 1.0.0, "
-     "2.0.0, 2.1.0, 3.0.0, 3.1.0, 3.9.0)", "allowed: 0.4.1 to 3.9.0 (8 releases)"),
+     "2.0.0, 2.1.0, 3.0.0, 3.1.0, 3.3.0, 3.3.1, 3.4.0, 3.5.0, 3.5.1, 3.6.0, 3.7.0, 3.9.0)",
+     "allowed: 3.3.0 to 3.9.0 (8 releases)"),
     # uv's words for the same
     ("  x No solution found when resolving dependencies:\n  `-> Because there is no version of triton==3.7.7 and "
      "you require triton==3.7.7, we can conclude that your requirements are unsatisfiable.",

@@ -33,8 +33,9 @@ from ..errors import TritonUnavailableError, UsageError, VgprscopeError
 from .cache import default_dir
 
 MARKER = "vgprscope-toolchain.json"
-_VERSION = re.compile(r"^\d+\.\d+(\.\d+)?$")
-_RANGE = re.compile(r"^(\d+\.\d+(?:\.\d+)?)\.\.(\d+\.\d+(?:\.\d+)?)$")
+# ASCII digits only: \d also takes full-width and other scripts' digits, which no release is spelled with
+_VERSION = re.compile(r"^\d+\.\d+(\.\d+)?$", re.ASCII)
+_RANGE = re.compile(r"^(\d+\.\d+(?:\.\d+)?)\.\.(\d+\.\d+(?:\.\d+)?)$", re.ASCII)
 PYPI_JSON = "https://pypi.org/pypi/triton/json"
 # Releases older than this predate the launch facts the compile worker gives a release's own binder.
 OLDEST = (3, 3, 0)
@@ -47,6 +48,11 @@ class ToolchainError(UsageError):
 
 def version_tuple(v: str) -> tuple[int, ...]:
     return tuple(int(x) for x in v.split("."))
+
+
+def normal_release(version: str) -> str:
+    """``3.8`` -> ``3.8.0``: Triton's releases have three parts, and pip installs 3.8.0 for ``triton==3.8``."""
+    return f"{version}.0" if _VERSION.match(version) and version.count(".") == 1 else version
 
 
 @dataclass(frozen=True)
@@ -162,6 +168,8 @@ def probe(python: str) -> str:
 def _versions_line(offered: str) -> str:
     """pip's "from versions" list, shortened to its ends when long (PyPI offers Triton from 0.x on)."""
     versions = [v.strip() for v in offered.split(",") if v.strip()]
+    # the releases vgprscope refuses are not offered (pip lists Triton from 0.x on)
+    versions = [v for v in versions if not _VERSION.match(v) or version_tuple(v) >= OLDEST] or versions
     return ", ".join(versions) if len(versions) <= 6 else f"{versions[0]} to {versions[-1]} ({len(versions)} releases)"
 
 
@@ -230,6 +238,7 @@ def _create(version: str, env: Path, say: Callable[[str], None]) -> None:
 
 def release(version: str, say: Callable[[str], None] = lambda s: None) -> Toolchain:
     """Triton ``version`` from PyPI, installed into the store on first use."""
+    version = normal_release(version)
     if not _VERSION.match(version):
         raise ToolchainError(f"{version!r} is not a Triton release number; allowed: a version such as 3.8.0, a "
                              "range such as 3.4.0..3.9.0, or the path of a Python environment that has Triton")
@@ -294,6 +303,7 @@ def resolve(spec: str, say: Callable[[str], None] = lambda s: None) -> Toolchain
         here = installed()
     except VgprscopeError:  # no Triton beside vgprscope: every release is a toolchain of its own
         here = None
+    spec = normal_release(spec)
     if here is not None and spec == here.version:  # the release beside vgprscope: nothing to install
         return here
     return release(spec, say)
