@@ -207,8 +207,10 @@ def test_analyze_of_the_committed_set_fits(width):
     from vgprscope.report.records_view import table_text
 
     records = committed_records()
-    titles = {r.variant for r in records}
     text = table_text(records, compile_only(), title="vgprscope analyze", width=width)
+    # a variant's name line, with the knob all its rows share (remat-q  block_dk=32)
+    titles = {ln.strip() for ln in text.splitlines() for r in records if ln.startswith(f"{r.variant}  ")
+              and "=" in ln} | {r.variant for r in records}
     assert_fits(text, width, "arch", len(records), titles)
     # the dense forms: 264 (256v+8a), 1 w/SIMD 12.5%, vgpr: -8 -> 2
     assert re.search(r"\b\d+ \(\d+v\+\d+a\)", text) and re.search(r"\b\d w/SIMD \d+(\.\d)?%", text)
@@ -674,6 +676,9 @@ def test_compare_prints_its_reference_shape_and_defines_every_symbol():
     models = [v.traffic for v in load_variants().values()]
     text = _bundled_compare()
     assert "GB moved: the traffic model's bytes read + written at B=4 H=32 Nq=4096 Nk=4096 (--shape)" in text
+    # the formulas and their notation are a page: the wide view's, the default one points there
+    assert "(the formulas: --wide)" in " ".join(text.split()) and "traffic notation:" not in text
+    text = _bundled_compare(wide=True)
     flat = " ".join(text.split())
     notation = flat[flat.index("traffic notation:"):]
     used = {w for m in models for w in re.findall(r"\b(?:Tq|rho|Kb|Nq|Nk|A_s|m_s|l_s|[PSDeG])\b", m.formula)}
