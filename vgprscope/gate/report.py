@@ -297,13 +297,11 @@ def to_table(result: GateResult, machine_line: str | Sequence[str], baseline_pat
 
     # Up to short slot ids, the level that fits with whole words in the fewest lines (the earliest of
     # equals: it keeps the most in the table); after that, the first that fits; the last if none does.
-    # Before those: the first level whose every row is on one line (a folded cell reads as two values).
-    tried = [attempt(level) for level in range(len(_LEVELS) if not wide else 1)]
-    whole = [a for a in tried if a[3] and a[4] <= len(result.entries)]
-    fitting = [a for a in tried[:_LEVELS.index("slot ids") + 1] if a[3]]
-    chosen = whole[0] if whole else min(fitting, key=lambda a: a[4]) if fitting else None
-    for level in range(_LEVELS.index("slot ids") + 1, len(_LEVELS) if chosen is None else 0):
-        chosen = tried[level] if level < len(tried) else attempt(level)
+    tried = [attempt(level) for level in range(_LEVELS.index("slot ids") + 1 if not wide else 1)]
+    fitting = [a for a in tried if a[3]]
+    chosen = min(fitting, key=lambda a: a[4]) if fitting else None
+    for level in range(len(tried), len(_LEVELS) if chosen is None else 0):
+        chosen = attempt(level)
         if chosen[3]:
             break
     notes, ids, table, _, _ = chosen or tried[-1]
