@@ -47,7 +47,7 @@ def _shared_config(kfs: Sequence[KernelFrontier]) -> tuple[str, dict[int, str]]:
 
     labels = [_config_label(kf) for kf in kfs]
     # common_config keeps a bare word with the value it names ("cfg 1/6"): no dangling "cfg" in the title
-    shared, rest = common_config(labels) if len(labels) > 1 else ("", labels)
+    shared, rest = common_config(labels) if len(labels) > 1 else (" ".join(labels), ["-"] * len(labels))
     return shared, {id(kf): "" if own == "-" else own for kf, own in zip(kfs, rest)}
 
 
