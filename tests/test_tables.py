@@ -24,7 +24,7 @@ from vgprscope.backends import occupancy_of
 from vgprscope.attention.config import DEFAULT_SHAPE, AttentionConfig
 from vgprscope.records import AmdUsage, Occupancy, Record
 from vgprscope.report.deltas import Delta, Verdict, judge
-from vgprscope.report.formats import Footnotes, new_table, output_width, render_table
+from vgprscope.report.formats import Footnotes, drop_order, new_table, output_width, render_table
 from vgprscope.report.machine import compile_only
 
 
@@ -760,3 +760,109 @@ def test_compare_with_the_frontiers_columns_leaves_out_by_priority_and_cuts_no_n
     # the notes explain what is shown: no traffic formulas for a traffic column no table shows
     assert "traffic notation" not in text and "limiter: next =" not in text
     assert all(len(ln) <= 100 for ln in text.splitlines())
+
+
+# ---- issue 25: every default table at 100 columns, one line a row, no word split ----------------------------
+
+@pytest.fixture()
+def folds(monkeypatch):
+    """Per table rendered: the columns narrowed below their widest cell (each narrowed column folds a row,
+    and a word only ever splits in a folded cell), and "too wide" where even that could not fit."""
+    from vgprscope.report import formats
+
+    seen: list[list[str]] = []
+    original = formats.fit_columns
+
+    def fit(table, console, width):
+        dropped = original(table, console, width)
+        natural, overhead = formats._measure(table, console)
+        narrowed = [formats._plain(c.header) for c, n in zip(table.columns, natural) if c.width is not None
+                    and c.width < n]
+        if sum(c.width or n for c, n in zip(table.columns, natural)) + overhead > width:
+            narrowed.append("too wide")
+        seen.append(narrowed)
+        return dropped
+
+    monkeypatch.setattr(formats, "fit_columns", fit)
+    return seen
+
+
+def assert_one_line_a_row(text: str, folds: list[list[str]], width: int = 100) -> None:
+    assert folds, "no table was rendered"
+    assert all(f == [] for f in folds), folds
+    too_long = [ln for ln in text.splitlines() if len(ln) > width]
+    assert not too_long and "…" not in text, too_long
+
+
+BUNDLED = "bundled_gfx942_sm_90_analyze.json.gz"  # every bundled variant compiled for gfx942 and sm_90
+CAPTURED = "fla_core_analyze.json.gz"  # a capture of autotuned kernels (fla's, 48 and 6 configs)
+
+
+@pytest.mark.parametrize("fixture", [BUNDLED, CAPTURED])
+def test_analyze_and_scan_views_never_fold_at_100(folds, fixture):
+    from vgprscope.report.records_view import SCAN, table_text
+
+    records = fixture_records(fixture)
+    assert_one_line_a_row(table_text(records, compile_only(), title="vgprscope analyze", width=100), folds)
+    folds.clear()
+    assert_one_line_a_row(table_text(records, compile_only(), title="vgprscope scan", width=100, naming=SCAN),
+                          folds)
+
+
+def test_analyze_of_the_committed_set_keeps_its_limiter_column_at_100(folds):
+    """Two resources to shed is a footnote, not a folded cell: the table keeps every default column."""
+    from vgprscope.report.records_view import table_text
+
+    text = table_text(committed_records(), compile_only(), title="vgprscope analyze", width=100)
+    assert_one_line_a_row(text, folds)
+    assert "not shown" not in text and "limiter: next" in text
+    assert re.search(r"\bvgpr,lds \[\d+\]", text) and re.search(r"\[\d+\] shed \d+ VGPRs \(-> \d+\) and", text)
+
+
+@pytest.mark.parametrize("fixture", [BUNDLED, CAPTURED])
+def test_compare_views_never_fold_at_100(folds, fixture):
+    text = _compare_text(fixture_records(fixture), width=100)
+    assert_one_line_a_row(text, folds)
+    assert "traffic notation:" not in text  # the formulas' page is the wide view's
+
+
+def test_a_column_left_out_takes_its_legend_and_the_footnotes_are_numbered_again():
+    """A footnote marked only in a column left out goes with it, and the notes left count 1, 2, ... (a number
+    was skipped); the column's legend goes too."""
+    notes = Footnotes()
+    table = new_table()
+    table.add_column("name", no_wrap=True)
+    table.add_column("long", no_wrap=True)
+    table.add_column("why", no_wrap=True)
+    table.add_row("a", "x" * 60 + f" {notes.ref('only in the long column')}", f"ok {notes.ref('the row note')}")
+    table.add_row("b", "y" * 60, f"ok {notes.ref('another note')}")
+    drop_order(table, [table.columns[1]])
+    text = render_table(table, footnotes=notes, notes=["long: what the long column says", "name: the name"],
+                        width=50)
+    assert "not shown at 50 columns: long" in text and "long: what" not in text and "name: the name" in text
+    assert "[1] the row note" in text and "[2] another note" in text and "[3]" not in text
+    assert "ok [1]" in text and "ok [2]" in text
+
+
+def test_archs_never_folds_at_100(monkeypatch, folds):
+    res = run(monkeypatch, 100, "archs")
+    assert_one_line_a_row(res.stdout, folds)
+    assert "RX 7900 (RDNA3), wave32" in res.stdout and "NVIDIA A100" not in res.stdout
+
+
+def test_frontier_of_a_captured_kernel_has_no_dangling_cfg(folds):
+    from vgprscope.records import ArgSpec, AutotunePick, LaunchConfig
+    from vgprscope.report.frontier_view import tables_text
+
+    def launch(block: int, i: int) -> LaunchConfig:
+        return LaunchConfig(args=(ArgSpec("X", "*fp32", "DS", "D"),), constexprs=(("BLOCK", block),),
+                            options=(("num_stages", 3), ("num_warps", 4)), autotune=AutotunePick(i - 1, 3, 3))
+
+    kfs = [*_frontier("my_tuner", "gfx942", launch(64, 1), 40, "tuned_copy"),
+           *_frontier("my_tuner", "gfx942", launch(128, 2), 40, "tuned_copy")]
+    text = tables_text(kfs, compile_only(), width=100)
+    assert_one_line_a_row(text, folds)
+    title = next(ln for ln in text.splitlines() if ln.startswith("frontier: gfx942"))
+    assert not title.rstrip(")").endswith("cfg"), title
+    assert "my_tuner tuned_copy  BLOCK=64 cfg 1/3" in text.splitlines()
+    assert "LLVM pads it up to what the level's budget allows" in " ".join(text.split())
