@@ -866,3 +866,28 @@ def test_frontier_of_a_captured_kernel_has_no_dangling_cfg(folds):
     assert not title.rstrip(")").endswith("cfg"), title
     assert "my_tuner tuned_copy  BLOCK=64 cfg 1/3" in text.splitlines()
     assert "LLVM pads it up to what the level's budget allows" in " ".join(text.split())
+
+
+# ---- issue 25: the words a person reads ----------------------------------------------------------------
+
+def test_analyze_of_a_capture_names_the_kernel_not_only_its_module():
+    from vgprscope.report.records_view import table_text
+
+    from dataclasses import replace
+
+    records = [r for r in fixture_records(CAPTURED) if r.arch == "gfx942"]
+    # a short module and kernel name: the label column's, not a title line's
+    one = [replace(r, variant="my_ops", kernel="scale_rows") for r in records if r.kernel == records[0].kernel]
+    text = table_text(one, compile_only(), width=160)
+    assert re.search(r"^my_ops scale_rows +gfx942 ", text, re.M), text
+
+
+def test_counts_say_one_thing_in_the_singular():
+    from vgprscope.capture.model import _count
+    from vgprscope.library.gate import _direction
+
+    assert [_count(1, "kernel"), _count(2, "kernel"), _count(1, "autotuned launch"),
+            _count(3, "autotuned launch")] == ["1 kernel", "2 kernels", "1 autotuned launch", "3 autotuned launches"]
+    # check --triton with a release older than the baseline's is no upgrade
+    assert _direction("3.8.0", "3.9.0") == "a preview of the upgrade"
+    assert "older release" in _direction("3.9.0", "3.8.0") and "upgrade" not in _direction("3.9.0", "3.8.0")

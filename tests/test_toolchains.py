@@ -157,7 +157,7 @@ def test_diff_exits_by_the_gate_rules_on_a_real_difference(other, tmp_path):
     # the release with fewer VGPRs on the after side passes; the other way round fails
     assert {forward.returncode, backward.returncode} == {0, 1}
     worse = forward if forward.returncode == 1 else backward
-    assert json.loads(worse.stdout)["diff_summary"].endswith("1 of 1 kernels regress")
+    assert json.loads(worse.stdout)["diff_summary"].endswith("1 of 1 kernel x arch entry regresses")
     # nothing compiles on either side: nothing comparable
     none = cli("diff", "--triton", OTHER, "--triton", triton_version(), "--variant", "baseline", "--arch", "gfx942",
                "--head-dim", "1000", env=env)

@@ -47,8 +47,8 @@ def grouped(records: Sequence[Record]) -> list[Record]:
                                           first[("a", r.arch)]))
 
 
-def labelled(items: Sequence[Any], variant: Callable[[Any], str],
-             kernel: Callable[[Any], str]) -> list[tuple[str, Any | None]]:
+def labelled(items: Sequence[Any], variant: Callable[[Any], str], kernel: Callable[[Any], str],
+             whole: Callable[[Any], str] | None = None) -> list[tuple[str, Any | None]]:
     """(label, item) rows for a grouped table: the variant's name on its first row (a title row, item
     None, when it has several kernels; each kernel's name, indented, on its first row); blank below."""
     out: list[tuple[str, Any | None]] = []
@@ -57,8 +57,8 @@ def labelled(items: Sequence[Any], variant: Callable[[Any], str],
         by_variant.setdefault(variant(it), []).append(it)
     for name, its in by_variant.items():
         kernels = list(dict.fromkeys(kernel(i) for i in its))
-        if len(kernels) == 1:
-            out += [(name if j == 0 else "", it) for j, it in enumerate(its)]
+        if len(kernels) == 1:  # ``whole``: the label of a group of one kernel (a captured module's kernel)
+            out += [((whole(it) if whole else name) if j == 0 else "", it) for j, it in enumerate(its)]
             continue
         out.append((name, None))
         for k in kernels:
@@ -152,6 +152,8 @@ def table_text(records: Sequence[Record], machine: Machine, *, title: str | None
     if not naming.by_kernel:
         for v in dict.fromkeys(r.variant for r in records):
             mine = [r for r in records if r.variant == v]
+            if any(r.source != "variants" for r in mine):  # a capture's words name its launch: they stay
+                continue
             words, trimmed = common_config([labels[r.key] for r in mine])
             knobs = [w for w in words.split() if "=" in w and not w.startswith("cfg")]
             if len(mine) > 1 and knobs:
@@ -164,7 +166,9 @@ def table_text(records: Sequence[Record], machine: Machine, *, title: str | None
         columns = [*columns[:1], Column("file", lambda r: r.variant, drop=0), *columns[1:]]
         label_header = "kernel"
     else:
-        rows = with_own_words(labelled(records, lambda r: r.variant, lambda r: r.kernel), own)
+        # a captured kernel's variant is its module: the kernel's name is what a person looks for
+        rows = with_own_words(labelled(records, lambda r: r.variant, lambda r: r.kernel,
+                                           lambda r: r.variant if r.source == "variants" else naming.title(r)), own)
         label_header = "variant"
     if max((len(lab) for lab, _ in rows), default=0) <= LABEL_MAX:
         table = label_table(rows, columns, title=heading, label_header=label_header, row_style=style)
