@@ -891,3 +891,21 @@ def test_counts_say_one_thing_in_the_singular():
     # check --triton with a release older than the baseline's is no upgrade
     assert _direction("3.8.0", "3.9.0") == "a preview of the upgrade"
     assert "older release" in _direction("3.9.0", "3.8.0") and "upgrade" not in _direction("3.9.0", "3.8.0")
+
+
+def test_help_at_100_columns_gives_the_descriptions_the_width_and_cuts_nothing():
+    """typer's layout left the description 32 columns at 100 and cut --set's long word with "…": the names
+    and type now share one column and the description takes the rest, folding at spaces."""
+    import os
+    import subprocess
+    import sys
+
+    for cmd in ("analyze", "diff", "check"):
+        out = subprocess.run([sys.executable, "-m", "vgprscope", cmd, "--help"], capture_output=True, text=True,
+                             env={**os.environ, "COLUMNS": "100", "TERM": "dumb"}, cwd=ROOT).stdout
+        assert "…" not in out, out
+        rows = [ln for ln in out.splitlines() if ln.startswith("│ --")]
+        # where each description starts: the column after the names (two spaces at least before it)
+        starts = {re.search(r"\S  +(?=\S)", ln).end() for ln in rows if re.search(r"\S  +(?=\S)", ln)}
+        assert rows and 100 - 2 - max(starts) > 50, (cmd, max(starts))
+    assert "TRITON_HIP_USE_BLOCK_PINGPONG=1)" in out or "TRITON_HIP_USE_BLOCK_PINGPONG=1)," in out

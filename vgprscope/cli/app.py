@@ -40,5 +40,11 @@ def _register() -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
+    import sys
+
+    from . import help_layout
+
     _register()
+    if help_layout.wanted(sys.argv[1:] if argv is None else argv):
+        help_layout.apply()
     app(args=argv, prog_name="vgprscope")
