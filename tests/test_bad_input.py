@@ -484,3 +484,21 @@ def test_no_gpu_driver_says_what_to_do_in_the_library():
     first, second = out.stdout.strip().splitlines()
     assert first.startswith("NoGpuDriverError Triton found no GPU driver") and "set TRITON_INTERPRET=1 before" in first
     assert second.startswith("NoGpuDriverError") and "after these kernels were imported" in second
+
+
+def test_a_diagnostic_folds_at_spaces_on_a_terminal_and_stays_one_line_in_a_pipe(monkeypatch):
+    """A terminal cut `is False` into `is F` / `alse`: on one, the line folds at spaces to its width."""
+    import io
+
+    from vgprscope.cli.common import fold_for_terminal
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    monkeypatch.setenv("COLUMNS", "40")
+    text = "vgprscope: error: the option --fail-on-change is False here, and that is not what was asked"
+    folded = fold_for_terminal(text, Terminal())
+    assert all(len(ln) <= 40 for ln in folded.splitlines()) and len(folded.splitlines()) > 1
+    assert folded.split() == text.split()  # no word cut in two
+    assert fold_for_terminal(text, io.StringIO()) == text  # a pipe: one line
