@@ -264,3 +264,28 @@ def test_a_full_disk_is_one_line_and_leaves_nothing(tmp_path, monkeypatch):
     with pytest.raises(toolchains.ToolchainError, match="the disk is full"):
         toolchains.release("3.7.0")
     assert not [p for p in (tmp_path / "tc").glob("*") if not p.name.endswith(".lock")]
+
+
+def test_an_install_says_its_size_and_that_it_is_still_going(tmp_path, monkeypatch):
+    """pip is silent for minutes: the install says up front what it takes (700 MB to 1 GB, not 250 MB),
+    then every TICK_S seconds how long it has run and how much it has installed, and its size at the end."""
+    import time
+
+    monkeypatch.setenv("VGPRSCOPE_TOOLCHAIN_DIR", str(tmp_path / "tc"))
+    monkeypatch.setattr(toolchains, "TICK_S", 0.05)
+    monkeypatch.setattr(toolchains, "probe", lambda python: "3.7.0")
+
+    def slow(cmd, version):
+        scratch = next(Path(c) for c in cmd if ".partial-" in str(c) and "/bin/" not in str(c)) if "venv" in cmd \
+            else Path(cmd[0]).parent.parent
+        (scratch / "lib").mkdir(parents=True, exist_ok=True)
+        (scratch / "lib" / f"part{len(list((scratch / 'lib').iterdir()))}").write_bytes(b"x" * 3_000_000)
+        time.sleep(0.3)
+
+    monkeypatch.setattr(toolchains, "_run", slow)
+    said: list[str] = []
+    toolchains.release("3.7.0", said.append)
+    assert "700 MB to 1 GB" in said[0]
+    ticks = [s for s in said if s.startswith("still installing Triton 3.7.0: ")]
+    assert ticks and all(s.endswith("MB so far") for s in ticks) and any(" 3 MB" in s or " 6 MB" in s for s in ticks)
+    assert said[-1].startswith("installed Triton 3.7.0 in ") and said[-1].endswith("(6 MB)")

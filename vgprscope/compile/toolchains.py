@@ -204,6 +204,40 @@ def _run(cmd: list[str], version: str) -> None:
         raise ToolchainError(_pip_failure(version, done.stderr + done.stdout))
 
 
+# How often a toolchain install says it is still going (pip is silent for minutes on a busy machine)
+TICK_S = 15.0
+
+
+def _megabytes(path: Path) -> int:
+    total = 0
+    for root, _, files in os.walk(path):
+        for f in files:
+            with contextlib.suppress(OSError):
+                total += os.lstat(os.path.join(root, f)).st_size
+    return total // 10**6
+
+
+@contextlib.contextmanager
+def _ticking(version: str, scratch: Path, say: Callable[[str], None]) -> Iterator[None]:
+    """Every TICK_S seconds while the block runs: the time it has taken and the size installed so far."""
+    import threading
+
+    done = threading.Event()
+    t0 = time.monotonic()
+
+    def tick() -> None:
+        while not done.wait(TICK_S):
+            say(f"still installing Triton {version}: {time.monotonic() - t0:.0f} s, {_megabytes(scratch)} MB so far")
+
+    thread = threading.Thread(target=tick, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
+
+
 def _create(version: str, env: Path, say: Callable[[str], None]) -> None:
     """An environment holding Triton ``version`` alone, built in scratch and renamed into place whole."""
     scratch = env.with_name(f".{env.name}.partial-{os.getpid()}")
@@ -213,14 +247,17 @@ def _create(version: str, env: Path, say: Callable[[str], None]) -> None:
     wanted = [f"triton=={version}", "setuptools"]
     try:
         uv = shutil.which("uv")
-        say(f"installing Triton {version} into {env} ({'uv' if uv else 'venv + pip'}; once)")
-        if uv:
-            _run([uv, "venv", "-q", "--python", sys.executable, str(scratch)], version)
-            _run([uv, "pip", "install", "-q", "--python", str(_python_of(scratch)), *wanted], version)
-        else:
-            _run([sys.executable, "-m", "venv", str(scratch)], version)
-            _run([str(_python_of(scratch)), "-m", "pip", "install", "-q", "--disable-pip-version-check", *wanted],
-                 version)
+        # a release's environment takes 700 MB to 1 GB (Triton's wheel bundles LLVM and the CUDA tools)
+        say(f"installing Triton {version} into {env} ({'uv' if uv else 'venv + pip'}; once; 700 MB to 1 GB, "
+            "a minute or more)")
+        with _ticking(version, scratch, say):
+            if uv:
+                _run([uv, "venv", "-q", "--python", sys.executable, str(scratch)], version)
+                _run([uv, "pip", "install", "-q", "--python", str(_python_of(scratch)), *wanted], version)
+            else:
+                _run([sys.executable, "-m", "venv", str(scratch)], version)
+                _run([str(_python_of(scratch)), "-m", "pip", "install", "-q", "--disable-pip-version-check",
+                      *wanted], version)
         found = probe(str(_python_of(scratch)))
         if found != version:
             raise ToolchainError(f"installing Triton {version} gave Triton {found}")
@@ -233,7 +270,7 @@ def _create(version: str, env: Path, say: Callable[[str], None]) -> None:
             why = "the disk is full" if exc.errno == 28 else (exc.strerror or str(exc))
             raise ToolchainError(f"cannot install Triton {version}: {why} ({store()})") from None
         raise
-    say(f"installed Triton {version} in {time.monotonic() - t0:.0f} s")
+    say(f"installed Triton {version} in {time.monotonic() - t0:.0f} s ({_megabytes(env)} MB)")
 
 
 def release(version: str, say: Callable[[str], None] = lambda s: None) -> Toolchain:
