@@ -909,3 +909,14 @@ def test_help_at_100_columns_gives_the_descriptions_the_width_and_cuts_nothing()
         starts = {re.search(r"\S  +(?=\S)", ln).end() for ln in rows if re.search(r"\S  +(?=\S)", ln)}
         assert rows and 100 - 2 - max(starts) > 50, (cmd, max(starts))
     assert "TRITON_HIP_USE_BLOCK_PINGPONG=1)" in out or "TRITON_HIP_USE_BLOCK_PINGPONG=1)," in out
+
+
+def test_variants_and_explain_say_what_they_show_not_a_design_note_number(monkeypatch):
+    from vgprscope.archs import get_arch
+    from vgprscope.attention.live import seed_estimate
+
+    res = run(monkeypatch, 100, "variants")
+    assert "002 D" not in res.stdout and "seed" not in res.stdout.split("\n─")[0]
+    est = seed_estimate(AttentionConfig(block_m=128, block_n=128, head_dim=128, num_warps=4), get_arch("gfx942"))
+    assert est.name == "tile estimate" and "seed" not in est.summary
+    assert est.summary.startswith("tile estimate, the registers a lane needs for the loop's tiles")

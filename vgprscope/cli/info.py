@@ -142,7 +142,8 @@ def variants_cmd(format: FormatOpt = Format.table, output: OutputOpt = None, ker
         notes = Footnotes()
         columns = [
             Column("name", lambda r: r["name"]),
-            Column("seed", lambda r: r["seed"]),
+            # the design note a variant came from: the project's history, not what a user chooses by (--wide)
+            Column("seed", lambda r: r["seed"], wide_only=True),
             Column("strategy (what it trades: footnote)", lambda r: f"{r['strategy']} {notes.ref(r['name'] + ': ' + r['trades'])}",
                    wrap=True, default_only=True),
             Column("kernels", lambda r: r["kernels"], wide_only=True),
