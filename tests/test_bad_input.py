@@ -326,6 +326,8 @@ def test_a_knob_value_refused_at_some_configs_only_stays_on_its_rows():
     items = [(v, cfg, a, "num_splits=16"), (v, cfg, a, "head_dim=64 num_splits=16")]
     assert _refused_knob(items, ["num_splits 16 is not allowed", None]) is None
     assert "num_splits=16" in (_refused_knob(items, ["num_splits 16 is not allowed"] * 2) or "")
+    # refused for what the shape makes of it, not as a value: the rows say so (exit 1 if nothing compiles)
+    assert _refused_knob(items, ["num_splits 16 is more than the 8 key blocks of seqlen_k 512"] * 2) is None
     # a default the user did not set is never blamed on --knob
     assert _refused_knob([(v, cfg, a, "defaults")], ["num_splits 16 is not allowed"]) is None
 

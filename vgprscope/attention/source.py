@@ -83,8 +83,10 @@ def variant_tasks(items: Sequence[tuple[Variant, AttentionConfig, Arch, str]], e
 def _refused_knob(items: Sequence[tuple[Variant, AttentionConfig, Arch, str]],
                   reasons: Sequence[str | None]) -> str | None:
     """A knob value the user set (it is in the row's slot, ``num_splits=0``) that every row given it
-    refuses for a reason about that knob: the value itself is wrong, a usage error before anything compiles,
-    not a table of refused rows. A value refused at some configs only stays a row's status."""
+    refuses as a value ("num_splits 0 is not allowed; allowed: ..."): the value itself is wrong, a usage
+    error before anything compiles, not a table of refused rows. A value refused at some configs only, or
+    for what the config makes of it ("num_splits 1000 is more than the 64 key blocks ..."), stays a row's
+    status."""
     seen: dict[tuple[str, str], list[str | None]] = {}
     for (variant, config, _, slot), reason in zip(items, reasons):
         asked = set(slot.split())
@@ -92,7 +94,7 @@ def _refused_knob(items: Sequence[tuple[Variant, AttentionConfig, Arch, str]],
             if name in variant.knobs and f"{name}={value}" in asked:
                 seen.setdefault((name, str(value)), []).append(reason)
     for (name, value), why in seen.items():
-        if all(r is not None and r.startswith(f"{name} ") for r in why):
+        if all(r is not None and r.startswith(f"{name} ") and " is not allowed" in r for r in why):
             return f"knob {name}={value} is refused by every variant that takes it: {why[0]}"
     return None
 
