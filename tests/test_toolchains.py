@@ -286,6 +286,6 @@ def test_an_install_says_its_size_and_that_it_is_still_going(tmp_path, monkeypat
     said: list[str] = []
     toolchains.release("3.7.0", said.append)
     assert "700 MB to 1 GB" in said[0]
-    ticks = [s for s in said if s.startswith("still installing Triton 3.7.0: ")]
+    ticks = [s for s in said if s.startswith("installing Triton 3.7.0: ")]
     assert ticks and all(s.endswith("MB so far") for s in ticks) and any(" 3 MB" in s or " 6 MB" in s for s in ticks)
     assert said[-1].startswith("installed Triton 3.7.0 in ") and said[-1].endswith("(6 MB)")

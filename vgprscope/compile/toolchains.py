@@ -227,7 +227,8 @@ def _ticking(version: str, scratch: Path, say: Callable[[str], None]) -> Iterato
 
     def tick() -> None:
         while not done.wait(TICK_S):
-            say(f"still installing Triton {version}: {time.monotonic() - t0:.0f} s, {_megabytes(scratch)} MB so far")
+            # worded as the first line ("installing Triton X"): what reads the install's lines knows them
+            say(f"installing Triton {version}: {time.monotonic() - t0:.0f} s, {_megabytes(scratch)} MB so far")
 
     thread = threading.Thread(target=tick, daemon=True)
     thread.start()
