@@ -8,6 +8,7 @@ The rule (vgprscope/cli/common.py, README "Exit codes"):
 from __future__ import annotations
 
 import json
+import re
 import os
 import subprocess
 import sys
@@ -280,3 +281,238 @@ def test_analyze_of_an_empty_capture_is_one_line_and_non_zero(tmp_path):
     res = run("analyze", "--capture", str(empty), "--arch", "gfx942")
     assert_one_line(res, 2, "records no kernel launch", str(empty))
     assert res.stdout == ""
+
+
+# ---- issue 25: every value Triton or vgprscope would refuse later is one line and exit 2 up front ----
+
+@pytest.mark.parametrize("args, needles", [
+    (["--matrix-instr-nonkdim", "7"], ["--matrix-instr-nonkdim 7 is not allowed", "16 or 32"]),
+    (["--kpack", "3"], ["--kpack 3 is not allowed", "1 or 2"]),
+    (["--waves-per-eu", "99"], ["--waves-per-eu 99", "8 waves per SIMD on gfx942", "0 (no hint) to 8"]),
+])
+def test_amd_options_outside_what_triton_takes_are_refused_before_compiling(args, needles):
+    """nonkdim 7 compiled a plain FMA loop (exit 0), kpack 3 failed Triton's pass manager on its row, and
+    waves_per_eu 99 was refused only after a compile: each is now the command line's error."""
+    res = run("analyze", "--variant", "split-k", "--arch", "gfx942", *args)
+    assert_one_line(res, 2, *needles)
+    assert res.stdout == ""
+
+
+def test_amd_option_values_are_checked_by_the_core_for_the_library_too():
+    from vgprscope.archs import get_arch
+    from vgprscope.attention.config import ConfigRequest, check_backend_options
+    from vgprscope.errors import UsageError
+    from vgprscope.library import selection
+
+    with pytest.raises(UsageError, match="matrix_instr_nonkdim=4 is not allowed"):
+        selection.requests({"matrix_instr_nonkdim": 4})
+    with pytest.raises(UsageError, match="kpack=0 is below"):
+        selection.requests({"kpack": 0})
+    assert len(selection.requests({"matrix_instr_nonkdim": [0, 16, 32], "kpack": [1, 2]})) == 6
+    with pytest.raises(UsageError, match="over the maximum of 16 waves per SIMD on gfx1100"):
+        check_backend_options(ConfigRequest(waves_per_eu=17), [get_arch("gfx1100")])
+    check_backend_options(ConfigRequest(waves_per_eu=16), [get_arch("gfx1100")])  # gfx1100's own maximum
+
+
+@pytest.mark.parametrize("variant, knob, needle", [
+    ("split-k", "num_splits=0", "num_splits 0 is not allowed"),
+    ("split-k", "num_splits=-1", "num_splits -1 is not allowed"),
+    ("remat-q", "block_dk=abc", "block_dk 'abc' is not allowed"),
+])
+def test_a_knob_value_every_variant_taking_it_refuses_is_a_usage_error(variant, knob, needle):
+    res = run("analyze", "--variant", variant, "--arch", "gfx942", "--knob", knob)
+    assert_one_line(res, 2, f"knob {knob}", needle)
+    assert res.stdout == ""
+
+
+def test_a_knob_value_refused_at_some_configs_only_stays_on_its_rows():
+    """num_splits=16 needs 16 key blocks: at Nk 4096 / BLOCK_N 64 it fits, at Nk 512 it does not; the rows that
+    cannot take it say so and the others compile."""
+    from vgprscope.attention.source import _refused_knob
+    from vgprscope.archs import get_arch
+    from vgprscope.attention.config import ConfigRequest
+    from vgprscope.attention.variants import get_variant, resolve_config
+
+    v, a = get_variant("split-k"), get_arch("gfx942")
+    cfg = resolve_config(v, a, ConfigRequest(extra=(("num_splits", 16),)))
+    items = [(v, cfg, a, "num_splits=16"), (v, cfg, a, "head_dim=64 num_splits=16")]
+    assert _refused_knob(items, ["num_splits 16 is not allowed", None]) is None
+    assert "num_splits=16" in (_refused_knob(items, ["num_splits 16 is not allowed"] * 2) or "")
+    # refused for what the shape makes of it, not as a value: the rows say so (exit 1 if nothing compiles)
+    assert _refused_knob(items, ["num_splits 16 is more than the 8 key blocks of seqlen_k 512"] * 2) is None
+    # a default the user did not set is never blamed on --knob
+    assert _refused_knob([(v, cfg, a, "defaults")], ["num_splits 16 is not allowed"]) is None
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["analyze", *ONE, "--sort", ""], "--sort"),
+    (["compare", "--strategies", "baseline", "--sort", " "], "--sort"),
+    (["analyze", *ONE, "--scheduler", ""], "--scheduler"),
+    (["analyze", *ONE, "--plot", "p.png"], "--plot draws each kernel release by release"),
+    (["analyze", *ONE, "--triton", "3.9.0", "--plot", "p.png"], "--plot"),
+    (["analyze", "--variant", "all,baseline"], "'all' selects every variant"),
+    (["analyze", "--variant", "baseline", "--variant", "all"], "give 'all' alone"),
+])
+def test_empty_or_meaningless_values_are_refused_not_ignored(args, needle, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    res = run(*args)
+    assert_one_line(res, 2, needle)
+    assert res.stdout == "" and not (tmp_path / "p.png").exists()
+
+
+def test_an_empty_sort_or_scheduler_through_the_library():
+    from vgprscope.errors import UsageError
+    from vgprscope.grid import sort_lines, sort_records
+    from vgprscope.library.tasks import executor_for, sort_frontiers
+
+    for call in (lambda: sort_records([], ""), lambda: sort_lines({}, " "), lambda: sort_frontiers([], "")):
+        with pytest.raises(UsageError, match="is empty"):
+            call()
+    with pytest.raises(UsageError, match="scheduler '' is empty"):
+        with executor_for(""):
+            pass
+    assert sort_records([], None) == []
+
+
+@pytest.mark.parametrize("spec", ["３.８.０", "3.８.0", "٣.٨.٠"])
+def test_a_release_spelled_in_other_digits_never_reaches_pip(spec, tmp_path, monkeypatch):
+    monkeypatch.setenv("VGPRSCOPE_TOOLCHAIN_DIR", str(tmp_path / "tc"))
+    res = run("analyze", *ONE, "--triton", spec)
+    assert_one_line(res, 2, "is not a Triton release number")
+    assert not (tmp_path / "tc").exists() or not any((tmp_path / "tc").iterdir())
+
+
+def test_a_two_part_release_is_the_three_part_one():
+    """`--triton 3.8` installed 3.8.0 and then refused it ("gave Triton 3.8.0"): it means 3.8.0 throughout,
+    so the installed release named in two parts is the installed toolchain, nothing installed."""
+    from vgprscope.compile.toolchains import installed, normal_release, resolve
+
+    assert normal_release("3.8") == "3.8.0" and normal_release("3.8.1") == "3.8.1"
+    assert normal_release("3.4.0..3.9.0") == "3.4.0..3.9.0"
+    here = installed()
+    major, minor, patch = here.version.split(".")
+    if patch == "0":
+        assert resolve(f"{major}.{minor}") is here or resolve(f"{major}.{minor}").kind == "installed"
+
+
+def test_the_allowed_release_list_names_only_releases_vgprscope_takes():
+    from vgprscope.compile.toolchains import _pip_failure
+
+    text = ("ERROR: Could not find a version that satisfies the requirement triton==3.2.9 (from versions: 2.0.0, "
+            "2.1.0, 2.2.0, 2.3.0, 3.0.0, 3.1.0, 3.2.0, 3.3.0, 3.3.1, 3.4.0)")
+    line = _pip_failure("3.2.9", text)
+    assert "allowed: 3.3.0, 3.3.1, 3.4.0 " in line and "2.0.0" not in line and "3.2.0" not in line
+
+
+def test_a_huge_tile_suggests_no_huge_values():
+    line = assert_one_line(run("analyze", "--block-m", "9" * 23), 2, "--block-m", "powers of two")
+    assert max(len(n) for n in re.findall(r"\d+", line.split("powers of two", 1)[1])) <= 5, line
+    line = assert_one_line(run("analyze", "--block-m", "100"), 2, "such as 64 or 128")
+
+
+# ---- issue 25, the library: a typed error naming the parameter, before Triton is imported where it can be ----
+
+def test_library_selections_that_are_mistakes():
+    import vgprscope
+    from vgprscope.errors import UsageError
+
+    for call, message in ((lambda: vgprscope.scan(5), "scan(5): the directory is not a path"),
+                          (lambda: vgprscope.analyze(arch=[]), "arch=[] names nothing"),
+                          (lambda: vgprscope.compare(arch=()), "arch=() names nothing"),
+                          (lambda: vgprscope.analyze(variant=[]), "variant=[] names nothing")):
+        with pytest.raises(UsageError, match=re.escape(message)):
+            call()
+
+
+_LAUNCH = """
+import sys
+sys.path.insert(0, {kernels!r})
+from my_ops import add
+import vgprscope
+from vgprscope.errors import UsageError
+p = vgprscope.pointer("fp32")
+for kw in ({{"FOO": 3}}, {{"BLOK": 64}}, {{"num_stages": "x"}}, {{"num_warps": [4, 8.0]}}):
+    try:
+        vgprscope.analyze(add, p, p, p, 128, BLOCK=64, arch="gfx942", jobs=1, **kw)
+        print("no error", kw)
+    except UsageError as exc:
+        print(exc)
+"""
+
+
+def test_a_typo_or_a_wrong_type_in_a_launch_is_a_usage_error_naming_it():
+    """A keyword that is neither a parameter nor a launch option was a failed row listing every option
+    (600 characters); num_stages="x" was a pybind message from Triton's pass manager."""
+    from capture_helpers import USER_KERNELS
+
+    out = subprocess.run([sys.executable, "-c", _LAUNCH.format(kernels=str(USER_KERNELS))], capture_output=True,
+                         text=True, cwd=ROOT, timeout=600)
+    lines = out.stdout.strip().splitlines()
+    assert len(lines) == 4, out.stdout + out.stderr
+    assert lines[0].startswith("add: FOO= is neither a parameter of add") and len(lines[0]) < 200
+    assert "did you mean BLOCK?" in lines[1]
+    assert lines[2] == "add: num_stages='x' is not a whole number; num_stages takes one (or a list of them for a grid)"
+    assert "num_warps=8.0 is not a whole number" in lines[3]
+
+
+def test_an_unknown_arch_is_refused_before_triton_is_imported():
+    code = ("import sys, vgprscope\nfrom vgprscope.errors import UsageError\n"
+            "try:\n    vgprscope.analyze(lambda: 0, arch='gfx9999')\nexcept UsageError as e:\n    print(e)\n"
+            "print('triton' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert out.stdout.splitlines() == [
+        "unknown arch 'gfx9999'; valid: " + ", ".join(__import__("vgprscope.archs").archs.ARCHS), "False"], out.stderr
+
+
+_NO_DRIVER = """
+import os, sys
+sys.path.insert(0, {kernels!r})
+import torch, vgprscope
+q = torch.zeros(1, 1, 16, 16, dtype=torch.float16)
+try:
+    vgprscope.attention(q, q, q)
+except RuntimeError as exc:
+    print(type(exc).__name__, exc)
+from my_ops import add
+os.environ["TRITON_INTERPRET"] = "1"  # a notebook's cell after the kernels were imported
+x = torch.zeros(64)
+try:
+    with vgprscope.capture():
+        add[(1,)](x, x, x, 64, BLOCK=64)
+except RuntimeError as exc:
+    print(type(exc).__name__, exc)
+"""
+
+
+def test_no_gpu_driver_says_what_to_do_in_the_library():
+    """Triton's raw "0 active drivers ([]). There should only be one." becomes the CLI's hint: a RuntimeError
+    still (as Triton's was), saying to set TRITON_INTERPRET=1 before the kernels are imported."""
+    pytest.importorskip("torch")
+    from capture_helpers import USER_KERNELS
+
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    out = subprocess.run([sys.executable, "-c", _NO_DRIVER.format(kernels=str(USER_KERNELS))], capture_output=True,
+                         text=True, cwd=ROOT, env=env, timeout=600)
+    if "GPU" not in out.stdout and "0 active drivers" not in out.stdout + out.stderr:
+        pytest.skip("a GPU driver is present")
+    first, second = out.stdout.strip().splitlines()
+    assert first.startswith("NoGpuDriverError Triton found no GPU driver") and "set TRITON_INTERPRET=1 before" in first
+    assert second.startswith("NoGpuDriverError") and "after these kernels were imported" in second
+
+
+def test_a_diagnostic_folds_at_spaces_on_a_terminal_and_stays_one_line_in_a_pipe(monkeypatch):
+    """A terminal cut `is False` into `is F` / `alse`: on one, the line folds at spaces to its width."""
+    import io
+
+    from vgprscope.cli.common import fold_for_terminal
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    monkeypatch.setenv("COLUMNS", "40")
+    text = "vgprscope: error: the option --fail-on-change is False here, and that is not what was asked"
+    folded = fold_for_terminal(text, Terminal())
+    assert all(len(ln) <= 40 for ln in folded.splitlines()) and len(folded.splitlines()) > 1
+    assert folded.split() == text.split()  # no word cut in two
+    assert fold_for_terminal(text, io.StringIO()) == text  # a pipe: one line

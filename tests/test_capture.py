@@ -30,7 +30,7 @@ def user_capture(tmp_path_factory) -> Path:
                env={"TRITON_INTERPRET": "1"})
     assert done.returncode == 0, done.stderr
     assert "ok" in done.stdout  # the user's own script ran to its end, its checks included
-    assert "2 kernels, 1 specialisations, 2 autotune configs" in done.stderr
+    assert "2 kernels, 1 specialisation, 2 autotune configs" in done.stderr
     return out
 
 

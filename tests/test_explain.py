@@ -203,7 +203,7 @@ def test_explain_raw_joins_allocation_loops_and_spills():
         "layout": "mfma 32x32 T", "elements_per_lane": 64, "registers_per_lane": 64, "counted": True,
         "layout_full": "#ttg.amd_mfma<{version = 3, warpsPerCTA = [4, 1], instrShape = [32, 32, 8], "
                        "isTransposed = true}>", "memory": "registers", "buffer": None, "bytes": None}
-    assert doc["estimate"]["name"] == "seed 001" and doc["estimate"]["registers_per_lane"]["total"] == 129
+    assert doc["estimate"]["name"] == "tile estimate" and doc["estimate"]["registers_per_lane"]["total"] == 129
     assert len(doc["spill_sites"]) == 22
 
 
@@ -266,7 +266,7 @@ def test_explain_of_a_users_gemm_speaks_of_it_in_neutral_words(columns, monkeypa
     text = to_table([_gemm()], compile_only())
     assert max(len(ln) for ln in text.splitlines()) <= columns
     # no attention words and no seed 001 column for a kernel that is not one of the bundled variants
-    for word in ("score tile", "K/V", "seed 001"):
+    for word in ("score tile", "K/V", "seed 001", "tile estimate"):
         assert word not in text, word
     assert "remainder 38: temporaries (values computed inside the loop, dot operands)" in " ".join(text.split())
     # layouts never cut mid-word: a short name for the shared layout, the full attribute only with --wide
@@ -311,5 +311,5 @@ def test_explain_of_a_bundled_variant_keeps_its_attention_words():
     est = seed_estimate(AttentionConfig(block_m=128, block_n=64, head_dim=128, num_warps=4, waves_per_eu=3), "gfx942")
     e = explain_raw(get_arch("gfx942"), _gfx942_wpe3_raw(), "baseline", estimate=est)
     text = " ".join(to_table([e], compile_only(), width=100).split())
-    assert "temporaries (the score tile, K/V operands)" in text and "seed 001" in text
+    assert "temporaries (the score tile, K/V operands)" in text and "tile estimate" in text
     assert "index for q index 1x128 i32" in text

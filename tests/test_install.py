@@ -77,7 +77,7 @@ def test_minimal_bench_install_captures_under_the_interpreter(minimal_venv, tmp_
     (launch,) = doc["launches"]
     constexprs = {a["name"]: a["value"] for a in launch["args"] if a["type"] == "constexpr"}
     assert constexprs == {"BLOCK": 128} and launch["interpreted"] is True
-    assert "1 kernels, 1 specialisations" in done.stderr
+    assert "1 kernel, 1 specialisation" in done.stderr
 
 
 @pytest.mark.install

@@ -528,7 +528,7 @@ def test_in_process_capture_records_what_the_cli_capture_records(tmp_path):
     theirs, mine = facts(cli_file), facts(ours)
     assert mine[:len(theirs)] == theirs  # run_ops.main()'s launches, as the CLI recorded them
     assert [(q, a[-1]["value"]) for q, _, a, *_ in mine[len(theirs):]] == [("add", 64)]  # the thread's; not BLOCK=32
-    assert out["summary"] == "2 kernels, 2 specialisations, 2 autotune configs (of 1 autotuned launches)"
+    assert out["summary"] == "2 kernels, 2 specialisations, 2 autotune configs (of 1 autotuned launch)"
     assert out["rows"] == [["scale_rows", "fp32 BLOCK=128 w2 s1 cfg 1/2", "ok"],
                            ["scale_rows", "fp32 BLOCK=128 w4 s1 cfg 2/2", "ok"],
                            ["add", "fp32 BLOCK=256 w4", "ok"], ["add", "fp32 BLOCK=64 w4", "ok"]]

@@ -24,7 +24,7 @@ from vgprscope.backends import occupancy_of
 from vgprscope.attention.config import DEFAULT_SHAPE, AttentionConfig
 from vgprscope.records import AmdUsage, Occupancy, Record
 from vgprscope.report.deltas import Delta, Verdict, judge
-from vgprscope.report.formats import Footnotes, new_table, output_width, render_table
+from vgprscope.report.formats import Footnotes, drop_order, new_table, output_width, render_table
 from vgprscope.report.machine import compile_only
 
 
@@ -207,8 +207,10 @@ def test_analyze_of_the_committed_set_fits(width):
     from vgprscope.report.records_view import table_text
 
     records = committed_records()
-    titles = {r.variant for r in records}
     text = table_text(records, compile_only(), title="vgprscope analyze", width=width)
+    # a variant's name line, with the knob all its rows share (remat-q  block_dk=32)
+    titles = {ln.strip() for ln in text.splitlines() for r in records if ln.startswith(f"{r.variant}  ")
+              and "=" in ln} | {r.variant for r in records}
     assert_fits(text, width, "arch", len(records), titles)
     # the dense forms: 264 (256v+8a), 1 w/SIMD 12.5%, vgpr: -8 -> 2
     assert re.search(r"\b\d+ \(\d+v\+\d+a\)", text) and re.search(r"\b\d w/SIMD \d+(\.\d)?%", text)
@@ -680,6 +682,9 @@ def test_compare_prints_its_reference_shape_and_defines_every_symbol():
     models = [v.traffic for v in load_variants().values()]
     text = _bundled_compare()
     assert "GB moved: the traffic model's bytes read + written at B=4 H=32 Nq=4096 Nk=4096 (--shape)" in text
+    # the formulas and their notation are a page: the wide view's, the default one points there
+    assert "(the formulas: --wide)" in " ".join(text.split()) and "traffic notation:" not in text
+    text = _bundled_compare(wide=True)
     flat = " ".join(text.split())
     notation = flat[flat.index("traffic notation:"):]
     used = {w for m in models for w in re.findall(r"\b(?:Tq|rho|Kb|Nq|Nk|A_s|m_s|l_s|[PSDeG])\b", m.formula)}
@@ -761,3 +766,163 @@ def test_compare_with_the_frontiers_columns_leaves_out_by_priority_and_cuts_no_n
     # the notes explain what is shown: no traffic formulas for a traffic column no table shows
     assert "traffic notation" not in text and "limiter: next =" not in text
     assert all(len(ln) <= 100 for ln in text.splitlines())
+
+
+# ---- issue 25: every default table at 100 columns, one line a row, no word split ----------------------------
+
+@pytest.fixture()
+def folds(monkeypatch):
+    """Per table rendered: the columns narrowed below their widest cell (each narrowed column folds a row,
+    and a word only ever splits in a folded cell), and "too wide" where even that could not fit."""
+    from vgprscope.report import formats
+
+    seen: list[list[str]] = []
+    original = formats.fit_columns
+
+    def fit(table, console, width):
+        dropped = original(table, console, width)
+        natural, overhead = formats._measure(table, console)
+        narrowed = [formats._plain(c.header) for c, n in zip(table.columns, natural) if c.width is not None
+                    and c.width < n]
+        if sum(c.width or n for c, n in zip(table.columns, natural)) + overhead > width:
+            narrowed.append("too wide")
+        seen.append(narrowed)
+        return dropped
+
+    monkeypatch.setattr(formats, "fit_columns", fit)
+    return seen
+
+
+def assert_one_line_a_row(text: str, folds: list[list[str]], width: int = 100) -> None:
+    assert folds, "no table was rendered"
+    assert all(f == [] for f in folds), folds
+    too_long = [ln for ln in text.splitlines() if len(ln) > width]
+    assert not too_long and "…" not in text, too_long
+
+
+BUNDLED = "bundled_gfx942_sm_90_analyze.json.gz"  # every bundled variant compiled for gfx942 and sm_90
+CAPTURED = "fla_core_analyze.json.gz"  # a capture of autotuned kernels (fla's, 48 and 6 configs)
+
+
+@pytest.mark.parametrize("fixture", [BUNDLED, CAPTURED])
+def test_analyze_and_scan_views_never_fold_at_100(folds, fixture):
+    from vgprscope.report.records_view import SCAN, table_text
+
+    records = fixture_records(fixture)
+    assert_one_line_a_row(table_text(records, compile_only(), title="vgprscope analyze", width=100), folds)
+    folds.clear()
+    assert_one_line_a_row(table_text(records, compile_only(), title="vgprscope scan", width=100, naming=SCAN),
+                          folds)
+
+
+def test_analyze_of_the_committed_set_keeps_its_limiter_column_at_100(folds):
+    """Two resources to shed is a footnote, not a folded cell: the table keeps every default column."""
+    from vgprscope.report.records_view import table_text
+
+    text = table_text(committed_records(), compile_only(), title="vgprscope analyze", width=100)
+    assert_one_line_a_row(text, folds)
+    assert "not shown" not in text and "limiter: next" in text
+    assert re.search(r"\bvgpr,lds \[\d+\]", text) and re.search(r"\[\d+\] shed \d+ VGPRs \(-> \d+\) and", text)
+
+
+@pytest.mark.parametrize("fixture", [BUNDLED, CAPTURED])
+def test_compare_views_never_fold_at_100(folds, fixture):
+    text = _compare_text(fixture_records(fixture), width=100)
+    assert_one_line_a_row(text, folds)
+    assert "traffic notation:" not in text  # the formulas' page is the wide view's
+
+
+def test_a_column_left_out_takes_its_legend_and_the_footnotes_are_numbered_again():
+    """A footnote marked only in a column left out goes with it, and the notes left count 1, 2, ... (a number
+    was skipped); the column's legend goes too."""
+    notes = Footnotes()
+    table = new_table()
+    table.add_column("name", no_wrap=True)
+    table.add_column("long", no_wrap=True)
+    table.add_column("why", no_wrap=True)
+    table.add_row("a", "x" * 60 + f" {notes.ref('only in the long column')}", f"ok {notes.ref('the row note')}")
+    table.add_row("b", "y" * 60, f"ok {notes.ref('another note')}")
+    drop_order(table, [table.columns[1]])
+    text = render_table(table, footnotes=notes, notes=["long: what the long column says", "name: the name"],
+                        width=50)
+    assert "not shown at 50 columns: long" in text and "long: what" not in text and "name: the name" in text
+    assert "[1] the row note" in text and "[2] another note" in text and "[3]" not in text
+    assert "ok [1]" in text and "ok [2]" in text
+
+
+def test_archs_never_folds_at_100(monkeypatch, folds):
+    res = run(monkeypatch, 100, "archs")
+    assert_one_line_a_row(res.stdout, folds)
+    assert "RX 7900 (RDNA3), wave32" in res.stdout and "NVIDIA A100" not in res.stdout
+
+
+def test_frontier_of_a_captured_kernel_has_no_dangling_cfg(folds):
+    from vgprscope.records import ArgSpec, AutotunePick, LaunchConfig
+    from vgprscope.report.frontier_view import tables_text
+
+    def launch(block: int, i: int) -> LaunchConfig:
+        return LaunchConfig(args=(ArgSpec("X", "*fp32", "DS", "D"),), constexprs=(("BLOCK", block),),
+                            options=(("num_stages", 3), ("num_warps", 4)), autotune=AutotunePick(i - 1, 3, 3))
+
+    kfs = [*_frontier("my_tuner", "gfx942", launch(64, 1), 40, "tuned_copy"),
+           *_frontier("my_tuner", "gfx942", launch(128, 2), 40, "tuned_copy")]
+    text = tables_text(kfs, compile_only(), width=100)
+    assert_one_line_a_row(text, folds)
+    title = next(ln for ln in text.splitlines() if ln.startswith("frontier: gfx942"))
+    assert not title.rstrip(")").endswith("cfg"), title
+    assert "my_tuner tuned_copy  BLOCK=64 cfg 1/3" in text.splitlines()
+    assert "LLVM pads it up to what the level's budget allows" in " ".join(text.split())
+
+
+# ---- issue 25: the words a person reads ----------------------------------------------------------------
+
+def test_analyze_of_a_capture_names_the_kernel_not_only_its_module():
+    from vgprscope.report.records_view import table_text
+
+    from dataclasses import replace
+
+    records = [r for r in fixture_records(CAPTURED) if r.arch == "gfx942"]
+    # a short module and kernel name: the label column's, not a title line's
+    one = [replace(r, variant="my_ops", kernel="scale_rows") for r in records if r.kernel == records[0].kernel]
+    text = table_text(one, compile_only(), width=160)
+    assert re.search(r"^my_ops scale_rows +gfx942 ", text, re.M), text
+
+
+def test_counts_say_one_thing_in_the_singular():
+    from vgprscope.capture.model import _count
+    from vgprscope.library.gate import _direction
+
+    assert [_count(1, "kernel"), _count(2, "kernel"), _count(1, "autotuned launch"),
+            _count(3, "autotuned launch")] == ["1 kernel", "2 kernels", "1 autotuned launch", "3 autotuned launches"]
+    # check --triton with a release older than the baseline's is no upgrade
+    assert _direction("3.8.0", "3.9.0") == "a preview of the upgrade"
+    assert "older release" in _direction("3.9.0", "3.8.0") and "upgrade" not in _direction("3.9.0", "3.8.0")
+
+
+def test_help_at_100_columns_gives_the_descriptions_the_width_and_cuts_nothing():
+    """typer's layout left the description 32 columns at 100 and cut --set's long word with "…": the names
+    and type now share one column and the description takes the rest, folding at spaces."""
+    import os
+    import subprocess
+    import sys
+
+    for cmd in ("analyze", "diff", "check"):
+        out = subprocess.run([sys.executable, "-m", "vgprscope", cmd, "--help"], capture_output=True, text=True,
+                             env={**os.environ, "COLUMNS": "100", "TERM": "dumb"}, cwd=ROOT).stdout
+        assert "…" not in out, out
+        rows = [ln for ln in out.splitlines() if ln.startswith("│ --")]
+        # where each description starts: the column after the names (two spaces at least before it)
+        starts = {re.search(r"\S  +(?=\S)", ln).end() for ln in rows if re.search(r"\S  +(?=\S)", ln)}
+        assert rows and 100 - 2 - max(starts) > 50, (cmd, max(starts))
+    assert "TRITON_HIP_USE_BLOCK_PINGPONG=1)" in out or "TRITON_HIP_USE_BLOCK_PINGPONG=1)," in out
+
+
+def test_variants_and_explain_say_what_they_show_not_a_design_note_number(monkeypatch):
+    from vgprscope.archs import get_arch
+    from vgprscope.attention.live import seed_estimate
+
+    res = run(monkeypatch, 100, "variants")
+    assert "002 D" not in res.stdout and "seed" not in res.stdout.split("\n─")[0]
+    est = seed_estimate(AttentionConfig(block_m=128, block_n=128, head_dim=128, num_warps=4), get_arch("gfx942"))
+    assert est.name == "tile estimate" and "seed" not in est.summary
+    assert est.summary.startswith("tile estimate, the registers a lane needs for the loop's tiles")

@@ -159,7 +159,7 @@ def test_diff_exits_by_the_gate_rules_on_a_real_difference(other, tmp_path):
     # the release with fewer VGPRs on the after side passes; the other way round fails
     assert {forward.returncode, backward.returncode} == {0, 1}
     worse = forward if forward.returncode == 1 else backward
-    assert json.loads(worse.stdout)["diff_summary"].endswith("1 of 1 kernels regress")
+    assert json.loads(worse.stdout)["diff_summary"].endswith("1 of 1 kernel x arch entry regresses")
     # nothing compiles on either side: nothing comparable
     none = cli("diff", "--triton", OTHER, "--triton", triton_version(), "--variant", "baseline", "--arch", "gfx942",
                "--head-dim", "1000", env=env)
@@ -234,8 +234,10 @@ def test_no_network_is_one_line_and_leaves_nothing(tmp_path, installer):
     # a version that is not a release: the releases pip saw are the allowed values
     ("ERROR: Could not find a version that satisfies the requirement triton==3.7.7 (from versions: 3.6.0, 3.8.0)\n"
      "ERROR: No matching distribution found for triton==3.7.7", "allowed: 3.6.0, 3.8.0 ("),
+    # ... those vgprscope takes (3.3.0 and newer), shortened to their ends when long
     ("ERROR: Could not find a version that satisfies the requirement triton==9 (from versions: 0.4.1, 0.4.2, 1.0.0, "
-     "2.0.0, 2.1.0, 3.0.0, 3.1.0, 3.9.0)", "allowed: 0.4.1 to 3.9.0 (8 releases)"),
+     "2.0.0, 2.1.0, 3.0.0, 3.1.0, 3.3.0, 3.3.1, 3.4.0, 3.5.0, 3.5.1, 3.6.0, 3.7.0, 3.9.0)",
+     "allowed: 3.3.0 to 3.9.0 (8 releases)"),
     # uv's words for the same
     ("  x No solution found when resolving dependencies:\n  `-> Because there is no version of triton==3.7.7 and "
      "you require triton==3.7.7, we can conclude that your requirements are unsatisfiable.",
@@ -439,3 +441,28 @@ def test_an_install_killed_by_a_signal_leaves_scratch_that_toolchains_lists_and_
     assert f"{left}  (left by an interrupted install)" in listed.stdout, listed.stdout + listed.stderr
     removed = cli("toolchains", "remove", "3.7.0", env=env)
     assert removed.returncode == 0 and not left.exists(), removed.stderr
+
+
+def test_an_install_says_its_size_and_that_it_is_still_going(tmp_path, monkeypatch):
+    """pip is silent for minutes: the install says up front what it takes (700 MB to 1 GB, not 250 MB),
+    then every TICK_S seconds how long it has run and how much it has installed, and its size at the end."""
+    import time
+
+    monkeypatch.setenv("VGPRSCOPE_TOOLCHAIN_DIR", str(tmp_path / "tc"))
+    monkeypatch.setattr(toolchains, "TICK_S", 0.05)
+    monkeypatch.setattr(toolchains, "probe", lambda python: "3.7.0")
+
+    def slow(cmd, version):
+        scratch = next(Path(c) for c in cmd if ".partial-" in str(c) and "/bin/" not in str(c)) if "venv" in cmd \
+            else Path(cmd[0]).parent.parent
+        (scratch / "lib").mkdir(parents=True, exist_ok=True)
+        (scratch / "lib" / f"part{len(list((scratch / 'lib').iterdir()))}").write_bytes(b"x" * 3_000_000)
+        time.sleep(0.3)
+
+    monkeypatch.setattr(toolchains, "_run", slow)
+    said: list[str] = []
+    toolchains.release("3.7.0", said.append)
+    assert "700 MB to 1 GB" in said[0]
+    ticks = [s for s in said if s.startswith("installing Triton 3.7.0: ")]
+    assert ticks and all(s.endswith("MB so far") for s in ticks) and any(" 3 MB" in s or " 6 MB" in s for s in ticks)
+    assert said[-1].startswith("installed Triton 3.7.0 in ") and said[-1].endswith("(6 MB)")

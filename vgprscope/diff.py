@@ -80,11 +80,14 @@ class DiffResult:
         return before, after
 
     def summary(self) -> str:
-        """'3.8.0 -> 3.9.0 on gfx950: 4 of 31 kernels regress; spill instructions in loops 12 -> 77 (+65)'."""
+        """'3.8.0 -> 3.9.0 on gfx950: 4 of 31 kernel x arch entries regress; spill instructions in loops 12 -> 77 (+65)'."""
         regress = len(self.gate.failures)
         total = len(self.gate.entries)
         head = f"{self.before.label} -> {self.after.label} on {', '.join(self.archs)}: "
-        head += f"{regress} of {total} kernels regress" if regress else f"none of {total} kernels regresses"
+        # an entry is a kernel on an arch (in a slot): "kernels" would count each kernel once per arch
+        what = f"kernel x arch entr{'y' if total == 1 else 'ies'}"
+        head += (f"{regress} of {total} {what} regress{'es' if regress == 1 else ''}" if regress
+                 else f"none of the {total} {what} regresses")
         better = sum(1 for d in self.gate.entries if d.change.name == "BETTER")
         if better:
             head += f", {better} improve"

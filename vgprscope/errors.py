@@ -38,6 +38,11 @@ class NoGpuError(VgprscopeError):
     """A command that needs a GPU ran on a machine without one."""
 
 
+class NoGpuDriverError(NoGpuError, RuntimeError):
+    """Triton found no GPU driver ("0 active drivers") where a kernel ran: a machine without a GPU where
+    Triton's interpreter was not on when the kernels were imported. A RuntimeError still, as Triton's was."""
+
+
 class MissingExtraError(VgprscopeError):
     """A command needs an optional dependency (an extra) that is not installed."""
 

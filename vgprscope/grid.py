@@ -38,13 +38,25 @@ POWER_OF_TWO = {"block_m": "tile sizes feed tl.arange", "block_n": "tile sizes f
                 "num_warps": "Triton's rule for num_warps"}
 
 
+# AMD options with a few values Triton's HIP backend takes: another matrix_instr_nonkdim finds no MFMA
+# instruction and compiles a plain FMA loop without a word; another kpack fails the matmul pass.
+ONE_OF = {"matrix_instr_nonkdim": ((0, 16, 32), "0 (Triton picks), 16 or 32 (the MFMA size)"),
+          "kpack": ((1, 2), "1 or 2")}
+# No tile or warp count is anywhere near this: a suggestion above it would be a number nobody means.
+_LARGEST_SUGGESTION = 1 << 16
+
+
 def int_value_error(field: str, n: int, minimum: int, spelled: str) -> str | None:
     """Why ``n`` cannot be ``field``'s value, or None. ``spelled``: how the message names the value (the
     CLI's ``--block-m 100``, the library's ``block_m=100``)."""
     if n < minimum:
         return f"{spelled} is below the smallest allowed value, {minimum}"
+    if field in ONE_OF and n not in ONE_OF[field][0]:
+        return f"{spelled} is not allowed; allowed: {ONE_OF[field][1]}"
     if field in POWER_OF_TWO and n >= 1 and n & (n - 1):
         lower = 1 << (n.bit_length() - 1)
+        if lower >= _LARGEST_SUGGESTION:
+            return f"{spelled} is not allowed; allowed: powers of two ({POWER_OF_TWO[field]}), such as 64 or 128"
         return (f"{spelled} is not allowed; allowed: powers of two ({POWER_OF_TWO[field]}), such as {lower} or "
                 f"{lower * 2}")
     return None
@@ -228,12 +240,20 @@ def sort_by(items: Sequence[Any], metric: str, value_of: Callable[[Any, str], An
     return sorted(items, key=key)
 
 
+def sort_given(metric: str | None) -> str | None:
+    """The sort asked for, None for none; an empty name is a usage error, never "no sort"."""
+    if metric is not None and not metric.strip():
+        raise UsageError(f"sort {metric!r} is empty; give a metric such as vgprs, spills or occupancy, or leave it "
+                         "out for the compile order")
+    return metric
+
+
 def sort_records(records: Sequence[Record], metric: str | None) -> list[Record]:
     """Records grouped by variant and arch (in first-seen order), each group best first by ``metric``.
 
     A multi-kernel variant's kernels stay together under their config: the group's configs are ordered
     by their worst kernel's value."""
-    if not metric:
+    if (metric := sort_given(metric)) is None:
         return list(records)
     if not records:
         return []
@@ -272,7 +292,7 @@ LINE_SORTS = {"regs": "regs", "vgprs": "regs", "registers": "regs", "sgprs": "sg
 
 def sort_lines(per_arch: Mapping[str, Sequence[Any]], metric: str | None) -> dict[str, list[Any]]:
     """compare's per-arch variant lines, each table best first by ``metric``."""
-    if not metric:
+    if (metric := sort_given(metric)) is None:
         return {k: list(v) for k, v in per_arch.items()}
     key = metric.strip().lower().replace("-", "_")
     if key not in LINE_SORTS:

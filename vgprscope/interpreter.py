@@ -15,6 +15,20 @@ def interpreting() -> bool:
     return os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
 
 
+def no_driver_hint(exc: BaseException | None) -> str | None:
+    """What to do when Triton found no GPU driver (``exc`` is its "0 active drivers" RuntimeError), or None
+    for any other error. @triton.jit reads TRITON_INTERPRET when a kernel is defined, so the variable set
+    later (a notebook's cell after the imports) does not reach the kernels already imported."""
+    if not isinstance(exc, RuntimeError) or not str(exc).startswith("0 active drivers"):
+        return None
+    if interpreting():
+        return ("Triton found no GPU driver (\"0 active drivers\"): TRITON_INTERPRET=1 is set, but after these "
+                "kernels were imported (@triton.jit reads it when a kernel is defined); set it before importing "
+                "them (in a notebook: restart, set os.environ['TRITON_INTERPRET'] = '1' first)")
+    return ("Triton found no GPU driver (\"0 active drivers\"); on a machine without a GPU, run under Triton's "
+            "interpreter: set TRITON_INTERPRET=1 before the kernels are imported")
+
+
 def patch_bf16_dot() -> None:
     import numpy as np
     import triton.language as tl

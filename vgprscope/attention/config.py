@@ -160,6 +160,12 @@ def check_backend_options(req: ConfigRequest, archs: list[Any]) -> None:
         if given and backend not in selected:
             opts = ", ".join("--" + n.replace("_", "-") for n in given)
             raise UsageError(f"{opts} applies to {backend.label} archs only, and none was selected")
+    # a hint over an arch's wave slots: LLVM refuses it, so it is refused here before anything compiles
+    for arch in archs:
+        most = getattr(arch, "max_waves_per_simd", None)
+        if req.waves_per_eu is not None and most is not None and req.waves_per_eu > most:
+            raise UsageError(f"--waves-per-eu {req.waves_per_eu} is over the maximum of {most} waves per SIMD on "
+                             f"{arch.name}; allowed: 0 (no hint) to {most}")
 
 
 def parse_knobs(items: list[str] | None) -> tuple[tuple[str, Any], ...]:

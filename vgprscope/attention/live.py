@@ -93,9 +93,10 @@ def seed_estimate(config: AttentionConfig, arch: Arch | str, variant: Variant | 
 
     state = live_state(config, arch, variant)
     tiles = " + ".join(f"{k} {v}" for k, v in state.items() if k not in ("total", "threads"))
-    summary = (f"seed 001 estimate ({state['threads']} threads share each tile): {tiles} = {state['total']} "
+    summary = (f"tile estimate, the registers a lane needs for the loop's tiles counted from their shapes "
+               f"({state['threads']} threads share each tile): {tiles} = {state['total']} "
                "(s, the score tile, is a temporary inside the loop)")
-    return Estimate(name="seed 001", values=tuple(state.items()), tensors=tuple(TENSOR_TILES.items()),
+    return Estimate(name="tile estimate", values=tuple(state.items()), tensors=tuple(TENSOR_TILES.items()),
                     summary=summary, remainder=REMAINDER)
 
 

@@ -89,7 +89,8 @@ def attention(q, k, v, causal: bool = False, variant: str = "baseline", sm_scale
     reason = var.check(cfg)
     if reason:
         raise ConfigError(f"{var.name}: {reason}")
-    from ..interpreter import interpreting, patch_bf16_dot
+    from ..errors import NoGpuDriverError
+    from ..interpreter import interpreting, no_driver_hint, patch_bf16_dot
 
     if interpreting():
         patch_bf16_dot()
@@ -98,5 +99,12 @@ def attention(q, k, v, causal: bool = False, variant: str = "baseline", sm_scale
     if not (isinstance(scale, (int, float)) and math.isfinite(scale) and scale > 0):
         raise UsageError(f"sm_scale {sm_scale!r} is not allowed; allowed: a positive finite number "
                          f"(default 1/sqrt(head_dim))")
+    if q.device.type == "cpu" and not interpreting():  # Triton's JIT would fail on finding no GPU driver
+        raise NoGpuDriverError(no_driver_hint(RuntimeError("0 active drivers")) or "")
     q, k, v = (t.contiguous() for t in (q, k, v))
-    return var.module().launch(q, k, v, causal, scale, cfg.as_dict())
+    try:
+        return var.module().launch(q, k, v, causal, scale, cfg.as_dict())
+    except RuntimeError as exc:
+        if (hint := no_driver_hint(exc)) is not None:
+            raise NoGpuDriverError(hint) from exc
+        raise

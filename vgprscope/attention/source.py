@@ -16,6 +16,7 @@ from pathlib import Path
 from ..archs import Arch
 from ..backends import backend_of
 from ..compile.engine import Engine, PlanRequest, RowInfo, Task
+from ..errors import UsageError
 from ..records import KernelIdentity
 from . import loader
 from .config import AttentionConfig, ConfigRequest, check_backend_options, request_label
@@ -67,6 +68,8 @@ def variant_tasks(items: Sequence[tuple[Variant, AttentionConfig, Arch, str]], e
     engine = engine or Engine()
     items = list(dict.fromkeys(items))
     plans = engine.plan([plan_request(v, c, a) for v, c, a, _ in items])
+    if (why := _refused_knob(items, [p.reason for p in plans])) is not None:
+        raise UsageError(why)
     out: list[Task] = []
     for (v, c, a, slot), plan in zip(items, plans):
         if plan.reason is not None or not plan.jobs:
@@ -75,6 +78,25 @@ def variant_tasks(items: Sequence[tuple[Variant, AttentionConfig, Arch, str]], e
             continue
         out += [Task(job, a, _row(v, c, name, slot)) for name, job in plan.jobs]
     return out
+
+
+def _refused_knob(items: Sequence[tuple[Variant, AttentionConfig, Arch, str]],
+                  reasons: Sequence[str | None]) -> str | None:
+    """A knob value the user set (it is in the row's slot, ``num_splits=0``) that every row given it
+    refuses as a value ("num_splits 0 is not allowed; allowed: ..."): the value itself is wrong, a usage
+    error before anything compiles, not a table of refused rows. A value refused at some configs only, or
+    for what the config makes of it ("num_splits 1000 is more than the 64 key blocks ..."), stays a row's
+    status."""
+    seen: dict[tuple[str, str], list[str | None]] = {}
+    for (variant, config, _, slot), reason in zip(items, reasons):
+        asked = set(slot.split())
+        for name, value in config.extra:
+            if name in variant.knobs and f"{name}={value}" in asked:
+                seen.setdefault((name, str(value)), []).append(reason)
+    for (name, value), why in seen.items():
+        if all(r is not None and r.startswith(f"{name} ") and " is not allowed" in r for r in why):
+            return f"knob {name}={value} is refused by every variant that takes it: {why[0]}"
+    return None
 
 
 def variant_task_items(variants: Sequence[Variant], archs: Sequence[Arch],

@@ -210,6 +210,9 @@ def select_variants(names: list[str] | None, directory: Path = loader.BUNDLED_DI
     if not flat or flat == ["all"]:
         return list(load_variants(directory).values())
     variants = load_variants(directory)
+    if "all" in flat and "all" not in variants:
+        raise UsageError(f"variant 'all' selects every variant and takes no others (got {', '.join(flat)}); give "
+                         "'all' alone, or name the variants")
     unknown = [n for n in flat if n not in variants]
     if unknown:
         raise UnknownNameError("variant", unknown[0], [*variants, "all"])

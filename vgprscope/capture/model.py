@@ -114,8 +114,8 @@ class Capture:
         tuned = [x for x in self.launches if x.autotune]
         plain = len(self.launches) - len(tuned)
         autotuned = {(x.kernel, tuple(x.autotune["key"])) for x in tuned}
-        return (f"{len(self.kernels)} kernels, {plain} specialisations, {len(tuned)} autotune configs "
-                f"(of {len(autotuned)} autotuned launches)")
+        return (f"{_count(len(self.kernels), 'kernel')}, {_count(plain, 'specialisation')}, "
+                f"{_count(len(tuned), 'autotune config')} (of {_count(len(autotuned), 'autotuned launch')})")
 
     def to_json(self, where: Path | None = None) -> str:
         """The file's text; with ``where`` (the file's own path) paths inside its project are relative."""
@@ -248,3 +248,10 @@ def _autotune(d: Any) -> dict[str, Any] | None:
         return None
     return {"index": int(d["index"]), "count": int(d["count"]), "declared": int(d["declared"]),
             "key": [str(k) for k in d.get("key", [])]}
+
+
+def _count(n: int, noun: str) -> str:
+    """'1 kernel', '2 kernels', '1 autotuned launch', '3 autotuned launches'."""
+    if n == 1:
+        return f"1 {noun}"
+    return f"{n} {noun}{'es' if noun.endswith(('ch', 'sh', 's', 'x')) else 's'}"

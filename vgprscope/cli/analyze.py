@@ -57,6 +57,16 @@ def history_output(result, fmt: Format, out: Output, plot_path) -> None:
         raise typer.Exit(1)
 
 
+def _plot_needs_a_history(specs: list[str]) -> None:
+    """--plot draws releases side by side: with one Triton there is nothing to draw (refused before compiling)."""
+    from ..compile.toolchains import is_range
+    from ..errors import UsageError
+
+    if len(specs) < 2 and not any(is_range(s) for s in specs):
+        raise UsageError("--plot draws each kernel release by release; give several Tritons (--triton 3.7.0 "
+                         "--triton 3.9.0) or a range (--triton 3.4.0..3.9.0)")
+
+
 @app.command()
 @handles_errors
 @bundled
@@ -72,6 +82,7 @@ def analyze(*, kernels: Kernels, grid: Grid, sort: SortOpt = None, format: Forma
 
     if plot is not None:
         check_writable(plot)  # before minutes of compiling, not after
+        _plot_needs_a_history(tc.triton or [])
     with compile_progress() as progress:
         result = api.analyze(**kernels.library(), **grid.library(), sort=sort, **tc.library(), **run.library(),
                              **large.library(), on_progress=progress)

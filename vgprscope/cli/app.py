@@ -72,8 +72,11 @@ def main(argv: list[str] | None = None) -> None:
         previous = signal.signal(signal.SIGINT, CtrlC.handler)
         try:
             _register()
+            from . import help_layout
             from .app import app
 
+            if help_layout.wanted(sys.argv[1:] if argv is None else argv):
+                help_layout.apply()
             app(args=argv, prog_name="vgprscope")
         finally:
             signal.signal(signal.SIGINT, signal.SIG_IGN if CtrlC.seen else previous)

@@ -28,6 +28,7 @@ import warnings
 import importlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import typer
 from typer.core import TyperGroup
@@ -38,8 +39,25 @@ from ..fsutil import atomic_write, check_writable
 
 
 def err(message: str) -> None:
-    """A diagnostic on stderr; tables and data go to stdout."""
-    print(f"vgprscope: {message}", file=sys.stderr)
+    """A diagnostic on stderr; tables and data go to stdout. On a terminal it is folded at spaces to the
+    terminal's width (the terminal would cut words); in a pipe or a log it stays one line, for grep."""
+    print(fold_for_terminal(f"vgprscope: {message}", sys.stderr), file=sys.stderr)
+
+
+def fold_for_terminal(text: str, stream: Any) -> str:
+    """``text`` folded at spaces, continuation lines indented, where ``stream`` is a terminal narrower than it."""
+    import shutil
+    import textwrap
+
+    try:
+        tty = stream.isatty()
+    except (AttributeError, ValueError, OSError):  # a closed or odd stream: as a pipe
+        tty = False
+    width = shutil.get_terminal_size().columns if tty else 0
+    if not tty or len(text) <= width or width < 20:
+        return text
+    return "\n".join(textwrap.wrap(text, width=width, subsequent_indent="  ", break_long_words=False,
+                                   break_on_hyphens=False)) or text
 
 
 @contextlib.contextmanager

@@ -34,11 +34,17 @@ def _arch_compact(name: str) -> dict[str, str]:
 
 
 ARCH_NOTES = ["[1] calculator only: the installed Triton has no such target mode (vgprscope occupancy works)"]
-ARCH_LEGEND = (f"max occ: waves per SIMD x SIMDs per CU (AMD: 64-wide waves on CDNA, RDNA as named), warps (32 "
+ARCH_LEGEND = (f"GPU: gfx archs are AMD's (RDNA in WGP mode), sm archs NVIDIA's; max occ: waves per SIMD x SIMDs per CU (AMD: 64-wide waves on CDNA, RDNA as named), warps (32 "
                f"threads) per SM (NVIDIA); registers: per lane of a SIMD (AMD; +AGPR: shared with the AGPRs) or per SM (NVIDIA); per wave: "
                f"the VGPRs (v) + AGPRs (a) a wave, or the registers a thread, may use; granule: the allocation unit; "
                f"LDS KiB: per CU (SM) / per workgroup (block); Triton: whether the installed Triton compiles for "
                f"it. Rules and sources: {RULES_DOC}")
+
+
+def _gpu_short(description: str) -> str:
+    """The GPU's name without what the arch column and the legend say: the vendor (gfx is AMD, sm NVIDIA)
+    and RDNA's WGP mode."""
+    return description.removeprefix("AMD ").removeprefix("NVIDIA ").removesuffix(", WGP mode")
 
 
 def _arch_columns():
@@ -47,11 +53,11 @@ def _arch_columns():
     c = lambda key: (lambda r: _arch_compact(r["arch"])[key])  # noqa: E731
     compact = [
         Column("arch", lambda r: r["arch"]),
-        Column("GPU", lambda r: r["description"], wrap=True, default_only=True),
+        Column("GPU", lambda r: _gpu_short(r["description"]), wrap=True, default_only=True),
         Column("max occ", c("occ"), wrap=True, default_only=True),
         Column("registers", c("regs"), wrap=True, default_only=True),
-        Column("per wave", c("per_wave"), default_only=True),
-        Column("granule", c("granule"), default_only=True),
+        Column("per wave", c("per_wave"), default_only=True, drop=1),
+        Column("granule", c("granule"), default_only=True, drop=0),
         Column("LDS KiB", c("lds"), default_only=True),
         Column("Triton", c("compiles"), default_only=True),
     ]
@@ -136,7 +142,8 @@ def variants_cmd(format: FormatOpt = Format.table, output: OutputOpt = None, ker
         notes = Footnotes()
         columns = [
             Column("name", lambda r: r["name"]),
-            Column("seed", lambda r: r["seed"]),
+            # the design note a variant came from: the project's history, not what a user chooses by (--wide)
+            Column("seed", lambda r: r["seed"], wide_only=True),
             Column("strategy (what it trades: footnote)", lambda r: f"{r['strategy']} {notes.ref(r['name'] + ': ' + r['trades'])}",
                    wrap=True, default_only=True),
             Column("kernels", lambda r: r["kernels"], wide_only=True),

@@ -72,7 +72,7 @@ NumWarpsOpt = Annotated[list[str] | None, _grid(
     "--num-warps", "num_warps, a power of two \\[default: the variant's]")]
 NumStagesOpt = Annotated[list[str] | None, _grid("--num-stages", "num_stages \\[default: the variant's]")]
 WavesPerEuOpt = Annotated[list[str] | None, _grid("--waves-per-eu", "AMD: waves_per_eu hint, 0 for none")]
-NonKDimOpt = Annotated[list[str] | None, _grid("--matrix-instr-nonkdim", "AMD: MFMA size (16 or 32)")]
+NonKDimOpt = Annotated[list[str] | None, _grid("--matrix-instr-nonkdim", "AMD: MFMA size (16 or 32; 0: Triton picks)")]
 KpackOpt = Annotated[list[str] | None, _grid("--kpack", "AMD: kpack (1 or 2)")]
 MaxnregOpt = Annotated[list[str] | None, _grid("--maxnreg", "NVIDIA: maxnreg register cap")]
 DtypeOpt = Annotated[list[str] | None, _grid(
@@ -94,8 +94,15 @@ NoCacheOpt = Annotated[bool, typer.Option("--no-cache", help="Compile even when 
 YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Run a grid of more than 10,000 compiles")]
 MaxCompilesOpt = Annotated[int | None, typer.Option(
     "--max-compiles", min=1, help="Refuse a grid of more compiles than this \\[default: 10,000]")]
+def _nonempty(value: str | None) -> str | None:
+    """An option whose empty value would silently mean "not given" (--sort '', --scheduler '')."""
+    if value is not None and not value.strip():
+        raise typer.BadParameter("the value is empty; give one, or leave the option out")
+    return value
+
+
 SchedulerOpt = Annotated[str | None, typer.Option(
-    "--scheduler", help="Compile on this Dask scheduler (tcp://HOST:PORT) instead of local processes; "
+    "--scheduler", callback=_nonempty, help="Compile on this Dask scheduler (tcp://HOST:PORT) instead of local processes; "
     "needs the distributed extra")]
 TritonOpt = Annotated[list[str] | None, typer.Option(
     "--triton", "-t", metavar="VERSION|A..B|PATH",
@@ -162,7 +169,7 @@ WideOpt = Annotated[bool, typer.Option(
     "--wide", help="Table: every column, each row on one line. Without it the table fits the terminal "
     "(in a pipe or file: $COLUMNS, else 100 columns) with long notes as footnotes")]
 SortOpt = Annotated[str | None, typer.Option(
-    "--sort", metavar="METRIC",
+    "--sort", metavar="METRIC", callback=_nonempty,
     help="Order each table best first by a metric: vgprs, regs, spills, scratch, lds, occupancy, sgprs (analyze: "
          "also compile or any csv field; compare: spill_free_occupancy with --frontier; frontier: "
          "spill_free_occupancy, next_spills, min_maxnreg)")]

@@ -33,8 +33,9 @@ from ..errors import TritonUnavailableError, UsageError, VgprscopeError
 from .cache import default_dir
 
 MARKER = "vgprscope-toolchain.json"
-_VERSION = re.compile(r"^\d+\.\d+(\.\d+)?$")
-_RANGE = re.compile(r"^(\d+\.\d+(?:\.\d+)?)\.\.(\d+\.\d+(?:\.\d+)?)$")
+# ASCII digits only: \d also takes full-width and other scripts' digits, which no release is spelled with
+_VERSION = re.compile(r"^\d+\.\d+(\.\d+)?$", re.ASCII)
+_RANGE = re.compile(r"^(\d+\.\d+(?:\.\d+)?)\.\.(\d+\.\d+(?:\.\d+)?)$", re.ASCII)
 PYPI_JSON = "https://pypi.org/pypi/triton/json"
 # Releases older than this predate the launch facts the compile worker gives a release's own binder.
 OLDEST = (3, 3, 0)
@@ -47,6 +48,11 @@ class ToolchainError(UsageError):
 
 def version_tuple(v: str) -> tuple[int, ...]:
     return tuple(int(x) for x in v.split("."))
+
+
+def normal_release(version: str) -> str:
+    """``3.8`` -> ``3.8.0``: Triton's releases have three parts, and pip installs 3.8.0 for ``triton==3.8``."""
+    return f"{version}.0" if _VERSION.match(version) and version.count(".") == 1 else version
 
 
 @dataclass(frozen=True)
@@ -170,6 +176,8 @@ def probe(python: str) -> str:
 def _versions_line(offered: str) -> str:
     """pip's "from versions" list, shortened to its ends when long (PyPI offers Triton from 0.x on)."""
     versions = [v.strip() for v in offered.split(",") if v.strip()]
+    # the releases vgprscope refuses are not offered (pip lists Triton from 0.x on)
+    versions = [v for v in versions if not _VERSION.match(v) or version_tuple(v) >= OLDEST] or versions
     return ", ".join(versions) if len(versions) <= 6 else f"{versions[0]} to {versions[-1]} ({len(versions)} releases)"
 
 
@@ -204,6 +212,41 @@ def _run(cmd: list[str], version: str) -> None:
         raise ToolchainError(_pip_failure(version, done.stderr + done.stdout))
 
 
+# How often a toolchain install says it is still going (pip is silent for minutes on a busy machine)
+TICK_S = 15.0
+
+
+def _megabytes(path: Path) -> int:
+    total = 0
+    for root, _, files in os.walk(path):
+        for f in files:
+            with contextlib.suppress(OSError):
+                total += os.lstat(os.path.join(root, f)).st_size
+    return total // 10**6
+
+
+@contextlib.contextmanager
+def _ticking(version: str, scratch: Path, say: Callable[[str], None]) -> Iterator[None]:
+    """Every TICK_S seconds while the block runs: the time it has taken and the size installed so far."""
+    import threading
+
+    done = threading.Event()
+    t0 = time.monotonic()
+
+    def tick() -> None:
+        while not done.wait(TICK_S):
+            # worded as the first line ("installing Triton X"): what reads the install's lines knows them
+            say(f"installing Triton {version}: {time.monotonic() - t0:.0f} s, {_megabytes(scratch)} MB so far")
+
+    thread = threading.Thread(target=tick, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
+
+
 def _create(version: str, env: Path, say: Callable[[str], None]) -> None:
     """An environment holding Triton ``version`` alone, built in scratch and renamed into place whole."""
     scratch = env.with_name(f".{env.name}.partial-{os.getpid()}")
@@ -213,14 +256,17 @@ def _create(version: str, env: Path, say: Callable[[str], None]) -> None:
     wanted = [f"triton=={version}", "setuptools"]
     try:
         uv = shutil.which("uv")
-        say(f"installing Triton {version} into {env} ({'uv' if uv else 'venv + pip'}; once)")
-        if uv:
-            _run([uv, "venv", "-q", "--python", sys.executable, str(scratch)], version)
-            _run([uv, "pip", "install", "-q", "--python", str(_python_of(scratch)), *wanted], version)
-        else:
-            _run([sys.executable, "-m", "venv", str(scratch)], version)
-            _run([str(_python_of(scratch)), "-m", "pip", "install", "-q", "--disable-pip-version-check", *wanted],
-                 version)
+        # a release's environment takes 700 MB to 1 GB (Triton's wheel bundles LLVM and the CUDA tools)
+        say(f"installing Triton {version} into {env} ({'uv' if uv else 'venv + pip'}; once; 700 MB to 1 GB, "
+            "a minute or more)")
+        with _ticking(version, scratch, say):
+            if uv:
+                _run([uv, "venv", "-q", "--python", sys.executable, str(scratch)], version)
+                _run([uv, "pip", "install", "-q", "--python", str(_python_of(scratch)), *wanted], version)
+            else:
+                _run([sys.executable, "-m", "venv", str(scratch)], version)
+                _run([str(_python_of(scratch)), "-m", "pip", "install", "-q", "--disable-pip-version-check",
+                      *wanted], version)
         found = probe(str(_python_of(scratch)))
         if found != version:
             raise ToolchainError(f"installing Triton {version} gave Triton {found}")
@@ -233,11 +279,12 @@ def _create(version: str, env: Path, say: Callable[[str], None]) -> None:
             why = "the disk is full" if exc.errno == 28 else (exc.strerror or str(exc))
             raise ToolchainError(f"cannot install Triton {version}: {why} ({store()})") from None
         raise
-    say(f"installed Triton {version} in {time.monotonic() - t0:.0f} s")
+    say(f"installed Triton {version} in {time.monotonic() - t0:.0f} s ({_megabytes(env)} MB)")
 
 
 def release(version: str, say: Callable[[str], None] = lambda s: None) -> Toolchain:
     """Triton ``version`` from PyPI, installed into the store on first use."""
+    version = normal_release(version)
     if not _VERSION.match(version):
         raise ToolchainError(f"{version!r} is not a Triton release number; allowed: a version such as 3.8.0, a "
                              "range such as 3.4.0..3.9.0, or the path of a Python environment that has Triton")
@@ -342,6 +389,7 @@ def resolve(spec: str, say: Callable[[str], None] = lambda s: None) -> Toolchain
         here = installed()
     except VgprscopeError:  # no Triton beside vgprscope: every release is a toolchain of its own
         here = None
+    spec = normal_release(spec)
     if here is not None and spec == here.version:  # the release beside vgprscope: nothing to install
         return here
     return release(spec, say)

@@ -22,6 +22,7 @@ does; they are not given the user's script to run again: ``tasks.main_not_rerun`
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
 from pathlib import Path
@@ -98,7 +99,7 @@ def analyze(kernel: Any = None, /, *args: Any, variant: Names = None, arch: Name
               "num_stages": num_stages, "waves_per_eu": waves_per_eu, "matrix_instr_nonkdim": matrix_instr_nonkdim,
               "kpack": kpack, "maxnreg": maxnreg}
     run = _run(jobs, use_cache, cache, on_progress)
-    archs = selection.names(arch, "arch")
+    archs = selection.arch_names(arch)
     if kernel is not None:
         sel_given = fields | {"variant": variant, "dtype": dtype, "causal": causal, "knob": knob, "capture": capture,
                               "kernel_dir": kernel_dir}
@@ -144,7 +145,7 @@ def compare(*, strategies: Names = None, variant: Names = None, arch: Names = No
     run = _run(jobs, use_cache, cache, on_progress)
     names = selection.names(strategies, "strategies") + selection.names(variant, "variant")
     requests = _grid(fields, dtype, causal, knob, shape)
-    archs = selection.names(arch, "arch")
+    archs = selection.arch_names(arch)
     side = selection.one_toolchain("compare", triton, settings)
     sides = (side,) if side is not None else ()
     sel = Selection.of(tuple(dict.fromkeys(names)), archs, requests, kernel_dir, capture, toolchains=sides)
@@ -181,7 +182,7 @@ def frontier(kernel: Any = None, /, *args: Any, variant: Names = None, strategie
     fields = {"block_m": block_m, "block_n": block_n, "head_dim": head_dim, "num_warps": num_warps,
               "num_stages": num_stages, "matrix_instr_nonkdim": matrix_instr_nonkdim, "kpack": kpack}
     run = _run(jobs, use_cache, cache, on_progress)
-    archs = selection.names(arch, "arch")
+    archs = selection.arch_names(arch)
     if kernel is not None:
         given = fields | {"variant": variant, "strategies": strategies, "dtype": dtype, "causal": causal,
                           "knob": knob, "capture": capture, "kernel_dir": kernel_dir}
@@ -217,7 +218,7 @@ def explain(kernel: Any = None, /, *args: Any, variant: Names = None, arch: Name
               "num_stages": num_stages, "waves_per_eu": waves_per_eu, "matrix_instr_nonkdim": matrix_instr_nonkdim,
               "kpack": kpack, "maxnreg": maxnreg}
     run = _run(jobs, use_cache, cache, on_progress)
-    archs = selection.names(arch, "arch")
+    archs = selection.arch_names(arch)
     if kernel is not None:
         given = fields | {"variant": variant, "dtype": dtype, "causal": causal, "knob": knob, "capture": capture,
                           "kernel_dir": kernel_dir}
@@ -262,7 +263,7 @@ def check(*, config: PathLike | None = None, baseline: PathLike | None = None, v
     side = selection.one_toolchain("check", triton, settings)
     result, cfg, entries = run_check(
         cfg_file, base_file, list(selection.names(variant, "variant")) or None,
-        list(selection.names(arch, "arch")) or None, rules, fail_on_change, allow_version_change, kdir,
+        list(selection.arch_names(arch)) or None, rules, fail_on_change, allow_version_change, kdir,
         run["jobs"], run["use_cache"], cap, allow_missing, on_progress, run["cache_dir"], toolchain=side,
         preview=bool(selection.triton_specs(triton)), strict=strict)
     return CheckResult(result, tuple(entries), str(cfg.baseline), config=cfg)
@@ -281,7 +282,7 @@ def baseline_save(*, config: PathLike | None = None, baseline: PathLike | None =
     cfg_file, base_file, kdir, cap = _gate_paths(config, baseline, kernel_dir, capture)
     side = selection.one_toolchain("baseline save", triton, settings)
     return save(cfg_file, base_file, list(selection.names(variant, "variant")) or None,
-                list(selection.names(arch, "arch")) or None, kdir, cap, run["jobs"], run["use_cache"], on_progress,
+                list(selection.arch_names(arch)) or None, kdir, cap, run["jobs"], run["use_cache"], on_progress,
                 run["cache_dir"], toolchain=side)
 
 
@@ -312,7 +313,7 @@ def diff(*, triton: Any = None, settings: Any = None, variant: Names = None, arc
     before, after = selection.sides(triton, settings)
     cfg = load_gate_config(Path(config) if config else None)
     ruleset = RuleSet(cfg.rules.rules + tuple(parse_rule(r) for r in rules), cfg.rules.strict or strict)
-    sel = Selection.of(selection.names(variant, "variant"), selection.names(arch, "arch"), requests, kernel_dir,
+    sel = Selection.of(selection.names(variant, "variant"), selection.arch_names(arch), requests, kernel_dir,
                        capture)
     with executor_for(scheduler, executor) as ex, main_not_rerun():
         engine = make_engine(run["jobs"], run["use_cache"], run["cache_dir"], ex, on_progress)
@@ -335,6 +336,9 @@ def scan(directory: PathLike | None = None, *, arch: Names = None, jobs: int | N
     from ..sources.triton_cache import default_dir
     from ..sweep import select_archs
 
+    if directory is not None and not isinstance(directory, (str, os.PathLike)):
+        raise UsageError(f"scan({directory!r}): the directory is not a path; allowed: a Triton cache directory's "
+                         "path (str or pathlib.Path), or none for $TRITON_CACHE_DIR / ~/.triton/cache")
     from ..compile.toolchains import is_range
 
     given = [triton] if isinstance(triton, str) else list(triton or [])
@@ -342,7 +346,7 @@ def scan(directory: PathLike | None = None, *, arch: Names = None, jobs: int | N
         raise UsageError("scan takes one --triton (the release that wrote the cache, or the one to compile its "
                          f"TTIR with); given: {', '.join(given)}")
     run = _run(jobs, use_cache, cache, on_progress)
-    names = selection.names(arch, "arch")
+    names = selection.arch_names(arch)
     result = scan_cache(Path(directory) if directory else default_dir(), select_archs(names) if names else [],
                         jobs=run["jobs"], use_cache=run["use_cache"], on_progress=on_progress,
                         cache_dir=run["cache_dir"], triton=given[0] if given else None)

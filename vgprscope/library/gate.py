@@ -70,6 +70,17 @@ def _backend_dir(backend: str) -> Path | None:
     return Path(str(dist.locate_file(f"triton/backends/{backend_named(backend).triton_dir}")))
 
 
+def _direction(baseline: str, other: str) -> str:
+    """What comparing the baseline with another release is: an upgrade's preview only where it is newer."""
+    from ..compile.toolchains import version_tuple
+
+    try:
+        newer = version_tuple(other.split("+")[0]) > version_tuple(baseline.split("+")[0])
+    except ValueError:  # a development build's version: no order to tell
+        return "a comparison of the two releases"
+    return "a preview of the upgrade" if newer else "a look at the older release (a downgrade)"
+
+
 def check_targets(archs: Sequence[str], toolchain: Any = None) -> None:
     """Every arch must be one the installed Triton can compile for (checked before compiling); under another
     toolchain, one Triton can target (that release says what it lacks in its rows)."""
@@ -159,7 +170,7 @@ def run_check(config: Path | None, baseline: Path | None, variant: Sequence[str]
     tv = toolchain.version if toolchain is not None else triton_version()
     if preview and base.triton_version != tv:
         note: str | None = (f"Triton {tv} (--triton) against a baseline compiled with Triton "
-                            f"{base.triton_version}: a preview of the upgrade")
+                            f"{base.triton_version}: {_direction(base.triton_version, tv)}")
     else:
         note = check_triton_version(base, tv, allow_version_change)
     check_targets(cfg.set.archs, toolchain)

@@ -117,6 +117,7 @@ def launch_capture(kernel: Any, args: Sequence[Any], kwargs: Mapping[str, Any]):
     if "grid" in kwargs or "warmup" in kwargs:
         raise UsageError(f"{name}: grid= and warmup= are not launch arguments here: the grid does not change the "
                          "compile; pass the kernel's arguments only")
+    check_launch_keywords(kernel, name, kwargs)
     items: list[dict] = []
     for point in launch_points(kwargs):
         try:
@@ -137,6 +138,55 @@ def launch_capture(kernel: Any, args: Sequence[Any], kwargs: Mapping[str, Any]):
     except importlib.metadata.PackageNotFoundError:
         version = ""
     return Capture(tuple(launches), ("vgprscope.analyze", name), version)
+
+
+# launch options that take a whole number: another value fails deep in Triton's pass manager
+_INT_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "waves_per_eu", "matrix_instr_nonkdim", "kpack")
+
+
+def _launch_option_names() -> set[str]:
+    """The launch options the installed Triton's backends take (HIP's and CUDA's option fields)."""
+    import warnings
+
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler.compiler import make_backend
+
+    from ..compile import worker
+
+    names: set[str] = set()
+    for target in (GPUTarget("hip", "gfx942", 64), GPUTarget("cuda", 90, 32)):
+        try:
+            with warnings.catch_warnings():  # parsing the defaults warns of Triton's own default changes
+                warnings.simplefilter("ignore")
+                names |= set(worker._option_names(make_backend(target)))
+        except Exception:  # a Triton built without this backend
+            continue
+    return names
+
+
+def check_launch_keywords(kernel: Any, name: str, kwargs: Mapping[str, Any]) -> None:
+    """Each keyword is a parameter of the kernel or a launch option, and an integer option is given integers:
+    a typo (``FOO=3``) or ``num_stages="x"`` is a UsageError naming it, before anything is recorded."""
+    import difflib
+
+    from ..compile import kernel_load
+
+    params = list(getattr(kernel_load.unwrap(kernel), "arg_names", None) or [])
+    options = _launch_option_names()
+    for key, value in kwargs.items():
+        if key in params:
+            continue
+        if options and key not in options:
+            near = difflib.get_close_matches(key, [*params, *options], n=1)
+            hint = f"; did you mean {near[0]}?" if near else ""
+            raise UsageError(f"{name}: {key}= is neither a parameter of {name} ({', '.join(params)}) nor a launch "
+                             f"option (num_warps, num_stages, waves_per_eu, maxnreg, ...){hint}")
+        if key in _INT_OPTIONS:
+            bad = [v for v in (value if isinstance(value, list) else [value])
+                   if v is not None and (isinstance(v, bool) or not isinstance(v, int))]
+            if bad:
+                raise UsageError(f"{name}: {key}={bad[0]!r} is not a whole number; {key} takes one (or a list of "
+                                 "them for a grid)")
 
 
 def _cause(exc: BaseException) -> str:

@@ -18,6 +18,9 @@ def names(value: Any, keyword: str) -> tuple[str, ...]:
     items = [value] if isinstance(value, str) else value
     if not isinstance(items, (list, tuple)) or not all(isinstance(v, str) for v in items):
         raise UsageError(f"{keyword}={value!r} is not allowed; allowed: a name, a comma list or a list of names")
+    if not items:  # an empty list is a selection of nothing, never "the default"
+        raise UsageError(f"{keyword}={value!r} names nothing; give one or more names, or leave {keyword} out for "
+                         "the default")
     out = []
     for item in items:
         pieces = [p.strip() for p in item.split(",")]
@@ -25,6 +28,17 @@ def names(value: Any, keyword: str) -> tuple[str, ...]:
             raise UsageError(f"{keyword}={value!r} has an empty name; give names such as gfx942 or baseline")
         out += pieces
     return tuple(dict.fromkeys(out))
+
+
+def arch_names(value: Any) -> tuple[str, ...]:
+    """``arch=``'s names, each checked against the arch table now: an unknown arch is refused before Triton
+    is imported or anything compiles."""
+    from ..archs import get_arch
+
+    found = names(value, "arch")
+    for n in found:
+        get_arch(n)
+    return found
 
 
 def _values(value: Any) -> list[Any]:

@@ -64,6 +64,11 @@ class CaptureSession:
             # the block's own exception goes on; what was recorded before it is kept
             self._capture = Capture(tuple(launches), tuple(sys.argv), version, None if kind else 0, tuple(errors))
             self.notes = frozenset(notes)
+        from ..errors import NoGpuDriverError
+        from ..interpreter import no_driver_hint
+
+        if (hint := no_driver_hint(exc)) is not None:  # the block's own error, with what to do about it
+            raise NoGpuDriverError(hint) from exc
 
     @property
     def capture(self) -> Capture:

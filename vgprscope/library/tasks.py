@@ -99,6 +99,11 @@ def read_capture(capture: Any) -> Capture:
 def executor_for(scheduler: str | None, executor: Executor | None = None) -> Iterator[Executor | None]:
     """``executor`` if given; else None (the local process pool), or an Executor on the Dask scheduler at
     ``scheduler``."""
+    if scheduler is not None and not str(scheduler).strip():
+        from ..errors import UsageError
+
+        raise UsageError(f"scheduler {scheduler!r} is empty; allowed: a Dask scheduler's address, tcp://HOST:PORT, "
+                         "or none for local processes")
     if executor is not None or not scheduler:
         yield executor
         return
@@ -306,9 +311,9 @@ _FRONTIER_SORTS: dict[str, Callable[[Any], Any]] = {
 def sort_frontiers(frontiers: Sequence[KernelFrontier], metric: str | None) -> list[KernelFrontier]:
     """The kernels of each arch best first by ``metric`` (spill_free_occupancy, next_spills, min_maxnreg)."""
     from ..errors import UsageError
-    from ..grid import sort_by
+    from ..grid import sort_by, sort_given
 
-    if not metric:
+    if (metric := sort_given(metric)) is None:
         return list(frontiers)
     key = metric.strip().lower().replace("-", "_")
     if key not in _FRONTIER_SORTS:

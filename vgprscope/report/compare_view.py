@@ -183,8 +183,6 @@ def _columns(lines: Sequence[VariantLine], extra_headers: Sequence[str], wide: b
 
 def _table(title: str, lines: Sequence[VariantLine], extra: Mapping[str, Mapping[str, str]] | None,
            extra_headers: Sequence[str], wide: bool, notes: Footnotes | None):
-    from rich.text import Text
-
     deltas = line_deltas(lines)
     rows = [row for ln in lines
             for row in _rows(ln, deltas.get(ln.variant), (extra or {}).get(ln.variant, {}), extra_headers, notes)]
@@ -227,8 +225,8 @@ def _table(title: str, lines: Sequence[VariantLine], extra: Mapping[str, Mapping
         elif i and not label.startswith("  "):
             table.rows[-1].end_section = True
         if cells is None:
-            if not wide:
-                table.add_row(Text(label, style="bold"), *[""] * len(columns))
+            if not wide:  # a line of its own across the table: a long variant name takes no column width
+                add_title(table, label, "bold")
             continue
         style = None if cells["status_full"] == "ok" else "red"
         table.add_row(*([label] if not wide and not titled else []), *(cells[key] for _, key, _ in columns),
@@ -254,8 +252,10 @@ def traffic_notes(lines: Sequence[VariantLine], wide: bool = False) -> list[str]
         if ln.variant not in names:
             names.append(ln.variant)
     what = "read GB, written GB, GFLOP: the traffic model's" if wide else "GB moved: the traffic model's bytes read + written"
-    head = f"{what} at {' / '.join(bases) or 'the reference problem'} {model.scope}:"
-    return [head, *(f"{', '.join(names)}: {formula}" for formula, names in by_formula.items()), model.notation]
+    head = f"{what} at {' / '.join(bases) or 'the reference problem'} {model.scope}"
+    if not wide:  # the formulas and their notation are a page of their own: under the wide view, not a short table
+        return [f"{head.removesuffix(':')} (the formulas: --wide)"]
+    return [f"{head}:", *(f"{', '.join(names)}: {formula}" for formula, names in by_formula.items()), model.notation]
 
 
 def tables_text(per_arch: Mapping[str, list[VariantLine]], machine: Machine, extra_headers: Sequence[str] = (),

@@ -22,9 +22,6 @@ from typing import Any
 from ..records import SCHEMA_VERSION, Record
 from .machine import Machine
 
-# A table of more rows than this leaves a column out (by its view's stated priority) rather than fold most
-# of its rows onto two lines (fit_columns)
-LONG_TABLE = 50
 # The width of the default view when stdout is not a terminal (a pipe, a file, a CI log) and $COLUMNS is
 # not set: the narrowest terminal the tables are designed for, so a log reads like a terminal.
 PIPE_WIDTH = 100
@@ -289,11 +286,10 @@ def drop_order(table, columns: Sequence[Any]) -> None:
 
 def fit_columns(table, console, width: int) -> list[Any]:
     """Give the table's foldable columns (``no_wrap`` False) fixed widths so that it fits ``width`` with
-    no row folded into more than two lines where that is possible, and as few rows folded as may be,
-    never cutting a word. Where it cannot (or, in a table of more than LONG_TABLE rows, only with most
-    rows on two lines), the columns named by :func:`drop_order` are left out, in that order, until it
-    fits; then rows may take a third line; only then are words cut, and what still does not fit is left
-    to rich (which then folds further). Returns the columns left out (no longer in ``table.columns``:
+    no row folded where that is possible, never cutting a word. Where it cannot, the columns named by
+    :func:`drop_order` are left out, in that order, until it fits on one line a row; with none left to
+    leave out, rows fold onto two lines (as few as may be), then a third; only then are words cut, and
+    what still does not fit is left to rich (which then folds further). Returns the columns left out (no longer in ``table.columns``:
     the caller puts them back)."""
     if not table.columns:
         return []
@@ -304,10 +300,9 @@ def fit_columns(table, console, width: int) -> list[Any]:
         if sum(natural) + overhead <= width:
             return dropped
         widths = _narrowed(table, console, width, natural, overhead, True, 2)
-        # most rows of a long table on two lines double its length: a column left out (and named) reads
-        # better there; a short table keeps every column, its rows on two lines
-        long = len(table.rows) > LONG_TABLE and _folded(table, console, widths or []) * 2 > len(table.rows)
-        if (widths is not None and not long) or not order:
+        # a folded cell is read as two values (or a word cut in two): a column left out, and named under
+        # the table, reads better; rows fold only where no column may be left out
+        if (widths is not None and not _folded(table, console, widths)) or not order:
             break
         col = order.pop(0)
         table.columns.remove(col)
@@ -362,6 +357,26 @@ def _put_titles(out: str, titles: Sequence[tuple[str, str | None]], width: int, 
     it = iter(titles)
     lines = [ln if TITLE_MARK not in ln else _title_text(*next(it), width, tty) for ln in out.splitlines()]
     return "".join(ln + "\n" for ln in lines)
+
+
+def _renumbered(out: str, fn_lines: Sequence[str]) -> tuple[str, list[str]]:
+    """The table text and its footnotes with the footnotes numbered in order from 1 (after some left with a
+    column): each ``[n]`` marker of a footnote becomes its new number."""
+    import re
+
+    new: dict[str, str] = {}
+    for ln in fn_lines:
+        m = re.match(r"\[(\d+)\]", ln)
+        if m:
+            new[m.group(1)] = str(len(new) + 1)
+    if all(k == v for k, v in new.items()):
+        return out, list(fn_lines)
+
+    def sub(m: re.Match[str]) -> str:
+        return f"[{new.get(m.group(1), m.group(1))}]"
+
+    lines = [re.sub(r"^\[(\d+)\]", sub, ln) for ln in fn_lines]
+    return re.sub(r"\[(\d+)\]", sub, out), lines
 
 
 def render_table(renderable, *, footnotes: Footnotes | Sequence[str] = (), notes: Sequence[str] = (),
@@ -425,8 +440,12 @@ def render_table(renderable, *, footnotes: Footnotes | Sequence[str] = (), notes
         gone = " ".join(_plain(c) for col in dropped for c in col._cells)
         fn_lines = [ln for ln in fn_lines if not ln.startswith("[") or (mark := ln.split("]")[0] + "]") not in gone
                     or mark in out or mark in elsewhere]
-        notes = [f"not shown at {width} columns: {', '.join(_plain(c.header) for c in dropped)} "
-                 "(--wide shows every column)", *notes]
+        # a legend of a column left out ("limiter: next = ...") has nothing to explain
+        heads = tuple(_plain(c.header) for c in dropped)
+        notes = [n for n in notes if not n.startswith(tuple(f"{h}{sep}" for h in heads for sep in (" =", ":")))]
+        notes = [f"not shown at {width} columns: {', '.join(heads)} (--wide shows every column)", *notes]
+        if not elsewhere:  # the notes left are numbered 1, 2, ... again, no number skipped
+            out, fn_lines = _renumbered(out, fn_lines)
     extra = [wrap(ln, width, "    ") for ln in fn_lines] + [wrap(ln, width, "  ") for ln in notes]
     return out + "".join(e + "\n" for e in extra)
 

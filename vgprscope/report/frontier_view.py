@@ -43,10 +43,12 @@ def _groups(frontiers: Sequence[KernelFrontier]) -> dict[str, list[KernelFrontie
 
 def _shared_config(kfs: Sequence[KernelFrontier]) -> tuple[str, dict[int, str]]:
     """(the config words every kernel of a table shares, each kernel's own words by id)."""
+    from .records_view import common_config
+
     labels = [_config_label(kf) for kf in kfs]
-    split = [lab.split() for lab in labels]
-    shared = [w for w in split[0] if all(w in sp for sp in split[1:])] if split else []
-    return " ".join(shared), {id(kf): " ".join(w for w in sp if w not in shared) for kf, sp in zip(kfs, split)}
+    # common_config keeps a bare word with the value it names ("cfg 1/6"): no dangling "cfg" in the title
+    shared, rest = common_config(labels) if len(labels) > 1 else (" ".join(labels), ["-"] * len(labels))
+    return shared, {id(kf): "" if own == "-" else own for kf, own in zip(kfs, rest)}
 
 
 def _config_label(kf: KernelFrontier) -> str:
@@ -157,7 +159,8 @@ def legend(amd: bool, unit: str, knob_column: bool = True) -> str:
                  if knob_column else
                  "level: the {unit} its VGPR budget allows, compiled as waves_per_eu = level").format(unit=unit)
         return (f"{level}; -: the uncapped compile, as analyze does it; alloc: the VGPRs allocated (the "
-                f"descriptor's, padded to the budget); spills: VGPR (+SGPR) values; occupancy: the {unit} reached, "
+                f"descriptor's; LLVM pads it up to what the level's budget allows, so it may be far above what the "
+                f"kernel uses, the '-' row's); spills: VGPR (+SGPR) values; occupancy: the {unit} reached, "
                 "with what else limits it")
     return (f"maxnreg: the register cap compiled (* a bisection step; -: none, the uncapped compile as "
             f"analyze does it); level: the {unit} that budget allows; spill st+ld B: spill store + load bytes "

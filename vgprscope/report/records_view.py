@@ -47,8 +47,8 @@ def grouped(records: Sequence[Record]) -> list[Record]:
                                           first[("a", r.arch)]))
 
 
-def labelled(items: Sequence[Any], variant: Callable[[Any], str],
-             kernel: Callable[[Any], str]) -> list[tuple[str, Any | None]]:
+def labelled(items: Sequence[Any], variant: Callable[[Any], str], kernel: Callable[[Any], str],
+             whole: Callable[[Any], str] | None = None) -> list[tuple[str, Any | None]]:
     """(label, item) rows for a grouped table: the variant's name on its first row (a title row, item
     None, when it has several kernels; each kernel's name, indented, on its first row); blank below."""
     out: list[tuple[str, Any | None]] = []
@@ -57,8 +57,8 @@ def labelled(items: Sequence[Any], variant: Callable[[Any], str],
         by_variant.setdefault(variant(it), []).append(it)
     for name, its in by_variant.items():
         kernels = list(dict.fromkeys(kernel(i) for i in its))
-        if len(kernels) == 1:
-            out += [(name if j == 0 else "", it) for j, it in enumerate(its)]
+        if len(kernels) == 1:  # ``whole``: the label of a group of one kernel (a captured module's kernel)
+            out += [((whole(it) if whole else name) if j == 0 else "", it) for j, it in enumerate(its)]
             continue
         out.append((name, None))
         for k in kernels:
@@ -66,12 +66,24 @@ def labelled(items: Sequence[Any], variant: Callable[[Any], str],
     return out
 
 
+def with_own_words(rows: list[tuple[str, Any | None]], own: dict[str, str]) -> list[tuple[str, Any | None]]:
+    """:func:`labelled` rows with each variant of ``own`` named on a title line with its words
+    (``remat-q  block_dk=32``), its rows below."""
+    out: list[tuple[str, Any | None]] = []
+    for label, item in rows:
+        if label in own and not label.startswith("  "):
+            out.append((f"{label}  {own[label]}", None))
+            if item is not None:
+                out.append(("", item))
+            continue
+        out.append((label, item))
+    return out
+
+
 def label_table(rows: list[tuple[str, Any | None]], columns, *, title: str | None, label_header: str = "variant",
                 row_style: Callable[[Any], str | None] | None = None):
     """A table whose first column is the labels of :func:`labelled`, a rule between variants."""
-    from rich.text import Text
-
-    from .formats import add_columns
+    from .formats import add_columns, add_title
 
     table = new_table(title)
     table.add_column(label_header, overflow="fold")
@@ -80,8 +92,8 @@ def label_table(rows: list[tuple[str, Any | None]], columns, *, title: str | Non
         starts_variant = bool(label) and not label.startswith("  ")
         if i and starts_variant:
             table.rows[-1].end_section = True
-        if item is None:
-            table.add_row(Text(label, style="bold"), *[""] * len(columns))
+        if item is None:  # a line of its own across the table: a long variant name takes no column width
+            add_title(table, label, "bold")
         else:
             table.add_row(label, *(c.cell(item) for c in columns), style=row_style(item) if row_style else None)
     return table
@@ -136,13 +148,28 @@ def table_text(records: Sequence[Record], machine: Machine, *, title: str | None
                and not (c.header == "spills" and spill_free)]
     said = ([f"every config: {shared}"] if shared else []) + (["no kernel spills"] if spill_free else [])
     heading = f"{title or ''} ({'; '.join(said)})".strip() if said else title
+    # a variant's own knob every row of it shares (remat-q's block_dk=32) is said once, on its name's line
+    own: dict[str, str] = {}
+    if not naming.by_kernel:
+        for v in dict.fromkeys(r.variant for r in records):
+            mine = [r for r in records if r.variant == v]
+            if any(r.source != "variants" for r in mine):  # a capture's words name its launch: they stay
+                continue
+            words, trimmed = common_config([labels[r.key] for r in mine])
+            knobs = [w for w in words.split() if "=" in w and not w.startswith("cfg")]
+            if len(mine) > 1 and knobs:
+                own[v] = " ".join(knobs)
+                labels.update({r.key: " ".join(w for w in labels[r.key].split() if w not in knobs) or "-"
+                               for r in mine})
     if naming.by_kernel:
         rows = labelled(records, lambda r: r.kernel, lambda r: r.kernel)
         # which file each kernel came from: the first column left out where the table cannot fit
         columns = [*columns[:1], Column("file", lambda r: r.variant, drop=0), *columns[1:]]
         label_header = "kernel"
     else:
-        rows = labelled(records, lambda r: r.variant, lambda r: r.kernel)
+        # a captured kernel's variant is its module: the kernel's name is what a person looks for
+        rows = with_own_words(labelled(records, lambda r: r.variant, lambda r: r.kernel,
+                                           lambda r: r.variant if r.source == "variants" else naming.title(r)), own)
         label_header = "variant"
     if max((len(lab) for lab, _ in rows), default=0) <= LABEL_MAX:
         table = label_table(rows, columns, title=heading, label_header=label_header, row_style=style)

@@ -122,9 +122,13 @@ _LABEL_KEY = {"VGPRs/AGPRs": "vgpr", "VGPRs": "vgpr", "SGPRs": "sgpr", "bytes of
               "registers": "regs", "bytes of shared memory": "shared"}
 
 
+# the short cells' names of a limiter where the model's is long (NVIDIA's memory header says smem too)
+_SHORT_NAME = {"shared": "smem"}
+
+
 def short_next_step(occ: Occupancy) -> str | None:
-    """``vgpr: -8 -> 2`` (shed 8 VGPRs for 2 waves/SIMD), ``vgpr -10, lds -11264 -> 3``, ``max``; None when
-    the next step is a sentence no short form says (it then becomes a footnote)."""
+    """``vgpr: -8 -> 2`` (shed 8 VGPRs for 2 waves/SIMD), ``max``; None when the next step is a sentence no
+    short form says, as two resources to shed are (it then becomes a footnote: ``vgpr,lds [1]``)."""
     text = occ.next_step
     if text.startswith("at the maximum"):
         return "max"
@@ -136,7 +140,9 @@ def short_next_step(occ: Occupancy) -> str | None:
         return None
     target = m["value"]
     if len(cuts) == 1 and (cuts[0][0],) == tuple(occ.limiters):
-        return f"{cuts[0][0]}: -{cuts[0][1]} -> {target}"
+        return f"{_SHORT_NAME.get(cuts[0][0], cuts[0][0])}: -{cuts[0][1]} -> {target}"
+    if len(cuts) > 1:  # two resources to shed is a sentence (a footnote), not a cell that folds
+        return None
     return ", ".join(f"{k} -{n}" for k, n in cuts) + f" -> {target}"
 
 
@@ -148,14 +154,15 @@ def fmt_next_short(rec: Record, notes: Footnotes) -> str:
     short = short_next_step(occ)
     if short is not None:
         return short
-    head = ",".join(occ.limiters) or "-"
+    head = ",".join(_SHORT_NAME.get(lim, lim) for lim in occ.limiters) or "-"
     return f"{head} {notes.ref(occ.next_step)}"
 
 
 def fmt_occupancy_noted(rec: Record, notes: Footnotes) -> str:
     occ = rec.occupancy
     cell = fmt_occupancy(occ)
-    return f"{cell} {notes.ref(occ.note)}" if occ is not None and occ.note else cell
+    # a row that failed says why in its status; the same words again on its occupancy would be a second note
+    return f"{cell} {notes.ref(occ.note)}" if occ is not None and occ.note and rec.ok else cell
 
 
 def fmt_spills_noted(rec: Record, notes: Footnotes) -> str:
@@ -246,9 +253,11 @@ def cells(rec: Record, columns: list[tuple[str, Any]] = COLUMNS) -> list[str]:
 RECORD_LEGEND = ("VGPRs / regs: 264 (256v+8a) = the unified count occupancy sees, of arch VGPRs (v) and AGPRs (a) "
                  "(AMD), or registers per thread (NVIDIA); LDS B: LDS (AMD) or shared memory (NVIDIA) bytes per "
                  "workgroup / block{spills}; --wide: every field")
-SPILLS_LEGEND = "; spills: spilled registers (spill instructions inside a loop)"
+SPILLS_LEGEND = ("; spills: AMD: spilled VGPRs (N in loop: spill instructions inside a loop), NVIDIA: ptxas's "
+                 "spill stores+loads in bytes")
 NEXT_LEGEND = ("limiter: next = the resource that limits occupancy, how much of it to shed, and the occupancy "
-               "that gives (vgpr: -8 -> 2 = 8 fewer VGPRs for 2 waves/SIMD); max = at the arch's maximum")
+               "that gives (vgpr: -8 -> 2 = 8 fewer VGPRs for 2 waves/SIMD; smem: shared memory); max = at the arch's "
+               "maximum")
 
 
 def record_columns(notes: Footnotes, with_status: bool = True) -> list[Column]:
