@@ -91,6 +91,7 @@ class Backend(Protocol):
     unit: str  # the occupancy unit ("waves/SIMD", "blocks/SM")
     unit_short: str  # the same in a compact cell ("w/SIMD")
     group_word: str  # what Triton's num_warps counts on it ("waves", "warps")
+    lane_word: str  # one of a wave's / warp's lanes ("lane", "thread")
     register_word: str  # registers as the frontier's summary says them ("VGPRs", "registers")
     # the frontier's knob, and whether any setting between two levels is a register budget (then the
     # frontier bisects for the smallest spill-free one)

@@ -58,6 +58,7 @@ class CudaBackend:
     unit = NVIDIA_UNIT
     unit_short = "blk/SM"
     group_word = "warps"
+    lane_word = "thread"  # what per-lane counts are per (a loop's bytes per trip)
     register_word = "registers"
     knob = "maxnreg"
     bisects = True

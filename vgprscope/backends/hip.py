@@ -43,6 +43,7 @@ class HipBackend:
     unit = AMD_UNIT
     unit_short = "w/SIMD"  # in a compact occupancy cell
     group_word = "waves"
+    lane_word = "lane"  # what per-lane counts are per (a loop's bytes per trip)
     register_word = "VGPRs"
     # waves_per_eu N asks LLVM for N waves/SIMD: a level is a setting, nothing lies between two
     knob = "waves_per_eu"

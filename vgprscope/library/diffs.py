@@ -65,7 +65,8 @@ class DiffResult(CoreDiffResult, NotebookDisplay):
         import json
 
         from .. import __version__
-        from ..report.sarif import gate_sarif, kernel_location
+        from ..gate.sarif import gate_sarif
+        from ..report.sarif import kernel_location
 
         files = {(r.variant, r.kernel): r.identity.file for r in (*self.records_after, *self.records_before)
                  if r.identity is not None}

@@ -420,7 +420,7 @@ class CheckResult(NotebookDisplay):
     def to_sarif(self) -> str:
         """The gate's regressions as SARIF 2.1.0 (``--format sarif``), each at its kernel's ``def`` line."""
         from .. import __version__
-        from ..report.sarif import gate_sarif
+        from ..gate.sarif import gate_sarif
 
         log = gate_sarif(self.result, kernel_locations(self.config, self.result), __version__, self.exit_code)
         return json.dumps(log, indent=1) + "\n"

@@ -250,9 +250,16 @@ MIX_HEADERS = ("loop", "insts", "matrix", "global", "LDS", "spill", "waits", "ba
 MIX_WIDE = ("nop cyc", "cvt", "matrix ops")
 
 
+def _lane_word(arch: str) -> str:
+    from ..archs import ARCHS
+    from ..backends import backend_of
+
+    return backend_of(ARCHS[arch]).lane_word if arch in ARCHS else "lane"
+
+
 def mix_summary(e: KernelExplanation) -> str:
     hot = next((m for m in e.mixes if m.hot), None)
-    unit = "lane" if e.arch.startswith("gfx") else "thread"
+    unit = _lane_word(e.arch)
     head = (f"machine-code loops: {len(e.mixes)}, one trip each (global / LDS / spill: bytes loaded/stored per "
             f"{unit}; acc: AGPR<->VGPR copies)")
     if hot is None:

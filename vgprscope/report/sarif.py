@@ -1,5 +1,5 @@
-"""SARIF 2.1.0 (Static Analysis Results Interchange Format) for code scanning: the gate's regressions (``check``,
-``diff``) and explain's spill sites, each located in the user's own source.
+"""SARIF 2.1.0 (Static Analysis Results Interchange Format) for code scanning: the log, its rules and results,
+located in the user's own source; explain's spill sites (the gate's regressions: ``gate.sarif``).
 
 One result per failing metric of an entry (``vgprscope.<metric>``: ``vgprscope.vgpr_total``,
 ``vgprscope.occupancy``, ...), per entry that went missing (``vgprscope.missing``) or stopped compiling
@@ -12,7 +12,7 @@ to the working directory (the repository root in CI) when the file lies inside i
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,7 +21,7 @@ SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sar
 VERSION = "2.1.0"
 INFO_URI = "https://pypi.org/project/vgprscope/"
 
-_RULE_TEXT = {
+RULE_TEXT = {
     "missing": "A baseline entry the run no longer produces (a kernel no longer launched, renamed, or removed)",
     "status": "The kernel no longer compiles, or can no longer launch, where the baseline's did",
     "spill": "A register spill: a store to or reload from scratch / local memory",
@@ -63,21 +63,13 @@ def kernel_location(file: str | None, kernel: str, root: Path | None = None) -> 
     return Location(_uri(path, root or Path.cwd()), line)
 
 
-def _rule(rule_id: str, metric: str | None = None) -> dict[str, Any]:
-    from ..gate.metrics import metric_info
-
-    name = rule_id.removeprefix("vgprscope.")
-    if name in _RULE_TEXT:
-        text = _RULE_TEXT[name]
-    else:
-        m = metric_info(metric or name)
-        verb = "drop" if m.higher_is_better else "grow"
-        text = f"{m.what} ({m.unit}) may not {verb} past the gate's rule"
-    return {"id": rule_id, "name": name, "shortDescription": {"text": text},
+def rule(rule_id: str, text: str) -> dict[str, Any]:
+    """A SARIF reportingDescriptor: the rule's id, name and one-line description."""
+    return {"id": rule_id, "name": rule_id.removeprefix("vgprscope."), "shortDescription": {"text": text},
             "helpUri": INFO_URI, "properties": {"tags": ["performance", "registers"]}}
 
 
-def _result(rule_id: str, level: str, message: str, where: Location | None, fingerprint: str,
+def result(rule_id: str, level: str, message: str, where: Location | None, fingerprint: str,
             props: Mapping[str, Any] | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {"ruleId": rule_id, "level": level, "message": {"text": message},
                            "partialFingerprints": {"vgprscopeKey/v1": fingerprint}}
@@ -89,9 +81,10 @@ def _result(rule_id: str, level: str, message: str, where: Location | None, fing
     return out
 
 
-def _log(results: list[dict[str, Any]], rule_ids: Iterable[tuple[str, str | None]], version: str,
-         invocation: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    rules = [_rule(rid, metric) for rid, metric in dict.fromkeys(rule_ids)]
+def log(results: list[dict[str, Any]], rule_texts: Mapping[str, str], version: str,
+        invocation: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """A SARIF 2.1.0 log of one run: ``rule_texts`` the description of each rule id the results use."""
+    rules = [rule(rid, rule_texts[rid]) for rid in dict.fromkeys(r["ruleId"] for r in results)]
     index = {r["id"]: i for i, r in enumerate(rules)}
     for r in results:
         r["ruleIndex"] = index[r["ruleId"]]
@@ -101,48 +94,6 @@ def _log(results: list[dict[str, Any]], rule_ids: Iterable[tuple[str, str | None
     if invocation:
         run["invocations"] = [dict(invocation)]
     return {"$schema": SCHEMA, "version": VERSION, "runs": [run]}
-
-
-def gate_sarif(result: Any, locations: Mapping[str, Location], version: str,
-               exit_code: int | None = None) -> dict[str, Any]:
-    """A ``gate.diff.GateResult`` (check or diff) as a SARIF log: a result per failing metric, per missing or
-    broken entry, and a warning per growth the rules let pass. ``locations``: entry key -> the kernel's line
-    (an entry without one, e.g. a kernel whose file is gone, has no location, only its message)."""
-    from ..gate.diff import State
-    from ..gate.rules import Change
-
-    results: list[dict[str, Any]] = []
-    rule_ids: list[tuple[str, str | None]] = []
-    for d in result.entries:
-        e = d.entry
-        where = locations.get(d.key)
-        head = f"{e.variant}/{e.kernel} on {e.arch} [{e.slot}]"
-        if d.state is State.MISSING:
-            if d.fails:
-                rule_ids.append(("vgprscope.missing", None))
-                results.append(_result("vgprscope.missing", "error", f"{head}: in the baseline, not produced by "
-                                       "this run (renamed, no longer launched, or removed)", where, d.key))
-            continue
-        if d.state is State.NEW:
-            continue
-        if d.status is not None and d.status.fails:
-            rule_ids.append(("vgprscope.status", None))
-            results.append(_result("vgprscope.status", "error", f"{head}: {d.status.baseline} -> {d.status.current}",
-                                   where, d.key))
-        for m in d.metrics:
-            if m.delta == 0 or not m.worse:
-                continue
-            if not m.fails and m.change is Change.BETTER:
-                continue
-            level = "error" if m.fails else "warning"
-            rid = f"vgprscope.{m.metric}"
-            rule_ids.append((rid, m.metric))
-            verdict = "fails the rule" if m.fails else "within the rule"
-            results.append(_result(rid, level, f"{head}: {m.metric} {m.baseline} -> {m.current} "
-                                   f"({m.delta:+d}), {verdict} {m.rule.text()}", where, f"{d.key}/{m.metric}",
-                                   {"baseline": m.baseline, "current": m.current, "delta": m.delta}))
-    invocation = {"executionSuccessful": exit_code in (0, 1)} if exit_code is not None else None
-    return _log(results, rule_ids, version, invocation)
 
 
 def _site_location(chain: Sequence[str], kernel_file: str | None, root: Path) -> Location | None:
@@ -171,16 +122,14 @@ def spills_sarif(explanations: Sequence[Any], files: Mapping[str, str | None], v
     file (to find the sites' files beside it)."""
     root = root or Path.cwd()
     results: list[dict[str, Any]] = []
-    rule_ids: list[tuple[str, str | None]] = []
     for e in explanations:
         kernel_file = files.get(e.label)
         for s in e.spills:
             where = _site_location(s.location, kernel_file, root) or kernel_location(kernel_file, e.kernel, root)
-            rule_ids.append(("vgprscope.spill", None))
             inside = "inside a loop" if s.in_loop else "outside any loop"
-            results.append(_result(
+            results.append(result(
                 "vgprscope.spill", "warning" if s.in_loop else "note",
                 f"{e.label} on {e.arch} ({e.config}): {s.stores} spill stores, {s.reloads} reloads {inside} at "
                 f"{' <- '.join(s.location)}", where, f"{e.label}/{e.arch}/{e.config}/{'<-'.join(s.location)}",
                 {"stores": s.stores, "reloads": s.reloads, "in_loop": s.in_loop}))
-    return _log(results, rule_ids, version)
+    return log(results, {"vgprscope.spill": RULE_TEXT["spill"]}, version)
