@@ -46,6 +46,7 @@ class LoopMix:
     matrix_ops: tuple[tuple[str, int], ...]  # matrix mnemonic -> count (v_mfma_f32_32x32x8_f16: 16)
     lines: tuple[str, ...]  # innermost file:line of its instructions, compacted per file ("baseline.py:45-69")
     hot: bool = False
+    span: tuple[int, int] | None = None  # NVIDIA: the first and last SASS address of the body (the branch's)
 
     def count(self, cls: str) -> int:
         return dict(self.counts).get(cls, 0)
@@ -118,8 +119,9 @@ class _Acc:
         self.lines[line] += 1
 
 
-def _mixes(accs: dict[str, _Acc], depth: dict[str, int], parent: dict[str, str | None]) -> tuple[LoopMix, ...]:
-    out = [LoopMix(name=n, depth=depth[n], parent=parent[n], instructions=a.total,
+def _mixes(accs: dict[str, _Acc], depth: dict[str, int], parent: dict[str, str | None],
+           spans: dict[str, tuple[int, int]] | None = None) -> tuple[LoopMix, ...]:
+    out = [LoopMix(name=n, depth=depth[n], parent=parent[n], instructions=a.total, span=(spans or {}).get(n),
                    counts=tuple((c, a.counts[c]) for c in CLASSES if a.counts[c]),
                    bytes=tuple((c, a.bytes[c]) for c in _BYTE_CLASSES if a.bytes[c]), nop_cycles=a.nop,
                    matrix_ops=tuple(sorted(a.matrix.items(), key=lambda kv: (-kv[1], kv[0]))),
@@ -364,5 +366,5 @@ def sass_loops(sass: str, function: str | None = None) -> tuple[LoopMix, ...]:
         for name, (lo, hi) in ordered:
             if lo <= addr <= hi:
                 accs[name].add(cls_, op.split(".")[0] if cls_ != "matrix" else op, width, loc)
-    return _mixes(accs, depth, parent)
+    return _mixes(accs, depth, parent, dict(ordered))
 
