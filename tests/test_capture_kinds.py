@@ -18,6 +18,7 @@ ARCHS = ["gfx942", "sm_90"]
 
 
 def capture(tmp_path: Path, script: str, *args: str, env: dict | None = None) -> Path:
+    tmp_path.mkdir(parents=True, exist_ok=True)  # a second capture in a directory of its own
     out = tmp_path / "cap.json"
     done = cli("capture", "-o", str(out), "--", sys.executable, str(USER_KERNELS / script), *args,
                env={"TRITON_INTERPRET": "1", **(env or {})})
