@@ -161,6 +161,35 @@ def _weight(r: HistoryRow) -> int:
     return 1000 * len(r.events()) + spread + (max(spills) if spills else 0)
 
 
+def _draw_steps(ax, arch: str, drawn: Sequence[HistoryRow]) -> None:
+    """The arch's occupancy steps as dashed lines: the register counts where occupancy drops a level (the
+    arch table's ladder, for the drawn kernels' most common block size), each labelled with the level below
+    it; only the steps within the drawn registers' range (and the next one above), which is what a release's
+    move is read against."""
+    from collections import Counter
+
+    from .archs import ARCHS
+    from .backends import backend_of, ladder
+
+    a = ARCHS.get(arch)
+    ys = [registers(rec) for r in drawn for rec in r.records if rec is not None and rec.ok]
+    if a is None or not ys:
+        return
+    warps = Counter(rec.config.num_warps for r in drawn for rec in r.records
+                    if rec is not None and rec.config.num_warps).most_common(1)
+    threads = warps[0][0] * a.wave_size if warps else None
+    steps = [s for s in ladder(a, threads=threads) if s.hi < max(ys) * 2]
+    lo, hi = min(ys), max(ys)
+    shown = [s for s in steps if lo * 0.8 <= s.hi <= hi] + [s for s in steps if s.hi > hi][:1]
+    unit = backend_of(a).ladder_words
+    for s in shown:
+        ax.axhline(s.hi + 0.5, color="grey", linestyle="--", linewidth=0.8, alpha=0.6, zorder=0)
+        ax.annotate(f"<= {s.hi}: {s.value} {'w/SIMD' if a.vendor == 'amd' else 'blk/SM'}", (0, s.hi + 0.5),
+                    textcoords="offset points", xytext=(2, 2), fontsize=6, color="grey")
+    if shown:
+        ax.set_ylabel(f"registers ({unit}); dashed: occupancy steps")
+
+
 def plot(rows: Sequence[HistoryRow], path: Path, title: str = "Registers and spills per Triton release") -> Path:
     """One panel per arch: registers per release of the kernels where the most happened (marked changes,
     then the largest spread), spills as red rings with their count; the rest are in the table."""
@@ -183,11 +212,13 @@ def plot(rows: Sequence[HistoryRow], path: Path, title: str = "Registers and spi
                 if y is not None and s:
                     ax.scatter([x], [y], s=160, facecolors="none", edgecolors="red", linewidths=2, zorder=5)
                     ax.annotate(f"+{s}", (x, y), textcoords="offset points", xytext=(7, 6), fontsize=7, color="red")
+        _draw_steps(ax, arch, drawn)
         ax.set_xticks(range(len(rows[0].releases)), rows[0].releases)
         left = len(mine) - len(drawn)
         ax.set_title(f"{arch}: the {len(drawn)} kernels where the most changed" + (f" ({left} more in the table)"
                                                                                   if left else ""), fontsize=10)
-        ax.set_ylabel("registers")
+        if not ax.get_ylabel():
+            ax.set_ylabel("registers")
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     fig.suptitle(f"{title} (red rings: spills, with their count)")
