@@ -37,6 +37,7 @@ class Case:
     launch_args: str  # the launcher's arguments: where that command put the files, then the shapes
     upstream: str  # the thread's own numbers, in its terms
     expected_exit: int  # what the gate should say: 1 a regression, 0 none
+    reading: str  # what the compiles say beside the thread's numbers (written by a person, from the records)
 
 
 WORKLOADS = "vgprscope.library.reports.workloads"
@@ -49,31 +50,56 @@ CASES: tuple[Case, ...] = (
          PRIMUS_SOURCE.format(rev="e29a9b36^"), "primus-turbo",
          "the 256x256x64 tile (8 warps, 2 stages) on Triton 3.8.0: n_regs 256 (maxed), n_spills 65; the kernel "
          "1.68 -> 9.12 ms a launch on an MI300X from 3.7.1 to 3.8.0 (DeepSeek-V2-Lite dW2, G=64, OUT_M=1408, "
-         "OUT_N=2048)", 1),
-    Case("primus-turbo-grouped-gemm-fix", "the same kernel with the fix's tile (BLOCK_K 32)",
+         "OUT_N=2048)", 1,
+         "Reproduced. 256 VGPRs on both releases (the file's maximum at this launch's 2 waves/SIMD), and "
+         "3.8.0 spills 16 times the values of 3.7.1 (4 -> 64, scratch 20 -> 260 B a lane, spill instructions "
+         "in the K loop 0 -> 6): the gate fails on the spills alone. The thread counts 65 spills with its own "
+         "build of 3.8.0, PyPI's 3.8.0 spills 64 values here. The installed 3.9.0 halves it (31, 128 B)."),
+    Case("primus-turbo-grouped-gemm-fix", "Primus-Turbo's grouped GEMM with the fix's tile (BLOCK_K 32)",
          "AMD-AGI/Primus-Turbo#471", "gfx942", "3.7.1", "3.8.0", f"{WORKLOADS}.primus_turbo_grouped_gemm",
          PRIMUS_SOURCE.format(rev="e29a9b36"), "primus-turbo",
          "BLOCK_K=32 on Triton 3.8.0: n_regs 248, n_spills 0, 1.6-3.5x faster than BLOCK_K=64 in the "
-         "microbenchmark; the fix of the regression", 0),
+         "microbenchmark; the fix of the regression", 0,
+         "Reproduced, and the case the default rules were changed for (issue 24 item 9): 244 -> 248 VGPRs at "
+         "the same 2 waves/SIMD, nothing spilled on either release. The gate says `changed` with the headroom "
+         "left and passes; with `strict = true` (tolerance 0 on every count) it fails, as every rule did "
+         "before."),
     Case("aiter-unified-decode", "aiter's unified attention in decode (2D kernel), 8 query heads per K/V head of 128",
          "ROCm/aiter#5137", "gfx950", "3.7.1", "3.8.0", f"{WORKLOADS}.aiter_unified_decode",
          AITER_SOURCE, "aiter-src 128 8 64 512",
          "Triton 3.8 regresses aiter's decode attention on gfx950 (llama3 paged-attention decode about 18% "
          "slower; the GQA decode kernel left in an 'inflated 202-VGPR / occupancy-2 state'); setting "
-         "waves_per_eu=2 on the launch recovers 42-43%", 1),
+         "waves_per_eu=2 on the launch recovers 42-43%", 1,
+         "The regression of #5137's release, on the decode kernel serving engines launch through aiter "
+         "(vLLM's backend): 3.8.0 gives it 86 fewer VGPRs (218 -> 132) but more than doubles Triton's LDS "
+         "(32,768 -> 67,520 B; ROCm/aiter#4918: 3.8 turns on direct-to-LDS async copies by default on "
+         "gfx950), and LDS becomes what binds: 2 -> 1 wave/SIMD. The diff names the LDS as the cause; a "
+         "register-only view would call this launch better."),
     Case("aiter-pa-decode", "aiter's paged-attention decode, GQA with tl.dot (v1), the kernel #5137 retuned",
          "ROCm/aiter#5137", "gfx950", "3.7.1", "3.8.0", f"{WORKLOADS}.aiter_pa_decode",
          AITER_SOURCE, "aiter-src",
          "the v1 w_dot GQA decode kernel at 202 VGPRs / occupancy 2 under Triton 3.8 (AMD's ROCm build); "
          "waves_per_eu=2 gives it the full 256-VGPR budget: s_waitcnt lgkmcnt(0) 72 -> 50, s_nop 36 -> 9, "
-         "llama3 8B/70B/405B decode +43/+43/+42%", 0),
+         "llama3 8B/70B/405B decode +43/+43/+42%", 0,
+         "Not reproduced with PyPI's releases: the kernel #5137 retuned compiles to 70 VGPRs and 7 waves/SIMD "
+         "on both 3.7.1 and 3.8.0 for llama3-8B's decode, far from the 202 VGPRs the thread measured with "
+         "AMD's ROCm build of 3.8 (whose LLVM differs from PyPI's). Its LDS doubles too (8,192 -> 16,608 B) "
+         "and its SGPRs grow 46 -> 51, both within the level: `changed`, exit 0."),
     Case("vllm-fused-moe", "vLLM's int4 fused MoE (fused_moe_kernel_gptq_awq), Kimi K2.5 on an MI355X",
          "vllm-project/vllm#43153", "gfx950", "3.4.0", "3.6.0", f"{WORKLOADS}.vllm_fused_moe",
          "pip download --no-deps vllm==0.21.0 -d wheels && "
          "unzip -q wheels/vllm-*.whl 'vllm/model_executor/layers/fused_moe/*' -d vllm-wheel", "vllm-wheel",
          "Kimi K2.5 serving 707 -> 390 output tokens/s (TPOT 43.7 -> 79.7 ms) from Triton 3.4 to 3.6 with "
          "nothing else changed; the kernel 'performs significantly worse when compiled by triton 3.6'; fixed by "
-         "retuning its tile configs (vllm-project/vllm#44119, 68% of the gap)", 0),
+         "retuning its tile configs (vllm-project/vllm#44119, 68% of the gap)", 0,
+         "Every count says 3.6.0 is the better compile. Six of the eight launches fall by 60-204 VGPRs (3.4.0 "
+         "uses all 512 on six), the two BLOCK_N=256 launches stay at 512 on both; every launch "
+         "that spilled spills less (to none on two, scratch gone from three), occupancy holds at 1 "
+         "wave/SIMD. The SGPRs of four launches grow (+4 to +9, 31-32 -> 36-40, far below the arch's 108): "
+         "`changed`, exit 0; before issue 24's rules this was the false alarm that failed the upgrade. What "
+         "slowed Kimi K2.5 down is not in the resource counts: the thread fixed it by retuning the tiles for "
+         "the new compiler's schedule, which a compile-only tool cannot time. (The installed 3.9.0 spills "
+         "nowhere and reaches 2-4 waves/SIMD on six launches.)"),
 )
 
 
@@ -94,10 +120,13 @@ def commands(case: Case, directory: Path) -> list[str]:
 
 
 def write_records(path: Path, release: str, records: Sequence[Any]) -> None:
+    """Each record as ``Record.as_dict`` gives it, less what changes from run to run (compile time, whether
+    the cache served it), so that a re-run writes the same file."""
     from ...fsutil import atomic_write
 
-    atomic_write(path, json.dumps({"schema": RECORDS_SCHEMA, "triton_version": release,
-                                   "records": [r.as_dict() for r in records]}, indent=1) + "\n")
+    rows = [{k: v for k, v in r.as_dict().items() if k not in ("compile_seconds", "cached")} for r in records]
+    atomic_write(path, json.dumps({"schema": RECORDS_SCHEMA, "triton_version": release, "records": rows},
+                                  indent=1) + "\n")
 
 
 def load_records(path: Path) -> list[Any]:
@@ -151,7 +180,7 @@ def _diff_markdown(md: str) -> list[str]:
     for line in md.splitlines():
         if line.startswith("Machine: "):
             continue
-        out.append("##" + line if line.startswith("#") else line)
+        out.append("#" + line if line.startswith("#") else line)
     return out
 
 
@@ -186,6 +215,7 @@ def upstream_regressions_report(out: Path, *, cases: Sequence[Case] = CASES, job
                         str(case.expected_exit)])
         body += [f"## {case.title} ({case.issue})", "",
                  f"Upstream's own numbers: {case.upstream}.", "",
+                 f"What the compiles say: {case.reading}", "",
                  f"Exit code: **{code}** (expected {case.expected_exit}). Reproduce:", "", "```",
                  *commands(case, directory), "```", "",
                  f"Each launch under both releases and under the installed Triton {installed}:", "",

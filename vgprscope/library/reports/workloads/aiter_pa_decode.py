@@ -1,9 +1,10 @@
 """aiter's paged-attention decode (the GQA kernel with tl.dot, `_paged_attn_decode_v1_w_dot_kernel`), launched
 on the CPU under TRITON_INTERPRET=1 the way aiter launches it: llama3-8B's decode of ROCm/aiter#5137 (32
-query heads over 8 K/V heads of 128, a paged bf16 KV cache of 16-token blocks, 4 sequences of 1024 tokens,
-so aiter's dispatch picks v1). The kernel files are the repository's own at e4048607 (2026-08-22, before
-#5137 changed the launch's waves_per_eu; MIT license); aiter's package __init__ needs ROCm, so its Triton
-ops are imported from the tree's files. The reproduction of reports/upstream-regressions.md:
+query heads over 8 K/V heads of 128, a paged bf16 KV cache of 16-token blocks, sequences of 1024 tokens, so
+aiter's dispatch picks v1; 4 of them: the batch does not change the launch's specialisation). The kernel
+files are the repository's own at e4048607 (2026-08-22, before #5137 changed the launch's waves_per_eu; MIT
+license); aiter's package __init__ needs ROCm, so its Triton ops are imported from the tree's files. The
+reproduction of reports/upstream-regressions.md:
 
     git clone -q https://github.com/ROCm/aiter aiter-src && git -C aiter-src checkout -q e4048607
     TRITON_INTERPRET=1 vgprscope capture -o pa-decode.json -- python -m vgprscope.library.reports.workloads.aiter_pa_decode aiter-src
