@@ -65,3 +65,31 @@ def test_check_refuses_them_with_exit_2_and_one_line(tmp_path, edit):
     assert done.returncode == 2, done.stdout + done.stderr
     lines = [ln for ln in done.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1 and lines[0].startswith("vgprscope: error: baseline ") and "Traceback" not in done.stderr
+
+
+# ---- --num-stages: bounded by what the arch can hold, refused before anything compiles -----------------------
+
+@pytest.mark.parametrize("stages", ["1000000", "64", "16"])
+def test_a_pipeline_the_arch_cannot_hold_is_refused_before_compiling(stages, tmp_path):
+    """`--num-stages 1000000` compiled without bound (7 GB in 26 s, then a MemoryError traceback or a hang)."""
+    done = cli("analyze", "--variant", "baseline", "--arch", "gfx942", "--num-stages", stages, "--jobs", "1",
+               "--no-cache", cwd=tmp_path, env={"VGPRSCOPE_CACHE_DIR": str(tmp_path / "cache")})
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.splitlines() == [
+        f"vgprscope: error: num_stages {stages} is more than gfx942 can hold: each stage after the first keeps at "
+        "least a 64 x 128 key tile (16384 B) in flight and gfx942 has 65536 B of shared memory / LDS per "
+        "workgroup, room for at most 5 stages at this tile"]
+    assert not (tmp_path / "cache").exists()  # nothing compiled
+
+
+def test_the_stages_bound_follows_the_tile_and_the_arch():
+    import vgprscope
+    from vgprscope.attention.tuning import stages_refusal
+    from vgprscope.errors import UsageError
+
+    assert stages_refusal(5, 64, 128, "gfx942") is None  # 4 x 16 KiB in flight fit 64 KiB
+    assert stages_refusal(6, 64, 128, "gfx942") is not None  # Triton 3.9 wanted 163840 B there
+    assert stages_refusal(8, 128, 128, "sm_90") is None and "at most 8 stages" in stages_refusal(9, 128, 128, "sm_90")
+    assert stages_refusal(16, 32, 64, "sm_90") is None  # small tiles: 16 stages fit 227 KiB
+    with pytest.raises(UsageError, match="num_stages 64 is more than sm_90 can hold"):
+        vgprscope.analyze(variant="baseline", arch="sm_90", num_stages=64)

@@ -141,6 +141,15 @@ def test_strict_in_the_configuration_and_on_the_command_line(tmp_path):
         load_gate_config(cwd=tmp_path)
 
 
+def test_the_librarys_rows_carry_the_change_and_its_headroom():
+    from vgprscope.library.results import CheckResult
+
+    result = compare(Baseline.of([entry(amd(244))], "3.9.0"), [entry(amd(248))])
+    (row,) = CheckResult(result, (), "b.json").rows()
+    assert (row["result"], row["vgpr_total_change"], row["vgpr_total_delta"], row["vgpr_total_headroom"]) == (
+        "changed", "~", 4, 8)
+
+
 def test_check_and_diff_take_strict_and_the_library_too():
     import inspect
 
@@ -162,6 +171,7 @@ def test_the_table_shows_a_changed_row_with_its_delta_at_100_columns():
     text = to_table(result, "machine", "b.json", width=100)
     row = next(line for line in text.splitlines() if line.lstrip().startswith("changed"))
     assert "244 -> 248 (+4)" in row or "248 (+4)" in row
+    assert "8 VGPRs left" in row  # the headroom in the row; the footnote says before what
     assert "8 VGPRs of headroom before 1 wave/SIMD" in " ".join(text.split())
     assert max(len(line) for line in text.splitlines()) <= 100
 

@@ -337,11 +337,12 @@ def _gate_result(rules: RuleSet = RuleSet()):
 def test_check_fits_and_says_result_and_delta_apart(width):
     from vgprscope.gate import report as gate_report
 
-    result = _gate_result()
+    result = _gate_result(RuleSet(strict=True))  # strict: the 4 VGPRs within their step fail too
     text = gate_report.to_table(result, compile_only().fields(), "gate_baseline.json", width=width)
     assert_fits(text, width, "result", len(result.entries))
-    results = [ln.split()[0] for ln in text.splitlines() if ln.split() and ln.split()[0] in
-               ("worse", "better", "same", "new", "missing", "n/c")]
+    rows_text = text.split("\n[1]")[0]  # the rows (the legend under the table may start a line with "new")
+    results = [ln.split()[0] for ln in rows_text.splitlines() if ln.split() and ln.split()[0] in
+               ("worse", "changed", "better", "same", "new", "missing", "n/c")]
     assert results == ["worse", "worse", "worse", "missing", "new", "better", "same"]  # missing fails: with the failures
     rows = {ln.split()[0] + " " + ln.split()[1]: ln for ln in text.splitlines() if len(ln.split()) > 1}
     assert "108 -> 112 (+4 ✗)" in rows["worse baseline"]  # vgpr_total grew by 4: the value's own sign
@@ -366,7 +367,7 @@ def test_check_growth_within_the_rule_has_no_marker():
 def test_check_wide_and_markdown_keep_every_column():
     from vgprscope.gate import report as gate_report
 
-    result = _gate_result()
+    result = _gate_result(RuleSet(strict=True))
     wide = gate_report.to_table(result, ["compile-only"], "b", wide=True, width=100)
     header = next(h for h, _ in _tables(wide))
     assert all(h in header for h in gate_report.HEADERS)
@@ -374,6 +375,9 @@ def test_check_wide_and_markdown_keep_every_column():
     md = gate_report.to_markdown(result, "compile-only", "b")
     slot = "block_m=64 block_n=32 head_dim=64 num_warps=4 num_stages=1"  # the fixtures' one request
     assert f"| worse | baseline | attn_fwd | gfx942 | {slot} | 64x32 d64 fp16 w4 s1 | 108 -> 112 (+4 ✗) | 4 |" in md
+    # by default the 4 VGPRs keep 4 waves/SIMD: changed, no mark
+    md = gate_report.to_markdown(_gate_result(), "compile-only", "b")
+    assert f"| changed | baseline | attn_fwd | gfx942 | {slot} | 64x32 d64 fp16 w4 s1 | 108 -> 112 (+4) | 4 |" in md
     assert f"| better | baseline | attn_fwd | sm_80 | {slot} | 64x32 d64 fp16 w4 s1 | 126 -> 120 (-6 ✓) | 4 |" in md
 
 
@@ -394,13 +398,15 @@ def test_check_command_fits_and_wide_shows_every_column(monkeypatch, tmp_path, w
     key = next(k for k in doc["entries"] if "/gfx942/" in k)
     doc["entries"][key]["usage"]["vgpr_total"] -= 4  # the compile now has 4 more than the baseline says
     path.write_text(json.dumps(doc))
-    res = run(monkeypatch, width, "check", "--config", config)
+    default = run(monkeypatch, width, "check", "--config", config)  # 4 VGPRs within the occupancy step
+    assert default.exit_code == 0 and any(ln.startswith("changed") for ln in default.stdout.splitlines())
+    res = run(monkeypatch, width, "check", "--config", config, "--strict")
     assert res.exit_code == 1
     assert_fits(res.stdout, width, "result", 2)
     worse = next(ln for ln in res.stdout.splitlines() if ln.startswith("worse"))
     now = doc["entries"][key]["usage"]["vgpr_total"] + 4
     assert f"{now - 4} -> {now}" in res.stdout and "(+4 ✗)" in res.stdout and "gfx942" in worse
-    wide = run(monkeypatch, width, "check", "--config", config, "--wide")
+    wide = run(monkeypatch, width, "check", "--config", config, "--wide", "--strict")
     header = next(h for h, _ in _tables(wide.stdout))
     assert all(h in header for h in gate_report.HEADERS) and row_heights(wide.stdout, "result") == [1, 1]
 

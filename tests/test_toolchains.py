@@ -147,8 +147,9 @@ def _kernels_as_package(where: Path) -> Path:
 def test_diff_exits_by_the_gate_rules_on_a_real_difference(other, tmp_path):
     env = {"VGPRSCOPE_CACHE_DIR": str(tmp_path / "cache")}
     sel = ["--variant", "baseline", "--arch", "gfx942", "--jobs", "2"]
-    forward = cli("diff", "--triton", OTHER, "--triton", triton_version(), *sel, "-f", "json", env=env)
-    backward = cli("diff", "--triton", triton_version(), "--triton", OTHER, *sel, "-f", "json", env=env)
+    # --strict: any register growth fails (by default one within its occupancy step is a change that passes)
+    forward = cli("diff", "--triton", OTHER, "--triton", triton_version(), *sel, "--strict", "-f", "json", env=env)
+    backward = cli("diff", "--triton", triton_version(), "--triton", OTHER, *sel, "--strict", "-f", "json", env=env)
     a, b = json.loads(forward.stdout), json.loads(backward.stdout)
     (row_a,), (row_b,) = a["rows"], b["rows"]
     va = next(m for m in row_a["metrics"] if m["metric"] == "vgpr_total")

@@ -88,6 +88,9 @@ class DiffResult:
         better = sum(1 for d in self.gate.entries if d.change.name == "BETTER")
         if better:
             head += f", {better} improve"
+        changed = sum(1 for d in self.gate.entries if d.change.name == "CHANGED")
+        if changed:  # registers, SGPRs or LDS grew within their occupancy step: no cost, no failure
+            head += f", {changed} change within their occupancy step"
         b, a = self.loop_spills()
         if a != b:
             head += f"; spill instructions in loops {b} -> {a} ({a - b:+d})"

@@ -1,8 +1,9 @@
 """A kernel's resources release by release (``vgprscope analyze --triton 3.4.0..3.9.0``).
 
 Each row is one kernel x config x arch (its slot) across the toolchains, oldest first, with the releases where
-something happened marked: the first where it spills, where its registers cross an occupancy step (the
-occupancy the registers alone allow changes, whatever else binds), and where its occupancy drops.
+something happened marked: the first where it spills, where its spills jump (at least double: 4 -> 64 is
+what users of a kernel report, 4 -> 5 is not), where its registers cross an occupancy step (the occupancy
+the registers alone allow changes, whatever else binds), and where its occupancy drops.
 """
 
 from __future__ import annotations
@@ -12,6 +13,10 @@ from dataclasses import dataclass
 
 from .backends import backend_of_usage
 from .records import Record
+
+
+# A spill count that grows by this factor from one release to the next is marked (a jump)
+SPILL_JUMP = 2
 
 
 def registers(rec: Record) -> int | None:
@@ -32,7 +37,7 @@ def register_limit(rec: Record) -> int | None:
 @dataclass(frozen=True)
 class Event:
     release: str  # the toolchain label where it happened
-    kind: str  # "spills", "step", "drop", "fails"
+    kind: str  # "spills", "jump", "step", "drop", "fails"
     text: str
 
 
@@ -55,8 +60,11 @@ class HistoryRow:
             if prev is not None and prev.ok and not rec.ok:
                 out.append(Event(release, "fails", f"stops compiling at {release}: {rec.status}"))
             if prev is not None and prev.ok and rec.ok and prev.usage is not None and rec.usage is not None:
-                if prev.usage.spills == 0 and rec.usage.spills > 0:
-                    out.append(Event(release, "spills", f"spills from {release} ({rec.usage.spills})"))
+                a_sp, b_sp = prev.usage.spills, rec.usage.spills
+                if a_sp == 0 and b_sp > 0:
+                    out.append(Event(release, "spills", f"spills from {release} ({b_sp})"))
+                elif a_sp > 0 and b_sp >= SPILL_JUMP * a_sp:
+                    out.append(Event(release, "jump", f"spills {a_sp} -> {b_sp} at {release} (x{b_sp / a_sp:.3g})"))
                 a, b = register_limit(prev), register_limit(rec)
                 if a is not None and b is not None and a != b:
                     word = "fewer" if b < a else "more"

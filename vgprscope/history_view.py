@@ -16,11 +16,11 @@ from .records import SCHEMA_VERSION, Record
 from .report.formats import Column, Footnotes, build_table, render_table
 
 NAME_WIDTH = 32  # the widest kernel name kept in a column; longer ones are title lines
-MARKS = {"spills": "s", "step": "^", "drop": "v", "fails": "x"}
+MARKS = {"spills": "s", "jump": "S", "step": "^", "drop": "v", "fails": "x"}
 LEGEND = ("each cell: registers (the unified VGPR count on AMD, registers per thread on NVIDIA), +N spilled "
           "values (AMD) or bytes of spill stores and loads (NVIDIA) where it spills; marks at the release where "
-          "it happened: s spills from here, ^ the registers cross an occupancy step, v occupancy drops, x it "
-          "stops compiling (footnotes say each)")
+          "it happened: s spills from here, S the spills at least double, ^ the registers cross an occupancy "
+          "step, v occupancy drops, x it stops compiling (footnotes say each)")
 
 
 def _cell(rec: Record | None, events: Sequence[Event], release: str) -> str:
@@ -49,19 +49,39 @@ def to_table(rows: Sequence[HistoryRow], machine: Any, *, wide: bool = False, wi
         evs = r.events()
         return notes.ref("; ".join(e.text for e in evs)) if evs else "-"
 
+    # one label for every row (one captured module, one variant): said once in the title, not on each row
+    labels = {r.label for r in rows}
+    one_label = next(iter(labels)) if len(labels) == 1 and not wide and rows[0].kernel != rows[0].label else None
+
     def name(r: HistoryRow) -> str:
+        if one_label is not None:
+            return r.kernel
         return r.label if r.kernel == r.label else f"{r.label} / {r.kernel}"
 
     # a name too long for a column (a captured kernel's module and function) stands on a line of its own
     # across the table above its rows, so that no cell splits a word
     long = max(len(name(r)) for r in rows) > NAME_WIDTH and not wide
     columns = [] if long else [Column("kernel", name)]
-    columns += [Column("arch", lambda r: r.arch), Column("config", lambda r: r.config, wrap=True, drop=1)]
+    # the config words every row shares are said once in the title; each row keeps its own. Where two
+    # rows of one kernel and arch differ only by config (two launches, two autotune configs) the config
+    # is what tells them apart: the column stays however narrow the terminal
+    from .report.records_view import common_config
+
+    shared, rest = common_config([r.config for r in rows]) if not wide else ("", [r.config for r in rows])
+    own = {id(r): c for r, c in zip(rows, rest)}
+    seen: dict[tuple[str, str, str], int] = {}
+    for r in rows:
+        seen[(r.label, r.kernel, r.arch)] = seen.get((r.label, r.kernel, r.arch), 0) + 1
+    apart = any(n > 1 for n in seen.values())
+    columns += [Column("arch", lambda r: r.arch),
+                Column("config", lambda r: own[id(r)], wrap=True, drop=None if apart else 1)]
     for rel in releases:
         columns.append(Column(rel, lambda r, rel=rel: _cell(r.records[r.releases.index(rel)], r.events(), rel),
                               justify="right"))
-    columns.append(Column("what changed", events_of))
-    table = build_table(rows, columns, title="vgprscope analyze: registers per Triton release", wide=wide,
+    columns.append(Column("what changed", events_of, wrap=True))  # its header may take two lines
+    title = ("vgprscope analyze: registers per Triton release" + (f" of {one_label}" if one_label else "")
+             + (f" (every config: {shared})" if shared else ""))
+    table = build_table(rows, columns, title=title, wide=wide,
                         title_of=(lambda r: [(name(r), "bold")]) if long else None)
     head = machine.text(width) if hasattr(machine, "text") else str(machine)
     body = render_table(table, footnotes=notes, wide=wide, width=width)

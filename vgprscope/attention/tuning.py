@@ -83,6 +83,31 @@ def _fit_shared(cfg: dict[str, Any], arch: str | None, head_dim: int) -> dict[st
     return cfg
 
 
+def stages_refusal(num_stages: int, block_n: int, head_dim: int, arch: str) -> str | None:
+    """Why a pipeline of ``num_stages`` stages cannot be held on ``arch`` (None: it can).
+
+    Triton's software pipeliner keeps ``num_stages - 1`` iterations' loads in flight in shared memory /
+    LDS; every attention variant loads a ``block_n x head_dim`` key tile per iteration (2-byte elements,
+    head dim padded to a power of two), so a stage needs at least that tile, and more stages than
+    ``1 + limit // tile`` cannot fit the arch's shared memory per workgroup whatever else the kernel keeps
+    (the values are V tiles and the query tile on top). What Triton 3.9 allocated for the baseline variant
+    on gfx942 (d128, block_n 64: K and V 16 KiB each) when it pipelined: 32768 B at 2 stages, 65536 B at 3,
+    163840 B at 6 (over the 65536 B limit, after a 163 s compile); the compile time and memory grow with the
+    stages (1000000 stages: 7 GB in 26 s), so such a request is refused before anything compiles."""
+    from ..archs import get_arch
+    from ..backends import backend_of
+
+    spec = get_arch(arch)
+    limit = backend_of(spec).group_memory_limit(spec)
+    tile = block_n * _pow2_at_least(head_dim) * _TILE_ELEMENT_BYTES
+    most = 1 + limit // tile
+    if num_stages <= most:
+        return None
+    return (f"num_stages {num_stages} is more than {spec.name} can hold: each stage after the first keeps at least "
+            f"a {block_n} x {head_dim} key tile ({tile} B) in flight and {spec.name} has {limit} B of shared "
+            f"memory / LDS per workgroup, room for at most {most} stages at this tile")
+
+
 def _pow2_at_least(n: int) -> int:
     return 1 << max(0, (n - 1).bit_length())
 

@@ -41,7 +41,7 @@ from .config import DTYPES, AttentionConfig, ConfigRequest
 from .live import LiveModel, live_model
 from .tolerances import Tolerance, tolerance_entries
 from .traffic import TrafficModel, traffic_model
-from .tuning import TILINGS, shape_defaults
+from .tuning import TILINGS, shape_defaults, stages_refusal
 
 
 @dataclass(frozen=True)
@@ -251,6 +251,10 @@ def resolve_config(variant: Variant, arch: Arch, req: ConfigRequest) -> Attentio
         kpack=option("kpack"), maxnreg=option("maxnreg"),
         extra=tuple(sorted(extra.items())), shape=req.shape,
     )
+    if req.num_stages is not None and cfg.block_n is not None:  # asked for: refused when the arch cannot hold it
+        refusal = stages_refusal(cfg.num_stages, cfg.block_n, cfg.head_dim, arch.name)
+        if refusal:
+            raise UsageError(refusal)
     return cfg
 
 

@@ -31,7 +31,8 @@ class Metric:
     the occupancy limit it drives (``vgpr``, ``lds``, ``regs``, ...: the keys of ``Occupancy.limits``);
     by default its growth fails only when it crosses an occupancy step or ``arch_max``, the ``Arch``
     attribute holding its maximum. ``field``: the usage field the headroom search varies (default: the
-    metric's own name). "" for a count whose every growth costs time (spills, scratch, stack)."""
+    metric's own name). "" for a count whose every growth costs time (spills, scratch, stack).
+    ``label``: how a view names the count when it says what dropped the occupancy (``LDS``)."""
 
     name: str
     unit: str
@@ -42,6 +43,7 @@ class Metric:
     step: str = ""
     arch_max: str = ""
     field: str = ""
+    label: str = ""
 
 
 @dataclass(frozen=True)

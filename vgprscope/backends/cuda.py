@@ -60,12 +60,12 @@ class CudaBackend:
     bisects = True
     metrics = (
         Metric("regs", "registers/thread", "NVIDIA: registers per thread", step="regs",
-               arch_max="max_regs_per_thread"),
+               arch_max="max_regs_per_thread", label="registers"),
         Metric("stack_bytes", "bytes/thread", "NVIDIA: stack frame per thread"),
         Metric("spill_store_bytes", "bytes", "NVIDIA: spill stores"),
         Metric("spill_load_bytes", "bytes", "NVIDIA: spill loads"),
         Metric("shared_bytes", "bytes", "NVIDIA: shared memory, static and Triton's dynamic", step="shared",
-               arch_max="max_shared_per_block", field="shared_dynamic"),
+               arch_max="max_shared_per_block", field="shared_dynamic", label="shared memory"),
     )
     registers_metric = "regs"
     memory_field = "shared_bytes"

@@ -46,16 +46,16 @@ class HipBackend:
     bisects = False
     metrics = (
         Metric("vgpr_total", "VGPRs", "AMD: unified VGPR+AGPR count per wave (what occupancy sees)",
-               step="vgpr", arch_max="max_vgprs_total"),
+               step="vgpr", arch_max="max_vgprs_total", label="VGPRs"),
         Metric("arch_vgpr", "VGPRs", "AMD: architectural VGPRs (part of vgpr_total)", gated=False),
         Metric("agpr", "AGPRs", "AMD: accumulation registers (part of vgpr_total)", gated=False),
         Metric("sgpr", "SGPRs", "AMD: scalar registers, VCC / flat-scratch / XNACK included", step="sgpr",
-               arch_max="max_sgprs"),
+               arch_max="max_sgprs", label="SGPRs"),
         Metric("vgpr_spill", "VGPRs", "AMD: VGPRs spilled to scratch"),
         Metric("sgpr_spill", "SGPRs", "AMD: SGPRs spilled to VGPR lanes"),
         Metric("scratch_bytes", "bytes/lane", "AMD: scratch memory per lane"),
         Metric("lds_bytes", "bytes", "AMD: LDS, static and Triton's dynamic", step="lds",
-               arch_max="lds_per_workgroup", field="lds_dynamic"),
+               arch_max="lds_per_workgroup", field="lds_dynamic", label="LDS"),
         Metric("spill_insts", "instructions", "AMD: spill stores and reloads"),
         Metric("spill_insts_in_loop", "instructions", "AMD: spill stores and reloads inside a loop"),
     )

@@ -78,6 +78,18 @@ class EntryDiff:
         return tuple(m for m in self.metrics if m.delta != 0)
 
     @property
+    def dropped_by(self) -> tuple[MetricDiff, ...]:
+        """When the occupancy dropped: the counts whose own occupancy limit is now below what the kernel
+        had (the limiters that dropped it: LDS 65536 -> 133088 B), from the occupancy model's limits."""
+        occ = next((m for m in self.metrics if m.metric == "occupancy"), None)
+        if occ is None or occ.delta >= 0 or self.current is None or not self.current.occupancy:
+            return ()
+        limits = self.current.occupancy.get("limits") or {}
+        steps = {metric_info(m.metric).step: m for m in self.metrics if metric_info(m.metric).step}
+        return tuple(steps[key] for key, limit in limits.items() if key in steps and limit < occ.baseline
+                     and steps[key].delta != 0)
+
+    @property
     def config_changed(self) -> bool:
         """The slot compiles another config than the baseline's (its deltas are against the old one)."""
         return self.baseline is not None and self.current is not None and \

@@ -59,20 +59,44 @@ def _side_value(d: EntryDiff, names: tuple[str, ...]) -> Any:
     return next((e.metrics[n] for n in names if n in e.metrics), None)
 
 
+def dropped_by_text(d: EntryDiff) -> str:
+    """What dropped the occupancy, in the row: ``LDS 65536 -> 133088 B`` ("" when it did not drop)."""
+    parts = []
+    for m in d.dropped_by:
+        info = metric_info(m.metric)
+        unit = " B" if info.unit == "bytes" else ""
+        parts.append(f"{info.label or m.metric} {m.baseline} -> {m.current}{unit}")
+    return ", ".join(parts)
+
+
+def spills_change(d: EntryDiff) -> tuple[int, int] | None:
+    """(before, after) of the spills (AMD: spilled values; NVIDIA: bytes of spill stores and loads) where
+    they changed, else None."""
+    if d.baseline is None or d.current is None or d.baseline.usage is None or d.current.usage is None:
+        return None
+    a, b = d.baseline.usage.spills, d.current.usage.spills
+    return (a, b) if a != b else None
+
+
 def _value_cell(d: EntryDiff, names: tuple[str, ...], plain: bool = False, short: bool = False) -> Any:
     """``274``, or ``274 -> 278 (+4 ✗)`` where it changed (a rich Text, coloured by the verdict);
-    ``short``: ``278 (+4 ✗)`` (the baseline value is in the row's footnote)."""
+    ``short``: ``278 (+4 ✗)`` (the baseline value is in the row's footnote). An occupancy that dropped
+    names what dropped it: ``2 -> 1 (-1 ✗) by LDS 65536 -> 133088 B``."""
     from rich.text import Text
 
     m = _metric(d, names)
     if m is None or m.delta == 0:
         v = _side_value(d, names)
-        return "-" if v is None else str(v)
-    delta = metric_delta(m)
-    cell = Text(f"{m.current} (" if short else f"{m.baseline} -> {m.current} (")
-    cell.append(delta.text(), style=delta.style)
-    cell.append(")")
-    return cell.plain if plain else cell
+        cell = Text("-" if v is None else str(v))
+    else:
+        delta = metric_delta(m)
+        cell = Text(f"{m.current} (" if short else f"{m.baseline} -> {m.current} (")
+        cell.append(delta.text(), style=delta.style)
+        cell.append(")")
+        cause = dropped_by_text(d) if m.metric == "occupancy" else ""
+        if cause:
+            cell.append(f" by {cause}")
+    return cell.plain if plain or not cell.spans else cell
 
 
 def metric_text(m: MetricDiff) -> str:
@@ -119,13 +143,21 @@ def details(d: EntryDiff) -> str:
 
 def short_details(d: EntryDiff, notes: Footnotes, marker_only: bool = False, prefix: str = "") -> str:
     """The default view's details: the other changed gated metrics as ``sgpr +4 ✗``, and the whole story
-    (values, rules, statuses) as a footnote; ``marker_only``: the footnote's marker alone; ``prefix``:
-    what the table moved out of its columns, at the head of the footnote."""
+    (values, rules, statuses) as a footnote; ``marker_only``: the footnote's marker, after a change of the
+    spills (``spills 4 -> 64``) or the registers' headroom (``16 VGPRs left``) where there is one;
+    ``prefix``: what the table moved out of its columns, at the head of the footnote."""
     full = "; ".join(p for p in (prefix, details(d)) if p)
     if not full:
         return "-"
-    if marker_only:
-        return notes.ref(full)
+    # a register count that grew within its occupancy step: how much more fits before the next one
+    regs = _metric(d, REGISTERS)
+    left = ([f"{regs.cliff.headroom} {metric_info(regs.metric).unit} left"]
+            if regs is not None and regs.change is Change.CHANGED and regs.cliff and regs.cliff.headroom is not None
+            else [])
+    if marker_only:  # a change of the spills, or the headroom left, stays in the row beside the marker
+        change = spills_change(d)
+        kept = [f"spills {change[0]} -> {change[1]}"] if change else left
+        return " ".join([*kept, notes.ref(full)])
     # the gated ones, failures first (what is only shown, like arch_vgpr, is in the footnote)
     others = sorted((m for m in d.changed_metrics if m.metric not in (*REGISTERS, "occupancy") and m.rule.gated),
                     key=lambda m: not m.fails)
@@ -134,7 +166,7 @@ def short_details(d: EntryDiff, notes: Footnotes, marker_only: bool = False, pre
         head = "config"
     if head is None and d.status:
         head = "status"
-    words = ([head] if head else []) + [f"{m.metric} {metric_delta(m).text()}" for m in others[:2]]
+    words = ([head] if head else []) + left + [f"{m.metric} {metric_delta(m).text()}" for m in others[:2]]
     if len(others) > 2:
         words.append(f"+{len(others) - 2} more")
     return f"{', '.join(words)} {notes.ref(full)}".strip()
@@ -360,6 +392,7 @@ def to_json(result: GateResult, machine: dict[str, Any], baseline_path: str, exi
             "baseline_config": d.baseline.config.as_dict() if d.config_changed else None,  # type: ignore[union-attr]
             "baseline_config_key": d.baseline.config_key if d.baseline else None,
             "state": d.state.value, "change": d.change.value, "result": verdict_word(d), "fails": d.fails,
+            "occupancy_dropped_by": [m.metric for m in d.dropped_by],
             "accepted": d.accepted,
             "status": {"baseline": d.baseline.status if d.baseline else None,
                        "current": d.current.status if d.current else None},

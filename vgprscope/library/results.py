@@ -327,6 +327,8 @@ class CheckResult:
             flat |= {"status_baseline": row["status"]["baseline"], "status_current": row["status"]["current"]}
             for m in row["metrics"]:
                 flat |= {f"{m['metric']}_{k}": m[k] for k in ("baseline", "current", "delta", "change", "fails")}
+                if m.get("cliff"):  # a count that grew within (or across) its occupancy step
+                    flat[f"{m['metric']}_headroom"] = m["cliff"]["headroom"]
             for side in ("baseline", "current"):  # a new or missing entry's one side
                 flat |= {f"{k}_{side}": v for k, v in (row.get(side) or {}).items()}
             out.append(flat)
