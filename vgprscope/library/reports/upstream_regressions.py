@@ -70,8 +70,8 @@ CASES: tuple[Case, ...] = (
          "Triton 3.8 regresses aiter's decode attention on gfx950 (llama3 paged-attention decode about 18% "
          "slower; the GQA decode kernel left in an 'inflated 202-VGPR / occupancy-2 state'); setting "
          "waves_per_eu=2 on the launch recovers 42-43%", 1,
-         "The regression of #5137's release, on the decode kernel serving engines launch through aiter "
-         "(vLLM's backend): 3.8.0 gives it 86 fewer VGPRs (218 -> 132) but more than doubles Triton's LDS "
+         "The step of #5137 (3.7.1 -> 3.8.0 on gfx950), on the decode kernel serving engines launch "
+         "through aiter (vLLM's backend): 3.8.0 gives it 86 fewer VGPRs (218 -> 132) but more than doubles Triton's LDS "
          "(32,768 -> 67,520 B; ROCm/aiter#4918: 3.8 turns on direct-to-LDS async copies by default on "
          "gfx950), and LDS becomes what binds: 2 -> 1 wave/SIMD. The diff names the LDS as the cause; a "
          "register-only view would call this launch better."),

@@ -1,7 +1,7 @@
 """aiter's unified attention in decode (one query token a sequence, the 2D kernel), launched on the CPU under
 TRITON_INTERPRET=1 the way aiter launches it on an MI355X (gfx950): SEQS sequences of SEQLEN cached tokens
 in a paged bf16 KV cache of BLOCK-token blocks, Q_PER_KV query heads per K/V head of HEAD_SIZE. The kernel
-files are the repository's own at e4048607 (2026-08-22, the revision of ROCm/aiter#5137; MIT license);
+files are the repository's own at e4048607 (2026-08-22, before ROCm/aiter#5137 merged; MIT license);
 aiter's package __init__ needs ROCm, so its Triton ops are imported from the tree's files with the device
 queries answered for an MI355X. The reproduction of reports/upstream-regressions.md:
 
