@@ -1,4 +1,4 @@
-"""``vgprscope report compare|explain|third-party|triton-upgrade|bench``: the committed reports, each built by
+"""``vgprscope report compare|explain|third-party|triton-upgrade|upstream-regressions|bench``: the committed reports, each built by
 a library call (``vgprscope.library.reports``) and written to ``--out`` (default reports/)."""
 
 from __future__ import annotations
@@ -113,6 +113,20 @@ def scan_cache_cmd(directory: CacheDirArg = None, triton: TritonOpt = None, arch
     with compile_progress() as progress:
         _wrote(scan_cache_report(directory, out, triton=triton[0] if triton else None, arch=_names(arch),
                                  jobs=jobs, on_progress=progress))
+
+
+@report_app.command("upstream-regressions")
+@handles_errors
+def upstream_regressions_cmd(out: ReportDirOpt = Path("reports"), jobs: JobsOpt = None) -> None:
+    """Upstream reports of a Triton upgrade through `vgprscope diff`: upstream-regressions.md.
+
+    The diffs of the committed captures of upstream kernels (Primus-Turbo, aiter, vLLM), each under the two
+    releases its report names (installed on first use), with each side's records."""
+    from ..library.reports.upstream_regressions import upstream_regressions_report
+    from .progress import compile_progress
+
+    with compile_progress() as progress:
+        _wrote(upstream_regressions_report(out, jobs=jobs, on_progress=progress))
 
 
 @report_app.command("bench")
