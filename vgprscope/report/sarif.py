@@ -19,7 +19,6 @@ from typing import Any
 
 SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 VERSION = "2.1.0"
-INFO_URI = "https://pypi.org/project/vgprscope/"
 
 RULE_TEXT = {
     "missing": "A baseline entry the run no longer produces (a kernel no longer launched, renamed, or removed)",
@@ -66,7 +65,7 @@ def kernel_location(file: str | None, kernel: str, root: Path | None = None) -> 
 def rule(rule_id: str, text: str) -> dict[str, Any]:
     """A SARIF reportingDescriptor: the rule's id, name and one-line description."""
     return {"id": rule_id, "name": rule_id.removeprefix("vgprscope."), "shortDescription": {"text": text},
-            "helpUri": INFO_URI, "properties": {"tags": ["performance", "registers"]}}
+            "properties": {"tags": ["performance", "registers"]}}
 
 
 def result(rule_id: str, level: str, message: str, where: Location | None, fingerprint: str,
@@ -88,8 +87,7 @@ def log(results: list[dict[str, Any]], rule_texts: Mapping[str, str], version: s
     index = {r["id"]: i for i, r in enumerate(rules)}
     for r in results:
         r["ruleIndex"] = index[r["ruleId"]]
-    run: dict[str, Any] = {"tool": {"driver": {"name": "vgprscope", "version": version, "informationUri": INFO_URI,
-                                               "rules": rules}},
+    run: dict[str, Any] = {"tool": {"driver": {"name": "vgprscope", "version": version, "rules": rules}},
                            "results": results, "columnKind": "unicodeCodePoints"}
     if invocation:
         run["invocations"] = [dict(invocation)]
