@@ -30,7 +30,7 @@ CLI = Path(options.__file__).parent
 PER_COMMAND = {
     # occupancy: one arch; scan: retarget, none by default; report: the committed reports' archs by default
     "--arch": {"ArchOpt", "OneArchOpt", "RetargetArchOpt", "ReportArchOpt"},
-    "--format": {"FormatOpt", "ExplainFormatOpt", "GateFormatOpt", "OccFormatOpt"},  # the formats each writes
+    "--format": {"FormatOpt", "ExplainFormatOpt", "GateFormatOpt", "OccFormatOpt", "DiffFormatOpt"},  # the formats each writes
     "--output": {"OutputOpt", "CaptureOutputOpt"},  # capture: the capture file, with a default name
 }
 SHORT = {"-a": "--arch", "-f": "--format", "-o": "--output"}

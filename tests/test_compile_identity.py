@@ -369,7 +369,8 @@ def test_a_compile_past_its_time_limit_is_a_row_never_cached(tmp_path, monkeypat
     (rec,) = vgprscope.analyze(mod.slow, p, N=10**8, arch="gfx942", jobs=jobs)
     assert time.monotonic() - t0 < 60
     assert not rec.ok and "ran past 3 s" in rec.status and "VGPRSCOPE_COMPILE_TIMEOUT" in rec.status
-    assert not list((tmp_path / "cache").rglob("??/*.json"))
+    # no compile entry (the capture's derivations, kept under plans/, are not a compile's verdict)
+    assert not [f for f in (tmp_path / "cache").rglob("??/*.json") if "plans" not in f.parts]
     sys.modules.pop("slow_kernel", None)
 
 

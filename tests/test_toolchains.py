@@ -457,6 +457,9 @@ def test_an_install_says_its_size_and_that_it_is_still_going(tmp_path, monkeypat
             else Path(cmd[0]).parent.parent
         (scratch / "lib").mkdir(parents=True, exist_ok=True)
         (scratch / "lib" / f"part{len(list((scratch / 'lib').iterdir()))}").write_bytes(b"x" * 3_000_000)
+        (scratch / "bin").mkdir(exist_ok=True)  # the environment's interpreter, as venv makes it
+        if not (scratch / "bin" / "python").exists():
+            (scratch / "bin" / "python").symlink_to(sys.executable)
         time.sleep(0.3)
 
     monkeypatch.setattr(toolchains, "_run", slow)

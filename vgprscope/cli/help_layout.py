@@ -11,6 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 
+# the longest choice list kept in the names column (--dtype [fp16|bf16], --format [table|json|csv|md])
+LONGEST_CHOICES = 24
+
+
 def apply() -> None:
     from rich.text import Text
     from typer import rich_utils
@@ -29,6 +33,22 @@ def apply() -> None:
                 out.append_text(part)
         return out
 
+    def choices_apart(name_cells: tuple[Any, ...], description: Any) -> tuple[Text, Any]:
+        """A long list of choices ([table|md|json|benchmark-json|sarif]) would widen the names column for every
+        option: it becomes CHOICE there and its values end the description."""
+        *rest, kind = name_cells
+        plain = kind.plain if isinstance(kind, Text) else str(kind)
+        if len(plain) <= LONGEST_CHOICES or not (plain[:1] in "[<" and "|" in plain):
+            return names(name_cells), description
+        values = f"One of: {', '.join(plain.strip('[]<>').split('|'))}."
+        if isinstance(description, Text):
+            text = description.copy()
+            text.append(" " + values)
+            return names((*rest, Text("CHOICE"))), text
+        from rich.console import Group
+
+        return names((*rest, Text("CHOICE"))), Group(description, Text(values))
+
     class OptionsTable(base):  # type: ignore[misc, valid-type]
         vgprscope_layout = True
 
@@ -41,7 +61,7 @@ def apply() -> None:
                 self.add_column(ratio=1, overflow="fold")
             if getattr(self, "vgprscope_merge", False):
                 lead = len(cells) - 6
-                cells = (*cells[:lead], names(cells[lead:lead + 5]), cells[-1])
+                cells = (*cells[:lead], *choices_apart(cells[lead:lead + 5], cells[-1]))
             super().add_row(*cells, **kw)
 
     rich_utils.Table = OptionsTable  # type: ignore[misc]
