@@ -67,6 +67,7 @@ class CapturedLaunch:
     origin: str = "jit"
     target: dict[str, Any] | None = None
     producer: dict[str, Any] | None = field(default=None, compare=False)
+    gluon: bool = False  # a @gluon.jit kernel (compiled through Gluon's source)
 
     @property
     def constexprs(self) -> dict[str, Any]:
@@ -77,6 +78,8 @@ class CapturedLaunch:
                "autotune": self.autotune, "reason": self.reason, "interpreted": self.interpreted}
         if self.origin != "jit":
             out |= {"origin": self.origin, "target": self.target, "producer": self.producer}
+        if self.gluon:
+            out["gluon"] = True
         return out
 
     @classmethod
@@ -84,7 +87,8 @@ class CapturedLaunch:
         """A launch as the hook or a capture file wrote it (``args`` already read into facts)."""
         return cls(kernel=kernel, args=args, options=dict(x["options"]), autotune=_autotune(x.get("autotune")),
                    reason=x.get("reason"), interpreted=bool(x.get("interpreted", False)),
-                   origin=str(x.get("origin") or "jit"), target=x.get("target"), producer=x.get("producer"))
+                   origin=str(x.get("origin") or "jit"), target=x.get("target"), producer=x.get("producer"),
+                   gluon=bool(x.get("gluon", False)))
 
 
 @dataclass(frozen=True)

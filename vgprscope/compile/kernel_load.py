@@ -589,6 +589,9 @@ class _Snapshot:
             return
         entry: dict[str, Any] = {"module": py.__module__ or "", "name": py.__name__, "source": source,
                                  "jit": jit_options(fn), "names": {}}
+        is_gluon = getattr(fn, "is_gluon", None)
+        if callable(is_gluon) and is_gluon():  # redefined with @gluon.jit, compiled through Gluon's source
+            entry["gluon"] = True
         self.functions[key] = entry
         scope: dict[str, Any] = dict(py.__globals__)
         if py.__closure__:
@@ -662,9 +665,12 @@ def load_snapshot(snap: dict[str, Any], directory: str) -> Any:
     modules: dict[str, types.ModuleType] = {}
     for i, (module, fns) in enumerate(sorted(by_module.items())):
         lines = ["import triton", ""]
+        if any(f.get("gluon") for _, f in fns):
+            lines[1:1] = ["from triton.experimental import gluon as _vgprscope_gluon"]
         for _, f in fns:
             opts = {k: v for k, v in f["jit"].items() if v}
-            lines += [f"@triton.jit(**{opts!r})", f["source"].rstrip(), "", ""]
+            jit = "_vgprscope_gluon.jit" if f.get("gluon") else "triton.jit"
+            lines += [f"@{jit}(**{opts!r})", f["source"].rstrip(), "", ""]
         name = f"vgprscope_snapshot_{digest}_{i}"
         path = os.path.join(directory, f"{name}.py")
         with open(path, "w", encoding="utf-8") as out:

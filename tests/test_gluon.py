@@ -1,0 +1,159 @@
+"""Gluon kernels (``@gluon.jit``, triton.experimental.gluon) take every path a ``@triton.jit`` kernel takes:
+compiled through Gluon's own source with counts equal to a direct compile of that source, a layout written
+for another warp size or an instruction the arch lacks as a row that says so, explain's partitions of a
+warp-specialized kernel, and a capture that marks a Gluon launch (and says Gluon has no interpreter)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import vgprscope
+from capture_helpers import ROOT, cli, usage_counts
+from vgprscope.capture.model import load_capture
+
+GLUON = ROOT / "tests" / "fixtures" / "gluon_kernels"
+
+# A direct compile through Triton's own Gluon source (GluonASTSource, what GluonJITFunction compiles with),
+# the signature and constexprs written out by hand, printing the counts the parsers read.
+DIRECT = r"""
+import importlib, json, sys
+sys.path.insert(0, sys.argv[1])
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.experimental.gluon._runtime import GluonASTSource
+from vgprscope.compile.worker import _cuobjdump_resources
+from vgprscope.parse.amdgcn import parse_amdgcn
+from vgprscope.parse.nvidia import parse_cuobjdump_resources
+
+spec = json.loads(sys.argv[2])
+module, _, name = spec["kernel"].partition(":")
+obj = importlib.import_module(module)
+for part in name.split("."):
+    obj = getattr(obj, part)
+names = list(spec["signature"])
+constexprs = {(names.index(k),): v for k, v in spec["constexprs"].items()}
+out = {}
+for arch in spec["archs"]:
+    if arch.startswith("gfx"):
+        target = GPUTarget("hip", arch, 64)
+    else:
+        target = GPUTarget("cuda", int(arch[3:]), 32)
+    attrs = {(names.index(n),): a for n, a in spec["attrs"][target.backend].items()}
+    src = GluonASTSource(obj, spec["signature"], constexprs, attrs)
+    k = triton.compile(src, target=target, options=spec["options"])
+    if target.backend == "hip":
+        u = parse_amdgcn(k.asm["amdgcn"], k.metadata.shared)
+        out[arch] = {"vgpr_total": u.vgpr_total, "sgpr": u.sgpr, "lds": u.lds_bytes, "scratch": u.scratch_bytes}
+    else:
+        r = parse_cuobjdump_resources(_cuobjdump_resources(k.asm["cubin"]), k.metadata.name)
+        out[arch] = {"regs": r["REG"], "stack": r.get("STACK", 0), "shared": r.get("SHARED", 0) + k.metadata.shared}
+print(json.dumps(out))
+"""
+
+
+def direct_gluon(module_dir: Path, spec: dict) -> dict:
+    env = {**os.environ, "TRITON_INTERPRET": "0", "TRITON_ALWAYS_COMPILE": "1", "TRITON_DEFAULT_FP_FUSION": "1"}
+    done = subprocess.run([sys.executable, "-c", DIRECT, str(module_dir), json.dumps(spec)], capture_output=True,
+                          text=True, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _aligned(*names: str, ints: tuple[str, ...] = ()) -> dict:
+    """Pointers 16-byte aligned within 2 GiB (AMD's pointer_range), integers divisible by 16."""
+    return {"hip": {n: [["tt.divisibility", 16], ["tt.pointer_range", 32]] for n in names}
+            | {n: [["tt.divisibility", 16]] for n in ints},
+            "cuda": {n: [["tt.divisibility", 16]] for n in (*names, *ints)}}
+
+
+@pytest.fixture(scope="module")
+def gluon_ops():
+    sys.path.insert(0, str(GLUON))
+    try:
+        import gluon_ops
+
+        yield gluon_ops
+    finally:
+        sys.path.remove(str(GLUON))
+
+
+def test_a_gluon_kernel_compiles_to_the_counts_of_a_direct_gluon_compile(gluon_ops):
+    """Each arch with the layout written for its warp size: 32-thread warps on NVIDIA, 64 on CDNA."""
+    p = vgprscope.pointer("fp32")
+    rows = {}
+    for tpw, archs in ((32, ["sm_90", "sm_100"]), (64, ["gfx942", "gfx950"])):
+        result = vgprscope.analyze(gluon_ops.scale_copy, p, p, 4096, 0.5, BLOCK=1024, TPW=tpw, arch=archs, jobs=1)
+        rows |= {r.arch: r for r in result.records}
+        direct = direct_gluon(GLUON, {
+            "kernel": "gluon_ops:scale_copy", "archs": archs,
+            "signature": {"in_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32", "alpha": "fp32", "BLOCK": "constexpr",
+                          "TPW": "constexpr"},
+            "constexprs": {"BLOCK": 1024, "TPW": tpw}, "attrs": _aligned("in_ptr", "out_ptr", ints=("n",)),
+            "options": {"num_warps": 4}})
+        for arch in archs:
+            assert rows[arch].status == "ok", rows[arch].status
+            assert usage_counts(rows[arch]) == direct[arch], arch
+
+
+def test_a_hopper_wgmma_kernel_equals_a_direct_compile_on_sm_90(gluon_ops):
+    h, f = vgprscope.pointer("fp16"), vgprscope.pointer("fp32")
+    (row,) = vgprscope.analyze(gluon_ops.wgmma_tile, h, h, f, M=64, N=64, K=64, arch="sm_90", jobs=1).records
+    direct = direct_gluon(GLUON, {
+        "kernel": "gluon_ops:wgmma_tile", "archs": ["sm_90"],
+        "signature": {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp32", "M": "constexpr", "N": "constexpr",
+                      "K": "constexpr"},
+        "constexprs": {"M": 64, "N": 64, "K": 64}, "attrs": _aligned("a_ptr", "b_ptr", "c_ptr"),
+        "options": {"num_warps": 4}})
+    assert row.status == "ok" and usage_counts(row) == direct["sm_90"]
+
+
+def test_a_warp32_gluon_kernel_on_gfx942_is_a_row_naming_the_warp_size(gluon_ops):
+    p = vgprscope.pointer("fp32")
+    (row,) = vgprscope.analyze(gluon_ops.scale_copy, p, p, 4096, 0.5, BLOCK=1024, TPW=32, arch="gfx942",
+                               jobs=1).records
+    assert row.status.startswith("the kernel's layouts are written for 32-thread warps; gfx942 runs 64-thread "
+                                 "warps: RuntimeError: gluon_ops.py:13: Result has an invalid layout")
+    assert "\n" not in row.status
+
+
+def test_wgmma_off_hopper_is_a_row_and_the_other_archs_still_compile(gluon_ops):
+    """Triton's NVIDIA backend aborts the process in LLVM on wgmma for sm_100: said before it gets there,
+    so the worker lives and the sm_90 row of the same run compiles."""
+    h, f = vgprscope.pointer("fp16"), vgprscope.pointer("fp32")
+    rows = {r.arch: r for r in vgprscope.analyze(gluon_ops.wgmma_tile, h, h, f, M=64, N=64, K=64,
+                                                 arch=["sm_100", "sm_90", "sm_80"], jobs=1).records}
+    for arch in ("sm_100", "sm_80"):
+        assert rows[arch].status == (f"ValueError: the kernel uses warpgroup_mma (wgmma), an instruction of sm_90 "
+                                     f"only: {arch} lacks it")
+    assert rows["sm_90"].status == "ok"
+
+
+def test_explain_names_each_warp_specialize_partition_and_its_registers(gluon_ops):
+    p = vgprscope.pointer("fp32")
+    result = vgprscope.explain(gluon_ops.warp_specialized, p, p, 4096, BLOCK=1024, arch="sm_100", jobs=1)
+    (e,) = result.explanations
+    assert [(x.name, x.num_warps, x.requested_registers) for x in e.partitions] == [
+        ("default", 4, None), ("partition0", 4, 48)]
+    text = result.table(width=100)
+    assert ("warp_specialize: default 4 warps; partition0 4 warps, 48 registers (worker_num_regs); the compiler "
+            "reports registers for the whole kernel") in " ".join(text.split())
+
+
+def test_a_gluon_launch_under_the_interpreter_is_captured_marked_and_the_cpu_run_told_in_one_line(tmp_path):
+    out = tmp_path / "cap.json"
+    done = cli("capture", "-o", str(out), "--", sys.executable, str(GLUON / "run_gluon.py"),
+               env={"TRITON_INTERPRET": "1"})
+    hints = [ln for ln in done.stderr.splitlines() if "hint:" in ln]
+    assert hints == ["vgprscope: hint: Gluon kernels do not run in Triton's interpreter (TRITON_INTERPRET=1): "
+                     "capture them on a GPU, or analyse one here with vgprscope.analyze(kernel, *args, arch=...)"]
+    (launch,) = load_capture(out).launches
+    assert launch.gluon and not launch.interpreted and launch.kernel.qualname == "scale_copy"
+    rows = vgprscope.analyze(capture=str(out), arch=["sm_90", "gfx942"], jobs=1).records
+    assert {r.arch: r.status for r in rows}["sm_90"] == "ok"
+    assert "written for 32-thread warps; gfx942 runs 64-thread warps" in {r.arch: r.status for r in rows}["gfx942"]
