@@ -140,7 +140,7 @@ def test_explain_names_each_warp_specialize_partition_and_its_registers(gluon_op
     (e,) = result.explanations
     assert [(x.name, x.num_warps, x.requested_registers) for x in e.partitions] == [
         ("default", 4, None), ("partition0", 4, 48)]
-    text = result.table(width=100)
+    text = result.table()
     assert ("warp_specialize: default 4 warps; partition0 4 warps, 48 registers (worker_num_regs); the compiler "
             "reports registers for the whole kernel") in " ".join(text.split())
 

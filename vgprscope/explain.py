@@ -39,7 +39,7 @@ from .parse.layouts import (
     Layout, LayoutError, Opaque, describe, elements_per_lane, parse_layout, registers_per_lane,
 )
 from .parse.lineinfo import SpillInstruction
-from .parse.ttgir import IrLoop, IrValue, TtgirModule, parse_ttgir
+from .parse.ttgir import IrLoop, IrValue, TtgirModule, WarpPartition, parse_ttgir, warp_partitions
 from .records import ResourceUsage
 
 
@@ -187,6 +187,8 @@ class KernelExplanation:
     error: str | None = None
     notes: tuple[str, ...] = field(default=())
     shared_bytes: int | None = None  # the kernel's shared memory / LDS in all, as the compiler reports it
+    # a warp-specialized kernel's partitions (Gluon's gl.warp_specialize), with the registers each is given
+    partitions: tuple[WarpPartition, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -198,7 +200,9 @@ class KernelExplanation:
                 "allocation": self.allocation.as_dict() if self.allocation else None,
                 "loops": [lp.as_dict() for lp in self.loops], "spill_sites": [s.as_dict() for s in self.spills],
                 "estimate": self.estimate.as_dict() if self.estimate else None, "error": self.error, "notes": list(self.notes),
-                "shared_bytes": self.shared_bytes}
+                "shared_bytes": self.shared_bytes,
+                "partitions": [{"name": p.name, "num_warps": p.num_warps, "requested_registers": p.requested_registers}
+                               for p in self.partitions]}
 
 
 def _role(value: IrValue) -> str:
@@ -324,7 +328,7 @@ def explain_raw(arch: Arch, raw: dict[str, Any], label: str, config: str = "",
     return KernelExplanation(
         **base | {"num_warps": module.num_warps, "lanes": module.threads_per_warp, "allocation": alloc},
         loops=tuple(loop_state(lp, module) for lp in module.loops), spills=spill_sites(instructions),
-        notes=tuple(notes), shared_bytes=shared)
+        notes=tuple(notes), shared_bytes=shared, partitions=warp_partitions(raw["ttgir"]))
 
 
 def explain_tasks(tasks: Sequence[Any], jobs: int | None = None, on_progress=None,
