@@ -157,3 +157,39 @@ def test_a_gluon_launch_under_the_interpreter_is_captured_marked_and_the_cpu_run
     rows = vgprscope.analyze(capture=str(out), arch=["sm_90", "gfx942"], jobs=1).records
     assert {r.arch: r.status for r in rows}["sm_90"] == "ok"
     assert "written for 32-thread warps; gfx942 runs 64-thread warps" in {r.arch: r.status for r in rows}["gfx942"]
+
+
+# ---- Gluon of the Triton repository: its translator's output, built on the Gluon helpers its wheel ships
+
+MATMUL_ARGS = ("A", "B", "C", "M", "N", "K", "stride_am", "stride_bk", "stride_cm")
+
+
+@pytest.mark.parametrize(("target", "arch"), [("sm90", "sm_90"), ("sm100", "sm_100")])
+def test_triton_translator_gluon_matmul_equals_a_direct_gluon_compile(tmp_path, target, arch):
+    """Triton's own triton_to_gluon_translator (installed with the release) turns a @triton.jit matmul into a
+    Gluon kernel over the release's hopper / blackwell helpers (tl_dot: wgmma on sm_90, tcgen05 on sm_100);
+    vgprscope compiles that kernel for the arch it was translated for to the counts of a direct compile."""
+    pytest.importorskip("triton.tools.triton_to_gluon_translator")
+    name = f"translated_matmul_{target}"
+    # the translator's own command line, outside the interpreter (it translates @triton.jit functions only)
+    done = subprocess.run([sys.executable, "-m", "triton.tools.triton_to_gluon_translator.translator", "matmul:matmul",
+                           "--output-path", str(tmp_path / f"{name}.py"), "--target", target], capture_output=True,
+                          text=True, env={**os.environ, "TRITON_INTERPRET": "0",
+                                          "PYTHONPATH": str(ROOT / "tests" / "fixtures" / "user_kernels")})
+    assert done.returncode == 0, done.stderr[-2000:]
+    sys.path.insert(0, str(tmp_path))
+    try:
+        module = __import__(name)
+        h, f = vgprscope.pointer("fp16"), vgprscope.pointer("fp32")
+        (row,) = vgprscope.analyze(module.matmul, h, h, f, 512, 512, 512, 512, 512, 512, BLOCK_M=64, BLOCK_N=64,
+                                   BLOCK_K=32, arch=arch, jobs=1).records
+    finally:
+        sys.path.remove(str(tmp_path))
+    direct = direct_gluon(tmp_path, {
+        "kernel": f"{name}:matmul", "archs": [arch],
+        "signature": {**{n: "i32" for n in MATMUL_ARGS}, "A": "*fp16", "B": "*fp16", "C": "*fp32",
+                      "BLOCK_M": "constexpr", "BLOCK_N": "constexpr", "BLOCK_K": "constexpr"},
+        "constexprs": {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32},
+        "attrs": _aligned("A", "B", "C", ints=MATMUL_ARGS[3:]), "options": {"num_warps": 4}})
+    assert row.status == "ok", row.status
+    assert usage_counts(row) == direct[arch]
