@@ -321,7 +321,7 @@ def _source_class(fn: Any, plain: Any, target: Any) -> Any:
         return plain
     from triton.experimental.gluon._runtime import GluonASTSource
 
-    class Checked(GluonASTSource):  # type: ignore[misc,valid-type]
+    class Checked(GluonASTSource):  # type: ignore[misc]
         def make_ir(self, *args: Any, **kwargs: Any) -> Any:
             module = super().make_ir(*args, **kwargs)
             if getattr(target, "backend", "") == "cuda":
