@@ -26,7 +26,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 import types
 from pathlib import Path
 
@@ -50,25 +49,59 @@ def skip_package_init(name: str) -> None:
 
 # The direct compile, in a process of its own: GluonASTSource with the signature written out.
 DIRECT = r"""
-import importlib, json, sys, types, importlib.util
-site, spec = sys.argv[1], json.loads(sys.argv[2])
-sys.path.insert(0, site)
-s = importlib.util.find_spec("aiter")
-pkg = types.ModuleType("aiter"); pkg.__path__ = list(s.submodule_search_locations); sys.modules["aiter"] = pkg
+import importlib, importlib.util, json, sys, types
+load, spec = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+if "aiter" in load:
+    sys.path.insert(0, load["aiter"])
+    s = importlib.util.find_spec("aiter")
+    pkg = types.ModuleType("aiter"); pkg.__path__ = list(s.submodule_search_locations); sys.modules["aiter"] = pkg
+    module = importlib.import_module(load["module"])
+else:
+    s = importlib.util.spec_from_file_location(load["module"], load["file"])
+    module = importlib.util.module_from_spec(s); sys.modules[load["module"]] = module; s.loader.exec_module(module)
 import triton
 from triton.backends.compiler import GPUTarget
 from triton.experimental.gluon._runtime import GluonASTSource
+from vgprscope.compile.worker import _cuobjdump_resources
 from vgprscope.parse.amdgcn import parse_amdgcn
-fn = getattr(importlib.import_module(spec["module"]), spec["kernel"])
+from vgprscope.parse.nvidia import parse_cuobjdump_resources
+fn = getattr(module, spec["kernel"])
 while not hasattr(fn, "is_gluon"):
     fn = fn.fn
 names = [p.name for p in fn.params]
-src = GluonASTSource(fn, spec["signature"], {(names.index(k),): v for k, v in spec["constexprs"].items()},
-                     {(names.index(k),): v for k, v in spec["attrs"].items()})
-k = triton.compile(src, target=GPUTarget("hip", spec["arch"], 64), options=spec["options"])
-u = parse_amdgcn(k.asm["amdgcn"], k.metadata.shared)
-print(json.dumps({"vgpr_total": u.vgpr_total, "sgpr": u.sgpr, "lds": u.lds_bytes, "scratch": u.scratch_bytes}))
+arch = spec["arch"]
+hip = arch.startswith("gfx")
+target = GPUTarget("hip", arch, 64) if hip else GPUTarget("cuda", int(arch[3:]), 32)
+attrs = {(names.index(k),): [a for a in v if hip or a[0] != "tt.pointer_range"] for k, v in spec["attrs"].items()}
+src = GluonASTSource(fn, spec["signature"], {(names.index(k),): v for k, v in spec["constexprs"].items()}, attrs)
+k = triton.compile(src, target=target, options=spec["options"])
+if hip:
+    u = parse_amdgcn(k.asm["amdgcn"], k.metadata.shared)
+    print(json.dumps({"vgpr_total": u.vgpr_total, "sgpr": u.sgpr, "lds": u.lds_bytes, "scratch": u.scratch_bytes}))
+else:
+    r = parse_cuobjdump_resources(_cuobjdump_resources(k.asm["cubin"]), k.metadata.name)
+    print(json.dumps({"regs": r["REG"], "stack": r.get("STACK", 0), "shared": r.get("SHARED", 0) + k.metadata.shared}))
 """
+
+
+def direct_compile(load: dict, spec: dict) -> tuple[dict | None, str]:
+    env = {**os.environ, "TRITON_INTERPRET": "0", "TRITON_ALWAYS_COMPILE": "1", "TRITON_DEFAULT_FP_FUSION": "1",
+           "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", DIRECT, json.dumps(load), json.dumps(spec)], capture_output=True,
+                          text=True, env=env)
+    if done.returncode != 0:
+        return None, (done.stderr.strip().splitlines() or ["?"])[-1][:120]
+    return json.loads(done.stdout.strip().splitlines()[-1]), ""
+
+
+def counts(row) -> dict | None:
+    if row.status != "ok":
+        return None
+    u = row.usage
+    if row.arch.startswith("gfx"):
+        return {"vgpr_total": u.vgpr_total, "sgpr": u.sgpr, "lds": u.lds_bytes, "scratch": u.scratch_bytes}
+    return {"regs": u.regs, "stack": u.stack_bytes, "shared": u.shared_bytes}
+
 
 POINTER_ATTRS = [["tt.divisibility", 16], ["tt.pointer_range", 32]]
 
@@ -83,7 +116,7 @@ def direct_spec(values: dict, pointers: dict[str, str], declared: set[str]) -> t
         elif name in declared or isinstance(v, bool) or not isinstance(v, int) or v == 1:
             signature[name], constexprs[name] = "constexpr", v
         else:
-            signature[name] = "i32"
+            signature[name] = "i32" if -(2**31) <= v < 2**31 else ("i64" if v < 2**63 else "u64")
             if v % 16 == 0:
                 attrs[name] = [["tt.divisibility", 16]]
     return signature, constexprs, attrs
@@ -133,76 +166,141 @@ def aiter_launches(site: str) -> list[tuple[str, dict, dict]]:
     return out
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--aiter", required=True, help="a directory amd-aiter is installed in (pip --target)")
-    ap.add_argument("--out", default=str(ROOT / "reports" / "gluon.md"))
-    args = ap.parse_args()
-    sys.path.insert(0, args.aiter)
-    skip_package_init("aiter")
-    import triton
+TUTORIAL = "python/tutorials/gluon/01-intro.py"
+TUTORIAL_COMMIT = "3142bd1c90982049ca2acda66e9fbbe2367ecbe6"  # the revision of it this report was made from
+TUTORIAL_ARCHS = ["sm_90", "sm_100", "gfx942", "gfx950"]  # no layout, no arch-specific op: every arch
 
+
+def jit_of(kernel):
+    while not hasattr(kernel, "is_gluon"):
+        kernel = kernel.fn
+    return kernel
+
+
+def aiter_rows(site: str) -> list[tuple]:
     import vgprscope
 
-    module = importlib.import_module(AITER_MODULE)
-    kernel = getattr(module, AITER_KERNEL)
-    version = getattr(sys.modules.get("aiter.ops.triton.gluon"), "__version__", None)
-    rows = []
-    arch = "gfx950"
+    sys.path.insert(0, site)
+    skip_package_init("aiter")
+    kernel = getattr(importlib.import_module(AITER_MODULE), AITER_KERNEL)
+    declared = {p.name for p in jit_of(kernel).params if p.is_constexpr}
+    meta = ("GROUP_K", "GROUP_N", "BLOCK_SIZE_M", "BLOCK_SIZE_N", "BLOCK_SIZE_K", "GROUP_SIZE_M", "NUM_KSPLIT",
+            "SPLITK_BLOCK_SIZE", "NUM_WARPS", "cache_modifier")
     pointers = {"a_ptr": "fp8e4nv", "b_ptr": "fp8e4nv", "a_scale_ptr": "fp32", "b_scale_ptr": "fp32"}
-    for bucket, values, options in aiter_launches(args.aiter):
+    rows = []
+    for bucket, values, options in aiter_launches(site):
         ptrs = pointers | {"c_ptr": "fp32" if values["NUM_KSPLIT"] > 1 else "bf16"}
-        heuristic = ("EVEN_K", "GRID_MN")
         call_args = [vgprscope.pointer(ptrs[n]) if n in ptrs else v for n, v in values.items()
-                     if n not in heuristic and n not in ("GROUP_K", "GROUP_N", "BLOCK_SIZE_M", "BLOCK_SIZE_N",
-                                                         "BLOCK_SIZE_K", "GROUP_SIZE_M", "NUM_KSPLIT",
-                                                         "SPLITK_BLOCK_SIZE", "NUM_WARPS", "cache_modifier")]
-        kwargs = {n: values[n] for n in ("GROUP_K", "GROUP_N", "BLOCK_SIZE_M", "BLOCK_SIZE_N", "BLOCK_SIZE_K",
-                                         "GROUP_SIZE_M", "NUM_KSPLIT", "SPLITK_BLOCK_SIZE", "NUM_WARPS",
-                                         "cache_modifier")} | options
-        t0 = time.perf_counter()
-        (row,) = vgprscope.analyze(kernel, *call_args, arch=arch, jobs=1, **kwargs).records
-        ours = None
-        if row.status == "ok":
-            u = row.usage
-            ours = {"vgpr_total": u.vgpr_total, "sgpr": u.sgpr, "lds": u.lds_bytes, "scratch": u.scratch_bytes}
-        jit = kernel
-        while not hasattr(jit, "is_gluon"):
-            jit = jit.fn
-        signature, constexprs, attrs = direct_spec(values, ptrs, {p.name for p in jit.params if p.is_constexpr})
-        spec = {"module": AITER_MODULE, "kernel": AITER_KERNEL, "arch": arch, "signature": signature,
-                "constexprs": constexprs, "attrs": attrs, "options": options}
-        env = {**os.environ, "TRITON_INTERPRET": "0", "TRITON_ALWAYS_COMPILE": "1", "TRITON_DEFAULT_FP_FUSION": "1",
-               "PYTHONPATH": str(ROOT)}
-        done = subprocess.run([sys.executable, "-c", DIRECT, args.aiter, json.dumps(spec)], capture_output=True,
-                              text=True, env=env)
-        direct = json.loads(done.stdout.strip().splitlines()[-1]) if done.returncode == 0 else None
-        why = "" if done.returncode == 0 else done.stderr.strip().splitlines()[-1][:120]
-        rows.append((bucket, options, row.status, ours, direct, why, time.perf_counter() - t0))
-        print(bucket, row.status, ours, direct, why, file=sys.stderr)
-    equal = sum(1 for r in rows if r[3] is not None and r[3] == r[4])
+                     if n not in ("EVEN_K", "GRID_MN", *meta)]  # the heuristics' own two are derived
+        kwargs = {n: values[n] for n in meta} | options
+        (row,) = vgprscope.analyze(kernel, *call_args, arch="gfx950", jobs=1, **kwargs).records
+        signature, constexprs, attrs = direct_spec(values, ptrs, declared)
+        direct, why = direct_compile({"aiter": site, "module": AITER_MODULE}, {
+            "kernel": AITER_KERNEL, "arch": "gfx950", "signature": signature, "constexprs": constexprs,
+            "attrs": attrs, "options": options})
+        rows.append(("aiter", AITER_KERNEL, f"{bucket}; {_opts(options)}", "gfx950", row.status, counts(row),
+                     direct, why))
+    return rows
+
+
+def tutorial_rows(triton_src: str) -> list[tuple]:
+    import vgprscope
+
+    file = str(Path(triton_src) / TUTORIAL)
+    name = "triton_gluon_tutorial_01_intro"
+    spec = importlib.util.spec_from_file_location(name, file)
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"{file}: not found")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    load = {"file": file, "module": name}
+    f32 = vgprscope.pointer("fp32")
+    ptr = {"in_ptr": "fp32", "out_ptr": "fp32"}
+    # (kernel, launch values as the tutorial's launchers pass them, launch options)
+    launches = [("copy_scalar_kernel", {"in_ptr": 0, "out_ptr": 0}, {"num_warps": 1}),
+                ("memcpy_kernel", {"in_ptr": 0, "out_ptr": 0, "xnumel": 500, "XBLOCK": 64}, {"num_warps": 1})]
+    rows = []
+    for arch in TUTORIAL_ARCHS:
+        for kname, values, options in launches:
+            kernel = getattr(module, kname)
+            args = [f32 if n in ptr else v for n, v in values.items()]
+            (row,) = vgprscope.analyze(kernel, *args, arch=arch, jobs=1, **options).records
+            signature, constexprs, attrs = direct_spec(values, ptr, {p.name for p in jit_of(kernel).params
+                                                                     if p.is_constexpr})
+            direct, why = direct_compile(load, {"kernel": kname, "arch": arch, "signature": signature,
+                                                "constexprs": constexprs, "attrs": attrs, "options": options})
+            rows.append(("Triton tutorial", kname, _opts(values | options), arch, row.status, counts(row), direct,
+                         why))
+        # the autotuned memcpy at the tutorial's own size (2 << 30 elements: an i64): each config its own row
+        tuned = module.memcpy_kernel_autotune
+        records = vgprscope.analyze(tuned, f32, f32, 2 << 30, arch=arch, jobs=1).records
+        for cfg, row in zip(tuned.configs, records):
+            xblock = cfg.kwargs["XBLOCK"]
+            if f"XBLOCK={xblock}" not in row.config.short():
+                raise SystemExit(f"autotune rows out of order: {row.config.short()} for XBLOCK={xblock}")
+            values = {"in_ptr": 0, "out_ptr": 0, "xnumel": 2 << 30, "XBLOCK": xblock}
+            options = {"num_warps": cfg.num_warps}
+            signature, constexprs, attrs = direct_spec(values, ptr, {"XBLOCK"})
+            direct, why = direct_compile(load, {"kernel": "memcpy_kernel_autotune", "arch": arch,
+                                                "signature": signature, "constexprs": constexprs, "attrs": attrs,
+                                                "options": options})
+            rows.append(("Triton tutorial", "memcpy_kernel_autotune", _opts(values | options), arch, row.status,
+                         counts(row), direct, why))
+    return rows
+
+
+def _opts(d: dict) -> str:
+    return ", ".join(f"{k}={v}" for k, v in d.items() if k not in ("in_ptr", "out_ptr"))
+
+
+def _cell(c: dict | None, fallback: str) -> str:
+    if c is None:
+        return fallback
+    if "vgpr_total" in c:
+        return f"{c['vgpr_total']} VGPR / {c['sgpr']} SGPR / {c['lds']} B LDS / {c['scratch']} B scratch"
+    return f"{c['regs']} regs / {c['stack']} B stack / {c['shared']} B shared"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--aiter", help="a directory amd-aiter is installed in (pip --target)")
+    ap.add_argument("--triton-src", help="a checkout of triton-lang/triton at the installed release's tag")
+    ap.add_argument("--out", default=str(ROOT / "reports" / "gluon.md"))
+    args = ap.parse_args()
+    if not (args.aiter or args.triton_src):
+        raise SystemExit("give --aiter DIR, --triton-src DIR or both")
+    import triton
+
+    rows = (tutorial_rows(args.triton_src) if args.triton_src else []) + (aiter_rows(args.aiter) if args.aiter else [])
+    for r in rows:
+        print(*r, file=sys.stderr)
+    equal = sum(1 for r in rows if r[5] is not None and r[5] == r[6])
+    given = " ".join(x for x in (f"--triton-src {args.triton_src and 'TRITON'}" if args.triton_src else "",
+                                 "--aiter AITER" if args.aiter else "") if x)
     lines = [
         "# Gluon kernels nobody here wrote: vgprscope against a direct Gluon compile", "",
-        f"Reproduce: `python scripts/gluon_proof.py --aiter DIR` (the script's docstring installs amd-aiter into "
-        f"DIR). Triton {triton.__version__}, GPU-free.", "",
-        f"aiter {version or '0.1.7.post2.dev18'} (AMD, MIT license) `{AITER_MODULE}.{AITER_KERNEL}`: fp8 "
-        "block-scale GEMM written in Gluon for CDNA4 (MFMA v4 layouts), compiled for gfx950 at each M bucket of "
-        "aiter's own MI350X config file, N = K = 7168. vgprscope: `vgprscope.analyze(kernel, *args, arch=\"gfx950\", "
-        "**config)`; direct: `triton.compile(GluonASTSource(...), target=GPUTarget(\"hip\", \"gfx950\", 64))` "
-        "with the signature written from the launch values.", "",
+        f"Reproduce: `python scripts/gluon_proof.py {given}` (TRITON: a checkout of triton-lang/triton; this "
+        f"report read the tutorial's code at commit {TUTORIAL_COMMIT[:12]}, its docstring and comments left out; "
+        f"AMD's aiter installed as the script's docstring says). Triton {triton.__version__}, "
+        "GPU-free. vgprscope: `vgprscope.analyze(kernel, *args, arch=ARCH, **launch)`; direct: "
+        "`triton.compile(GluonASTSource(...), target=GPUTarget(...))` in a process of its own, with the signature "
+        "written from the launch values by Triton's specialisation rules.", "",
         f"**{equal} of {len(rows)} equal.**", "",
-        "Where the counts say more: a bucket whose VGPR count is 256 with scratch bytes spills on gfx950 (the "
-        "compiler's own allocation, both ways the same).", "",
-        "| config | options | vgprscope (VGPRs / SGPRs / LDS B / scratch) | direct | equal |",
-        "|---|---|---|---|---|",
     ]
-
-    def cell(c: dict | None, fallback: str) -> str:
-        return f"{c['vgpr_total']} / {c['sgpr']} / {c['lds']} / {c['scratch']}" if c else fallback
-
-    for bucket, options, status, ours, direct, why, _ in rows:
-        opts = ", ".join(f"{k}={v}" for k, v in options.items())
-        lines.append(f"| {bucket} | {opts} | {cell(ours, status)} | {cell(direct, why)} | "
+    if args.triton_src:
+        lines += [f"- Triton's Gluon tutorial `{TUTORIAL}` (MIT license): its three kernels (`copy_scalar_kernel`, "
+                  "`memcpy_kernel`, the autotuned `memcpy_kernel_autotune` with each of its six configs), with "
+                  "the launch values of its launchers and tests, on every arch (they use no layout and no "
+                  "arch-specific op)."]
+    if args.aiter:
+        lines += [f"- aiter 0.1.7.post2.dev18 (AMD, MIT license) `{AITER_MODULE}.{AITER_KERNEL}`: fp8 block-scale "
+                  "GEMM written in Gluon for CDNA4 (MFMA v4 layouts), on gfx950 at each M bucket of aiter's own "
+                  "MI350X config file, N = K = 7168. Two buckets allocate 256 VGPRs and spill 68 B of scratch: the "
+                  "compiler's own allocation, the same both ways."]
+    lines += ["", "| source | kernel | launch | arch | vgprscope | direct | equal |", "|---|---|---|---|---|---|---|"]
+    for source, kernel, launch, arch, status, ours, direct, why in rows:
+        lines.append(f"| {source} | `{kernel}` | {launch} | {arch} | {_cell(ours, status)} | {_cell(direct, why)} | "
                      f"{'yes' if ours is not None and ours == direct else 'NO'} |")
     Path(args.out).write_text("\n".join(lines) + "\n")
     print(f"wrote {args.out}: {equal} of {len(rows)} equal", file=sys.stderr)
