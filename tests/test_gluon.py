@@ -193,3 +193,18 @@ def test_triton_translator_gluon_matmul_equals_a_direct_gluon_compile(tmp_path, 
         "attrs": _aligned("A", "B", "C", ints=MATMUL_ARGS[3:]), "options": {"num_warps": 4}})
     assert row.status == "ok", row.status
     assert usage_counts(row) == direct[arch]
+
+
+@pytest.mark.gpu
+def test_a_gluon_launch_captured_on_a_gpu_compiles_to_the_registers_the_driver_loaded(tmp_path):
+    """On an NVIDIA GPU the Gluon launch runs (no interpreter), is captured and marked; its compile GPU-free
+    gives the register count of the kernel Gluon's JIT loaded."""
+    out = tmp_path / "cap.json"
+    done = cli("capture", "-o", str(out), "--", sys.executable, str(GLUON / "run_gluon.py"),
+               env={"TRITON_INTERPRET": "0"})
+    assert done.returncode == 0, done.stderr[-3000:]
+    loaded = json.loads(done.stdout.strip().splitlines()[-1])
+    (launch,) = load_capture(out).launches
+    assert launch.gluon and not launch.interpreted
+    (row,) = vgprscope.analyze(capture=str(out), arch=loaded["arch"], jobs=1).records
+    assert row.status == "ok" and row.usage.regs == loaded["n_regs"], (row.status, loaded)
