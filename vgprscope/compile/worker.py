@@ -541,7 +541,8 @@ def _compile(job: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
         if _kind(exc) == ENVIRONMENT:
             raise
         out |= {"seconds": time.perf_counter() - t0, "error": one_line(exc), "error_kind": COMPILE}
-        if diagnostics:  # the compiler's reason, where the exception names none
+        if diagnostics and "error encountered during parsing" in out["error"]:
+            # the IR the kernel's source built failed verification (a Gluon layout): MLIR said why, not the exception
             out["error"] = _gluon_reason(f"{type(exc).__name__}: {diagnostics[0]}", t)
         if fn is not None and "inline_asm" in (getattr(fn, "src", "") or ""):
             # the usual reason a kernel compiles for one vendor only: assembly written for the other one
