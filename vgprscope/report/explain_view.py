@@ -216,7 +216,7 @@ def to_table(explanations: Sequence[KernelExplanation], machine: Machine, *, spi
     for e in explanations:
         out.append(wrap(_header(e), ""))
         if not e.ok:
-            out += [f"  error: {e.error}", ""]
+            out += [wrap(f"error: {e.error}", "  "), ""]
             continue
         for lp in e.loops:
             out.append(wrap(f"loop {lp.index + 1}: {chain(lp.location)}", "  "))
