@@ -16,11 +16,14 @@ import pytest
 import vgprscope
 from capture_helpers import ROOT, cli, usage_counts
 from vgprscope.capture.model import load_capture
+from vgprscope.parse.amdgcn import parse_amdgcn
+from vgprscope.parse.nvidia import parse_cuobjdump_resources
 
 GLUON = ROOT / "tests" / "fixtures" / "gluon_kernels"
 
 # A direct compile through Triton's own Gluon source (GluonASTSource, what GluonJITFunction compiles with),
-# the signature and constexprs written out by hand, printing the counts the parsers read.
+# the signature and constexprs written out by hand, printing the compiler outputs the counts are read from
+# (parsed in the test's process: another release's Python has Triton and the standard library only).
 DIRECT = r"""
 import importlib, json, sys
 sys.path.insert(0, sys.argv[1])
@@ -28,8 +31,6 @@ import triton
 from triton.backends.compiler import GPUTarget
 from triton.experimental.gluon._runtime import GluonASTSource
 from vgprscope.compile.worker import _cuobjdump_resources
-from vgprscope.parse.amdgcn import parse_amdgcn
-from vgprscope.parse.nvidia import parse_cuobjdump_resources
 
 spec = json.loads(sys.argv[2])
 module, _, name = spec["kernel"].partition(":")
@@ -47,22 +48,27 @@ for arch in spec["archs"]:
     attrs = {(names.index(n),): a for n, a in spec["attrs"][target.backend].items()}
     src = GluonASTSource(obj, spec["signature"], constexprs, attrs)
     k = triton.compile(src, target=target, options=spec["options"])
-    if target.backend == "hip":
-        u = parse_amdgcn(k.asm["amdgcn"], k.metadata.shared)
-        out[arch] = {"vgpr_total": u.vgpr_total, "sgpr": u.sgpr, "lds": u.lds_bytes, "scratch": u.scratch_bytes}
-    else:
-        r = parse_cuobjdump_resources(_cuobjdump_resources(k.asm["cubin"]), k.metadata.name)
-        out[arch] = {"regs": r["REG"], "stack": r.get("STACK", 0), "shared": r.get("SHARED", 0) + k.metadata.shared}
+    text = k.asm["amdgcn"] if target.backend == "hip" else _cuobjdump_resources(k.asm["cubin"])
+    out[arch] = {"text": text, "name": k.metadata.name, "shared": k.metadata.shared}
 print(json.dumps(out))
 """
 
 
-def direct_gluon(module_dir: Path, spec: dict) -> dict:
-    env = {**os.environ, "TRITON_INTERPRET": "0", "TRITON_ALWAYS_COMPILE": "1", "TRITON_DEFAULT_FP_FUSION": "1"}
-    done = subprocess.run([sys.executable, "-c", DIRECT, str(module_dir), json.dumps(spec)], capture_output=True,
+def direct_gluon(module_dir: Path, spec: dict, python: str = sys.executable) -> dict:
+    env = {**os.environ, "TRITON_INTERPRET": "0", "TRITON_ALWAYS_COMPILE": "1", "TRITON_DEFAULT_FP_FUSION": "1",
+           "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([python, "-c", DIRECT, str(module_dir), json.dumps(spec)], capture_output=True,
                           text=True, env=env)
     assert done.returncode == 0, done.stderr[-2000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    out = {}
+    for arch, raw in json.loads(done.stdout.strip().splitlines()[-1]).items():
+        if arch.startswith("gfx"):
+            u = parse_amdgcn(raw["text"], raw["shared"])
+            out[arch] = {"vgpr_total": u.vgpr_total, "sgpr": u.sgpr, "lds": u.lds_bytes, "scratch": u.scratch_bytes}
+        else:
+            r = parse_cuobjdump_resources(raw["text"], raw["name"])
+            out[arch] = {"regs": r["REG"], "stack": r.get("STACK", 0), "shared": r.get("SHARED", 0) + raw["shared"]}
+    return out
 
 
 def _aligned(*names: str, ints: tuple[str, ...] = ()) -> dict:
@@ -208,3 +214,36 @@ def test_a_gluon_launch_captured_on_a_gpu_compiles_to_the_registers_the_driver_l
     assert launch.gluon and not launch.interpreted
     (row,) = vgprscope.analyze(capture=str(out), arch=loaded["arch"], jobs=1).records
     assert row.status == "ok" and row.usage.regs == loaded["n_regs"], (row.status, loaded)
+
+
+# ---- Triton 3.6.0, the GPU machine's release: Gluon through that release's own worker ---------------------
+
+@pytest.fixture(scope="module")
+def release36():
+    """Triton 3.6.0 as a toolchain (installed once per session); skipped where it cannot be had (no network)."""
+    from vgprscope.compile import toolchains
+
+    try:
+        return toolchains.release("3.6.0")
+    except toolchains.ToolchainError as exc:
+        pytest.skip(f"Triton 3.6.0 cannot be installed as a toolchain here: {exc}")
+
+
+def test_gluon_under_triton_3_6_equals_its_direct_compile_and_says_what_it_rejects(gluon_ops, release36):
+    p, h = vgprscope.pointer("fp32"), vgprscope.pointer("fp16")
+    rows = {r.arch: r for r in vgprscope.analyze(gluon_ops.scale_copy, p, p, 4096, 0.5, BLOCK=1024, TPW=32,
+                                                 arch=["sm_90", "gfx942"], triton="3.6.0", jobs=1).records}
+    assert {r.triton_version for r in rows.values()} == {"3.6.0"}
+    assert rows["gfx942"].status.startswith("the kernel's layouts are written for 32-thread warps; gfx942 runs "
+                                            "64-thread warps")
+    direct = direct_gluon(GLUON, {
+        "kernel": "gluon_ops:scale_copy", "archs": ["sm_90"],
+        "signature": {"in_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32", "alpha": "fp32", "BLOCK": "constexpr",
+                      "TPW": "constexpr"},
+        "constexprs": {"BLOCK": 1024, "TPW": 32}, "attrs": _aligned("in_ptr", "out_ptr", ints=("n",)),
+        "options": {"num_warps": 4}}, python=release36.python)
+    assert rows["sm_90"].status == "ok" and usage_counts(rows["sm_90"]) == direct["sm_90"]
+    (wgmma,) = vgprscope.analyze(gluon_ops.wgmma_tile, h, h, p, M=64, N=64, K=64, arch="sm_100", triton="3.6.0",
+                                 jobs=1).records
+    assert wgmma.status == "ValueError: the kernel uses warpgroup_mma (wgmma), an instruction of sm_90 only: " \
+                           "sm_100 lacks it"
