@@ -61,6 +61,36 @@ def test_from_python_example_runs(example, tmp_path):
     assert "error" not in out.lower(), out
 
 
+# ---- "Gluon": its example runs as a script of its own ------------------------------------------------------
+
+GLUON_SECTION = README.read_text().split("\n## Gluon\n", 1)[1].split("\n## ", 1)[0]
+GLUON_EXAMPLES = re.findall(r"^```python\n(.*?)^```$", GLUON_SECTION, re.M | re.S)
+
+
+def test_gluon_example_runs_and_names_the_warp_size(tmp_path):
+    """A @gluon.jit kernel analysed GPU-free: its 32-thread-warp layout compiles on sm_90 and is a row naming
+    the warp size on gfx942; laid out for 64-thread warps it compiles on gfx942."""
+    import os
+    import subprocess
+    import sys
+
+    (example,) = GLUON_EXAMPLES
+    assert "@gluon.jit" in example and "vgprscope.analyze(scale" in example
+    script = tmp_path / "example.py"
+    script.write_text(example)
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=tmp_path, env=env,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = " ".join(done.stdout.split())
+    first, second = done.stdout.split("vgprscope analyze")[1:]
+    assert re.search(r"^example\.py\s+sm_90\s+\d+\s.* ok$", first, re.M), first
+    assert re.search(r"^\s+gfx942\s+-\s.*✗ \[1\]$", first, re.M), first
+    assert re.search(r"^example\.py\s+gfx942\s+fp32 BLOCK=1024 w4\s+\d+\s", second, re.M), second
+    assert "[1]" not in second
+    assert "[1] the kernel's layouts are written for 32-thread warps; gfx942 runs 64-thread warps" in out, out
+
+
 # ---- "Budgets in your test suite": the example is a test file a user's pytest runs ------------------------
 
 PLUGIN_SECTION = README.read_text().split("\n## Budgets in your test suite (pytest plugin)\n", 1)[1].split("\n## ", 1)[0]

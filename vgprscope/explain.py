@@ -40,7 +40,7 @@ from .parse.layouts import (
 )
 from .parse.lineinfo import SpillInstruction
 from .parse.loops import LoopMix
-from .parse.ttgir import IrLoop, IrValue, TtgirModule, parse_ttgir
+from .parse.ttgir import IrLoop, IrValue, TtgirModule, WarpPartition, parse_ttgir, warp_partitions
 from .records import ResourceUsage
 
 
@@ -190,6 +190,8 @@ class KernelExplanation:
     shared_bytes: int | None = None  # the kernel's shared memory / LDS in all, as the compiler reports it
     mixes: tuple[LoopMix, ...] = ()  # each machine-code loop's one-trip instruction mix (parse.loops)
     file: str | None = field(default=None, compare=False)  # the kernel's source file, where its source has one
+    # a warp-specialized kernel's partitions (Gluon's gl.warp_specialize), with the registers each is given
+    partitions: tuple[WarpPartition, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -201,7 +203,9 @@ class KernelExplanation:
                 "allocation": self.allocation.as_dict() if self.allocation else None,
                 "loops": [lp.as_dict() for lp in self.loops], "spill_sites": [s.as_dict() for s in self.spills],
                 "estimate": self.estimate.as_dict() if self.estimate else None, "error": self.error, "notes": list(self.notes),
-                "shared_bytes": self.shared_bytes, "loop_mix": [m.as_dict() for m in self.mixes]}
+                "shared_bytes": self.shared_bytes, "loop_mix": [m.as_dict() for m in self.mixes],
+                "partitions": [{"name": p.name, "num_warps": p.num_warps, "requested_registers": p.requested_registers}
+                               for p in self.partitions]}
 
 
 def _role(value: IrValue) -> str:
@@ -329,7 +333,8 @@ def explain_raw(arch: Arch, raw: dict[str, Any], label: str, config: str = "",
     return KernelExplanation(
         **base | {"num_warps": module.num_warps, "lanes": module.threads_per_warp, "allocation": alloc},
         loops=tuple(loop_state(lp, module) for lp in module.loops), spills=spill_sites(instructions),
-        notes=tuple(notes), shared_bytes=shared, mixes=backend.loop_mixes(raw, sass) or ())
+        notes=tuple(notes), shared_bytes=shared, mixes=backend.loop_mixes(raw, sass) or (),
+        partitions=warp_partitions(raw["ttgir"]))
 
 
 def explain_tasks(tasks: Sequence[Any], jobs: int | None = None, on_progress=None,

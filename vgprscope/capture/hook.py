@@ -288,10 +288,20 @@ def launch_facts(kernel, args, kwargs, pick: dict | None = None) -> dict:
         reason = reason or why
         out_args.append(fact)
     opts = {k: _encode(v) for k, v in sorted(options.items()) if k not in ("grid", "warmup")}
-    return {"kernel": st["id"], "args": out_args, "options": opts, "autotune": pick, "reason": reason,
-            "interpreted": _interpreting(),
-            **(_readings(st["names"], st["params"], bound) if getattr(_local, "reads", 0) else {}),
-            "call": getattr(_local, "call", None) or _call(args, kwargs)}
+    gluon = _is_gluon(kernel)  # compiled through Gluon's own source (explicit layouts), never interpreted
+    out = {"kernel": st["id"], "args": out_args, "options": opts, "autotune": pick, "reason": reason,
+           "interpreted": _interpreting() and not gluon,
+           **(_readings(st["names"], st["params"], bound) if getattr(_local, "reads", 0) else {}),
+           "call": getattr(_local, "call", None) or _call(args, kwargs)}
+    if gluon:
+        out["gluon"] = True
+    return out
+
+
+def _is_gluon(kernel) -> bool:
+    """A ``@gluon.jit`` kernel: its JIT class (a JITFunction subclass) says so (Triton 3.4 on)."""
+    is_gluon = getattr(kernel, "is_gluon", None)
+    return bool(callable(is_gluon) and is_gluon())
 
 
 def _call(args, kwargs) -> dict:
@@ -397,6 +407,8 @@ def _wrap_kernel_run(cls) -> None:
         if s is None:  # not recording (a recording block ended on another thread, or none began)
             return original(self, *args, **kwargs)
         dry = getattr(_local, "dry", False)
+        if not dry and s.launch and _interpreting() and _is_gluon(self):
+            _note("gluon-interpreted")  # Gluon has no interpreter: the launch fails for want of a GPU driver
         if dry or not getattr(_local, "in_autotune", 0):  # the autotuner's own launches are its configs
             try:
                 _record(s, self, args, {k: v for k, v in kwargs.items() if k not in ("grid", "warmup")})

@@ -74,6 +74,7 @@ class CapturedLaunch:
     origin: str = "jit"
     target: dict[str, Any] | None = None
     producer: dict[str, Any] | None = field(default=None, compare=False)
+    gluon: bool = False  # a @gluon.jit kernel (compiled through Gluon's source)
 
     @property
     def constexprs(self) -> dict[str, Any]:
@@ -85,6 +86,8 @@ class CapturedLaunch:
                "values": self.values, "tensors": self.tensors, "call": self.call}
         if self.origin != "jit":
             out |= {"origin": self.origin, "target": self.target, "producer": self.producer}
+        if self.gluon:
+            out["gluon"] = True
         return out
 
     @classmethod
@@ -93,7 +96,8 @@ class CapturedLaunch:
         return cls(kernel=kernel, args=args, options=dict(x["options"]), autotune=_autotune(x.get("autotune")),
                    reason=x.get("reason"), interpreted=bool(x.get("interpreted", False)),
                    values=_readings(x.get("values")), tensors=_readings(x.get("tensors")), call=_call(x.get("call")),
-                   origin=str(x.get("origin") or "jit"), target=x.get("target"), producer=x.get("producer"))
+                   origin=str(x.get("origin") or "jit"), target=x.get("target"), producer=x.get("producer"),
+                   gluon=bool(x.get("gluon", False)))
 
 
 @dataclass(frozen=True)

@@ -46,7 +46,7 @@ def capture(command: CommandArg = None, output: CaptureOutputOpt = Path("vgprsco
     for line in result.errors:
         err(f"warning: {line}")
     err(f"wrote {output}: {result.summary()}")
-    for note in sorted(run.notes):
+    for note in sorted(run.notes - ({"no-gpu-driver"} if "gluon-interpreted" in run.notes else set())):
         err(f"hint: {HINTS[note]}")
     # a command killed by signal N (returncode -N) exits 128+N, as a shell reports it
     rc = result.exit_code or 0  # the command ran here: it has its exit code
@@ -66,4 +66,6 @@ HINTS = {
                      "command under Triton's interpreter: TRITON_INTERPRET=1 vgprscope capture -- ...",
     "interpreter-needs-numpy": "Triton's interpreter (TRITON_INTERPRET=1) needs numpy, which the command's "
                                "Python lacks: pip install numpy (vgprscope's bench extra has it)",
+    "gluon-interpreted": "Gluon kernels do not run in Triton's interpreter (TRITON_INTERPRET=1): capture them on "
+                         "a GPU, or analyse one here with vgprscope.analyze(kernel, *args, arch=...)",
 }

@@ -590,6 +590,9 @@ class _Snapshot:
         entry: dict[str, Any] = {"module": py.__module__ or "", "name": py.__name__, "source": source,
                                  "jit": jit_options(fn), "names": {}}
         entry |= _origin(py)
+        is_gluon = getattr(fn, "is_gluon", None)
+        if callable(is_gluon) and is_gluon():  # redefined with @gluon.jit, compiled through Gluon's source
+            entry["gluon"] = True
         self.functions[key] = entry
         scope: dict[str, Any] = dict(py.__globals__)
         if py.__closure__:
@@ -676,15 +679,29 @@ def _at_original_lines(fns: list[tuple[str, dict[str, Any]]]) -> tuple[str, list
     files = {f.get("file") for _, f in fns}
     if len(files) != 1 or None in files or not all(isinstance(f.get("line"), int) for _, f in fns):
         return None
-    lines = ["import triton"]
+    lines = [_snapshot_head(fns)]
     for _, f in sorted(fns, key=lambda kf: kf[1]["line"]):
-        opts = {k: v for k, v in f["jit"].items() if v}
         body = f["source"].rstrip().splitlines()
         decorator = f["line"] - 2  # the index of the decorator's line: the def is the line after it
         if decorator < len(lines):
             return None
-        lines += [""] * (decorator - len(lines)) + [f"@triton.jit(**{opts!r})", *body]
+        lines += [""] * (decorator - len(lines)) + [_decorator(f), *body]
     return str(next(iter(files))), lines
+
+
+def _snapshot_head(fns: list[tuple[str, dict[str, Any]]]) -> str:
+    """A snapshot module's first line (one line, so that the functions keep their original line numbers):
+    Gluon is imported only for a Gluon kernel (releases before 3.4 have none)."""
+    if any(f.get("gluon") for _, f in fns):
+        return "import triton; from triton.experimental import gluon as _vgprscope_gluon"
+    return "import triton"
+
+
+def _decorator(f: dict[str, Any]) -> str:
+    """The JIT decorator a snapshot function is defined with again: ``@gluon.jit`` for a Gluon kernel (compiled
+    through Gluon's own source), else ``@triton.jit``, with the options it was declared with."""
+    opts = {k: v for k, v in f["jit"].items() if v}
+    return f"@{'_vgprscope_gluon.jit' if f.get('gluon') else 'triton.jit'}(**{opts!r})"
 
 
 def snapshot_files(snap: dict[str, Any]) -> list[str]:
@@ -731,10 +748,9 @@ def load_snapshot(snap: dict[str, Any], directory: str) -> Any:
         if laid_out is not None:
             origin, lines = laid_out
         else:
-            origin, lines = path, ["import triton", ""]
+            origin, lines = path, [_snapshot_head(fns), ""]
             for _, f in fns:
-                opts = {k: v for k, v in f["jit"].items() if v}
-                lines += [f"@triton.jit(**{opts!r})", f["source"].rstrip(), "", ""]
+                lines += [_decorator(f), f["source"].rstrip(), "", ""]
         with open(path, "w", encoding="utf-8") as out:
             out.write("\n".join(lines))
         if origin != path:

@@ -117,23 +117,50 @@ def stdout_to_stderr() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _quiet() -> Iterator[io.StringIO]:
+def _quiet(diagnostics: list[str] | None = None) -> Iterator[io.StringIO]:
     """Keep Triton's and LLVM's prints, warnings and dumps out of the user's output. Python-level prints
-    (Triton's ptxas log among them) are returned; C-level output on fds 1 and 2 is discarded."""
+    (Triton's ptxas log among them) are returned; C-level output on fds 1 and 2 is discarded, except the
+    MLIR ``error:`` diagnostics, kept in ``diagnostics`` (a Gluon layout the module rejects is said there
+    only: the exception reads "error encountered during parsing")."""
     buf = io.StringIO()
+    err = io.StringIO()
     saved = [os.dup(1), os.dup(2)]
     with tempfile.TemporaryFile() as sink, warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
             os.dup2(sink.fileno(), 1)
             os.dup2(sink.fileno(), 2)
-            with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(io.StringIO()):
+            with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(err):
                 yield buf
         finally:
             os.dup2(saved[0], 1)
             os.dup2(saved[1], 2)
             for fd in saved:
                 os.close(fd)
+            if diagnostics is not None:
+                sink.seek(0)
+                diagnostics += _mlir_errors(sink.read().decode("utf-8", "replace") + "\n" + err.getvalue())
+
+
+def _mlir_errors(text: str) -> list[str]:
+    """MLIR's ``FILE:LINE:COL: error: MESSAGE`` diagnostics of a compile's output, each as one line
+    ``FILE:LINE: MESSAGE`` (the message's own continuation lines joined; the source excerpt and caret after
+    it left out)."""
+    found: list[str] = []
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        head, sep, message = line.partition(": error: ")
+        if not sep:
+            continue
+        parts = head.rsplit(":", 2)
+        where = f"{os.path.basename(parts[0])}:{parts[1]}" if len(parts) == 3 else os.path.basename(head)
+        more = []
+        for nxt in lines[i + 1:i + 4]:
+            if not nxt.strip() or nxt.startswith(" ") or ": note: " in nxt or ": error: " in nxt:
+                break
+            more.append(nxt.strip())
+        found.append(" ".join([f"{where}: {message.strip()}", *more]))
+    return found
 
 
 def triton_version() -> str:
@@ -372,7 +399,38 @@ def _function_source(fn: Any, job: dict[str, Any], backend: Any) -> Any:
         desc = "" if s[0] == "constexpr" else s[1]
         if isinstance(desc, str):
             attrs[(i,)] = backend.parse_attr(desc)
-    return ASTSource(fn=fn, signature=signature, constexprs=constexprs, attrs=attrs)
+    source_class = _source_class(fn, ASTSource, backend.target)
+    return source_class(fn=fn, signature=signature, constexprs=constexprs, attrs=attrs)
+
+
+# Gluon ops (as its IR names them) whose instruction only some NVIDIA archs have, with those capabilities
+# (PTX ISA: wgmma.mma_async needs sm_90a; tcgen05.mma sm_100a / sm_103a). Elsewhere Triton's NVIDIA backend
+# aborts the whole process in LLVM ("Cannot select: intrinsic %llvm.nvvm.wgmma..."), so it is said first.
+_ARCH_OPS = {"ttng.warp_group_dot": ("warpgroup_mma (wgmma)", (90,)),
+             "ttng.tc_gen5_mma": ("tcgen05_mma", (100, 103))}
+
+
+def _source_class(fn: Any, plain: Any, target: Any) -> Any:
+    """The source class the kernel's own JIT compiles with: a ``@gluon.jit`` kernel (``is_gluon()``, Triton
+    3.4 on) through Gluon's source, which keeps its explicit layouts, its IR checked for instructions the
+    target lacks; any other through the plain AST source."""
+    is_gluon = getattr(fn, "is_gluon", None)
+    if not (callable(is_gluon) and is_gluon()):
+        return plain
+    from triton.experimental.gluon._runtime import GluonASTSource
+
+    class Checked(GluonASTSource):  # type: ignore[misc]
+        def make_ir(self, *args: Any, **kwargs: Any) -> Any:
+            module = super().make_ir(*args, **kwargs)
+            if getattr(target, "backend", "") == "cuda":
+                text = str(module)
+                for op, (name, archs) in _ARCH_OPS.items():
+                    if op in text and int(target.arch) not in archs:
+                        raise ValueError(f"the kernel uses {name}, an instruction of "
+                                         f"{' / '.join(f'sm_{a}' for a in archs)} only: sm_{target.arch} lacks it")
+            return module
+
+    return Checked
 
 
 @contextlib.contextmanager
@@ -576,8 +634,9 @@ def _compile(job: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
             tmp.write(source["text"])
         src = tmp.name
     t0 = time.perf_counter()
+    diagnostics: list[str] = []
     try:
-        with _quiet() as captured, _ptxas_tap() as ptxas_logs:
+        with _quiet(diagnostics) as captured, _ptxas_tap() as ptxas_logs:
             kernel = triton.compile(src, target=target, options=options)
         out["seconds"] = time.perf_counter() - t0
         _collect(kernel, t, captured, out, ptxas_logs)
@@ -585,6 +644,9 @@ def _compile(job: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
         if _kind(exc) == ENVIRONMENT:
             raise
         out |= {"seconds": time.perf_counter() - t0, "error": one_line(exc), "error_kind": COMPILE}
+        if diagnostics and "error encountered during parsing" in out["error"]:
+            # the IR the kernel's source built failed verification (a Gluon layout): MLIR said why, not the exception
+            out["error"] = _gluon_reason(f"{type(exc).__name__}: {diagnostics[0]}", t)
         if fn is not None and "inline_asm" in (getattr(fn, "src", "") or ""):
             # the usual reason a kernel compiles for one vendor only: assembly written for the other one
             out["error"] += (f"; the kernel uses inline assembly (tl.inline_asm_elementwise), which "
@@ -593,6 +655,18 @@ def _compile(job: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
         if kind != "function":
             os.unlink(src)
     return out
+
+
+def _gluon_reason(error: str, target: dict[str, Any]) -> str:
+    """A Gluon layout written for another warp size than the target's, said in one line with both sizes
+    (MLIR's verifier: "Layout has 32 threads per warp, but the module specifies 64 threads per warp")."""
+    import re
+
+    m = re.search(r"Layout has (\d+) threads per warp, but the module specifies (\d+)", error)
+    if not m:
+        return error
+    return (f"the kernel's layouts are written for {m[1]}-thread warps; {_arch_name(target)} runs {m[2]}-thread "
+            f"warps: {error}")
 
 
 _SCRATCH: list[str] = []

@@ -349,3 +349,43 @@ def parse_ttgir(text: str) -> TtgirModule:
                             live_in=tuple(live)))
     return TtgirModule(function=func.group(1), num_warps=int(warps.group(1)), threads_per_warp=int(lanes.group(1)),
                        target=target.group(1) if target else "", aliases=aliases, loops=tuple(loops))
+
+
+# --------------------------------------------------------------------------------- warp specialization
+
+@dataclass(frozen=True)
+class WarpPartition:
+    """One partition of a ``ttg.warp_specialize`` (Gluon's ``gl.warp_specialize``): ``default`` runs in the
+    kernel's own warps; each worker ``partitionN`` in its ``num_warps(K)``, with the registers the kernel
+    asked for it (``worker_num_regs``: the op's ``requestedRegisters``, one per worker) where it asked."""
+
+    name: str
+    num_warps: int
+    requested_registers: int | None
+
+
+_WS_RE = re.compile(r"\bttg\.warp_specialize\(")
+_REQUESTED_RE = re.compile(r"requestedRegisters\s*=\s*array<i32(?::\s*([\d,\s]*))?>")
+_DEFAULT_RE = re.compile(r"^\s*default\s*\{")
+_PARTITION_RE = re.compile(r"^\s*(partition\d+)\(.*\bnum_warps\((\d+)\)\s*\{")
+_NUM_WARPS_RE = re.compile(r'"ttg\.num-warps"\s*=\s*(\d+)')
+
+
+def warp_partitions(text: str) -> tuple[WarpPartition, ...]:
+    """The partitions of every ``ttg.warp_specialize`` in a TTGIR, in order (none without one)."""
+    kernel_warps = int(m[1]) if (m := _NUM_WARPS_RE.search(text)) else 0
+    out: list[WarpPartition] = []
+    requested: list[int] = []
+    workers = 0
+    for line in text.splitlines():
+        if _WS_RE.search(line):
+            req = _REQUESTED_RE.search(line)
+            requested = [int(x) for x in req[1].split(",") if x.strip()] if req and req[1] else []
+            workers = 0
+        elif _DEFAULT_RE.match(line):
+            out.append(WarpPartition("default", kernel_warps, None))
+        elif (p := _PARTITION_RE.match(line)) is not None:
+            regs = requested[workers] if workers < len(requested) else None
+            out.append(WarpPartition(p[1], int(p[2]), regs))
+            workers += 1
+    return tuple(out)

@@ -123,6 +123,17 @@ def estimate_summary(e: KernelExplanation) -> str | None:
     return e.estimate.summary if e.estimate is not None and e.estimate.summary else None
 
 
+def partition_summary(e: KernelExplanation) -> str | None:
+    """A warp-specialized kernel's partitions: the warps and the registers each is given (worker_num_regs);
+    the compiler's register count is the whole kernel's, no partition's own."""
+    if not e.partitions:
+        return None
+    parts = [f"{p.name} {p.num_warps} warps"
+             + (f", {p.requested_registers} registers (worker_num_regs)" if p.requested_registers else "")
+             for p in e.partitions]
+    return f"warp_specialize: {'; '.join(parts)}; the compiler reports registers for the whole kernel, not per partition"
+
+
 def spill_summary(e: KernelExplanation) -> str:
     a = e.allocation
     if a is None:
@@ -206,7 +217,7 @@ def to_table(explanations: Sequence[KernelExplanation], machine: Machine, *, spi
     for e in explanations:
         out.append(wrap(_header(e), ""))
         if not e.ok:
-            out += [f"  error: {e.error}", ""]
+            out += [wrap(f"error: {e.error}", "  "), ""]
             continue
         for lp in e.loops:
             out.append(wrap(f"loop {lp.index + 1}: {chain(lp.location)}", "  "))
@@ -222,6 +233,8 @@ def to_table(explanations: Sequence[KernelExplanation], machine: Machine, *, spi
                 out.append(render(_memory_table(lp, wide)))
         if not e.loops:
             out.append("  no loops in the TTGIR")
+        if (parts := partition_summary(e)) is not None:
+            out.append(wrap(parts, "  "))
         if (summary := estimate_summary(e)) is not None:
             out.append(wrap(summary, "  "))
         out.append(f"  {spill_summary(e)}")
@@ -332,6 +345,8 @@ def to_markdown(explanations: Sequence[KernelExplanation], machine: Machine, tit
                                      for t in lp.tensors if t.role == "memory" and t.buffer == "allocation"]
                                     + [[t.name, f"`{t.ssa}`", _buffer(t), _shape(t), t.dtype, t.layout, _bytes(t)]
                                        for t in lp.tensors if t.role == "memory" and t.buffer != "allocation"]))
+        if (parts := partition_summary(e)) is not None:
+            out += [f"{parts}.", ""]
         if (summary := estimate_summary(e)) is not None:
             out += [f"{summary[0].upper()}{summary[1:]}.", ""]
         out += [f"{spill_summary(e).capitalize()}.", ""]
