@@ -9,6 +9,7 @@ Python's path, without importing anything (a capture taken in another machine's 
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from ..archs import Arch
@@ -17,6 +18,7 @@ from ..compile.engine import RowInfo, Task, target_of
 from ..backends import BACKENDS
 from ..compile.job import Arg, CompileJob, FunctionSource, Target
 from ..records import ArgSpec, AutotunePick, KernelIdentity, LaunchConfig
+from .inductor import THRESHOLD_EXTRA, inductor_slot, spill_threshold
 
 __all__ = ["capture_tasks", "load_capture", "launch_config", "launch_slot"]
 
@@ -133,17 +135,23 @@ def capture_tasks(capture: Capture, archs: list[Arch]) -> list[Task]:
             path, missing = Path(k.file), None
         row = RowInfo(label="inductor" if generated(x) else k.label, kernel=k.qualname, config=launch_config(x),
                       identity=KernelIdentity(k.module, k.qualname, str(path or k.file), k.source_hash),
-                      source="capture", source_hash=k.source_hash, slot=launch_slot(x, ordinal))
+                      source="capture", source_hash=k.source_hash,
+                      slot=inductor_slot(x.args, x.options) if generated(x) else launch_slot(x, ordinal))
         reason = x.reason or missing
         for arch in archs:
+            target = target_of(arch)
+            rowed = row
+            if generated(x):  # the spill threshold Inductor's autotuner applies there
+                threshold = spill_threshold((x.producer or {}).get("meta"), (x.target or {}).get("backend"),
+                                            target.backend)
+                rowed = replace(row, extras=(*row.extras, (THRESHOLD_EXTRA, threshold)))
             if reason:
-                out.append(Task(None, arch, row, reason))
+                out.append(Task(None, arch, rowed, reason))
                 continue
             source = FunctionSource(file=str(path), qualname=k.qualname, module=k.module or "", root=k.root or "",
                                     snapshot=k.snapshot or "")
-            target = target_of(arch)
             job = CompileJob.of(source, target, tuple(Arg.from_dict(a) for a in x.args), options_for(x, target))
-            out.append(Task(job, arch, row))
+            out.append(Task(job, arch, rowed))
     return out
 
 
