@@ -199,3 +199,19 @@ def test_inductor_cache_fixture_is_what_the_h100_wrote(caches):
     assert len(modules) == 8  # 7 kernel modules and the graph's output code (no kernel of its own)
     assert len(list((caches / "tc-inductor").glob("*/*.cubin"))) == 12
     assert Path(caches / "inductor").is_dir()
+
+
+def test_a_generated_module_that_cannot_be_read_as_data_is_a_row_with_why(caches, tmp_path):
+    """The decorator's arguments are read as literals, never run: one computed at import (a call) makes the
+    kernel a row saying so; scan's rows keep it beside the kernels that compile."""
+    src = next((caches / "inductor").glob("qg/*.py"))
+    (tmp_path / "qg").mkdir()
+    text = src.read_text().replace("size_hints={'x': 1048576}", "size_hints=hints_of(1048576)")
+    (tmp_path / "qg" / src.name).write_text(text)
+    cache = inductor_capture(tmp_path)
+    assert len(cache.capture.launches) == 0
+    [(kernel, why)] = cache.unread
+    assert kernel.name == "triton_poi_fused__unsafe_view_add_6"
+    assert "@triton_heuristics.pointwise arguments are not literals" in why
+    [row] = scan(tmp_path).records
+    assert row.kernel == kernel.name and row.arch == "sm_90" and row.status == why and row.source == "inductor-cache"

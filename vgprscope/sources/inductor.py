@@ -189,14 +189,17 @@ def read_module(path: Path, text: str, tree: ast.Module) -> list[GeneratedKernel
         if call is None:
             continue
         heuristic = call.func.attr if isinstance(call.func, ast.Attribute) else ""
-        try:
-            decorator = {k.arg: _literal(k.value) for k in call.keywords if k.arg and k.arg != "filename"}
-        except (_NotLiteral, TypeError) as exc:
-            out.append(GeneratedKernel(path, node.name, heuristic,
-                                       reason=f"its @{_HEURISTIC_MODULE}.{heuristic} arguments are not literals "
-                                              f"({str(exc)[:60]})"))
-            continue
-        out.append(GeneratedKernel(path, node.name, heuristic, decorator))
+        decorator, computed = {}, []
+        for k in call.keywords:
+            if not k.arg or k.arg == "filename":
+                continue
+            try:
+                decorator[k.arg] = _literal(k.value)
+            except (_NotLiteral, TypeError):
+                computed.append(k.arg)
+        reason = (f"its @{_HEURISTIC_MODULE}.{heuristic} arguments are not literals ({', '.join(computed)}: "
+                  "computed when the module runs, which scan never does)") if computed else None
+        out.append(GeneratedKernel(path, node.name, heuristic, decorator, reason=reason))
     return out
 
 
