@@ -18,6 +18,7 @@ from .gate.baseline import Baseline, Entry, entries_of
 from .gate.diff import GateResult, compare
 from .gate.rules import RuleSet
 from .records import Record
+from .sources.inductor import SpillVerdict, spill_verdict
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,19 @@ class SpillSites:
 
 
 @dataclass(frozen=True)
+class ThresholdCrossing:
+    """An Inductor config the two sides put on opposite sides of Inductor's spill threshold: one side's
+    autotuner benchmarks it, the other's skips it."""
+
+    key: str
+    before: SpillVerdict
+    after: SpillVerdict
+
+    def text(self) -> str:
+        return f"{self.key}: {self.before.text()} -> {self.after.text()}"
+
+
+@dataclass(frozen=True)
 class DiffResult:
     before: Toolchain
     after: Toolchain
@@ -56,6 +70,7 @@ class DiffResult:
     spills: tuple[SpillSites, ...]
     records_before: tuple[Record, ...]
     records_after: tuple[Record, ...]
+    crossings: tuple[ThresholdCrossing, ...] = ()  # Inductor configs whose skip changes between the sides
 
     @property
     def compared(self) -> int:
@@ -97,6 +112,9 @@ class DiffResult:
         b, a = self.loop_spills()
         if a != b:
             head += f"; spill instructions in loops {b} -> {a} ({a - b:+d})"
+        if self.crossings:
+            n = len(self.crossings)
+            head += f"; {n} Inductor config{'s' if n > 1 else ''} cross{'' if n > 1 else 'es'} its spill threshold"
         return head
 
 
@@ -157,7 +175,15 @@ def diff(tasks: Sequence[Task], before: Toolchain, after: Toolchain, *, rules: R
                                 _spills(by_key_a[d.key][1]) + _spills(by_key_b[d.key][1]) > 0)
                    for d in result.failures if d.key in by_key_a and d.key in by_key_b)
     archs = tuple(dict.fromkeys(t.arch.name for t in tasks))
-    return DiffResult(before, after, archs, result, spills, tuple(records_a), tuple(records_b))
+    crossings = threshold_crossings({k: r for k, (_, r) in by_key_a.items()}, {k: r for k, (_, r) in by_key_b.items()})
+    return DiffResult(before, after, archs, result, spills, tuple(records_a), tuple(records_b), crossings)
+
+
+def threshold_crossings(before: dict[str, Record], after: dict[str, Record]) -> tuple[ThresholdCrossing, ...]:
+    """The Inductor entries (by key) one side's autotuner would benchmark and the other's skip."""
+    return tuple(ThresholdCrossing(key, va, vb) for key, ra in before.items() if key in after
+                 and (va := spill_verdict(ra)) is not None and (vb := spill_verdict(after[key])) is not None
+                 and va.skipped != vb.skipped)
 
 
 # vgprscope.diff(...) is the library's call (vgprscope.library.api.diff): this module is callable as it

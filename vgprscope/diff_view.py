@@ -40,6 +40,7 @@ def to_table(result: DiffResult, machine: Any, *, wide: bool = False, width: int
     width = width or output_width()
     text = report.to_table(result.gate, machine.fields(), _versions(result), wide=wide, width=width, command="diff")
     sites = _sites_text(result, width if not wide else 10**4)
+    sites += [wrap(f"Inductor's spill threshold crossed: {c.text()}", width, "  ") for c in result.crossings]
     tail = ("\n".join(sites) + "\n") if sites else ""
     return text + tail + wrap(result.summary(), width, "  ") + "\n"
 
@@ -60,6 +61,9 @@ def to_markdown(result: DiffResult, machine: Any) -> str:
     spilling = [s for s in result.spills if s.sites]
     if spilling:
         parts += ["### Where the regressed kernels spill", "", *(_sites_md(s) for s in spilling)]
+    if result.crossings:
+        parts += ["### Inductor configs across its spill threshold", "", *(f"- `{c.text()}`" for c in result.crossings),
+                  ""]
     return "\n".join(parts) + "\n"
 
 
@@ -74,7 +78,12 @@ def to_json(result: DiffResult, machine: Any) -> str:
                         "settings": dict(result.before.settings)},
              "after": {"triton_version": result.after.version, "label": result.after.label,
                        "settings": dict(result.after.settings)},
-             "diff_summary": result.summary(), "spill_sites": [_sites_json(s) for s in result.spills]}
+             "diff_summary": result.summary(), "spill_sites": [_sites_json(s) for s in result.spills],
+             "inductor_threshold_crossings": [
+                 {"key": c.key, "before": {"n_spills": c.before.n_spills, "threshold": c.before.threshold,
+                                           "skipped": c.before.skipped},
+                  "after": {"n_spills": c.after.n_spills, "threshold": c.after.threshold, "skipped": c.after.skipped}}
+                 for c in result.crossings]}
     return report.to_json(result.gate, machine.as_dict(), _versions(result), command="diff", extra=extra)
 
 

@@ -18,7 +18,10 @@ from .backends import backend_of
 from .compile.cache import CompileCache
 from .compile.engine import Task, compile_tasks, triton_version
 from .errors import UsageError
-from .records import Record
+from .capture.model import Capture
+from .records import LaunchConfig, Record
+from .sources.capture import capture_tasks
+from .sources.inductor import InductorCache, inductor_capture, is_inductor_cache
 from .sources.triton_cache import CacheEntry, read_cache, retarget_task, stored_task
 
 if TYPE_CHECKING:
@@ -31,12 +34,12 @@ class ScanResult:
     entries: tuple[CacheEntry, ...]
     records: tuple[Record, ...]
     repeated: int = 0  # retargeted launches equal to another entry's (the other vendor's options dropped)
+    generated: str = ""  # an Inductor cache's generated modules, counted for the summary
 
     def summary(self) -> str:
         broken = sum(e.reason is not None for e in self.entries)
         helpers = sum(e.helper or e.autotune for e in self.entries)
-        stored = sum(dict(r.extras).get("cache") == "stored" for r in self.records)
-        again = len(self.records) - stored
+        again = sum(dict(r.extras).get("cache") == "recompiled" for r in self.records)
         tail = f", {again} recompiled for other archs" if again else ""
         modules = sum(e.helper for e in self.entries)
         timings = helpers - modules
@@ -45,7 +48,7 @@ class ScanResult:
         repeated = (f", {self.repeated} retargeted launch{'es' if self.repeated > 1 else ''} identical to another "
                     "entry's (other vendor's options dropped), shown once") if self.repeated else ""
         return (f"{self.directory}: {len(self.entries)} entries, {len(self.entries) - broken - helpers} read, "
-                f"{broken} partial or corrupt{skipped}{tail}{repeated}")
+                f"{broken} partial or corrupt{skipped}{tail}{repeated}{self.generated}")
 
 
 class _Releases:
@@ -84,10 +87,21 @@ def scan(directory: Path, archs: Sequence = (), jobs: int | None = None, use_cac
                          "(TRITON_CACHE_DIR, by default ~/.triton/cache)")
     if not directory.is_dir():
         raise UsageError(f"Triton cache directory {directory} does not exist")
-    entries = read_cache(directory)
+    generated = None
+    if is_inductor_cache(directory):  # TORCHINDUCTOR_CACHE_DIR: its generated modules, and its Triton cache
+        generated = inductor_capture(directory)
+        entries = [e for d in _inductor_triton_dirs(directory) for e in read_cache(d)]
+    else:
+        entries = read_cache(directory)
     releases = _Releases(triton)
     tasks: list[Task] = []
     unknown: list[Record] = []
+    if generated is not None:
+        tasks += _generated_tasks(generated, archs, releases.chosen)
+        unknown += [Record(variant="inductor", kernel=k.name, arch=a.name if (a := k.arch()) else "?",
+                           config=LaunchConfig(args=(), constexprs=(), options=()), status=why,
+                           source=INDUCTOR_SOURCE, triton_version=triton_version(),
+                           extras=(("module", str(k.file)),)) for k, why in generated.unread]
     seen: set[tuple[str, str]] = set()
     repeated = 0
     for entry in entries:
@@ -123,7 +137,37 @@ def scan(directory: Path, archs: Sequence = (), jobs: int | None = None, use_cac
             tasks.append(again)
     cache = CompileCache(Path(cache_dir) if cache_dir else None, enabled=use_cache)
     records = [_unread_ttir(r, entries) for r in compile_tasks(tasks, jobs=jobs, cache=cache, on_progress=on_progress)]
-    return ScanResult(directory, tuple(entries), tuple(records) + tuple(unknown), repeated)
+    note = ""
+    if generated is not None:
+        configs = len(generated.capture.launches)
+        note = (f"; Inductor's generated modules: {len(generated.kernels)} kernels, {configs} configs, "
+                f"{len(generated.unread)} unread")
+    return ScanResult(directory, tuple(entries), tuple(records) + tuple(unknown), repeated, note)
+
+
+INDUCTOR_SOURCE = "inductor-cache"
+
+
+def _inductor_triton_dirs(directory: Path) -> list[Path]:
+    """The Triton cache Inductor keeps inside its own directory when TRITON_CACHE_DIR is not set
+    (``triton/<device index>/``)."""
+    root = directory / "triton"
+    return sorted(d for d in root.iterdir() if d.is_dir()) if root.is_dir() else []
+
+
+def _generated_tasks(cache: InductorCache, archs: Sequence, chosen: Toolchain | None) -> list[Task]:
+    """Each generated kernel's configs on the arch it was generated for and on ``archs``, compiled from its
+    source by the installed Triton, or by ``--triton``'s release."""
+    out: list[Task] = []
+    for launch in cache.capture.launches:
+        built = next((k.arch() for k in cache.kernels if k.name == launch.kernel.qualname
+                      and str(k.file) == launch.kernel.file), None)
+        on = list(dict.fromkeys([*([built] if built else []), *archs]))
+        for task in capture_tasks(Capture((launch,)), on):
+            extras = (*task.row.extras, ("cache", "generated"), ("configs", (launch.producer or {}).get("configs_from")))
+            task = replace(task, row=replace(task.row, source=INDUCTOR_SOURCE, extras=extras))
+            out.append(task.under(chosen) if chosen is not None and task.job is not None else task)
+    return out
 
 
 def _unread_ttir(rec: Record, entries: Sequence[CacheEntry]) -> Record:

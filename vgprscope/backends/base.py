@@ -87,6 +87,8 @@ class Backend(Protocol):
     # its device library, as a TTIR calls it (``tt.extern_elementwise``'s symbol): its name and the symbol's
     # pattern; linked by this backend only
     device_library: tuple[str, str]
+    inductor_spill_threshold: int  # PyTorch Inductor's default spill_threshold on this backend
+    pytorch_hip: bool  # whether PyTorch's build for this backend sets torch.version.hip
     spill_artifact: str  # what the spill sites are read from, as a note names it when missing
     unit: str  # the occupancy unit ("waves/SIMD", "blocks/SM")
     unit_short: str  # the same in a compact cell ("w/SIMD")

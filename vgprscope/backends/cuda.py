@@ -53,6 +53,10 @@ class CudaBackend:
     cache_artifact = "cubin"
     stored_read_needs_release = True  # the spill bytes: the ptxas that built the cubin
     device_library = ("NVIDIA's libdevice", r'symbol = "(__nv_\w+)"')  # libdevice.10.bc
+    # PyTorch Inductor on this backend: config.triton.spill_threshold's default (torch/_inductor/config.py)
+    # and whether PyTorch's build for it sets torch.version.hip
+    inductor_spill_threshold = 16
+    pytorch_hip = False
     raw_outputs = ("ptxas_log", "cuobjdump", "shared")  # the cubin (cubin_b64) is for the spill sites only
     spill_artifact = "cubin"
     unit = NVIDIA_UNIT

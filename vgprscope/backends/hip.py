@@ -37,6 +37,10 @@ class HipBackend:
     cache_artifact = "amdgcn"
     stored_read_needs_release = False  # the AMDGCN text holds every figure
     device_library = ("AMD's device libraries", r'symbol = "(__oc[km]l_\w+)"')  # ocml.bc, ockl.bc
+    # PyTorch Inductor on this backend: config.triton.spill_threshold's default (torch/_inductor/config.py)
+    # and whether PyTorch's build for it sets torch.version.hip
+    inductor_spill_threshold = 32
+    pytorch_hip = True
     # what the compile worker returns for it, that the parser reads (compile.worker._collect)
     raw_outputs = ("amdgcn", "shared")
     spill_artifact = "AMDGCN"

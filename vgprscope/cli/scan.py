@@ -20,7 +20,8 @@ def scan(directory: CacheDirArg = None, *, arch: RetargetArchOpt = None, triton:
     others); partial or corrupt entries are rows with the reason. Rows are named by kernel, the file it
     came from beside it. Entries another Triton release wrote are read and recompiled by that release where
     it is at hand (--triton, or a toolchain installed before); a stored cubin's spill figures come from the
-    ptxas that rebuilds it, else are unknown."""
+    ptxas that rebuilds it, else are unknown. Inductor's cache directory (TORCHINDUCTOR_CACHE_DIR): each
+    generated kernel's configs compiled from its source for the arch it was generated for and --arch."""
     from ..library import api
     from .analyze import render
     from .progress import compile_progress

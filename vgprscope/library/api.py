@@ -331,7 +331,8 @@ def scan(directory: PathLike | None = None, *, arch: Names = None, jobs: int | N
     """The kernels of a Triton cache directory (default $TRITON_CACHE_DIR, else ~/.triton/cache): read from
     the stored AMDGCN / cubin for the arch each was built for, and with ``arch`` recompiled there too.
     ``triton``: one release (or environment) for the entries another Triton wrote: their TTIR compiles there
-    and its ptxas gives a stored cubin's spill figures (installed once, as everywhere)."""
+    and its ptxas gives a stored cubin's spill figures (installed once, as everywhere). An Inductor cache directory
+    (``TORCHINDUCTOR_CACHE_DIR``): its generated kernels, each config compiled from its source (README, "torch.compile")."""
     from ..scan import scan as scan_cache
     from ..sources.triton_cache import default_dir
     from ..sweep import select_archs

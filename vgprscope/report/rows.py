@@ -13,6 +13,7 @@ from typing import Any
 
 from ..backends import BACKENDS, Backend, backend_of_usage
 from ..records import Occupancy, Record
+from ..sources.inductor import spill_verdict
 from .formats import Column, Footnotes
 
 # short names of the occupancy units, for the compact occupancy cell
@@ -74,6 +75,9 @@ def flat(rec: Record) -> dict[str, Any]:
               "occ_limiters": ",".join(o.limiters), "occ_next_step": o.next_step, "occ_headroom": o.headroom,
               "occ_warps_per_sm": o.warps_per_sm, "occ_note": o.note}
     d |= {f"x_{k}": v for k, v in rec.extras}
+    verdict = spill_verdict(rec)
+    if verdict is not None:  # Inductor's rows: its n_spills and whether its autotuner skips the config
+        d |= {"inductor_n_spills": verdict.n_spills, "inductor_skips": verdict.skipped}
     d |= {"compile_seconds": round(rec.compile_seconds, 3), "cached": rec.cached,
           "triton_version": rec.triton_version, "source_hash": rec.source_hash}
     return d
@@ -170,7 +174,15 @@ def fmt_spills_noted(rec: Record, notes: Footnotes) -> str:
     footnote saying why and how to know them."""
     u = rec.usage
     why = getattr(u, "spills_from", None) if u is not None and not u.spills_known else None
-    return f"{fmt_spills(rec)} {notes.ref(why)}" if why else fmt_spills(rec)
+    cell = f"{fmt_spills(rec)} {notes.ref(why)}" if why else fmt_spills(rec)
+    verdict = spill_verdict(rec)
+    if verdict is not None and verdict.skipped:  # a config Inductor's autotuner does not run
+        cell += f" skip {notes.ref(SKIP_NOTE.format(n=verdict.n_spills, t=verdict.threshold))}"
+    return cell
+
+
+SKIP_NOTE = ("Inductor's autotuner skips this config: its n_spills (local memory per thread / 4) is {n}, over "
+             "Inductor's spill_threshold {t}")
 
 
 def fmt_status(rec: Record, notes: Footnotes) -> str:

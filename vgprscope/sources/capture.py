@@ -22,6 +22,7 @@ from ..backends import BACKENDS
 from ..compile.job import Arg, CompileJob, FunctionSource, Target
 from ..errors import UsageError
 from ..records import ArgSpec, AutotunePick, KernelIdentity, LaunchConfig
+from .inductor import THRESHOLD_EXTRA, inductor_slot, spill_threshold
 
 if TYPE_CHECKING:
     from ..compile.engine import Engine
@@ -277,17 +278,23 @@ def capture_tasks(capture: Capture, archs: list[Arch], engine: Engine | None = N
             ordinal = len(taken)
             taken.add(identity)
             for x in launches:
-                row = _row(k, path, x, slot_of(kind[0], x.autotune["index"] if x.autotune else None, ordinal),
-                           snapshot)
+                slot = (inductor_slot(x.args, x.options) if generated(x)
+                        else slot_of(kind[0], x.autotune["index"] if x.autotune else None, ordinal))
+                row = _row(k, path, x, slot, snapshot)
                 for arch in archs:
+                    target = target_of(arch)
+                    rowed = row
+                    if generated(x):  # the spill threshold Inductor's autotuner applies there
+                        threshold = spill_threshold((x.producer or {}).get("meta"), (x.target or {}).get("backend"),
+                                                    target.backend)
+                        rowed = replace(row, extras=(*row.extras, (THRESHOLD_EXTRA, threshold)))
                     if reason:
-                        out.append(Task(None, arch, row, reason))
+                        out.append(Task(None, arch, rowed, reason))
                         continue
                     source = FunctionSource(file=str(path), qualname=k.qualname, module=k.module or "",
                                             root=k.root or "", snapshot=k.snapshot or "")
-                    target = target_of(arch)
                     job = CompileJob.of(source, target, tuple(Arg.from_dict(a) for a in x.args), options_for(x, target))
-                    out.append(Task(job, arch, row))
+                    out.append(Task(job, arch, rowed))
     return out
 
 

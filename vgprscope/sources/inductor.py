@@ -1,0 +1,473 @@
+"""PyTorch Inductor's kernels: their rows' slot, Inductor's spill threshold, and Inductor's cache directory as a
+source (``vgprscope scan`` of ``TORCHINDUCTOR_CACHE_DIR``).
+
+Inductor's autotuner skips a config whose ``n_spills`` exceeds ``inductor_meta["spill_threshold"]`` (PyTorch's
+``config.triton.spill_threshold``: 16, 32 on HIP; ``CachingAutotuner.bench`` in
+``torch/_inductor/runtime/triton_heuristics.py``). ``n_spills`` is what Triton's driver gives: the function's
+local memory per thread (``CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES`` / ``HIP_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES``) divided
+by 4, with integer division (``load_binary`` in Triton's ``backends/*/driver.c``): a stack array counts as a
+spill there. On an H100 (Triton 3.6.0, driver 580) a kernel's ``n_spills`` was its cubin's cuobjdump ``STACK`` / 4
+in each of four compiles (0, 48, 384 and 3312 bytes). The skip applies only where Inductor benchmarks configs against each other (more than one).
+
+Inductor's cache directory holds the generated modules (``XX/cXXXX.py``): each a ``@triton.jit`` kernel under
+an Inductor heuristic decorator (``@triton_heuristics.pointwise(size_hints=..., triton_meta=...,
+inductor_meta=...)``). The decorator's arguments are read as literals, never run; the configs are the
+heuristic's (PyTorch's own function, run with ``return_configs=True`` where torch is installed here; a template
+or a fixed config names its own), else the one config Inductor saved as the best (``.best_config`` beside the
+module). Each kernel becomes a capture's launch (``capture.model.CapturedLaunch``) compiled from its snapshot,
+as a captured Inductor kernel is.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import contextlib
+import hashlib
+import json
+import types
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..archs import Arch
+from ..backends import BACKENDS, backend_named, backend_of_usage
+from ..capture.model import Capture, CapturedKernel, CapturedLaunch
+from ..records import Record
+
+BACKEND_NAMES = {b.name for b in BACKENDS}
+THRESHOLD_EXTRA = "inductor_spill_threshold"
+
+
+# ------------------------------------------------------------------------------------------ the threshold
+
+def spill_threshold(meta: dict[str, Any] | None, recorded_backend: str | None, backend: str) -> int | None:
+    """The threshold Inductor applies on ``backend``: the kernel's ``inductor_meta["spill_threshold"]`` where it
+    was generated for that backend (Inductor writes its config's value there), else PyTorch's default for it."""
+    given = (meta or {}).get("spill_threshold")
+    if isinstance(given, int) and recorded_backend == backend:
+        return given
+    return backend_named(backend).inductor_spill_threshold if backend in BACKEND_NAMES else None
+
+
+def n_spills(usage: Any) -> int | None:
+    """Triton's ``n_spills`` of a compiled kernel: its local memory per thread // 4 (AMD: the private segment,
+    scratch bytes per lane; NVIDIA: the stack frame per thread, what the driver reports for it)."""
+    if usage is None:
+        return None
+    return int(backend_of_usage(usage).scratch_bytes(usage)) // 4
+
+
+@dataclass(frozen=True)
+class SpillVerdict:
+    n_spills: int
+    threshold: int
+
+    @property
+    def skipped(self) -> bool:
+        """Whether Inductor's autotuner skips the config (strictly more than the threshold)."""
+        return self.n_spills > self.threshold
+
+    def text(self) -> str:
+        return f"{'skip' if self.skipped else 'kept'}: n_spills {self.n_spills} {'>' if self.skipped else '<='} " \
+               f"{self.threshold}"
+
+
+def spill_verdict(rec: Record | None) -> SpillVerdict | None:
+    """An Inductor row's n_spills against Inductor's threshold (None: not Inductor's, or not compiled)."""
+    if rec is None or not rec.ok:
+        return None
+    threshold = dict(rec.extras).get(THRESHOLD_EXTRA)
+    n = n_spills(rec.usage)
+    if not isinstance(threshold, int) or n is None:
+        return None
+    return SpillVerdict(n, threshold)
+
+
+def inductor_slot(args: tuple[dict[str, Any], ...], options: dict[str, Any]) -> str:
+    """Record.slot of an Inductor config: the config itself (its constexprs, num_warps, num_stages), so that the
+    same config is compared across releases wherever the heuristic lists it, and a config a PyTorch release
+    no longer generates is an entry gone, not another config compared with it."""
+    parts = [f"{a['name']}={1 if a.get('one') else a.get('value')}" for a in args
+             if a["type"] == "constexpr"]
+    parts += [f"{k}={options[k]}" for k in ("num_warps", "num_stages") if options.get(k) is not None]
+    return "cfg " + ",".join(parts)
+
+
+# ------------------------------------------------------------------------------------------ the cache
+
+MODULE_PREFIX = "torch._inductor.runtime.compile_tasks."  # the name Inductor loads a generated module under
+_HEURISTIC_MODULE = "triton_heuristics"
+# best_config fields that are not the config's kwargs (torch/_inductor/runtime/autotune_cache.py)
+_BEST_CONFIG_META = {"num_warps", "num_stages", "configs_hash", "found_by_coordesc", "time_taken_ms",
+                     "triton_cache_hash", "num_ctas", "maxnreg", "num_consumer_groups", "num_buffers_warp_spec"}
+
+
+class _NotLiteral(Exception):
+    pass
+
+
+def _literal(node: ast.AST) -> Any:
+    """A decorator argument as data, never run: literals, ``set()``, ``DeviceProperties(...)`` as a dict of its
+    fields, ``ReductionHint.INNER`` as ``{"enum": ["ReductionHint", "INNER"]}``."""
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.Dict):
+        if any(k is None for k in node.keys):
+            raise _NotLiteral("**")
+        return {_literal(k): _literal(v) for k, v in zip(node.keys, node.values) if k is not None}
+    if isinstance(node, (ast.List, ast.Set)):
+        return [_literal(e) for e in node.elts]
+    if isinstance(node, ast.Tuple):
+        return tuple(_literal(e) for e in node.elts)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return -_literal(node.operand)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.args:
+        if node.func.id == "set" and not node.keywords:
+            return []
+        if node.func.id == "DeviceProperties":
+            return {k.arg: _literal(k.value) for k in node.keywords if k.arg}
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        return {"enum": [node.value.id, node.attr]}
+    raise _NotLiteral(ast.dump(node)[:80])
+
+
+@dataclass(frozen=True)
+class GeneratedKernel:
+    """One kernel of a generated module, as its decorator describes it (``reason``: why it cannot be read)."""
+
+    file: Path
+    name: str
+    heuristic: str = ""
+    decorator: dict[str, Any] = field(default_factory=dict, compare=False)
+    best_config: dict[str, Any] | None = field(default=None, compare=False)
+    reason: str | None = None
+
+    @property
+    def triton_meta(self) -> dict[str, Any]:
+        meta = self.decorator.get("triton_meta")
+        return meta if isinstance(meta, dict) else {}
+
+    @property
+    def inductor_meta(self) -> dict[str, Any]:
+        meta = self.decorator.get("inductor_meta")
+        return meta if isinstance(meta, dict) else {}
+
+    @property
+    def target(self) -> dict[str, Any] | None:
+        """Where it was generated for, as a capture records a target ({"backend", "arch", "warp_size"})."""
+        device = self.triton_meta.get("device")
+        if not isinstance(device, dict) or device.get("type") not in BACKEND_NAMES:
+            return None
+        return {"backend": device["type"], "arch": device.get("cc"), "warp_size": device.get("warp_size")}
+
+    def arch(self) -> Arch | None:
+        t = self.target
+        return backend_named(t["backend"]).arch_for_target(t["arch"]) if t else None
+
+
+def _is_jit(node: ast.expr) -> bool:
+    target = node.func if isinstance(node, ast.Call) else node
+    return isinstance(target, ast.Attribute) and target.attr == "jit" and \
+        isinstance(target.value, ast.Name) and target.value.id == "triton"
+
+
+def _heuristic(node: ast.expr) -> ast.Call | None:
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+            isinstance(node.func.value, ast.Name) and node.func.value.id == _HEURISTIC_MODULE:
+        return node
+    return None
+
+
+def read_module(path: Path, text: str, tree: ast.Module) -> list[GeneratedKernel]:
+    """The Inductor kernels of one generated module (none: it is not one, e.g. a graph's output code)."""
+    out = []
+    for node in tree.body:
+        if not isinstance(node, ast.FunctionDef) or not any(_is_jit(d) for d in node.decorator_list):
+            continue
+        call = next((c for d in node.decorator_list if (c := _heuristic(d)) is not None), None)
+        if call is None:
+            continue
+        heuristic = call.func.attr if isinstance(call.func, ast.Attribute) else ""
+        decorator, computed = {}, []
+        for k in call.keywords:
+            if not k.arg or k.arg == "filename":
+                continue
+            try:
+                decorator[k.arg] = _literal(k.value)
+            except (_NotLiteral, TypeError):
+                computed.append(k.arg)
+        reason = (f"its @{_HEURISTIC_MODULE}.{heuristic} arguments are not literals ({', '.join(computed)}: "
+                  "computed when the module runs, which scan never does)") if computed else None
+        out.append(GeneratedKernel(path, node.name, heuristic, decorator, reason=reason))
+    return out
+
+
+def is_inductor_cache(directory: Path) -> bool:
+    """Whether ``directory`` holds Inductor's generated modules (``XX/cXXXX.py`` under a heuristic decorator)."""
+    for path in _module_files(directory):
+        try:
+            head = path.read_text(errors="replace")[:8192]
+        except OSError:
+            continue
+        if f"@{_HEURISTIC_MODULE}." in head and "@triton.jit" in head:
+            return True
+    return False
+
+
+def _module_files(directory: Path) -> list[Path]:
+    try:
+        return sorted(p for sub in directory.iterdir() if sub.is_dir() and len(sub.name) == 2
+                      for p in sub.glob("*.py"))
+    except OSError:
+        return []
+
+
+def _best_configs(directory: Path) -> dict[str, Any] | None:
+    """The one ``.best_config`` of a module's directory (Inductor writes it beside the module it tuned; a
+    directory holds one module unless two hash alike), or None."""
+    found = sorted(directory.glob("*.best_config"))
+    if len(found) != 1:
+        return None
+    try:
+        best = json.loads(found[0].read_text())
+    except (OSError, ValueError):
+        return None
+    return best if isinstance(best, dict) else None
+
+
+def read_inductor_cache(directory: Path) -> list[GeneratedKernel]:
+    """Every kernel of every generated module in an Inductor cache directory (in file order)."""
+    out: list[GeneratedKernel] = []
+    for path in _module_files(directory):
+        try:
+            text = path.read_text()
+            tree = ast.parse(text)
+        except (OSError, UnicodeDecodeError, SyntaxError) as exc:
+            out.append(GeneratedKernel(path, path.stem, reason=f"cannot read the module: {exc}"))
+            continue
+        kernels = read_module(path, text, tree)
+        best = _best_configs(path.parent) if len(kernels) == 1 else None
+        out += [GeneratedKernel(k.file, k.name, k.heuristic, k.decorator, best, k.reason) for k in kernels]
+    return out
+
+
+# ---- configs
+
+def _torch_value(v: Any) -> Any:
+    """A decorator literal as the object PyTorch's heuristic takes (DeviceProperties, ReductionHint...)."""
+    from torch._inductor.runtime import hints
+
+    if isinstance(v, dict) and set(v) == {"enum"}:
+        cls, name = v["enum"]
+        return getattr(getattr(hints, cls), name)
+    if isinstance(v, dict) and "multi_processor_count" in v:
+        return hints.DeviceProperties(**v)
+    if isinstance(v, dict):
+        return {k: _torch_value(x) for k, x in v.items()}
+    return v
+
+
+def _config(kwargs: dict[str, Any], num_warps: Any, num_stages: Any) -> dict[str, Any]:
+    return {"kwargs": dict(kwargs), "num_warps": num_warps, "num_stages": num_stages}
+
+
+@contextlib.contextmanager
+def _as_on_device(torch: Any, backend: str) -> Iterator[None]:
+    """PyTorch's heuristics ask the process they run in for its GPU (``torch.cuda.is_available()``: a process
+    without one gets other configs) and its vendor (``torch.version.hip``): while one runs here, both answer
+    as on the machine the kernel was generated for."""
+    saved = torch.cuda.is_available, torch.version.hip
+    torch.cuda.is_available = lambda: True
+    torch.version.hip = "vgprscope" if backend_named(backend).pytorch_hip else None
+    try:
+        yield
+    finally:
+        torch.cuda.is_available, torch.version.hip = saved
+
+
+def kernel_configs(k: GeneratedKernel) -> tuple[list[dict[str, Any]], str]:
+    """(the configs Inductor compiles for the kernel, where they come from); no configs: the second says why."""
+    d = k.decorator
+    if k.heuristic == "template":
+        return [_config({}, d.get("num_warps"), d.get("num_stages"))], "the template's own"
+    if k.heuristic == "fixed_config" and isinstance(d.get("config"), dict):
+        cfg = dict(d["config"])
+        return [_config({n: v for n, v in cfg.items() if n not in _BEST_CONFIG_META}, cfg.get("num_warps"),
+                        cfg.get("num_stages"))], "the fixed config"
+    why = ""
+    try:
+        import torch
+        from torch._inductor.runtime import triton_heuristics
+
+        fn = getattr(triton_heuristics, k.heuristic)
+        given = {n: _torch_value(v) for n, v in d.items()}
+        with _as_on_device(torch, (k.target or {})["backend"]):
+            configs = fn(**given, filename=str(k.file), return_configs=True)
+        return ([_config(c.kwargs, c.num_warps, c.num_stages) for c in configs],
+                f"PyTorch {torch.__version__.split('+')[0]}'s {k.heuristic} heuristic")
+    except ImportError:
+        why = "torch is not installed here"
+    except Exception as exc:  # a heuristic of another PyTorch release that takes other arguments
+        why = f"this PyTorch's {k.heuristic} heuristic fails on it: {type(exc).__name__}: {str(exc)[:80]}"
+    best = k.best_config
+    if best:
+        kwargs = {n: v for n, v in best.items() if n not in _BEST_CONFIG_META}
+        return [_config(kwargs, best.get("num_warps"), best.get("num_stages"))], \
+            f"the config Inductor saved as the best ({why}: the heuristic's others are not listed)"
+    return [], (f"its configs come from PyTorch's {k.heuristic} heuristic, and {why}; no .best_config beside "
+                "it: install torch to list them")
+
+
+# ---- launches
+
+def launch_args(k: GeneratedKernel, kwargs: dict[str, Any]) -> tuple[dict[str, Any], ...]:
+    """The launch's facts from the triton_meta (signature, constants, the first specialisation's attrs) and the
+    config's constexprs, as Inductor passes them to ``triton.compile`` (its ``_create_compile_meta``)."""
+    meta = k.triton_meta
+    signature = meta.get("signature") or {}
+    names = list(signature)
+    constants = {(names.index(n) if isinstance(n, str) and n in names else n): v
+                 for n, v in dict(meta.get("constants") or {}).items()}
+    for n, v in kwargs.items():
+        if n in names:
+            constants[names.index(n)] = v
+    specs = (meta.get("configs") or [{}])[0]
+    attrs = {i[0] if isinstance(i, tuple) else i: v for i, v in dict(specs or {}).items()}
+    out: list[dict[str, Any]] = []
+    for i, name in enumerate(names):
+        typ = str(signature[name])
+        if typ == "constexpr" or i in constants:
+            value = constants.get(i)
+            if typ != "constexpr" and type(value) is int and value == 1:
+                out.append({"name": name, "type": typ, "one": True})
+            else:
+                out.append({"name": name, "type": "constexpr", "value": value})
+            continue
+        fact: dict[str, Any] = {"name": name, "type": typ}
+        for spec in attrs.get(i, []):
+            if list(spec) == ["tt.divisibility", 16]:
+                fact["aligned"] = True
+            elif list(spec) == ["tt.pointer_range", 32]:
+                fact["small"] = True
+        out.append(fact)
+    return tuple(out)
+
+
+def launch_options(k: GeneratedKernel, cfg: dict[str, Any]) -> dict[str, Any]:
+    """The options Inductor passes (its ``_create_compile_options``): num_warps, num_stages, debug, fp fusion,
+    CUDA's launch_pdl, HIP's backend options (config kwargs that are no argument)."""
+    meta, imeta = k.triton_meta, k.inductor_meta
+    opts: dict[str, Any] = {"num_warps": cfg["num_warps"], "num_stages": cfg["num_stages"],
+                            "debug": bool(imeta.get("assert_indirect_indexing", True)) and not imeta.get("is_hip"),
+                            "sanitize_overflow": False}
+    if "enable_fp_fusion" in meta:
+        opts["enable_fp_fusion"] = meta["enable_fp_fusion"]
+    if "launch_pdl" in meta:  # Inductor's CUDA options (its triton_meta holds launch_pdl only there)
+        opts["launch_cooperative_grid"] = bool(meta.get("launch_cooperative_grid", False))
+        opts["launch_pdl"] = bool(meta["launch_pdl"])
+    names = set(meta.get("signature") or {})  # HIP's backend options: config kwargs that are no argument
+    opts |= {n: v for n, v in cfg["kwargs"].items() if n not in names}
+    return {n: v for n, v in opts.items() if v is not None}
+
+
+def snapshot(k: GeneratedKernel) -> tuple[str | None, str | None]:
+    """(the kernel's snapshot as JSON, as a capture keeps it; why there is none): the module's imports and the
+    kernel under ``@triton.jit`` alone, run here (no heuristic, no ``set_driver_to_gpu``); without torch, its
+    re-exports of Triton's modules (libdevice, math) are Triton's own."""
+    import triton
+    import triton.language as tl
+
+    from ..compile import kernel_load
+
+    try:
+        text = k.file.read_text()
+        tree = ast.parse(text)
+    except (OSError, UnicodeDecodeError, SyntaxError) as exc:
+        return None, f"cannot read {k.file.name}: {exc}"
+    module = types.ModuleType(MODULE_PREFIX + k.file.stem)
+    module.__file__ = str(k.file)
+    scope = module.__dict__
+    scope |= {"triton": triton, "tl": tl}
+    fallback = {"libdevice": "triton.language.extra.libdevice", "tl_math": "triton.language.math",
+                "math": "triton.language.math"}
+    body: list[ast.stmt] = []
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            try:
+                exec(compile(ast.Module([node], []), str(k.file), "exec"), scope)
+            except ImportError:
+                if isinstance(node, ast.ImportFrom):
+                    import importlib
+
+                    for alias in node.names:
+                        local = alias.asname or alias.name
+                        if local in fallback:
+                            scope[local] = importlib.import_module(fallback[local])
+        elif isinstance(node, ast.FunctionDef) and node.name == k.name:
+            node.decorator_list = [d for d in node.decorator_list if _is_jit(d)]
+            body.append(node)
+    try:
+        exec(compile(ast.Module(body, []), str(k.file), "exec"), scope)
+        snap = kernel_load.snapshot(scope[k.name])
+    except Exception as exc:
+        return None, f"its source does not load as a Triton kernel here: {type(exc).__name__}: {str(exc)[:100]}"
+    missing = sorted(n for n in _names_read(text, k.name) if n not in scope and not hasattr(builtins, n))
+    if missing:
+        return None, (f"it reads {', '.join(missing)}, which come from torch (torch._inductor.runtime): install "
+                      "torch here to scan it")
+    return json.dumps(snap), None
+
+
+def _names_read(text: str, name: str) -> set[str]:
+    tree = ast.parse(text)
+    fn = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name)
+    params = {a.arg for a in fn.args.args}
+    assigned = {t.id for n in ast.walk(fn) if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign))
+                for t in ast.walk(n) if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)}
+    assigned |= {t.id for n in ast.walk(fn) if isinstance(n, ast.For) for t in ast.walk(n.target)
+                 if isinstance(t, ast.Name)}
+    loads = {n.id for b in fn.body for n in ast.walk(b) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    return loads - params - assigned
+
+
+@dataclass(frozen=True)
+class InductorCache:
+    kernels: tuple[GeneratedKernel, ...]
+    capture: Capture  # their configs as launches (compiled as a capture's generated kernels are)
+    unread: tuple[tuple[GeneratedKernel, str], ...]  # kernels with no launch, and why
+
+
+def inductor_capture(directory: Path) -> InductorCache:
+    """An Inductor cache's kernels as a capture: one launch per (kernel, config), from the module's snapshot."""
+    kernels = read_inductor_cache(directory)
+    launches: list[CapturedLaunch] = []
+    unread: list[tuple[GeneratedKernel, str]] = []
+    for k in kernels:
+        if k.reason:
+            unread.append((k, k.reason))
+            continue
+        if k.target is None:
+            unread.append((k, "its triton_meta names no CUDA or HIP device"))
+            continue
+        configs, origin = kernel_configs(k)
+        if not configs:
+            unread.append((k, origin))
+            continue
+        snap, why = snapshot(k)
+        if snap is None:
+            unread.append((k, why or "no snapshot"))
+            continue
+        source_hash = hashlib.sha256(k.file.read_bytes()).hexdigest()[:16]
+        kernel = CapturedKernel(MODULE_PREFIX + k.file.stem, k.name, str(k.file), source_hash, None, snap)
+        for i, cfg in enumerate(configs):
+            pick = {"index": i, "count": len(configs), "declared": len(configs), "key": []} \
+                if len(configs) > 1 else None
+            producer = {"by": "inductor", "kernel_name": k.name, "heuristic": k.heuristic, "configs_from": origin,
+                        "config": json.dumps(cfg, sort_keys=True, default=str),
+                        "meta": {n: v for n, v in k.inductor_meta.items()
+                                 if isinstance(v, (bool, int, float, str)) or v is None}}
+            launches.append(CapturedLaunch(kernel, launch_args(k, cfg["kwargs"]), launch_options(k, cfg), pick,
+                                           origin="triton.compile", target=k.target, producer=producer))
+    return InductorCache(tuple(kernels), Capture(tuple(launches)), tuple(unread))
