@@ -59,10 +59,12 @@ def test_scripts_holds_development_tooling_only():
     machine's shell scripts sit beside CI's."""
     left = sorted(p.name for p in (ROOT / "scripts").iterdir() if p.suffix in (".py", ".sh"))
     assert left == ["_speed.py", "bench_capture_overhead.py", "bench_grid_speed.py", "bench_scan.py",
-                    "bench_tool_speed.py", "bench_toolchain_speed.py", "make_fixtures.py", "make_scan_fixture.py",
-                    "measure_tolerances.py", "validate_occupancy_gpu.py"]
-    assert sorted(p.name for p in (ROOT / ".ci").glob("gpu_*.sh")) == ["gpu_capture.sh", "gpu_env.sh",
-                                                                        "gpu_prefill.sh", "gpu_run.sh"]
+                    "bench_tool_speed.py", "bench_toolchain_speed.py", "compare_cubins.py", "gluon_proof.py",
+                    "gpu_fla_ops.py", "gpu_inductor_block.py", "gpu_loop_counts.py", "make_fixtures.py",
+                    "make_scan_fixture.py", "measure_tolerances.py", "validate_occupancy_gpu.py"]
+    assert sorted(p.name for p in (ROOT / ".ci").glob("gpu_*.sh")) == [
+        "gpu_capture.sh", "gpu_capture_fla.sh", "gpu_capture_inductor.sh", "gpu_env.sh", "gpu_loop_counts.sh",
+        "gpu_prefill.sh", "gpu_run.sh"]
 
 
 @pytest.mark.parametrize("args, needle", [
