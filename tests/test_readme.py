@@ -84,9 +84,10 @@ def test_gluon_example_runs_and_names_the_warp_size(tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     out = " ".join(done.stdout.split())
     first, second = done.stdout.split("vgprscope analyze")[1:]
-    assert re.search(r"^example\.py\s+sm_90\s+\d+\s.* ok$", first, re.M), first
+    # rows: the module and kernel (its first row only), the arch, the counts; a config all rows share is in the title
+    assert re.search(r"^example\.py\s+scale\s+sm_90\s+\d+\s.* ok$", first, re.M), first
     assert re.search(r"^\s+gfx942\s+-\s.*✗ \[1\]$", first, re.M), first
-    assert re.search(r"^example\.py\s+gfx942\s+fp32 BLOCK=1024 w4\s+\d+\s", second, re.M), second
+    assert re.search(r"^example\.py\s+scale\s+gfx942\s+(fp32 BLOCK=1024 w4\s+)?\d+\s", second, re.M), second
     assert "[1]" not in second
     assert "[1] the kernel's layouts are written for 32-thread warps; gfx942 runs 64-thread warps" in out, out
 
