@@ -164,3 +164,12 @@ def test_a_changed_config_in_json_markdown_and_summary(committed):
     md = report.to_markdown(result, "compile-only", "b")
     assert "| autotune[4096,torch.float32] cfg 1 | bf16/fp32 BLOCK_SIZE=1024 w32 s3 cfg 1/18 -> " in md
     assert doc["counts"]["missing"] == 2 and doc["counts"]["failed"] == len(result.failures)
+
+
+def test_diffs_legend_speaks_of_its_two_sides_not_of_checks_baseline_and_options():
+    """diff takes no --allow-missing and has no baseline file: its legend says what missing and new mean there."""
+    from vgprscope.gate.report import LEGEND, legend_for
+
+    diff = legend_for("diff")
+    assert "--allow-missing" not in diff and "baseline" not in diff
+    assert "first side" in diff and legend_for("check") == LEGEND and "--allow-missing" in LEGEND

@@ -32,6 +32,19 @@ LEGEND = ("result: `worse` fails the gate, `changed` (registers, SGPRs or LDS gr
 
 HEADERS = ("result", "variant", "kernel", "arch", "slot", "config", "VGPRs / regs", "occupancy", "details")
 
+_CHECK_MISSING = ("`missing` (a baseline entry this run did not produce: fails unless accepted with "
+                  "--allow-missing or allow_missing)")
+
+
+def legend_for(command: str) -> str:
+    """The table's legend in the command's own terms: only ``check`` has a baseline file and --allow-missing;
+    ``diff`` compares two sides of one run."""
+    if command == "check":
+        return LEGEND
+    return LEGEND.replace(_CHECK_MISSING, "`missing` (an entry the first side produced and the second did not)"
+                          ).replace("against the baseline", "against the first side"
+                          ).replace("`new` (no baseline entry)", "`new` (no entry on the first side)")
+
 
 def verdict_word(d: EntryDiff) -> str:
     """The row's result in words (asv's change column, without a sign that could read as a delta)."""
@@ -352,7 +365,7 @@ def to_table(result: GateResult, machine_line: str | Sequence[str], baseline_pat
     head = wrap_fields(machine_line, width) if not isinstance(machine_line, str) else wrap(machine_line, width, "  ")
     lines = [head, wrap(versions_line(result, baseline_path), width, "  "), *(wrap(n, width, "  ") for n in result.notes)]
     text = render_table(table, footnotes=notes, notes=legend_lines, wide=wide, width=width)
-    legend = wrap(LEGEND.replace("`", ""), width if not wide else 10**4, "  ")
+    legend = wrap(legend_for(command).replace("`", ""), width if not wide else 10**4, "  ")
     return "\n".join(lines) + "\n" + text + wrap(summary(result, command), width, "  ") + "\n" + legend + "\n"
 
 
