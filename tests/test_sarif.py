@@ -118,3 +118,16 @@ def test_explain_sarif_has_a_result_per_spill_site_at_its_source_line():
     located = [r["locations"][0]["physicalLocation"] for r in results if "locations" in r]
     assert located and all(p["artifactLocation"]["uri"].startswith("kernels/") for p in located)
     assert all(p["region"]["startLine"] > 1 for p in located)
+
+
+def test_a_spill_site_is_never_located_in_an_installed_package_under_the_repository(tmp_path):
+    """CI's virtual environment sits inside the checkout (.venv-ci): Triton's own standard.py there is not the
+    user's source; the site falls to the next frame of its chain, in the user's file."""
+    from vgprscope.report.sarif import _site_location
+
+    (tmp_path / ".venv-ci" / "lib" / "site-packages").mkdir(parents=True)
+    (tmp_path / ".venv-ci" / "lib" / "site-packages" / "standard.py").write_text("")
+    (tmp_path / "ops.py").write_text("")
+    assert _site_location(("standard.py:12",), None, tmp_path) is None
+    where = _site_location(("standard.py:12", "ops.py:7"), str(tmp_path / "ops.py"), tmp_path)
+    assert (where.uri, where.line) == ("ops.py", 7)

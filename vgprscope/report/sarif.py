@@ -94,6 +94,12 @@ def log(results: list[dict[str, Any]], rule_texts: Mapping[str, str], version: s
     return {"$schema": SCHEMA, "version": VERSION, "runs": [run]}
 
 
+def _installed(relative: Path) -> bool:
+    """A file of an installed package or a tool's directory under the repository (a virtual environment, a
+    cache): never the user's source."""
+    return any(part.startswith(".") or part in ("site-packages", "dist-packages") for part in relative.parts[:-1])
+
+
 def _site_location(chain: Sequence[str], kernel_file: str | None, root: Path) -> Location | None:
     """A spill site's innermost ``file.py:line``, found beside the kernel's file or under the working
     directory (the compiler's line info names files by their base name here)."""
@@ -108,8 +114,9 @@ def _site_location(chain: Sequence[str], kernel_file: str | None, root: Path) ->
         for c in candidates:
             if c.is_file():
                 return Location(_uri(c, root), int(line))
-        found = next(iter(sorted(root.rglob(name))), None) if root.is_dir() else None
-        if found is not None and ".venv" not in found.parts:
+        found = next((f for f in sorted(root.rglob(name)) if not _installed(f.relative_to(root))), None) \
+            if root.is_dir() else None
+        if found is not None:
             return Location(_uri(found, root), int(line))
     return None
 
