@@ -86,14 +86,20 @@ def _sass_chain(group: list[re.Match[str]]) -> tuple[str, ...]:
     return tuple(NO_LINE if c.endswith(":0") else c for c in chain)
 
 
-def sass_spills(sass: str, function: str | None = None) -> list[SpillInstruction]:
-    """Every STL / LDL of ``nvdisasm -gi -c`` output (of ``function`` only, when given)."""
+def sass_function_lines(sass: str, function: str | None = None) -> list[str]:
+    """The lines of ``nvdisasm`` output, of ``function``'s section only when given (and found)."""
     lines = sass.splitlines()
     if function:
         start = next((i for i, ln in enumerate(lines) if re.match(rf"^{re.escape(function)}:", ln.strip())), None)
         if start is not None:
             end = next((i for i in range(start + 1, len(lines)) if lines[i].strip().startswith(".section")), len(lines))
             lines = lines[start:end]
+    return lines
+
+
+def sass_spills(sass: str, function: str | None = None) -> list[SpillInstruction]:
+    """Every STL / LDL of ``nvdisasm -gi -c`` output (of ``function`` only, when given)."""
+    lines = sass_function_lines(sass, function)
     labels: dict[str, int] = {}
     branches: list[tuple[int, str]] = []
     insts: list[tuple[int, str, tuple[str, ...]]] = []

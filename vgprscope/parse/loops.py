@@ -21,7 +21,8 @@ from collections import Counter
 from dataclasses import dataclass
 
 from .amdgcn import _function_body, kernel_metadata
-from .lineinfo import NO_LINE, _sass_chain, amd_loc_chain
+from .lineinfo import _SASS_BRA_RE, _SASS_LABEL_RE, _SASS_LINE_RE, NO_LINE, _sass_chain, amd_loc_chain, \
+    sass_function_lines
 
 # Triton's own language files: a loop's source line is the innermost frame outside them (``tl.max`` inlines
 # standard.py's reduction into the kernel: its line says nothing of the user's loop)
@@ -263,9 +264,6 @@ def amdgcn_loops(text: str, kernel: str | None = None) -> tuple[LoopMix, ...]:
 # ---- NVIDIA ----
 
 _SASS_INST_RE = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Za-z0-9_.]*)")
-_SASS_LINE_RE = re.compile(r'^\s*//## File "([^"]*)", line (\d+)(?: inlined at "([^"]*)", line (\d+))?')
-_SASS_LABEL_RE = re.compile(r"^(\.L_x_\d+):")
-_SASS_BRA_RE = re.compile(r"\bBRA\b[^`]*`\((\.L_x_\d+)\)")
 _SASS_MATRIX = ("HMMA", "IMMA", "DMMA", "BMMA", "HGMMA", "IGMMA", "QGMMA", "BGMMA", "UTCHMMA", "UTCIMMA", "UTCQMMA",
                 "UTCOMMA", "UTCMMA", "OMMA", "QMMA")
 
@@ -312,12 +310,7 @@ def _sass_width(op: str) -> int:
 
 def sass_loops(sass: str, function: str | None = None) -> tuple[LoopMix, ...]:
     """Every loop (a backward branch) of ``nvdisasm -gi`` output, of ``function`` only when given."""
-    lines = sass.splitlines()
-    if function:
-        start = next((i for i, ln in enumerate(lines) if re.match(rf"^{re.escape(function)}:", ln.strip())), None)
-        if start is not None:
-            end = next((i for i in range(start + 1, len(lines)) if lines[i].strip().startswith(".section")), len(lines))
-            lines = lines[start:end]
+    lines = sass_function_lines(sass, function)
     labels: dict[str, int] = {}
     branches: list[tuple[int, str]] = []
     insts: list[tuple[int, str, str]] = []
