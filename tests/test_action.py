@@ -16,9 +16,9 @@ from pathlib import Path
 import jsonschema
 import pytest
 import yaml
-from capture_helpers import ROOT, cli
+from capture_helpers import ROOT
 
-from test_sarif import HEAVY, KERNEL, RUN, SCHEMA
+from test_sarif import HEAVY, KERNEL, SCHEMA, baselined_project
 
 ACTION = ROOT / "action.yml"
 GATE = ROOT / ".github" / "action" / "gate.sh"
@@ -41,15 +41,7 @@ def test_the_action_is_composite_and_each_step_uses_its_own_inputs_and_scripts()
 @pytest.fixture(scope="module")
 def repository(tmp_path_factory):
     """A user's repository with a captured kernel and a saved baseline (a git checkout, as Actions has)."""
-    root = tmp_path_factory.mktemp("action-repo")
-    (root / "pyproject.toml").write_text('[tool.vgprscope]\ncapture = "cap.json"\narchs = ["gfx942"]\n')
-    (root / "ops.py").write_text(KERNEL.format(body="v * 2.0"))
-    (root / "run.py").write_text(RUN)
-    done = cli("capture", "-o", str(root / "cap.json"), "--", sys.executable, str(root / "run.py"),
-               env={"TRITON_INTERPRET": "1"}, cwd=root)
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert cli("baseline", "save", cwd=root).returncode == 0
-    return root
+    return baselined_project(tmp_path_factory.mktemp("action-repo"), '"gfx942"')
 
 
 def run_gate(root: Path, tmp_path: Path, **inputs: str) -> tuple[subprocess.CompletedProcess, dict, Path]:

@@ -45,17 +45,22 @@ def validate(log: dict) -> None:
     jsonschema.Draft4Validator(SCHEMA).validate(log)
 
 
-@pytest.fixture(scope="module")
-def regressed(tmp_path_factory):
-    """A project whose kernel got heavier after its baseline was saved: `check --format sarif` output."""
-    root = tmp_path_factory.mktemp("sarif")
-    (root / "pyproject.toml").write_text('[tool.vgprscope]\ncapture = "cap.json"\narchs = ["gfx942", "sm_90"]\n')
+def baselined_project(root: Path, archs: str) -> Path:
+    """A user's project: one kernel in ops.py, captured under the interpreter, its baseline saved."""
+    (root / "pyproject.toml").write_text(f'[tool.vgprscope]\ncapture = "cap.json"\narchs = [{archs}]\n')
     (root / "ops.py").write_text(KERNEL.format(body="v * 2.0"))
     (root / "run.py").write_text(RUN)
     done = cli("capture", "-o", str(root / "cap.json"), "--", sys.executable, str(root / "run.py"),
                env={"TRITON_INTERPRET": "1"}, cwd=root)
     assert done.returncode == 0, done.stderr[-2000:]
     assert cli("baseline", "save", cwd=root).returncode == 0
+    return root
+
+
+@pytest.fixture(scope="module")
+def regressed(tmp_path_factory):
+    """A project whose kernel got heavier after its baseline was saved: `check --format sarif` output."""
+    root = baselined_project(tmp_path_factory.mktemp("sarif"), '"gfx942", "sm_90"')
     (root / "ops.py").write_text(KERNEL.format(body=HEAVY))
     done = cli("check", "--format", "sarif", "-o", str(root / "regs.sarif"), cwd=root)
     return root, done
