@@ -249,35 +249,33 @@ def _hold_closed_stderr() -> None:
     """Started with stderr closed (``2>&-``): diagnostics go to /dev/null, and the command writes its output
     and exits by its verdict as with stderr open (Python leaves sys.stderr None, and every diagnostic, the
     progress bar included, failed on it)."""
-    if sys.stderr is not None:
+    if sys.stderr is not None or not _devnull_on(2):
         return
-    try:
-        os.fstat(2)
-    except OSError:
-        try:
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            if devnull != 2:
-                os.dup2(devnull, 2)
-                os.close(devnull)
-        except OSError:
-            return
     sys.stderr = open(2, "w", closefd=False, buffering=1, errors="backslashreplace")
+
+
+def _devnull_on(fd: int) -> bool:
+    """/dev/null on descriptor ``fd`` when it is closed; whether ``fd`` is open now."""
+    try:
+        os.fstat(fd)
+        return True
+    except OSError:
+        pass
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        if devnull != fd:
+            os.dup2(devnull, fd)
+            os.close(devnull)
+        return True
+    except OSError:
+        return False
 
 
 def _hold_closed_stdout() -> None:
     """Started with stdout closed (``>&-``): put /dev/null on descriptor 1, so that no file this process
     opens (a cache entry) and no child it starts (a compile worker) takes it as its stdout. sys.stdout stays
     None, and writing a table says stdout is closed."""
-    try:
-        os.fstat(1)
-    except OSError:
-        try:
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            if devnull != 1:
-                os.dup2(devnull, 1)
-                os.close(devnull)
-        except OSError:
-            pass
+    _devnull_on(1)
 
 
 class StdoutError(OutputError):
