@@ -244,8 +244,9 @@ def test_another_releases_cache_reads_registers_and_memory_from_the_stored_cubin
 
 
 def test_another_releases_cache_takes_spills_from_the_ptxas_that_built_it(old_cache, release36):
-    """With the writing release installed as a toolchain, its ptxas rebuilds each stored cubin byte for byte,
-    so its spill figures are the cubin's: equal to that release's own ptxas -v."""
+    """With the writing release installed as a toolchain, its ptxas rebuilds each stored cubin (every section
+    but the line table, which stamps the source file's mtime where the fixture was made and zero here, where
+    that file does not exist), so its spill figures are the cubin's: equal to that release's own ptxas -v."""
     directory, truth = old_cache
     rows = _stored(scan(directory, jobs=1))
     for entry, t in truth.items():
@@ -392,3 +393,24 @@ def test_the_autotuners_saved_timings_are_not_a_partial_entry(old_cache, tmp_pat
     result = scan(tmp_path / "cache", jobs=1)
     assert [r.kernel for r in result.records] == ["scale_add"] and result.records[0].ok
     assert result.summary().endswith("2 entries, 1 read, 0 partial or corrupt, 1 autotuner timing file skipped")
+
+
+def test_a_rebuild_is_the_stored_cubin_when_only_the_line_tables_file_stamp_differs(old_cache):
+    """ptxas writes the source file's mtime and size into .debug_line when the file exists where it runs: a
+    rebuild on another machine differs there alone and is still the stored code. A changed instruction is not."""
+    from vgprscope.compile.worker import elf_sections, same_machine_code
+
+    directory, truth = old_cache
+    entry = next(e for e, t in truth.items() if t["kernel"] == "matmul")
+    stored = next((directory / entry).glob("*.cubin")).read_bytes()
+    sections = elf_sections(stored)
+    assert {".text.matmul", ".debug_line", ".nv.info.matmul"} <= set(sections)
+
+    def patched(name: str) -> bytes:
+        kind, flags, size, body = sections[name]
+        at = stored.index(body)
+        return stored[:at + 40] + bytes([stored[at + 40] ^ 0xFF]) + stored[at + 41:]
+
+    assert same_machine_code(patched(".debug_line"), stored)
+    assert not same_machine_code(patched(".text.matmul"), stored)
+    assert not same_machine_code(b"not an elf", stored)

@@ -690,7 +690,7 @@ def _arch_name(target: dict[str, Any]) -> str:
 def _release_ptxas_flags() -> list[str]:
     """The flags this release's make_cubin gives ptxas beyond line info, ``-v``, fmad and ``ptx_options``, read
     from its own source (3.9 adds ``--regAllocOptLevel=2``, 3.6 none). A wrong guess costs nothing but the
-    spill figures: they are taken only where the re-run rebuilds the stored cubin byte for byte."""
+    spill figures: they are taken only where the re-run rebuilds the stored cubin's code."""
     import inspect
 
     from triton.backends.nvidia.compiler import CUDABackend
@@ -718,11 +718,48 @@ def _ptxas_log(capability: int, ptx: str, fp_fusion: bool, ptx_options: str | No
             return done.stderr + done.stdout, f.read()
 
 
+# Sections a rebuild may change without changing what ptxas built: the DWARF line table names each source file
+# with the mtime and size ptxas found on disk (zero where the file is gone), and its relocations point into it.
+_BUILD_PLACE_SECTIONS = frozenset({".debug_line", ".rel.debug_line", ".rela.debug_line"})
+
+
+def elf_sections(data: bytes) -> dict[str, tuple[int, int, int, bytes]]:
+    """A 64-bit little-endian ELF's sections: name -> (type, flags, size, contents); a section without file
+    contents (SHT_NOBITS) has empty contents. ValueError for anything else."""
+    import struct
+
+    if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
+        raise ValueError("not a 64-bit little-endian ELF file")
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
+    headers = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize) for i in range(shnum)]
+    names = headers[shstrndx]
+    strtab = data[names[4]:names[4] + names[5]]
+    out: dict[str, tuple[int, int, int, bytes]] = {}
+    for name, kind, flags, _addr, offset, size, *_ in headers:
+        label = strtab[name:strtab.index(b"\0", name)].decode()
+        out[label] = (kind, flags, size, b"" if kind == 8 else data[offset:offset + size])
+    return out
+
+
+def same_machine_code(rebuilt: bytes, stored: bytes) -> bool:
+    """Whether a re-run of ptxas built what the stored cubin holds: every section equal but the line table's
+    record of where the build ran (_BUILD_PLACE_SECTIONS); byte for byte where either is not an ELF file."""
+    if rebuilt == stored:
+        return True
+    try:
+        a, b = elf_sections(rebuilt), elf_sections(stored)
+    except (ValueError, IndexError):
+        return False
+    keep = (set(a) | set(b)) - _BUILD_PLACE_SECTIONS
+    return all(a.get(name) == b.get(name) for name in keep)
+
+
 def _read_stored(job: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
     """A Triton cache entry's stored outputs, as a compile would have returned them: the AMDGCN text; on
     NVIDIA the stored cubin's resource usage (its registers, stack and shared memory are the truth) and, for
     the spill figures only ptxas prints, ``ptxas -v`` of the stored PTX with this release's flags, kept only
-    where the cubin that re-run writes is the stored one byte for byte (that ptxas built it). ``stored`` says
+    where the cubin that re-run writes holds the stored one's code and data (that ptxas built it). ``stored`` says
     who wrote the entry, who read it and what the re-run gave, for the row to name its sources."""
     (_, p), = job["source"].items()
     files = dict(p["files"])
@@ -756,7 +793,7 @@ def _read_stored(job: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
         except RuntimeError as exc:
             stored["ptxas_result"] = f"this ptxas cannot assemble the stored PTX ({one_line(exc)[-120:]})"
         else:
-            if rebuilt == cubin:
+            if same_machine_code(rebuilt, cubin):
                 out["ptxas_log"] = log
                 out["ptxas_version"] = _ptxas_version(capability)
                 stored["ptxas_result"] = "rebuilds the stored cubin"
