@@ -832,6 +832,55 @@ def test_compare_views_never_fold_at_100(folds, fixture):
     assert "traffic notation:" not in text  # the formulas' page is the wide view's
 
 
+def _gate_sources() -> dict[str, list]:
+    from vgprscope.gate.baseline import entries_of
+
+    return {"committed baseline": list(load_baseline(ROOT / "vgprscope-baseline.json").entries.values()),
+            "bundled": entries_of(fixture_records(BUNDLED)), "captured": entries_of(fixture_records(CAPTURED))}
+
+
+VERDICTS = ("same", "worse", "better", "changed", "new", "missing", "n/c")
+
+
+@pytest.mark.parametrize("command", ["check", "diff"])
+@pytest.mark.parametrize("source", ["committed baseline", "bundled", "captured"])
+def test_check_and_diff_tables_keep_one_line_a_row_at_100(source, command):
+    """The gate's table of the committed set, the bundled variants and a capture of autotuned kernels, all
+    unchanged and with an entry new and one missing: each row one line (a variant's own knobs such as
+    ``block_dk=32`` move to a footnote before a config cell folds), no line over 100 columns, no cut word."""
+    from vgprscope.gate.baseline import Baseline
+    from vgprscope.gate.report import to_table
+
+    entries = _gate_sources()[source]
+    for before, after in ((entries, entries), (entries[1:], entries[:-1])):
+        result = gate_compare(Baseline.of(before, "3.9.0"), after, RuleSet())
+        text = to_table(result, "machine", "b.json", width=100, command=command)
+        lines = text.splitlines()
+        rule = next(i for i, ln in enumerate(lines) if set(ln.strip()) == {"─"})
+        end = next(i for i, ln in enumerate(lines) if i > rule and ln.startswith(("[", "slot ", "regs:", "vgprscope")))
+        kernels = {f"{d.entry.variant} / {d.entry.kernel}" for d in result.entries}
+        body = [ln for ln in lines[rule + 1:end] if ln.strip()]
+        # each line a row or the title line of a kernel's rows: no cell went on to a second line
+        assert all(ln.split()[0] in VERDICTS or ln in kernels for ln in body), "\n".join(body)
+        assert sum(ln.split()[0] in VERDICTS for ln in body) == len(result.entries)
+        assert max(len(ln) for ln in lines) <= 100 and "…" not in text
+
+
+def test_a_variants_own_knob_is_a_footnote_only_where_the_config_would_fold():
+    from vgprscope.gate.baseline import Baseline
+    from vgprscope.gate.report import to_table
+
+    entries = _gate_sources()["committed baseline"]
+    result = gate_compare(Baseline.of(entries, "3.9.0"), entries, RuleSet())
+    narrow, wide = (to_table(result, "machine", "b.json", width=w) for w in (100, 160))
+    assert re.search(r"^same +remat-q / attn_fwd +gfx942 +a +128x64 w4 s1 \[(\d+)\] +242 ", narrow, re.M)
+    ref = re.search(r"128x64 w4 s1 \[(\d+)\]", narrow)[1]
+    assert f"[{ref}] block_dk=32" in narrow.splitlines()
+    assert re.search(r"remat-q / attn_fwd +gfx942 +defaults +128x64 w4 s1 block_dk=32 +242 ", wide)
+    # every entry unchanged: no column of dashes
+    assert "details" not in narrow.split("\n", 3)[0] and not re.search(r" - *$", narrow, re.M)
+
+
 def test_a_column_left_out_takes_its_legend_and_the_footnotes_are_numbered_again():
     """A footnote marked only in a column left out goes with it, and the notes left count 1, 2, ... (a number
     was skipped); the column's legend goes too."""

@@ -231,7 +231,12 @@ def versions_line(result: GateResult, baseline_path: str) -> str:
 # What the default view gives up, in order, until the table fits the width with whole words: the details'
 # summary (the footnote keeps it), the baseline side of the changed values (the delta says it; the footnote
 # has both), the slot's name (a short id and a legend line), the config column (into each row's footnote).
-_LEVELS = ("full", "details marker", "short values", "slot ids", "config in footnote")
+_LEVELS = ("full", "details marker", "short values", "slot ids", "knobs in footnote", "short headers",
+           "kernel as title", "config in footnote")
+# the headers the "short headers" level gives, and the legend line that says what they stand for
+_SHORT_HEADERS = {"VGPRs / regs": "regs", "occupancy": "occ"}
+_SHORT_HEADERS_LEGEND = ("regs: VGPRs (AMD: arch VGPRs + AGPRs) or registers per thread (NVIDIA); occ: occupancy "
+                         "(waves/SIMD on AMD, blocks/SM on NVIDIA)")
 
 
 def _needs_slots(result: GateResult) -> bool:
@@ -244,12 +249,27 @@ def _needs_slots(result: GateResult) -> bool:
     return False
 
 
+def _kernel_label(d: EntryDiff) -> str:
+    return f"{d.entry.variant} / {d.entry.kernel}"
+
+
 def _columns(notes: Footnotes, labels: dict[str, str], level: int, slot_ids: dict[str, str] | None,
-             show_slot: bool, show_config: bool) -> list[Column]:
+             show_slot: bool, show_config: bool, show_details: bool = True) -> list[Column]:
     from rich.text import Text
 
     short = level >= _LEVELS.index("short values")
+    knobs_out = level >= _LEVELS.index("knobs in footnote")
+    header = (lambda h: _SHORT_HEADERS[h]) if level >= _LEVELS.index("short headers") else (lambda h: h)
     config_out = level >= _LEVELS.index("config in footnote")
+
+    def config_cell(d: EntryDiff) -> str:
+        # a variant's own knobs (``block_dk=32``) as one footnote per distinct set; the tile, warps and stages stay
+        label = labels[d.key]
+        if not knobs_out or "=" not in label:
+            return label
+        sides = [side.split() for side in label.split(" -> ")]  # a changed config: both sides' knobs
+        kept = " -> ".join(" ".join(w for w in side if "=" not in w) for side in sides)
+        return f"{kept} {notes.ref(' -> '.join(' '.join(w for w in side if '=' in w) for side in sides))}".strip()
 
     def result_cell(d: EntryDiff) -> Any:
         word = verdict_word(d) + (" ✗" if d.fails and d.change is not Change.WORSE else "")
@@ -262,7 +282,8 @@ def _columns(notes: Footnotes, labels: dict[str, str], level: int, slot_ids: dic
 
     cols = [
         Column("result", result_cell),
-        Column("variant / kernel", lambda d: f"{d.entry.variant} / {d.entry.kernel}", wrap=True, default_only=True),
+        *([] if level >= _LEVELS.index("kernel as title") else
+          [Column("variant / kernel", _kernel_label, wrap=True, default_only=True)]),
         Column("variant", lambda d: d.entry.variant, wide_only=True),
         Column("kernel", lambda d: d.entry.kernel, wide_only=True),
         Column("arch", lambda d: d.entry.arch),
@@ -272,12 +293,12 @@ def _columns(notes: Footnotes, labels: dict[str, str], level: int, slot_ids: dic
         cols.append(Column("slot", cell, wrap=True, default_only=True))
     cols.append(Column("slot", lambda d: d.entry.slot, wide_only=True))
     if show_config and not config_out:
-        cols.append(Column("config", lambda d: labels[d.key], wrap=True, default_only=True))
+        cols.append(Column("config", config_cell, wrap=True, default_only=True))
     cols += [
         Column("config", config_text, wide_only=True),
-        Column("VGPRs / regs", lambda d: _value_cell(d, REGISTERS, short=short), wrap=True, min_width=7),
-        Column("occupancy", lambda d: _value_cell(d, ("occupancy",), short=short), wrap=True),
-        Column("details", detail_cell, wrap=True, default_only=True),
+        Column(header("VGPRs / regs"), lambda d: _value_cell(d, REGISTERS, short=short), wrap=True, min_width=7),
+        Column(header("occupancy"), lambda d: _value_cell(d, ("occupancy",), short=short), wrap=True),
+        *([Column("details", detail_cell, wrap=True, default_only=True)] if show_details else []),
         Column("details", details, wide_only=True),
     ]
     return cols
@@ -292,6 +313,8 @@ def _cut_or_too_wide(text: str, table: Any, width: int) -> bool:
     from rich.cells import cell_len
 
     words = set(str(table.title or "").split())
+    for title, _ in table.__dict__.get("vgprscope_titles", ()):  # the rows' title lines (kernel as title)
+        words.update(title.split())
     for col in table.columns:
         for c in (col.header, *col._cells):
             words.update(str(getattr(c, "plain", c)).split())
@@ -311,10 +334,10 @@ def _slot_id(i: int) -> str:
 
 
 def _body_lines(text: str) -> int:
-    """Lines a rendered table's rows take (more than its rows where some fold)."""
+    """Lines a rendered table's title, header and rows take (more than one a row where a header or cell
+    folds); its rule is not counted."""
     lines = _ANSI.sub("", text).splitlines()
-    rule = next((i for i, ln in enumerate(lines) if ln.strip() and set(ln.strip()) == {"─"}), len(lines))
-    return sum(bool(ln.strip()) for ln in lines[rule + 1:])
+    return sum(bool(ln.strip()) and set(ln.strip()) != {"─"} for ln in lines)
 
 
 def _labels(result: GateResult) -> tuple[str, dict[str, str]]:
@@ -341,27 +364,40 @@ def to_table(result: GateResult, machine_line: str | Sequence[str], baseline_pat
     shared, labels = _labels(result)
     show_config = wide or not set(labels.values()) <= {"-"}
     show_slot = wide or _needs_slots(result)
+    # a column of dashes says nothing the summary line does not (every entry unchanged, no note)
+    show_details = wide or any(details(d) for d in result.entries)
     title = f"vgprscope {command}" + (f" (every config: {shared})" if shared and not wide else "")
     slots = list(dict.fromkeys(d.entry.slot for d in result.entries))
     def attempt(level: int) -> Any:
         notes = Footnotes()
         ids = {s: _slot_id(i) for i, s in enumerate(slots)} if level >= _LEVELS.index("slot ids") else None
-        table = build_table(result.entries, _columns(notes, labels, level, ids, show_slot, show_config),
-                            title=title, wide=wide, row_style=lambda d: "red" if d.fails else None)
+        titled = not wide and level >= _LEVELS.index("kernel as title")
+        table = build_table(result.entries, _columns(notes, labels, level, ids, show_slot, show_config, show_details),
+                            title=title, wide=wide, row_style=lambda d: "red" if d.fails else None,
+                            title_of=(lambda d: [(_kernel_label(d), "bold")]) if titled else None)
         text = render_table(table, wide=wide, width=width)
-        return notes, ids, table, wide or not _cut_or_too_wide(text, table, width), _body_lines(text)
+        lines = _body_lines(text)
+        # one line for the title, the header and each row (a kernel's title line is a row): nothing folded
+        unfolded = lines == bool(table.title) + 1 + len(table.rows)
+        return notes, ids, table, wide or not _cut_or_too_wide(text, table, width), lines, unfolded
 
-    # Up to short slot ids, the level that fits with whole words in the fewest lines (the earliest of
-    # equals: it keeps the most in the table); after that, the first that fits; the last if none does.
-    tried = [attempt(level) for level in range(_LEVELS.index("slot ids") + 1 if not wide else 1)]
-    fitting = [a for a in tried if a[3]]
-    chosen = min(fitting, key=lambda a: a[4]) if fitting else None
-    for level in range(len(tried), len(_LEVELS) if chosen is None else 0):
-        chosen = attempt(level)
-        if chosen[3]:
+    # The first level at which nothing folds (each level moves a little more into footnotes and legends);
+    # where none gets there, the level that fits with whole words in the fewest lines (the earliest of
+    # equals: it keeps the most in the table); the last if none fits at all.
+    tried: list[Any] = []
+    chosen = None
+    for level in range(len(_LEVELS) if not wide else 1):
+        tried.append(attempt(level))
+        if tried[-1][3] and tried[-1][5]:
+            chosen = tried[-1]
             break
-    notes, ids, table, _, _ = chosen or tried[-1]
+    fitting = [a for a in tried if a[3]]
+    if chosen is None and fitting:
+        chosen = min(fitting, key=lambda a: a[4])
+    notes, ids, table, *_ = chosen or tried[-1]
     legend_lines = [f"slot {i}: {s}" for s, i in ids.items()] if ids and show_slot else []
+    if any(str(c.header) in _SHORT_HEADERS.values() for c in table.columns):
+        legend_lines.append(_SHORT_HEADERS_LEGEND)
     head = wrap_fields(machine_line, width) if not isinstance(machine_line, str) else wrap(machine_line, width, "  ")
     lines = [head, wrap(versions_line(result, baseline_path), width, "  "), *(wrap(n, width, "  ") for n in result.notes)]
     text = render_table(table, footnotes=notes, notes=legend_lines, wide=wide, width=width)

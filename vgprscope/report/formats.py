@@ -88,9 +88,33 @@ class Footnotes:
 
 
 def wrap(text: str, width: int, indent: str = "") -> str:
-    """``text`` folded at spaces to ``width`` columns, continuation lines indented (footnotes, legends)."""
-    return "\n".join(textwrap.wrap(text, width=max(width, 20), subsequent_indent=indent,
-                                   break_long_words=True, break_on_hyphens=False)) or text
+    """``text`` folded at spaces to ``width`` columns, continuation lines indented (footnotes, legends). A
+    word longer than a line (an autotune key) is broken after a comma where it has one, never inside a name."""
+    width = max(width, 20)
+    if all(len(word) <= width - len(indent) for word in text.split()):
+        return "\n".join(textwrap.wrap(text, width=width, subsequent_indent=indent, break_on_hyphens=False)) or text
+    lines: list[str] = []
+    line = ""  # the line being filled; "" before the first word, ``indent`` at the start of a continuation
+    for word in text.split():
+        while word:
+            sep = " " if line.strip() else ""
+            if len(line) + len(sep) + len(word) <= width:
+                line += sep + word
+                break
+            room = width - len(line) - len(sep)
+            cut = word.rfind(",", 0, room) + 1 if len(word) > width - len(indent) else 0
+            if cut:  # the long word starts on this line and breaks after a comma
+                lines.append(line + sep + word[:cut])
+                word = word[cut:]
+            elif line.strip():
+                lines.append(line)
+            else:  # no comma to break at: the word is a line of its own
+                lines.append(line + word)
+                word = ""
+            line = indent
+    if line.strip():
+        lines.append(line)
+    return "\n".join(lines) or text
 
 
 def wrap_fields(fields: Sequence[str], width: int, sep: str = " | ") -> str:
