@@ -12,7 +12,7 @@ import json
 import pytest
 
 from capture_helpers import ROOT, cli
-from vgprscope.library.reports.upstream_regressions import (
+from tools.reports.upstream_regressions import (
     CASES, DIRECTORY, Case, capture_path, exit_code, judge, load_records, records_path,
 )
 
