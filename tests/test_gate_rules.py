@@ -17,11 +17,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from vgprscope.attention import gate as attention_gate
+from vgprscope.attention import defaults as attention_defaults
 from vgprscope.errors import NotComparableError, UsageError
 from vgprscope.gate.baseline import Baseline, Entry, LegacySlots, entries_of, load_baseline, save_baseline
 from vgprscope.gate.config import GateSet, load_gate_config
-from vgprscope.gate.diff import Change, State, compare
+from vgprscope.gate.diff import Change, State, judge
 from vgprscope.gate.metrics import METRICS
 from vgprscope.gate.rules import Mode, Rule, RuleSet, default_rule, parse_rule
 from vgprscope.records import AmdUsage, ArgSpec, AutotunePick, LaunchConfig, Record, usage_to_dict
@@ -118,7 +118,7 @@ def test_registers_is_one_rule_for_both_vendors():
 
 def test_registers_rule_on_the_fixture_lets_amd_and_nvidia_growth_through(base, current):
     # baseline/attn_fwd: gfx942 vgpr_total 108 -> 112; split-k: 108 -> 132
-    result = compare(base, current, RuleSet((parse_rule("registers:+4"),)))
+    result = judge(base, current, RuleSet((parse_rule("registers:+4"),)))
     gfx942 = next(d for d in result.entries if d.key.startswith("baseline/attn_fwd/gfx942/"))
     vgpr = next(m for m in gfx942.metrics if m.metric == "vgpr_total")
     assert (vgpr.change, vgpr.fails, vgpr.rule.metric) == (Change.SAME, False, "registers")
@@ -149,7 +149,7 @@ def test_judging_one_metric(rule, base, cur, verdict):
 # ---- the diff on committed JSON ---------------------------------------------------------------------
 
 def test_default_rules_on_the_fixture(base, current):
-    result = compare(base, current)
+    result = judge(base, current)
     assert outline(result) == [
         ("remat-q/attn_fwd/sm_80", "+", True, {}),
         ("split-k/attn_fwd_split/gfx942", "+", True, {
@@ -171,7 +171,7 @@ def test_default_rules_on_the_fixture(base, current):
     occ = next(m for m in result.entries[1].metrics if m.metric == "occupancy")
     assert (occ.baseline, occ.current, occ.delta) == (4, 3, -1)
     # --strict: tolerance 0 on every count, the growth within the step fails as it did by default before
-    strict = compare(base, current, RuleSet(strict=True))
+    strict = judge(base, current, RuleSet(strict=True))
     assert outline(strict)[0] == ("baseline/attn_fwd/gfx942", "+", True, {
         "vgpr_total": ("+", True), "arch_vgpr": ("=", False), "sgpr": ("-", False)})
     assert len(strict.failures) == 4
@@ -181,7 +181,7 @@ def test_tolerances_let_exactly_the_allowed_growth_pass(base, current):
     rules = RuleSet(tuple(map(parse_rule, [
         "vgpr_total:+4", "split-k:vgpr_total:+24", "split-k:vgpr_spill:off", "split-k:spill_insts:off",
         "split-k:scratch_bytes:+16", "split-k:occupancy:-1", "remat-q:regs:+100"])))
-    result = compare(base, current, rules, accept_missing=lambda e: True)
+    result = judge(base, current, rules, accept_missing=lambda e: True)
     assert [(k, c, f) for k, c, f, _ in outline(result)] == [
         ("remat-q/attn_fwd/sm_80", "+", True),  # a compile that broke is not a metric a tolerance covers
         ("two-phase/attn_fwd/sm_80", "x", False),
@@ -193,7 +193,7 @@ def test_tolerances_let_exactly_the_allowed_growth_pass(base, current):
         ("split-k/merge/gfx942", "=", False),
     ]
     one_less = RuleSet(tuple(map(parse_rule, ["split-k:vgpr_total:+23"])))
-    split = next(d for d in compare(base, current, one_less).entries if d.key.startswith("split-k/attn_fwd_split"))
+    split = next(d for d in judge(base, current, one_less).entries if d.key.startswith("split-k/attn_fwd_split"))
     assert {m.metric for m in split.metrics if m.fails} == {"vgpr_total", "vgpr_spill", "scratch_bytes",
                                                             "spill_insts", "occupancy"}
 
@@ -218,19 +218,19 @@ def test_worse_within_tolerance_beside_an_improvement_is_not_better():
     """issue 17: `--rule vgpr_total:+100` labelled a +54 VGPR kernel "better" because its SGPRs fell."""
     b = Baseline.of([entry(usage=_amd(200, 60))], "3.9.0")
     now = [entry(usage=_amd(254, 50))]
-    d = compare(b, now, RuleSet((parse_rule("vgpr_total:+100"),))).entries[0]
+    d = judge(b, now, RuleSet((parse_rule("vgpr_total:+100"),))).entries[0]
     assert (d.change, d.fails) == (Change.SAME, False)
     # an ungated metric that grew does not keep a real improvement from being "better"
-    d = compare(b, [entry(usage=dataclasses.replace(_amd(200, 50), arch_vgpr=210))]).entries[0]
+    d = judge(b, [entry(usage=dataclasses.replace(_amd(200, 50), arch_vgpr=210))]).entries[0]
     assert d.change is Change.BETTER
     # the same growth with nothing else: same; an improvement alone: better
-    assert compare(b, [entry(usage=_amd(254, 60))], RuleSet((parse_rule("vgpr_total:+100"),))).entries[0].change \
+    assert judge(b, [entry(usage=_amd(254, 60))], RuleSet((parse_rule("vgpr_total:+100"),))).entries[0].change \
         is Change.SAME
-    assert compare(b, [entry(usage=_amd(190, 60))]).entries[0].change is Change.BETTER
+    assert judge(b, [entry(usage=_amd(190, 60))]).entries[0].change is Change.BETTER
 
 
 def test_fail_on_change_fails_improvements_new_and_missing(base, current):
-    result = compare(base, current, fail_on_change=True)
+    result = judge(base, current, fail_on_change=True)
     assert [(k, c, f) for k, c, f, _ in outline(result)] == [
         ("remat-q/attn_fwd/sm_80", "+", True), ("split-k/attn_fwd_split/gfx942", "+", True),
         ("two-phase/attn_fwd/sm_80", "x", True), ("baseline/attn_fwd/gfx90a", "x", True),
@@ -240,18 +240,18 @@ def test_fail_on_change_fails_improvements_new_and_missing(base, current):
 
 
 def test_exact_rule_fails_an_improvement(base, current):
-    result = compare(base, current, RuleSet((parse_rule("baseline:regs:exact"),)))
+    result = judge(base, current, RuleSet((parse_rule("baseline:regs:exact"),)))
     sm80 = next(d for d in result.entries if d.key.startswith("baseline/attn_fwd/sm_80"))
     assert (sm80.change, sm80.fails) == (Change.BETTER, True)
 
 
 def test_entries_out_of_scope_are_not_missing(base, current):
-    result = compare(base, current, in_scope=lambda e: e.arch != "gfx90a")
+    result = judge(base, current, in_scope=lambda e: e.arch != "gfx90a")
     assert not result.of_state(State.MISSING)
 
 
 def test_an_unchanged_set_passes(base):
-    result = compare(base, list(base.entries.values()))
+    result = judge(base, list(base.entries.values()))
     assert result.passed and {d.change for d in result.entries} == {Change.SAME}
 
 
@@ -261,24 +261,24 @@ def test_a_slot_whose_config_changed_is_compared_with_its_old_config():
     """issue 17: entries keyed by config hash made a grown config "1 new, 1 missing" and passed."""
     grown = dataclasses.replace(CFG, block_m=256)
     b = Baseline.of([entry(usage=_amd(128, 60))], "3.9.0")
-    result = compare(b, [entry(config=grown, usage=_amd(264, 60))])  # 2 -> 1 wave/SIMD on gfx942
+    result = judge(b, [entry(config=grown, usage=_amd(264, 60))])  # 2 -> 1 wave/SIMD on gfx942
     (d,) = result.entries
     assert (d.state, d.change, d.fails, d.config_changed) == (State.COMPARED, Change.WORSE, True, True)
     assert (d.baseline.config, d.current.config) == (CFG, grown) and not result.of_state(State.NEW)
-    same = compare(b, [entry(config=grown, usage=_amd(128, 60))])
+    same = judge(b, [entry(config=grown, usage=_amd(128, 60))])
     assert same.passed and same.entries[0].config_changed and same.config_changes == same.entries
-    assert not compare(b, [entry(config=grown, usage=_amd(128, 60))], fail_on_change=True).passed
+    assert not judge(b, [entry(config=grown, usage=_amd(128, 60))], fail_on_change=True).passed
 
 
 def test_a_baseline_entry_the_run_does_not_produce_fails_unless_accepted():
     b = Baseline.of([entry(kernel="k"), entry(kernel="gone")], "3.9.0")
-    result = compare(b, [entry(kernel="k")])
+    result = judge(b, [entry(kernel="k")])
     missing = result.of_state(State.MISSING)
     assert [d.key for d in missing] == ["v/gone/gfx942/defaults"] and missing[0].fails and not result.passed
-    accepted = compare(b, [entry(kernel="k")], accept_missing=lambda e: e.kernel == "gone")
+    accepted = judge(b, [entry(kernel="k")], accept_missing=lambda e: e.kernel == "gone")
     assert accepted.passed and accepted.of_state(State.MISSING)[0].accepted
     # a renamed kernel: its old name missing (a failure), its new one new
-    renamed = compare(b, [entry(kernel="k"), entry(kernel="gone_v2")])
+    renamed = judge(b, [entry(kernel="k"), entry(kernel="gone_v2")])
     assert [(d.state, d.fails) for d in renamed.entries] == [(State.MISSING, True), (State.NEW, False),
                                                              (State.COMPARED, False)]
 
@@ -286,9 +286,9 @@ def test_a_baseline_entry_the_run_does_not_produce_fails_unless_accepted():
 def test_a_run_that_compares_nothing_is_refused():
     b = Baseline.of([entry(arch="gfx942")], "3.9.0")
     with pytest.raises(NotComparableError, match="the run produced no entry to compare"):
-        compare(b, [])
+        judge(b, [])
     with pytest.raises(NotComparableError, match="none of the baseline's 1 entries is in the part of the set"):
-        compare(b, [entry(arch="sm_80", usage=_amd(1, 1))], in_scope=lambda e: e.arch == "sm_80")
+        judge(b, [entry(arch="sm_80", usage=_amd(1, 1))], in_scope=lambda e: e.arch == "sm_80")
 
 
 def _record(slot: str, block_m: int, variant="v") -> Record:
@@ -462,7 +462,7 @@ def test_the_committed_v1_baseline_converts_to_the_committed_v2_one_number_for_n
     v1_path.write_bytes(gzip.decompress(_v1_committed().read_bytes()))
     raw = json.loads(v1_path.read_text())
     assert raw["schema_version"] == 1 and len(raw["entries"]) == 72
-    v1 = load_baseline(v1_path, LegacySlots(attention_gate.variant_slot))
+    v1 = load_baseline(v1_path, LegacySlots(attention_defaults.variant_slot))
     v2 = load_baseline(ROOT / "vgprscope-baseline.json")
     assert v2.schema_version == 2 and v1.schema_version == 1 and "schema-1 baseline" in v1.notes[0]
     assert list(v1.entries) == list(v2.entries) and len(v2.entries) == 72
@@ -482,7 +482,7 @@ def test_the_committed_v1_baseline_converts_to_the_committed_v2_one_number_for_n
 
 def test_a_v1_variant_entry_takes_the_most_specific_matching_request():
     tables = [{}, {"head_dim": 64}, {"head_dim": 64, "block_m": 64}, {"waves_per_eu": 2}]
-    slot = attention_gate.variant_slot
+    slot = attention_defaults.variant_slot
     assert slot(AttentionConfig(block_m=128, block_n=64, head_dim=128), "gfx942", tables) == "defaults"
     assert slot(AttentionConfig(block_m=128, block_n=64, head_dim=64), "gfx942", tables) == "head_dim=64"
     assert slot(AttentionConfig(block_m=64, block_n=64, head_dim=64), "gfx942", tables) == "block_m=64 head_dim=64"
@@ -492,7 +492,7 @@ def test_a_v1_variant_entry_takes_the_most_specific_matching_request():
     assert slot(AttentionConfig(block_m=128, block_n=64, head_dim=128), "sm_80", tables) == "defaults"
     assert slot(AttentionConfig(block_m=128, block_n=64, head_dim=32), "gfx942", tables[1:3]) is None
     shape = AttentionConfig(block_m=16, block_n=64, head_dim=128, shape=(1, 32, 1, 8192, 8))
-    assert slot(shape, "gfx90a", list(attention_gate.DEFAULT_CONFIGS)) == "shape=1x32x1x8192x8"
+    assert slot(shape, "gfx90a", list(attention_defaults.DEFAULT_CONFIGS)) == "shape=1x32x1x8192x8"
 
 
 def _launch(block: int, at: int | None = None, types=("*fp32", "i32")) -> LaunchConfig:
@@ -512,7 +512,7 @@ def _v1_file(tmp_path, configs) -> Path:
 
 
 def test_v1_captured_entries_take_their_launch_slots(tmp_path):
-    from vgprscope.cli.gate import _legacy
+    from vgprscope.cli.check import _legacy
     from vgprscope.gate.config import GateConfig
 
     launch_slot = _legacy(GateConfig()).launch_slot  # the CLI's: sources.capture.launch_slot on a LaunchConfig
@@ -538,7 +538,7 @@ def test_v1_entries_without_a_slot_show_as_missing_and_say_so(tmp_path):
     base = load_baseline(path)  # nothing said how slots are derived
     (e,) = base.entries.values()
     assert e.slot == f"v1 config {CFG.key()}" and "1 could not be and show as missing" in base.notes[0]
-    result = compare(base, [entry()])
+    result = judge(base, [entry()])
     assert not result.passed and result.of_state(State.MISSING) and result.notes == base.notes
 
 
@@ -591,7 +591,7 @@ registers = "+2"
     assert over.accepts_missing(entry())
     assert over.set.describe() == {"variants": ["baseline", "split-k"], "archs": ["gfx90a", "sm_80"], "configs": [
         {}, {"head_dim": 64, "block_m": 64, "causal": True, "extra": {"num_splits": 4}, "shape": [1, 8, 1024, 2048]}]}
-    requests = attention_gate.requests(cfg.set.configs, cfg.where)
+    requests = attention_defaults.requests(cfg.set.configs, cfg.where)
     assert requests[1].extra == (("num_splits", 4),) and requests[1].shape == (1, 8, 1024, 2048)
 
 
@@ -602,10 +602,10 @@ def test_defaults_without_a_section(tmp_path):
     assert cfg.set == GateSet() and cfg.set.archs == ("gfx90a", "gfx942", "sm_80") and not cfg.rules.rules
     assert cfg.allow_missing == ()
     # no configs: the variants' own default set (each variant's defaults, and one grouped-query decode shape)
-    assert cfg.set.configs == () and attention_gate.DEFAULT_CONFIGS == ({}, {"shape": [1, 32, 1, 8192, 8]})
+    assert cfg.set.configs == () and attention_defaults.DEFAULT_CONFIGS == ({}, {"shape": [1, 32, 1, 8192, 8]})
     from vgprscope.attention.config import ConfigRequest
 
-    assert attention_gate.requests(cfg.set.configs, cfg.where) == [ConfigRequest(),
+    assert attention_defaults.requests(cfg.set.configs, cfg.where) == [ConfigRequest(),
                                                                    ConfigRequest(shape=(1, 32, 1, 8192, 8))]
 
 
@@ -638,7 +638,7 @@ def test_bad_configuration_is_a_one_line_usage_error(tmp_path, body, message):
 ])
 def test_bad_config_tables_are_one_line_usage_errors(table, message):
     with pytest.raises(UsageError) as info:
-        attention_gate.requests([table], "vgprscope.toml")
+        attention_defaults.requests([table], "vgprscope.toml")
     assert message in str(info.value) and "\n" not in str(info.value)
 
 

@@ -92,7 +92,7 @@ def test_the_walk_sees_every_form_of_import(tmp_path, monkeypatch):
     (pkg / "report").mkdir(parents=True)
     monkeypatch.setitem(globals(), "PKG", pkg)
     forms = ["from ..attention import traffic", "from .. import attention", "from ..attention.live import estimate",
-             "import vgprscope.attention.config", "from vgprscope.attention import gate",
+             "import vgprscope.attention.config", "from vgprscope.attention import defaults",
              "def f():\n    from ..attention.traffic import line_traffic"]
     for i, text in enumerate(forms):
         f = pkg / "report" / f"view{i}.py"

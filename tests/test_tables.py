@@ -18,7 +18,8 @@ from typer.testing import CliRunner
 from vgprscope.archs import ARCHS, get_arch
 from vgprscope.cli.app import _register, app
 from vgprscope.gate.baseline import load_baseline
-from vgprscope.gate.diff import Change, compare as gate_compare
+from vgprscope.gate.diff import Change
+from vgprscope.gate.diff import judge as judge_entries
 from vgprscope.gate.rules import RuleSet, parse_rule
 from vgprscope.backends import occupancy_of
 from vgprscope.attention.config import DEFAULT_SHAPE, AttentionConfig
@@ -332,7 +333,7 @@ def test_compare_command_fits(monkeypatch, width):
 
 def _gate_result(rules: RuleSet = RuleSet()):
     base = load_baseline(FIXTURES / "gate_baseline.json")
-    return gate_compare(base, list(load_baseline(FIXTURES / "gate_current.json").entries.values()), rules)
+    return judge_entries(base, list(load_baseline(FIXTURES / "gate_current.json").entries.values()), rules)
 
 
 @pytest.mark.parametrize("width", WIDTHS)

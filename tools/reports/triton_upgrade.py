@@ -23,7 +23,7 @@ def steps(result: Any, config: Path | None = None) -> list[tuple[str, str]]:
     from vgprscope.diff import DiffResult
     from vgprscope.gate.baseline import Baseline, entries_of
     from vgprscope.gate.config import load_gate_config
-    from vgprscope.gate.diff import compare
+    from vgprscope.gate.diff import judge
 
     rules = load_gate_config(config).rules
     sides = list(result.toolchains)
@@ -34,7 +34,7 @@ def steps(result: Any, config: Path | None = None) -> list[tuple[str, str]]:
     out = []
     for a, b in zip(sides, sides[1:]):
         before, after = by_side[a.label], by_side[b.label]
-        gate = compare(Baseline.of(entries_of(before), a.version), entries_of(after), rules,
+        gate = judge(Baseline.of(entries_of(before), a.version), entries_of(after), rules,
                        current_triton=b.version)
         summary = DiffResult(a, b, archs, gate, (), tuple(before), tuple(after)).summary()
         out.append((f"{a.label} -> {b.label}", summary.split(": ", 1)[1]))
