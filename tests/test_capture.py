@@ -174,6 +174,27 @@ def test_corrupt_truncated_or_foreign_capture_is_one_line_exit_2(tmp_path, user_
         load_capture(tmp_path / "future.json")
 
 
+def test_a_schema_1_capture_is_refused_with_one_line_that_says_to_capture_again(tmp_path):
+    """Schema 1 (each backend's descriptor strings, constexprs apart) is not read: one line naming the file,
+    its version and what to do."""
+    doc = json.loads((ROOT / "tests" / "fixtures" / "capture_v1.json").read_text())
+    assert doc["schema_version"] == 1
+    with pytest.raises(CaptureFileError) as info:
+        load_capture(ROOT / "tests" / "fixtures" / "capture_v1.json")
+    (line,) = str(info.value).splitlines()
+    assert "schema version 1" in line and line.endswith("capture again (`vgprscope capture -o FILE -- COMMAND`)")
+
+
+def test_every_committed_capture_is_read():
+    """The captures under reports/ are in a schema this vgprscope reads, each with its launches."""
+    files = sorted((ROOT / "reports").rglob("*.json"))
+    docs = {f: json.loads(f.read_text()) for f in files}
+    captures = [f for f, d in docs.items() if isinstance(d, dict) and d.get("schema") == "vgprscope-capture"]
+    assert len(captures) >= 7
+    for f in captures:
+        assert load_capture(f).launches, f
+
+
 def test_missing_command_exit_2_naming_it(tmp_path):
     done = cli("capture", "-o", str(tmp_path / "c.json"), "--", "no-such-command-xyz", "arg")
     assert done.returncode == 2

@@ -164,16 +164,15 @@ def test_a_grown_autotune_config_is_compared_with_the_config_it_replaced(tmp_pat
     assert "1 changed configs" in table and "BLOCK_M=64 BLOCK_N=64 BLOCK_K=32" in table
 
 
-def test_a_schema_1_baseline_of_a_capture_is_read_with_its_launch_slots(ops, tmp_path):
-    """A baseline saved before slots (keyed by config hash) still gates the same capture: every entry gets
-    the slot its launch has in the capture, and the check passes with all entries the same."""
+def test_a_schema_1_baseline_of_a_capture_is_refused_with_one_line(ops, tmp_path):
+    """A baseline saved before slots (keyed by config hash) is not read: `check` exits 2 with one line that
+    says how to write the current schema."""
     v2 = json.loads((ops / "vgprscope-baseline.json").read_text())
     entries = {f"{e['variant']}/{e['kernel']}/{e['arch']}/{e['config_key']}": {k: v for k, v in e.items() if k != "slot"}
                for e in v2["entries"].values()}
     v1 = tmp_path / "v1.json"
     v1.write_text(json.dumps(v2 | {"schema_version": 1, "entries": entries}))
     done = cli("check", "--format", "json", "-b", str(v1), cwd=ops)
-    assert done.returncode == 0, done.stdout + done.stderr
-    doc = json.loads(done.stdout)
-    assert {r["result"] for r in doc["rows"]} == {"same"} and len(doc["rows"]) == 6
-    assert {r["key"] for r in doc["rows"]} == set(v2["entries"]) and "schema-1 baseline" in doc["notes"][0]
+    assert done.returncode == 2 and done.stdout == ""
+    (line,) = done.stderr.strip().splitlines()
+    assert "schema version 1" in line and "re-save with `vgprscope baseline save`" in line

@@ -1,7 +1,7 @@
 """The gate's core without compiling: rule parsing into ``Rule`` objects, the diff on committed
 baseline-like JSON (tests/fixtures/gate_baseline.json vs gate_current.json) with exact expected results,
 slots (a changed config compared with the slot's old one), missing entries, strict baseline reading
-(schema 2, and schema 1 converted), serialised saves and the ``[tool.vgprscope]`` configuration."""
+(schema 2; schema 1 refused), serialised saves and the ``[tool.vgprscope]`` configuration."""
 
 from __future__ import annotations
 
@@ -17,14 +17,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from vgprscope.attention import defaults as attention_defaults
 from vgprscope.errors import NotComparableError, UsageError
-from vgprscope.gate.baseline import Baseline, Entry, LegacySlots, entries_of, load_baseline, save_baseline
+from vgprscope.gate.baseline import Baseline, Entry, entries_of, load_baseline, save_baseline
 from vgprscope.gate.config import GateSet, load_gate_config
 from vgprscope.gate.diff import Change, State, judge
 from vgprscope.gate.metrics import METRICS
 from vgprscope.gate.rules import Mode, Rule, RuleSet, default_rule, parse_rule
-from vgprscope.records import AmdUsage, ArgSpec, AutotunePick, LaunchConfig, Record, usage_to_dict
+from vgprscope.records import AmdUsage, Record
+from vgprscope.attention import defaults as attention_defaults
 from vgprscope.attention.config import AttentionConfig
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -351,8 +351,8 @@ def _duplicated() -> str:
     ((FIXTURES / "gate_baseline.json").read_text()[:2000], "is not valid JSON (truncated or corrupt)"),
     ("", "is not valid JSON (truncated or corrupt)"),
     ("[1, 2]", "is not a vgprscope baseline (no \"schema\": \"vgprscope-baseline\")"),
-    (_edited(lambda d: d.update(schema_version=3)), "has schema version 3; this vgprscope reads versions 1 and 2"),
-    (_edited(lambda d: d.update(schema_version=True)), "has schema version True; this vgprscope reads versions"),
+    (_edited(lambda d: d.update(schema_version=3)), "has schema version 3; this vgprscope reads version 2"),
+    (_edited(lambda d: d.update(schema_version=True)), "has schema version True; this vgprscope reads version 2"),
     (_edited(lambda d: d.pop("triton_version")), "is corrupt: it lacks \"entries\" or \"triton_version\""),
     (_edited(lambda d: d.update(entries={})), "has no entries: it gates nothing"),
     (_edited(lambda d: d["entries"][KEY].pop("usage")), f"is corrupt: entry '{KEY}' lacks 'usage'"),
@@ -449,97 +449,28 @@ def test_saves_of_one_file_wait_for_each_other_and_merge_what_is_there_then(base
     assert set(final.entries) == set(base.entries) and not lock.exists()
 
 
-# ---- schema 1: read and converted, numbers unchanged --------------------------------------------------
+# ---- schema 1: refused, one line ------------------------------------------------------------------
 
-def _v1_committed() -> Path:
-    return FIXTURES / "gate_committed_v1.json.gz"
-
-
-def test_the_committed_v1_baseline_converts_to_the_committed_v2_one_number_for_number(tmp_path):
-    """vgprscope-baseline.json was re-saved as schema 2 from its schema-1 self (kept, gzipped, as a
-    fixture): every entry keeps its status, config, usage and occupancy; each got its request's slot."""
+def test_a_schema_1_baseline_is_refused_with_one_line_that_says_to_re_save(tmp_path):
+    """A baseline keyed by config hash (schema 1: no slots) is not read: one line naming the file and the
+    command that writes the current schema."""
     v1_path = tmp_path / "v1.json"
-    v1_path.write_bytes(gzip.decompress(_v1_committed().read_bytes()))
-    raw = json.loads(v1_path.read_text())
-    assert raw["schema_version"] == 1 and len(raw["entries"]) == 72
-    v1 = load_baseline(v1_path, LegacySlots(attention_defaults.variant_slot))
-    v2 = load_baseline(ROOT / "vgprscope-baseline.json")
-    assert v2.schema_version == 2 and v1.schema_version == 1 and "schema-1 baseline" in v1.notes[0]
-    assert list(v1.entries) == list(v2.entries) and len(v2.entries) == 72
-    for key, new in v2.entries.items():
-        old = v1.entries[key]
-        assert (old.config, old.config_key, old.status, old.usage, dict(old.occupancy), old.source_hash) == (
-            new.config, new.config_key, new.status, new.usage, dict(new.occupancy), new.source_hash)
-        stored = raw["entries"][f"{new.variant}/{new.kernel}/{new.arch}/{new.config_key}"]
-        assert (stored["usage"], stored["occupancy"], stored["status"]) == (
-            usage_to_dict(new.usage), dict(new.occupancy), new.status)
-    assert {e.slot for e in v2.entries.values()} == {"defaults", "shape=1x32x1x8192x8"}
-    # re-writing the converted file gives the committed bytes
-    out = tmp_path / "v2.json"
-    save_baseline(out, v1)
-    assert out.read_text() == (ROOT / "vgprscope-baseline.json").read_text()
+    v1_path.write_bytes(gzip.decompress((FIXTURES / "gate_committed_v1.json.gz").read_bytes()))
+    assert json.loads(v1_path.read_text())["schema_version"] == 1
+    with pytest.raises(NotComparableError) as info:
+        load_baseline(v1_path)
+    (line,) = str(info.value).splitlines()
+    assert str(v1_path) in line and "schema version 1" in line
+    assert line.endswith("re-save with `vgprscope baseline save`")
 
 
-def test_a_v1_variant_entry_takes_the_most_specific_matching_request():
-    tables = [{}, {"head_dim": 64}, {"head_dim": 64, "block_m": 64}, {"waves_per_eu": 2}]
-    slot = attention_defaults.variant_slot
-    assert slot(AttentionConfig(block_m=128, block_n=64, head_dim=128), "gfx942", tables) == "defaults"
-    assert slot(AttentionConfig(block_m=128, block_n=64, head_dim=64), "gfx942", tables) == "head_dim=64"
-    assert slot(AttentionConfig(block_m=64, block_n=64, head_dim=64), "gfx942", tables) == "block_m=64 head_dim=64"
-    assert slot(AttentionConfig(block_m=128, block_n=64, head_dim=128, waves_per_eu=2), "gfx942", tables) == \
-        "waves_per_eu=2"
-    # on NVIDIA the AMD option is dropped from the config: the request still matches, first in set order wins
-    assert slot(AttentionConfig(block_m=128, block_n=64, head_dim=128), "sm_80", tables) == "defaults"
-    assert slot(AttentionConfig(block_m=128, block_n=64, head_dim=32), "gfx942", tables[1:3]) is None
-    shape = AttentionConfig(block_m=16, block_n=64, head_dim=128, shape=(1, 32, 1, 8192, 8))
-    assert slot(shape, "gfx90a", list(attention_defaults.DEFAULT_CONFIGS)) == "shape=1x32x1x8192x8"
-
-
-def _launch(block: int, at: int | None = None, types=("*fp32", "i32")) -> LaunchConfig:
-    return LaunchConfig(args=tuple(ArgSpec(f"a{i}", t) for i, t in enumerate(types)), constexprs=(("BLOCK", block),),
-                        options=(("num_warps", 4),), autotune=None if at is None else AutotunePick(at, 2, 4, ("200",)))
-
-
-def _v1_file(tmp_path, configs) -> Path:
-    entries = {}
-    for label, kernel, config in configs:
-        e = entry(variant=label, kernel=kernel, slot="", config=config)
-        entries[f"{label}/{kernel}/gfx942/{config.key()}"] = {k: v for k, v in e.as_json().items() if k != "slot"}
-    doc = {"schema": "vgprscope-baseline", "schema_version": 1, "triton_version": "3.9.0", "set": {}, "entries": entries}
+def test_a_partial_save_over_a_schema_1_baseline_is_refused_and_leaves_it(tmp_path):
     path = tmp_path / "v1.json"
-    path.write_text(json.dumps(doc))
-    return path
-
-
-def test_v1_captured_entries_take_their_launch_slots(tmp_path):
-    from vgprscope.cli.check import _legacy
-    from vgprscope.gate.config import GateConfig
-
-    launch_slot = _legacy(GateConfig()).launch_slot  # the CLI's: sources.capture.launch_slot on a LaunchConfig
-    a, b, c, tuned = _launch(64), _launch(128), _launch(256), _launch(32, at=1)
-    path = _v1_file(tmp_path, [("ops", "add", a), ("ops", "scale", tuned), ("ops", "mul", b), ("ops", "mul", c)])
-    slots = {(e.kernel, e.config_key): e.slot for e in load_baseline(path, LegacySlots(
-        launch_slot=launch_slot)).entries.values()}
-    assert slots[("add", a.key())] == "(*fp32,i32) #1"  # one launch of those types: the first
-    # an autotune config by the call's argument types and its index, not the key's values (the problem size)
-    assert slots[("scale", tuned.key())] == "autotune (*fp32,i32) cfg 2"
-    # two launches of one kernel and types: which ordinal each had is not in a v1 file ...
-    assert slots[("mul", b.key())] == f"v1 config {b.key()}" and slots[("mul", c.key())] == f"v1 config {c.key()}"
-    # ... but the run's capture says it, for a launch still captured with its config
-    known = {("ops", "mul", c.key()): "(*fp32,i32) #1", ("ops", "mul", _launch(512).key()): "(*fp32,i32) #2"}
-    base = load_baseline(path, LegacySlots(launch_slot=launch_slot, capture_slots=known))
-    slots = {(e.kernel, e.config_key): e.slot for e in base.entries.values()}
-    assert slots[("mul", c.key())] == "(*fp32,i32) #1" and slots[("mul", b.key())] == "(*fp32,i32) #2"
-    assert "could not be" not in base.notes[0]
-
-
-def test_v1_entries_without_a_slot_show_as_missing_and_say_so(tmp_path):
-    path = _v1_file(tmp_path, [("v", "k", CFG)])
-    base = load_baseline(path)  # nothing said how slots are derived
-    (e,) = base.entries.values()
-    assert e.slot == f"v1 config {CFG.key()}" and "1 could not be and show as missing" in base.notes[0]
-    result = judge(base, [entry()])
-    assert not result.passed and result.of_state(State.MISSING) and result.notes == base.notes
+    text = gzip.decompress((FIXTURES / "gate_committed_v1.json.gz").read_bytes()).decode()
+    path.write_text(text)
+    with pytest.raises(NotComparableError, match="re-save with `vgprscope baseline save`"):
+        save_baseline(path, load_baseline(ROOT / "vgprscope-baseline.json"), replaces=lambda e: e.arch == "gfx942")
+    assert path.read_text() == text
 
 
 # ---- benchmark json -----------------------------------------------------------------------------------

@@ -94,11 +94,6 @@ def capture_tasks(capture: Path | Capture, arch_names: Sequence[str] | None,
     return out
 
 
-def run_tasks(tasks: Sequence[Task], jobs: int | None = None, use_cache: bool = True,
-              on_progress: Callable[[int, int], None] | None = None) -> list[Record]:
-    return Engine(jobs, CompileCache(enabled=use_cache), None, on_progress).compile(tasks)
-
-
 def run_sweep(variant_names: Sequence[str] | None, arch_names: Sequence[str] | None,
               requests: Sequence[ConfigRequest], jobs: int | None = None, use_cache: bool = True,
               kernel_dir: Path | None = None,

@@ -214,7 +214,7 @@ def judge(baseline: Baseline, current: Sequence[Entry], rules: RuleSet = RuleSet
                                    fail_on_change or not accepted, accepted))
     ordered = sorted(diffs, key=lambda d: (not d.fails, _ORDER[d.change]))  # stable: set order within a group
     return GateResult(tuple(ordered), baseline.triton_version, current_triton or baseline.triton_version,
-                      fail_on_change, (*baseline.notes, *notes))
+                      fail_on_change, tuple(notes))
 
 
 __all__ = ["Change", "Cliff", "EntryDiff", "GateResult", "MetricDiff", "Mode", "State", "StatusDiff", "diff_entry", "judge"]

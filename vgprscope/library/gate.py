@@ -12,7 +12,7 @@ from ..errors import TritonUnavailableError
 
 if TYPE_CHECKING:
     from .results import BaselineSaveResult
-    from ..gate.baseline import Entry, LegacySlots
+    from ..gate.baseline import Entry
     from ..gate.config import GateConfig, GateSet
     from ..gate.diff import GateResult
     from ..attention.variants import Variant
@@ -115,33 +115,6 @@ def compile_set(cfg: GateConfig, jobs: int | None = None, use_cache: bool = True
                             on_progress=on_progress))
 
 
-def legacy(cfg: GateConfig) -> LegacySlots:
-    """How a schema-1 baseline's entries get their slots: as the sources derive Record.slot."""
-    from ..attention import defaults as attention_defaults
-    from ..gate.baseline import LegacySlots
-    from ..sources.capture import launch_slot
-
-    def slot_of_launch(config: Any, ordinal: int) -> str:
-        from types import SimpleNamespace
-
-        # launch_slot reads a launch's autotune pick and argument types: the config holds both
-        at = config.autotune
-        x = SimpleNamespace(args=[{"name": a.name, "type": a.type} for a in config.args], autotune=None if at is None
-                            else {"index": at.index, "count": at.count, "declared": at.declared, "key": list(at.key)})
-        return launch_slot(x, ordinal)  # type: ignore[arg-type]
-
-    captured = {}
-    if cfg.set.capture is not None and cfg.set.archs:
-        from ..archs import get_arch
-        from ..sources.capture import capture_tasks, load_capture
-
-        # each launch's slot as the capture source gives it (derived from the current source), by its
-        # config's hash
-        for t in capture_tasks(load_capture(cfg.set.capture), [get_arch(cfg.set.archs[0])]):
-            captured[(t.row.label, t.row.kernel, t.row.config.key())] = t.row.slot
-    return LegacySlots(attention_defaults.variant_slot, slot_of_launch, captured)
-
-
 def part(cfg: GateConfig, variant: Sequence[str] | None, arch: Sequence[str] | None) -> Callable[[Entry], bool] | None:
     """With variants or archs named, a run covers part of the set: which baseline entries belong to that
     part (the others are kept by `save` and are not judged by `check`). None: the whole set."""
@@ -166,7 +139,7 @@ def run_check(config: Path | None, baseline: Path | None, variant: Sequence[str]
     from ..gate.diff import judge
 
     cfg = settings(config, baseline, variant, arch, kernel_dir, rule or (), capture, allow_missing, strict)
-    base = load_baseline(cfg.baseline, lambda: legacy(cfg))
+    base = load_baseline(cfg.baseline)
     tv = toolchain.version if toolchain is not None else triton_version()
     if preview and base.triton_version != tv:
         note: str | None = (f"Triton {tv} (--triton) against a baseline compiled with Triton "
@@ -208,7 +181,7 @@ def save(config: Path | None, baseline: Path | None, variant: Sequence[str] | No
     if toolchain is not None and toolchain.settings:  # what the numbers were compiled with
         described |= {"settings": dict(toolchain.settings)}
     new = Baseline.of(entries, tv, described)
-    written = save_baseline(cfg.baseline, new, replaces=part(cfg, variant, arch), legacy=lambda: legacy(cfg))
+    written = save_baseline(cfg.baseline, new, replaces=part(cfg, variant, arch))
     return BaselineSaveResult(tuple(entries), written, cfg.baseline, tv, cfg)
 
 
