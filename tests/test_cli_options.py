@@ -1,4 +1,4 @@
-"""A thin CLI (issue 19, item 6): every option is declared once, in vgprscope/cli/options.py, and the commands
+"""A thin CLI: every option is declared once, in vgprscope/cli/options.py, and the commands
 take them in bundles; no flag means two things, except the few whose meaning differs by command on purpose;
 arch names in help text come from the arch table.
 

@@ -1,7 +1,7 @@
 """The core reads a config back whatever its kind (records.Config): a bundled variant's attention config is
 read as ``AttentionConfig`` once ``vgprscope.attention.config`` is imported, and as a ``DataConfig`` by a core
 that never imported the attention package, with the same key either way, so the committed baseline loads and
-compares in both (issue 19, item 2)."""
+compares in both."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The default rules judge cost (issue 24 item 9): spills, scratch, stack, spill instructions and occupancy
+"""The default rules judge cost: spills, scratch, stack, spill instructions and occupancy
 may not get worse; registers, SGPRs and LDS / shared memory fail only when they cross an occupancy step or
 the arch's maximum, and a growth within the step is ``changed`` (passes, shown with its signed delta and the
 headroom before the next step). ``--strict`` / ``strict = true`` / ``strict=True`` restore tolerance 0.

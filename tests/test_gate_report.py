@@ -1,6 +1,6 @@
 """The gate's report without compiling: the terminal table of a failing check never cuts a word and keeps
-every value at 100 and 160 columns (issue 18: `resu`/`lt`, `wors`/`e`, `gfx`/`942` at 100 columns exactly
-when the gate failed), the slot and a changed config are shown, and the JSON and markdown carry both sides.
+every value at 100 and 160 columns (no `resu`/`lt`, `wors`/`e` or `gfx`/`942` when the gate fails at 100
+columns exactly), the slot and a changed config are shown, and the JSON and markdown carry both sides.
 
 Data: the committed baseline (real compiler output) with numbers moved, and a capture-like set of long
 module and kernel names with autotune slots, whose configs are long words (``BLOCK_SIZE=2048``).

@@ -106,7 +106,7 @@ def test_a_variants_own_rule_beats_a_metric_wide_one_and_the_last_given_wins():
 
 
 def test_registers_is_one_rule_for_both_vendors():
-    """issue 17: a rule on vgpr_total did not apply to the same kernel's NVIDIA regs."""
+    """A `registers` rule applies to AMD's vgpr_total and NVIDIA's regs alike; a variant's own rule wins."""
     rules = RuleSet(tuple(map(parse_rule, ["registers:+8", "split-k:registers:+16", "split-k:regs:+2"])))
     assert rules.rule_for("baseline", "vgpr_total") == Rule("registers", Mode.LIMIT, 8)
     assert rules.rule_for("baseline", "regs") == Rule("registers", Mode.LIMIT, 8)
@@ -215,7 +215,8 @@ def entry(variant="v", kernel="k", arch="gfx942", slot="defaults", config=CFG, u
 
 
 def test_worse_within_tolerance_beside_an_improvement_is_not_better():
-    """issue 17: `--rule vgpr_total:+100` labelled a +54 VGPR kernel "better" because its SGPRs fell."""
+    """The verdict follows the metric the rule names: under `--rule vgpr_total:+100` a +54 VGPR kernel whose
+    SGPRs fell is not "better"."""
     b = Baseline.of([entry(usage=_amd(200, 60))], "3.9.0")
     now = [entry(usage=_amd(254, 50))]
     d = judge(b, now, RuleSet((parse_rule("vgpr_total:+100"),))).entries[0]
@@ -258,7 +259,8 @@ def test_an_unchanged_set_passes(base):
 # ---- slots, missing entries, nothing to compare ---------------------------------------------------
 
 def test_a_slot_whose_config_changed_is_compared_with_its_old_config():
-    """issue 17: entries keyed by config hash made a grown config "1 new, 1 missing" and passed."""
+    """A slot whose config grew is one entry compared with its old config (not "1 new, 1 missing"), and
+    fails when it crosses an occupancy step."""
     grown = dataclasses.replace(CFG, block_m=256)
     b = Baseline.of([entry(usage=_amd(128, 60))], "3.9.0")
     result = judge(b, [entry(config=grown, usage=_amd(264, 60))])  # 2 -> 1 wave/SIMD on gfx942
@@ -361,7 +363,7 @@ def _duplicated() -> str:
     (_edited(lambda d: d["entries"][KEY].update(slot="defaults")), "is stored under a key that does not match"),
     (_edited(lambda d: d["entries"][KEY]["usage"].update(vgpr_total="24")),
      "has usage.vgpr_total \"24\", not a non-negative integer"),
-    # issue 17: `true` is an int in Python, and was gated and printed as "True -> 264"
+    # `true` is an int in Python: refused, never gated as 1 or printed as "True -> 264"
     (_edited(lambda d: d["entries"][KEY]["usage"].update(vgpr_total=True)),
      "has usage.vgpr_total true, not a non-negative integer"),
     (_edited(lambda d: d["entries"][KEY]["usage"].update(sgpr=20.0)), "has usage.sgpr 20.0, not a non-negative"),
@@ -369,13 +371,13 @@ def _duplicated() -> str:
     (_edited(lambda d: d["entries"][KEY]["usage"].pop("sgpr")), f"entry '{KEY}' lacks 'usage.sgpr'"),
     (_edited(lambda d: d["entries"][KEY]["usage"].update(vendor="intel")), "has usage vendor 'intel'; allowed: amd"),
     (_edited(lambda d: d["entries"][KEY]["occupancy"].update(value=False)), "has occupancy.value false, not a"),
-    # issue 17: an `ok` entry with no usage was never gated
+    # an `ok` entry must have a usage and an occupancy to be gated
     (_edited(lambda d: d["entries"][KEY].update(usage=None)), f"entry '{KEY}' is \"ok\" but has no usage"),
     (_edited(lambda d: d["entries"][KEY].update(occupancy=None)), "is \"ok\" but has no occupancy"),
     (_edited(lambda d: d["entries"][KEY].update(config_key="0" * 16)), "has config_key 0000000000000000 but its "
                                                                        "config hashes to"),
     (_edited(lambda d: d["entries"][KEY].update(status=1)), "has status 1, not a non-empty string"),
-    # issue 17: a baseline with duplicate keys kept the last silently
+    # a key given twice (a merge that kept both sides) is refused, not the last copy kept
     (_duplicated(), f"is corrupt: key '{KEY}' appears twice"),
     ('{"schema": "vgprscope-baseline", "schema": "x"}', "is corrupt: key 'schema' appears twice"),
 ])
@@ -414,7 +416,7 @@ def test_interrupted_save_keeps_the_old_baseline(base, tmp_path, monkeypatch):
 
 
 def test_saves_of_one_file_wait_for_each_other_and_merge_what_is_there_then(base, tmp_path):
-    """issue 18: two `baseline save` runs at once lost one update. A save takes the lock, then reads the file
+    """Two `baseline save` runs at once both land: a save takes the lock, then reads the file
     as it is at that moment: here another save (holding the lock) replaces the gfx942 entries meanwhile."""
     import fcntl
 
@@ -476,8 +478,8 @@ def test_a_partial_save_over_a_schema_1_baseline_is_refused_and_leaves_it(tmp_pa
 # ---- benchmark json -----------------------------------------------------------------------------------
 
 def test_benchmark_series_names_are_unique_on_the_committed_baseline():
-    """issue 17: 552 series, 529 distinct names (prefill and decode entries collided): the slot is in it.
-    600 since the 48 AMD entries gained spill_insts_in_loop (issue 24: spills moved into a loop fail)."""
+    """One series per entry and metric, each name unique (the slot is in it, so prefill and decode entries
+    of one kernel differ): 600 on the committed baseline, spill_insts_in_loop of the 48 AMD entries included."""
     from vgprscope.gate.report import to_benchmark_json
 
     items = json.loads(to_benchmark_json(list(load_baseline(ROOT / "vgprscope-baseline.json").entries.values())))
@@ -581,7 +583,7 @@ def test_bad_config_tables_are_one_line_usage_errors(table, message):
     (b"[tool.vgprscope\n", "is not valid TOML"),
 ])
 def test_a_malformed_pyproject_is_a_one_line_usage_error(tmp_path, data, message):
-    """issue 18: a malformed or non-UTF-8 pyproject.toml ended in a traceback."""
+    """A malformed or non-UTF-8 pyproject.toml is one UsageError line, not a traceback."""
     (tmp_path / "pyproject.toml").write_bytes(data)
     with pytest.raises(UsageError) as info:
         load_gate_config(cwd=tmp_path)

@@ -1,4 +1,4 @@
-"""What the release history and the diff table say (issue 24 item 15), from records built here for two
+"""What the release history and the diff table say, from records built here for two
 toolchains' compiles (no release is installed): the history marks a spill jump, not only a first spill
 (Primus-Turbo's grouped GEMM: 4 -> 64 spilled values at 3.8.0); at 100 columns it keeps what tells two
 launches of one kernel apart; the diff table's row names the VGPR change and, when occupancy drops, the

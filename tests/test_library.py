@@ -1,4 +1,4 @@
-"""vgprscope as a library (issue 19, item 5): the calls, their results' DataFrames and JSON, a user's own
+"""vgprscope as a library: the calls, their results' DataFrames and JSON, a user's own
 kernel analysed from its launch without a GPU or torch, and the in-process capture.
 
 Compiles are few and small (the session's compile cache keeps them): the DataFrame and JSON checks run on

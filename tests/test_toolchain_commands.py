@@ -1,5 +1,5 @@
 """``--triton`` and ``--set`` on every command that compiles, and ``triton=`` / ``settings=`` on the library's
-calls (issue 20, items 1, 5 and 6): a command that compares one set takes one toolchain (several are a usage
+calls: a command that compares one set takes one toolchain (several are a usage
 error naming the commands that take several), each compiles with the release named (the counts of
 ``analyze --triton X``, which tests/test_toolchains.py checks against a direct compile under X), ``check --triton
 X`` previews the upgrade against the committed baseline, ``baseline save --triton X`` saves X's numbers, and

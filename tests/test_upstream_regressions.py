@@ -1,4 +1,4 @@
-"""reports/upstream-regressions.md (issue 24, "Done when"): `vgprscope diff` on the upstream kernels of three
+"""reports/upstream-regressions.md: `vgprscope diff` on the upstream kernels of three
 reports of a Triton upgrade exits 1 for Primus-Turbo's grouped GEMM (AMD-AGI/Primus-Turbo#471: spills grow)
 and aiter's decode attention (ROCm/aiter#5137: LDS drops the occupancy), and 0 for vLLM's fused MoE
 (vllm-project/vllm#43153: registers fell, spills shrank, SGPRs grew within their level) and for the tile of
