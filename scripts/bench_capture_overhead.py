@@ -44,10 +44,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--json", type=Path, help="also write the figures here")
-    ap.add_argument("command", nargs="*", help="the command to time [default: python -m vgprscope.library.reports.workloads.liger_ops]")
+    ap.add_argument("command", nargs="*", help="the command to time [default: python -m tools.reports.workloads.liger_ops]")
     args = ap.parse_args()
     interpreting = os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
-    command = args.command or [sys.executable, "-m", "vgprscope.library.reports.workloads.liger_ops",
+    command = args.command or [sys.executable, "-m", "tools.reports.workloads.liger_ops",
                                *(["--stock-interpreter"] if interpreting else [])]
     with tempfile.TemporaryDirectory() as tmp:
         captured = [sys.executable, "-m", "vgprscope", "capture", "-o", f"{tmp}/cap.json", "--", *command]

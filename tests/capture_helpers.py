@@ -18,6 +18,12 @@ def cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) 
                           env={**os.environ, **(env or {})}, cwd=cwd)
 
 
+def reports(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """The repository's report builders (tools/reports/, outside the wheel), run from the repository root."""
+    return subprocess.run([sys.executable, "-m", "tools.reports", *args], capture_output=True, text=True,
+                          env={**os.environ, **(env or {})}, cwd=ROOT)
+
+
 # A direct triton.compile of one launch, written out by hand from the launch's own arguments (what the
 # JIT derives, independently of the capture code), printing the counts the parsers read.
 DIRECT = r"""

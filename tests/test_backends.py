@@ -1,4 +1,4 @@
-"""One backend per vendor (issue 19, item 4): every arch has one, each answers for its own archs and usages
+"""One backend per vendor: every arch has one, each answers for its own archs and usages
 only, the options split between them, and a new arch is a row of the table and nothing else.
 
 Pure: no compile (the backends' answers on real compiles are the rest of the suite's: analyze, frontier,

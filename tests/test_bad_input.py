@@ -1,4 +1,4 @@
-"""Bad input ends in one stderr line and a documented exit code, never a traceback (issue 9, item 3).
+"""Bad input ends in one stderr line and a documented exit code, never a traceback.
 
 The rule (vgprscope/cli/common.py, README "Exit codes"):
 - 2: the command line is wrong in itself, found before anything compiles (nothing on stdout);
@@ -213,7 +213,7 @@ def test_nothing_compiled_is_exit_1_with_the_rows(cmd, args, reason):
     assert rows and all(reason in r["status"] for r in rows)
 
 
-# ---- values Triton never takes: usage errors before anything compiles (issue 18) ----
+# ---- values Triton never takes: usage errors before anything compiles ----
 
 @pytest.mark.parametrize("cmd", ["analyze", "compare", "frontier", "explain"])
 @pytest.mark.parametrize("args, needle", [
@@ -283,7 +283,7 @@ def test_analyze_of_an_empty_capture_is_one_line_and_non_zero(tmp_path):
     assert res.stdout == ""
 
 
-# ---- issue 25: every value Triton or vgprscope would refuse later is one line and exit 2 up front ----
+# ---- every value Triton or vgprscope would refuse later is one line and exit 2 up front ----
 
 @pytest.mark.parametrize("args, needles", [
     (["--matrix-instr-nonkdim", "7"], ["--matrix-instr-nonkdim 7 is not allowed", "16 or 32"]),
@@ -410,7 +410,7 @@ def test_a_huge_tile_suggests_no_huge_values():
     line = assert_one_line(run("analyze", "--block-m", "100"), 2, "such as 64 or 128")
 
 
-# ---- issue 25, the library: a typed error naming the parameter, before Triton is imported where it can be ----
+# ---- the library: a typed error naming the parameter, before Triton is imported where it can be ----
 
 def test_library_selections_that_are_mistakes():
     import vgprscope

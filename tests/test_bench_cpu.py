@@ -18,7 +18,7 @@ _register()
 def test_presets_are_the_issue_grid():
     assert len(PREFILL) == 12 and len(DECODE) == 11 and len(GQA) == 4
     assert {(n, d) for _, _, n, _, d, _, _ in PREFILL} == {(n, d) for n in (1024, 4096, 16384) for d in (64, 128)}
-    # issue 13: decode at Nq 1 and 16, Nk 8k to 128k, grouped-query (8 K/V heads), MHA and one MQA case
+    # the decode preset: Nq 1 and 16, Nk 8k to 128k, grouped-query (8 K/V heads), MHA and one MQA case
     assert {nq for _, _, nq, _, _, _, _ in DECODE} == {1, 16}
     assert {nk for _, _, _, nk, _, _, _ in DECODE} == {8192, 32768, 65536, 131072}
     assert {hkv for _, _, _, _, _, _, hkv in DECODE} == {32, 8, 1}

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
+import vgprscope
 from capture_helpers import ROOT, USER_KERNELS, cli, direct_compile, usage_counts
 from vgprscope.capture.model import CaptureFileError, load_capture
-from vgprscope.sweep import run_sweep
 
 ARCHS = ["gfx942", "sm_90"]
 
@@ -54,7 +54,7 @@ def test_capture_records_pruned_autotune_configs_and_heuristics(user_capture):
 
 
 def test_captured_launch_compiles_to_the_counts_of_a_direct_compile(user_capture):
-    records = run_sweep(None, ARCHS, [], jobs=2, capture=user_capture)
+    records = vgprscope.analyze(capture=user_capture, arch=ARCHS, jobs=2).records
     tuned = [r for r in records if r.kernel == "scale_rows" and r.config.num_warps == 4]
     assert [r.status for r in tuned] == ["ok", "ok"]
     direct = direct_compile(USER_KERNELS, {
@@ -71,7 +71,7 @@ def test_captured_launch_compiles_to_the_counts_of_a_direct_compile(user_capture
 
 
 def test_each_autotune_config_is_its_own_row(user_capture):
-    records = run_sweep(None, ["gfx942"], [], jobs=2, capture=user_capture)
+    records = vgprscope.analyze(capture=user_capture, arch=["gfx942"], jobs=2).records
     rows = [(r.kernel, r.config.short()) for r in records]
     assert rows == [("scale_rows", "fp32 BLOCK=128 w2 s1 cfg 1/2"), ("scale_rows", "fp32 BLOCK=128 w4 s1 cfg 2/2"),
                     ("add", "fp32 BLOCK=256 w4")]
@@ -79,19 +79,18 @@ def test_each_autotune_config_is_its_own_row(user_capture):
 
 
 def test_the_current_source_is_compiled_with_the_recorded_launch(tmp_path):
-    """issue 17: any edit, even a comment, marked every row "changed since the capture: capture again".
-    Now a comment gives the same numbers, a body change is compiled (the gate sees its registers), and only a
-    change of the kernel's parameters makes a launch stale, with a row saying so."""
+    """A comment gives the same numbers, a body change is compiled (the gate sees its registers), and only a
+    change of the kernel's parameters makes a launch stale, with a row saying so ("capture again")."""
     work = tmp_path / "k"
     shutil.copytree(USER_KERNELS, work)
     cap = tmp_path / "cap.json"
     assert cli("capture", "-o", str(cap), "--", sys.executable, str(work / "run_ops.py"),
                env={"TRITON_INTERPRET": "1"}).returncode == 0
-    before = run_sweep(None, ["gfx942"], [], jobs=1, capture=cap)
+    before = vgprscope.analyze(capture=cap, arch=["gfx942"], jobs=1).records
     assert [r.status for r in before] == ["ok"] * 3
     source = (work / "my_ops.py").read_text()
     (work / "my_ops.py").write_text(source + "\n# a comment\n")
-    commented = run_sweep(None, ["gfx942"], [], jobs=1, capture=cap)
+    commented = vgprscope.analyze(capture=cap, arch=["gfx942"], jobs=1).records
     assert [r.usage for r in commented] == [r.usage for r in before]
     assert not any(r.cached for r in commented)  # the file changed: compiled again, same numbers
     # a body change: the add kernel now keeps a (BLOCK, 32) tile live
@@ -102,16 +101,16 @@ def test_the_current_source_is_compiled_with_the_recorded_launch(tmp_path):
         "    tl.store(Z + offs, tl.sum(tl.exp(t), axis=1) + tl.load(Y + offs, mask=mask), mask=mask)")
     assert heavier != source
     (work / "my_ops.py").write_text(heavier)
-    after = {r.kernel: r for r in run_sweep(None, ["gfx942"], [], jobs=1, capture=cap)}
+    after = {r.kernel: r for r in vgprscope.analyze(capture=cap, arch=["gfx942"], jobs=1).records}
     assert after["add"].ok and after["add"].usage.vgpr_total > before[2].usage.vgpr_total
     # a parameter renamed: the recorded launch no longer fits the kernel
     (work / "my_ops.py").write_text(source.replace("def add(X, Y, Z, n", "def add(X, Y, Z, count").replace(
         "mask = offs < n", "mask = offs < count"))
-    stale = {r.kernel: r for r in run_sweep(None, ["gfx942"], [], jobs=1, capture=cap)}
+    stale = {r.kernel: r for r in vgprscope.analyze(capture=cap, arch=["gfx942"], jobs=1).records}
     assert stale["add"].status.startswith("the kernel's parameters changed since the launch was recorded (")
     assert stale["add"].status.endswith("): capture again") and stale["scale_rows"].ok
     (work / "my_ops.py").unlink()
-    records = run_sweep(None, ["gfx942"], [], jobs=1, capture=cap)
+    records = vgprscope.analyze(capture=cap, arch=["gfx942"], jobs=1).records
     assert all(r.status.endswith("does not exist (moved or deleted since the capture) and my_ops is not on "
                                  "this Python's path: install it, or capture again") for r in records), records[0].status
     # moved (a capture from another machine's checkout): found by module on the recorded root, compiled
@@ -119,12 +118,12 @@ def test_the_current_source_is_compiled_with_the_recorded_launch(tmp_path):
     for k in cap_doc["kernels"]:
         k["file"], k["root"] = str(tmp_path / "elsewhere" / "my_ops.py"), str(USER_KERNELS)
     cap.write_text(json.dumps(cap_doc))
-    assert [r.status for r in run_sweep(None, ["gfx942"], [], jobs=1, capture=cap)] == ["ok"] * 3
+    assert [r.status for r in vgprscope.analyze(capture=cap, arch=["gfx942"], jobs=1).records] == ["ok"] * 3
 
 
 def test_liger_kernel_ops_captured_and_analysed_for_amd_and_nvidia(tmp_path):
     cap = tmp_path / "liger.json"
-    done = cli("capture", "-o", str(cap), "--", sys.executable, str(ROOT / "vgprscope" / "library" / "reports" / "workloads" / "liger_ops.py"),
+    done = cli("capture", "-o", str(cap), "--", sys.executable, str(ROOT / "tools" / "reports" / "workloads" / "liger_ops.py"),
                env={"TRITON_INTERPRET": "1"})
     assert done.returncode == 0, done.stderr
     capture = load_capture(cap)
@@ -134,7 +133,7 @@ def test_liger_kernel_ops_captured_and_analysed_for_amd_and_nvidia(tmp_path):
             "_dyt_fwd_kernel"} <= names
     dyt = [x for x in capture.launches if x.kernel.qualname == "_dyt_fwd_kernel"]
     assert len(dyt) == 18 and all(x.autotune["count"] == 18 for x in dyt)  # every config, not the winner
-    records = run_sweep(None, ARCHS, [], jobs=2, capture=cap)
+    records = vgprscope.analyze(capture=cap, arch=ARCHS, jobs=2).records
     assert len(records) == 2 * len(capture.launches)
     bad = [(r.kernel, r.arch, r.status) for r in records if not r.ok]
     # liger launches its cross-entropy kernel with 32 warps: 1024 threads on NVIDIA, 2048 on AMD's wave64
@@ -172,6 +171,27 @@ def test_corrupt_truncated_or_foreign_capture_is_one_line_exit_2(tmp_path, user_
         load_capture(tmp_path / "truncated.json")
     with pytest.raises(CaptureFileError, match="schema version 99"):
         load_capture(tmp_path / "future.json")
+
+
+def test_a_schema_1_capture_is_refused_with_one_line_that_says_to_capture_again(tmp_path):
+    """Schema 1 (each backend's descriptor strings, constexprs apart) is not read: one line naming the file,
+    its version and what to do."""
+    doc = json.loads((ROOT / "tests" / "fixtures" / "capture_v1.json").read_text())
+    assert doc["schema_version"] == 1
+    with pytest.raises(CaptureFileError) as info:
+        load_capture(ROOT / "tests" / "fixtures" / "capture_v1.json")
+    (line,) = str(info.value).splitlines()
+    assert "schema version 1" in line and line.endswith("capture again (`vgprscope capture -o FILE -- COMMAND`)")
+
+
+def test_every_committed_capture_is_read():
+    """The captures under reports/ are in a schema this vgprscope reads, each with its launches."""
+    files = sorted((ROOT / "reports").rglob("*.json"))
+    docs = {f: json.loads(f.read_text()) for f in files}
+    captures = [f for f, d in docs.items() if isinstance(d, dict) and d.get("schema") == "vgprscope-capture"]
+    assert len(captures) >= 7
+    for f in captures:
+        assert load_capture(f).launches, f
 
 
 def test_missing_command_exit_2_naming_it(tmp_path):
@@ -222,14 +242,14 @@ def test_kernel_for_one_vendor_is_a_row_with_the_reason_and_a_failing_command_st
     assert done.returncode == 1  # the command's own exit code: the interpreter cannot run inline assembly
     assert "inline_asm not supported in interpreter mode" in done.stderr
     assert "hint:" not in done.stderr  # a failure that is not a missing driver or numpy gets no hint
-    records = run_sweep(None, ARCHS, [], jobs=2, capture=cap)
+    records = vgprscope.analyze(capture=cap, arch=ARCHS, jobs=2).records
     by_arch = {r.arch: r.status for r in records}
     assert by_arch["sm_90"] == "ok"
     assert by_arch["gfx942"].endswith("the kernel uses inline assembly (tl.inline_asm_elementwise), which "
                                       "gfx942's backend cannot take if it was written for another")
 
 
-# ---- the output path, signals and exit codes (issue 18) ------------------------------------------------
+# ---- the output path, signals and exit codes -------------------------------------------------------
 
 def test_an_unwritable_output_is_refused_before_the_command_runs(tmp_path):
     ran = tmp_path / "ran"
@@ -313,9 +333,8 @@ def test_a_signal_to_capture_alone_is_passed_on_and_cleaned_up(tmp_path, signum)
 
 
 def test_sigkill_to_capture_ends_the_command_and_the_next_run_removes_its_directory(tmp_path):
-    """SIGKILL cannot be caught or passed on: the command used to run on, orphaned, and the temporary
-    directory stayed. The command now dies with capture, and the next capture removes a directory whose
-    capture process is gone (and no other)."""
+    """SIGKILL cannot be caught or passed on: the command dies with capture (it does not run on, orphaned),
+    and the next capture removes a temporary directory whose capture process is gone (and no other)."""
     out, notes = tmp_path / "c.json", tmp_path / "notes"
     temp = tmp_path / "tmp"
     temp.mkdir()
@@ -391,7 +410,7 @@ def select_ready(fd: int) -> bool:
     return bool(select.select([fd], [], [], 0.1)[0])
 
 
-# ---- hints for a CPU run (issue 18) ----------------------------------------------------------------------
+# ---- hints for a CPU run -----------------------------------------------------------------------------
 
 def test_a_cpu_run_without_the_interpreter_is_told_to_set_triton_interpret(tmp_path):
     done = cli("capture", "-o", str(tmp_path / "c.json"), "--", sys.executable, str(USER_KERNELS / "run_ops.py"),

@@ -2,8 +2,8 @@
 
 The README's gate flow: capture once, commit the capture and the baseline, edit kernels; CI (the project
 checked out elsewhere, vgprscope and Triton installed, no PYTHONPATH) compiles the current sources with
-the recorded launches. issue 17: the capture stored absolute paths, so every row failed in another checkout,
-and any edit (a comment too) failed the gate without compiling anything.
+the recorded launches: the capture holds paths relative to the project, so its rows compile in another
+checkout, and an edit that changes nothing the compiler sees (a comment) leaves the gate passing.
 """
 
 from __future__ import annotations
@@ -132,8 +132,8 @@ def test_a_body_change_fails_by_its_registers(project, tmp_path):
 
 
 def test_a_heavier_helper_in_another_file_fails_even_when_cached(project, tmp_path):
-    """issue 17: the cache key hashed only the kernel's own file, so a heavier helper in another file kept
-    the cached numbers and `check` passed; only --no-cache saw it."""
+    """The cache key covers the helpers a kernel calls in other files: a heavier helper is compiled again
+    and `check` sees it, without --no-cache."""
     repo = checkout(project, tmp_path)
     env = {**_env(), "VGPRSCOPE_CACHE_DIR": str(tmp_path / "cache")}
     assert cli("check", cwd=repo, env=env).returncode == 0  # warms the cache with the light helper

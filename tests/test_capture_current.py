@@ -1,4 +1,4 @@
-"""The gate compiles what the current source would launch, not what the capture recorded (issue 24, items 1-4).
+"""The gate compiles what the current source would launch, not what the capture recorded.
 
 A user's project (another path, no PYTHONPATH) with an autotuned GEMM, a ``@triton.heuristics`` kernel and
 its helper in another file, captured on the CPU and baselined; then edited without capturing again. Each

@@ -1,4 +1,4 @@
-"""Kernels as users' libraries write them, which capture used to miss (issue 17): an autotuner subclass
+"""Kernels as users' libraries write them, each captured and analysed: an autotuner subclass
 with its own run(), a kernel in a generated module loaded under another name, a kernel in a script without
 a main guard, and a library that needs a GPU to import (compiled from the capture's snapshot of its source).
 """
@@ -10,9 +10,9 @@ import sys
 from pathlib import Path
 
 
+import vgprscope
 from capture_helpers import USER_KERNELS, cli, direct_compile, usage_counts
 from vgprscope.capture.model import load_capture
-from vgprscope.sweep import run_sweep
 
 ARCHS = ["gfx942", "sm_90"]
 
@@ -34,7 +34,7 @@ def test_an_autotuner_subclass_with_its_own_run_records_every_config(tmp_path):
     assert all(x.autotune["count"] == 6 and x.autotune["declared"] == 6 for x in tuned)
     assert sorted((x.constexprs["BLOCK"], x.options["num_warps"]) for x in tuned) == [
         (b, w) for b in (64, 128, 256) for w in (2, 4)]
-    records = run_sweep(None, ["gfx942"], [], jobs=2, capture=capture(tmp_path / "again", "run_tuner.py"))
+    records = vgprscope.analyze(capture=capture(tmp_path / "again", "run_tuner.py"), arch=["gfx942"], jobs=2).records
     assert len(records) == 6 and all(r.ok for r in records)
 
 
@@ -42,7 +42,7 @@ def test_a_kernel_in_a_generated_module_is_analysed(tmp_path):
     cap_file = capture(tmp_path, "run_generated.py", str(tmp_path / "generated"))
     (x,) = load_capture(cap_file).launches
     assert x.kernel.module == "_gen_module_scale_3x" and x.kernel.file.endswith("pointwise_0f3a9c.py")
-    records = run_sweep(None, ARCHS, [], jobs=2, capture=cap_file)
+    records = vgprscope.analyze(capture=cap_file, arch=ARCHS, jobs=2).records
     assert [r.status for r in records] == ["ok", "ok"]
 
 
@@ -50,7 +50,7 @@ def test_a_kernel_in_a_script_without_a_main_guard_is_analysed_without_running_i
     marker = tmp_path / "marker.txt"
     cap_file = capture(tmp_path, "script_kernel.py", env={"MARKER": str(marker)})
     assert marker.read_text() == "ran\n"
-    records = run_sweep(None, ARCHS, [], jobs=2, capture=cap_file)
+    records = vgprscope.analyze(capture=cap_file, arch=ARCHS, jobs=2).records
     assert [r.status for r in records] == ["ok", "ok"]
     assert marker.read_text() == "ran\n"  # analysing it did not run the script
 
@@ -60,7 +60,7 @@ def test_a_library_that_needs_a_gpu_to_import_compiles_from_the_snapshot(tmp_pat
     (kernel,) = load_capture(cap_file).kernels
     snap = json.loads(kernel.snapshot)
     assert not snap["problems"] and set(snap["functions"]) == {"gpu_only_ops:rms", "helpers_for_gpu_only:square"}
-    records = run_sweep(None, ARCHS, [], jobs=2, capture=cap_file)  # no FAKE_GPU here: the import fails
+    records = vgprscope.analyze(capture=cap_file, arch=ARCHS, jobs=2).records  # no FAKE_GPU here: the import fails
     assert [r.status for r in records] == ["ok", "ok"]
     note = dict(records[0].extras)["note"]
     assert note.startswith("compiled from the capture's snapshot of its source (cannot import gpu_only_ops: "
@@ -95,7 +95,7 @@ def test_a_tuned_key_launched_with_another_specialisation_adds_the_chosen_config
     # the interpreter cannot benchmark, so the chosen config is the first of the list
     assert by_use == [(False, True, 0), (True, False, 0), (True, False, 1), (True, False, 2)]
     # the gate compiles what the current source launches for each of the two calls: every config of the list
-    records = run_sweep(None, ["gfx942"], [], jobs=1, capture=capture(tmp_path / "again", "run_optional_args.py"))
+    records = vgprscope.analyze(capture=capture(tmp_path / "again", "run_optional_args.py"), arch=["gfx942"], jobs=1).records
     assert len(records) == 6 and all(r.ok for r in records), [r.status for r in records]
     assert len({r.slot for r in records}) == 6
 
@@ -114,7 +114,7 @@ def test_kernels_compiled_through_triton_compile_are_captured_with_inductor_conf
     assert [x["autotune"]["index"] for x in tuned] == [0, 1]
     assert {x["producer"]["kernel_name"] for x in tuned} == {"triton_poi_fused_add_mul_0"}
     assert {x["producer"]["heuristic"] for x in tuned} == {"pointwise"}
-    records = run_sweep(None, ARCHS, [], jobs=1, capture=cap_file)
+    records = vgprscope.analyze(capture=cap_file, arch=ARCHS, jobs=1).records
     assert len(records) == 6 and all(r.ok for r in records), [r.status for r in records]
     spec = {"module": "run_direct_compile", "name": "triton_poi_fused_add_mul_0",
             "signature": {"in_ptr0": "*fp32", "in_ptr1": "*fp32", "out_ptr0": "*fp16", "xnumel": "i32",

@@ -1,4 +1,4 @@
-"""A thin CLI (issue 19, item 6): every option is declared once, in vgprscope/cli/options.py, and the commands
+"""A thin CLI: every option is declared once, in vgprscope/cli/options.py, and the commands
 take them in bundles; no flag means two things, except the few whose meaning differs by command on purpose;
 arch names in help text come from the arch table.
 
@@ -28,8 +28,8 @@ CLI = Path(options.__file__).parent
 
 # Flags whose meaning differs by command, each declaration named for what it is (options.py says why).
 PER_COMMAND = {
-    # occupancy: one arch; scan: retarget, none by default; report: the committed reports' archs by default
-    "--arch": {"ArchOpt", "OneArchOpt", "RetargetArchOpt", "ReportArchOpt"},
+    # occupancy: one arch; scan: retarget, none by default
+    "--arch": {"ArchOpt", "OneArchOpt", "RetargetArchOpt"},
     "--format": {"FormatOpt", "ExplainFormatOpt", "GateFormatOpt", "OccFormatOpt", "DiffFormatOpt"},  # the formats each writes
     "--output": {"OutputOpt", "CaptureOutputOpt"},  # capture: the capture file, with a default name
 }
@@ -81,8 +81,7 @@ COMMANDS = callbacks()
 def test_the_walk_finds_every_command():
     assert {p.removeprefix("vgprscope").strip() for p, _ in COMMANDS} == {
         "", "analyze", "bench", "capture", "compare", "diff", "explain", "frontier", "check", "archs", "variants",
-        "occupancy", "scan", "toolchains", "toolchains remove", "baseline save", "report compare", "report explain",
-        "report third-party", "report triton-upgrade", "report bench", "report scan-cache", "report upstream-regressions"}
+        "occupancy", "scan", "toolchains", "toolchains remove", "baseline save"}
 
 
 @pytest.mark.parametrize("path, fn", COMMANDS, ids=[p for p, _ in COMMANDS])

@@ -237,8 +237,8 @@ def _compile_mine(directory: Path, cache: CompileCache, arch: str = "gfx942"):
 
 
 def test_a_heavier_helper_in_another_file_is_never_served_from_the_cache(kernel_dir, tmp_path):
-    """issue 17: the cache key hashed only the kernel's own file, so a heavier helper in a subpackage kept
-    the old numbers until --no-cache."""
+    """The cache key covers a helper the kernel calls from a subpackage: a heavier helper is compiled again,
+    without --no-cache."""
     cache = CompileCache(tmp_path / "cache")
     light = _compile_mine(kernel_dir, cache)
     assert _compile_mine(kernel_dir, cache).cached
@@ -256,7 +256,7 @@ def _entry_path(cache: CompileCache) -> Path:
 
 
 def test_an_entry_copied_to_another_configs_key_is_a_miss(kernel_dir, tmp_path):
-    """issue 17: an entry copied to another config's key was believed (gfx942 showed 264, true 274)."""
+    """An entry copied to another config's key is not believed: entries are verified on read."""
     cache = CompileCache(tmp_path / "cache")
     v = load_variants(kernel_dir.resolve())["mine"]
     a = get_arch("gfx942")

@@ -1,4 +1,4 @@
-"""The cache key covers everything a compile depends on (issue 24, items 5-8 and the compile time limit):
+"""The cache key covers everything a compile depends on (and the compile time limit):
 an environment variable Triton or LLVM reads, inherited from the shell as much as given with --set; the
 toolchain's own files, not only its version; failures from the toolchain's own files are never cached and
 stop the run with one line; kernels compiled from a capture's snapshot are cached and keep the user's file
@@ -141,7 +141,7 @@ def _fake_env(tmp_path: Path, name: str = "env") -> tuple[Path, Path]:
 
 
 def test_a_toolchain_rebuilt_at_the_same_version_is_not_served_old_entries(kernel_dir, tmp_path, monkeypatch):
-    """issue 24 item 6: a --triton PATH environment whose files change at the same version string (a rebuild)
+    """A --triton PATH environment whose files change at the same version string (a rebuild)
     compiles again; its identity is its files, read by stat, not its path and version only."""
     monkeypatch.setenv("VGPRSCOPE_TOOLCHAIN_DIR", str(tmp_path / "store"))
     env, triton_dir = _fake_env(tmp_path)

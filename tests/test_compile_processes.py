@@ -1,4 +1,4 @@
-"""The compile engine as processes (issue 18): what a user's module prints goes to stderr, workers die with
+"""The compile engine as processes: what a user's module prints goes to stderr, workers die with
 their parent, Ctrl-C stops within a second and says so, an unwritable cache is a warning and the results
 are still reported, and the compiler's own messages (ptxas, a failed static assertion) reach the row."""
 
@@ -128,7 +128,7 @@ def _start(tmp_path: Path) -> subprocess.Popen:
 
 
 def test_workers_die_with_their_parent(tmp_path):
-    """Killing the analyze process alone (not its group) used to leave its compile workers alive."""
+    """Killing the analyze process alone (not its group) leaves no compile worker alive."""
     proc = _start(tmp_path)
     workers = _children(proc.pid)
     os.kill(proc.pid, signal.SIGKILL)
@@ -151,11 +151,10 @@ def test_ctrl_c_stops_within_a_second_and_says_so(tmp_path):
 
 
 def test_killing_the_pool_prints_no_traceback_and_settles_every_future(monkeypatch):
-    """Ctrl-C kills the local pool with compiles waiting and running. The engine used to cancel the waiting
-    futures itself first; the pool's manager thread then failed them once it saw the killed workers
-    (InvalidStateError), and clearing its books from outside raced its own reads (KeyError): a thread's
-    traceback after "interrupted". Now the engine leaves its pool's futures to the pool, which cancels what
-    waits (shutdown's cancel_futures) and fails what runs. This checks that kill path in both orders its
+    """Ctrl-C kills the local pool with compiles waiting and running, with no thread's traceback after
+    "interrupted": the engine leaves its pool's futures to the pool, which cancels what waits (shutdown's
+    cancel_futures) and fails what runs (cancelling them from outside would race the pool's manager thread:
+    InvalidStateError, KeyError). This checks that kill path in both orders its
     thread can see (the engine's side is test_ctrl_c_stops_within_a_second_and_says_so, end to end)."""
     import threading
 

@@ -1,7 +1,7 @@
 """The core reads a config back whatever its kind (records.Config): a bundled variant's attention config is
 read as ``AttentionConfig`` once ``vgprscope.attention.config`` is imported, and as a ``DataConfig`` by a core
 that never imported the attention package, with the same key either way, so the committed baseline loads and
-compares in both (issue 19, item 2)."""
+compares in both."""
 
 from __future__ import annotations
 
@@ -44,10 +44,10 @@ def test_the_core_loads_and_compares_the_baseline_without_the_attention_package(
     code = f"""
 import sys
 from vgprscope.gate.baseline import load_baseline
-from vgprscope.gate.diff import compare
+from vgprscope.gate.diff import judge
 base = load_baseline({str(BASELINE)!r})
 kinds = {{type(e.config).__name__ for e in base.entries.values()}}
-result = compare(base, list(base.entries.values()))
+result = judge(base, list(base.entries.values()))
 loaded = sorted(m for m in sys.modules if m.startswith("vgprscope.attention."))
 print(kinds, result.passed, len(result.entries), loaded)
 """

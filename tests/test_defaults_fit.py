@@ -1,4 +1,4 @@
-"""Every bundled variant's default config launches on every supported arch (issue 9, item 5).
+"""Every bundled variant's default config launches on every supported arch.
 
 "Default" is what a command compiles when the user gives no config option: ``variants.resolve_config`` for
 the arch, the head dim and the shape (the variant's ``defaults`` and ``defaults_for``, and the shape's

@@ -244,7 +244,7 @@ def test_raw_without_ttgir_is_a_clear_error():
         explain_raw(get_arch("gfx942"), raw, "baseline")
 
 
-# ---- a user's kernel (issue 18): neutral words, shared memory apart, index vectors named as such ----
+# ---- a user's kernel: neutral words, shared memory apart, index vectors named as such ----
 
 def _gemm_raw() -> dict:
     """gemm.py's matmul (tests/fixtures/user_kernels) as captured from run_gemm.py and compiled for gfx942:

@@ -194,7 +194,7 @@ def test_explain_a_captured_user_kernel(tmp_path):
         assert k["allocation"]["registers"] > 0 and k["estimate"] is None
 
 
-# ---- a capture's what-if: explain applies a launch option as analyze does (issue 24, item 10) -----------
+# ---- a capture's what-if: explain applies a launch option as analyze does -----------------------------
 
 @pytest.fixture(scope="module")
 def matmul_capture(tmp_path_factory):

@@ -160,9 +160,9 @@ def test_spill_free_everywhere_and_spilling_everywhere():
 
 
 def test_nvidia_uncapped_compile_that_reaches_more_is_the_spill_free_occupancy():
-    # issue 17: ptxas takes 120 registers uncapped (4 blocks/SM of 128 threads, no spills) but spills under a
-    # 128 cap; the old summary said "spill-free to 3 blocks/SM (168 registers); 4 blocks/SM: 112 B of spill
-    # stores ...; smallest spill-free maxnreg 142": advice that lowers occupancy from 4 to 3
+    # ptxas takes 120 registers uncapped (4 blocks/SM of 128 threads, no spills) but spills under a 128 cap:
+    # the spill-free occupancy is the uncapped compile's 4 blocks/SM, not the capped ladder's 3 (advice from
+    # the capped compiles alone would lower occupancy from 4 to 3)
     batches = []
 
     def compile_fn(tasks):

@@ -28,7 +28,7 @@ def test_captured_kernels_have_a_frontier(tmp_path):
         assert k["spill_free_occupancy"] is not None and k["summary"].startswith("spill-free to ")
 
 
-# ---- the spill-free occupancy is the highest any compile reached, the uncapped one included (issue 17) ----
+# ---- the spill-free occupancy is the highest any compile reached, the uncapped one included ----
 
 @pytest.fixture(scope="module")
 def matmul_frontier(tmp_path_factory):
@@ -61,7 +61,7 @@ def test_uncapped_compile_that_reaches_more_is_the_spill_free_occupancy(matmul_f
     kernels, _ = matmul_frontier
     k = kernels[(arch, warps)]
     unc = k["uncapped"]
-    # the compiler's facts that make this the issue's case
+    # the compiler's facts behind it: uncapped, spill-free at a level where the capped compile spills
     assert unc["spill_free"] and unc["setting"] is None
     [at] = [lv for lv in k["levels"] if lv["level"] == unc["occupancy"]]
     assert at["status"] == "ok" and not at["spill_free"], at

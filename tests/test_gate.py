@@ -180,7 +180,7 @@ def test_a_tolerance_rule_lets_the_growth_pass(toy):
 
     assert check(toy, "fat", *rules(grown)).exit_code == 0
     assert check(toy, "fat", *rules(grown | {"vgpr_total": grown["vgpr_total"] - 1})).exit_code == 1
-    # one vendor-neutral rule covers AMD's vgpr_total and NVIDIA's regs (issue 17: a vgpr_total rule did not)
+    # one vendor-neutral rule covers AMD's vgpr_total and NVIDIA's regs
     others = {m: n for m, n in grown.items() if m not in ("vgpr_total", "regs")}
     most = max(grown["vgpr_total"], grown["regs"])
     assert check(toy, "fat", *rules(others), "--rule", f"registers:+{most}").exit_code == 0
@@ -209,7 +209,8 @@ def test_a_new_variant_is_reported_and_passes(toy):
 
 
 def test_missing_entries_fail_unless_accepted_or_out_of_scope(toy, tmp_path):
-    """issue 17: a kernel no longer launched (here a variant gone from the kernel directory) passed."""
+    """A kernel no longer launched (here a variant gone from the kernel directory) is a missing entry: it
+    fails, unless accepted or outside the run's part of the set."""
     dirs, config, _, _ = toy
     plus = tmp_path / "plus.json"
     assert run("baseline", "save", "--config", config, "--kernel-dir", dirs["plus"], "-b", plus).exit_code == 0
@@ -249,7 +250,8 @@ def test_a_variant_dropped_from_the_set_and_a_renamed_kernel_fail(toy, tmp_path)
 
 
 def test_a_changed_default_config_is_compared_with_the_old_one(toy, tmp_path):
-    """issue 17: entries were keyed by the config's hash, so a new default was "new" beside a "missing" old one."""
+    """Entries are keyed by slot: a new default config is compared with the old one, not "new" beside a
+    "missing" one."""
     dirs, config, _, _ = toy
     bigger = kernel_dir(tmp_path, "bigger", ("toy", False), block_m=128)  # the variant's default grew
     res = run("check", "--config", config, "--kernel-dir", bigger, "-f", "json")
@@ -318,9 +320,9 @@ def _copy_baseline(toy, tmp_path, edit) -> Path:
     (lambda t: t[: len(t) // 2], "is not valid JSON (truncated or corrupt)"),
     (lambda t: "\x00garbage", "is not valid JSON"),
     (lambda t: t.replace('"schema_version": 2', '"schema_version": 7'),
-     "has schema version 7; this vgprscope reads versions 1 and 2"),
+     "has schema version 7; this vgprscope reads version 2"),
     (lambda t: t.replace('"usage"', '"usagex"', 1), "is corrupt: entry 'toy/toy_fwd/gfx942/head_dim=64' lacks"),
-    # issue 17: each of these was read and compared (or silently not)
+    # each of these is refused with one line
     (lambda t: t.replace('"entries": {', '"entries": {"toy/toy_fwd/sm_80/head_dim=64": {}, ', 1),
      "is corrupt: key 'toy/toy_fwd/sm_80/head_dim=64' appears twice"),
     (lambda t: _edit_json(t, lambda d: d["entries"]["toy/toy_fwd/gfx942/head_dim=64"]["usage"].update(sgpr=True)),
@@ -369,7 +371,7 @@ def test_not_comparable_under_actions_is_an_annotation_and_a_summary(toy, tmp_pa
     (b"[tool.vgprscope]\nconfigs = [{head_dim = 'x'}]\n", "configs[0]: head_dim must be a non-negative integer"),
 ])
 def test_a_malformed_pyproject_is_exit_2_with_one_line(tmp_path, monkeypatch, data, reason):
-    """issue 18: a malformed or non-UTF-8 pyproject.toml ended in a traceback."""
+    """A malformed or non-UTF-8 pyproject.toml is one line and exit 2, not a traceback."""
     (tmp_path / "pyproject.toml").write_bytes(data)
     monkeypatch.chdir(tmp_path)
     for args in (["check"], ["baseline", "save"]):
@@ -418,7 +420,7 @@ def test_markdown_summary_annotations_and_benchmark_json(toy, tmp_path, monkeypa
     items = json.loads(bench.stdout)  # data only: no workflow commands mixed in
     assert "::error" not in bench.output and "vgprscope check FAILED" in bench.stderr
     names = {i["name"]: i for i in items}
-    assert len(names) == len(items)  # one series per entry and metric (issue 17: names collided)
+    assert len(names) == len(items)  # one series per entry and metric, names unique
     vgpr = names["toy/toy_fwd gfx942 [head_dim=64] vgpr_total"]  # the slot: a chart goes on when the config changes
     assert vgpr["unit"] == "VGPRs" and isinstance(vgpr["value"], int) and "occupancy" in vgpr["extra"]
     assert "config 64x32 d64 fp16 w4 s1" in vgpr["extra"]

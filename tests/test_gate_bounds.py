@@ -1,4 +1,4 @@
-"""Numbers no compile writes are refused, before anything compiles (issue 24 item 14): a baseline entry whose
+"""Numbers no compile writes are refused, before anything compiles: a baseline entry whose
 count is larger than a compiler reports (``vgpr_total: 10**30``), more than its arch holds, or whose status
 its usage does not explain (``status: "weird"`` on a kernel that launches) is exit 2 with one line, instead
 of an entry that is "better" and lets the check pass."""

@@ -15,7 +15,7 @@ def test_the_committed_baseline_is_readable_pinned_and_has_no_stale_entries():
     entries of bundled variants and configured archs (new variants are the gate's to report, not this test's)."""
     root = Path(__file__).resolve().parent.parent
     committed = load_baseline(root / "vgprscope-baseline.json")
-    assert committed.schema_version == SCHEMA_VERSION and not committed.notes
+    assert committed.schema_version == SCHEMA_VERSION
     pin = re.search(r"^triton==(\S+)$", (root / "constraints.txt").read_text(), re.M)
     assert pin and committed.triton_version == pin[1]
     cfg = load_gate_config(cwd=root)

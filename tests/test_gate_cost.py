@@ -1,4 +1,4 @@
-"""The default rules judge cost (issue 24 item 9): spills, scratch, stack, spill instructions and occupancy
+"""The default rules judge cost: spills, scratch, stack, spill instructions and occupancy
 may not get worse; registers, SGPRs and LDS / shared memory fail only when they cross an occupancy step or
 the arch's maximum, and a growth within the step is ``changed`` (passes, shown with its signed delta and the
 headroom before the next step). ``--strict`` / ``strict = true`` / ``strict=True`` restore tolerance 0.
@@ -19,7 +19,8 @@ from vgprscope.backends import occupancy_of
 from vgprscope.errors import UsageError
 from vgprscope.gate.baseline import Baseline, Entry
 from vgprscope.gate.config import load_gate_config
-from vgprscope.gate.diff import Change, compare
+from vgprscope.gate.diff import Change
+from vgprscope.gate.diff import judge as judge_entries
 from vgprscope.gate.report import details, summary, to_json, to_table
 from vgprscope.gate.rules import Mode, Rule, RuleSet, parse_rule
 from vgprscope.records import AmdUsage, NvidiaUsage
@@ -44,7 +45,7 @@ def entry(usage, arch: str = "gfx942") -> Entry:
 
 
 def judge(before, after, arch: str = "gfx942", rules: RuleSet = RuleSet()):
-    (d,) = compare(Baseline.of([entry(before, arch)], "3.9.0"), [entry(after, arch)], rules).entries
+    (d,) = judge_entries(Baseline.of([entry(before, arch)], "3.9.0"), [entry(after, arch)], rules).entries
     return d
 
 
@@ -60,7 +61,7 @@ def test_a_register_growth_within_its_occupancy_step_is_changed_and_passes_with_
     assert (vgpr.change, vgpr.delta, vgpr.fails) == (Change.CHANGED, 4, False)
     assert (vgpr.cliff.headroom, vgpr.cliff.after) == (8, "1 wave/SIMD")  # 256 keeps 2 waves/SIMD, 257 does not
     assert "vgpr_total 244 -> 248 (+4, same occupancy, 8 VGPRs of headroom before 1 wave/SIMD)" in details(d)
-    result = compare(Baseline.of([entry(amd(244))], "3.9.0"), [entry(amd(248))])
+    result = judge_entries(Baseline.of([entry(amd(244))], "3.9.0"), [entry(amd(248))])
     assert result.passed and summary(result).startswith("vgprscope check passed: 0 worse, 1 changed, 0 better")
     row = json.loads(to_json(result, {}, "b.json"))["rows"][0]
     assert row["result"] == "changed" and not row["fails"]
@@ -144,7 +145,7 @@ def test_strict_in_the_configuration_and_on_the_command_line(tmp_path):
 def test_the_librarys_rows_carry_the_change_and_its_headroom():
     from vgprscope.library.results import CheckResult
 
-    result = compare(Baseline.of([entry(amd(244))], "3.9.0"), [entry(amd(248))])
+    result = judge_entries(Baseline.of([entry(amd(244))], "3.9.0"), [entry(amd(248))])
     (row,) = [r for r in CheckResult(result, (), "b.json").rows() if r["metric"] == "vgpr_total"]
     assert (row["result"], row["metric_change"], row["delta"], row["headroom"]) == ("changed", "~", 4, 8)
 
@@ -166,7 +167,7 @@ def test_check_and_diff_take_strict_and_the_library_too():
 
 
 def test_the_table_shows_a_changed_row_with_its_delta_at_100_columns():
-    result = compare(Baseline.of([entry(amd(244))], "3.9.0"), [entry(amd(248))])
+    result = judge_entries(Baseline.of([entry(amd(244))], "3.9.0"), [entry(amd(248))])
     text = to_table(result, "machine", "b.json", width=100)
     row = next(line for line in text.splitlines() if line.lstrip().startswith("changed"))
     assert "244 -> 248 (+4)" in row or "248 (+4)" in row
@@ -178,5 +179,5 @@ def test_the_table_shows_a_changed_row_with_its_delta_at_100_columns():
 def test_a_metric_the_model_cannot_place_fails_closed():
     # no occupancy on the baseline side: a cliff rule cannot tell whether the growth crossed a step
     b = dataclasses.replace(entry(amd(100)), occupancy=None)
-    (d,) = compare(Baseline.of([b], "3.9.0"), [entry(amd(104))]).entries
+    (d,) = judge_entries(Baseline.of([b], "3.9.0"), [entry(amd(104))]).entries
     assert metric(d, "vgpr_total").fails

@@ -1,6 +1,6 @@
 """The gate's report without compiling: the terminal table of a failing check never cuts a word and keeps
-every value at 100 and 160 columns (issue 18: `resu`/`lt`, `wors`/`e`, `gfx`/`942` at 100 columns exactly
-when the gate failed), the slot and a changed config are shown, and the JSON and markdown carry both sides.
+every value at 100 and 160 columns (no `resu`/`lt`, `wors`/`e` or `gfx`/`942` when the gate fails at 100
+columns exactly), the slot and a changed config are shown, and the JSON and markdown carry both sides.
 
 Data: the committed baseline (real compiler output) with numbers moved, and a capture-like set of long
 module and kernel names with autotune slots, whose configs are long words (``BLOCK_SIZE=2048``).
@@ -18,7 +18,7 @@ import pytest
 import vgprscope.attention.config  # noqa: F401  (the bundled variants' configs read back as theirs, as the CLI's do)
 from vgprscope.gate import report
 from vgprscope.gate.baseline import Baseline, Entry, load_baseline
-from vgprscope.gate.diff import GateResult, compare
+from vgprscope.gate.diff import GateResult, judge
 from vgprscope.gate.rules import RuleSet
 from vgprscope.report.formats import Footnotes
 from vgprscope.records import ArgSpec, AutotunePick, LaunchConfig
@@ -51,7 +51,7 @@ def committed() -> Baseline:
 def bundled_failing(committed) -> GateResult:
     """A third of the committed set grown by 8 registers (and 2 SGPRs fewer on AMD), judged strictly (every
     growth fails: the default rules would pass the ones that keep their occupancy step)."""
-    return compare(committed, [_grown(e) if i % 3 == 0 else e for i, e in enumerate(committed.entries.values())],
+    return judge(committed, [_grown(e) if i % 3 == 0 else e for i, e in enumerate(committed.entries.values())],
                    RuleSet(strict=True))
 
 
@@ -71,7 +71,7 @@ def captured_failing(committed) -> GateResult:
     now = [dataclasses.replace(e, config=_launch(8192, e.config.autotune.index),
                                config_key=_launch(8192, e.config.autotune.index).key()) if i % 5 == 0 else e
            for i, e in enumerate(now)]
-    return compare(Baseline.of(base, "3.9.0"), now[:-2])
+    return judge(Baseline.of(base, "3.9.0"), now[:-2])
 
 
 def _vocabulary(result: GateResult) -> set[str]:

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import pytest
 
+from gpu_expectations import launched
+
 pytestmark = pytest.mark.gpu
 
 SHAPES = [  # (b, h, nq, nk, d, causal): ragged, nq != nk both ways, seqlen 1, non-power-of-two head dims
@@ -46,12 +48,9 @@ def test_variant_matches_float64_reference_on_gpu(variant, shape, dtype):
     cfg = get_variant(variant)
     if variant == "qk-fp16-acc" and dtype == "bf16":
         pytest.skip("qk-fp16-acc takes fp16 only (its check_config says why)")
-    from triton.runtime.errors import OutOfResources
-
-    try:
-        res = check_variant(variant, b, h, nq, nk, d, causal, dtype, "cuda", seed=sum(shape))
-    except OutOfResources as exc:  # the default config cannot launch on this GPU: say so, do not pass
-        pytest.skip(f"{variant} default config cannot launch here: {exc}")
+    # a default config that cannot launch here fails, unless gpu_expectations declares the case
+    res = launched(lambda: check_variant(variant, b, h, nq, nk, d, causal, dtype, "cuda", seed=sum(shape)),
+                   ("numerics", variant, shape, dtype))
     assert res.ok, f"{cfg.name} {shape} {dtype}: {res.message}"
 
 
@@ -66,12 +65,8 @@ def test_grouped_query_attention_matches_float64_reference_on_gpu(variant, shape
     b, h, nq, nk, d, causal, hkv = shape
     if variant == "qk-fp16-acc" and dtype == "bf16":
         pytest.skip("qk-fp16-acc takes fp16 only (its check_config says why)")
-    from triton.runtime.errors import OutOfResources
-
-    try:
-        res = check_variant(variant, b, h, nq, nk, d, causal, dtype, "cuda", seed=sum(shape), kv_heads=hkv)
-    except OutOfResources as exc:
-        pytest.skip(f"{variant} default config cannot launch here: {exc}")
+    res = launched(lambda: check_variant(variant, b, h, nq, nk, d, causal, dtype, "cuda", seed=sum(shape),
+                                         kv_heads=hkv), ("gqa", variant, shape, dtype))
     assert res.ok, f"{variant} {shape} {dtype}: {res.message}"
 
 
@@ -93,13 +88,8 @@ def test_tma_matches_float64_reference_on_gpu(variant, shape, dtype):
     b, h, nq, nk, d, causal, hkv = shape
     if variant == "qk-fp16-acc" and dtype == "bf16":
         pytest.skip("qk-fp16-acc takes fp16 only (its check_config says why)")
-    from triton.runtime.errors import OutOfResources
-
-    try:
-        res = check_variant(variant, b, h, nq, nk, d, causal, dtype, "cuda", seed=sum(shape) + 1, kv_heads=hkv,
-                            tma=1)
-    except OutOfResources as exc:
-        pytest.skip(f"{variant} tma=1 at its default config cannot launch here: {exc}")
+    res = launched(lambda: check_variant(variant, b, h, nq, nk, d, causal, dtype, "cuda", seed=sum(shape) + 1,
+                                         kv_heads=hkv, tma=1), ("tma", variant, shape, dtype))
     assert res.ok, f"{variant} tma=1 {shape} {dtype}: {res.message}"
 
 

@@ -7,7 +7,8 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from vgprscope.cli.grid import grid_requests, parse_knob_axes, point_label, varying_axes
+from vgprscope.cli.grid import grid_requests
+from vgprscope.grid import parse_knob_axes, point_label, varying_axes
 from vgprscope.errors import UsageError
 from vgprscope.grid import DEFAULT_MAX_COMPILES, GridSize, GridTooLargeError, check_size, sort_records
 from vgprscope.records import AmdUsage, Record

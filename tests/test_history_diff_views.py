@@ -1,4 +1,4 @@
-"""What the release history and the diff table say (issue 24 item 15), from records built here for two
+"""What the release history and the diff table say, from records built here for two
 toolchains' compiles (no release is installed): the history marks a spill jump, not only a first spill
 (Primus-Turbo's grouped GEMM: 4 -> 64 spilled values at 3.8.0); at 100 columns it keeps what tells two
 launches of one kernel apart; the diff table's row names the VGPR change and, when occupancy drops, the
@@ -12,7 +12,7 @@ import re
 from vgprscope.archs import get_arch
 from vgprscope.backends import occupancy_of
 from vgprscope.gate.baseline import Baseline, Entry
-from vgprscope.gate.diff import compare
+from vgprscope.gate.diff import judge
 from vgprscope.gate import report
 from vgprscope.history import history
 from vgprscope import history_view
@@ -123,7 +123,7 @@ def _column(text: str, header: str, following: str | None) -> str:
 
 def test_the_diff_row_names_the_limiter_that_dropped_occupancy():
     before, after = _entry(amd(120, lds=65536)), _entry(amd(128, lds=133088))
-    result = compare(Baseline.of([before], "3.7.1"), [after])
+    result = judge(Baseline.of([before], "3.7.1"), [after])
     (d,) = result.entries
     assert d.fails
     for width in (100, 160):
@@ -136,11 +136,11 @@ def test_the_diff_row_names_the_limiter_that_dropped_occupancy():
     assert "| 4 -> 2 (-2 ✗) by LDS 65536 -> 133088 B |" in md
     assert json.loads(report.to_json(result, {}, "sides"))["rows"][0]["occupancy_dropped_by"] == ["lds_bytes"]
     # a drop the registers made names the VGPRs
-    regs = compare(Baseline.of([_entry(amd(128), "gfx942")], "a"), [_entry(amd(136), "gfx942")])
+    regs = judge(Baseline.of([_entry(amd(128), "gfx942")], "a"), [_entry(amd(136), "gfx942")])
     text = report.to_table(regs, ["machine"], "sides", width=100, command="diff")
     assert _column(text, "occupancy", "details").endswith("by VGPRs 128 -> 136"), text
     # an occupancy that holds names nothing
-    same = compare(Baseline.of([_entry(amd(120), "gfx942")], "a"), [_entry(amd(124), "gfx942")])
+    same = judge(Baseline.of([_entry(amd(120), "gfx942")], "a"), [_entry(amd(124), "gfx942")])
     assert same.entries[0].dropped_by == () and " by " not in report.to_table(same, ["m"], "s", width=100)
 
 
@@ -151,7 +151,7 @@ def test_the_diff_row_names_a_spill_jump_where_its_details_are_a_footnote():
               for k in ("grouped_gemm_kernel", "grouped_gemm_variable_k_kernel")]
     after = [Entry.from_record(rec(amd(256, 64), launch(64, 0), "3.8.0", kernel=k, label=label))
              for k in ("grouped_gemm_kernel", "grouped_gemm_variable_k_kernel")]
-    result = compare(Baseline.of(before, "3.7.1"), after)
+    result = judge(Baseline.of(before, "3.7.1"), after)
     text = report.to_table(result, ["machine"], "sides: before 3.7.1, after 3.8.0", width=100, command="diff")
     assert max(len(ln) for ln in text.splitlines()) <= 100
     assert _column(text, "details", None) == "spills 4 -> 64 [1] spills 4 -> 64 [1]", text

@@ -1,6 +1,6 @@
 """The README's minimal install for running kernels, in a fresh virtual environment: only the `bench` extra
-and the pinned torch, nothing the test or plots extras would bring along (issue 18: numpy came only with
-`plots`, so Triton's interpreter, which imports it, failed on that install and CI never saw it).
+and the pinned torch, nothing the test or plots extras would bring along: the `bench` extra itself brings numpy, which Triton's
+interpreter imports.
 
 One environment per test session, built with pip's normal resolver and the repository's constraints (pip's
 cache makes a rebuild take about a minute). Marked ``install``: `-m "not install"` skips it locally; CI

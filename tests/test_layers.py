@@ -1,4 +1,4 @@
-"""Attention knowledge stays in ``vgprscope/attention`` (DESIGN.md, "Layers"; issue 19, item 2): no module of
+"""Attention knowledge stays in ``vgprscope/attention`` (DESIGN.md, "Layers"): no module of
 the compile core, the parsers, the arch table and occupancy model, the gate, the report views or the other
 kernel sources imports the attention package, nor mentions a head dim or a causal mask.
 
@@ -92,7 +92,7 @@ def test_the_walk_sees_every_form_of_import(tmp_path, monkeypatch):
     (pkg / "report").mkdir(parents=True)
     monkeypatch.setitem(globals(), "PKG", pkg)
     forms = ["from ..attention import traffic", "from .. import attention", "from ..attention.live import estimate",
-             "import vgprscope.attention.config", "from vgprscope.attention import gate",
+             "import vgprscope.attention.config", "from vgprscope.attention import defaults",
              "def f():\n    from ..attention.traffic import line_traffic"]
     for i, text in enumerate(forms):
         f = pkg / "report" / f"view{i}.py"
@@ -106,7 +106,7 @@ def test_the_walk_sees_every_form_of_import(tmp_path, monkeypatch):
     assert len(mentions(worded)) == 2 and mentions(clean) == []
 
 
-# ---- the layers: imports point one way (DESIGN.md "Layers", docs/architecture.md; issue 19, item 8) ----------
+# ---- the layers: imports point one way (DESIGN.md "Layers", docs/architecture.md) ------------------------
 
 # Lowest first. A module may import its own layer and the layers below it, never one above (an import inside
 # a function counts, as does one only for type checking). The package root (``vgprscope``, its
@@ -252,7 +252,7 @@ def test_vgprscope_attention_is_the_package_and_the_function_in_any_import_order
     assert out.stdout.split() == ["True", "True", "vgprscope.attention.traffic", "['q',", "'k',", "'v',", "'causal']"]
 
 
-# ---- vendors: only the backends and the arch table tell them apart (issue 19, item 4) -----------------
+# ---- vendors: only the backends and the arch table tell them apart -------------------------------------
 
 # Where a vendor may be named in code: its backend, the arch table, and the compile worker, which runs
 # where vgprscope cannot be imported (another Triton's environment) and so keeps its own per-backend lines.

@@ -1,4 +1,4 @@
-"""vgprscope as a library (issue 19, item 5): the calls, their results' DataFrames and JSON, a user's own
+"""vgprscope as a library: the calls, their results' DataFrames and JSON, a user's own
 kernel analysed from its launch without a GPU or torch, and the in-process capture.
 
 Compiles are few and small (the session's compile cache keeps them): the DataFrame and JSON checks run on
@@ -227,12 +227,12 @@ def test_explain_frames_without_rows_still_have_their_columns():
 
 def test_check_result_rows_are_the_json_rows_flattened():
     from vgprscope.gate.baseline import load_baseline
-    from vgprscope.gate.diff import compare
+    from vgprscope.gate.diff import judge
     from vgprscope.library.results import CheckResult
 
     base = load_baseline(ROOT / "vgprscope-baseline.json")
     entries = list(base.entries.values())
-    result = CheckResult(compare(base, entries), tuple(entries), "vgprscope-baseline.json")
+    result = CheckResult(judge(base, entries), tuple(entries), "vgprscope-baseline.json")
     df = result.to_pandas()
     doc = json.loads(result.to_json())
     assert result.passed and result.exit_code == 0 and doc["passed"] is True
@@ -254,7 +254,7 @@ def _gate_of_an_edited_run():
     from dataclasses import replace
 
     from vgprscope.gate.baseline import load_baseline
-    from vgprscope.gate.diff import compare
+    from vgprscope.gate.diff import judge
     from vgprscope.gate.rules import RuleSet
 
     base = load_baseline(ROOT / "vgprscope-baseline.json")
@@ -263,7 +263,7 @@ def _gate_of_an_edited_run():
     u = entries[grown].usage
     entries[grown] = replace(entries[grown], usage=replace(u, arch_vgpr=u.arch_vgpr + 8, vgpr_total=u.vgpr_total + 8))
     missing = entries.pop()
-    return base, compare(base, entries, RuleSet(strict=True)), entries, missing
+    return base, judge(base, entries, RuleSet(strict=True)), entries, missing
 
 
 def test_check_and_diff_frames_have_one_shape_one_row_per_entry_and_metric():
@@ -305,7 +305,7 @@ def test_results_render_their_table_in_a_notebook_without_pandas():
     code = textwrap.dedent('''
         import gzip, json, sys
         from vgprscope.gate.baseline import load_baseline
-        from vgprscope.gate.diff import compare as gate_compare
+        from vgprscope.gate.diff import judge
         from vgprscope.compare import compare
         from vgprscope.library import results
         from vgprscope.records import Record
@@ -319,7 +319,7 @@ def test_results_render_their_table_in_a_notebook_without_pandas():
             "analyze": results.AnalyzeResult(records)._repr_markdown_(),
             "compare": results.CompareResult({k: tuple(v) for k, v in compare(records).items()},
                                              records)._repr_markdown_(),
-            "check": results.CheckResult(gate_compare(base, list(entries)), entries, "b.json")._repr_markdown_(),
+            "check": results.CheckResult(judge(base, list(entries)), entries, "b.json")._repr_markdown_(),
             "save": results.BaselineSaveResult(entries, base, "b.json", "3.9.0")._repr_markdown_(),
             "explain": results.ExplainResult(())._repr_markdown_(),
             "frontier": results.FrontierResult(())._repr_markdown_(),
@@ -328,7 +328,7 @@ def test_results_render_their_table_in_a_notebook_without_pandas():
         from vgprscope.diff import DiffResult as CoreDiff
         from vgprscope.library.diffs import DiffResult
 
-        gate = gate_compare(base, list(entries))
+        gate = judge(base, list(entries))
         diff = DiffResult.of(CoreDiff(Toolchain("installed", gate.baseline_triton),
                                       Toolchain("installed", gate.current_triton), ("gfx942",), gate, (), (), ()))
         shown["diff"] = diff._repr_markdown_()

@@ -49,8 +49,8 @@ CONFIGS = {
     # RDNA4: the table's row is RDNA3's wave32 rules (archs.py); LLVM's line on these compiles is the check
     "gfx1201": [(64, 32, 64, 4, None), (16, 64, 64, 1, None), (64, 64, 64, 8, None), (64, 32, 64, 4, 2)],
 }
-# issue 17: `analyze --variant row-stream --num-warps 8 --waves-per-eu 1` printed "does not launch" where
-# LLVM says 8 (it drops the hint); the same with 2 (kept, padded)
+# row-stream at 8 warps with waves_per_eu 1 (LLVM drops the hint and says 8, not "does not launch") and 2
+# (kept, padded)
 ROW_STREAM = [(arch, (16, 64, 128, 8, wpe)) for arch in ("gfx942", "gfx90a") for wpe in (1, 2)]
 
 

@@ -1,4 +1,4 @@
-"""The register gate runs where torch is not installed (issue 9, item 7).
+"""The register gate runs where torch is not installed.
 
 Each command runs in a subprocess whose ``sitecustomize`` (first on PYTHONPATH) puts a finder on
 ``sys.meta_path`` that refuses ``torch``: ``import torch`` raises ModuleNotFoundError there, as in an

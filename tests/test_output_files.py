@@ -1,4 +1,4 @@
-"""Where output goes (issue 18, "Files and processes"): --output writes regular files only, keeps an
+"""Where output goes: --output writes regular files only, keeps an
 existing file's mode and follows symlinks; ``-`` is stdout; stdout on a full device, closed, or a pipe whose
 reader went away is one stderr line and a non-zero exit, never a traceback."""
 
@@ -149,7 +149,8 @@ def test_stdout_a_pipe_whose_reader_went_away(args):
      "--plot", "{missing}"],
 ], ids=["output", "baseline-save", "plot"])
 def test_a_missing_directory_is_refused_before_anything_compiles(tmp_path, args):
-    """A typo'd directory used to be created (as root, under sudo): the file landed where nobody looks."""
+    """A typo'd directory is refused, not created (as root, under sudo, the file would land where nobody
+    looks)."""
     missing = tmp_path / "no" / "such" / "dir" / "x.out"
     done = subprocess.run([sys.executable, "-m", "vgprscope", *(a.format(missing=missing) for a in args)],
                           capture_output=True, text=True, timeout=120,

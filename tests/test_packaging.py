@@ -38,6 +38,16 @@ def test_wheel_ships_the_kernels_inside_the_namespace(wheel):
     assert "vgprscope/capture/boot/sitecustomize.py" in names  # package data: capture's hook loader
 
 
+def test_wheel_holds_no_report_builder_or_third_party_launcher(wheel):
+    """The repository's own report builders and the workloads they capture (third-party libraries launched from
+    their wheels) are development tooling (tools/reports/), not part of what users install."""
+    names = zipfile.ZipFile(wheel).namelist()
+    assert not any(n.startswith("tools/") for n in names)
+    assert not any("reports" in n.split("/") or "workloads" in n.split("/") for n in names), \
+        [n for n in names if "reports" in n or "workloads" in n]
+    assert not any(n.endswith(("liger_ops.py", "vllm_fused_moe.py", "cli/report.py")) for n in names)
+
+
 def test_installed_copy_runs_analyze_from_elsewhere(wheel, tmp_path):
     site = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(site), str(wheel)],

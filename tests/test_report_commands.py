@@ -1,6 +1,7 @@
-"""``vgprscope report ...`` (issue 19, item 7): what users ran as scripts to build the committed reports is a
-command of the package, each report's header names the command that reproduces it, and the commands a report
-names reproduce its sections. (The history report under another release: tests/test_toolchain_commands.py.)"""
+"""``python -m tools.reports ...``: the committed reports are built by the repository's development command
+(tools/reports/, outside the wheel; vgprscope itself has no `report` command), each report's header names the
+command that reproduces it, and the commands a report names reproduce its sections. (The history report under
+another release: tests/test_toolchain_commands.py.)"""
 
 from __future__ import annotations
 
@@ -9,16 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from capture_helpers import ROOT, cli
+from capture_helpers import ROOT, cli, reports
 
 REPORTS = ROOT / "reports"
 
 
 def test_report_explain_writes_the_report_and_each_section_is_its_named_command(tmp_path):
-    done = cli("report", "explain", "--arch", "sm_90", "--out", str(tmp_path), "--jobs", "2")
+    done = reports("explain", "--arch", "sm_90", "--out", str(tmp_path), "--jobs", "2")
     assert done.returncode == 0, done.stderr
     text = (tmp_path / "explain-sm_90.md").read_text()
-    assert "Produced by `vgprscope report explain --arch sm_90`" in text
+    assert "Produced by `python -m tools.reports explain --arch sm_90`" in text
     sections = text.split("\n## At ")[1:]
     assert len(sections) == 2
     for section in sections:
@@ -32,16 +33,24 @@ def test_report_explain_writes_the_report_and_each_section_is_its_named_command(
 
 
 @pytest.mark.parametrize("name, command", [
-    ("compare-gfx942.md", "vgprscope report compare --arch gfx942"),
-    ("explain-gfx942.md", "vgprscope report explain --arch gfx942"),
-    ("third-party-liger-kernel.md", "vgprscope report third-party"),
-    ("bench-h200.md", "vgprscope report bench --preset prefill"),
-    ("scan-h100-triton36-inductor-block.md", "vgprscope report scan-cache h100-triton36-inductor-block --triton "
+    ("compare-gfx942.md", "python -m tools.reports compare --arch gfx942"),
+    ("explain-gfx942.md", "python -m tools.reports explain --arch gfx942"),
+    ("third-party-liger-kernel.md", "python -m tools.reports third-party"),
+    ("bench-h200.md", "python -m tools.reports bench --preset prefill"),
+    ("scan-h100-triton36-inductor-block.md", "python -m tools.reports scan-cache h100-triton36-inductor-block --triton "
                                              "3.6.0 --arch gfx942"),
 ])
 def test_each_committed_report_names_the_command_that_reproduces_it(name, command):
     head = "\n".join((REPORTS / name).read_text().splitlines()[:8])
     assert f"`{command}" in head
+
+
+def test_vgprscope_has_no_report_command():
+    """The report builders are not part of the installed tool: `vgprscope report` is an unknown command."""
+    done = cli("report", "explain", "--arch", "sm_90")
+    assert done.returncode == 2 and "No such command 'report'" in done.stderr
+    listed = re.findall(r"^│ (\w+) ", cli("--help").stdout, re.M)
+    assert "analyze" in listed and "report" not in listed
 
 
 def test_no_report_names_a_script_that_is_gone():
@@ -71,17 +80,17 @@ def test_scripts_holds_development_tooling_only():
     (["compare", "--frontier-settings", "nightly"], "--frontier-settings 'nightly': allowed: production, seeds"),
     (["triton-upgrade", "--variant", "baseline"], "needs the releases: --triton 3.4.0..3.9.0"),
     (["compare", "--arch", ""], "empty name"),
-    (["scan-cache"], "needs the cache directory: vgprscope report scan-cache DIR"),
+    (["scan-cache"], "needs the cache directory: python -m tools.reports scan-cache DIR"),
 ])
 def test_bad_report_options_are_one_line(args, needle, tmp_path):
-    done = cli("report", *args, "--out", str(tmp_path))
+    done = reports(*args, "--out", str(tmp_path))
     assert done.returncode == 2 and done.stdout == ""
     (line,) = done.stderr.strip().splitlines()
     assert needle in line
 
 
 def test_report_bench_without_a_gpu_is_one_line(tmp_path):
-    done = cli("report", "bench", "--out", str(tmp_path), env={"CUDA_VISIBLE_DEVICES": "", "TRITON_INTERPRET": "1"})
+    done = reports("bench", "--out", str(tmp_path), env={"CUDA_VISIBLE_DEVICES": "", "TRITON_INTERPRET": "1"})
     assert done.returncode == 2
     (line,) = done.stderr.strip().splitlines()
     assert "GPU" in line and "Traceback" not in done.stderr
@@ -91,7 +100,7 @@ def test_report_bench_without_a_gpu_is_one_line(tmp_path):
 def test_a_setting_is_a_default_so_a_strategy_defined_by_a_smaller_tile_takes_its_own():
     """The compare report's settings are default configurations: small-tiles (BLOCK_M <= 64 by definition)
     is compiled at its cap, where `compare --block-m 128` (a request) refuses it on its row."""
-    from vgprscope.library.reports.compare import compare_setting, own_options
+    from tools.reports.compare import compare_setting, own_options
 
     production = dict(block_m=128, block_n=64, head_dim=128, num_warps=4, num_stages=1)
     assert own_options(production) == {"small-tiles": production | {"block_m": 64}}

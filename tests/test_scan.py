@@ -158,7 +158,7 @@ def test_scan_names_rows_by_kernel_and_takes_wide(cache):
     assert head.split()[:3] == ["kernel", "file", "arch"] and "SGPRs" in head and "next step" in head
 
 
-# ---- a cache another Triton release wrote (issue 24, item 12) ----------------------------------------------
+# ---- a cache another Triton release wrote ----------------------------------------------------------------
 # tests/fixtures/triton36_cache.tar.xz: what Triton 3.6.0 left in its cache compiling a few kernels for sm_90 and
 # gfx942 (scripts/make_scan_fixture.py); triton36_cache.json: what that release's own cuobjdump and ptxas say of
 # each NVIDIA entry. Read here under another Triton, with and without a 3.6.0 toolchain.

@@ -18,7 +18,8 @@ from typer.testing import CliRunner
 from vgprscope.archs import ARCHS, get_arch
 from vgprscope.cli.app import _register, app
 from vgprscope.gate.baseline import load_baseline
-from vgprscope.gate.diff import Change, compare as gate_compare
+from vgprscope.gate.diff import Change
+from vgprscope.gate.diff import judge as judge_entries
 from vgprscope.gate.rules import RuleSet, parse_rule
 from vgprscope.backends import occupancy_of
 from vgprscope.attention.config import DEFAULT_SHAPE, AttentionConfig
@@ -332,7 +333,7 @@ def test_compare_command_fits(monkeypatch, width):
 
 def _gate_result(rules: RuleSet = RuleSet()):
     base = load_baseline(FIXTURES / "gate_baseline.json")
-    return gate_compare(base, list(load_baseline(FIXTURES / "gate_current.json").entries.values()), rules)
+    return judge_entries(base, list(load_baseline(FIXTURES / "gate_current.json").entries.values()), rules)
 
 
 @pytest.mark.parametrize("width", WIDTHS)
@@ -494,7 +495,7 @@ def test_bench_wide_shows_every_column(monkeypatch):
     assert [h for h, _ in COLUMNS if h not in header] == []
 
 
-# ---- issue 18: long names, large captures, compare's notation, headers --------------------------------------
+# ---- long names, large captures, compare's notation, headers ----------------------------------------------
 
 def fixture_records(name: str) -> list[Record]:
     import gzip
@@ -768,7 +769,7 @@ def test_compare_with_the_frontiers_columns_leaves_out_by_priority_and_cuts_no_n
     assert all(len(ln) <= 100 for ln in text.splitlines())
 
 
-# ---- issue 25: every default table at 100 columns, one line a row, no word split ----------------------------
+# ---- every default table at 100 columns, one line a row, no word split ------------------------------------
 
 @pytest.fixture()
 def folds(monkeypatch):
@@ -923,7 +924,7 @@ def test_frontier_of_a_captured_kernel_has_no_dangling_cfg(folds):
     assert "LLVM pads it up to what the level's budget allows" in " ".join(text.split())
 
 
-# ---- issue 25: the words a person reads ----------------------------------------------------------------
+# ---- the words a person reads ------------------------------------------------------------------------
 
 def test_analyze_of_a_capture_names_the_kernel_not_only_its_module():
     from vgprscope.report.records_view import table_text

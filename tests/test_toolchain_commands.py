@@ -1,5 +1,5 @@
 """``--triton`` and ``--set`` on every command that compiles, and ``triton=`` / ``settings=`` on the library's
-calls (issue 20, items 1, 5 and 6): a command that compares one set takes one toolchain (several are a usage
+calls: a command that compares one set takes one toolchain (several are a usage
 error naming the commands that take several), each compiles with the release named (the counts of
 ``analyze --triton X``, which tests/test_toolchains.py checks against a direct compile under X), ``check --triton
 X`` previews the upgrade against the committed baseline, ``baseline save --triton X`` saves X's numbers, and
@@ -16,7 +16,7 @@ import json
 import pytest
 
 import vgprscope
-from capture_helpers import cli
+from capture_helpers import cli, reports
 from vgprscope.compile import toolchains
 from vgprscope.compile.engine import triton_version
 from vgprscope.errors import UsageError
@@ -166,15 +166,15 @@ def test_vgprscope_diff_returns_the_diff_as_data(other, under_other):
 
 
 def test_report_triton_upgrade_writes_the_steps_the_history_and_the_chart(other, tmp_path):
-    """`vgprscope report triton-upgrade` (reports/triton-upgrade.md's data): each step's line is what
+    """`python -m tools.reports triton-upgrade` (reports/triton-upgrade.md's data): each step's line is what
     `vgprscope diff` says of the same two releases, the history table is `analyze --triton A --triton B -f md`'s."""
     here = triton_version()
-    done = cli("report", "triton-upgrade", "--triton", OTHER, "--triton", here, *ONE_FLAGS, "--out", str(tmp_path),
+    done = reports("triton-upgrade", "--triton", OTHER, "--triton", here, *ONE_FLAGS, "--out", str(tmp_path),
                "--jobs", "2")
     assert done.returncode == 0, done.stderr
     text = (tmp_path / "triton-upgrade-history.md").read_text()
     assert (tmp_path / "triton-upgrade.png").stat().st_size > 1000
-    assert f"Reproduce: `vgprscope report triton-upgrade --triton {OTHER} --triton {here} --variant baseline " \
+    assert f"Reproduce: `python -m tools.reports triton-upgrade --triton {OTHER} --triton {here} --variant baseline " \
            "--arch gfx942`" in text
     said = vgprscope.diff(triton=[OTHER, here], **ONE, jobs=2).summary().split(": ", 1)[1]
     assert f"| {OTHER} -> {here} | {said} |" in text

@@ -1,4 +1,4 @@
-"""Other Triton releases as toolchains (issue 20): one release is installed once per test session (into
+"""Other Triton releases as toolchains: one release is installed once per test session (into
 $VGPRSCOPE_TOOLCHAIN_DIR), its counts equal a direct triton.compile under that release for a bundled variant
 and for a captured user kernel, `vgprscope diff` exits by the gate's rules on a real difference, and every
 bad input is one line, exit 2, with nothing half-made left behind."""
@@ -15,11 +15,10 @@ from pathlib import Path
 
 import pytest
 
+import vgprscope
 from capture_helpers import ROOT, USER_KERNELS, cli
 from vgprscope.compile import toolchains
 from vgprscope.compile.engine import triton_version
-from vgprscope.sweep import run_sweep
-from vgprscope.attention.config import ConfigRequest
 
 OTHER = "3.8.0"
 SMALL = ["--block-m", "64", "--block-n", "32", "--head-dim", "64", "--num-warps", "4", "--num-stages", "1"]
@@ -99,7 +98,7 @@ def test_a_captured_kernel_compiles_as_that_release_compiles_it(other, tmp_path)
     cap = tmp_path / "cap.json"
     assert cli("capture", "-o", str(cap), "--", sys.executable, str(USER_KERNELS / "run_ops.py"),
                env={"TRITON_INTERPRET": "1"}).returncode == 0
-    records = run_sweep(None, ["gfx942", "sm_90"], [], jobs=2, capture=cap, toolchains=[other])
+    records = vgprscope.analyze(capture=cap, arch=["gfx942", "sm_90"], triton=OTHER, jobs=2).records
     adds = {r.arch: r for r in records if r.kernel == "add"}
     assert all(r.ok and r.triton_version == OTHER and r.toolchain == OTHER for r in adds.values())
     want = direct(other, USER_KERNELS, {
@@ -113,8 +112,8 @@ def test_a_captured_kernel_compiles_as_that_release_compiles_it(other, tmp_path)
 
 
 def test_a_bundled_variant_compiles_as_that_release_compiles_it(other):
-    req = ConfigRequest(block_m=64, block_n=32, head_dim=64, num_warps=4, num_stages=1)
-    (amd, nv) = run_sweep(["baseline"], ["gfx942", "sm_90"], [req], jobs=2, toolchains=[other])
+    (amd, nv) = vgprscope.analyze(variant="baseline", arch=["gfx942", "sm_90"], block_m=64, block_n=32, head_dim=64,
+                                  num_warps=4, num_stages=1, triton=OTHER, jobs=2).records
     assert amd.ok and nv.ok and amd.triton_version == nv.triton_version == OTHER
     pointers = ("Q", "K", "V", "O")
     strides = [f"stride_{x}{d}" for x in "qkvo" for d in ("b", "h", "m" if x in "qo" else "n")]

@@ -1,4 +1,4 @@
-"""reports/upstream-regressions.md (issue 24, "Done when"): `vgprscope diff` on the upstream kernels of three
+"""reports/upstream-regressions.md: `vgprscope diff` on the upstream kernels of three
 reports of a Triton upgrade exits 1 for Primus-Turbo's grouped GEMM (AMD-AGI/Primus-Turbo#471: spills grow)
 and aiter's decode attention (ROCm/aiter#5137: LDS drops the occupancy), and 0 for vLLM's fused MoE
 (vllm-project/vllm#43153: registers fell, spills shrank, SGPRs grew within their level) and for the tile of
@@ -12,7 +12,7 @@ import json
 import pytest
 
 from capture_helpers import ROOT, cli
-from vgprscope.library.reports.upstream_regressions import (
+from tools.reports.upstream_regressions import (
     CASES, DIRECTORY, Case, capture_path, exit_code, judge, load_records, records_path,
 )
 

@@ -93,10 +93,6 @@ class NvidiaArch:
     vendor = Vendor.NVIDIA
     backend = "cuda"
 
-    @property
-    def max_threads_per_sm(self) -> int:
-        return self.max_warps_per_sm * self.wave_size
-
 
 Arch = AmdArch | NvidiaArch
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from .compile.engine import Engine, Task
 from .compile.toolchains import Toolchain
 from .gate.baseline import Baseline, Entry, entries_of
-from .gate.diff import GateResult, compare
+from .gate.diff import GateResult, judge
 from .gate.rules import RuleSet
 from .records import Record
 from .sources.inductor import SpillVerdict, spill_verdict
@@ -167,7 +167,7 @@ def diff(tasks: Sequence[Task], before: Toolchain, after: Toolchain, *, rules: R
     side_b = [t.under(after) for t in tasks]
     records_a, records_b = engine.compile(side_a), engine.compile(side_b)
     baseline = Baseline.of(entries_of(records_a), before.version)
-    result = compare(baseline, entries_of(records_b), rules, fail_on_change=fail_on_change,
+    result = judge(baseline, entries_of(records_b), rules, fail_on_change=fail_on_change,
                      current_triton=after.version)
     by_key_a = {Entry.from_record(r).key: (t, r) for r, t in zip(records_a, side_a)}
     by_key_b = {Entry.from_record(r).key: (t, r) for r, t in zip(records_b, side_b)}

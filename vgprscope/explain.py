@@ -33,7 +33,6 @@ from typing import Any
 
 from .archs import Arch
 from .backends import backend_of, backend_of_usage
-from .backends.cuda import nvdisasm  # noqa: F401  (explain's SASS reader, where callers found it)
 from .errors import VgprscopeError
 from .parse.layouts import (
     Layout, LayoutError, Opaque, describe, elements_per_lane, parse_layout, registers_per_lane,

@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Executor
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .attention import loader
 from .archs import DEFAULT_ARCHS, Arch, get_arch
 from .backends import all_options
-from .compile.cache import CompileCache
 from .compile.engine import Engine, Task
-from .records import Record
 from .attention.config import ConfigRequest
 from .attention.variants import select_variants
 
@@ -92,32 +89,3 @@ def capture_tasks(capture: Path | Capture, arch_names: Sequence[str] | None,
             own = {k: v for k, v in opts.items() if k not in foreign}
             out.append(t.vary(**own) if own else t)
     return out
-
-
-def run_tasks(tasks: Sequence[Task], jobs: int | None = None, use_cache: bool = True,
-              on_progress: Callable[[int, int], None] | None = None) -> list[Record]:
-    return Engine(jobs, CompileCache(enabled=use_cache), None, on_progress).compile(tasks)
-
-
-def run_sweep(variant_names: Sequence[str] | None, arch_names: Sequence[str] | None,
-              requests: Sequence[ConfigRequest], jobs: int | None = None, use_cache: bool = True,
-              kernel_dir: Path | None = None,
-              on_progress: Callable[[int, int], None] | None = None, executor: Executor | None = None,
-              capture: Path | None = None, capture_overrides: Sequence[dict[str, int]] = ({},),
-              toolchains: Sequence = ()) -> list[Record]:
-    """Records of the variants (bundled, or a kernel directory) x archs x requests; with ``capture``, of the
-    capture file's specialisations on the archs instead (and of the variants too when some are named), each
-    also at every launch-option point of ``capture_overrides`` (``launch_overrides``); under each of
-    ``toolchains`` (``compile.toolchains.Toolchain``) when given, else the installed Triton."""
-    engine = Engine(jobs, CompileCache(enabled=use_cache), executor, on_progress)
-    tasks: list[Task] = []
-    if capture is None or variant_names or kernel_dir:
-        tasks = sweep_tasks(variant_names, arch_names, requests, kernel_dir, engine)
-    if capture is not None:
-        tasks += capture_tasks(capture, arch_names, capture_overrides, engine)
-    if toolchains:
-        tasks = [t.under(tc) for tc in toolchains for t in tasks]
-    try:
-        return engine.compile(tasks)
-    finally:
-        engine.close()

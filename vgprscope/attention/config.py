@@ -166,15 +166,3 @@ def check_backend_options(req: ConfigRequest, archs: list[Any]) -> None:
         if req.waves_per_eu is not None and most is not None and req.waves_per_eu > most:
             raise UsageError(f"--waves-per-eu {req.waves_per_eu} is over the maximum of {most} waves per SIMD on "
                              f"{arch.name}; allowed: 0 (no hint) to {most}")
-
-
-def parse_knobs(items: list[str] | None) -> tuple[tuple[str, Any], ...]:
-    """``NAME=VALUE`` strings -> sorted (name, value) pairs; integers become ints."""
-    out: dict[str, Any] = {}
-    for item in items or []:
-        name, sep, value = item.partition("=")
-        if not sep or not name.strip() or not value.strip():
-            raise UsageError(f"knob {item!r} is not NAME=VALUE (for example num_splits=4)")
-        value = value.strip()
-        out[name.strip()] = int(value) if value.lstrip("-").isdigit() else value
-    return tuple(sorted(out.items()))

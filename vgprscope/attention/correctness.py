@@ -21,7 +21,9 @@ _DTYPE_NAMES = {"torch.float16": "fp16", "torch.bfloat16": "bf16"}
 
 
 @dataclass(frozen=True)
-class CheckResult:
+class NumericsVerdict:
+    """A variant's output against the float64 reference: the verdict, the worst element and the counts."""
+
     ok: bool
     max_abs_err: float  # over finite elements
     max_rel_err: float  # |err| / |ref| over elements with |ref| > atol (below it, relative error means nothing)
@@ -48,7 +50,7 @@ def _fmt(x: float) -> str:
     return f"{x:.4g}"
 
 
-def check_output(out, ref, dtype, variant: Variant | str) -> CheckResult:
+def check_output(out, ref, dtype, variant: Variant | str) -> NumericsVerdict:
     """Compare ``out`` (any float dtype) with ``ref`` (float64, same shape) under the tolerance of
     (dtype, variant): a Variant, or a bundled variant's name. Indices are reported in out's own shape,
     (b, h, m, d) for attention outputs."""
@@ -81,7 +83,7 @@ def check_output(out, ref, dtype, variant: Variant | str) -> CheckResult:
     )
     ok = res["mismatched"] == 0
     name = variant if isinstance(variant, str) else variant.name
-    return CheckResult(ok=ok, message=_message(ok, res, tol, name, dtype_name(dtype)), **res)
+    return NumericsVerdict(ok=ok, message=_message(ok, res, tol, name, dtype_name(dtype)), **res)
 
 
 def _message(ok: bool, r: dict[str, Any], tol: Tolerance, variant: str, dtype: str) -> str:
@@ -119,7 +121,7 @@ def run_variant(name: str, b: int, h: int, nq: int, nk: int, d: int, causal: boo
 
 
 def check_variant(name: str, b: int, h: int, nq: int, nk: int, d: int, causal: bool, dtype: str = "fp16",
-                  device: str = "cpu", seed: int = 0, kernel_dir=None, **config: Any) -> CheckResult:
+                  device: str = "cpu", seed: int = 0, kernel_dir=None, **config: Any) -> NumericsVerdict:
     """Run variant ``name`` on fresh random inputs of that shape and check it against float64.
 
     ``config``: AttentionConfig fields and the variant's knobs (block_m=16, num_splits=2, ...).

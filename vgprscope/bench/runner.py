@@ -202,7 +202,7 @@ def _gate_then_time(row: BenchRow, run: Callable, sets, case: Case, gate_as: str
     import torch
 
     from ..compile.worker import one_line
-    from .gate import check_sampled
+    from .correctness import check_sampled
     from .timing import time_graph_replay, time_rotating
 
     try:

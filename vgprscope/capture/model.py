@@ -7,9 +7,9 @@ path and is found again by its module name on the analysing machine's path. Each
 facts (``compile.job.Arg``): type, alignment / divisibility, equal to 1, AMD buffer range, constexpr values.
 Schema 3 adds what the gate needs to derive the launch the current source makes: the user's own call
 (``call``: how many positional arguments, which keywords) and, for a launch through ``@triton.heuristics`` or
-``prune_configs_by``, each scalar argument's value and each tensor's shape and strides (what those read). Schema 1 files (absolute paths,
-each backend's descriptor strings) and schema 2 files (no values: a heuristic then cannot be derived, and its
-rows say "capture again") are read too.
+``prune_configs_by``, each scalar argument's value and each tensor's shape and strides (what those read). Schema 2
+files (no values: a heuristic then cannot be derived, and its rows say "capture again") are read too; a schema 1
+file (each backend's descriptor strings) is refused with one line saying to capture again.
 """
 
 from __future__ import annotations
@@ -25,8 +25,7 @@ from ..fsutil import atomic_write, read_versioned_json
 
 SCHEMA = "vgprscope-capture"
 SCHEMA_VERSION = 3
-READABLE_VERSIONS = (1, 2, 3)
-DEFAULT_CAPTURE = "vgprscope-capture.json"
+READABLE_VERSIONS = (2, 3)
 
 
 class CaptureFileError(UsageError):
@@ -176,20 +175,18 @@ def _absolute(path: str | None, base: Path) -> str | None:
 
 
 def load_capture(path: Path) -> Capture:
-    """Read a capture file (schema 1 or 2); CaptureFileError (one line) when it cannot be used. Paths come
+    """Read a capture file (schema 2 or 3); CaptureFileError (one line) when it cannot be used. Paths come
     back absolute, resolved against the file's own directory."""
     path = Path(path)
     doc = read_versioned_json(path, what="capture file", schema=SCHEMA, version=READABLE_VERSIONS,
                               missing=f"record one with `vgprscope capture -o {path} -- COMMAND`",
-                              stale="capture again", error=CaptureFileError)
+                              stale="capture again (`vgprscope capture -o FILE -- COMMAND`)", error=CaptureFileError)
     base = path.resolve().parent
     try:
         kernels = [CapturedKernel(k["module"], k["qualname"], _absolute(k["file"], base), k["source_hash"],
                                   _absolute(k.get("root"), base),
                                   json.dumps(k["snapshot"]) if k.get("snapshot") else None) for k in doc["kernels"]]
-        v1 = doc["schema_version"] == 1
-        launches = tuple(CapturedLaunch.from_json(kernels[x["kernel"]], x,
-                                                  tuple(_v1_facts(x) if v1 else (_fact(a) for a in x["args"])))
+        launches = tuple(CapturedLaunch.from_json(kernels[x["kernel"]], x, tuple(_fact(a) for a in x["args"]))
                          for x in doc["launches"])
     except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
         raise CaptureFileError(f"capture file {path} is corrupt: {type(exc).__name__}: {exc}") from None
@@ -224,26 +221,6 @@ def _fact(a: Any) -> dict[str, Any]:
             out[k] = True
     if a["type"] == "constexpr":
         out["value"] = a.get("value")
-    return out
-
-
-def _v1_facts(x: dict[str, Any]) -> list[dict[str, Any]]:
-    """Schema 1 recorded each backend's descriptor (``D``: aligned / divisible by 16, ``S``: AMD buffer
-    range) and the constexprs apart (an integer 1 the JIT folded appears as a constexpr)."""
-    out = []
-    for a in x["args"]:
-        if not isinstance(a, dict) or not isinstance(a["name"], str) or not isinstance(a["type"], str):
-            raise TypeError(f"argument entry {a!r} lacks a name or a type")
-        desc = (a.get("cuda") or "") + (a.get("hip") or "")
-        fact: dict[str, Any] = {"name": a["name"], "type": a["type"]}
-        if a["type"] == "constexpr":
-            fact["value"] = x["constexprs"][a["name"]]
-        else:
-            if "D" in desc:
-                fact["aligned"] = True
-            if "S" in desc:
-                fact["small"] = True
-        out.append(fact)
     return out
 
 

@@ -56,7 +56,7 @@ def __getattr__(name: str) -> Any:
 def _register() -> None:
     # each module registers its commands on app, in the order --help lists them
     from . import (  # noqa: F401
-        analyze, bench, capture, compare, diff, explain, frontier, gate, info, occupancy_cmd, report, scan,
+        analyze, bench, capture, compare, diff, explain, frontier, check, info, occupancy_cmd, scan,
     )
 
 

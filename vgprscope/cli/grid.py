@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import UsageError
-from ..grid import INT_AXES, int_value_error, parse_knob_axes, point_label, varying_axes  # noqa: F401 (re-exported)
+from ..grid import INT_AXES, int_value_error, parse_knob_axes
 
 # the core's rules (vgprscope.grid), keyed here by flag: values Triton never takes are refused (exit 2)
 _FIELD_OF = {flag: f for f, flag, _ in INT_AXES}

@@ -214,7 +214,7 @@ FrontierOpt = Annotated[bool, typer.Option(
     "--frontier", help="Compile every occupancy level too: each strategy's spill-free occupancy and the spills at "
     "the next level")]
 PresetOpt = Annotated[list[str] | None, typer.Option(
-    "--preset", help="prefill, decode or gqa, repeatable (report bench: also targets, the two prefill target cases)")]
+    "--preset", help="prefill, decode or gqa, repeatable")]
 KvHeadsOpt = Annotated[int | None, typer.Option(
     "--kv-heads", min=1, help="K/V heads of --shape cases that give none (grouped-query attention; must divide H) "
     "\\[default: H]")]
@@ -231,24 +231,6 @@ CommandArg = Annotated[list[str] | None, typer.Argument(
 CacheDirArg = Annotated[Path | None, typer.Argument(
     help="Triton cache directory \\[default: $TRITON_CACHE_DIR, else ~/.triton/cache]")]
 ReleaseArg = Annotated[str, typer.Argument(help="The release to delete, e.g. 3.8.0")]
-# vgprscope report
-ReportDirOpt = Annotated[Path, typer.Option("--out", help="The directory the report's files are written to")]
-ReportArchOpt = Annotated[list[str] | None, typer.Option(
-    "--arch", "-a", callback=nonempty_names, help="The archs to write a report for, repeatable \\[default: the "
-    "committed reports' archs]")]
-FrontierSettingsOpt = Annotated[str, typer.Option(
-    "--frontier-settings", help="The settings whose frontier is compiled (production, seeds; the others get the "
-    "compare table only)")]
-AutotuneTargetsOpt = Annotated[bool, typer.Option(
-    "--autotune-targets", help="Also autotune every variant at the target cases (B4 H32 N4096 D128, causal and not)")]
-TmaOpt = Annotated[bool, typer.Option(
-    "--tma", help="Also time knob tma=1 (K/V through tensor descriptors) against pointer loads at the prefill "
-    "target cases (baseline) and the decode target cases (split-k)")]
-CudaGraphDecodeOpt = Annotated[bool, typer.Option(
-    "--cuda-graph-decode", help="Time the decode cases (Nq <= 16) again as CUDA graph replays, variants and SDPA "
-    "alike")]
-AutotuneDecodeOpt = Annotated[str, typer.Option(
-    "--autotune-decode", help="Comma-separated variants to autotune at the decode target cases")]
 # the occupancy calculator's counts
 VgprsOpt = Annotated[int | None, typer.Option(
     "--vgprs", help="AMD: arch VGPRs per wave (`; NumVgprs:`); AGPRs go to --agprs")]

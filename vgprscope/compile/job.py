@@ -19,10 +19,7 @@ import json
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-# Argument kinds of a launch as facts (``Arg.type``): a pointer is ``*<dtype>``; the others are these.
-INT_TYPES = ("i32", "i64", "u64")  # by the value's range, as Triton's binder classifies it
-FLOAT = "fp32"  # a Python float (the JIT passes it as fp32)
-BOOL = "u1"
+# An argument of a launch as facts (``Arg.type``): a pointer is ``*<dtype>``, a scalar its Triton type, or:
 CONSTEXPR = "constexpr"  # a constexpr parameter, or a value the JIT always folds (None)
 
 
@@ -47,10 +44,6 @@ class Arg:
     @property
     def value(self) -> Any:
         return json.loads(self.value_json)
-
-    @property
-    def is_pointer(self) -> bool:
-        return self.type.startswith("*")
 
     def as_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"name": self.name, "type": self.type}

@@ -6,8 +6,8 @@ variant's request (``defaults``, ``shape=1x32x1x8192x8``), a captured launch's a
 index or its argument types and ordinal. Keying by slot rather than by the config's hash is what lets the
 gate compare a changed default or a grown autotune config with what it replaced.
 
-Schema 2 is written; schema 1 (keyed by the config's hash; users have committed such files) is read too,
-each entry's slot derived as the run derives it (``LegacySlots``). A file is read strictly: duplicate keys,
+Schema 2 is written and read; a schema-1 file (keyed by the config's hash, without slots) is refused with one
+line saying to re-save it. A file is read strictly: duplicate keys,
 an ``ok`` entry without usage or occupancy, a count that is not a non-negative integer (``true`` is an int
 in Python) or is larger than a compiler writes, a usage its arch cannot hold or a status it does not
 explain (``_check_fits``), and a key that does not match its entry are each one ``NotComparableError`` line.
@@ -18,8 +18,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import MISSING, dataclass, field, fields, replace
 from pathlib import Path
@@ -28,14 +27,13 @@ from typing import Any
 from ..errors import NotComparableError, OutputError, UsageError
 from ..fsutil import atomic_write, check_writable
 from ..records import (
-    USAGE_CLASSES, Config, LaunchConfig, Record, ResourceUsage, config_from_dict, usage_from_dict,
+    USAGE_CLASSES, Config, Record, ResourceUsage, config_from_dict, usage_from_dict,
     usage_to_dict,
 )
 from .metrics import entry_metrics
 
 SCHEMA = "vgprscope-baseline"
 SCHEMA_VERSION = 2
-READS = (1, 2)  # the schema versions load_baseline reads (1: keyed by config hash, slots derived)
 DEFAULT_BASELINE = "vgprscope-baseline.json"
 
 
@@ -83,13 +81,12 @@ class Entry:
                 "occupancy": dict(self.occupancy) if self.occupancy else None}
 
     @classmethod
-    def from_json(cls, d: Any, slot: str | None = None) -> Entry:
-        """One entry of a baseline file (``slot``: schema 1's derived slot); ValueError / KeyError /
-        TypeError, each naming what is wrong, on anything malformed."""
+    def from_json(cls, d: Any) -> Entry:
+        """One entry of a baseline file; ValueError / KeyError / TypeError, each naming what is wrong, on
+        anything malformed."""
         if not isinstance(d, dict):
             raise TypeError("is not an object")
-        names = ("variant", "kernel", "arch", "config_key", "status") + (("slot",) if slot is None else ())
-        for name in names:
+        for name in ("variant", "kernel", "arch", "slot", "config_key", "status"):
             if not isinstance(d[name], str) or not d[name]:
                 raise TypeError(f"has {name} {d[name]!r}, not a non-empty string")
         if not isinstance(d["config"], dict):
@@ -106,7 +103,7 @@ class Entry:
         source_hash = d.get("source_hash", "")
         if not isinstance(source_hash, str):
             raise TypeError(f"has source_hash {source_hash!r}, not a string")
-        return cls(variant=d["variant"], kernel=d["kernel"], arch=d["arch"], slot=d["slot"] if slot is None else slot,
+        return cls(variant=d["variant"], kernel=d["kernel"], arch=d["arch"], slot=d["slot"],
                    config=config, config_key=d["config_key"], status=d["status"], usage=usage,
                    occupancy=occupancy, source_hash=source_hash)
 
@@ -219,7 +216,6 @@ class Baseline:
     set: Mapping[str, Any] = field(default_factory=dict)  # the configured set it was saved from (for readers)
     vgprscope_version: str = ""
     schema_version: int = field(default=SCHEMA_VERSION, compare=False)  # as read
-    notes: tuple[str, ...] = field(default=(), compare=False)  # what reading it had to say (schema 1)
 
     @classmethod
     def of(cls, entries: Iterable[Entry], triton_version: str, set_: Mapping[str, Any] | None = None) -> Baseline:
@@ -245,66 +241,6 @@ class Baseline:
 # A list of numbers or simple strings on one line: shapes and limiters are read at a glance, not one
 # element per line (strings with commas, brackets or braces are never inside such a list here).
 _SCALAR_LIST = re.compile(r"\[\s*\n([^\[\]{}]*?)\n\s*\]")
-
-
-# ---- schema 1: slots derived ------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class LegacySlots:
-    """How a schema-1 entry gets the slot its key lacked, the way the run derives ``Record.slot``. The
-    knowledge is the sources', handed in by the caller (the gate knows no variant or capture format):
-
-    - ``variant_slot(config, arch, tables)``: a bundled variant's entry -> the slot of the most specific of
-      the file's ``set.configs`` tables whose given fields all match its config (None: none matches);
-    - ``launch_slot(config, ordinal)``: a captured launch -> its slot (autotune key and index, or argument
-      types and the ordinal among the kernel's launches of those types);
-    - ``capture_slots``: (label, kernel, config hash) -> slot of every launch of the run's capture: a
-      launch still captured with the same config takes its own slot, whatever its ordinal was.
-    An entry that cannot be given a slot keeps ``v1 config HASH``: it matches nothing, so the gate shows
-    it as missing (a failure) and a note says to re-save."""
-
-    variant_slot: Callable[[Config, str, Sequence[Mapping[str, Any]]], str | None] | None = None
-    launch_slot: Callable[[LaunchConfig, int], str] | None = None
-    capture_slots: Mapping[tuple[str, str, str], str] = field(default_factory=dict)
-
-
-def _unresolved(config_key: str) -> str:
-    return f"v1 config {config_key}"
-
-
-def _v1_slots(raw: Mapping[str, Entry], set_: Mapping[str, Any], legacy: LegacySlots) -> dict[str, str]:
-    """key -> slot for the entries of a schema-1 file (parsed with an empty slot)."""
-    given = set_.get("configs")
-    tables: list[Mapping[str, Any]] = given if isinstance(given, list) else []
-    slots: dict[str, str] = {}
-    # plain launches by label, kernel, arch and argument types: (slots taken by exact matches, the others)
-    groups: dict[tuple[str, str, str, tuple[str, ...]], tuple[set[str], list[str]]] = {}
-    for key, e in raw.items():
-        if isinstance(e.config, LaunchConfig):
-            types = tuple(a.type for a in e.config.args if a.type != "constexpr")
-            known = legacy.capture_slots.get((e.variant, e.kernel, e.config_key))
-            group = groups.setdefault((e.variant, e.kernel, e.arch, types), (set(), []))
-            if known is not None:
-                slots[key] = known
-                group[0].add(known)
-            elif e.config.autotune is not None and legacy.launch_slot is not None:
-                slots[key] = legacy.launch_slot(e.config, 0)  # the autotune index is in the config
-            else:
-                group[1].append(key)
-        else:
-            found = legacy.variant_slot(e.config, e.arch, tables) if legacy.variant_slot else None
-            slots[key] = found if found is not None else _unresolved(e.config_key)
-    # A launch still captured with the same config took its slot above; a group's one remaining launch
-    # takes the first ordinal those left free (the launch whose config changed, or a gone one's). More than
-    # one left: which was which is not recorded.
-    for taken, keys in groups.values():
-        config = raw[keys[0]].config if keys else None
-        if len(keys) == 1 and legacy.launch_slot is not None and isinstance(config, LaunchConfig):
-            ordinal = next(i for i in range(len(taken) + 1) if legacy.launch_slot(config, i) not in taken)
-            slots[keys[0]] = legacy.launch_slot(config, ordinal)
-        else:
-            slots.update({k: _unresolved(raw[k].config_key) for k in keys})
-    return slots
 
 
 # ---- reading and writing ----------------------------------------------------------------------------
@@ -343,17 +279,18 @@ def _read(path: Path) -> dict[str, Any]:
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
         raise NotComparableError(f"{path} is not a vgprscope baseline (no \"schema\": \"{SCHEMA}\")")
     version = doc.get("schema_version")
-    if type(version) is not int or version not in READS:
-        raise NotComparableError(f"baseline {path} has schema version {version!r}; this vgprscope reads versions "
-                                 f"{' and '.join(map(str, READS))}: re-create it with `vgprscope baseline save`")
+    if type(version) is int and version < SCHEMA_VERSION:  # schema 1: keyed by config hash, no slots
+        raise NotComparableError(f"baseline {path} has schema version {version}, which this vgprscope does not "
+                                 "read: re-save with `vgprscope baseline save`")
+    if type(version) is not int or version != SCHEMA_VERSION:
+        raise NotComparableError(f"baseline {path} has schema version {version!r}; this vgprscope reads version "
+                                 f"{SCHEMA_VERSION}: re-create it with `vgprscope baseline save`")
     return doc
 
 
-def load_baseline(path: Path, legacy: LegacySlots | Callable[[], LegacySlots] | None = None) -> Baseline:
-    """Read a baseline file (schema 1 or 2); NotComparableError (one line) when it is missing, unreadable,
-    corrupt in any way, or empty (a baseline of nothing gates nothing). ``legacy``: how a schema-1 file's
-    entries get their slots, or a function giving it (called only for such a file); without it none can,
-    and every entry then matches nothing."""
+def load_baseline(path: Path) -> Baseline:
+    """Read a baseline file (schema 2); NotComparableError (one line) when it is missing, unreadable, of
+    another schema version, corrupt in any way, or empty (a baseline of nothing gates nothing)."""
     path = Path(path)
     doc = _read(path)
     entries, triton, set_ = doc.get("entries"), doc.get("triton_version"), doc.get("set") or {}
@@ -362,33 +299,18 @@ def load_baseline(path: Path, legacy: LegacySlots | Callable[[], LegacySlots] | 
     if not entries:
         raise NotComparableError(f"baseline {path} has no entries: it gates nothing; save it again with "
                                  "`vgprscope baseline save`")
-    version = doc["schema_version"]
     parsed: dict[str, Entry] = {}
     for key, raw in entries.items():
         try:
-            entry = Entry.from_json(raw, slot="" if version == 1 else None)
-            stored = f"{entry.key}{entry.config_key}" if version == 1 else entry.key
-            if stored != key:
-                raise ValueError(f"is stored under a key that does not match its fields ({stored})")
+            entry = Entry.from_json(raw)
+            if entry.key != key:
+                raise ValueError(f"is stored under a key that does not match its fields ({entry.key})")
         except KeyError as exc:
             raise NotComparableError(f"baseline {path} is corrupt: entry {key!r} lacks {exc}") from None
         except (TypeError, ValueError, AttributeError) as exc:
             raise NotComparableError(f"baseline {path} is corrupt: entry {key!r} {exc}") from None
         parsed[key] = entry
-    notes: tuple[str, ...] = ()
-    if version == 1:
-        rules = legacy() if callable(legacy) else legacy
-        slots = _v1_slots(parsed, set_, rules or LegacySlots())
-        converted = [replace(e, slot=slots[k]) for k, e in parsed.items()]
-        by_key = Counter(e.key for e in converted)
-        # two schema-1 entries given one slot (two configs of one request): neither is trusted
-        converted = [e if by_key[e.key] == 1 else replace(e, slot=_unresolved(e.config_key)) for e in converted]
-        lost = sum(e.slot.startswith("v1 config ") for e in converted)
-        notes = (f"{path.name} is a schema-1 baseline (keyed by config hash): each entry was given its slot as "
-                 "the run derives it" + (f"; {lost} could not be and show as missing" if lost else "") +
-                 "; `vgprscope baseline save` rewrites it as schema 2",)
-        parsed = {e.key: e for e in sorted(converted, key=lambda e: e.key)}
-    return Baseline(triton, parsed, set_, str(doc.get("vgprscope_version", "")), version, notes)
+    return Baseline(triton, parsed, set_, str(doc.get("vgprscope_version", "")), doc["schema_version"])
 
 
 @contextmanager
@@ -432,8 +354,7 @@ def _locked(path: Path) -> Iterator[None]:
         os.close(fd)
 
 
-def save_baseline(path: Path, baseline: Baseline, *, replaces: Callable[[Entry], bool] | None = None,
-                  legacy: LegacySlots | Callable[[], LegacySlots] | None = None) -> Baseline:
+def save_baseline(path: Path, baseline: Baseline, *, replaces: Callable[[Entry], bool] | None = None) -> Baseline:
     """Write ``baseline`` whole or not at all (``atomic_write``), one save of a file at a time (a lock).
 
     ``replaces``: this is a save of part of the set; the entries of the file as it is once the lock is
@@ -447,7 +368,7 @@ def save_baseline(path: Path, baseline: Baseline, *, replaces: Callable[[Entry],
         raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
     with _locked(path):
         if replaces is not None and path.exists():
-            old = load_baseline(path, legacy)
+            old = load_baseline(path)
             if old.triton_version != baseline.triton_version:
                 raise UsageError(f"{path} was compiled with Triton {old.triton_version}, this is "
                                  f"{baseline.triton_version}: save the whole set (without --variant / --arch) "

@@ -2,8 +2,8 @@
 baseline lives, the rules, and which missing entries are accepted. Read from ``[tool.vgprscope]`` in the
 nearest ``pyproject.toml`` or from a file given by ``--config`` (the same table, or the same keys at the top
 level of a ``vgprscope.toml``). Nothing here compiles or loads a kernel: the caller turns the set into
-compile jobs (``vgprscope.cli.gate`` today) and checks the config tables with the variants' own rules
-(``vgprscope.attention.gate``, which also hands the caller the default set).
+compile jobs (``vgprscope.cli.check`` today) and checks the config tables with the variants' own rules
+(``vgprscope.attention.defaults``, which also hands the caller the default set).
 
 ```toml
 [tool.vgprscope]

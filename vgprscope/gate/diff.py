@@ -1,4 +1,4 @@
-"""Baseline vs current, entry by entry: ``compare`` -> ``GateResult`` (typed verdicts, no text, no exit
+"""Baseline vs current, entry by entry: ``judge`` -> ``GateResult`` (typed verdicts, no text, no exit
 codes: the report formats them, the CLI maps them to 0 / 1 / 2).
 
 Entries are matched by key (label / kernel / arch / slot), so a slot whose config changed (a new default,
@@ -179,7 +179,7 @@ class GateResult:
         return tuple(e for e in self.entries if e.config_changed)
 
 
-def compare(baseline: Baseline, current: Sequence[Entry], rules: RuleSet = RuleSet(), *,
+def judge(baseline: Baseline, current: Sequence[Entry], rules: RuleSet = RuleSet(), *,
             in_scope: Callable[[Entry], bool] | None = None, accept_missing: Callable[[Entry], bool] | None = None,
             fail_on_change: bool = False, current_triton: str | None = None,
             notes: Sequence[str] = ()) -> GateResult:
@@ -214,7 +214,7 @@ def compare(baseline: Baseline, current: Sequence[Entry], rules: RuleSet = RuleS
                                    fail_on_change or not accepted, accepted))
     ordered = sorted(diffs, key=lambda d: (not d.fails, _ORDER[d.change]))  # stable: set order within a group
     return GateResult(tuple(ordered), baseline.triton_version, current_triton or baseline.triton_version,
-                      fail_on_change, (*baseline.notes, *notes))
+                      fail_on_change, tuple(notes))
 
 
-__all__ = ["Change", "Cliff", "EntryDiff", "GateResult", "MetricDiff", "Mode", "State", "StatusDiff", "compare", "diff_entry"]
+__all__ = ["Change", "Cliff", "EntryDiff", "GateResult", "MetricDiff", "Mode", "State", "StatusDiff", "diff_entry", "judge"]

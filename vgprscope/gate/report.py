@@ -1,6 +1,6 @@
 """The gate's results as text: terminal table, markdown (PR comment / step summary), JSON, GitHub
 annotations, and github-action-benchmark's ``customSmallerIsBetter`` list. Formatting only: the verdicts
-come from ``diff.compare``, the exit code from the CLI.
+come from ``diff.judge``, the exit code from the CLI.
 
 The terminal table never cuts a word: when the default view does not fit the width with whole words, it
 gives way step by step (``_LEVELS``), each step moving what it drops into the row's footnote or a legend,

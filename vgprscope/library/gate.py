@@ -1,6 +1,6 @@
 """The register gate's run: the configuration (``gate.config``, pure data) with the caller's overrides, its
 set compiled here (the gate package compiles nothing), the baseline read and the diff taken. Exit codes
-stay the CLI's (``cli/gate.py``); ``vgprscope.check`` returns the verdict."""
+stay the CLI's (``cli/check.py``); ``vgprscope.check`` returns the verdict."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from ..errors import TritonUnavailableError
 
 if TYPE_CHECKING:
     from .results import BaselineSaveResult
-    from ..gate.baseline import Entry, LegacySlots
+    from ..gate.baseline import Entry
     from ..gate.config import GateConfig, GateSet
     from ..gate.diff import GateResult
     from ..attention.variants import Variant
@@ -25,14 +25,14 @@ def settings(config: Path | None, baseline: Path | None, variant: Sequence[str] 
     configs, and the config tables checked (before anything compiles)."""
     from dataclasses import replace
 
-    from ..attention import gate as attention_gate
+    from ..attention import defaults as attention_defaults
     from ..gate.config import load_gate_config
 
     cfg = load_gate_config(config).with_overrides(variant, arch, kernel_dir, baseline, rules or (), capture,
                                                   allow_missing, strict)
     if not cfg.set.configs:
-        cfg = replace(cfg, set=replace(cfg.set, configs=attention_gate.DEFAULT_CONFIGS))
-    attention_gate.requests(cfg.set.configs, cfg.where)
+        cfg = replace(cfg, set=replace(cfg.set, configs=attention_defaults.DEFAULT_CONFIGS))
+    attention_defaults.requests(cfg.set.configs, cfg.where)
     return cfg
 
 
@@ -103,43 +103,16 @@ def compile_set(cfg: GateConfig, jobs: int | None = None, use_cache: bool = True
                 cache_dir: Path | str | None = None, toolchain: Any = None) -> list[Entry]:
     """The set's entries: the sweep the configuration describes, run here (by ``toolchain``, a
     ``compile.toolchains.Toolchain``, when given)."""
-    from ..attention import gate as attention_gate
+    from ..attention import defaults as attention_defaults
     from ..gate.baseline import entries_of
     from .tasks import Selection, sweep
 
     s = cfg.set
-    sel = Selection.of(list(s.variants), list(s.archs), attention_gate.requests(s.configs, cfg.where), s.kernel_dir,
+    sel = Selection.of(list(s.variants), list(s.archs), attention_defaults.requests(s.configs, cfg.where), s.kernel_dir,
                        s.capture, overrides=False, toolchains=(toolchain,) if toolchain is not None else ())
     # the gate's set is its own: no grid guard (its size is the configuration's)
     return entries_of(sweep(sel, jobs=jobs, use_cache=use_cache, cache_dir=cache_dir, yes=True,
                             on_progress=on_progress))
-
-
-def legacy(cfg: GateConfig) -> LegacySlots:
-    """How a schema-1 baseline's entries get their slots: as the sources derive Record.slot."""
-    from ..attention import gate as attention_gate
-    from ..gate.baseline import LegacySlots
-    from ..sources.capture import launch_slot
-
-    def slot_of_launch(config: Any, ordinal: int) -> str:
-        from types import SimpleNamespace
-
-        # launch_slot reads a launch's autotune pick and argument types: the config holds both
-        at = config.autotune
-        x = SimpleNamespace(args=[{"name": a.name, "type": a.type} for a in config.args], autotune=None if at is None
-                            else {"index": at.index, "count": at.count, "declared": at.declared, "key": list(at.key)})
-        return launch_slot(x, ordinal)  # type: ignore[arg-type]
-
-    captured = {}
-    if cfg.set.capture is not None and cfg.set.archs:
-        from ..archs import get_arch
-        from ..sources.capture import capture_tasks, load_capture
-
-        # each launch's slot as the capture source gives it (derived from the current source), by its
-        # config's hash
-        for t in capture_tasks(load_capture(cfg.set.capture), [get_arch(cfg.set.archs[0])]):
-            captured[(t.row.label, t.row.kernel, t.row.config.key())] = t.row.slot
-    return LegacySlots(attention_gate.variant_slot, slot_of_launch, captured)
 
 
 def part(cfg: GateConfig, variant: Sequence[str] | None, arch: Sequence[str] | None) -> Callable[[Entry], bool] | None:
@@ -163,10 +136,10 @@ def run_check(config: Path | None, baseline: Path | None, variant: Sequence[str]
     was named (``--triton``), so the baseline's other Triton version is the point, a note and no error."""
     from ..compile.engine import triton_version
     from ..gate.baseline import check_triton_version, load_baseline
-    from ..gate.diff import compare
+    from ..gate.diff import judge
 
     cfg = settings(config, baseline, variant, arch, kernel_dir, rule or (), capture, allow_missing, strict)
-    base = load_baseline(cfg.baseline, lambda: legacy(cfg))
+    base = load_baseline(cfg.baseline)
     tv = toolchain.version if toolchain is not None else triton_version()
     if preview and base.triton_version != tv:
         note: str | None = (f"Triton {tv} (--triton) against a baseline compiled with Triton "
@@ -176,7 +149,7 @@ def run_check(config: Path | None, baseline: Path | None, variant: Sequence[str]
     check_targets(cfg.set.archs, toolchain)
     cfg.rules.check_variants([*labels(cfg.set), *(e.variant for e in base.entries.values())])
     entries = compile_set(cfg, jobs, use_cache, on_progress, cache_dir, toolchain)
-    result = compare(base, entries, cfg.rules, in_scope=part(cfg, variant, arch), accept_missing=cfg.accepts_missing,
+    result = judge(base, entries, cfg.rules, in_scope=part(cfg, variant, arch), accept_missing=cfg.accepts_missing,
                      fail_on_change=fail_on_change, current_triton=tv, notes=[note] if note else [])
     return result, cfg, entries
 
@@ -208,7 +181,7 @@ def save(config: Path | None, baseline: Path | None, variant: Sequence[str] | No
     if toolchain is not None and toolchain.settings:  # what the numbers were compiled with
         described |= {"settings": dict(toolchain.settings)}
     new = Baseline.of(entries, tv, described)
-    written = save_baseline(cfg.baseline, new, replaces=part(cfg, variant, arch), legacy=lambda: legacy(cfg))
+    written = save_baseline(cfg.baseline, new, replaces=part(cfg, variant, arch))
     return BaselineSaveResult(tuple(entries), written, cfg.baseline, tv, cfg)
 
 

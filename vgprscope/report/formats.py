@@ -27,8 +27,6 @@ from .machine import Machine
 PIPE_WIDTH = 100
 # --wide renders every column at its natural width, up to this many columns (a guard, not a layout).
 WIDE_LIMIT = 1000
-WIDTH_HELP = ("Tables fit the terminal; in a pipe or file they are $COLUMNS wide, else 100. "
-              "--wide shows every column.")
 
 
 # True while a command renders for --output FILE: laid out as for a pipe, whatever stdout is
@@ -526,12 +524,3 @@ def md_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
 def _plain(cell: Any) -> str:
     """A cell as plain text: a rich Text loses its style, keeps its characters (markers included)."""
     return getattr(cell, "plain", None) if hasattr(cell, "plain") else str(cell)
-
-
-# ---- kept for callers of the earlier API ------------------------------------------------------------
-
-
-def to_markdown(records: Sequence[Record], machine: Machine, title: str | None = None) -> str:
-    from .records_view import to_markdown as records_md
-
-    return records_md(records, machine, title)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..archs import Arch
-from ..capture.model import Capture, CapturedKernel, CapturedLaunch, load_capture
+from ..capture.model import Capture, CapturedKernel, CapturedLaunch
 from ..compile.engine import RowInfo, Task, target_of
 from ..backends import BACKENDS
 from ..compile.job import Arg, CompileJob, FunctionSource, Target
@@ -27,7 +27,7 @@ from .inductor import THRESHOLD_EXTRA, inductor_slot, spill_threshold
 if TYPE_CHECKING:
     from ..compile.engine import Engine
 
-__all__ = ["capture_tasks", "load_capture", "launch_config", "launch_slot", "slot_of", "CaptureImportError"]
+__all__ = ["capture_tasks", "launch_config", "slot_of", "CaptureImportError"]
 
 BACKENDS_BY_NAME = {b.name: b for b in BACKENDS}
 
@@ -107,9 +107,6 @@ def slot_of(types: str, config_index: int | None, ordinal: int) -> str:
     return f"autotune ({types}){f' #{ordinal + 1}' if ordinal else ''} cfg {config_index + 1}"
 
 
-def launch_slot(x: CapturedLaunch, ordinal: int) -> str:
-    """The slot of a recorded launch (see ``slot_of``)."""
-    return slot_of(_types(x.args), x.autotune["index"] if x.autotune else None, ordinal)
 
 
 def options_for(x: CapturedLaunch, target: Target) -> dict:
@@ -303,7 +300,3 @@ def shown_path(path: Path) -> str:
         return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
     except ValueError:
         return str(path)
-
-
-def capture_file_tasks(capture_file: Path, archs: list[Arch], engine: Engine | None = None) -> list[Task]:
-    return capture_tasks(load_capture(capture_file), archs, engine)

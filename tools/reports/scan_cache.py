@@ -2,7 +2,7 @@
 release: the stored rows (registers and memory from each cubin, spill bytes with their source) and, with
 archs, the TTIR retargeted by the release that wrote it.
 
-    vgprscope report scan-cache DIR [--triton 3.6.0] [--arch gfx942] [--out reports]   # writes scan-DIR.md
+    python -m tools.reports scan-cache DIR [--triton 3.6.0] [--arch gfx942] [--out reports]   # writes scan-DIR.md
 """
 
 from __future__ import annotations
@@ -11,18 +11,18 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-COMMAND = "vgprscope report scan-cache"
+COMMAND = "python -m tools.reports scan-cache"
 
 
 def scan_cache_report(directory: Path, out: Path, *, triton: str | None = None, arch: Sequence[str] = (),
                       jobs: int | None = None, on_progress: Callable[[int, int], None] | None = None) -> list[Path]:
     """Scan ``directory`` (with ``arch``: retargeted, by ``triton`` where its entries were written by it) and
     write ``out/scan-NAME.md`` (NAME: the directory's name); the files written."""
-    from ..api import scan
-    from ...fsutil import atomic_write
-    from ...report.formats import md_table
-    from ...report.machine import compile_only
-    from ...report.rows import fmt_lds, fmt_regs, fmt_scratch, fmt_spills_full, occupancy_label
+    from vgprscope.library.api import scan
+    from vgprscope.fsutil import atomic_write
+    from vgprscope.report.formats import md_table
+    from vgprscope.report.machine import compile_only
+    from vgprscope.report.rows import fmt_lds, fmt_regs, fmt_scratch, fmt_spills_full, occupancy_label
 
     directory = Path(directory).expanduser()
     result = scan(directory, arch=list(arch) or None, jobs=jobs, triton=triton, on_progress=on_progress)

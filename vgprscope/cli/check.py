@@ -36,13 +36,6 @@ def _on_actions() -> bool:
     return os.environ.get("GITHUB_ACTIONS") == "true"
 
 
-def _legacy(cfg):
-    """How a schema-1 baseline's entries get their slots (``library.gate.legacy``)."""
-    from ..library.gate import legacy
-
-    return legacy(cfg)
-
-
 def _variant_files(cfg) -> dict[str, str]:
     """variant -> its kernel file relative to the working directory, for annotations on the PR diff."""
     from ..library.gate import selected_variants

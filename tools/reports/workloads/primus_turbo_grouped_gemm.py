@@ -6,7 +6,7 @@ is the repository's own at e29a9b36^ (the commit before the fix; MIT license); i
 answered here, its knob helper is its own file. The reproduction of reports/upstream-regressions.md:
 
     git clone -q https://github.com/AMD-AGI/Primus-Turbo primus-turbo && git -C primus-turbo checkout -q e29a9b36^
-    TRITON_INTERPRET=1 vgprscope capture -o primus-vk.json -- python -m vgprscope.library.reports.workloads.primus_turbo_grouped_gemm primus-turbo
+    TRITON_INTERPRET=1 vgprscope capture -o primus-vk.json -- python -m tools.reports.workloads.primus_turbo_grouped_gemm primus-turbo
     vgprscope diff --triton 3.7.1 --triton 3.8.0 --capture primus-vk.json --arch gfx942
 
 The fix's own tile (BLOCK_K 32): the same commands on a checkout of e29a9b36.

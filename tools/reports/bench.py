@@ -1,6 +1,6 @@
 """On a GPU: run the bench presets and write reports/bench-<gpu>.md, a CSV and PNG charts.
 
-    vgprscope report bench [--out reports] [--preset prefill --preset decode] [--rep-ms 200]
+    python -m tools.reports bench [--out reports] [--preset prefill --preset decode] [--rep-ms 200]
 
 One CSV row per measurement (stamped with GPU, driver, torch, Triton, date, git sha). The report checks
 issue 5's and issue 13's targets and says by how much any is missed. The pseudo-preset ``targets`` is the
@@ -15,7 +15,7 @@ from itertools import product
 from pathlib import Path
 from typing import Any
 
-COMMAND = "vgprscope report bench"
+COMMAND = "python -m tools.reports bench"
 # the probe that found it, since removed (its result is this report's): `git show 53b3660:scripts/probe_warp_specialize.py`
 PROBE = "53b3660:scripts/probe_warp_specialize.py"
 
@@ -250,17 +250,17 @@ def bench_report(out: Path, *, presets: Sequence[str] = (), rep_ms: float = 200.
     args = SimpleNamespace(out=out, preset=list(presets) or None, rep_ms=rep_ms, budget_s=budget_s,
                            strategies=strategies, autotune_targets=autotune_targets, tma=tma,
                            cuda_graph_decode=cuda_graph_decode, autotune_decode=autotune_decode)
-    from ...attention.config import ConfigRequest
-    from ...attention.variants import select_variants
-    from ...bench.cases import build_cases
-    from ...bench.device import current_gpu, machine
-    from ...bench.output import to_csv, to_markdown
-    from ...bench.runner import BenchOptions, run_bench
-    from ...extras import require_torch
-    from ...fsutil import atomic_write
-    from ...report.formats import md_table
+    from vgprscope.attention.config import ConfigRequest
+    from vgprscope.attention.variants import select_variants
+    from vgprscope.bench.cases import build_cases
+    from vgprscope.bench.device import current_gpu, machine
+    from vgprscope.bench.output import to_csv, to_markdown
+    from vgprscope.bench.runner import BenchOptions, run_bench
+    from vgprscope.extras import require_torch
+    from vgprscope.fsutil import atomic_write
+    from vgprscope.report.formats import md_table
 
-    require_torch("vgprscope report bench")
+    require_torch("python -m tools.reports bench")
 
     gpu = current_gpu()
     m = machine(gpu)

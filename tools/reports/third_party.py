@@ -1,7 +1,7 @@
 """reports/third-party-liger-kernel.md: liger-kernel's Triton kernels, as its own ops launch them, on the
 archs of the report, through `vgprscope capture` (CPU, Triton's interpreter) and `analyze --capture`.
 
-    vgprscope report third-party [--out reports]     # writes third-party-liger-kernel.md
+    python -m tools.reports third-party [--out reports]     # writes third-party-liger-kernel.md
 """
 
 from __future__ import annotations
@@ -15,20 +15,21 @@ from collections import Counter
 from pathlib import Path
 
 ARCHS = ("gfx90a", "gfx942", "gfx950", "sm_80", "sm_90")
-COMMAND = "vgprscope report third-party"
-OPS = "vgprscope.library.reports.workloads.liger_ops"  # the workload captured: liger-kernel's public ops
+COMMAND = "python -m tools.reports third-party"
+ROOT = Path(__file__).resolve().parents[2]  # the repository root, where `tools` is importable
+OPS = "tools.reports.workloads.liger_ops"  # the workload captured: liger-kernel's public ops
 
 
 def third_party_report(out: Path, *, jobs: int | None = None) -> list[Path]:
     """Capture liger-kernel's ops on the CPU and write ``out/third-party-liger-kernel.md``; the files written.
     Needs liger-kernel (the test extra pins it) and torch."""
-    from ..api import analyze
-    from ...capture.model import load_capture
-    from ...errors import MissingExtraError, VgprscopeError
-    from ...fsutil import atomic_write
-    from ...report.formats import md_table
-    from ...report.machine import compile_only
-    from ...report.rows import fmt_lds, fmt_regs, fmt_scratch, fmt_spills_full, occupancy_label
+    from vgprscope.library.api import analyze
+    from vgprscope.capture.model import load_capture
+    from vgprscope.errors import MissingExtraError, VgprscopeError
+    from vgprscope.fsutil import atomic_write
+    from vgprscope.report.formats import md_table
+    from vgprscope.report.machine import compile_only
+    from vgprscope.report.rows import fmt_lds, fmt_regs, fmt_scratch, fmt_spills_full, occupancy_label
 
     try:
         version = importlib.metadata.version("liger-kernel")
@@ -39,7 +40,7 @@ def third_party_report(out: Path, *, jobs: int | None = None) -> list[Path]:
         cap_file = Path(tmp) / "liger.json"
         done = subprocess.run([sys.executable, "-m", "vgprscope", "capture", "-o", str(cap_file), "--",
                                sys.executable, "-m", OPS], capture_output=True, text=True,
-                              env={**os.environ, "TRITON_INTERPRET": "1"})
+                              env={**os.environ, "TRITON_INTERPRET": "1"}, cwd=ROOT)
         if done.returncode != 0:
             raise VgprscopeError(f"the capture of liger-kernel's ops failed ({done.returncode}): "
                                  f"{done.stderr.strip().splitlines()[-1] if done.stderr.strip() else 'no output'}")

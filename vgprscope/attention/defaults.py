@@ -4,7 +4,6 @@ attention knowledge stays out of the gate).
 - ``DEFAULT_CONFIGS``: the gate's default set of config requests, as ``[tool.vgprscope] configs`` tables.
 - ``config_request`` / ``requests``: a ``configs`` table checked field by field (head dim, dtype, shape with
   its K/V heads, ...) and turned into the variants' ``ConfigRequest``.
-- ``variant_slot``: the slot (``Record.slot``) a schema-1 baseline entry of a variant stood for.
 """
 
 from __future__ import annotations
@@ -13,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..errors import UsageError
-from .config import DTYPES, AttentionConfig, ConfigRequest, request_label
+from .config import DTYPES, ConfigRequest
 
 # Each variant at its defaults on the reference prefill shape, and one grouped-query decode shape (Llama 3 8B's
 # 32 query heads over 8 K/V heads, one query row, 8k keys): the packed decode kernels and their tiles.
@@ -59,37 +58,3 @@ def config_request(table: Any, where: str) -> ConfigRequest:
 def requests(tables: Sequence[Mapping[str, Any]], where: str) -> list[ConfigRequest]:
     """The gate's ``configs`` tables as requests (``DEFAULT_CONFIGS`` when there are none)."""
     return [config_request(t, f"{where} configs[{i}]") for i, t in enumerate(tables or DEFAULT_CONFIGS)]
-
-
-def _matches(config: dict[str, Any], name: str, value: Any) -> bool:
-    if name == "extra":
-        return isinstance(value, Mapping) and all(config["extra"].get(k) == v for k, v in value.items())
-    if name == "shape":
-        return isinstance(value, (list, tuple)) and list(config["shape"]) == list(value)
-    return name in config and config[name] == value
-
-
-def variant_slot(config: Any, arch: str, tables: Sequence[Mapping[str, Any]]) -> str | None:
-    """The slot of a schema-1 entry: the label of the most specific of the file's ``set.configs`` tables
-    whose given fields all match the entry's config (the first such in the set's order), fields of the
-    other vendor's backend options aside (they are dropped from its configs). None: none matches."""
-    from ..archs import get_arch
-    from ..backends import foreign_options
-
-    if not isinstance(config, AttentionConfig):
-        return None
-    d = config.as_dict()
-    other = foreign_options(get_arch(arch))
-    best: tuple[int, Mapping[str, Any]] | None = None
-    for table in tables:
-        if not isinstance(table, Mapping):
-            continue
-        given = {k: v for k, v in table.items() if k not in other}
-        if all(_matches(d, k, v) for k, v in given.items()) and (best is None or len(given) > best[0]):
-            best = (len(given), table)
-    if best is None:
-        return None
-    try:
-        return request_label(config_request(best[1], "baseline set"))
-    except UsageError:  # a table this version would refuse: no slot it could have compiled
-        return None

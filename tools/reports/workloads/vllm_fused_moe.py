@@ -12,7 +12,7 @@ instead of running a 7168-deep K loop per block for minutes. The reproduction of
 reports/upstream-regressions.md:
 
     pip download --no-deps vllm==0.21.0 -d wheels && unzip -q wheels/vllm-*.whl 'vllm/model_executor/layers/fused_moe/*' -d vllm-wheel
-    TRITON_INTERPRET=1 vgprscope capture -o vllm-moe.json -- python -m vgprscope.library.reports.workloads.vllm_fused_moe vllm-wheel
+    TRITON_INTERPRET=1 vgprscope capture -o vllm-moe.json -- python -m tools.reports.workloads.vllm_fused_moe vllm-wheel
     vgprscope diff --triton 3.4.0 --triton 3.6.0 --capture vllm-moe.json --arch gfx950
 """
 

@@ -1,5 +1,5 @@
 """A small script of liger-kernel's public ops (forward and backward), the command the capture test and
-the third-party report run: `vgprscope capture -- python -m vgprscope.library.reports.workloads.liger_ops`.
+the third-party report run: `vgprscope capture -- python -m tools.reports.workloads.liger_ops`.
 
 It runs wherever liger-kernel runs: on a GPU, or on the CPU under TRITON_INTERPRET=1 (the tensors then
 live on the CPU) inside `vgprscope capture`, whose hook gives Triton 3.9's interpreter the float arguments

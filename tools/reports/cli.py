@@ -1,27 +1,45 @@
-"""``vgprscope report compare|explain|third-party|triton-upgrade|upstream-regressions|bench``: the committed reports, each built by
-a library call (``vgprscope.library.reports``) and written to ``--out`` (default reports/)."""
+"""``python -m tools.reports compare|explain|third-party|triton-upgrade|scan-cache|upstream-regressions|bench``:
+the repository's committed reports, each built by a function of this package and written to ``--out``
+(default reports/). A development command, run from the repository root; not part of the wheel."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
-from .app import app
-from .common import ReflowedHelp, err, handles_errors
-from .options import (
-    AutotuneDecodeOpt, AutotuneTargetsOpt, BudgetSOpt, CacheDirArg, CaptureOpt, ConfigOpt, CudaGraphDecodeOpt,
-    FrontierSettingsOpt, JobsOpt, PresetOpt, RepMsOpt, ReportArchOpt, ReportDirOpt, StrategiesOpt, TmaOpt,
-    TritonOpt, VariantOpt,
+from vgprscope.cli.common import OneLineErrors, err, handles_errors, nonempty_names
+from vgprscope.cli.options import (
+    BudgetSOpt, CacheDirArg, CaptureOpt, ConfigOpt, JobsOpt, PresetOpt, RepMsOpt, StrategiesOpt, TritonOpt,
+    VariantOpt,
 )
 
-report_app = typer.Typer(cls=ReflowedHelp, help="Write the committed reports (reports/): each names the command that reproduces it.",
-                         no_args_is_help=True)
-app.add_typer(report_app, name="report")
+# the options only these commands take (the shared ones are vgprscope's own, from vgprscope.cli.options)
+ReportDirOpt = Annotated[Path, typer.Option("--out", help="The directory the report's files are written to")]
+ReportArchOpt = Annotated[list[str] | None, typer.Option(
+    "--arch", "-a", callback=nonempty_names, help="The archs to write a report for, repeatable \\[default: the "
+    "committed reports' archs]")]
+FrontierSettingsOpt = Annotated[str, typer.Option(
+    "--frontier-settings", help="The settings whose frontier is compiled (production, seeds; the others get the "
+    "compare table only)")]
+AutotuneTargetsOpt = Annotated[bool, typer.Option(
+    "--autotune-targets", help="Also autotune every variant at the target cases (B4 H32 N4096 D128, causal and not)")]
+TmaOpt = Annotated[bool, typer.Option(
+    "--tma", help="Also time knob tma=1 (K/V through tensor descriptors) against pointer loads at the prefill "
+    "target cases (baseline) and the decode target cases (split-k)")]
+CudaGraphDecodeOpt = Annotated[bool, typer.Option(
+    "--cuda-graph-decode", help="Time the decode cases (Nq <= 16) again as CUDA graph replays, variants and SDPA "
+    "alike")]
+AutotuneDecodeOpt = Annotated[str, typer.Option(
+    "--autotune-decode", help="Comma-separated variants to autotune at the decode target cases")]
+
+app = typer.Typer(cls=OneLineErrors, help="Write the committed reports (reports/): each names the command that "
+                  "reproduces it.", no_args_is_help=True, add_completion=False)
 
 
 def _names(values: list[str] | None) -> list[str]:
-    from ..library.selection import names
+    from vgprscope.library.selection import names
 
     return list(names(values, "arch"))
 
@@ -31,7 +49,7 @@ def _wrote(paths: list[Path]) -> None:
         err(f"wrote {p}")
 
 
-@report_app.command("compare")
+@app.command("compare")
 @handles_errors
 def compare_cmd(arch: ReportArchOpt = None, out: ReportDirOpt = Path("reports"), jobs: JobsOpt = None,
                 frontier_settings: FrontierSettingsOpt = "production,seeds") -> None:
@@ -39,8 +57,8 @@ def compare_cmd(arch: ReportArchOpt = None, out: ReportDirOpt = Path("reports"),
 
     Seed 002's tradeoff table as measured, the spills at every occupancy level, `compare --frontier`, and a
     chart of spills against occupancy level."""
-    from ..errors import UsageError
-    from ..library.reports.compare import ARCHS, SETTINGS, compare_report
+    from vgprscope.errors import UsageError
+    from .compare import ARCHS, SETTINGS, compare_report
 
     chosen = [s.strip() for s in frontier_settings.split(",") if s.strip()]
     known = [s.name for s in SETTINGS]
@@ -50,31 +68,31 @@ def compare_cmd(arch: ReportArchOpt = None, out: ReportDirOpt = Path("reports"),
         _wrote(compare_report(a, out, jobs=jobs, frontier_settings=chosen))
 
 
-@report_app.command("explain")
+@app.command("explain")
 @handles_errors
 def explain_cmd(arch: ReportArchOpt = None, out: ReportDirOpt = Path("reports"), jobs: JobsOpt = None) -> None:
     """Where the baseline's registers go: explain-<arch>.md.
 
     `vgprscope explain` of the bundled baseline at the seeds' config and the AMD production default."""
-    from ..library.reports.explain import ARCHS, explain_report
+    from .explain import ARCHS, explain_report
 
     for a in _names(arch) or ARCHS:
         _wrote(explain_report(a, out, jobs=jobs))
 
 
-@report_app.command("third-party")
+@app.command("third-party")
 @handles_errors
 def third_party_cmd(out: ReportDirOpt = Path("reports"), jobs: JobsOpt = None) -> None:
     """liger-kernel's kernels on each arch: third-party-liger-kernel.md.
 
     Its Triton kernels as its own ops launch them, captured on the CPU and compiled for each arch (needs
     liger-kernel and torch: the test extra)."""
-    from ..library.reports.third_party import third_party_report
+    from .third_party import third_party_report
 
     _wrote(third_party_report(out, jobs=jobs))
 
 
-@report_app.command("triton-upgrade")
+@app.command("triton-upgrade")
 @handles_errors
 def triton_upgrade_cmd(triton: TritonOpt = None, variant: VariantOpt = None, capture: CaptureOpt = None,
                        arch: ReportArchOpt = None, config: ConfigOpt = None, out: ReportDirOpt = Path("reports"),
@@ -83,18 +101,18 @@ def triton_upgrade_cmd(triton: TritonOpt = None, variant: VariantOpt = None, cap
 
     The same kernels under every release: each step judged by the gate's rules, each kernel's history and the
     chart (the data of reports/triton-upgrade.md)."""
-    from ..errors import UsageError
-    from ..library.reports.triton_upgrade import triton_upgrade_report
-    from .progress import compile_progress
+    from vgprscope.errors import UsageError
+    from .triton_upgrade import triton_upgrade_report
+    from vgprscope.cli.progress import compile_progress
 
     if not triton:
-        raise UsageError("report triton-upgrade needs the releases: --triton 3.4.0..3.9.0, or several --triton")
+        raise UsageError("triton-upgrade needs the releases: --triton 3.4.0..3.9.0, or several --triton")
     with compile_progress() as progress:
         _wrote(triton_upgrade_report(out, triton=triton, variant=variant, capture=capture, arch=_names(arch),
                                      config=config, jobs=jobs, on_progress=progress))
 
 
-@report_app.command("scan-cache")
+@app.command("scan-cache")
 @handles_errors
 def scan_cache_cmd(directory: CacheDirArg = None, triton: TritonOpt = None, arch: ReportArchOpt = None,
                    out: ReportDirOpt = Path("reports"), jobs: JobsOpt = None) -> None:
@@ -102,34 +120,34 @@ def scan_cache_cmd(directory: CacheDirArg = None, triton: TritonOpt = None, arch
 
     The stored rows (registers and memory from each cubin, spill bytes with their source) and, with --arch,
     the TTIR retargeted by the release that wrote it (--triton)."""
-    from ..errors import UsageError
-    from ..library.reports.scan_cache import scan_cache_report
-    from .progress import compile_progress
+    from vgprscope.errors import UsageError
+    from .scan_cache import scan_cache_report
+    from vgprscope.cli.progress import compile_progress
 
     if directory is None:
-        raise UsageError("report scan-cache needs the cache directory: vgprscope report scan-cache DIR")
+        raise UsageError("scan-cache needs the cache directory: python -m tools.reports scan-cache DIR")
     if triton and len(triton) > 1:
-        raise UsageError(f"report scan-cache takes one --triton; given: {', '.join(triton)}")
+        raise UsageError(f"scan-cache takes one --triton; given: {', '.join(triton)}")
     with compile_progress() as progress:
         _wrote(scan_cache_report(directory, out, triton=triton[0] if triton else None, arch=_names(arch),
                                  jobs=jobs, on_progress=progress))
 
 
-@report_app.command("upstream-regressions")
+@app.command("upstream-regressions")
 @handles_errors
 def upstream_regressions_cmd(out: ReportDirOpt = Path("reports"), jobs: JobsOpt = None) -> None:
     """Upstream reports of a Triton upgrade through `vgprscope diff`: upstream-regressions.md.
 
     The diffs of the committed captures of upstream kernels (Primus-Turbo, aiter, vLLM), each under the two
     releases its report names (installed on first use), with each side's records."""
-    from ..library.reports.upstream_regressions import upstream_regressions_report
-    from .progress import compile_progress
+    from .upstream_regressions import upstream_regressions_report
+    from vgprscope.cli.progress import compile_progress
 
     with compile_progress() as progress:
         _wrote(upstream_regressions_report(out, jobs=jobs, on_progress=progress))
 
 
-@report_app.command("bench")
+@app.command("bench")
 @handles_errors
 def bench_cmd(preset: PresetOpt = None, strategies: StrategiesOpt = None, rep_ms: RepMsOpt = 200.0,
               budget_s: BudgetSOpt = 2.0, autotune_targets: AutotuneTargetsOpt = False, tma: TmaOpt = False,
@@ -138,7 +156,7 @@ def bench_cmd(preset: PresetOpt = None, strategies: StrategiesOpt = None, rep_ms
     """On a GPU, timings against the targets: bench-<gpu>.md, its CSV and charts.
 
     The presets timed beside torch SDPA, the targets of issues 5 and 13 and by how much any is missed."""
-    from ..library.reports.bench import bench_report
+    from .bench import bench_report
 
     _wrote(bench_report(out, presets=preset or (), rep_ms=rep_ms, budget_s=budget_s,
                         strategies=",".join(strategies or ["all"]), autotune_targets=autotune_targets, tma=tma,

@@ -6,7 +6,7 @@ aiter's package __init__ needs ROCm, so its Triton ops are imported from the tre
 queries answered for an MI355X. The reproduction of reports/upstream-regressions.md:
 
     git clone -q https://github.com/ROCm/aiter aiter-src && git -C aiter-src checkout -q e4048607
-    TRITON_INTERPRET=1 vgprscope capture -o unified-decode.json -- python -m vgprscope.library.reports.workloads.aiter_unified_decode aiter-src 128 8 64 512
+    TRITON_INTERPRET=1 vgprscope capture -o unified-decode.json -- python -m tools.reports.workloads.aiter_unified_decode aiter-src 128 8 64 512
     vgprscope diff --triton 3.7.1 --triton 3.8.0 --capture unified-decode.json --arch gfx950
 
 The batch (SEQS, default 4) does not change the launch's specialisation; aiter's choice of kernel and tile

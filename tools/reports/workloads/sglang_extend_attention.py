@@ -5,7 +5,7 @@ Lv = 512), launched on the CPU under TRITON_INTERPRET=1 as sglang launches it on
 kernel file is the wheel's own. The reproduction of reports/triton-upgrade.md:
 
     pip download --no-deps sglang==0.5.23 -d wheels && unzip -q wheels/sglang-*.whl 'sglang/*' -d sglang-wheel
-    TRITON_INTERPRET=1 vgprscope capture -o extend-before.json -- python -m vgprscope.library.reports.workloads.sglang_extend_attention sglang-wheel --before-fix
+    TRITON_INTERPRET=1 vgprscope capture -o extend-before.json -- python -m tools.reports.workloads.sglang_extend_attention sglang-wheel --before-fix
     vgprscope analyze --capture extend-before.json --arch gfx950 --triton 3.6.0..3.9.0 --wide
 """
 

@@ -1,10 +1,10 @@
 """reports/upstream-regressions.md: `vgprscope diff` on the kernels of upstream reports of a Triton upgrade,
 each built from the upstream project's own kernel file and launched with the shapes of its report.
 
-    vgprscope report upstream-regressions [--out reports]
+    python -m tools.reports upstream-regressions [--out reports]
 
 reads the committed captures (``reports/upstream-regressions/<case>.capture.json``, written by the launchers
-of ``vgprscope/library/reports/workloads/`` named per case), runs the diff of each case under its two
+of ``tools/reports/workloads/`` named per case), runs the diff of each case under its two
 releases (installed on first use), and writes each side's records (``<case>-<release>.json``, what the CPU
 tests judge without the toolchains) and the report.
 """
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-COMMAND = "vgprscope report upstream-regressions"
+COMMAND = "python -m tools.reports upstream-regressions"
 DIRECTORY = "upstream-regressions"  # under the report directory: the captures and the per-release records
 RECORDS_SCHEMA = "vgprscope-records"
 
@@ -40,7 +40,7 @@ class Case:
     reading: str  # what the compiles say beside the thread's numbers (written by a person, from the records)
 
 
-WORKLOADS = "vgprscope.library.reports.workloads"
+WORKLOADS = "tools.reports.workloads"
 PRIMUS_SOURCE = ("git clone -q https://github.com/AMD-AGI/Primus-Turbo primus-turbo && "
                  "git -C primus-turbo checkout -q {rev}")
 AITER_SOURCE = "git clone -q https://github.com/ROCm/aiter aiter-src && git -C aiter-src checkout -q e4048607"
@@ -122,7 +122,7 @@ def commands(case: Case, directory: Path) -> list[str]:
 def write_records(path: Path, release: str, records: Sequence[Any]) -> None:
     """Each record as ``Record.as_dict`` gives it, less what changes from run to run (compile time, whether
     the cache served it), so that a re-run writes the same file."""
-    from ...fsutil import atomic_write
+    from vgprscope.fsutil import atomic_write
 
     rows = [{k: v for k, v in r.as_dict().items() if k not in ("compile_seconds", "cached")} for r in records]
     atomic_write(path, json.dumps({"schema": RECORDS_SCHEMA, "triton_version": release, "records": rows},
@@ -131,8 +131,8 @@ def write_records(path: Path, release: str, records: Sequence[Any]) -> None:
 
 def load_records(path: Path) -> list[Any]:
     """The records of one release of a case, as the report wrote them."""
-    from ...errors import UsageError
-    from ...records import Record
+    from vgprscope.errors import UsageError
+    from vgprscope.records import Record
 
     data = json.loads(path.read_text())
     if not isinstance(data, dict) or data.get("schema") != RECORDS_SCHEMA:
@@ -143,13 +143,13 @@ def load_records(path: Path) -> list[Any]:
 def judge(case: Case, directory: Path, config: Path | None = None) -> Any:
     """The gate's verdict (a ``GateResult``) on the case's committed records: the after release against the
     before one, by the rules of the gate's configuration, as `vgprscope diff` judges them."""
-    from ...gate.baseline import Baseline, entries_of
-    from ...gate.config import load_gate_config
-    from ...gate.diff import compare
+    from vgprscope.gate.baseline import Baseline, entries_of
+    from vgprscope.gate.config import load_gate_config
+    from vgprscope.gate.diff import judge as judge_entries
 
     before = load_records(records_path(directory, case, case.before))
     after = load_records(records_path(directory, case, case.after))
-    return compare(Baseline.of(entries_of(before), case.before), entries_of(after), load_gate_config(config).rules,
+    return judge_entries(Baseline.of(entries_of(before), case.before), entries_of(after), load_gate_config(config).rules,
                    current_triton=case.after)
 
 
@@ -160,8 +160,8 @@ def exit_code(passed: bool, compared: int) -> int:
 
 def _sides_table(sides: Sequence[tuple[str, Sequence[Any]]]) -> list[str]:
     """Each launch's counts under every release, the releases of one launch side by side."""
-    from ...report.formats import md_table
-    from ...report.rows import fmt_lds, fmt_regs, fmt_scratch, fmt_sgpr, fmt_spills_full, occupancy_label
+    from vgprscope.report.formats import md_table
+    from vgprscope.report.rows import fmt_lds, fmt_regs, fmt_scratch, fmt_sgpr, fmt_spills_full, occupancy_label
 
     by_launch: dict[tuple[str, str], list[tuple[str, Any]]] = {}
     for release, records in sides:
@@ -188,10 +188,10 @@ def upstream_regressions_report(out: Path, *, cases: Sequence[Case] = CASES, job
                                 on_progress: Any = None) -> list[Path]:
     """Diff each case's committed capture under its two releases; write the per-release records and
     ``out/upstream-regressions.md``; the files written."""
-    from ...fsutil import atomic_write
-    from ...report.formats import md_table
-    from ...compile.toolchains import triton_version
-    from ..api import analyze, diff
+    from vgprscope.fsutil import atomic_write
+    from vgprscope.report.formats import md_table
+    from vgprscope.compile.toolchains import triton_version
+    from vgprscope.library.api import analyze, diff
 
     installed = triton_version()
     directory = out / DIRECTORY

@@ -37,7 +37,7 @@ def sample_rows(seqlen_q: int, count: int, generator):
 
 
 def check_sampled(out, q, k, v, causal: bool, variant: str, dtype: str, rows: int = 256, seed: int = 0):
-    """CheckResult of ``out`` against the float64 reference on sampled rows of two heads."""
+    """The NumericsVerdict of ``out`` against the float64 reference on sampled rows of two heads."""
     import torch
 
     from ..attention.correctness import check_output

@@ -1,6 +1,6 @@
 """reports/compare-<arch>.md and reports/compare-<arch>.png: the strategies with their frontier.
 
-    vgprscope report compare [--arch gfx942 ...] [--jobs N] [--frontier-settings production] [--out reports]
+    python -m tools.reports compare [--arch gfx942 ...] [--jobs N] [--frontier-settings production] [--out reports]
 
 Compile-only (no GPU). For the seeds' and the production configs, each report holds seed 002's tradeoff
 table as measured (spills avoided at a fixed register budget, occupancy reached without spills, modelled
@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 ARCHS = ("gfx90a", "gfx942", "gfx950", "sm_80", "sm_90")
-COMMAND = "vgprscope report compare"
+COMMAND = "python -m tools.reports compare"
 REFERENCE = "baseline"
 
 
@@ -49,7 +49,7 @@ def own_options(opts: dict[str, Any]) -> dict[str, dict[str, Any]]:
     setting with that variant's cap. A setting is a default configuration, not a request: as for any default
     (attention.variants.resolve_config), a value above a variant's cap becomes the cap; a request would be
     refused on the variant's row instead."""
-    from ...attention.variants import load_variants
+    from vgprscope.attention.variants import load_variants
 
     out = {}
     for name, v in load_variants().items():
@@ -62,8 +62,8 @@ def own_options(opts: dict[str, Any]) -> dict[str, dict[str, Any]]:
 def compare_setting(arch_name: str, opts: dict[str, Any], framed: bool, jobs: int | None) -> tuple[list, list[str]]:
     """The setting's compare lines (every strategy, the capped ones compiled at their cap, in the variants'
     order) and the commands that reproduce them."""
-    from ..api import compare
-    from ...attention.variants import load_variants
+    from vgprscope.library.api import compare
+    from vgprscope.attention.variants import load_variants
 
     order = list(load_variants())
     own = own_options(opts)
@@ -267,13 +267,13 @@ def compare_report(arch_name: str, out: Path, *, jobs: int | None = None,
                    frontier_settings: Sequence[str] = ("production", "seeds")) -> list[Path]:
     """Write ``out/compare-<arch>.md`` (and its chart, ``compare-<arch>.png``, when a frontier was compiled);
     the files written."""
-    from ...archs import get_arch
-    from ...backends import backend_of
-    from ...fsutil import atomic_write
-    from ...occupancy import AMD_UNIT, NVIDIA_UNIT
-    from ...report.compare_view import tables_md
-    from ...report.frontier_view import next_level_cell, spill_free_cell
-    from ...report.machine import compile_only
+    from vgprscope.archs import get_arch
+    from vgprscope.backends import backend_of
+    from vgprscope.fsutil import atomic_write
+    from vgprscope.occupancy import AMD_UNIT, NVIDIA_UNIT
+    from vgprscope.report.compare_view import tables_md
+    from vgprscope.report.frontier_view import next_level_cell, spill_free_cell
+    from vgprscope.report.machine import compile_only
 
     machine = compile_only()
     with_frontier = set(frontier_settings)

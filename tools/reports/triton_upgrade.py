@@ -1,7 +1,7 @@
 """The data of reports/triton-upgrade.md: the same kernels under every Triton release of a range, each step's
 verdict by the gate's rules, each kernel's history table and the chart.
 
-    vgprscope report triton-upgrade --triton 3.4.0..3.9.0 --variant all \
+    python -m tools.reports triton-upgrade --triton 3.4.0..3.9.0 --variant all \
         --capture reports/capture-liger-kernel.json --arch gfx942 --arch gfx950 --arch sm_90
 
 writes ``triton-upgrade-history.md`` (the step table and the history table) and ``triton-upgrade.png``; the
@@ -14,16 +14,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-COMMAND = "vgprscope report triton-upgrade"
+COMMAND = "python -m tools.reports triton-upgrade"
 
 
 def steps(result: Any, config: Path | None = None) -> list[tuple[str, str]]:
     """(step, what the gate says) for each pair of consecutive toolchains of a history (``AnalyzeResult``),
     judged by the rules of the gate's configuration, as `vgprscope diff` judges one step."""
-    from ...diff import DiffResult
-    from ...gate.baseline import Baseline, entries_of
-    from ...gate.config import load_gate_config
-    from ...gate.diff import compare
+    from vgprscope.diff import DiffResult
+    from vgprscope.gate.baseline import Baseline, entries_of
+    from vgprscope.gate.config import load_gate_config
+    from vgprscope.gate.diff import judge
 
     rules = load_gate_config(config).rules
     sides = list(result.toolchains)
@@ -34,7 +34,7 @@ def steps(result: Any, config: Path | None = None) -> list[tuple[str, str]]:
     out = []
     for a, b in zip(sides, sides[1:]):
         before, after = by_side[a.label], by_side[b.label]
-        gate = compare(Baseline.of(entries_of(before), a.version), entries_of(after), rules,
+        gate = judge(Baseline.of(entries_of(before), a.version), entries_of(after), rules,
                        current_triton=b.version)
         summary = DiffResult(a, b, archs, gate, (), tuple(before), tuple(after)).summary()
         out.append((f"{a.label} -> {b.label}", summary.split(": ", 1)[1]))
@@ -53,11 +53,11 @@ def triton_upgrade_report(out: Path, *, triton: Sequence[str], variant: Sequence
                           jobs: int | None = None, on_progress: Any = None) -> list[Path]:
     """Compile the selection under every release of ``triton`` (a range, or several) and write
     ``out/triton-upgrade-history.md`` and ``out/triton-upgrade.png``; the files written."""
-    from ... import history_view
-    from ...errors import UsageError
-    from ...fsutil import atomic_write
-    from ...report.formats import md_table
-    from ..api import analyze
+    from vgprscope import history_view
+    from vgprscope.errors import UsageError
+    from vgprscope.fsutil import atomic_write
+    from vgprscope.report.formats import md_table
+    from vgprscope.library.api import analyze
 
     result = analyze(variant=list(variant or []) or None, capture=capture, arch=list(arch or []) or None,
                      triton=list(triton), jobs=jobs, on_progress=on_progress)

@@ -7,7 +7,7 @@ license); aiter's package __init__ needs ROCm, so its Triton ops are imported fr
 reproduction of reports/upstream-regressions.md:
 
     git clone -q https://github.com/ROCm/aiter aiter-src && git -C aiter-src checkout -q e4048607
-    TRITON_INTERPRET=1 vgprscope capture -o pa-decode.json -- python -m vgprscope.library.reports.workloads.aiter_pa_decode aiter-src
+    TRITON_INTERPRET=1 vgprscope capture -o pa-decode.json -- python -m tools.reports.workloads.aiter_pa_decode aiter-src
     vgprscope diff --triton 3.7.1 --triton 3.8.0 --capture pa-decode.json --arch gfx950
 """
 

@@ -5,7 +5,7 @@ the wheel's files with the device queries answered for an MI355X. The reproducti
 shape in reports/triton-upgrade.md:
 
     pip download --no-deps amd-aiter==0.1.7.post2.dev18 -d wheels && unzip -q wheels/amd_aiter-*.whl 'aiter/*' -d aiter-wheel
-    TRITON_INTERPRET=1 vgprscope capture -o unified-d256.json -- python -m vgprscope.library.reports.workloads.aiter_unified_attention aiter-wheel 256 16
+    TRITON_INTERPRET=1 vgprscope capture -o unified-d256.json -- python -m tools.reports.workloads.aiter_unified_attention aiter-wheel 256 16
     vgprscope analyze --capture unified-d256.json --arch gfx950 --arch gfx942 --triton 3.6.0..3.9.0 --wide
 """
 
