@@ -854,7 +854,7 @@ def test_check_and_diff_tables_keep_one_line_a_row_at_100(source, command):
 
     entries = _gate_sources()[source]
     for before, after in ((entries, entries), (entries[1:], entries[:-1])):
-        result = gate_compare(Baseline.of(before, "3.9.0"), after, RuleSet())
+        result = judge_entries(Baseline.of(before, "3.9.0"), after, RuleSet())
         text = to_table(result, "machine", "b.json", width=100, command=command)
         lines = text.splitlines()
         rule = next(i for i, ln in enumerate(lines) if set(ln.strip()) == {"─"})
@@ -872,7 +872,7 @@ def test_a_variants_own_knob_is_a_footnote_only_where_the_config_would_fold():
     from vgprscope.gate.report import to_table
 
     entries = _gate_sources()["committed baseline"]
-    result = gate_compare(Baseline.of(entries, "3.9.0"), entries, RuleSet())
+    result = judge_entries(Baseline.of(entries, "3.9.0"), entries, RuleSet())
     narrow, wide = (to_table(result, "machine", "b.json", width=w) for w in (100, 160))
     assert re.search(r"^same +remat-q / attn_fwd +gfx942 +a +128x64 w4 s1 \[(\d+)\] +242 ", narrow, re.M)
     ref = re.search(r"128x64 w4 s1 \[(\d+)\]", narrow)[1]
