@@ -358,7 +358,7 @@ def to_table(result: GateResult, machine_line: str | Sequence[str], baseline_pat
              width: int | None = None, command: str = "check") -> str:
     """The terminal view: one row per entry, regressions first; details as footnotes unless ``wide``.
     ``machine_line``: the machine line, or its fields (wrapped to the width)."""
-    from ..report.formats import output_width, wrap, wrap_fields
+    from ..report.formats import fits_unfolded, output_width, wrap, wrap_fields
 
     width = width or output_width()
     shared, labels = _labels(result)
@@ -368,33 +368,34 @@ def to_table(result: GateResult, machine_line: str | Sequence[str], baseline_pat
     show_details = wide or any(details(d) for d in result.entries)
     title = f"vgprscope {command}" + (f" (every config: {shared})" if shared and not wide else "")
     slots = list(dict.fromkeys(d.entry.slot for d in result.entries))
-    def attempt(level: int) -> Any:
+    def build(level: int) -> Any:
         notes = Footnotes()
         ids = {s: _slot_id(i) for i, s in enumerate(slots)} if level >= _LEVELS.index("slot ids") else None
         titled = not wide and level >= _LEVELS.index("kernel as title")
         table = build_table(result.entries, _columns(notes, labels, level, ids, show_slot, show_config, show_details),
                             title=title, wide=wide, row_style=lambda d: "red" if d.fails else None,
                             title_of=(lambda d: [(_kernel_label(d), "bold")]) if titled else None)
-        text = render_table(table, wide=wide, width=width)
-        lines = _body_lines(text)
-        # one line for the title, the header and each row (a kernel's title line is a row): nothing folded
-        unfolded = lines == bool(table.title) + 1 + len(table.rows)
-        return notes, ids, table, wide or not _cut_or_too_wide(text, table, width), lines, unfolded
+        return notes, ids, table
 
-    # The first level at which nothing folds (each level moves a little more into footnotes and legends);
-    # where none gets there, the level that fits with whole words in the fewest lines (the earliest of
-    # equals: it keeps the most in the table); the last if none fits at all.
-    tried: list[Any] = []
+    def attempt(level: int) -> Any:
+        notes, ids, table = build(level)
+        text = render_table(table, wide=wide, width=width)
+        return notes, ids, table, wide or not _cut_or_too_wide(text, table, width), _body_lines(text)
+
+    # The first level at which nothing folds (each level moves a little more into footnotes and legends),
+    # measured without rendering; where none gets there, the level that fits with whole words in the fewest
+    # lines (the earliest of equals: it keeps the most in the table); the last if none fits at all.
     chosen = None
     for level in range(len(_LEVELS) if not wide else 1):
-        tried.append(attempt(level))
-        if tried[-1][3] and tried[-1][5]:
-            chosen = tried[-1]
+        built = build(level)
+        if wide or fits_unfolded(built[2], width):
+            chosen = built
             break
-    fitting = [a for a in tried if a[3]]
-    if chosen is None and fitting:
-        chosen = min(fitting, key=lambda a: a[4])
-    notes, ids, table, *_ = chosen or tried[-1]
+    if chosen is None:
+        tried = [attempt(level) for level in range(len(_LEVELS))]
+        fitting = [a for a in tried if a[3]]
+        chosen = (min(fitting, key=lambda a: a[4]) if fitting else tried[-1])[:3]
+    notes, ids, table = chosen
     legend_lines = [f"slot {i}: {s}" for s, i in ids.items()] if ids and show_slot else []
     if any(str(c.header) in _SHORT_HEADERS.values() for c in table.columns):
         legend_lines.append(_SHORT_HEADERS_LEGEND)

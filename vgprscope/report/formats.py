@@ -267,13 +267,14 @@ def _narrowed(table, console, width: int, natural: list[int], overhead: int, who
             fit = _min_width(console, list(col._cells), widths[i], whole_words, max_lines)
             head = max((len(w) for w in str(col.header).split()), default=1)
             floors[i] = max(fit, head, col.min_width or 1)
+    # a cell takes more than one line at width w exactly where its one line is wider than w (or it has two)
+    one_line = {i: [_one_line_width(c) for c in table.columns[i]._cells] for i in floors}
     while sum(widths) + overhead > width:
         excess = sum(widths) + overhead - width
         best = None
         for i, floor in floors.items():
             for w in range(floor, widths[i]):
-                new = {r for r, c in enumerate(table.columns[i]._cells)
-                       if r not in folded and _cell_lines(console, c, w) > 1}
+                new = {r for r, n in enumerate(one_line[i]) if n > w and r not in folded}
                 saved = widths[i] - w
                 key = (0, len(new), -w) if saved >= excess else (1, len(new) / saved, -saved)
                 if best is None or key < best[0]:
@@ -286,10 +287,30 @@ def _narrowed(table, console, width: int, natural: list[int], overhead: int, who
     return widths
 
 
+def fits_unfolded(table, width: int) -> bool:
+    """Whether ``table`` prints at ``width`` with every header, cell and title line on one line, measured
+    without rendering it (a large table renders in seconds): its columns' natural widths fit."""
+    from rich.cells import cell_len
+    from rich.console import Console
+
+    console = Console(file=io.StringIO(), width=width)
+    natural, overhead = _measure(table, console)
+    titles = getattr(table, "vgprscope_titles", ())
+    return sum(natural) + overhead <= width and all(cell_len(t) <= width for t, _ in titles)
+
+
+def _one_line_width(cell: Any) -> float:
+    """A cell's width on one line; infinite where it has a line break (it takes two lines at any width)."""
+    from rich.cells import cell_len
+
+    plain = _plain(cell)
+    return float("inf") if "\n" in plain else cell_len(plain)
+
+
 def _folded(table, console, widths: Sequence[int]) -> int:
     """How many rows take more than one line at ``widths``."""
     return len({r for col, w in zip(table.columns, widths) for r, c in enumerate(col._cells)
-                if _cell_lines(console, c, w) > 1})
+                if _one_line_width(c) > w})
 
 
 def _renumber(table) -> None:
