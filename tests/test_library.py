@@ -690,3 +690,51 @@ def test_a_kernel_defined_where_there_is_no_file_compiles_from_its_snapshot():
     (rec,) = vgprscope.analyze(scope["cell_double"], p, p, 100, BLOCK=128, arch="gfx942", jobs=1)
     assert rec.ok and rec.usage.vgpr_total > 0, rec.status
     assert "compiled from the capture's snapshot" in dict(rec.extras)["note"]
+
+
+def test_results_render_as_html_where_a_notebook_takes_html():
+    """``_repr_html_`` is the markdown table as HTML: one table row per record under the markdown's headers,
+    tags balanced, text escaped (a ``<`` in a cell and a literal ``|`` stay text)."""
+    import gzip
+    from html.parser import HTMLParser
+
+    from vgprscope.library import results
+    from vgprscope.records import Record
+    from vgprscope.report.html import markdown_to_html
+
+    with gzip.open(Path(__file__).parent / "fixtures" / "bundled_gfx942_sm_90_analyze.json.gz", "rt") as f:
+        records = tuple(Record.from_dict(r) for r in json.load(f)["rows"])
+    result = results.AnalyzeResult(records)
+
+    class Reader(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__()
+            self.open: list[str] = []
+            self.rows: list[list[str]] = []
+            self.headers: list[str] = []
+
+        def handle_starttag(self, tag, attrs):
+            if tag != "br":
+                self.open.append(tag)
+            if tag == "tr":
+                self.rows.append([])
+
+        def handle_endtag(self, tag):
+            assert self.open.pop() == tag
+
+        def handle_data(self, data):
+            if self.open[-1:] == ["th"]:
+                self.headers.append(data)
+            elif self.open[-1:] == ["td"]:
+                self.rows[-1].append(data)
+
+    reader = Reader()
+    reader.feed(result._repr_html_())
+    assert reader.open == []
+    header_line = next(ln for ln in result.markdown().splitlines() if ln.startswith("| "))
+    assert reader.headers == [c.strip() for c in header_line.strip("|").split("|")]
+    body = [r for r in reader.rows if r]
+    assert len(body) == len(records) and body[0][:3] == [records[0].variant, records[0].kernel, records[0].arch]
+    assert markdown_to_html("| a | b |\n|---|---|\n| x \\| y | <i> & `z` |") == (
+        "<table><thead><tr><th>a</th><th>b</th></tr></thead><tbody><tr><td>x | y</td>"
+        "<td>&lt;i&gt; &amp; <code>z</code></td></tr></tbody></table>")

@@ -74,7 +74,7 @@ def _counts(records: Sequence[Record]) -> str:
 
 class NotebookDisplay:
     """A result in a notebook (Jupyter, VS Code): its table, as ``markdown()`` writes it (what ``--format md``
-    prints), rendered by the notebook; ``repr()`` stays the one-line summary. Built when shown: nothing (no
+    prints), rendered by the notebook as markdown or HTML; ``repr()`` stays the one-line summary. Built when shown: nothing (no
     pandas) is imported for it."""
 
     def markdown(self) -> str:
@@ -82,6 +82,13 @@ class NotebookDisplay:
 
     def _repr_markdown_(self) -> str:
         return self.markdown()
+
+    def _repr_html_(self) -> str:
+        """The same table as HTML, for the frontends that render HTML and not markdown (exported notebooks,
+        nbviewer, some hosted notebooks); Jupyter prefers it when both are given."""
+        from ..report.html import markdown_to_html
+
+        return markdown_to_html(self.markdown())
 
 
 @dataclass(frozen=True, repr=False)
