@@ -5,6 +5,7 @@ so the user's command completes. ``@triton.heuristics`` wrappers remember the us
 
 from __future__ import annotations
 
+from .facts import int_type
 from .interp import interpreting
 from .record import call_of
 from .session import MARK, RecordError, Session, current, failed, local, set_attr
@@ -43,7 +44,7 @@ def _specialisation_mark(args, kwargs) -> tuple:
         if v is None or isinstance(v, (bool, float, str)):
             return type(v).__name__
         if isinstance(v, int):
-            return ("int", v % 16 == 0, v == 1, -(2**31) <= v < 2**31)
+            return ("int", v % 16 == 0, v == 1, int_type(v))
         if hasattr(v, "data_ptr"):
             try:
                 return ("ptr", str(getattr(v, "dtype", "")), v.data_ptr() % 16 == 0)
