@@ -237,6 +237,24 @@ def test_a_jit_function_constexpr_captured_and_planned_is_one_job_and_one_cache_
     assert first[0].usage == second[0].usage
 
 
+def test_a_jit_constexpr_is_found_by_its_file_wherever_it_was_imported_from(tmp_path, monkeypatch):
+    """A JIT function named by file and qualified name is the one its module defines: from a module already
+    loaded, or imported by the name this Python's path gives its file (the kernel's module need not import
+    it); the encoding written before (``module:qualname``) still reads."""
+    from vgprscope.runtime import constexpr
+
+    pkg = tmp_path / "acts_pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "acts.py").write_text(ACT)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    ref = {"jit": {"file": str((pkg / "acts.py").resolve()), "qualname": "relu"}}
+    fn = constexpr.decode(ref)
+    assert fn.fn.__module__ == "acts_pkg.acts" and fn.fn.__qualname__ == "relu"
+    assert constexpr.encode(fn) == ref and constexpr.decode(ref) is fn
+    assert constexpr.decode({"jit": "acts_pkg.acts:relu"}) is fn
+
+
 def test_the_integer_types_bounds_are_one_table():
     """A launch's integer is typed by one rule, whichever side writes its facts: a variant's example value
     (planning), a captured launch (the hook) and a default or heuristic's value (derivation) agree at

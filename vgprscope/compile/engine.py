@@ -5,7 +5,7 @@ slot). Sources (``vgprscope.sources``: bundled variants, a capture, a Triton cac
 make them; nothing here knows which. A kernel-directory variant is first *planned* into its jobs by the
 same workers (its file's ``check_config`` and ``kernel_specs``), the plans cached beside the compiles.
 
-This process never imports triton for a warm run: workers (``compile.worker``, standard library and Triton
+This process never imports triton for a warm run: workers (``runtime.worker``, standard library and Triton
 only) compile and answer with raw outputs and their Triton version; this process checks the version,
 parses the outputs into ResourceUsage, applies the occupancy rules and writes the cache.
 """

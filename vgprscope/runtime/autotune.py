@@ -120,7 +120,7 @@ def _wrap_tuner_run(cls) -> None:
         finally:
             local.in_autotune -= 1
 
-    run._vgprscope = MARK
+    run._vgprscope = MARK  # type: ignore[attr-defined]
     set_attr(cls, "run", run)
 
 
@@ -143,7 +143,7 @@ def wrap_heuristics_run(cls) -> None:
             if outer:
                 local.call = None
 
-    run._vgprscope = MARK
+    run._vgprscope = MARK  # type: ignore[attr-defined]
     set_attr(cls, "run", run)
 
 

@@ -95,8 +95,40 @@ def _function(ref: Any) -> Any:
         return obj
     if ref.get("module") or ref.get("package_dir"):
         return load_function(ref)
-    found = _loaded(str(ref["file"]), str(ref["qualname"]))
-    return found if found is not None else load_function({"file": ref["file"], "qualname": ref["qualname"]})
+    file, qualname = str(ref["file"]), str(ref["qualname"])
+    found = _loaded(file, qualname)
+    if found is not None:
+        return found
+    for module in _module_names(file):  # importable here under a name: imported as its package would be
+        found = _loaded(file, qualname) if _imports(module, file) else None
+        if found is not None:
+            return found
+    return load_function({"file": file, "qualname": qualname})  # a script: its definitions, nothing it runs
+
+
+def _module_names(file: str) -> list[str]:
+    """The dotted names under which ``file`` would be imported here, in sys.path's order."""
+    out = []
+    for entry in sys.path:
+        root = os.path.realpath(entry or os.curdir)
+        if not file.startswith(root + os.sep):
+            continue
+        parts = os.path.splitext(file[len(root) + 1:])[0].split(os.sep)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        if parts and all(p.isidentifier() for p in parts):
+            out.append(".".join(parts))
+    return out
+
+
+def _imports(module: str, file: str) -> bool:
+    """Whether ``module`` imports here from ``file`` (an import that fails is no answer, not an error)."""
+    try:
+        mod = importlib.import_module(module)
+    except Exception:
+        return False
+    path = getattr(mod, "__file__", None)
+    return bool(path) and os.path.realpath(str(path)) == file
 
 
 def _loaded(file: str, qualname: str) -> Any:

@@ -87,9 +87,9 @@ def launch_fact(name: str, is_constexpr: bool, value: Any, typ: Any) -> tuple[di
         return fact, (f"constexpr {name} is a {what}, which a capture cannot name" if what else None)
     if hasattr(value, "data_ptr"):
         return pointer_fact(name, str(typ), value.data_ptr() % 16 == 0, within_2gb(value)), None
-    fact = scalar_fact(name, value)
-    if fact is not None:
-        return fact, None
+    scalar = scalar_fact(name, value)
+    if scalar is not None:
+        return scalar, None
     return {"name": name, "type": str(typ)}, \
         f"argument {name} is a {type(value).__name__}, which a capture cannot record yet"
 

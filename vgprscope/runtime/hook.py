@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+from typing import Any
 
 from . import interp
 from .autotune import wrap_autotuner, wrap_heuristics_run
@@ -94,7 +95,7 @@ def _inductor_compiles_again() -> None:
     recording block it compiles again (its ``force_disable_caches``, restored when the block ends), as the
     CLI's capture sets TORCHINDUCTOR_FORCE_DISABLE_CACHES for the command it runs."""
     for name in ("torch.compiler.config", "torch._inductor.config"):  # the first holds it from PyTorch 2.6 on
-        config = sys.modules.get(name)
+        config: Any = sys.modules.get(name)
         try:
             old = config.force_disable_caches
         except Exception:  # not imported, or a release without the setting

@@ -48,10 +48,12 @@ def patch_bf16_dot(interpreter: Any = None, set_attr: Setter = setattr) -> None:
     """bf16 operands of the interpreter's dot widened to float32 (``interpreter``: Triton's
     ``triton.runtime.interpreter`` module, imported when not given)."""
     if interpreter is None:
-        from triton.runtime import interpreter
-    builder = interpreter.InterpreterBuilder
-    if _fixed(builder.create_dot):
-        return
+        from triton.runtime import interpreter as installed
+
+        interpreter = installed
+    builder = getattr(interpreter, "InterpreterBuilder", None)
+    if builder is None or not hasattr(builder, "create_dot") or _fixed(builder.create_dot):
+        return  # a release whose interpreter is built otherwise: nothing to fix here
     original = builder.create_dot
 
     def widen(handle: Any) -> Any:

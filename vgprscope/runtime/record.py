@@ -15,6 +15,7 @@ import inspect
 import json
 import os
 import sys
+from typing import Any
 
 from . import constexpr, snapshot
 from .facts import launch_fact
@@ -207,7 +208,7 @@ def driver_watch(module) -> None:
                 note("no-gpu-driver")
             raise
 
-    _create_driver._vgprscope = MARK
+    _create_driver._vgprscope = MARK  # type: ignore[attr-defined]
     set_attr(module, "_create_driver", _create_driver)
 
 
@@ -238,7 +239,7 @@ def wrap_kernel_run(cls) -> None:
         finally:
             local.in_jit -= 1
 
-    run._vgprscope = MARK
+    run._vgprscope = MARK  # type: ignore[attr-defined]
     set_attr(cls, "run", run)
 
 
@@ -296,7 +297,7 @@ def _inductor_caller() -> tuple[dict | None, dict | None]:
     """(autotune pick, producer) when the compile comes from Inductor's autotuner (``CachingAutotuner.
     _precompile_config(cfg)``, PyTorch 2.4 and later): the config's place in the kernel's config list, the
     kernel's name, its heuristic (pointwise, reduction, persistent_reduction, template) and Inductor's meta."""
-    frame = sys._getframe(2)
+    frame: Any = sys._getframe(2)
     for _ in range(8):
         if frame is None:
             return None, None
@@ -356,7 +357,7 @@ def wrap_compile(module) -> None:
                 failed(s, fn, exc)
         return original(src, *args, **kwargs)
 
-    compile._vgprscope = MARK
+    compile._vgprscope = MARK  # type: ignore[attr-defined]
     set_attr(module, "compile", compile)
     for name in ("triton.compiler", "triton"):  # their re-exports, bound when Triton was imported first
         parent = sys.modules.get(name)

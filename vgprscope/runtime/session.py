@@ -28,7 +28,7 @@ class Session:
         self.launch = launch
         self.strict = strict
         self.seen: set[str] = set()
-        self.autotune_seen: set[tuple[int, str]] = set()
+        self.autotune_seen: set[tuple[Any, ...]] = set()
         self.snapshots: set[int] = set()
 
     def write(self, obj: dict) -> None:
