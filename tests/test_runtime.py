@@ -17,7 +17,6 @@ import ast
 import os
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -339,9 +338,17 @@ def test_the_interpreter_fixes_mark_what_they_replaced():
         interpreter.InterpreterBuilder.create_dot, interpreter._implicit_cvt = saved
 
 
-def test_the_worker_module_runs_by_its_package_name(tmp_path):
-    """``python -m vgprscope.runtime`` serves as the directory does, where vgprscope is installed."""
-    done = subprocess.run([sys.executable, "-m", "vgprscope.runtime", "--bogus"], capture_output=True, text=True,
-                          timeout=120)
-    assert done.returncode == 2 and "usage:" in done.stderr
-    assert textwrap.dedent(done.stderr).count("\n") == 1
+def test_the_worker_runs_by_its_package_name_as_by_its_directory():
+    """``python -m vgprscope.runtime`` (where vgprscope is installed) answers as ``python <runtime directory>``
+    does: the probe's JSON line, and a usage error as one line with exit 2."""
+    import json
+
+    env = {**os.environ, "TRITON_INTERPRET": "0"}
+    answers = []
+    for command in ([sys.executable, "-m", "vgprscope.runtime"], runtime.worker_command(sys.executable)):
+        probe = subprocess.run([*command, "--version"], capture_output=True, text=True, timeout=120, env=env)
+        assert probe.returncode == 0, probe.stderr
+        answers.append(json.loads(probe.stdout.strip().splitlines()[-1]))
+        bad = subprocess.run([*command, "--bogus"], capture_output=True, text=True, timeout=120, env=env)
+        assert bad.returncode == 2 and len(bad.stderr.splitlines()) == 1 and "usage:" in bad.stderr
+    assert answers[0] == answers[1] and answers[0]["triton_version"] and answers[0]["protocol"] == 1
