@@ -30,7 +30,7 @@ import triton.language as tl
 from triton.language.extra import libdevice
 
 
-from vgprscope.compile.worker import same_machine_code
+from vgprscope.runtime.stored import same_machine_code
 
 FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures"
 

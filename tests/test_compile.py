@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from vgprscope.archs import ARCHS, AmdArch, NvidiaArch, get_arch
-from vgprscope.compile import worker
+from vgprscope import runtime
+from vgprscope.runtime import facts, protocol
 from vgprscope.compile.cache import FORMAT, CompileCache
 from vgprscope.compile.engine import cache_key
 from vgprscope.compile.engine import Engine, WorkerVersionError, compile_tasks
@@ -307,7 +308,7 @@ def test_a_misplaced_or_malformed_entry_is_a_miss(kernel_dir, tmp_path, damage):
 
 def _worker_without_memory() -> None:
     """A compile worker whose triton.compile fails the way a memory limit makes it fail."""
-    worker.configure()
+    protocol.configure()
     import triton
 
     def no_memory(*a, **k):
@@ -383,8 +384,8 @@ def test_an_unwritable_cache_is_a_warning_and_the_results_are_reported(kernel_di
 
 
 def test_the_worker_runs_without_vgprscope(tmp_path, kernel_dir):
-    """The compile worker needs Triton and the standard library only: run from its own file, in an
-    interpreter where vgprscope cannot be imported, it compiles a job to the same outputs."""
+    """The compile worker needs Triton and the standard library only: run from a copy of the runtime package's
+    directory, in an interpreter where vgprscope cannot be imported, it compiles a job to the same outputs."""
     import subprocess
     import sys
 
@@ -395,12 +396,11 @@ def test_the_worker_runs_without_vgprscope(tmp_path, kernel_dir):
     (row,) = engine.compile([task])
     folder = tmp_path / "alone"
     folder.mkdir()
-    for name in ("worker.py", "kernel_load.py"):
-        shutil.copy(Path(worker.__file__).parent / name, folder / name)
+    shutil.copytree(runtime.DIRECTORY, folder / "runtime", ignore=shutil.ignore_patterns("__pycache__"))
     request = json.dumps({"op": "compile", "job": task.job.as_dict(), "id": 7}) + "\n"
     # isolated (-I: no PYTHONPATH, no user site), vgprscope made unimportable before the worker runs
-    code = ("import runpy, sys; sys.modules['vgprscope'] = None; sys.argv = ['worker.py', '--serve']; "
-            "runpy.run_path('worker.py', run_name='__main__')")
+    code = ("import runpy, sys; sys.modules['vgprscope'] = None; sys.argv = ['runtime', '--serve']; "
+            "runpy.run_path('runtime', run_name='__main__')")
     done = subprocess.run([sys.executable, "-I", "-c", code], input=request, capture_output=True, text=True,
                           cwd=folder)
     assert done.returncode == 0, done.stderr[-2000:]
@@ -423,7 +423,7 @@ def test_stand_ins_of_many_dtypes_keep_their_own_type():
     seen = []
     for i in range(40):
         typ = ("*fp16", "*fp32", "*bf16", "*i8")[i % 4]
-        arg = worker.stand_in({"name": "X", "type": typ, "aligned": True})
+        arg = facts.stand_in({"name": "X", "type": typ, "aligned": True})
         seen.append((typ, native_specialize_impl(CUDABackend, arg, False, True, True)[0]))
         del arg
         gc.collect()

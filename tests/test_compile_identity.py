@@ -22,7 +22,9 @@ from vgprscope.archs import get_arch
 from vgprscope.attention.config import ConfigRequest
 from vgprscope.attention.source import variant_tasks
 from vgprscope.attention.variants import load_variants, resolve_config
-from vgprscope.compile import identity, toolchains, worker
+from vgprscope import runtime
+from vgprscope.compile import identity, toolchains
+from vgprscope.runtime import protocol
 from vgprscope.compile.cache import CompileCache
 from vgprscope.compile.engine import Engine, ToolchainBrokenError, toolchain_identity
 from vgprscope.errors import UsageError
@@ -262,13 +264,13 @@ def test_the_worker_tells_a_toolchain_fault_from_a_verdict():
     assert root is not None
     broken = SyntaxError("invalid syntax")
     broken.filename = str(root / "__init__.py")
-    assert worker.toolchain_fault(broken) and worker._kind(broken) == worker.ENVIRONMENT
+    assert protocol.toolchain_fault(broken) and protocol.kind(broken) == protocol.ENVIRONMENT
     gone = RuntimeError(f"Failed to parse library {root}/backends/nvidia/lib/libdevice.none.bc")
-    assert worker.toolchain_fault(gone) and worker._kind(gone) == worker.ENVIRONMENT
+    assert protocol.toolchain_fault(gone) and protocol.kind(gone) == protocol.ENVIRONMENT
     verdict = RuntimeError(f"PassManager::run failed in {root}/compiler/compiler.py.")  # the file is there
-    assert not worker.toolchain_fault(verdict) and worker._kind(verdict) == worker.COMPILE
+    assert not protocol.toolchain_fault(verdict) and protocol.kind(verdict) == protocol.COMPILE
     located = RuntimeError(f'error: loc("{root}/language/standard.py":290:0): out of resources')
-    assert not worker.toolchain_fault(located) and worker._kind(located) == worker.COMPILE
+    assert not protocol.toolchain_fault(located) and protocol.kind(located) == protocol.COMPILE
 
 
 # ------------------------------------------------------------------------- item 8: snapshot compiles
@@ -381,7 +383,7 @@ def test_a_bad_time_limit_is_one_line(monkeypatch):
     with pytest.raises(UsageError, match="VGPRSCOPE_COMPILE_TIMEOUT='soon' is not a number of seconds"):
         compile_timeout()
     monkeypatch.setenv("VGPRSCOPE_COMPILE_TIMEOUT", "")
-    assert compile_timeout() == worker.DEFAULT_TIMEOUT
+    assert compile_timeout() == protocol.DEFAULT_TIMEOUT
 
 
 def test_a_compile_stuck_where_no_signal_reaches_ends_its_worker(tmp_path):
@@ -389,10 +391,10 @@ def test_a_compile_stuck_where_no_signal_reaches_ends_its_worker(tmp_path):
     process soon after its limit, with the exit code its pool reports as a compile that would not stop."""
     code = textwrap.dedent(f"""
         import signal, sys, time
-        sys.path.insert(0, {str(Path(worker.__file__).parent)!r})
-        import worker
-        worker._OWN_PROCESS = True
-        with worker._deadline(1):
+        sys.path.insert(0, {runtime.BOOT_DIR!r})
+        from _vgprscope_boot import load
+        load({runtime.DIRECTORY!r}, "protocol")._OWN_PROCESS = True
+        with load({runtime.DIRECTORY!r}, "guard").deadline(1):
             signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGALRM])
             time.sleep(120)
     """)
@@ -400,7 +402,7 @@ def test_a_compile_stuck_where_no_signal_reaches_ends_its_worker(tmp_path):
 
     t0 = time.monotonic()
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=100)
-    assert done.returncode == worker.TIMEOUT_EXIT == 124, done.stderr
+    assert done.returncode == protocol.TIMEOUT_EXIT == 124, done.stderr
     assert time.monotonic() - t0 < 60
 
 

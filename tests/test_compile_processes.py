@@ -75,7 +75,7 @@ def test_a_failed_static_assertion_is_its_message(kernel_dir, tmp_path):
 
 def test_a_ptxas_failure_is_ptxas_own_message():
     """Triton wraps ptxas's stderr between 'Internal Triton PTX codegen error' and its repro command."""
-    from vgprscope.compile.worker import one_line
+    from vgprscope.runtime.protocol import one_line
 
     class PTXASError(RuntimeError):
         pass
@@ -183,9 +183,9 @@ def test_killing_the_pool_prints_no_traceback_and_settles_every_future(monkeypat
 
 def _torch_in_binder(own_process: bool) -> str:
     """What ``import torch`` gives inside the worker's binder guard, in a fresh interpreter."""
-    code = ("import sys\nfrom vgprscope.compile import worker\n"
-            + ("worker.configure()\n" if own_process else "")
-            + "with worker._torch_if_missing():\n    import torch\n    inside = hasattr(torch, 'cuda')\n"
+    code = ("import sys\nfrom vgprscope.runtime import compile, protocol\n"
+            + ("protocol.configure()\n" if own_process else "")
+            + "with compile._torch_if_missing():\n    import torch\n    inside = hasattr(torch, 'cuda')\n"
             + "print('real' if inside else 'placeholder', 'torch' in sys.modules)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd="/",
                          env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)})
@@ -236,11 +236,11 @@ def test_ctrl_c_anywhere_in_the_first_seconds_of_a_cold_run_is_one_line_and_130(
 
 
 def test_a_toolchain_worker_whose_parent_is_gone_ends_without_a_traceback():
-    """A toolchain's worker (``worker.py --serve``) answering after its parent was killed printed a
+    """A toolchain's worker (``python <runtime> --serve``) answering after its parent was killed printed a
     BrokenPipeError traceback, and a Ctrl-C to the group gave it a KeyboardInterrupt one: it ends quietly."""
-    from vgprscope.compile import worker
+    from vgprscope.runtime import worker_command
 
-    proc = subprocess.Popen([sys.executable, worker.__file__, "--serve"], stdin=subprocess.PIPE,
+    proc = subprocess.Popen(worker_command(sys.executable, "--serve"), stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         proc.stdin.write(json.dumps({"op": "unknown"}) + "\n")

@@ -75,7 +75,7 @@ def test_a_malformed_scheduler_address_is_one_line_promptly():
 
 
 def _another_triton() -> bool:
-    from vgprscope.compile import worker
+    from vgprscope.runtime import worker
 
     worker.triton_version = lambda: "3.0.0"  # what a worker with another Triton installed answers
     return True

@@ -30,7 +30,7 @@ sys.path.insert(0, sys.argv[1])
 import triton
 from triton.backends.compiler import GPUTarget
 from triton.experimental.gluon._runtime import GluonASTSource
-from vgprscope.compile.worker import _cuobjdump_resources
+from vgprscope.runtime.stored import cuobjdump_resources as _cuobjdump_resources
 
 spec = json.loads(sys.argv[2])
 module, _, name = spec["kernel"].partition(":")

@@ -16,8 +16,8 @@ import pytest
 
 PKG = Path(__file__).resolve().parent.parent / "vgprscope"
 # the layers below the attention package: packages whole, and single modules
-CORE = ("compile", "parse", "gate", "report", "sources", "capture", "archs.py", "occupancy.py", "records.py",
-        "errors.py", "fsutil.py")
+CORE = ("compile", "parse", "gate", "report", "sources", "capture", "runtime", "archs.py", "occupancy.py",
+        "records.py", "errors.py", "fsutil.py")
 ATTENTION = "vgprscope.attention"
 WORDS = re.compile(r"head_dim|causal", re.IGNORECASE)
 
@@ -70,7 +70,7 @@ def mentions(file: Path) -> list[str]:
 def test_the_core_files_are_found():
     files = core_files()
     names = {module_name(f) for f in files}
-    assert {"vgprscope.compile.engine", "vgprscope.compile.worker", "vgprscope.parse.amdgcn", "vgprscope.gate.baseline",
+    assert {"vgprscope.compile.engine", "vgprscope.runtime.worker", "vgprscope.parse.amdgcn", "vgprscope.gate.baseline",
             "vgprscope.report.compare_view", "vgprscope.report.explain_view", "vgprscope.sources.capture",
             "vgprscope.sources.triton_cache", "vgprscope.archs", "vgprscope.occupancy"} <= names
     assert not any(".attention" in n for n in names)
@@ -112,7 +112,7 @@ def test_the_walk_sees_every_form_of_import(tmp_path, monkeypatch):
 # a function counts, as does one only for type checking). The package root (``vgprscope``, its
 # ``__version__``) is the facade every module may reach. A module belongs to the longest prefix listed.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("base", ("errors", "fsutil", "extras", "interpreter", "_callable")),
+    ("base", ("errors", "fsutil", "extras", "runtime", "_callable")),
     ("arch table", ("archs",)),
     ("records", ("records", "compile.job")),  # what a row and a compile job are: pure data
     ("occupancy and parsers", ("occupancy", "parse")),
@@ -129,10 +129,6 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("cli", ("cli", "__main__")),
 )
 ROOT_MODULES = {"vgprscope", "vgprscope.__version__"}
-# The compile worker runs in other Pythons where vgprscope is not installed, and the capture hook in the user's
-# own process: they import nothing of vgprscope (the worker loads kernel_load, its own sibling, by path there).
-WORKER = ("compile/worker.py", "compile/kernel_load.py", "compile/derive.py", "capture/hook.py")
-WORKER_SIBLINGS = {"kernel_load", "worker", "derive"}
 
 
 def layer_of(module: str) -> int | None:
@@ -182,29 +178,9 @@ def test_no_module_imports_a_higher_layer(file):
     assert upward_imports(file) == []
 
 
-def worker_imports(file: Path) -> list[str]:
-    """Each import of vgprscope in a worker file but ``from . import <worker sibling>``."""
-    tree = ast.parse(file.read_text(), str(file))
-    out = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom):
-            if node.level and node.module is None and {a.name for a in node.names} <= WORKER_SIBLINGS:
-                continue
-            if node.level or (node.module or "").split(".")[0] == "vgprscope":
-                out.append(f"{file.name}:{node.lineno} from {'.' * node.level}{node.module or ''} import ...")
-        elif isinstance(node, ast.Import):
-            out += [f"{file.name}:{node.lineno} import {a.name}" for a in node.names if a.name.split(".")[0] == "vgprscope"]
-    return out
-
-
-@pytest.mark.parametrize("name", WORKER)
-def test_the_worker_and_the_capture_hook_import_nothing_of_vgprscope(name):
-    assert worker_imports(PKG / name) == []
-
-
 def test_the_layer_walks_see_what_they_are_for(tmp_path, monkeypatch):
     """Each check fails on what it is for: a lower layer importing a higher one (at the top, in a function,
-    relatively or absolutely), the core importing the attention package, the worker importing vgprscope."""
+    relatively or absolutely), the core importing the attention package."""
     pkg = tmp_path / "vgprscope"
     for d in ("compile", "parse", "cli", "gate"):
         (pkg / d).mkdir(parents=True)
@@ -226,13 +202,6 @@ def test_the_layer_walks_see_what_they_are_for(tmp_path, monkeypatch):
     job = pkg / "compile" / "job.py"
     job.write_text("from ..records import Record\n")  # the job is data: below the engine, beside the records
     assert upward_imports(job) == []
-    worker = pkg / "compile" / "worker.py"
-    worker.write_text("try:\n    from . import kernel_load\nexcept ImportError:\n    pass\n")
-    assert worker_imports(worker) == []
-    for text in ("from ..errors import UsageError\n", "import vgprscope.records\n", "from . import cache\n",
-                 "def f():\n    from vgprscope.compile import engine\n"):
-        worker.write_text(text)
-        assert len(worker_imports(worker)) == 1, text
 
 
 @pytest.mark.parametrize("first", ["import vgprscope", "import vgprscope.attention.live as live",
@@ -254,9 +223,10 @@ def test_vgprscope_attention_is_the_package_and_the_function_in_any_import_order
 
 # ---- vendors: only the backends and the arch table tell them apart -------------------------------------
 
-# Where a vendor may be named in code: its backend, the arch table, and the compile worker, which runs
+# Where a vendor may be named in code: its backend, the arch table, and the compile worker's compile and
+# stored-output reading, which run
 # where vgprscope cannot be imported (another Triton's environment) and so keeps its own per-backend lines.
-VENDOR_HOMES = ("backends", "archs.py", "compile/worker.py", "compile/kernel_load.py")
+VENDOR_HOMES = ("backends", "archs.py", "runtime/compile.py", "runtime/stored.py")
 VENDOR_CLASSES = {"AmdArch", "NvidiaArch", "AmdUsage", "NvidiaUsage"}
 VENDOR_WORDS = {"hip", "cuda", "amd", "nvidia"}  # Triton's backend names and vgprscope's vendor values
 ARCH_PREFIXES = ("gfx", "sm")
@@ -336,7 +306,7 @@ def test_the_vendor_files_are_found():
     names = {module_name(f) for f in vendor_files()}
     assert {"vgprscope.frontier", "vgprscope.explain", "vgprscope.occupancy", "vgprscope.compile.engine",
             "vgprscope.report.rows", "vgprscope.cli.occupancy_cmd", "vgprscope.attention.variants"} <= names
-    assert not any(n.startswith("vgprscope.backends") or n in ("vgprscope.archs", "vgprscope.compile.worker")
+    assert not any(n.startswith("vgprscope.backends") or n in ("vgprscope.archs", "vgprscope.runtime.compile")
                    for n in names)
 
 

@@ -535,7 +535,7 @@ def test_in_process_capture_records_what_the_cli_capture_records(tmp_path):
 
 
 @pytest.mark.parametrize("first", ["import vgprscope", "import vgprscope.explain as m",
-                                   "from vgprscope.capture import hook", "from vgprscope import scan"])
+                                   "from vgprscope.capture import model", "from vgprscope import scan"])
 def test_library_calls_named_like_modules_are_both_in_any_import_order(first):
     """vgprscope/explain.py, frontier.py, compare.py, scan.py and the capture package share names with the
     library's calls: whichever was imported first, and however, ``vgprscope.explain`` is the module and runs
@@ -544,7 +544,7 @@ def test_library_calls_named_like_modules_are_both_in_any_import_order(first):
         {first}
         import inspect, sys, vgprscope
         import vgprscope.explain as m
-        import vgprscope.capture.hook as hook
+        import vgprscope.runtime.hook as hook
         from vgprscope import capture, frontier
         from vgprscope.library import api
         assert m is vgprscope.explain is sys.modules["vgprscope.explain"] and callable(m.explain_tasks)
@@ -563,12 +563,13 @@ def test_library_calls_named_like_modules_are_both_in_any_import_order(first):
     assert done.stdout.split("\n")[:2] == ["() ok", "[]"]
 
 
-def test_the_hook_still_loads_by_path_with_the_standard_library_only(tmp_path):
+def test_the_hook_loads_as_the_runtime_package_with_the_standard_library_only(tmp_path):
     """The capture hook the CLI puts in a user's processes (and the library records with) imports nothing
-    but the standard library: loaded from its file by an interpreter where vgprscope is not importable."""
-    hook = ROOT / "vgprscope" / "capture" / "hook.py"
+    but the standard library: the runtime package loaded by the boot's loader in an interpreter where
+    vgprscope is not importable."""
+    runtime = ROOT / "vgprscope" / "runtime"
     code = textwrap.dedent(f'''
-        import importlib.util, sys
+        import sys
 
         class _Not:  # vgprscope is not installed where the user's command runs
             def find_spec(self, name, path=None, target=None):
@@ -576,10 +577,12 @@ def test_the_hook_still_loads_by_path_with_the_standard_library_only(tmp_path):
                     raise ModuleNotFoundError(name, name=name)
 
         sys.meta_path.insert(0, _Not())
-        spec = importlib.util.spec_from_file_location("_hook", {str(hook)!r})
-        m = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(m)
-        assert callable(m.dry_launch) and callable(m.launch_facts) and callable(m.autotune_configs)
+        sys.path.insert(0, {str(runtime / "boot")!r})
+        from _vgprscope_boot import load
+        m = load({str(runtime)!r}, "hook")
+        assert m.__name__ == "_vgprscope_runtime.hook" and callable(m.dry_launch) and callable(m.recording)
+        assert callable(load({str(runtime)!r}, "record").launch_facts)
+        assert callable(load({str(runtime)!r}, "autotune").autotune_configs)
         print(sorted({{n.split(".")[0] for n in sys.modules}} & {{"vgprscope", "triton", "torch"}}))
     ''')
     done = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True, cwd=tmp_path)

@@ -25,7 +25,7 @@ sys.path.insert(0, sys.argv[1])
 import triton
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
-from vgprscope.compile.worker import _cuobjdump_resources
+from vgprscope.runtime.stored import cuobjdump_resources as _cuobjdump_resources
 from vgprscope.parse.amdgcn import parse_amdgcn
 from vgprscope.parse.nvidia import parse_cuobjdump_resources
 from my_ops import add
@@ -398,7 +398,7 @@ def test_the_autotuners_saved_timings_are_not_a_partial_entry(old_cache, tmp_pat
 def test_a_rebuild_is_the_stored_cubin_when_only_the_line_tables_file_stamp_differs(old_cache):
     """ptxas writes the source file's mtime and size into .debug_line when the file exists where it runs: a
     rebuild on another machine differs there alone and is still the stored code. A changed instruction is not."""
-    from vgprscope.compile.worker import elf_sections, same_machine_code
+    from vgprscope.runtime.stored import elf_sections, same_machine_code
 
     directory, truth = old_cache
     entry = next(e for e, t in truth.items() if t["kernel"] == "matmul")

@@ -85,7 +85,7 @@ class LaunchConfig:
     and launch options, exactly as the launch gave them (DESIGN.md, "Data model")."""
 
     args: tuple[ArgSpec, ...]
-    constexprs: tuple[tuple[str, Any], ...]  # name -> JSON value ({"dtype": "fp16"}, {"jit": "mod:fn"}, ...)
+    constexprs: tuple[tuple[str, Any], ...]  # name -> JSON value ({"dtype": "fp16"}, {"jit": {"file", "qualname"}}, ...)
     options: tuple[tuple[str, Any], ...]  # num_warps, num_stages, num_ctas, waves_per_eu, maxnreg, ... as given
     autotune: AutotunePick | None = None
     origin: str = ""  # what else tells two launches apart: a Triton cache entry's hash
@@ -159,7 +159,8 @@ class LaunchConfig:
 
 def _show(value: Any) -> str:
     if isinstance(value, dict) and len(value) == 1:
-        return str(next(iter(value.values())))
+        inner = next(iter(value.values()))
+        return str(inner["qualname"]) if isinstance(inner, dict) and "qualname" in inner else str(inner)
     return str(value)
 
 

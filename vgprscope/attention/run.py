@@ -90,7 +90,7 @@ def attention(q, k, v, causal: bool = False, variant: str = "baseline", sm_scale
     if reason:
         raise ConfigError(f"{var.name}: {reason}")
     from ..errors import NoGpuDriverError
-    from ..interpreter import interpreting, no_driver_hint, patch_bf16_dot
+    from ..runtime.interp import interpreting, no_driver_hint, patch_bf16_dot
 
     if interpreting():
         patch_bf16_dot()

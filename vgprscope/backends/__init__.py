@@ -6,7 +6,7 @@ limits, the occupancy rule and register ladder, the frontier's knob and levels, 
 spill-site reader, and the words and cells the views show. Callers ask the backend of an arch
 (``backend_of``) or of a usage (``backend_of_usage``); outside this package and the arch table
 (``vgprscope.archs``) no module tells the vendors apart (tests/test_layers.py checks it). The compile
-worker (``compile.worker``, ``compile.kernel_load``) is the exception: it runs under other Python
+worker (``runtime``) is the exception: it runs under other Python
 environments with nothing but Triton and the standard library, so it keeps its own per-backend lines.
 
 Adding an arch of a known vendor is a row in ``vgprscope.archs``; adding a vendor is a module here that

@@ -41,7 +41,7 @@ class HipBackend:
     # and whether PyTorch's build for it sets torch.version.hip
     inductor_spill_threshold = 32
     pytorch_hip = True
-    # what the compile worker returns for it, that the parser reads (compile.worker._collect)
+    # what the compile worker returns for it, that the parser reads (runtime.compile._collect)
     raw_outputs = ("amdgcn", "shared")
     spill_artifact = "AMDGCN"
     unit = AMD_UNIT

@@ -188,7 +188,7 @@ def bench_anchor(case: Case, anchor, sets, opts: BenchOptions) -> BenchRow:
     try:
         run = sdpa_runner(anchor, case.causal, case.seqlen_q, case.seqlen_k, gqa=case.kv != case.heads)
     except Exception as exc:  # torch lacks the backend
-        from ..compile.worker import one_line
+        from ..runtime.protocol import one_line
 
         return replace(row, status=f"not available: {one_line(exc)}")
     # the anchors are held to the baseline's tolerance: the same function, the same bar
@@ -201,7 +201,7 @@ def _gate_then_time(row: BenchRow, run: Callable, sets, case: Case, gate_as: str
     fails, or does not fit, is the row's status; the run goes on."""
     import torch
 
-    from ..compile.worker import one_line
+    from ..runtime.protocol import one_line
     from .correctness import check_sampled
     from .timing import time_graph_replay, time_rotating
 

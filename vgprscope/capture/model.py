@@ -41,7 +41,7 @@ class CapturedKernel:
     file: str
     source_hash: str
     root: str | None = None  # the sys.path entry the module came from
-    # the kernel's source and what it reads, as JSON (compile.kernel_load.snapshot): compiled instead of the
+    # the kernel's source and what it reads, as JSON (runtime.snapshot): compiled instead of the
     # module when the module cannot be imported where it is analysed
     snapshot: str | None = field(default=None, compare=False)
 

@@ -24,10 +24,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import UsageError
-from . import hook
+from .. import runtime
+from ..runtime import hook
 from .model import Capture, CapturedKernel, CapturedLaunch
 
-BOOT_DIR = Path(__file__).resolve().parent / "boot"
+BOOT_DIR = Path(runtime.BOOT_DIR)
 # How long an interrupted command gets to exit on its own before it is killed.
 INTERRUPT_GRACE_S = 10
 # The signals that stop a capture, passed on to the command when they were sent to capture alone.
@@ -76,7 +77,6 @@ def capture_env(directory: Path, base: dict[str, str] | None = None) -> dict[str
     env = dict(os.environ if base is None else base)
     env["PYTHONPATH"] = os.pathsep.join([str(BOOT_DIR), *filter(None, [env.get("PYTHONPATH")])])
     env[hook.DIR_ENV] = str(directory)
-    env["VGPRSCOPE_CAPTURE_HOOK"] = hook.__file__
     # PyTorch Inductor serves a model compiled before from its own caches (FX graph, autotune, the cubins it
     # bundles) without calling triton.compile, so a capture of a warm run would hold none of its kernels: the
     # captured command compiles them again (Triton's own cache still spares the compiler's work)

@@ -5,7 +5,7 @@ slot). Sources (``vgprscope.sources``: bundled variants, a capture, a Triton cac
 make them; nothing here knows which. A kernel-directory variant is first *planned* into its jobs by the
 same workers (its file's ``check_config`` and ``kernel_specs``), the plans cached beside the compiles.
 
-This process never imports triton for a warm run: workers (``compile.worker``, standard library and Triton
+This process never imports triton for a warm run: workers (``runtime.worker``, standard library and Triton
 only) compile and answer with raw outputs and their Triton version; this process checks the version,
 parses the outputs into ResourceUsage, applies the occupancy rules and writes the cache.
 """
@@ -31,7 +31,8 @@ from ..archs import Arch
 from ..backends import backend_of, backend_of_usage
 from ..errors import UsageError
 from ..records import Config, KernelIdentity, Record, ResourceUsage, usage_from_dict, usage_to_dict
-from . import worker
+from ..runtime import worker
+from ..runtime.plan import PLAN_VERSION
 from .cache import CompileCache, entry_key
 from .identity import Identity
 from .job import CompileJob, FunctionSource, Target
@@ -626,7 +627,7 @@ class Engine:
 
 
 def _interpreting() -> bool:
-    from ..interpreter import interpreting
+    from ..runtime.interp import interpreting
 
     return interpreting()
 
@@ -652,7 +653,8 @@ class PlanRequest:
 
     def key(self) -> str:
         blob = json.dumps([self.tree_hash, str(self.directory), self.package, self.file_name, self.config,
-                           self.arch.name, self.arch.compute_units, self.options], sort_keys=True, default=str)
+                           self.arch.name, self.arch.compute_units, self.options, PLAN_VERSION],
+                          sort_keys=True, default=str)
         return hashlib.sha256(blob.encode()).hexdigest()[:32]
 
     def __hash__(self) -> int:

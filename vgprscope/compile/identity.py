@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import worker
+from ..runtime import protocol
 
 # Families of variables Triton's C++ side and LLVM read (GetEnv.hpp's list grows by release): any variable
 # of these set in the environment is keyed, whatever the release.
@@ -39,7 +39,7 @@ OUTSIDE_FAMILIES = ("ALLOW_LHS_TMEM_LAYOUT_CONVERSION", "USE_IR_LOC")
 UNKEYED = frozenset({"TRITON_CACHE_DIR", "TRITON_HOME", "TRITON_DUMP_DIR", "TRITON_CACHE_MANAGER",
                      "TRITON_REMOTE_CACHE_BACKEND", "TRITON_REDIS_HOST", "TRITON_REDIS_PORT",
                      "TRITON_REDIS_KEY_FORMAT", "TRITON_PRINT_AUTOTUNING", "TRITON_CACHE_AUTOTUNING",
-                     "TRITON_HIP_LLD_PATH", *worker.FORCED_ENV})
+                     "TRITON_HIP_LLD_PATH", *protocol.FORCED_ENV})
 
 _KNOB = re.compile(r"""\b(?:env_\w+|getenv(?:_bool)?|os\.environ\.get|os\.getenv)\(\s*["']([A-Z][A-Z0-9_]*)["']""")
 _TOOL = re.compile(r"""\benv_nvidia_tool\(\s*["']([\w-]+)["']""")
@@ -121,7 +121,7 @@ def keyed_environment(directories: tuple[Path | None, ...], environ: Mapping[str
     names = frozenset().union(*(knob_names(d) for d in directories))
     out = {}
     for k, v in env.items():
-        if k in UNKEYED or worker.ENV_DEFAULTS.get(k) == v:
+        if k in UNKEYED or protocol.ENV_DEFAULTS.get(k) == v:
             continue
         if k in names or k in OUTSIDE_FAMILIES or k.startswith(FAMILIES):
             out[k] = v

@@ -4,7 +4,7 @@ A job names what to compile (a Python function by file and qualified name, Trito
 entry's stored outputs to read), the launch as facts (each argument's type and what the JIT specialises on:
 16-byte alignment or divisibility by 16, an integer equal to 1, an AMD pointer within a 2 GiB buffer range,
 constexpr values), the launch options, the target and the toolchain. Nothing here imports Triton: the
-compile worker (``compile.worker``, standard library and Triton only) turns the facts into the signature
+compile worker (``runtime.worker``, standard library and Triton only) turns the facts into the signature
 and specialisation with the installed release's own binder, so one job compiles under any release.
 
 A bundled variant and the same kernel captured from a launch with the same arguments are equal jobs, so

@@ -6,7 +6,7 @@ environment holding Triton alone (with ``uv`` when it is on PATH, else ``venv`` 
 scratch directory and renamed into place only when it imports and reports the version asked for: a
 half-made environment is never used, and an interrupted or failed install leaves nothing behind. Saves of
 one release wait for each other (a lock file). Compile workers then run under that environment's Python
-(``compile.worker`` from its own file, which needs only Triton and the standard library).
+(``python <runtime directory> --serve``: the runtime package, which needs only Triton and the standard library).
 
 A toolchain's ``id`` is part of every job's key, and its version is checked on every answer, so compiles of
 two releases never share a cache entry or a row.
@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import TritonUnavailableError, UsageError, VgprscopeError
+from ..runtime import worker_command
 from .cache import default_dir
 
 MARKER = "vgprscope-toolchain.json"
@@ -152,10 +153,9 @@ TRITON_DIRS: dict[str, str] = {}
 
 
 def probe(python: str) -> str:
-    """The Triton version an interpreter imports, asked through the compile worker's own file."""
-    worker = Path(__file__).with_name("worker.py")
+    """The Triton version an interpreter imports, asked through the compile worker (the runtime package)."""
     try:
-        done = subprocess.run([python, str(worker), "--version"], capture_output=True, text=True, timeout=120,
+        done = subprocess.run(worker_command(python, "--version"), capture_output=True, text=True, timeout=120,
                               env={**os.environ, "TRITON_INTERPRET": "0", "PYTHONPATH": ""})
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise ToolchainError(f"cannot run {python}: {exc}") from None
@@ -538,7 +538,7 @@ def remove(version: str) -> Path:
 # ------------------------------------------------------------------------------------------ executors
 
 class ToolchainPool:
-    """Compile workers under a toolchain's Python: ``worker.py --serve`` subprocesses, one request at a time
+    """Compile workers under a toolchain's Python: ``python <runtime> --serve`` subprocesses, one request at a time
     each, fed by as many threads. A worker that dies answers with an error (not cached) and is restarted.
     Workers end when this process does (their stdin closes)."""
 
@@ -555,9 +555,8 @@ class ToolchainPool:
     def _proc(self) -> subprocess.Popen[str]:
         proc = getattr(self._local, "proc", None)
         if proc is None or proc.poll() is not None:
-            worker = Path(__file__).with_name("worker.py")
             env = {**os.environ, "TRITON_INTERPRET": "0", "PYTHONPATH": ""}
-            proc = subprocess.Popen([self.toolchain.python, str(worker), "--serve"], stdin=subprocess.PIPE,
+            proc = subprocess.Popen(worker_command(self.toolchain.python, "--serve"), stdin=subprocess.PIPE,
                                     stdout=subprocess.PIPE, stderr=None, text=True, env=env,
                                     start_new_session=True)  # a terminal's Ctrl-C is the parent's (kill())
             self._local.proc = proc

@@ -3,7 +3,7 @@ n, BLOCK=128, num_warps=4, arch=[...])``.
 
 The launch goes through the kernel's own entry point (``kernel[grid](*args, **kwargs)``: the autotuner, its
 ``prune_configs_by``, the heuristics, the JIT's binder) with the capture hook recording it and nothing
-launched (``capture.hook.dry_launch``): the same facts and the same autotune configs the CLI's capture
+launched (``runtime.hook.dry_launch``): the same facts and the same autotune configs the CLI's capture
 records from a real launch, so each becomes the same compile job. No GPU is needed; tensors may live on any
 device, and ``pointer("fp16")`` stands for one where torch is not installed.
 """
@@ -22,9 +22,9 @@ _TRITON_NAMES = ("fp16", "bf16", "fp32", "fp64", "i8", "i16", "i32", "i64", "u8"
 
 
 def _torch_names() -> dict[str, str]:
-    from ..compile import worker
+    from ..runtime import facts
 
-    return dict(worker._TORCH_NAMES)
+    return dict(facts.TORCH_NAMES)
 
 
 def _dtype_name(dtype: Any) -> str:
@@ -50,11 +50,11 @@ class Pointer:
     __slots__ = ("dtype", "aligned", "within_2gb", "_name")
 
     def __init__(self, dtype: Any, aligned: bool = True, within_2gb: bool = True) -> None:
-        from ..compile import worker
+        from ..runtime import facts
 
         self._name = _dtype_name(dtype)
         # one dtype object per name for the life of the process: Triton's binder caches by the object
-        self.dtype = worker._dtype(self._name)
+        self.dtype = facts.dtype(self._name)
         self.aligned, self.within_2gb = bool(aligned), bool(within_2gb)
 
     def data_ptr(self) -> int:
@@ -77,15 +77,15 @@ def pointer(dtype: Any, *, aligned: bool = True, within_2gb: bool = True) -> Poi
 
 def is_kernel(obj: Any) -> bool:
     """A Triton kernel a launch can go through: a JIT function, or an autotuner / heuristics over one."""
-    from ..compile import kernel_load
+    from ..runtime import loader
 
-    return callable(getattr(obj, "__getitem__", None)) and kernel_load.is_jit(kernel_load.unwrap(obj))
+    return callable(getattr(obj, "__getitem__", None)) and loader.is_jit(loader.unwrap(obj))
 
 
 def kernel_name(kernel: Any) -> str:
-    from ..compile import kernel_load
+    from ..runtime import loader
 
-    fn = getattr(kernel_load.unwrap(kernel), "fn", None)
+    fn = getattr(loader.unwrap(kernel), "fn", None)
     return getattr(fn, "__qualname__", None) or type(kernel).__name__
 
 
@@ -105,7 +105,7 @@ def launch_capture(kernel: Any, args: Sequence[Any], kwargs: Mapping[str, Any]):
     point of list-valued keywords), recorded as the CLI's capture records them, nothing launched."""
     import importlib.metadata
 
-    from ..capture import hook
+    from ..runtime import hook
     from ..capture.model import Capture
     from ..capture.run import gather_items
 
@@ -151,14 +151,14 @@ def _launch_option_names() -> set[str]:
     from triton.backends.compiler import GPUTarget
     from triton.compiler.compiler import make_backend
 
-    from ..compile import worker
+    from ..runtime.compile import option_names
 
     names: set[str] = set()
     for target in (GPUTarget("hip", "gfx942", 64), GPUTarget("cuda", 90, 32)):
         try:
             with warnings.catch_warnings():  # parsing the defaults warns of Triton's own default changes
                 warnings.simplefilter("ignore")
-                names |= set(worker._option_names(make_backend(target)))
+                names |= set(option_names(make_backend(target)))
         except Exception:  # a Triton built without this backend
             continue
     return names
@@ -169,9 +169,9 @@ def check_launch_keywords(kernel: Any, name: str, kwargs: Mapping[str, Any]) -> 
     a typo (``FOO=3``) or ``num_stages="x"`` is a UsageError naming it, before anything is recorded."""
     import difflib
 
-    from ..compile import kernel_load
+    from ..runtime import loader
 
-    params = list(getattr(kernel_load.unwrap(kernel), "arg_names", None) or [])
+    params = list(getattr(loader.unwrap(kernel), "arg_names", None) or [])
     options = _launch_option_names()
     for key, value in kwargs.items():
         if key in params:

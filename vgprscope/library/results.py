@@ -411,7 +411,7 @@ class CheckResult(NotebookDisplay):
 
     @property
     def exit_code(self) -> int:
-        from ..compile.derive import STALE
+        from ..runtime.derive import STALE
 
         if any(e.status.endswith(STALE) for e in self.entries):
             return 2  # never a verdict on a launch the gate did not derive

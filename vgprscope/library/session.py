@@ -1,6 +1,6 @@
 """``with vgprscope.capture() as cap: run_my_model()``: the CLI's capture, in this process, for a block.
 
-The block runs with the capture hook installed (``capture.hook.recording``): every launch through Triton's
+The block runs with the capture hook installed (``runtime.hook.recording``): every launch through Triton's
 JIT (on a GPU) or its interpreter (``TRITON_INTERPRET=1`` on a CPU, as ``vgprscope capture`` runs a CPU
 command), on every thread, and every config of an autotuned kernel, is recorded as the CLI records it;
 Triton's classes are restored when the block ends, however it ends. ``cap.capture`` is then the same
@@ -34,7 +34,7 @@ class CaptureSession:
         self.notes: frozenset[str] = frozenset()  # what the hook saw go wrong (no GPU driver, no numpy)
 
     def __enter__(self) -> CaptureSession:
-        from ..capture import hook
+        from ..runtime import hook
 
         if self._recording is not None or self._capture is not None:
             raise UsageError("a vgprscope.capture() records one block; start another for the next")
@@ -65,7 +65,7 @@ class CaptureSession:
             self._capture = Capture(tuple(launches), tuple(sys.argv), version, None if kind else 0, tuple(errors))
             self.notes = frozenset(notes)
         from ..errors import NoGpuDriverError
-        from ..interpreter import no_driver_hint
+        from ..runtime.interp import no_driver_hint
 
         if (hint := no_driver_hint(exc)) is not None:  # the block's own error, with what to do about it
             raise NoGpuDriverError(hint) from exc

@@ -1,6 +1,6 @@
 """A capture file as a source: one task per launch the current source makes of each captured call, per arch.
 
-Each call is derived again from the kernel's *current* source (``compile.derive``, in a compile worker): its
+Each call is derived again from the kernel's *current* source (``runtime.derive``, in a compile worker): its
 autotune configs, heuristics and defaults now, with the recorded arguments; editing a kernel is exactly what
 a register gate must see. What cannot be derived says "capture again" in its row. A kernel whose file is not at the recorded place is looked up by its module name on this
 Python's path, without importing anything (a capture taken in another machine's environment).
@@ -154,7 +154,7 @@ def _recorded(x: CapturedLaunch) -> dict[str, Any]:
 
 
 def _fresh(deps: Any) -> bool:
-    from ..compile.kernel_load import file_hash
+    from ..runtime.loader import file_hash
 
     if not isinstance(deps, dict):
         return False
@@ -165,7 +165,7 @@ def _fresh(deps: Any) -> bool:
 
 
 def derive(requests: list[dict[str, Any]], engine: Engine) -> list[dict[str, Any]]:
-    """The compile workers' derivations (``compile.derive``), each kept in the cache with the files it read
+    """The compile workers' derivations (``runtime.derive``), each kept in the cache with the files it read
     (checked on every read: any edit derives again)."""
     from ..compile.engine import triton_version
 
@@ -203,7 +203,7 @@ def _row(k: CapturedKernel, path: Path | None, x: CapturedLaunch, slot: str, sna
 
 
 def capture_tasks(capture: Capture, archs: list[Arch], engine: Engine | None = None) -> list[Task]:
-    """Every launch the current source makes of the captured calls, on every arch (``compile.derive``): the
+    """Every launch the current source makes of the captured calls, on every arch (``runtime.derive``): the
     kernel by its name in its module as imported now, an autotuned kernel's configs now, its heuristics
     and defaults evaluated again. A kernel its module no longer defines has no rows (the gate's entry is
     missing); a module of the user's own project (the capture file's) that fails to import is a

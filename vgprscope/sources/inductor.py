@@ -379,7 +379,7 @@ def snapshot(k: GeneratedKernel) -> tuple[str | None, str | None]:
     import triton
     import triton.language as tl
 
-    from ..compile import kernel_load
+    from ..runtime import snapshot
 
     try:
         text = k.file.read_text()
@@ -410,7 +410,7 @@ def snapshot(k: GeneratedKernel) -> tuple[str | None, str | None]:
             body.append(node)
     try:
         exec(compile(ast.Module(body, []), str(k.file), "exec"), scope)
-        snap = kernel_load.snapshot(scope[k.name])
+        snap = snapshot.snapshot(scope[k.name])
     except Exception as exc:
         return None, f"its source does not load as a Triton kernel here: {type(exc).__name__}: {str(exc)[:100]}"
     missing = sorted(n for n in _names_read(text, k.name) if n not in scope and not hasattr(builtins, n))

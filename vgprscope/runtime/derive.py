@@ -1,4 +1,4 @@
-"""The launch a captured call makes with the *current* source: run in a compile worker, beside ``kernel_load``.
+"""The launch a captured call makes with the *current* source: run in a compile worker.
 
 Standard library and Triton only (it runs where the compile worker runs). A capture records the user's own
 call (which arguments it passed, their facts, scalar values and tensor shapes); everything else of a launch
@@ -22,10 +22,8 @@ import os
 import sys
 from typing import Any
 
-try:
-    from . import kernel_load
-except ImportError:  # loaded by path beside the worker, under another environment's Python
-    kernel_load = sys.modules["_vgprscope_kernel_load"]
+from . import constexpr, loader, manifest
+from .facts import TORCH_NAMES, constexpr_fact, scalar_fact
 
 STALE = "capture again"
 
@@ -57,8 +55,6 @@ class _Dtype:
         return hash(str(self))
 
 
-_TORCH_NAMES = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "fp64": "float64", "i8": "int8",
-                "i16": "int16", "i32": "int32", "i64": "int64", "u8": "uint8", "i1": "bool", "u1": "bool"}
 _SIZES = {"fp16": 2, "bf16": 2, "fp32": 4, "fp64": 8, "i8": 1, "i16": 2, "i32": 4, "i64": 8, "u8": 1, "i1": 1,
           "u1": 1}
 
@@ -69,7 +65,7 @@ class _Tensor:
 
     def __init__(self, name: str, typ: str, reading: dict[str, Any] | None) -> None:
         self._name, self._typ = name, typ
-        self.dtype = _Dtype(_TORCH_NAMES.get(typ, typ))
+        self.dtype = _Dtype(TORCH_NAMES.get(typ, typ))
         self._reading = reading
 
     def _need(self, what: str) -> Any:
@@ -110,21 +106,11 @@ class _Tensor:
 
 def _value_fact(name: str, value: Any) -> dict[str, Any]:
     """A non-constexpr parameter's value set by a wrapper or a default -> its facts (as the hook records)."""
-    if value is None:
-        return {"name": name, "type": "constexpr", "value": None}
-    if isinstance(value, bool):
-        return {"name": name, "type": "u1"}
-    if isinstance(value, int):
-        kind = "i32" if -(2**31) <= value < 2**31 else ("i64" if -(2**63) <= value < 2**63 else "u64")
-        fact: dict[str, Any] = {"name": name, "type": kind}
-        if value % 16 == 0:
-            fact["aligned"] = True
-        if value == 1:
-            fact["one"] = True
-        return fact
-    if isinstance(value, float):
-        return {"name": name, "type": "fp32"}
-    raise Stale(f"parameter {name} is given a {type(value).__name__}, which cannot be compiled from a capture")
+    fact = scalar_fact(name, value)
+    if fact is None:
+        raise Stale(f"parameter {name} is given a {type(value).__name__}, which cannot be compiled from a "
+                    "capture")
+    return fact
 
 
 def _classes() -> tuple[Any, Any]:
@@ -137,7 +123,7 @@ def _chain(obj: Any) -> tuple[list[Any], Any]:
     """The wrappers above the JIT function (outermost first) and the JIT function."""
     chain = []
     for _ in range(16):
-        if kernel_load.is_jit(obj) or not hasattr(obj, "fn"):
+        if loader.is_jit(obj) or not hasattr(obj, "fn"):
             break
         chain.append(obj)
         obj = obj.fn
@@ -255,7 +241,7 @@ def derive_launch(chain: list[Any], fn: Any, recorded: dict[str, Any], qualname:
             continue
         facts[name] = a
         if a["type"] == "constexpr":
-            values[name] = kernel_load.decode_constexpr(a.get("value"))
+            values[name] = constexpr.decode(a.get("value"))
         elif a["type"].startswith("*"):
             values[name] = _Tensor(name, a["type"][1:], tensors.get(name))
         elif name in readings:
@@ -276,13 +262,14 @@ def derive_launch(chain: list[Any], fn: Any, recorded: dict[str, Any], qualname:
                     raise Stale(_changed([p.name], []))
                 value = default
             if p.is_constexpr:
-                args.append({"name": p.name, "type": "constexpr", "value": kernel_load.encode_constexpr(value)})
+                args.append(constexpr_fact(p.name, value))
             else:
                 args.append(_value_fact(p.name, value))
         for a in args:
-            if a["type"] == "constexpr" and isinstance(a.get("value"), dict) and "unsupported" in a["value"]:
-                raise Stale(f"constexpr {a['name']} of {qualname} is a {a['value']['unsupported']}")
-        options = {k: kernel_load.encode_constexpr(v) for k, v in sorted(launch.options.items())}
+            what = constexpr.unsupported(a.get("value")) if a["type"] == "constexpr" else None
+            if what:
+                raise Stale(f"constexpr {a['name']} of {qualname} is a {what}")
+        options = {k: constexpr.encode(v) for k, v in sorted(launch.options.items())}
         out.append({"args": args, "options": options, "autotune": launch.pick})
     return out
 
@@ -307,10 +294,10 @@ def _deps(module: Any, fn: Any, chain: list[Any], root: str) -> dict[str, str]:
     out = {}
     for f in sorted(x for x in files if x):
         try:
-            out[os.path.realpath(f)] = kernel_load.file_hash(f)
+            out[os.path.realpath(f)] = loader.file_hash(f)
         except OSError:
             continue
-    for f, h in kernel_load.dependencies(fn).items():
+    for f, h in manifest.dependencies(fn).items():
         out.setdefault(f, h)
     return out
 
@@ -323,10 +310,10 @@ def derive(request: dict[str, Any]) -> dict[str, Any]:
     source = {"file": k["file"], "module": k.get("module") or "", "root": k.get("root") or ""}
     qualname = k["qualname"]
     try:
-        with kernel_load.loading():
+        with loader.loading():
             if not os.path.isfile(source["file"]):
                 raise FileNotFoundError(f"{source['file']} does not exist")
-            module = kernel_load.load_module(source)
+            module = loader.load_module(source)
     except Exception as exc:
         return {"import_error": _line(exc)}
     obj: Any = module
@@ -335,7 +322,7 @@ def derive(request: dict[str, Any]) -> dict[str, Any]:
             return {"missing": f"{os.path.basename(source['file'])} no longer defines {qualname}"}
         obj = getattr(obj, part)
     chain, fn = _chain(obj)
-    if not kernel_load.is_jit(fn):
+    if not loader.is_jit(fn):
         return {"missing": f"{qualname} is now a {type(fn).__name__}, not a Triton JIT function"}
     answers: list[dict[str, Any]] = []
     for recorded in request["launches"]:

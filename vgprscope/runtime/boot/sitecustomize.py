@@ -1,7 +1,8 @@
 """Loaded by every Python process that ``vgprscope capture`` starts (this directory leads PYTHONPATH).
 
-Installs the capture hook from the file ``$VGPRSCOPE_CAPTURE_HOOK`` names (so the user's environment
-need not have vgprscope), then runs the ``sitecustomize`` this one shadows, if there is one.
+Installs the capture hook of the runtime package this directory belongs to, loaded as a package
+(``_vgprscope_boot``), so the user's environment need not have vgprscope; then runs the ``sitecustomize``
+this one shadows, if there is one.
 """
 
 import importlib.util
@@ -10,14 +11,9 @@ import sys
 
 
 def _install():
-    path = os.environ.get("VGPRSCOPE_CAPTURE_HOOK")
-    if not path:
-        return
-    spec = importlib.util.spec_from_file_location("_vgprscope_capture_hook", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["_vgprscope_capture_hook"] = module
-    spec.loader.exec_module(module)
-    module.install()
+    from _vgprscope_boot import load
+
+    load(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "hook").install()
 
 
 def _chain():

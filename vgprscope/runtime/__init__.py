@@ -1,0 +1,29 @@
+"""What runs where vgprscope is not installed: a user's own process (the capture hook) and another Triton
+release's Python (the compile worker). Standard library and Triton only, its modules importing each other
+relatively; loaded as a package everywhere: ``vgprscope.runtime`` in vgprscope's own processes, its directory
+as the package ``_vgprscope_runtime`` elsewhere (``boot/_vgprscope_boot.py``: the capture's sitecustomize,
+and ``python <this directory> --serve``, a toolchain's worker).
+
+- ``protocol``: request and answer kinds, the compile environment, failures as one line; ``guard``: output
+  and time limits around a compile; ``worker``: the requests' dispatch and the JSON-lines server.
+- ``compile``: one job -> the compiler's raw outputs; ``stored``: a Triton cache entry's outputs read;
+  ``plan``: a kernel-directory variant -> its jobs; ``derive``: a captured call -> the launches the current
+  source makes.
+- ``facts``: the launch as facts (and back to stand-in values); ``constexpr``: the one constexpr codec.
+- ``loader``: finding a kernel's function; ``manifest``: the files its compile reads; ``snapshot``: its
+  source recorded, and built again where its module cannot be imported.
+- ``hook``, ``record``, ``autotune``, ``imports``: the capture hook, what it records, an autotuner's configs,
+  the import hook that patches Triton as it is imported; ``interp``: the interpreter's fixes.
+"""
+
+import os
+
+# Where this package is: a toolchain's compile worker is ``[python, DIRECTORY, "--serve"]``, and the
+# capture puts ``BOOT_DIR`` first on the user's command's PYTHONPATH.
+DIRECTORY = os.path.dirname(os.path.abspath(__file__))
+BOOT_DIR = os.path.join(DIRECTORY, "boot")
+
+
+def worker_command(python: str, *args: str) -> list[str]:
+    """The command line of a compile worker under ``python`` (another environment's interpreter)."""
+    return [python, DIRECTORY, *args]

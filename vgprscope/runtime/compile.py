@@ -1,0 +1,336 @@
+"""One CompileJob (as JSON) -> the compiler's raw outputs, GPU-free: the kernel loaded (or built from a
+capture's snapshot), its launch facts specialised by the installed release's own binder, compiled, and the
+outputs each vendor's parser reads collected.
+
+Per-backend lines (``target["backend"] == "hip"``: which raw outputs to collect, the AMD linker, the NVIDIA
+tools) stay here, not in ``vgprscope.backends``: this runs where vgprscope cannot be imported (another
+Triton's environment, a Dask worker), so it cannot ask a backend. What the main process makes of those
+outputs (the parser, the spill sites, occupancy) is each backend's; a new backend adds its collection here.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import io
+import json
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from . import constexpr, loader, manifest, protocol, snapshot
+from .facts import stand_in
+from .guard import deadline, quiet, stdout_to_stderr
+from .protocol import COMPILE, ENVIRONMENT, compile_env, one_line, timed_out, toolchain_fault, triton_version
+from .stored import cuobjdump_resources, ptxas_version, read_stored
+
+def _function_source(fn: Any, job: dict[str, Any], backend: Any) -> Any:
+    """ASTSource of the launch: the installed release's own binder specialises the facts, and the result is
+    packed the way its JIT packs a launch (``JITFunction._pack_args``)."""
+    from triton.compiler import ASTSource
+    from triton.runtime.jit import create_function_from_signature
+
+    by_name = {a["name"]: a for a in job["args"]}
+    params = [p.name for p in fn.params]
+    missing = [n for n in params if n not in by_name]
+    extra = [n for n in by_name if n not in params]
+    if missing or extra:
+        raise loader.LoadError(
+            "the kernel's parameters changed since the launch was recorded ("
+            + "; ".join(x for x in (f"now also {', '.join(missing)}" if missing else "",
+                                    f"no longer {', '.join(extra)}" if extra else "") if x)
+            + "): capture again")
+    for p in fn.params:
+        recorded = by_name[p.name]["type"] == "constexpr"
+        if p.is_constexpr and not recorded:
+            raise loader.LoadError(f"parameter {p.name} became a constexpr since the launch was recorded: "
+                                        "capture again")
+    binder = create_function_from_signature(fn.signature, fn.params, backend)
+    with _torch_if_missing():
+        bound, specialization, _ = binder(*[stand_in(by_name[n]) for n in params])
+    signature = {n: s[0] for n, s in zip(params, specialization)}
+    values = list(bound.values())
+    constexprs = {(i,): values[i] for i, s in enumerate(specialization) if s[0] == "constexpr"}
+    attrs = {}
+    for i, s in enumerate(specialization):
+        desc = "" if s[0] == "constexpr" else s[1]
+        if isinstance(desc, str):
+            attrs[(i,)] = backend.parse_attr(desc)
+    source_class = _source_class(fn, ASTSource, backend.target)
+    return source_class(fn=fn, signature=signature, constexprs=constexprs, attrs=attrs)
+
+
+# Gluon ops (as its IR names them) whose instruction only some NVIDIA archs have, with those capabilities
+# (PTX ISA: wgmma.mma_async needs sm_90a; tcgen05.mma sm_100a / sm_103a). Elsewhere Triton's NVIDIA backend
+# aborts the whole process in LLVM ("Cannot select: intrinsic %llvm.nvvm.wgmma..."), so it is said first.
+_ARCH_OPS = {"ttng.warp_group_dot": ("warpgroup_mma (wgmma)", (90,)),
+             "ttng.tc_gen5_mma": ("tcgen05_mma", (100, 103))}
+
+
+def _source_class(fn: Any, plain: Any, target: Any) -> Any:
+    """The source class the kernel's own JIT compiles with: a ``@gluon.jit`` kernel (``is_gluon()``, Triton
+    3.4 on) through Gluon's source, which keeps its explicit layouts, its IR checked for instructions the
+    target lacks; any other through the plain AST source."""
+    is_gluon = getattr(fn, "is_gluon", None)
+    if not (callable(is_gluon) and is_gluon()):
+        return plain
+    from triton.experimental.gluon._runtime import GluonASTSource
+
+    class Checked(GluonASTSource):  # type: ignore[misc]
+        def make_ir(self, *args: Any, **kwargs: Any) -> Any:
+            module = super().make_ir(*args, **kwargs)
+            if getattr(target, "backend", "") == "cuda":
+                text = str(module)
+                for op, (name, archs) in _ARCH_OPS.items():
+                    if op in text and int(target.arch) not in archs:
+                        raise ValueError(f"the kernel uses {name}, an instruction of "
+                                         f"{' / '.join(f'sm_{a}' for a in archs)} only: sm_{target.arch} lacks it")
+            return module
+
+    return Checked
+
+
+@contextlib.contextmanager
+def _torch_if_missing() -> Iterator[None]:
+    """Triton's HIP binder imports torch to test a tensor's storage size (``is_within_2gb``), even for an
+    argument that answers ``ptr_range()`` (ours do, and are no tensors): that import is 1.3 s of every cold
+    compile worker, and a worker may have no torch at all. While the binder runs, a placeholder module stands
+    in whose Tensor nothing is an instance of, so the pointer's own range decides, as it does with the real
+    torch for an argument that is not a tensor. In a user's own process (an in-place compile) the real torch
+    is left to be imported, unless there is none: another thread of theirs may import it meanwhile."""
+    import importlib.util
+
+    if "torch" in sys.modules or not (protocol.own_process() or importlib.util.find_spec("torch") is None):
+        yield
+        return
+    import types
+
+    placeholder = types.ModuleType("torch")
+    placeholder.Tensor = type("Tensor", (), {})  # type: ignore[attr-defined]
+    sys.modules["torch"] = placeholder
+    try:
+        yield
+    finally:
+        if sys.modules.get("torch") is placeholder:
+            del sys.modules["torch"]
+
+
+def option_names(backend: Any) -> list[str]:
+    import dataclasses
+
+    return sorted(f.name for f in dataclasses.fields(type(backend.parse_options({}))))
+
+
+def _unknown_options(backend: Any, options: dict[str, Any]) -> list[str]:
+    known = set(option_names(backend))
+    return [k for k in options if k not in known]
+
+
+_LLD_STAND_IN = """import shutil, sys
+a = sys.argv[1:]
+if "--version" in a:
+    print("LLD stand-in (vgprscope): the linked kernel binary is not read")
+else:
+    out = a[a.index("-o") + 1]
+    src = [x for i, x in enumerate(a) if not x.startswith("-") and a[i - 1] != "-o"][-1]
+    shutil.copyfile(src, out)
+"""
+
+
+def _lld_for(backend: Any) -> None:
+    """Triton 3.4 and older link AMD kernels with ROCm's ld.lld, which a GPU-free machine does not have:
+    give them a stand-in that copies the object. The AMDGCN text and metadata every number comes from are
+    made before the link; the linked binary is never read."""
+    find = getattr(type(backend), "path_to_rocm_lld", None)
+    if find is None or os.environ.get("TRITON_HIP_LLD_PATH"):
+        return
+    try:
+        find()
+        return
+    except Exception:
+        pass
+    path = os.path.join(_scratch_dir(), "ld.lld")
+    if not os.path.exists(path):
+        with open(path, "w") as f:
+            f.write(f"#!{sys.executable}\n{_LLD_STAND_IN}")
+        os.chmod(path, 0o755)
+    os.environ["TRITON_HIP_LLD_PATH"] = path
+
+
+@contextlib.contextmanager
+def _ptxas_tap() -> Iterator[list[str]]:
+    """Keep what ptxas printed when Triton's NVIDIA backend ran it: releases before 3.5 run ``ptxas -v`` but
+    print its log only on failure (later ones print it with TRITON_DUMP_PTXAS_LOG). The log is read from the
+    file Triton itself gives ptxas as stderr, right after the command Triton built ran."""
+    logs: list[str] = []
+    try:
+        from triton.backends.nvidia import compiler as nv
+    except ImportError:
+        yield logs
+        return
+    module = getattr(nv, "subprocess", None)
+    original = getattr(module, "run", None)
+    if module is None or original is None:
+        yield logs
+        return
+
+    def run(cmd: Any, *args: Any, **kwargs: Any) -> Any:
+        done = original(cmd, *args, **kwargs)
+        err: Any = kwargs.get("stderr")
+        if isinstance(cmd, (list, tuple)) and cmd and "ptxas" in os.path.basename(str(cmd[0])) \
+                and hasattr(err, "name") and os.path.exists(err.name):
+            with open(err.name) as f:
+                logs.append(f.read())
+        return done
+
+    module.run = run
+    try:
+        yield logs
+    finally:
+        module.run = original
+
+
+def _collect(kernel: Any, target: dict[str, Any], captured: io.StringIO, out: dict[str, Any],
+             ptxas_logs: list[str] | None = None) -> None:
+    """The raw outputs the parsers read, per vendor: AMDGCN text; or ptxas's log, cuobjdump's resource
+    usage and the cubin (for explain's spill sites), all with the TTGIR (explain's live tensors)."""
+    out["num_warps"] = int(kernel.metadata.num_warps)
+    out["name"] = kernel.metadata.name
+    out["shared"] = int(kernel.metadata.shared)
+    out["ttgir"] = kernel.asm["ttgir"]
+    if target["backend"] == "hip":
+        out["amdgcn"] = kernel.asm["amdgcn"]
+    else:
+        out["cubin_b64"] = base64.b64encode(kernel.asm["cubin"]).decode("ascii")
+        log = captured.getvalue()
+        out["ptxas_log"] = log if "Used" in log or not ptxas_logs else "\n".join(ptxas_logs)
+        out["cuobjdump"] = cuobjdump_resources(kernel.asm["cubin"])
+        out["ptxas_version"] = ptxas_version(int(target["arch"]))
+
+
+def _compile(job: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler.compiler import make_backend
+
+    (kind, source), = job["source"].items()
+    t = job["target"]
+    target = GPUTarget(t["backend"], t["arch"], t["warp_size"])
+    backend = make_backend(target)
+    options = dict(job.get("options") or {})
+    unknown = _unknown_options(backend, options)
+    if unknown:
+        # a release silently drops options it does not know: that would be another compile, not this one
+        return out | {"error": f"Triton {triton_version()} has no launch option {unknown[0]!r} for {t['backend']} "
+                               f"(it would be ignored); options it takes: {', '.join(option_names(backend))}",
+                      "error_kind": COMPILE}
+    if t["backend"] == "hip":
+        _lld_for(backend)
+    fn = None
+    if kind == "function":
+        try:
+            fn = loader.load_function(source)
+        except Exception as exc:  # not here, or its module failed to import (it may need a GPU to import)
+            why = str(exc) if isinstance(exc, loader.LoadError) else \
+                f"cannot import {source.get('module') or os.path.basename(source['file'])}: {one_line(exc)}"
+            if not source.get("snapshot"):
+                return out | {"error": why, "error_kind": ENVIRONMENT}
+            try:
+                snap = json.loads(source["snapshot"])
+                fn = snapshot.load_snapshot(snap, _scratch_dir())
+            except Exception as snap_exc:
+                return out | {"error": f"{why}; the capture's snapshot does not load either: {one_line(snap_exc)}",
+                              "error_kind": ENVIRONMENT}
+            # compiled from what the capture recorded, not from a file here, and the row says so; cached by the
+            # snapshot (the engine checks it) and the user's files it was captured from, as they are now
+            out["note"] = f"compiled from the capture's snapshot of its source ({why})"
+            out["deps"] = {p: loader.file_hash(p) for p in {source["file"], *snapshot.snapshot_files(snap)}
+                           if os.path.isfile(p)}
+        jits = [constexpr.decode(a.get("value")) for a in job["args"]
+                if a["type"] == "constexpr" and constexpr.is_jit_value(a.get("value"))]
+        if "note" not in out:
+            out["deps"] = manifest.dependencies(fn, jits)
+        src = _function_source(fn, job, backend)
+    else:  # Triton IR: compiled from a file, as Triton reads IR
+        tmp = tempfile.NamedTemporaryFile("w", suffix="." + source["suffix"], delete=False)
+        with tmp:
+            tmp.write(source["text"])
+        src = tmp.name
+    t0 = time.perf_counter()
+    diagnostics: list[str] = []
+    try:
+        with quiet(diagnostics) as captured, _ptxas_tap() as ptxas_logs:
+            kernel = triton.compile(src, target=target, options=options)
+        out["seconds"] = time.perf_counter() - t0
+        _collect(kernel, t, captured, out, ptxas_logs)
+    except Exception as exc:
+        if protocol.kind(exc) == ENVIRONMENT:
+            raise
+        out |= {"seconds": time.perf_counter() - t0, "error": one_line(exc), "error_kind": COMPILE}
+        if diagnostics and "error encountered during parsing" in out["error"]:
+            # the IR the kernel's source built failed verification (a Gluon layout): MLIR said why, not the exception
+            out["error"] = _gluon_reason(f"{type(exc).__name__}: {diagnostics[0]}", t)
+        if fn is not None and "inline_asm" in (getattr(fn, "src", "") or ""):
+            # the usual reason a kernel compiles for one vendor only: assembly written for the other one
+            out["error"] += (f"; the kernel uses inline assembly (tl.inline_asm_elementwise), which "
+                             f"{_arch_name(t)}'s backend cannot take if it was written for another")
+    finally:
+        if kind != "function":
+            os.unlink(src)
+    return out
+
+
+def _gluon_reason(error: str, target: dict[str, Any]) -> str:
+    """A Gluon layout written for another warp size than the target's, said in one line with both sizes
+    (MLIR's verifier: "Layout has 32 threads per warp, but the module specifies 64 threads per warp")."""
+    import re
+
+    m = re.search(r"Layout has (\d+) threads per warp, but the module specifies (\d+)", error)
+    if not m:
+        return error
+    return (f"the kernel's layouts are written for {m[1]}-thread warps; {_arch_name(target)} runs {m[2]}-thread "
+            f"warps: {error}")
+
+
+_SCRATCH: list[str] = []
+
+
+def _scratch_dir() -> str:
+    """A directory of this worker's own for files it writes (snapshots' modules), removed at exit."""
+    if not _SCRATCH:
+        import atexit
+        import shutil
+
+        _SCRATCH.append(tempfile.mkdtemp(prefix="vgprscope-worker-"))
+        atexit.register(shutil.rmtree, _SCRATCH[0], True)
+    return _SCRATCH[0]
+
+
+def _arch_name(target: dict[str, Any]) -> str:
+    return str(target["arch"]) if target["backend"] == "hip" else f"sm_{target['arch']}"
+
+
+def compile_job(job: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
+    """One job -> its raw outputs, or ``error`` with its ``error_kind`` (``toolchain``: the failure came from
+    the toolchain's own files). Never raises for a bad kernel; one that runs past ``timeout`` seconds is an
+    error too."""
+    out: dict[str, Any] = {"seconds": 0.0}
+    t0 = time.perf_counter()
+    try:
+        with compile_env(job.get("settings")), stdout_to_stderr(), snapshot.snapshot_lines(), deadline(timeout):
+            if "stored" in job["source"]:
+                return read_stored(job, out)
+            return _compile(job, out)
+    except Exception as exc:
+        late = timed_out(exc)
+        message = str(late) if late is not None else str(exc) if isinstance(exc, loader.LoadError) \
+            else one_line(exc)
+        out |= {"seconds": time.perf_counter() - t0, "error": message, "error_kind": protocol.kind(exc)}
+        if toolchain_fault(exc):
+            out["toolchain"] = True
+        return out
+
+
