@@ -223,3 +223,21 @@ def test_compare_bench_times_every_grid_point():
     times = {key: {ln["variant"]: ln["bench"]["time (ms)"] for ln in lines} for key, lines in tables.items()}
     assert all("±" in t for per in times.values() for t in per.values()), times
     assert times[f"{arch} [block_m=64]"] != times[f"{arch} [block_m=128]"]
+
+
+def test_broken_ws_regalloc_copy_fails(tmp_path):
+    """ws-regalloc (Gluon: no interpreter, so its numerics are only checked here) with the rescale of acc
+    taken out of its K/V loop must fail the gate that the bundled file passes on the same shape."""
+    from pathlib import Path
+
+    from vgprscope.attention.correctness import check_variant
+
+    src = (Path(__file__).parent.parent / "kernels" / "ws_regalloc.py").read_text()
+    rescale = "        acc = acc * gl.expand_dims(alpha_o, 1)\n"
+    assert src.count(rescale) == 1
+    broken = (src.replace(rescale, "").replace("from ._launch import", "from vgprscope.kernels._launch import")
+              .replace('"name": "ws-regalloc"', '"name": "ws-no-rescale"'))
+    (tmp_path / "ws_no_rescale.py").write_text(broken)
+    shape = (1, 4, 300, 1031, 128, False)
+    assert check_variant("ws-regalloc", *shape, "fp16", "cuda", seed=3).ok
+    assert not check_variant("ws-no-rescale", *shape, "fp16", "cuda", seed=3, kernel_dir=tmp_path).ok

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# One device call: ws-regalloc's GPU numerics (every case of tests/test_gpu.py, the broken copy), then the four
+# prefill cases of issue 28 beside SDPA (every backend, same process), fp16 and bf16.
+#   bash .ci/gpu_ws_regalloc.sh OUTDIR
+set -uo pipefail
+source .ci/gpu_env.sh "${1:-reports}"
+timeout "${GPU_TEST_TIMEOUT:-200}" python3 -m pytest -m gpu -q -p no:cacheprovider -n 8 tests/test_gpu.py \
+  -k "ws-regalloc or ws_regalloc" 2>&1 | tee "$out/gpu-tests-ws.log" | tail -15
+export COLUMNS=220
+V=${WS_VARIANTS:-ws-regalloc,baseline}
+bench() {  # NAME ARGS...
+  local name=$1; shift
+  timeout "${BENCH_TIMEOUT:-150}" python3 -m vgprscope bench -s "$V" --dtype fp16,bf16 --rep-ms "${REP_MS:-100}" \
+    "$@" --format md --output "$out/$name.md" 2>&1 | tail -3
+  cat "$out/$name.md"
+}
+bench b4h32n4096 --shape 4,32,4096,4096 --no-causal -d 128
+bench b4h32n4096-causal --shape 4,32,4096,4096 --causal -d 128
+bench b2h16n8192d64-causal --shape 2,16,8192,8192 --causal -d 64
+bench b2h32kv8n8192-causal --shape 2,32,8192,8192,8 --causal -d 128
