@@ -18,3 +18,12 @@ bench b4h32n4096 --shape 4,32,4096,4096 --no-causal -d 128
 bench b4h32n4096-causal --shape 4,32,4096,4096 --causal -d 128
 bench b2h16n8192d64-causal --shape 2,16,8192,8192 --causal -d 64
 bench b2h32kv8n8192-causal --shape 2,32,8192,8192,8 --causal -d 128
+# FA3's ingredients one at a time on the first two cases (fp16): the overlap of S with P V (knob overlap), the
+# register split (producer_regs 24: consumers get 240; 168: every warp keeps the kernel's 168)
+V=ws-regalloc
+for c in --no-causal --causal; do
+  timeout "${BENCH_TIMEOUT:-150}" python3 -m vgprscope bench -s ws-regalloc --dtype fp16 --rep-ms "${REP_MS:-100}" \
+    --shape 4,32,4096,4096 $c -d 128 -k overlap=0,1 -k producer_regs=24,168 --no-anchors --format md \
+    --output "$out/ingredients$c.md" 2>&1 | tail -2
+  cat "$out/ingredients$c.md"
+done

@@ -42,7 +42,9 @@ VARIANT = {
     "order": 8,
     # producer_regs: the producer partition's worker_num_regs (24 to 256, a multiple of 8): the register split
     # between the partitions, the knob `frontier` turns on this variant
-    "knobs": ["producer_regs"],
+    # overlap: 1 (default) issues block i's S = Q K^T before block i-1's P V (FA3's intra-warp-group overlap),
+    # 0 runs S, softmax and P V of each block in turn
+    "knobs": ["producer_regs", "overlap"],
     # sm_90: 128 query rows over two consumer warp groups, 128-key blocks, a ring of 2 K/V slots (at D128:
     # 32 KiB of Q + 2 x 64 KiB of K/V); sm_100 and the others compile the same config and say why they cannot
     "defaults": {"block_m": 128, "block_n": 128, "num_warps": 8, "num_stages": 2},
@@ -146,9 +148,68 @@ def _attend(q_smem, k_smem, v_smem, k_full, v_full, kv_empty, acc, m_i, l_i, off
 
 
 @gluon.jit
+def _softmax_step(qk, m_i, l_i, offs_m, i, n_full, seqlen_q, seqlen_k, qk_scale, BLOCK_N: gl.constexpr,
+                  CAUSAL: gl.constexpr):
+    """The online-softmax update of key block i (masked where i >= n_full): (m, alpha, p, l)."""
+    s_layout: gl.constexpr = qk.type.layout
+    qk = qk * qk_scale
+    if i >= n_full:
+        offs_n = i * BLOCK_N + gl.arange(0, BLOCK_N, layout=gl.SliceLayout(0, s_layout))
+        keep = gl.expand_dims(offs_n, 0) < seqlen_k
+        if CAUSAL:
+            keep = keep & (gl.expand_dims(offs_n, 0) <= gl.expand_dims(offs_m, 1) + (seqlen_k - seqlen_q))
+        qk = gl.where(keep, qk, float("-inf"))
+    m_new = gl.maximum(m_i, gl.max(qk, 1))
+    m_use = gl.where(m_new == float("-inf"), 0.0, m_new)  # a row that has seen no key yet: never NaN
+    alpha = gl.exp2(m_i - m_use)
+    p = gl.exp2(qk - gl.expand_dims(m_use, 1))
+    return m_new, alpha, p, l_i * alpha + gl.sum(p, 1)
+
+
+@gluon.jit
+def _attend_overlapped(q_smem, k_smem, v_smem, k_full, v_full, kv_empty, acc, m_i, l_i, offs_m, n_full, n_iter,
+                       seqlen_q, seqlen_k, qk_scale, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr,
+                       NUM_STAGES: gl.constexpr, CAUSAL: gl.constexpr, num_warps: gl.constexpr):
+    """FA3's intra-warp-group overlap: block i's S = Q K^T is issued before block i-1's P V, and its softmax runs
+    while that P V is in flight (two score tiles live: the registers the producer gave up). n_iter >= 1."""
+    s_layout: gl.constexpr = _mma_layout(num_warps, BLOCK_N)
+    p_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=acc.type.layout, k_width=2)
+    zero = gl.zeros([BLOCK_M, BLOCK_N], gl.float32, s_layout)
+    mbarrier.wait(k_full.index(0), 0)
+    qk = warpgroup_mma(q_smem, k_smem.index(0).permute((1, 0)), zero, use_acc=False, is_async=True)
+    qk = warpgroup_mma_wait(num_outstanding=0, deps=(qk,))
+    m_i, alpha, p, l_i = _softmax_step(qk, m_i, l_i, offs_m, 0, n_full, seqlen_q, seqlen_k, qk_scale, BLOCK_N,
+                                       CAUSAL)
+    p = gl.convert_layout(p.to(k_smem.dtype), p_layout)
+    for i in range(1, n_iter):
+        s = i % NUM_STAGES
+        prev = (i - 1) % NUM_STAGES
+        mbarrier.wait(k_full.index(s), (i // NUM_STAGES) & 1)
+        qk = warpgroup_mma(q_smem, k_smem.index(s).permute((1, 0)), zero, use_acc=False, is_async=True)
+        mbarrier.wait(v_full.index(prev), ((i - 1) // NUM_STAGES) & 1)
+        acc = warpgroup_mma(p, v_smem.index(prev), acc, is_async=True)
+        qk = warpgroup_mma_wait(num_outstanding=1, deps=(qk,))  # S of block i done; P V of i-1 may run on
+        m_i, alpha, p_new, l_i = _softmax_step(qk, m_i, l_i, offs_m, i, n_full, seqlen_q, seqlen_k, qk_scale,
+                                               BLOCK_N, CAUSAL)
+        p_new = gl.convert_layout(p_new.to(k_smem.dtype), p_layout)
+        acc, p = warpgroup_mma_wait(num_outstanding=0, deps=(acc, p))
+        mbarrier.arrive(kv_empty.index(prev), count=1)
+        alpha_o = gl.convert_layout(alpha, gl.SliceLayout(1, acc.type.layout))
+        acc = acc * gl.expand_dims(alpha_o, 1)
+        p = p_new
+    last = (n_iter - 1) % NUM_STAGES
+    mbarrier.wait(v_full.index(last), ((n_iter - 1) // NUM_STAGES) & 1)
+    acc = warpgroup_mma(p, v_smem.index(last), acc, is_async=True)
+    acc, p = warpgroup_mma_wait(num_outstanding=0, deps=(acc, p))
+    mbarrier.arrive(kv_empty.index(last), count=1)
+    return acc, m_i, l_i
+
+
+@gluon.jit
 def _consumer(O, q_smem, k_smem, v_smem, q_bar, k_full, v_full, kv_empty, q_row0, o_base, stride_om, seqlen_q,
               seqlen_k, qk_scale, n_full, n_end, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr,
-              BLOCK_D: gl.constexpr, HEAD_DIM: gl.constexpr, NUM_STAGES: gl.constexpr, CAUSAL: gl.constexpr):
+              BLOCK_D: gl.constexpr, HEAD_DIM: gl.constexpr, NUM_STAGES: gl.constexpr, CAUSAL: gl.constexpr,
+              OVERLAP: gl.constexpr):
     num_warps: gl.constexpr = gl.num_warps()
     o_layout: gl.constexpr = _mma_layout(num_warps, BLOCK_D)
     s_layout: gl.constexpr = _mma_layout(num_warps, BLOCK_N)
@@ -158,10 +219,17 @@ def _consumer(O, q_smem, k_smem, v_smem, q_bar, k_full, v_full, kv_empty, q_row0
     m_i = gl.full([BLOCK_M], float("-inf"), gl.float32, row_layout)
     l_i = gl.zeros([BLOCK_M], gl.float32, row_layout)
     mbarrier.wait(q_bar, 0)
-    acc, m_i, l_i = _attend(q_smem, k_smem, v_smem, k_full, v_full, kv_empty, acc, m_i, l_i, offs_m, 0, n_full,
-                            seqlen_q, seqlen_k, qk_scale, BLOCK_M, BLOCK_N, NUM_STAGES, CAUSAL, False, num_warps)
-    acc, m_i, l_i = _attend(q_smem, k_smem, v_smem, k_full, v_full, kv_empty, acc, m_i, l_i, offs_m, n_full, n_end,
-                            seqlen_q, seqlen_k, qk_scale, BLOCK_M, BLOCK_N, NUM_STAGES, CAUSAL, True, num_warps)
+    if OVERLAP:
+        acc, m_i, l_i = _attend_overlapped(q_smem, k_smem, v_smem, k_full, v_full, kv_empty, acc, m_i, l_i, offs_m,
+                                           n_full, n_end, seqlen_q, seqlen_k, qk_scale, BLOCK_M,
+                                           BLOCK_N, NUM_STAGES, CAUSAL, num_warps)
+    else:
+        acc, m_i, l_i = _attend(q_smem, k_smem, v_smem, k_full, v_full, kv_empty, acc, m_i, l_i, offs_m, 0,
+                                n_full, seqlen_q, seqlen_k, qk_scale, BLOCK_M, BLOCK_N, NUM_STAGES, CAUSAL, False,
+                                num_warps)
+        acc, m_i, l_i = _attend(q_smem, k_smem, v_smem, k_full, v_full, kv_empty, acc, m_i, l_i, offs_m, n_full,
+                                n_end, seqlen_q, seqlen_k, qk_scale, BLOCK_M, BLOCK_N, NUM_STAGES, CAUSAL, True,
+                                num_warps)
     l_safe = gl.where(l_i == 0.0, 1.0, l_i)  # a row that saw no key is written as zeros
     l_o = gl.convert_layout(l_safe, gl.SliceLayout(1, o_layout))
     o = (acc / gl.expand_dims(l_o, 1)).to(O.dtype.element_ty)
@@ -177,7 +245,7 @@ def attn_fwd_ws(Q, K, V, O, sm_scale, stride_qb, stride_qh, stride_qm, stride_kb
                 stride_vb, stride_vh, stride_vn, stride_ob, stride_oh, stride_om, num_heads, kv_group, seqlen_q,
                 seqlen_k, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, BLOCK_D: gl.constexpr,
                 HEAD_DIM: gl.constexpr, CAUSAL: gl.constexpr, NUM_STAGES: gl.constexpr,
-                PRODUCER_REGS: gl.constexpr):
+                PRODUCER_REGS: gl.constexpr, OVERLAP: gl.constexpr):
     bh = gl.program_id(1)
     if CAUSAL:  # heaviest query blocks first (kernels/_fa_common.program_rows)
         blk = gl.num_programs(0) - 1 - gl.program_id(0)
@@ -196,6 +264,9 @@ def attn_fwd_ws(Q, K, V, O, sm_scale, stride_qb, stride_qh, stride_qm, stride_kb
     else:
         n_full = seqlen_k // BLOCK_N
         n_end = gl.cdiv(seqlen_k, BLOCK_N)
+    # every program takes key block 0 at least: wholly masked where no row of the block sees a key (Nq > Nk
+    # under the causal mask), so the overlapped loop needs no empty case
+    n_end = gl.maximum(n_end, 1)
 
     dtype: gl.constexpr = Q.dtype.element_ty
     q_layout: gl.constexpr = gl.NVMMASharedLayout.get_default_for([BLOCK_M, BLOCK_D], dtype)
@@ -221,7 +292,7 @@ def attn_fwd_ws(Q, K, V, O, sm_scale, stride_qb, stride_qh, stride_qm, stride_kb
     gl.warp_specialize([
         (_consumer, (O, q_smem, k_smem, v_smem, q_bar, k_full, v_full, kv_empty, q_row0, o_base, stride_om,
                      seqlen_q, seqlen_k, sm_scale * LOG2E, n_full, n_end, BLOCK_M, BLOCK_N, BLOCK_D, HEAD_DIM,
-                     NUM_STAGES, CAUSAL)),
+                     NUM_STAGES, CAUSAL, OVERLAP)),
         (_producer, (Q, K, V, q_smem, k_smem, v_smem, q_bar, k_full, v_full, kv_empty, q_row0, q_base, k_base,
                      v_base, stride_qm, stride_kn, stride_vn, seqlen_q, seqlen_k, n_end, BLOCK_M, BLOCK_N,
                      BLOCK_D, HEAD_DIM, NUM_STAGES)),
@@ -234,7 +305,7 @@ def producer_regs(cfg):
 
 def check_config(cfg):
     """Why this variant cannot take ``cfg``, or None."""
-    why = check_common(cfg, knobs=("producer_regs",))
+    why = check_common(cfg, knobs=("producer_regs", "overlap"))
     if why:
         return why
     if cfg["head_dim"] % TMA_HEAD_DIM_MULTIPLE:
@@ -251,13 +322,16 @@ def check_config(cfg):
     lo, hi = PRODUCER_REGS_RANGE
     if not isinstance(r, int) or isinstance(r, bool) or not lo <= r <= hi or r % 8:
         return f"producer_regs {r!r} is not allowed; allowed: multiples of 8 from {lo} to {hi} (setmaxnreg)"
+    o = knob(cfg, "overlap", 1)
+    if o not in (0, 1) or isinstance(o, bool):
+        return f"overlap {o!r} is not allowed; allowed: 0 (S, softmax, P V in turn) or 1 (S of the next block first)"
     return None
 
 
 def _constexprs(cfg, head_dim, causal):
     return {"BLOCK_M": cfg["block_m"], "BLOCK_N": cfg["block_n"], "BLOCK_D": max(16, 1 << (head_dim - 1).bit_length()),
             "HEAD_DIM": head_dim, "CAUSAL": bool(causal), "NUM_STAGES": cfg["num_stages"],
-            "PRODUCER_REGS": producer_regs(cfg)}
+            "PRODUCER_REGS": producer_regs(cfg), "OVERLAP": bool(knob(cfg, "overlap", 1))}
 
 
 def kernel_specs(cfg):
