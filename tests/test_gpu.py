@@ -227,14 +227,15 @@ def test_compare_bench_times_every_grid_point():
 
 def test_broken_ws_regalloc_copy_fails(tmp_path):
     """ws-regalloc (Gluon: no interpreter, so its numerics are only checked here) with the rescale of acc
-    taken out of its K/V loop must fail the gate that the bundled file passes on the same shape."""
+    taken out of its K/V loops (both: overlapped or not) must fail the gate that the bundled file passes on
+    the same shape."""
     from pathlib import Path
 
     from vgprscope.attention.correctness import check_variant
 
     src = (Path(__file__).parent.parent / "kernels" / "ws_regalloc.py").read_text()
     rescale = "        acc = acc * gl.expand_dims(alpha_o, 1)\n"
-    assert src.count(rescale) == 1
+    assert src.count(rescale) == 2
     broken = (src.replace(rescale, "").replace("from ._launch import", "from vgprscope.kernels._launch import")
               .replace('"name": "ws-regalloc"', '"name": "ws-no-rescale"'))
     (tmp_path / "ws_no_rescale.py").write_text(broken)
