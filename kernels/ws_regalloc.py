@@ -334,8 +334,22 @@ def _constexprs(cfg, head_dim, causal):
             "PRODUCER_REGS": producer_regs(cfg), "OVERLAP": bool(knob(cfg, "overlap", 1))}
 
 
+def target_refusal(target):
+    """Why the kernel cannot be built for ``target`` (the compile's backend, arch and warp size), or None."""
+    if target is None or (target.get("backend") == "cuda" and int(target.get("arch", 0)) == 90):
+        return None
+    if target.get("backend") != "cuda":
+        return (f"ws-regalloc is written for Hopper (sm_90) in Gluon: TMA, mbarriers, wgmma and setmaxnreg are "
+                f"NVIDIA's; {target.get('arch')} is AMD's")
+    return (f"ws-regalloc is written for Hopper (sm_90) in Gluon: warpgroup_mma (wgmma) is sm_90's instruction; "
+            f"sm_{target.get('arch')} lacks it")
+
+
 def kernel_specs(cfg):
-    """What to compile for ``cfg``: the one Gluon kernel, args given as example launch values."""
+    """What to compile for ``cfg``: the one Gluon kernel, args given as example launch values. On a target
+    other than sm_90 (``cfg['target']``, given by the compile worker), why not, raised."""
+    if (why := target_refusal(cfg.get("target"))) is not None:
+        raise ValueError(why)
     return [spec("attn_fwd_ws", attn_fwd_ws, example_args(cfg), _constexprs(cfg, cfg["head_dim"], cfg["causal"]))]
 
 
