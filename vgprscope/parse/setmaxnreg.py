@@ -2,10 +2,11 @@
 
 Where every worker of a ``ttg.warp_specialize`` names its registers (Gluon's ``worker_num_regs``), Triton's
 AllocateWarpGroups pass (lib/Conversion/TritonGPUToLLVM/AllocateWarpGroups.cpp) sets each worker warp group to
-its largest request rounded up to 8, gives the default partition what the workers surrender (maxnreg, the
-64K-register file over every warp, plus the surplus spread over the default warps, rounded down to 8), and
-emits PTX ``setmaxnreg``; ptxas writes it as ``USETMAXREG.DEALLOC`` / ``USETMAXREG.TRY_ALLOC`` with the
-count. These are the counts read here: what the machine code asks for, per partition.
+its largest request rounded up to 8, gives the default partition more out of what the workers surrender,
+and emits PTX ``setmaxnreg``; ptxas writes it as ``USETMAXREG.DEALLOC`` / ``USETMAXREG.TRY_ALLOC`` with the
+count. These are the counts read here, what the machine code asks for, rather than the pass's arithmetic
+(which moves between releases: Triton 3.9 gives ws-regalloc's consumers 240 whether its producer asks for 24
+or 56).
 """
 
 from __future__ import annotations
