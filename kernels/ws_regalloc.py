@@ -62,6 +62,8 @@ VARIANT = {
     "live_state": {"acc": ["BLOCK_M", "Dp", 4], "s": ["BLOCK_M", "BLOCK_N", 4], "m_l": [2, "BLOCK_M", 4]},
     # the tile is the consumer warp groups' (16 rows per warp): the variant's own defaults at every shape
     "tiling": "own",
+    # Gluon does not run in Triton's interpreter: the CPU numerics skip it, tests/test_gpu.py checks it
+    "interpreter": False,
 }
 
 # TMA's global-to-shared copy: ``tma.async_load`` from Triton 3.7 on, ``async_copy_global_to_shared`` before

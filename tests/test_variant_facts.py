@@ -203,11 +203,15 @@ def configs(name: str):
                               extra=tuple(sorted(knobs.items())))
 
 
-VARIANTS = list(load_variants().values())
+# the variants that existed when the tables moved; ws-regalloc (issue 28) came after them, its facts are
+# checked in tests/test_ws_regalloc.py
+NEWER = {"ws-regalloc"}
+VARIANTS = [v for v in load_variants().values() if v.name not in NEWER]
 
 
 def test_every_bundled_variant_had_an_entry_in_the_old_tables():
     assert {v.name for v in VARIANTS} == set(OLD_MODELS)
+    assert set(load_variants()) == set(OLD_MODELS) | NEWER
 
 
 @pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: v.name)

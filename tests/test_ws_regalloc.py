@@ -92,3 +92,14 @@ def test_compiles_under_the_gpu_machines_triton_3_6(release36):
     (row,) = vgprscope.analyze(variant="ws-regalloc", arch="sm_90", causal=True, dtype="bf16", triton="3.6.0",
                                jobs=1).records
     assert row.triton_version == "3.6.0" and row.status == "ok" and row.usage.spills == 0
+
+
+def test_under_the_interpreter_it_says_gluon_needs_a_gpu():
+    import torch
+
+    from vgprscope.errors import ConfigError
+
+    q = torch.zeros(1, 1, 8, 64, dtype=torch.float16)
+    with pytest.raises(ConfigError, match="ws-regalloc is written in Gluon, which does not run in Triton's "
+                                          "interpreter"):
+        vgprscope.attention(q, q, q, variant="ws-regalloc")
