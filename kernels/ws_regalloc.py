@@ -43,7 +43,9 @@ VARIANT = {
     # between the partitions, the knob `frontier` turns on this variant
     # overlap: 1 (default) issues block i's S = Q K^T before block i-1's P V (FA3's intra-warp-group overlap),
     # 0 runs S, softmax and P V of each block in turn
-    "knobs": ["producer_regs", "overlap"],
+    # pingpong: 1 makes the two consumer warp groups two partitions that take turns issuing their matrix
+    # products (FA3's inter-warp-group ping-pong; num_warps 4 each, block_m 128); 0 (default): one partition
+    "knobs": ["producer_regs", "overlap", "pingpong"],
     # sm_90: 128 query rows over two consumer warp groups, 128-key blocks, a ring of 2 K/V slots (at D128:
     # 32 KiB of Q + 2 x 64 KiB of K/V); sm_100 and the others compile the same config and say why they cannot
     "defaults": {"block_m": 128, "block_n": 128, "num_warps": 8, "num_stages": 2},
@@ -71,6 +73,7 @@ VARIANT = {
 _tma_load = getattr(tma, "async_load", None) or tma.async_copy_global_to_shared
 LOG2E = gl.constexpr(1.4426950408889634)
 PRODUCER_REGS = 24  # FA3's producer warp group on an H100 (24 to 32 registers)
+CONSUMER_REGS = gl.constexpr(240)  # FA3's consumer warp groups; under ping-pong, what the second consumer (a worker) asks for
 PRODUCER_REGS_RANGE = (24, 256)
 TMA_HEAD_DIM_MULTIPLE = 8  # 16-byte rows of fp16 / bf16
 CONSUMER_WARPS = (4, 8)  # one or two warp groups
@@ -168,16 +171,35 @@ def _softmax_step(qk, m_i, l_i, offs_m, i, n_full, seqlen_q, seqlen_k, qk_scale,
 
 
 @gluon.jit
-def _attend_overlapped(q_smem, k_smem, v_smem, k_full, v_full, kv_empty, acc, m_i, l_i, offs_m, n_full, n_iter,
-                       seqlen_q, seqlen_k, qk_scale, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr,
-                       NUM_STAGES: gl.constexpr, CAUSAL: gl.constexpr, num_warps: gl.constexpr):
+def _turn(turn, k, WG: gl.constexpr, PINGPONG: gl.constexpr):
+    """Ping-pong: consumer WG waits for its k-th turn to issue matrix products (WG 0's first is free)."""
+    if PINGPONG:
+        mbarrier.wait(turn.index(WG), (k & 1) ^ (1 - WG))
+
+
+@gluon.jit
+def _pass_turn(turn, WG: gl.constexpr, PINGPONG: gl.constexpr):
+    """Ping-pong: the other consumer warp group may issue its matrix products now."""
+    if PINGPONG:
+        mbarrier.arrive(turn.index(1 - WG), count=1)
+
+
+@gluon.jit
+def _attend_overlapped(q_smem, k_smem, v_smem, k_full, v_full, kv_empty, turn, acc, m_i, l_i, offs_m, n_full,
+                       n_iter, seqlen_q, seqlen_k, qk_scale, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr,
+                       NUM_STAGES: gl.constexpr, CAUSAL: gl.constexpr, num_warps: gl.constexpr, WG: gl.constexpr,
+                       PINGPONG: gl.constexpr):
     """FA3's intra-warp-group overlap: block i's S = Q K^T is issued before block i-1's P V, and its softmax runs
-    while that P V is in flight (two score tiles live: the registers the producer gave up). n_iter >= 1."""
+    while that P V is in flight (two score tiles live: the registers the producer gave up). n_iter >= 1.
+    PINGPONG (FA3's inter-warp-group schedule): two consumer warp groups take turns issuing their matrix
+    products, so one's softmax runs while the other's products use the tensor cores."""
     s_layout: gl.constexpr = _mma_layout(num_warps, BLOCK_N)
     p_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=acc.type.layout, k_width=2)
     zero = gl.zeros([BLOCK_M, BLOCK_N], gl.float32, s_layout)
     mbarrier.wait(k_full.index(0), 0)
+    _turn(turn, 0, WG, PINGPONG)
     qk = warpgroup_mma(q_smem, k_smem.index(0).permute((1, 0)), zero, use_acc=False, is_async=True)
+    _pass_turn(turn, WG, PINGPONG)
     qk = warpgroup_mma_wait(num_outstanding=0, deps=(qk,))
     m_i, alpha, p, l_i = _softmax_step(qk, m_i, l_i, offs_m, 0, n_full, seqlen_q, seqlen_k, qk_scale, BLOCK_N,
                                        CAUSAL)
@@ -186,9 +208,11 @@ def _attend_overlapped(q_smem, k_smem, v_smem, k_full, v_full, kv_empty, acc, m_
         s = i % NUM_STAGES
         prev = (i - 1) % NUM_STAGES
         mbarrier.wait(k_full.index(s), (i // NUM_STAGES) & 1)
-        qk = warpgroup_mma(q_smem, k_smem.index(s).permute((1, 0)), zero, use_acc=False, is_async=True)
         mbarrier.wait(v_full.index(prev), ((i - 1) // NUM_STAGES) & 1)
+        _turn(turn, i, WG, PINGPONG)
+        qk = warpgroup_mma(q_smem, k_smem.index(s).permute((1, 0)), zero, use_acc=False, is_async=True)
         acc = warpgroup_mma(p, v_smem.index(prev), acc, is_async=True)
+        _pass_turn(turn, WG, PINGPONG)
         qk = warpgroup_mma_wait(num_outstanding=1, deps=(qk,))  # S of block i done; P V of i-1 may run on
         m_i, alpha, p_new, l_i = _softmax_step(qk, m_i, l_i, offs_m, i, n_full, seqlen_q, seqlen_k, qk_scale,
                                                BLOCK_N, CAUSAL)
@@ -200,18 +224,24 @@ def _attend_overlapped(q_smem, k_smem, v_smem, k_full, v_full, kv_empty, acc, m_
         p = p_new
     last = (n_iter - 1) % NUM_STAGES
     mbarrier.wait(v_full.index(last), ((n_iter - 1) // NUM_STAGES) & 1)
+    _turn(turn, n_iter, WG, PINGPONG)
     acc = warpgroup_mma(p, v_smem.index(last), acc, is_async=True)
+    _pass_turn(turn, WG, PINGPONG)
     acc, p = warpgroup_mma_wait(num_outstanding=0, deps=(acc, p))
     mbarrier.arrive(kv_empty.index(last), count=1)
     return acc, m_i, l_i
 
 
 @gluon.jit
-def _consumer(O, q_smem, k_smem, v_smem, q_bar, k_full, v_full, kv_empty, q_row0, o_base, stride_om, seqlen_q,
-              seqlen_k, qk_scale, n_full, n_end, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr,
+def _consumer(O, q_all, k_smem, v_smem, q_bar, k_full, v_full, kv_empty, turn, q_first, o_base, stride_om,
+              seqlen_q, seqlen_k, qk_scale, n_full, n_end, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr,
               BLOCK_D: gl.constexpr, HEAD_DIM: gl.constexpr, NUM_STAGES: gl.constexpr, CAUSAL: gl.constexpr,
-              OVERLAP: gl.constexpr):
+              OVERLAP: gl.constexpr, WG: gl.constexpr, PINGPONG: gl.constexpr):
+    """The query rows of one consumer: all BLOCK_M of the program's, or under PINGPONG half of them
+    (warp group WG's), Q's rows of them in shared memory."""
     num_warps: gl.constexpr = gl.num_warps()
+    q_row0 = q_first + WG * BLOCK_M
+    q_smem = q_all.slice(WG * BLOCK_M, BLOCK_M) if PINGPONG else q_all
     o_layout: gl.constexpr = _mma_layout(num_warps, BLOCK_D)
     s_layout: gl.constexpr = _mma_layout(num_warps, BLOCK_N)
     row_layout: gl.constexpr = gl.SliceLayout(1, s_layout)
@@ -221,9 +251,9 @@ def _consumer(O, q_smem, k_smem, v_smem, q_bar, k_full, v_full, kv_empty, q_row0
     l_i = gl.zeros([BLOCK_M], gl.float32, row_layout)
     mbarrier.wait(q_bar, 0)
     if OVERLAP:
-        acc, m_i, l_i = _attend_overlapped(q_smem, k_smem, v_smem, k_full, v_full, kv_empty, acc, m_i, l_i, offs_m,
-                                           n_full, n_end, seqlen_q, seqlen_k, qk_scale, BLOCK_M,
-                                           BLOCK_N, NUM_STAGES, CAUSAL, num_warps)
+        acc, m_i, l_i = _attend_overlapped(q_smem, k_smem, v_smem, k_full, v_full, kv_empty, turn, acc, m_i, l_i,
+                                           offs_m, n_full, n_end, seqlen_q, seqlen_k, qk_scale, BLOCK_M,
+                                           BLOCK_N, NUM_STAGES, CAUSAL, num_warps, WG, PINGPONG)
     else:
         acc, m_i, l_i = _attend(q_smem, k_smem, v_smem, k_full, v_full, kv_empty, acc, m_i, l_i, offs_m, 0,
                                 n_full, seqlen_q, seqlen_k, qk_scale, BLOCK_M, BLOCK_N, NUM_STAGES, CAUSAL, False,
@@ -246,7 +276,7 @@ def attn_fwd_ws(Q, K, V, O, sm_scale, stride_qb, stride_qh, stride_qm, stride_kb
                 stride_vb, stride_vh, stride_vn, stride_ob, stride_oh, stride_om, num_heads, kv_group, seqlen_q,
                 seqlen_k, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, BLOCK_D: gl.constexpr,
                 HEAD_DIM: gl.constexpr, CAUSAL: gl.constexpr, NUM_STAGES: gl.constexpr,
-                PRODUCER_REGS: gl.constexpr, OVERLAP: gl.constexpr):
+                PRODUCER_REGS: gl.constexpr, OVERLAP: gl.constexpr, PINGPONG: gl.constexpr):
     bh = gl.program_id(1)
     if CAUSAL:  # heaviest query blocks first (kernels/_fa_common.program_rows)
         blk = gl.num_programs(0) - 1 - gl.program_id(0)
@@ -279,25 +309,42 @@ def attn_fwd_ws(Q, K, V, O, sm_scale, stride_qb, stride_qh, stride_qm, stride_kb
     k_full = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], mbarrier.MBarrierLayout())
     v_full = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], mbarrier.MBarrierLayout())
     kv_empty = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], mbarrier.MBarrierLayout())
+    turn = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
     mbarrier.init(q_bar, count=1)
     for s in gl.static_range(NUM_STAGES):
         mbarrier.init(k_full.index(s), count=1)
         mbarrier.init(v_full.index(s), count=1)
-        mbarrier.init(kv_empty.index(s), count=1)
+        mbarrier.init(kv_empty.index(s), count=2 if PINGPONG else 1)  # every consumer frees the slot
+    mbarrier.init(turn.index(0), count=1)
+    mbarrier.init(turn.index(1), count=1)
     fence_async_shared()
 
     q_base = batch * stride_qb + head * stride_qh
     o_base = batch * stride_ob + head * stride_oh
     k_base = batch * stride_kb + kv_head * stride_kh
     v_base = batch * stride_vb + kv_head * stride_vh
-    gl.warp_specialize([
-        (_consumer, (O, q_smem, k_smem, v_smem, q_bar, k_full, v_full, kv_empty, q_row0, o_base, stride_om,
-                     seqlen_q, seqlen_k, sm_scale * LOG2E, n_full, n_end, BLOCK_M, BLOCK_N, BLOCK_D, HEAD_DIM,
-                     NUM_STAGES, CAUSAL, OVERLAP)),
-        (_producer, (Q, K, V, q_smem, k_smem, v_smem, q_bar, k_full, v_full, kv_empty, q_row0, q_base, k_base,
-                     v_base, stride_qm, stride_kn, stride_vn, seqlen_q, seqlen_k, n_end, BLOCK_M, BLOCK_N,
-                     BLOCK_D, HEAD_DIM, NUM_STAGES)),
-    ], [1], [PRODUCER_REGS])
+    if PINGPONG:  # the kernel's warps are consumer 0; consumer 1 is a worker of as many warps, given CONSUMER_REGS
+        HALF: gl.constexpr = BLOCK_M // 2
+        gl.warp_specialize([
+            (_consumer, (O, q_smem, k_smem, v_smem, q_bar, k_full, v_full, kv_empty, turn, q_row0, o_base,
+                         stride_om, seqlen_q, seqlen_k, sm_scale * LOG2E, n_full, n_end, HALF, BLOCK_N, BLOCK_D,
+                         HEAD_DIM, NUM_STAGES, CAUSAL, OVERLAP, 0, PINGPONG)),
+            (_consumer, (O, q_smem, k_smem, v_smem, q_bar, k_full, v_full, kv_empty, turn, q_row0, o_base,
+                         stride_om, seqlen_q, seqlen_k, sm_scale * LOG2E, n_full, n_end, HALF, BLOCK_N, BLOCK_D,
+                         HEAD_DIM, NUM_STAGES, CAUSAL, OVERLAP, 1, PINGPONG)),
+            (_producer, (Q, K, V, q_smem, k_smem, v_smem, q_bar, k_full, v_full, kv_empty, q_row0, q_base, k_base,
+                         v_base, stride_qm, stride_kn, stride_vn, seqlen_q, seqlen_k, n_end, BLOCK_M, BLOCK_N,
+                         BLOCK_D, HEAD_DIM, NUM_STAGES)),
+        ], [gl.num_warps(), 1], [CONSUMER_REGS, PRODUCER_REGS])
+    else:
+        gl.warp_specialize([
+            (_consumer, (O, q_smem, k_smem, v_smem, q_bar, k_full, v_full, kv_empty, turn, q_row0, o_base,
+                         stride_om, seqlen_q, seqlen_k, sm_scale * LOG2E, n_full, n_end, BLOCK_M, BLOCK_N, BLOCK_D,
+                         HEAD_DIM, NUM_STAGES, CAUSAL, OVERLAP, 0, PINGPONG)),
+            (_producer, (Q, K, V, q_smem, k_smem, v_smem, q_bar, k_full, v_full, kv_empty, q_row0, q_base, k_base,
+                         v_base, stride_qm, stride_kn, stride_vn, seqlen_q, seqlen_k, n_end, BLOCK_M, BLOCK_N,
+                         BLOCK_D, HEAD_DIM, NUM_STAGES)),
+        ], [1], [PRODUCER_REGS])
 
 
 def producer_regs(cfg):
@@ -306,7 +353,7 @@ def producer_regs(cfg):
 
 def check_config(cfg):
     """Why this variant cannot take ``cfg``, or None."""
-    why = check_common(cfg, knobs=("producer_regs", "overlap"))
+    why = check_common(cfg, knobs=("producer_regs", "overlap", "pingpong"))
     if why:
         return why
     if cfg["head_dim"] % TMA_HEAD_DIM_MULTIPLE:
@@ -326,13 +373,20 @@ def check_config(cfg):
     o = knob(cfg, "overlap", 1)
     if o not in (0, 1) or isinstance(o, bool):
         return f"overlap {o!r} is not allowed; allowed: 0 (S, softmax, P V in turn) or 1 (S of the next block first)"
+    pp = knob(cfg, "pingpong", 0)
+    if pp not in (0, 1) or isinstance(pp, bool):
+        return f"pingpong {pp!r} is not allowed; allowed: 0 (one consumer partition) or 1 (two, taking turns)"
+    if pp and not (o and cfg["num_warps"] == 4 and cfg["block_m"] == 2 * ROWS_PER_WARP * 4):
+        return (f"pingpong=1 needs overlap=1, num_warps 4 (each consumer warp group one partition) and block_m 128 "
+                f"(64 rows each); got overlap={o}, num_warps {cfg['num_warps']}, block_m {cfg['block_m']}")
     return None
 
 
 def _constexprs(cfg, head_dim, causal):
     return {"BLOCK_M": cfg["block_m"], "BLOCK_N": cfg["block_n"], "BLOCK_D": max(16, 1 << (head_dim - 1).bit_length()),
             "HEAD_DIM": head_dim, "CAUSAL": bool(causal), "NUM_STAGES": cfg["num_stages"],
-            "PRODUCER_REGS": producer_regs(cfg), "OVERLAP": bool(knob(cfg, "overlap", 1))}
+            "PRODUCER_REGS": producer_regs(cfg), "OVERLAP": bool(knob(cfg, "overlap", 1)),
+            "PINGPONG": bool(knob(cfg, "pingpong", 0))}
 
 
 def target_refusal(target):

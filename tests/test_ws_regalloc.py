@@ -11,24 +11,39 @@ import vgprscope
 from vgprscope.errors import UsageError
 
 CONSUMER_WARPS = 8
+REGISTER_FILE = 65536  # per SM (sm_90)
+PRODUCER_GROUP_WARPS = 4  # the producer's 1 warp padded to a warp group
 
 SASS = """
         /*0090*/                   USETMAXREG.TRY_ALLOC.CTAPOOL UP0, 0xf0 ;
         /*00a0*/              @!UP0 BRA `(.L_x_1) ;
         /*0410*/                   USETMAXREG.DEALLOC.CTAPOOL 0x18 ;
+        /*0450*/                   USETMAXREG.DEALLOC.CTAPOOL 0xe0 ;
         /*0520*/                   USETMAXREG.TRY_ALLOC.CTAPOOL UP0, 0x38 ;
 """
 
 
-def test_setmaxnreg_counts_go_to_the_partitions_that_set_them():
+def expected_split(producer_regs: int) -> tuple[int, int]:
+    """(default, producer) registers inside the region by Triton's AllocateWarpGroups rule, worked by hand:
+    maxnreg = the file over every warp's 32 lanes, rounded down to 8; the default partition gets maxnreg plus
+    what the producer's warp group gives up, spread over its warps, rounded down to 8."""
+    maxnreg = REGISTER_FILE // ((CONSUMER_WARPS + PRODUCER_GROUP_WARPS) * 32) // 8 * 8
+    surplus = (maxnreg - producer_regs) * PRODUCER_GROUP_WARPS * 32
+    return (maxnreg * CONSUMER_WARPS * 32 + surplus) // (CONSUMER_WARPS * 32) // 8 * 8, producer_regs
+
+
+def test_setmaxnreg_counts_go_to_the_partitions_the_rule_gives_them():
     from vgprscope.parse.setmaxnreg import setmaxnreg_counts, with_given_registers
     from vgprscope.parse.ttgir import WarpPartition
 
-    assert setmaxnreg_counts(SASS) == (24, 56, 240)
-    parts = (WarpPartition("default", 8, None), WarpPartition("partition0", 1, 52), WarpPartition("partition1", 2, 40))
-    # a request is rounded up to 8 (52 -> 56); one the machine code never sets (40) is left unknown
-    assert [p.given_registers for p in with_given_registers(parts, SASS)] == [240, 56, None]
-    assert with_given_registers(parts, "no setmaxnreg") == parts
+    assert setmaxnreg_counts(SASS) == (24, 56, 224, 240)
+    parts = (WarpPartition("default", 8, None), WarpPartition("partition0", 1, 52))
+    # 52 is rounded up to 8 (56); the default gets 168 + (168 - 56) * 4 / 8 = 224, not the 240 it runs at
+    # outside the region
+    assert [p.given_registers for p in with_given_registers(parts, SASS, 168)] == [224, 56]
+    assert with_given_registers(parts, "no setmaxnreg", 168) == parts
+    # a count the machine code never sets is not reported
+    assert [p.given_registers for p in with_given_registers(parts, SASS, 176)] == [None, 56]
 
 
 @pytest.mark.parametrize("producer_regs", [24, 56])
@@ -38,15 +53,11 @@ def test_explain_gives_each_partition_its_setmaxnreg_registers(producer_regs):
     result = vgprscope.explain(variant="ws-regalloc", arch="sm_90", knob=f"producer_regs={producer_regs}", jobs=1)
     (e,) = result.explanations
     assert e.error is None and e.allocation is not None and e.spills == ()
-    (row,) = vgprscope.analyze(variant="ws-regalloc", arch="sm_90", knob=f"producer_regs={producer_regs}",
-                               jobs=1).records
-    default, producer = e.partitions
-    assert (default.name, default.num_warps, default.requested_registers) == ("default", CONSUMER_WARPS, None)
-    assert (producer.name, producer.num_warps, producer.requested_registers, producer.given_registers) == (
-        "partition0", 1, producer_regs, producer_regs)
-    assert default.given_registers > row.usage.regs > producer_regs
-    assert (f"setmaxnreg in the machine code gives default {default.given_registers}, partition0 {producer_regs} "
-            "registers per thread" in " ".join(result.table().split()))
+    default, producer = expected_split(producer_regs)
+    assert [(p.name, p.num_warps, p.requested_registers, p.given_registers) for p in e.partitions] == [
+        ("default", CONSUMER_WARPS, None, default), ("partition0", 1, producer_regs, producer)]
+    assert (f"setmaxnreg in the machine code gives default {default}, partition0 {producer} registers per thread"
+            in " ".join(result.table().split()))
     # the consumers' K/V loop carries the accumulator and the softmax state; Q, K and V stay in shared memory
     carried = {t.name for lp in e.loops for t in lp.tensors if t.role == "carried"}
     assert {"acc", "m_i", "l_i"} <= carried and "q" not in carried

@@ -336,7 +336,7 @@ def explain_raw(arch: Arch, raw: dict[str, Any], label: str, config: str = "",
         **base | {"num_warps": module.num_warps, "lanes": module.threads_per_warp, "allocation": alloc},
         loops=tuple(loop_state(lp, module) for lp in module.loops), spills=spill_sites(instructions),
         notes=tuple(notes), shared_bytes=shared, mixes=backend.loop_mixes(raw, sass) or (),
-        partitions=with_given_registers(warp_partitions(raw["ttgir"]), sass or ""))
+        partitions=with_given_registers(warp_partitions(raw["ttgir"]), sass or "", getattr(usage, "regs", None)))
 
 
 def explain_tasks(tasks: Sequence[Any], jobs: int | None = None, on_progress=None,
