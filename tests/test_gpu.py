@@ -242,3 +242,17 @@ def test_broken_ws_regalloc_copy_fails(tmp_path):
     shape = (1, 4, 300, 1031, 128, False)
     assert check_variant("ws-regalloc", *shape, "fp16", "cuda", seed=3).ok
     assert not check_variant("ws-no-rescale", *shape, "fp16", "cuda", seed=3, kernel_dir=tmp_path).ok
+
+
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+@pytest.mark.parametrize("shape", [(2, 4, 257, 1031, 128, True, 4), (1, 8, 1031, 257, 64, True, 8),
+                                   (2, 6, 777, 777, 80, False, 3)], ids=lambda s: "x".join(map(str, s)))
+def test_ws_regalloc_pingpong_matches_float64_reference_on_gpu(shape, dtype):
+    """ws-regalloc's two consumer warp groups as two partitions taking turns (knob pingpong, 4 warps each):
+    ragged, causal both ways, GQA."""
+    from vgprscope.attention.correctness import check_variant
+
+    b, h, nq, nk, d, causal, hkv = shape
+    res = check_variant("ws-regalloc", b, h, nq, nk, d, causal, dtype, "cuda", seed=sum(shape), kv_heads=hkv,
+                        num_warps=4, pingpong=1)
+    assert res.ok, f"ws-regalloc pingpong=1 {shape} {dtype}: {res.message}"
