@@ -9,16 +9,19 @@ splits it in two:
   a "full" and an "empty" mbarrier; it holds a few scalars, no tile.
 - the consumers (the default partition: the kernel's num_warps, two warp groups at 8 warps, each owning 64
   query rows): S = Q K^T and O += P V with ``warpgroup_mma`` (wgmma: Q, K and V read from shared memory, P
-  from registers), the online softmax in the log2 domain; the K/V loop runs twice, over the key blocks that
-  need no mask and then over the tail / diagonal blocks. When a slot's P V is done its "empty" barrier frees
-  it for the producer.
+  from registers), the online softmax in the log2 domain. Knob ``overlap`` (default 1): block i's S is issued
+  before block i-1's P V and its softmax runs under it, the mask applied to the blocks that need it; 0: S,
+  softmax and P V in turn, the K/V loop run twice (the blocks that need no mask, then the tail / diagonal).
+  When a slot's P V is done its "empty" barrier frees it for the producer. Knob ``pingpong`` (1, at 4 warps):
+  the two consumer warp groups become two partitions (the second a worker asking for 240 registers) that take
+  turns issuing their matrix products through two mbarriers, so one's softmax runs under the other's wgmma.
 Triton pads the producer to a whole warp group and, since every worker names its registers, emits
 ``setmaxnreg``: the producer's warp group drops to ``producer_regs`` and the consumers rise above the count
 ptxas reports for the whole kernel (the cap every warp starts with: the 64K-register file over all 12 warps,
 168): 240 at the defaults under Triton 3.6 and 3.9 (``vgprscope explain`` reads the counts from the SASS).
 
-Gluon targets one arch: ``warpgroup_mma`` is sm_90's instruction; every other arch's row says so (the compile
-worker checks the IR's wgmma against the target), and AMD's rows say that the kernel's layouts and TMA are
+Gluon targets one arch: ``warpgroup_mma`` is sm_90's instruction; every other arch's row says so
+(``kernel_specs`` reads the compile's target: ``target_refusal``), AMD's that TMA, mbarriers and wgmma are
 NVIDIA's. TMA needs 16-byte rows: head dims that are multiples of 8. Gluon does not run in Triton's interpreter:
 the numerics are ``gpu`` tests (tests/test_gpu.py) against the float64 reference.
 """
@@ -40,7 +43,7 @@ VARIANT = {
     "kernels": ["attn_fwd_ws"],
     "order": 8,
     # producer_regs: the producer partition's worker_num_regs (24 to 256, a multiple of 8): the register split
-    # between the partitions, the knob `frontier` turns on this variant
+    # between the partitions (`explain -k producer_regs=N` shows each partition's count, `analyze` the spills)
     # overlap: 1 (default) issues block i's S = Q K^T before block i-1's P V (FA3's intra-warp-group overlap),
     # 0 runs S, softmax and P V of each block in turn
     # pingpong: 1 makes the two consumer warp groups two partitions that take turns issuing their matrix
