@@ -37,7 +37,7 @@ import pytest
 
 from vgprscope.archs import ARCHS, AmdArch
 from vgprscope.compile.cache import CompileCache
-from vgprscope.compile.engine import Engine, launch_limit_reason
+from vgprscope.compile.engine import Engine, launch_limit_reason, target_of
 from vgprscope.attention.source import variant_tasks
 from vgprscope.attention.config import DEFAULT_SHAPE
 from vgprscope.attention.config import ConfigRequest
@@ -94,8 +94,14 @@ def test_every_default_config_fits_every_arch():
     records = engine.compile(variant_tasks([(v, cfg, a, "") for v, a, cfg in default_configs(list(SHAPES.values()))],
                                            engine))
     bad = []
+    variants = load_variants()
     for r in records:
         arch = ARCHS[r.arch]
+        # a variant written for one arch (ws-regalloc: sm_90) says why on the others, in its row
+        refusal = getattr(variants[r.variant].module(), "target_refusal", None)
+        why = refusal(vars(target_of(arch))) if refusal else None
+        if why is not None and r.usage is None and r.status == f"ValueError: {why}":
+            continue
         if r.usage is None:
             bad.append(f"{r.variant}/{r.kernel} on {r.arch} at {r.config.short()}: {r.status}")
             continue

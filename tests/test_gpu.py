@@ -213,3 +213,36 @@ def test_compare_bench_times_every_grid_point():
     times = {key: {ln["variant"]: ln["bench"]["time (ms)"] for ln in lines} for key, lines in tables.items()}
     assert all("±" in t for per in times.values() for t in per.values()), times
     assert times[f"{arch} [block_m=64]"] != times[f"{arch} [block_m=128]"]
+
+
+def test_broken_ws_regalloc_copy_fails(tmp_path):
+    """ws-regalloc (Gluon: no interpreter, so its numerics are only checked here) with the rescale of acc
+    taken out of its K/V loops (both: overlapped or not) must fail the gate that the bundled file passes on
+    the same shape."""
+    from pathlib import Path
+
+    from vgprscope.attention.correctness import check_variant
+
+    src = (Path(__file__).parent.parent / "kernels" / "ws_regalloc.py").read_text()
+    rescale = "        acc = acc * gl.expand_dims(alpha_o, 1)\n"
+    assert src.count(rescale) == 2
+    broken = (src.replace(rescale, "").replace("from ._launch import", "from vgprscope.kernels._launch import")
+              .replace('"name": "ws-regalloc"', '"name": "ws-no-rescale"'))
+    (tmp_path / "ws_no_rescale.py").write_text(broken)
+    shape = (1, 4, 300, 1031, 128, False)
+    assert check_variant("ws-regalloc", *shape, "fp16", "cuda", seed=3).ok
+    assert not check_variant("ws-no-rescale", *shape, "fp16", "cuda", seed=3, kernel_dir=tmp_path).ok
+
+
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+@pytest.mark.parametrize("shape", [(2, 4, 257, 1031, 128, True, 4), (1, 8, 1031, 257, 64, True, 8),
+                                   (2, 6, 777, 777, 80, False, 3)], ids=lambda s: "x".join(map(str, s)))
+def test_ws_regalloc_pingpong_matches_float64_reference_on_gpu(shape, dtype):
+    """ws-regalloc's two consumer warp groups as two partitions taking turns (knob pingpong, 4 warps each):
+    ragged, causal both ways, GQA."""
+    from vgprscope.attention.correctness import check_variant
+
+    b, h, nq, nk, d, causal, hkv = shape
+    res = check_variant("ws-regalloc", b, h, nq, nk, d, causal, dtype, "cuda", seed=sum(shape), kv_heads=hkv,
+                        num_warps=4, pingpong=1)
+    assert res.ok, f"ws-regalloc pingpong=1 {shape} {dtype}: {res.message}"

@@ -73,7 +73,7 @@ def test_scripts_holds_development_tooling_only():
                     "make_scan_fixture.py", "measure_tolerances.py", "validate_occupancy_gpu.py"]
     assert sorted(p.name for p in (ROOT / ".ci").glob("gpu_*.sh")) == [
         "gpu_capture.sh", "gpu_capture_fla.sh", "gpu_capture_inductor.sh", "gpu_env.sh", "gpu_loop_counts.sh",
-        "gpu_prefill.sh", "gpu_run.sh"]
+        "gpu_prefill.sh", "gpu_run.sh", "gpu_ws_regalloc.sh"]
 
 
 @pytest.mark.parametrize("args, needle", [

@@ -39,6 +39,7 @@ from .parse.layouts import (
 )
 from .parse.lineinfo import SpillInstruction
 from .parse.loops import LoopMix
+from .parse.setmaxnreg import with_given_registers
 from .parse.ttgir import IrLoop, IrValue, TtgirModule, WarpPartition, parse_ttgir, warp_partitions
 from .records import ResourceUsage
 
@@ -203,7 +204,8 @@ class KernelExplanation:
                 "loops": [lp.as_dict() for lp in self.loops], "spill_sites": [s.as_dict() for s in self.spills],
                 "estimate": self.estimate.as_dict() if self.estimate else None, "error": self.error, "notes": list(self.notes),
                 "shared_bytes": self.shared_bytes, "loop_mix": [m.as_dict() for m in self.mixes],
-                "partitions": [{"name": p.name, "num_warps": p.num_warps, "requested_registers": p.requested_registers}
+                "partitions": [{"name": p.name, "num_warps": p.num_warps, "requested_registers": p.requested_registers,
+                                "given_registers": p.given_registers}
                                for p in self.partitions]}
 
 
@@ -333,7 +335,7 @@ def explain_raw(arch: Arch, raw: dict[str, Any], label: str, config: str = "",
         **base | {"num_warps": module.num_warps, "lanes": module.threads_per_warp, "allocation": alloc},
         loops=tuple(loop_state(lp, module) for lp in module.loops), spills=spill_sites(instructions),
         notes=tuple(notes), shared_bytes=shared, mixes=backend.loop_mixes(raw, sass) or (),
-        partitions=warp_partitions(raw["ttgir"]))
+        partitions=with_given_registers(warp_partitions(raw["ttgir"]), sass or "", getattr(usage, "regs", None)))
 
 
 def explain_tasks(tasks: Sequence[Any], jobs: int | None = None, on_progress=None,

@@ -179,7 +179,7 @@ def traffic(variant: Variant | str, config: AttentionConfig, compute_units: int 
     if model is None:
         raise UnknownNameError("variant of the traffic model", v.name,
                                [w.name for w in _modelled()])
-    p = Problem.of(config, compute_units, can_pack=v.tiling != "rows")
+    p = Problem.of(config, compute_units, can_pack=v.tiling not in ("rows", "own"))
     values = p.values()
     read, written, flops = (x.eval(values) * p.bh for x in (model.read, model.written, model.flops))
     return Traffic(bytes_read=read, bytes_written=written, flops=flops, intensity=flops / (read + written),

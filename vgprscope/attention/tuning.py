@@ -19,8 +19,9 @@ Other archs keep the variants' defaults.
 
 Which of these apply to a variant is its own ``VARIANT['tiling']`` (kernels/*.py; ``TILINGS``): ``fa2`` (one
 query tile per program in the FA2 loop: the decode tiles, and the prefill tiles measured for that loop),
-``query-tile`` (one query tile per program in another loop: the decode tiles; the default) or ``rows``
-(BLOCK_M query rows per program, one at a time, as row-stream: left alone, its BLOCK_M is not a tile).
+``query-tile`` (one query tile per program in another loop: the decode tiles; the default), ``rows``
+(BLOCK_M query rows per program, one at a time, as row-stream: left alone, its BLOCK_M is not a tile) or
+``own`` (a tile the kernel's warp groups fix, as ws-regalloc's: its own defaults at every shape, unpacked).
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ PREFILL = {
               (128, {"block_m": 128, "block_n": 128, "num_warps": 8, "num_stages": 3})),
 }
 # A variant's VARIANT['tiling'] (see the module docstring); "query-tile" where it declares none.
-TILINGS = ("fa2", "query-tile", "rows")
+TILINGS = ("fa2", "query-tile", "rows", "own")
 
 
 # Decode K/V tiles are staged in shared memory: num_stages - 1 key blocks of K and of V in flight, plus the
@@ -116,7 +117,7 @@ def shape_defaults(variant: Variant, vendor: Vendor, arch: str | None, shape: tu
                    head_dim: int) -> dict[str, Any]:
     """Config fields for ``variant`` at this shape (B, H, Nq, Nk[, H_kv]) on this vendor / arch that
     replace the variant's own defaults; {} where the variant's defaults stand."""
-    if variant.tiling == "rows":
+    if variant.tiling in ("rows", "own"):
         return {}
     _, h, nq, _, *rest = shape
     group = h // rest[0] if rest else 1

@@ -80,6 +80,8 @@ class Variant:
     live_state: LiveModel | None = field(default=None, compare=False)
     tiling: str = field(default="query-tile", compare=False)
     tolerances: tuple[tuple[str, Tolerance], ...] = field(default=(), compare=False)
+    # False for a Gluon variant: Gluon kernels do not run in Triton's interpreter (its numerics are GPU tests)
+    interpreter: bool = field(default=True, compare=False)
 
     def module(self) -> ModuleType:
         return loader.load_file(self.directory, self.file.name)
@@ -123,7 +125,8 @@ def _literal_variant(file: Path) -> dict[str, Any] | None:
 _REQUIRED = ("name", "strategy", "seed", "trades", "defaults", "kernels")
 _VENDORS = tuple(v.value for v in Vendor)
 _RULE_KEYS = {"arch", "head_dim", "set"}
-_KNOWN = {*_REQUIRED, "order", "knobs", "caps", "defaults_for", "traffic", "live_state", "tiling", "tolerance"}
+_KNOWN = {*_REQUIRED, "order", "knobs", "caps", "defaults_for", "traffic", "live_state", "tiling", "tolerance",
+          "interpreter"}
 
 
 def _check_declaration(file: Path, decl: dict[str, Any]) -> None:
@@ -185,7 +188,7 @@ def load_variants(directory: Path = loader.BUNDLED_DIR) -> dict[str, Variant]:
             traffic=traffic_model(decl["traffic"], f"{file}: VARIANT['traffic']") if "traffic" in decl else None,
             live_state=(live_model(decl["live_state"], f"{file}: VARIANT['live_state']", tuple(decl.get("knobs", ())))
                         if "live_state" in decl else None),
-            tiling=decl.get("tiling", "query-tile"),
+            tiling=decl.get("tiling", "query-tile"), interpreter=decl.get("interpreter", True) is not False,
             tolerances=tolerance_entries(decl["tolerance"], f"{file}: VARIANT['tolerance']") if "tolerance" in decl
             else (),
         )

@@ -357,11 +357,13 @@ def parse_ttgir(text: str) -> TtgirModule:
 class WarpPartition:
     """One partition of a ``ttg.warp_specialize`` (Gluon's ``gl.warp_specialize``): ``default`` runs in the
     kernel's own warps; each worker ``partitionN`` in its ``num_warps(K)``, with the registers the kernel
-    asked for it (``worker_num_regs``: the op's ``requestedRegisters``, one per worker) where it asked."""
+    asked for it (``worker_num_regs``: the op's ``requestedRegisters``, one per worker) where it asked, and
+    the registers the machine code's ``setmaxnreg`` gives it (``parse/setmaxnreg.py``) where it sets some."""
 
     name: str
     num_warps: int
     requested_registers: int | None
+    given_registers: int | None = None
 
 
 _WS_RE = re.compile(r"\bttg\.warp_specialize\(")

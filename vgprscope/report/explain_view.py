@@ -131,7 +131,10 @@ def partition_summary(e: KernelExplanation) -> str | None:
     parts = [f"{p.name} {p.num_warps} warps"
              + (f", {p.requested_registers} registers (worker_num_regs)" if p.requested_registers else "")
              for p in e.partitions]
-    return f"warp_specialize: {'; '.join(parts)}; the compiler reports registers for the whole kernel, not per partition"
+    given = [f"{p.name} {p.given_registers}" for p in e.partitions if p.given_registers is not None]
+    return (f"warp_specialize: {'; '.join(parts)}; the compiler reports registers for the whole kernel, not per "
+            f"partition" + (f"; setmaxnreg in the machine code gives {', '.join(given)} registers per thread"
+                            if given else ""))
 
 
 def spill_summary(e: KernelExplanation) -> str:

@@ -36,7 +36,9 @@ def plan(request: dict[str, Any]) -> dict[str, Any]:
             reason = module.check_config(config)
             if reason:
                 return {"reason": str(reason)}
-            specs = module.kernel_specs(config | {"compute_units": request.get("compute_units", 0)})
+            # the target too (backend, arch, warp size): a kernel written for one arch says why on the others
+            specs = module.kernel_specs(config | {"compute_units": request.get("compute_units", 0),
+                                                  "target": request["target"]})
             jobs = []
             for spec in specs:
                 fn = loader.unwrap(spec["fn"])

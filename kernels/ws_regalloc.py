@@ -1,0 +1,431 @@
+"""ws-regalloc: FA3's answer on Hopper, in Gluon: a TMA producer warp and wgmma consumer warp groups that take
+its registers (seed 002: the accumulator's registers moved to the warps that hold it).
+
+One program per (query block, batch*head), heaviest causal blocks first as baseline. ``gl.warp_specialize``
+splits it in two:
+- the producer (a worker partition of 1 warp, ``worker_num_regs`` = knob ``producer_regs``, 24 by default):
+  builds tensor descriptors over this head's Q and its K/V head (rows past the sequence read as zeros), loads
+  Q once and K, V block by block into a ring of NUM_STAGES shared-memory slots with TMA, each slot guarded by
+  a "full" and an "empty" mbarrier; it holds a few scalars, no tile.
+- the consumers (the default partition: the kernel's num_warps, two warp groups at 8 warps, each owning 64
+  query rows): S = Q K^T and O += P V with ``warpgroup_mma`` (wgmma: Q, K and V read from shared memory, P
+  from registers), the online softmax in the log2 domain. Knob ``overlap`` (default 1): block i's S is issued
+  before block i-1's P V and its softmax runs under it, the mask applied to the blocks that need it; 0: S,
+  softmax and P V in turn, the K/V loop run twice (the blocks that need no mask, then the tail / diagonal).
+  When a slot's P V is done its "empty" barrier frees it for the producer. Knob ``pingpong`` (1, at 4 warps):
+  the two consumer warp groups become two partitions (the second a worker asking for 240 registers) that take
+  turns issuing their matrix products through two mbarriers, so one's softmax runs under the other's wgmma.
+Triton pads the producer to a whole warp group and, since every worker names its registers, emits
+``setmaxnreg``: the producer's warp group drops to ``producer_regs`` and the consumers rise above the count
+ptxas reports for the whole kernel (the cap every warp starts with: the 64K-register file over all 12 warps,
+168): 240 at the defaults under Triton 3.6 and 3.9 (``vgprscope explain`` reads the counts from the SASS).
+
+Gluon targets one arch: ``warpgroup_mma`` is sm_90's instruction; every other arch's row says so
+(``kernel_specs`` reads the compile's target: ``target_refusal``), AMD's that TMA, mbarriers and wgmma are
+NVIDIA's. TMA needs 16-byte rows: head dims that are multiples of 8. Gluon does not run in Triton's interpreter:
+the numerics are ``gpu`` tests (tests/test_gpu.py) against the float64 reference.
+"""
+
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.hopper import (fence_async_shared, mbarrier, tma, warpgroup_mma,
+                                                              warpgroup_mma_wait)
+
+from ._launch import (TMA_ALIGN_BYTES, check_common, example_args, knob, launch_args, problem, query_blocks, run,
+                      spec, tensor_shape)
+
+VARIANT = {
+    "name": "ws-regalloc",
+    "strategy": "Hopper warp specialisation (Gluon): a TMA producer warp, wgmma consumer warp groups that take its "
+                "registers (setmaxnreg)",
+    "seed": "002 (registers moved to the warps that hold the accumulator)",
+    "trades": "a producer warp group's registers given to the consumers; K/V staged in a shared-memory ring",
+    "kernels": ["attn_fwd_ws"],
+    "order": 8,
+    # producer_regs: the producer partition's worker_num_regs (24 to 256, a multiple of 8): the register split
+    # between the partitions (`explain -k producer_regs=N` shows each partition's count, `analyze` the spills)
+    # overlap: 1 (default) issues block i's S = Q K^T before block i-1's P V (FA3's intra-warp-group overlap),
+    # 0 runs S, softmax and P V of each block in turn
+    # pingpong: 1 makes the two consumer warp groups two partitions that take turns issuing their matrix
+    # products (FA3's inter-warp-group ping-pong; num_warps 4 each, block_m 128); 0 (default): one partition
+    "knobs": ["producer_regs", "overlap", "pingpong"],
+    # sm_90: 128 query rows over two consumer warp groups, 128-key blocks, a ring of 2 K/V slots (at D128:
+    # 32 KiB of Q + 2 x 64 KiB of K/V); sm_100 and the others compile the same config and say why they cannot
+    "defaults": {"block_m": 128, "block_n": 128, "num_warps": 8, "num_stages": 2},
+    "defaults_for": [{"head_dim": [129, 256], "set": {"block_n": 64}}],
+    # memory traffic per (batch, head) in the traffic model's notation (vgprscope/attention/traffic.py):
+    # the same bytes as baseline (Q once, K and V once per query block through TMA), the same FLOPs
+    "traffic": {
+        "read": "Nq*D*e + Tq*2*(rho*Nk*D*e)",
+        "written": "Nq*D*e",
+        "flops": "2*(2*P*D)",
+        "formula": "read = Nq*D*e + Tq * 2*rho*Nk*D*e (Q once, K and V once per query block, by TMA); "
+                   "written = Nq*D*e; FLOPs = 4*P*D",
+    },
+    # seed 001's estimate of the state live across the K/V loop, in the consumers (explain): Q, K and V stay
+    # in shared memory, so only acc, the score tile and the row statistics are registers
+    "live_state": {"acc": ["BLOCK_M", "Dp", 4], "s": ["BLOCK_M", "BLOCK_N", 4], "m_l": [2, "BLOCK_M", 4]},
+    # the tile is the consumer warp groups' (16 rows per warp): the variant's own defaults at every shape
+    "tiling": "own",
+    # Gluon does not run in Triton's interpreter: the CPU numerics skip it, tests/test_gpu.py checks it
+    "interpreter": False,
+}
+
+# TMA's global-to-shared copy: ``tma.async_load`` from Triton 3.7 on, ``async_copy_global_to_shared`` before
+# (3.6, the GPU machine's release; 3.9 refuses the old name)
+_tma_load = getattr(tma, "async_load", None) or tma.async_copy_global_to_shared
+LOG2E = gl.constexpr(1.4426950408889634)
+PRODUCER_REGS = 24  # FA3's producer warp group on an H100 (24 to 32 registers)
+CONSUMER_REGS = gl.constexpr(240)  # FA3's consumer warp groups; under ping-pong, what the second consumer (a worker) asks for
+PRODUCER_REGS_RANGE = (24, 256)
+TMA_HEAD_DIM_MULTIPLE = 8  # 16-byte rows of fp16 / bf16
+CONSUMER_WARPS = (4, 8)  # one or two warp groups
+ROWS_PER_WARP = 16  # the M of one wgmma instruction, per warp
+
+
+@gluon.constexpr_function
+def _mma_layout(num_warps, n):
+    """The wgmma accumulator layout: warps stacked along M, instructions [16, n, 16]."""
+    return gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, n, 16])
+
+
+@gluon.jit
+def _producer(Q, K, V, q_smem, k_smem, v_smem, q_bar, k_full, v_full, kv_empty, q_row0, q_base, k_base, v_base,
+              stride_qm, stride_kn, stride_vn, seqlen_q, seqlen_k, n_end,
+              BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, BLOCK_D: gl.constexpr, HEAD_DIM: gl.constexpr,
+              NUM_STAGES: gl.constexpr):
+    """TMA loads: Q once, then K and V of key blocks 0 .. n_end-1 into the ring (slot i % NUM_STAGES)."""
+    q_desc = tma.make_tensor_descriptor(Q + q_base, [seqlen_q, HEAD_DIM], [stride_qm, 1], [BLOCK_M, BLOCK_D],
+                                        q_smem.type.layout)
+    k_desc = tma.make_tensor_descriptor(K + k_base, [seqlen_k, HEAD_DIM], [stride_kn, 1], [BLOCK_N, BLOCK_D],
+                                        k_smem.type.layout)
+    v_desc = tma.make_tensor_descriptor(V + v_base, [seqlen_k, HEAD_DIM], [stride_vn, 1], [BLOCK_N, BLOCK_D],
+                                        v_smem.type.layout)
+    elem: gl.constexpr = Q.dtype.element_ty.primitive_bitwidth // 8
+    mbarrier.expect(q_bar, BLOCK_M * BLOCK_D * elem)
+    _tma_load(q_desc, [q_row0, 0], q_bar, q_smem)
+    for i in range(n_end):
+        s = i % NUM_STAGES
+        # a slot's first use waits on the phase before the barrier's first: it passes at once
+        mbarrier.wait(kv_empty.index(s), ((i // NUM_STAGES) & 1) ^ 1)
+        mbarrier.expect(k_full.index(s), BLOCK_N * BLOCK_D * elem)
+        _tma_load(k_desc, [i * BLOCK_N, 0], k_full.index(s), k_smem.index(s))
+        mbarrier.expect(v_full.index(s), BLOCK_N * BLOCK_D * elem)
+        _tma_load(v_desc, [i * BLOCK_N, 0], v_full.index(s), v_smem.index(s))
+
+
+@gluon.jit
+def _attend(q_smem, k_smem, v_smem, k_full, v_full, kv_empty, acc, m_i, l_i, offs_m, lo, hi, seqlen_q, seqlen_k,
+            qk_scale, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr,
+            CAUSAL: gl.constexpr, MASKED: gl.constexpr, num_warps: gl.constexpr):
+    """Key blocks lo .. hi-1: S = Q K^T (wgmma), online softmax, O += P V (wgmma, P from registers)."""
+    s_layout: gl.constexpr = _mma_layout(num_warps, BLOCK_N)
+    p_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=acc.type.layout, k_width=2)
+    for i in range(lo, hi):
+        s = i % NUM_STAGES
+        phase = (i // NUM_STAGES) & 1
+        mbarrier.wait(k_full.index(s), phase)
+        zero = gl.zeros([BLOCK_M, BLOCK_N], gl.float32, s_layout)
+        qk = warpgroup_mma(q_smem, k_smem.index(s).permute((1, 0)), zero, use_acc=False, is_async=True)
+        qk = warpgroup_mma_wait(num_outstanding=0, deps=(qk,))
+        qk = qk * qk_scale
+        if MASKED:
+            offs_n = i * BLOCK_N + gl.arange(0, BLOCK_N, layout=gl.SliceLayout(0, s_layout))
+            keep = gl.expand_dims(offs_n, 0) < seqlen_k
+            if CAUSAL:
+                keep = keep & (gl.expand_dims(offs_n, 0) <= gl.expand_dims(offs_m, 1) + (seqlen_k - seqlen_q))
+            qk = gl.where(keep, qk, float("-inf"))
+        m_new = gl.maximum(m_i, gl.max(qk, 1))
+        if MASKED:  # a row that has seen no key keeps m = -inf: exponentials against 0, never NaN
+            m_use = gl.where(m_new == float("-inf"), 0.0, m_new)
+        else:
+            m_use = m_new
+        alpha = gl.exp2(m_i - m_use)
+        p = gl.exp2(qk - gl.expand_dims(m_use, 1))
+        l_i = l_i * alpha + gl.sum(p, 1)
+        m_i = m_new
+        alpha_o = gl.convert_layout(alpha, gl.SliceLayout(1, acc.type.layout))
+        acc = acc * gl.expand_dims(alpha_o, 1)
+        p_op = gl.convert_layout(p.to(k_smem.dtype), p_layout)
+        mbarrier.wait(v_full.index(s), phase)
+        acc = warpgroup_mma(p_op, v_smem.index(s), acc, is_async=True)
+        acc = warpgroup_mma_wait(num_outstanding=0, deps=(acc,))
+        mbarrier.arrive(kv_empty.index(s), count=1)
+    return acc, m_i, l_i
+
+
+@gluon.jit
+def _softmax_step(qk, m_i, l_i, offs_m, i, n_full, seqlen_q, seqlen_k, qk_scale, BLOCK_N: gl.constexpr,
+                  CAUSAL: gl.constexpr):
+    """The online-softmax update of key block i (masked where i >= n_full): (m, alpha, p, l)."""
+    s_layout: gl.constexpr = qk.type.layout
+    qk = qk * qk_scale
+    if i >= n_full:
+        offs_n = i * BLOCK_N + gl.arange(0, BLOCK_N, layout=gl.SliceLayout(0, s_layout))
+        keep = gl.expand_dims(offs_n, 0) < seqlen_k
+        if CAUSAL:
+            keep = keep & (gl.expand_dims(offs_n, 0) <= gl.expand_dims(offs_m, 1) + (seqlen_k - seqlen_q))
+        qk = gl.where(keep, qk, float("-inf"))
+    m_new = gl.maximum(m_i, gl.max(qk, 1))
+    m_use = gl.where(m_new == float("-inf"), 0.0, m_new)  # a row that has seen no key yet: never NaN
+    alpha = gl.exp2(m_i - m_use)
+    p = gl.exp2(qk - gl.expand_dims(m_use, 1))
+    return m_new, alpha, p, l_i * alpha + gl.sum(p, 1)
+
+
+@gluon.jit
+def _turn(turn, k, WG: gl.constexpr, PINGPONG: gl.constexpr):
+    """Ping-pong: consumer WG waits for its k-th turn to issue matrix products (WG 0's first is free)."""
+    if PINGPONG:
+        mbarrier.wait(turn.index(WG), (k & 1) ^ (1 - WG))
+
+
+@gluon.jit
+def _pass_turn(turn, WG: gl.constexpr, PINGPONG: gl.constexpr):
+    """Ping-pong: the other consumer warp group may issue its matrix products now."""
+    if PINGPONG:
+        mbarrier.arrive(turn.index(1 - WG), count=1)
+
+
+@gluon.jit
+def _attend_overlapped(q_smem, k_smem, v_smem, k_full, v_full, kv_empty, turn, acc, m_i, l_i, offs_m, n_full,
+                       n_iter, seqlen_q, seqlen_k, qk_scale, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr,
+                       NUM_STAGES: gl.constexpr, CAUSAL: gl.constexpr, num_warps: gl.constexpr, WG: gl.constexpr,
+                       PINGPONG: gl.constexpr):
+    """FA3's intra-warp-group overlap: block i's S = Q K^T is issued before block i-1's P V, and its softmax runs
+    while that P V is in flight (two score tiles live: the registers the producer gave up). n_iter >= 1.
+    PINGPONG (FA3's inter-warp-group schedule): two consumer warp groups take turns issuing their matrix
+    products, so one's softmax runs while the other's products use the tensor cores."""
+    s_layout: gl.constexpr = _mma_layout(num_warps, BLOCK_N)
+    p_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=acc.type.layout, k_width=2)
+    zero = gl.zeros([BLOCK_M, BLOCK_N], gl.float32, s_layout)
+    mbarrier.wait(k_full.index(0), 0)
+    _turn(turn, 0, WG, PINGPONG)
+    qk = warpgroup_mma(q_smem, k_smem.index(0).permute((1, 0)), zero, use_acc=False, is_async=True)
+    _pass_turn(turn, WG, PINGPONG)
+    qk = warpgroup_mma_wait(num_outstanding=0, deps=(qk,))
+    m_i, alpha, p, l_i = _softmax_step(qk, m_i, l_i, offs_m, 0, n_full, seqlen_q, seqlen_k, qk_scale, BLOCK_N,
+                                       CAUSAL)
+    p = gl.convert_layout(p.to(k_smem.dtype), p_layout)
+    for i in range(1, n_iter):
+        s = i % NUM_STAGES
+        prev = (i - 1) % NUM_STAGES
+        mbarrier.wait(k_full.index(s), (i // NUM_STAGES) & 1)
+        mbarrier.wait(v_full.index(prev), ((i - 1) // NUM_STAGES) & 1)
+        _turn(turn, i, WG, PINGPONG)
+        qk = warpgroup_mma(q_smem, k_smem.index(s).permute((1, 0)), zero, use_acc=False, is_async=True)
+        acc = warpgroup_mma(p, v_smem.index(prev), acc, is_async=True)
+        _pass_turn(turn, WG, PINGPONG)
+        qk = warpgroup_mma_wait(num_outstanding=1, deps=(qk,))  # S of block i done; P V of i-1 may run on
+        m_i, alpha, p_new, l_i = _softmax_step(qk, m_i, l_i, offs_m, i, n_full, seqlen_q, seqlen_k, qk_scale,
+                                               BLOCK_N, CAUSAL)
+        p_new = gl.convert_layout(p_new.to(k_smem.dtype), p_layout)
+        acc, p = warpgroup_mma_wait(num_outstanding=0, deps=(acc, p))
+        mbarrier.arrive(kv_empty.index(prev), count=1)
+        alpha_o = gl.convert_layout(alpha, gl.SliceLayout(1, acc.type.layout))
+        acc = acc * gl.expand_dims(alpha_o, 1)
+        p = p_new
+    last = (n_iter - 1) % NUM_STAGES
+    mbarrier.wait(v_full.index(last), ((n_iter - 1) // NUM_STAGES) & 1)
+    _turn(turn, n_iter, WG, PINGPONG)
+    acc = warpgroup_mma(p, v_smem.index(last), acc, is_async=True)
+    _pass_turn(turn, WG, PINGPONG)
+    acc, p = warpgroup_mma_wait(num_outstanding=0, deps=(acc, p))
+    mbarrier.arrive(kv_empty.index(last), count=1)
+    return acc, m_i, l_i
+
+
+@gluon.jit
+def _consumer(O, q_all, k_smem, v_smem, q_bar, k_full, v_full, kv_empty, turn, q_first, o_base, stride_om,
+              seqlen_q, seqlen_k, qk_scale, n_full, n_end, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr,
+              BLOCK_D: gl.constexpr, HEAD_DIM: gl.constexpr, NUM_STAGES: gl.constexpr, CAUSAL: gl.constexpr,
+              OVERLAP: gl.constexpr, WG: gl.constexpr, PINGPONG: gl.constexpr):
+    """The query rows of one consumer: all BLOCK_M of the program's, or under PINGPONG half of them
+    (warp group WG's), Q's rows of them in shared memory."""
+    num_warps: gl.constexpr = gl.num_warps()
+    q_row0 = q_first + WG * BLOCK_M
+    q_smem = q_all.slice(WG * BLOCK_M, BLOCK_M) if PINGPONG else q_all
+    o_layout: gl.constexpr = _mma_layout(num_warps, BLOCK_D)
+    s_layout: gl.constexpr = _mma_layout(num_warps, BLOCK_N)
+    row_layout: gl.constexpr = gl.SliceLayout(1, s_layout)
+    offs_m = q_row0 + gl.arange(0, BLOCK_M, layout=row_layout)
+    acc = gl.zeros([BLOCK_M, BLOCK_D], gl.float32, o_layout)
+    m_i = gl.full([BLOCK_M], float("-inf"), gl.float32, row_layout)
+    l_i = gl.zeros([BLOCK_M], gl.float32, row_layout)
+    mbarrier.wait(q_bar, 0)
+    if OVERLAP:
+        acc, m_i, l_i = _attend_overlapped(q_smem, k_smem, v_smem, k_full, v_full, kv_empty, turn, acc, m_i, l_i,
+                                           offs_m, n_full, n_end, seqlen_q, seqlen_k, qk_scale, BLOCK_M,
+                                           BLOCK_N, NUM_STAGES, CAUSAL, num_warps, WG, PINGPONG)
+    else:
+        acc, m_i, l_i = _attend(q_smem, k_smem, v_smem, k_full, v_full, kv_empty, acc, m_i, l_i, offs_m, 0,
+                                n_full, seqlen_q, seqlen_k, qk_scale, BLOCK_M, BLOCK_N, NUM_STAGES, CAUSAL, False,
+                                num_warps)
+        acc, m_i, l_i = _attend(q_smem, k_smem, v_smem, k_full, v_full, kv_empty, acc, m_i, l_i, offs_m, n_full,
+                                n_end, seqlen_q, seqlen_k, qk_scale, BLOCK_M, BLOCK_N, NUM_STAGES, CAUSAL, True,
+                                num_warps)
+    l_safe = gl.where(l_i == 0.0, 1.0, l_i)  # a row that saw no key is written as zeros
+    l_o = gl.convert_layout(l_safe, gl.SliceLayout(1, o_layout))
+    o = (acc / gl.expand_dims(l_o, 1)).to(O.dtype.element_ty)
+    rows = q_row0 + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(1, o_layout))
+    cols = gl.arange(0, BLOCK_D, layout=gl.SliceLayout(0, o_layout))
+    ptrs = O + o_base + gl.expand_dims(rows, 1) * stride_om + gl.expand_dims(cols, 0)
+    ok = (gl.expand_dims(rows, 1) < seqlen_q) & (gl.expand_dims(cols, 0) < HEAD_DIM)
+    gl.store(ptrs, o, mask=ok)
+
+
+@gluon.jit(do_not_specialize=["seqlen_q", "seqlen_k"])
+def attn_fwd_ws(Q, K, V, O, sm_scale, stride_qb, stride_qh, stride_qm, stride_kb, stride_kh, stride_kn,
+                stride_vb, stride_vh, stride_vn, stride_ob, stride_oh, stride_om, num_heads, kv_group, seqlen_q,
+                seqlen_k, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, BLOCK_D: gl.constexpr,
+                HEAD_DIM: gl.constexpr, CAUSAL: gl.constexpr, NUM_STAGES: gl.constexpr,
+                PRODUCER_REGS: gl.constexpr, OVERLAP: gl.constexpr, PINGPONG: gl.constexpr):
+    bh = gl.program_id(1)
+    if CAUSAL:  # heaviest query blocks first (kernels/_fa_common.program_rows)
+        blk = gl.num_programs(0) - 1 - gl.program_id(0)
+    else:
+        blk = gl.program_id(0)
+    batch = bh // num_heads
+    head = bh % num_heads
+    kv_head = head // kv_group
+    q_row0 = blk * BLOCK_M
+    if CAUSAL:  # the key-block range of rows [q_row0, q_row0 + BLOCK_M) (kernels/_fa_common.key_block_bounds)
+        diag = seqlen_k - seqlen_q
+        lo = gl.minimum(gl.maximum(q_row0 + diag + 1, 0), seqlen_k)
+        hi = gl.minimum(gl.maximum(q_row0 + BLOCK_M + diag, 0), seqlen_k)
+        n_full = lo // BLOCK_N
+        n_end = gl.cdiv(hi, BLOCK_N)
+    else:
+        n_full = seqlen_k // BLOCK_N
+        n_end = gl.cdiv(seqlen_k, BLOCK_N)
+    # every program takes key block 0 at least: wholly masked where no row of the block sees a key (Nq > Nk
+    # under the causal mask), so the overlapped loop needs no empty case
+    n_end = gl.maximum(n_end, 1)
+
+    dtype: gl.constexpr = Q.dtype.element_ty
+    q_layout: gl.constexpr = gl.NVMMASharedLayout.get_default_for([BLOCK_M, BLOCK_D], dtype)
+    kv_layout: gl.constexpr = gl.NVMMASharedLayout.get_default_for([BLOCK_N, BLOCK_D], dtype)
+    q_smem = gl.allocate_shared_memory(dtype, [BLOCK_M, BLOCK_D], q_layout)
+    k_smem = gl.allocate_shared_memory(dtype, [NUM_STAGES, BLOCK_N, BLOCK_D], kv_layout)
+    v_smem = gl.allocate_shared_memory(dtype, [NUM_STAGES, BLOCK_N, BLOCK_D], kv_layout)
+    q_bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+    k_full = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], mbarrier.MBarrierLayout())
+    v_full = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], mbarrier.MBarrierLayout())
+    kv_empty = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], mbarrier.MBarrierLayout())
+    turn = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
+    mbarrier.init(q_bar, count=1)
+    for s in gl.static_range(NUM_STAGES):
+        mbarrier.init(k_full.index(s), count=1)
+        mbarrier.init(v_full.index(s), count=1)
+        mbarrier.init(kv_empty.index(s), count=2 if PINGPONG else 1)  # every consumer frees the slot
+    mbarrier.init(turn.index(0), count=1)
+    mbarrier.init(turn.index(1), count=1)
+    fence_async_shared()
+
+    q_base = batch * stride_qb + head * stride_qh
+    o_base = batch * stride_ob + head * stride_oh
+    k_base = batch * stride_kb + kv_head * stride_kh
+    v_base = batch * stride_vb + kv_head * stride_vh
+    if PINGPONG:  # the kernel's warps are consumer 0; consumer 1 is a worker of as many warps, given CONSUMER_REGS
+        HALF: gl.constexpr = BLOCK_M // 2
+        gl.warp_specialize([
+            (_consumer, (O, q_smem, k_smem, v_smem, q_bar, k_full, v_full, kv_empty, turn, q_row0, o_base,
+                         stride_om, seqlen_q, seqlen_k, sm_scale * LOG2E, n_full, n_end, HALF, BLOCK_N, BLOCK_D,
+                         HEAD_DIM, NUM_STAGES, CAUSAL, OVERLAP, 0, PINGPONG)),
+            (_consumer, (O, q_smem, k_smem, v_smem, q_bar, k_full, v_full, kv_empty, turn, q_row0, o_base,
+                         stride_om, seqlen_q, seqlen_k, sm_scale * LOG2E, n_full, n_end, HALF, BLOCK_N, BLOCK_D,
+                         HEAD_DIM, NUM_STAGES, CAUSAL, OVERLAP, 1, PINGPONG)),
+            (_producer, (Q, K, V, q_smem, k_smem, v_smem, q_bar, k_full, v_full, kv_empty, q_row0, q_base, k_base,
+                         v_base, stride_qm, stride_kn, stride_vn, seqlen_q, seqlen_k, n_end, BLOCK_M, BLOCK_N,
+                         BLOCK_D, HEAD_DIM, NUM_STAGES)),
+        ], [gl.num_warps(), 1], [CONSUMER_REGS, PRODUCER_REGS])
+    else:
+        gl.warp_specialize([
+            (_consumer, (O, q_smem, k_smem, v_smem, q_bar, k_full, v_full, kv_empty, turn, q_row0, o_base,
+                         stride_om, seqlen_q, seqlen_k, sm_scale * LOG2E, n_full, n_end, BLOCK_M, BLOCK_N, BLOCK_D,
+                         HEAD_DIM, NUM_STAGES, CAUSAL, OVERLAP, 0, PINGPONG)),
+            (_producer, (Q, K, V, q_smem, k_smem, v_smem, q_bar, k_full, v_full, kv_empty, q_row0, q_base, k_base,
+                         v_base, stride_qm, stride_kn, stride_vn, seqlen_q, seqlen_k, n_end, BLOCK_M, BLOCK_N,
+                         BLOCK_D, HEAD_DIM, NUM_STAGES)),
+        ], [1], [PRODUCER_REGS])
+
+
+def producer_regs(cfg):
+    return knob(cfg, "producer_regs", PRODUCER_REGS)
+
+
+def check_config(cfg):
+    """Why this variant cannot take ``cfg``, or None."""
+    why = check_common(cfg, knobs=("producer_regs", "overlap", "pingpong"))
+    if why:
+        return why
+    if cfg["head_dim"] % TMA_HEAD_DIM_MULTIPLE:
+        return (f"head_dim {cfg['head_dim']} is not supported: TMA reads 16-byte rows; allowed: multiples of "
+                f"{TMA_HEAD_DIM_MULTIPLE} from 16 to 256 (64 and 128 are the tested ones)")
+    if cfg["num_warps"] not in CONSUMER_WARPS:
+        return (f"num_warps {cfg['num_warps']} is not allowed; allowed: 4 or 8 (one or two consumer warp groups "
+                f"for wgmma)")
+    rows = ROWS_PER_WARP * cfg["num_warps"]
+    if cfg["block_m"] % rows:
+        return (f"block_m {cfg['block_m']} is not allowed at num_warps {cfg['num_warps']}: wgmma gives each warp "
+                f"16 rows; allowed: multiples of {rows}")
+    r = producer_regs(cfg)
+    lo, hi = PRODUCER_REGS_RANGE
+    if not isinstance(r, int) or isinstance(r, bool) or not lo <= r <= hi or r % 8:
+        return f"producer_regs {r!r} is not allowed; allowed: multiples of 8 from {lo} to {hi} (setmaxnreg)"
+    o = knob(cfg, "overlap", 1)
+    if o not in (0, 1) or isinstance(o, bool):
+        return f"overlap {o!r} is not allowed; allowed: 0 (S, softmax, P V in turn) or 1 (S of the next block first)"
+    pp = knob(cfg, "pingpong", 0)
+    if pp not in (0, 1) or isinstance(pp, bool):
+        return f"pingpong {pp!r} is not allowed; allowed: 0 (one consumer partition) or 1 (two, taking turns)"
+    if pp and not (o and cfg["num_warps"] == 4 and cfg["block_m"] == 2 * ROWS_PER_WARP * 4):
+        return (f"pingpong=1 needs overlap=1, num_warps 4 (each consumer warp group one partition) and block_m 128 "
+                f"(64 rows each); got overlap={o}, num_warps {cfg['num_warps']}, block_m {cfg['block_m']}")
+    return None
+
+
+def _constexprs(cfg, head_dim, causal):
+    return {"BLOCK_M": cfg["block_m"], "BLOCK_N": cfg["block_n"], "BLOCK_D": max(16, 1 << (head_dim - 1).bit_length()),
+            "HEAD_DIM": head_dim, "CAUSAL": bool(causal), "NUM_STAGES": cfg["num_stages"],
+            "PRODUCER_REGS": producer_regs(cfg), "OVERLAP": bool(knob(cfg, "overlap", 1)),
+            "PINGPONG": bool(knob(cfg, "pingpong", 0))}
+
+
+def target_refusal(target):
+    """Why the kernel cannot be built for ``target`` (the compile's backend, arch and warp size), or None."""
+    if target is None or (target.get("backend") == "cuda" and int(target.get("arch", 0)) == 90):
+        return None
+    if target.get("backend") != "cuda":
+        return (f"ws-regalloc is written for Hopper (sm_90) in Gluon: TMA, mbarriers, wgmma and setmaxnreg are "
+                f"NVIDIA's; {target.get('arch')} is AMD's")
+    return (f"ws-regalloc is written for Hopper (sm_90) in Gluon: warpgroup_mma (wgmma) is sm_90's instruction; "
+            f"sm_{target.get('arch')} lacks it")
+
+
+def kernel_specs(cfg):
+    """What to compile for ``cfg``: the one Gluon kernel, args given as example launch values. On a target
+    other than sm_90 (``cfg['target']``, given by the compile worker), why not, raised."""
+    if (why := target_refusal(cfg.get("target"))) is not None:
+        raise ValueError(why)
+    return [spec("attn_fwd_ws", attn_fwd_ws, example_args(cfg), _constexprs(cfg, cfg["head_dim"], cfg["causal"]))]
+
+
+def launch(q, k, v, causal, sm_scale, cfg):
+    """Run on real tensors (q (B, H, Nq, D), k and v (B, H_kv, Nk, D), contiguous); returns o like q."""
+    import torch
+
+    from ._launch import ensure_allocator
+
+    o = torch.empty_like(q)
+    cfg = cfg | {"shape": tensor_shape(q, k)}
+    b, h, nq, _, _ = problem(cfg)
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        if t.data_ptr() % TMA_ALIGN_BYTES or any(s * t.element_size() % TMA_ALIGN_BYTES for s in t.stride()[:3]):
+            raise ValueError(f"ws-regalloc reads {name} with TMA: every head's base and row must be 16-byte "
+                             f"aligned; got strides {tuple(t.stride())} at address {t.data_ptr():#x} (a contiguous "
+                             f"tensor with a head dim that is a multiple of {TMA_HEAD_DIM_MULTIPLE})")
+    ensure_allocator()  # the descriptors are built in the kernel: a little global scratch per program
+    run(attn_fwd_ws, (query_blocks(nq, cfg["block_m"]), b * h), launch_args(q, k, v, sm_scale, O=o),
+        _constexprs(cfg, q.shape[3], causal), cfg)
+    return o
