@@ -779,6 +779,7 @@ def _read_stored(job: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
     with open(files["cubin"], "rb") as f:
         cubin = f.read()
     out["cuobjdump"] = _cuobjdump_resources(cubin)
+    out["cubin_b64"] = base64.b64encode(cubin).decode("ascii")  # its SASS: the loop metrics
     try:
         short = str(get_ptxas(capability).version)
     except (AttributeError, TypeError):  # releases whose tool lookup differs: the version line says it too

@@ -361,3 +361,31 @@ def sass_loops(sass: str, function: str | None = None) -> tuple[LoopMix, ...]:
                 accs[name].add(cls_, op.split(".")[0] if cls_ != "matrix" else op, width, loc)
     return _mixes(accs, depth, parent, dict(ordered))
 
+
+
+# ---- the gate's loop: one loop per kernel whose figures are part of its usage ----
+
+def gate_loop(mixes: tuple[LoopMix, ...]) -> LoopMix | None:
+    """The loop the gate watches: the hot loop (the most matrix instructions); in a kernel none of whose loops
+    holds a matrix instruction, the loop with the most scratch traffic per trip, then the most instructions
+    (the first such in the listing); None without loops."""
+    hot = next((m for m in mixes if m.hot), None)
+    if hot is not None or not mixes:
+        return hot
+    return max(mixes, key=lambda m: (m.spill_bytes, m.instructions))
+
+
+def loop_fields(mixes: tuple[LoopMix, ...] | None) -> dict[str, int | str | None]:
+    """The usage's loop fields (``records.AmdUsage.loop_*``) from every loop's mix: the gate loop's matrix
+    share in percent (rounded half up), its scratch bytes and instructions per trip and its source lines.
+    ``mixes`` None (no assembly read): every field None, unknown. No loop: no spill traffic in a loop (0), no
+    share (None)."""
+    if mixes is None:
+        return {"loop_matrix_share": None, "loop_spill_bytes": None, "loop_scratch_insts": None, "loop_lines": None}
+    m = gate_loop(mixes)
+    if m is None:
+        return {"loop_matrix_share": None, "loop_spill_bytes": 0, "loop_scratch_insts": 0, "loop_lines": None}
+    share = (200 * m.count("matrix") + m.instructions) // (2 * m.instructions) if m.instructions else 0
+    return {"loop_matrix_share": share, "loop_spill_bytes": m.spill_bytes,
+            "loop_scratch_insts": m.count("scratch_load") + m.count("scratch_store"),
+            "loop_lines": ", ".join(m.lines) or None}
