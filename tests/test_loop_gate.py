@@ -99,11 +99,11 @@ def entries():
     from dataclasses import replace
 
     from vgprscope.gate.baseline import Entry
-    from vgprscope.records import DataConfig
+    from vgprscope.records import LaunchConfig
 
     u = HIP.parse(_amd_raw())
     occ = {"unit": "waves/SIMD", "value": 1, "limits": {"vgpr": 1}, "limiters": ["vgpr"]}
-    config = DataConfig.from_dict({"num_warps": 8})
+    config = LaunchConfig(args=(), constexprs=(), options=(("num_warps", 8),))
 
     def entry(**fields) -> Entry:
         return Entry("baseline", "attn_fwd", "gfx942", "defaults", config, config.key(), "ok", replace(u, **fields),
@@ -127,7 +127,9 @@ def test_check_passes_a_baseline_saved_without_loop_metrics_and_judges_one_saved
     assert grown.fails and spill.change is Change.WORSE and (spill.baseline, spill.current) == (548, 612)
 
     dropped = entries(loop_matrix_share=10)
-    assert diff_entry(cur, dropped, RuleSet()).fails  # may not drop by default
+    shown = diff_entry(cur, dropped, RuleSet())
+    share = next(m for m in shown.metrics if m.metric == "loop_matrix_share")
+    assert not shown.fails and share.worse and share.delta == -2  # shown; gated by a rule only
     allowed = RuleSet((parse_rule("loop_matrix_share:-2"),))
     assert not diff_entry(cur, dropped, allowed).fails  # two points allowed
     assert diff_entry(cur, entries(loop_matrix_share=9), allowed).fails
