@@ -146,3 +146,27 @@ def test_a_saved_baseline_carries_the_loop_metrics(entries, tmp_path):
                                                                                             "_fa_common.py:67-171")
     (back,) = load_baseline(path).entries.values()
     assert (back.metrics["loop_matrix_share"], back.metrics["loop_spill_bytes"]) == (12, 548)
+
+
+def _gemm(release: str) -> dict:
+    """Primus-Turbo's grouped GEMM (reports/upstream-regressions' capture, 256x256x64 tile, 8 warps) compiled
+    for gfx942 by a Triton release: a tile loop (BB0_5) around the K loop."""
+    return {"amdgcn": _text(EXPLAIN / f"grouped-gemm-gfx942-triton{release}.amdgcn.gz"), "shared": 65536,
+            "name": "_grouped_variable_k_gemm_kernel"}
+
+
+def test_the_hot_loop_of_nested_loops_is_the_one_whose_own_body_holds_the_most_matrix_instructions():
+    """3.8.0's K loop, lines 1706-2309 (.LBB0_7 to its s_cbranch_scc1): 484 instructions, 128
+    v_mfma_f32_16x16x16_bf16 (26.4 % -> 26), scratch_load_dword x22 + _dwordx4 x8 = 216 B, scratch_store_dword x5
+    + _dwordx4 x8 = 148 B: 364 B and 43 instructions per trip. The tile loop around it holds 256 MFMAs counting
+    the K loop's body once, 128 of its own (the pipeline's peeled iterations): a tie, which the inner loop wins.
+    3.7.1's K loop, lines 1742-2090: 297 instructions, 128 MFMAs (43.1 % -> 43), no scratch instruction."""
+    loops = {m.name: m for m in amdgcn_loops(_gemm("380")["amdgcn"])}
+    inner, outer = loops["BB0_7"], loops["BB0_5"]
+    assert (inner.depth, inner.parent, inner.hot, outer.hot) == (2, "BB0_5", True, False)
+    assert (inner.instructions, inner.count("matrix"), outer.count("matrix")) == (484, 128, 256)
+    assert (inner.moved("scratch_load"), inner.moved("scratch_store")) == (216, 148)
+    assert (inner.count("scratch_load"), inner.count("scratch_store")) == (30, 13)
+    after, before = HIP.parse(_gemm("380")), HIP.parse(_gemm("371"))
+    assert (after.loop_matrix_share, after.loop_spill_bytes, after.loop_scratch_insts) == (26, 364, 43)
+    assert (before.loop_matrix_share, before.loop_spill_bytes, before.loop_scratch_insts) == (43, 0, 0)

@@ -1,7 +1,8 @@
 """What each loop of a compiled kernel executes per trip, statically: its instruction mix from the assembly.
 
 Pure: text in, records out. A loop's counts are over every instruction of its body once (one trip), nested
-loops' bodies included; the hot loop is the one holding the most matrix instructions.
+loops' bodies included; the hot loop is the one whose own body (its nested loops' left out) holds the most
+matrix instructions, the deeper one between equals.
 
 AMD: LLVM's AMDGCN text names each loop at its blocks: a header's label carries ``=>This [Inner ]Loop Header:
 Depth=D``, a block inside a loop ``in Loop: Header=BB0_2 Depth=1`` and, nested, ``Parent Loop BB0_5 Depth=1``
@@ -128,8 +129,14 @@ def _mixes(accs: dict[str, _Acc], depth: dict[str, int], parent: dict[str, str |
                    matrix_ops=tuple(sorted(a.matrix.items(), key=lambda kv: (-kv[1], kv[0]))),
                    lines=_compact(a.lines)) for n, a in accs.items()]
     if out:
-        # most matrix instructions; between equals the denser body (the loop without the tail's mask math)
-        hot = max(out, key=lambda m: (m.count("matrix"), m.matrix_share))
+        # most matrix instructions in its own body (a loop's count holds its nested loops' bodies once: a tile
+        # loop around a K loop would otherwise always win); between equals the deeper loop, then the denser
+        # body (the loop without the tail's mask math)
+        nested = Counter[str]()
+        for m in out:
+            if m.parent is not None:
+                nested[m.parent] += m.count("matrix")
+        hot = max(out, key=lambda m: (m.count("matrix") - nested[m.name], m.depth, m.matrix_share))
         if hot.count("matrix"):
             out = [m if m is not hot else LoopMix(**{**m.__dict__, "hot": True}) for m in out]
     return tuple(out)
@@ -366,7 +373,7 @@ def sass_loops(sass: str, function: str | None = None) -> tuple[LoopMix, ...]:
 # ---- the gate's loop: one loop per kernel whose figures are part of its usage ----
 
 def gate_loop(mixes: tuple[LoopMix, ...]) -> LoopMix | None:
-    """The loop the gate watches: the hot loop (the most matrix instructions); in a kernel none of whose loops
+    """The loop the gate watches: the hot loop (the most matrix instructions of its own); in a kernel none of whose loops
     holds a matrix instruction, the loop with the most scratch traffic per trip, then the most instructions
     (the first such in the listing); None without loops."""
     hot = next((m for m in mixes if m.hot), None)
