@@ -82,7 +82,8 @@ def test_the_walk_finds_every_command():
     assert {p.removeprefix("vgprscope").strip() for p, _ in COMMANDS} == {
         "", "analyze", "bench", "capture", "compare", "diff", "explain", "frontier", "check", "archs", "variants",
         "occupancy", "scan", "toolchains", "toolchains remove", "baseline save", "report compare", "report explain",
-        "report third-party", "report triton-upgrade", "report bench", "report scan-cache", "report upstream-regressions"}
+        "report third-party", "report triton-upgrade", "report bench", "report scan-cache", "report upstream-regressions",
+        "report loop-diff"}
 
 
 @pytest.mark.parametrize("path, fn", COMMANDS, ids=[p for p, _ in COMMANDS])

@@ -58,3 +58,21 @@ def test_diff_views_carry_the_loop_changes():
     (doc,) = json.loads(to_json(result, machine))["loop_changes"]
     assert (doc["spill_bytes_before"], doc["spill_bytes_after"], doc["lines_after"]) == (0, 548,
                                                                                         "_fa_common.py:67-172")
+
+
+def test_the_loop_diff_report_names_each_cases_hot_loop(monkeypatch, tmp_path):
+    """`vgprscope report loop-diff` (reports/loop-diff-gfx942.md): each case's command, the loop the diff names,
+    and every compared kernel's hot loop on both sides (the diff itself stubbed with the fixture's entries)."""
+    import vgprscope.library.api as api
+    from vgprscope.library.diffs import DiffResult as LibraryDiff
+    from vgprscope.library.reports.loop_diff import CASES, loop_diff_report
+
+    calls = []
+    monkeypatch.setattr(api, "diff", lambda **kw: calls.append(kw) or LibraryDiff.of(_result()))
+    (path,) = loop_diff_report(tmp_path)
+    text = path.read_text()
+    assert [c["triton"] for c in calls] == [["3.7.1", "3.8.0"]] * len(CASES)
+    assert "`vgprscope diff --triton 3.7.1 --triton 3.8.0 --arch gfx942 --variant baseline --variant remat-q" in text
+    assert "- baseline/attn_fwd/gfx942/grows: hot loop at _fa_common.py:67-172" in text
+    assert "| baseline / attn_fwd | `_fa_common.py:67-172` | 0 | 548 | 0 | 58 | 13 | 12 |" in text
+    assert "| baseline / attn_fwd | `_fa_common.py:67-171` | ? | 548 |" in text  # unknown before: "?", never 0

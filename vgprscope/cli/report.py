@@ -1,4 +1,4 @@
-"""``vgprscope report compare|explain|third-party|triton-upgrade|upstream-regressions|bench``: the committed reports, each built by
+"""``vgprscope report compare|explain|third-party|triton-upgrade|upstream-regressions|loop-diff|bench``: the committed reports, each built by
 a library call (``vgprscope.library.reports``) and written to ``--out`` (default reports/)."""
 
 from __future__ import annotations
@@ -127,6 +127,20 @@ def upstream_regressions_cmd(out: ReportDirOpt = Path("reports"), jobs: JobsOpt 
 
     with compile_progress() as progress:
         _wrote(upstream_regressions_report(out, jobs=jobs, on_progress=progress))
+
+
+@report_app.command("loop-diff")
+@handles_errors
+def loop_diff_cmd(out: ReportDirOpt = Path("reports"), jobs: JobsOpt = None) -> None:
+    """What Triton 3.7.1 -> 3.8.0 does to the hot loop on gfx942: loop-diff-gfx942.md.
+
+    `vgprscope diff` of the bundled baseline at the seeds' tile and of Primus-Turbo's grouped GEMM (the committed
+    capture), each kernel's hot loop on both sides: its scratch traffic and matrix share per trip."""
+    from ..library.reports.loop_diff import loop_diff_report
+    from .progress import compile_progress
+
+    with compile_progress() as progress:
+        _wrote(loop_diff_report(out, jobs=jobs, on_progress=progress))
 
 
 @report_app.command("bench")
