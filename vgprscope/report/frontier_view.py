@@ -183,8 +183,8 @@ def legend(amd: bool, unit: str, knob_column: bool = True) -> str:
             + _LOOP_LEGEND.format(lane="thread"))
 
 
-_LOOP_LEGEND = ("hot loop: one trip of the loop holding the most matrix instructions: their share of its "
-                "instructions, and the scratch bytes it loads and stores per {lane}")
+_LOOP_LEGEND = ("hot loop: one trip of the loop whose own body holds the most matrix instructions: their share "
+                "of its instructions, and the scratch bytes it loads and stores per {lane}")
 
 
 def _title(kf: KernelFrontier, own: dict[int, str]) -> list[tuple[str, str | None]]:
