@@ -92,3 +92,26 @@ def test_an_entry_parsed_before_the_loop_metrics_gains_them_from_its_raw_outputs
         blind = _compile(kernel_dir, cache, arch)
         assert blind.cached and blind.usage.regs == u.regs and blind.usage.loop_spill_bytes is None
         assert "loop_spill_bytes" not in backend_of_usage(blind.usage).metric_values(blind.usage)
+
+
+def test_a_triton_cache_entrys_stored_cubin_gives_its_loop(tmp_path, monkeypatch):
+    """scan reads the loop of another release's stored cubin even where its spill bytes are unknown (no ptxas
+    here rebuilds it). The 3.6.0 fixture's matmul on sm_90, hand-counted from `nvdisasm -gi -c matmul.cubin`,
+    lines 632-1872 (.L_x_2 to its @!P0 BRA): 1178 instructions, 8 HGMMA.64x256x16.F32 (0.68 % -> 1);
+    LDL.64 x64 + LDL.LU + LDL.LU.64 x128 = 1540 B, STL + STL.64 x128 = 1028 B: 2568 B and 322 local
+    instructions per trip. scale_add has no loop: no scratch in a loop, no share."""
+    import tarfile
+
+    from vgprscope.scan import scan
+
+    monkeypatch.setenv("VGPRSCOPE_TOOLCHAIN_DIR", str(tmp_path / "no-toolchains"))
+    with tarfile.open(Path(__file__).resolve().parent / "fixtures" / "triton36_cache.tar.xz") as tar:
+        tar.extractall(tmp_path / "cache", filter="data")
+    rows = {(r.kernel, r.arch): r.usage for r in scan(tmp_path / "cache", jobs=1).records
+            if dict(r.extras)["cache"] == "stored"}
+    mm = rows[("matmul", "sm_90")]
+    assert not mm.spills_known and mm.stack_bytes > 0  # ptxas's figures unknown, the loop's read
+    assert (mm.loop_matrix_share, mm.loop_spill_bytes, mm.loop_scratch_insts) == (1, 2568, 322)
+    assert mm.loop_lines == "make_scan_fixture.py:57-64"
+    add = rows[("scale_add", "sm_90")]
+    assert (add.loop_matrix_share, add.loop_spill_bytes, add.loop_lines) == (None, 0, None)
