@@ -170,3 +170,19 @@ def test_the_hot_loop_of_nested_loops_is_the_one_whose_own_body_holds_the_most_m
     after, before = HIP.parse(_gemm("380")), HIP.parse(_gemm("371"))
     assert (after.loop_matrix_share, after.loop_spill_bytes, after.loop_scratch_insts) == (26, 364, 43)
     assert (before.loop_matrix_share, before.loop_spill_bytes, before.loop_scratch_insts) == (43, 0, 0)
+
+
+def test_a_listing_without_loop_comments_but_with_a_backward_branch_has_its_loop_unknown():
+    """LLVM names loops only in verbose assembly: a listing whose comments were left out still branches back
+    (gemm-gfx942's `s_cbranch_scc1 .LBB0_6` at line 429 to the label at line 250), so "no loop" would be a
+    silent 0: the loop fields are unknown instead. A kernel that never branches back has no loop (0)."""
+    import re
+
+    text = _text(EXPLAIN / "gemm-gfx942.amdgcn.gz")
+    bare = re.sub(r"(?m)^(\S*:)?\s*;.*(Loop|Header).*$", lambda m: m.group(1) or "", text)
+    assert "Loop Header" not in bare and amdgcn_loops(bare) == ()
+    u = HIP.parse({"amdgcn": bare, "shared": 0})
+    assert (u.loop_matrix_share, u.loop_spill_bytes) == (None, None)
+    assert HIP.parse({"amdgcn": text, "shared": 0}).loop_spill_bytes == 0  # its loop read: no scratch
+    straight = re.sub(r"(?m)^\s*s_cbranch_scc1 \.LBB0_6$", "", bare)
+    assert HIP.parse({"amdgcn": straight, "shared": 0}).loop_spill_bytes == 0  # no loop at all

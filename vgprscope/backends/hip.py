@@ -124,8 +124,10 @@ class HipBackend:
         from ..parse.amdgcn import parse_amdgcn
 
         require_outputs(raw, self.raw_outputs)
+        from ..parse.loops import amdgcn_gate_loops
+
         usage = parse_amdgcn(raw["amdgcn"], raw["shared"], kernel=raw.get("name"))
-        return with_loop(usage, self.loop_mixes(raw))
+        return with_loop(usage, amdgcn_gate_loops(raw["amdgcn"], kernel=raw.get("name")))
 
     def spill_instructions(self, raw: Mapping[str, Any], sass: str | None = None) -> list[SpillInstruction]:
         from ..parse.lineinfo import amdgcn_spills

@@ -268,6 +268,27 @@ def amdgcn_loops(text: str, kernel: str | None = None) -> tuple[LoopMix, ...]:
     return _mixes(accs, depth, parent)
 
 
+_AMD_BRANCH_RE = re.compile(r"^\s+s_c?branch\w*\s+\.L(BB\d+_\d+)\b")
+
+
+def amdgcn_gate_loops(text: str, kernel: str | None = None) -> tuple[LoopMix, ...] | None:
+    """``amdgcn_loops`` for the gate: None (unknown) where the listing names no loop but branches back to an
+    earlier label, a loop LLVM did not comment (assembly printed without its verbose comments), rather than
+    "no loop" and a 0 of spill traffic."""
+    mixes = amdgcn_loops(text, kernel)
+    if mixes:
+        return mixes
+    seen: set[str] = set()
+    for line in _function_body(text, kernel_metadata(text, kernel)[".name"]).splitlines():
+        label = _AMD_LABEL_RE.match(line)
+        if label and label.group(1):
+            seen.add(label.group(1))
+        branch = _AMD_BRANCH_RE.match(line)
+        if branch and branch.group(1) in seen:
+            return None
+    return mixes
+
+
 # ---- NVIDIA ----
 
 _SASS_INST_RE = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Za-z0-9_.]*)")
