@@ -59,19 +59,20 @@ def _entry(cache_dir: Path) -> tuple[Path, Path]:
     return path, path.with_name(path.name.replace(".json", ".raw.json.gz"))
 
 
-def _as_before_the_loop_metrics(path: Path, raw_path: Path, drop: str | None = None) -> None:
-    """The entry as an older parser wrote it: no loop fields; ``drop``: an output its raw outputs lack."""
+def _as_before_the_loop_metrics(path: Path, raw_path: Path, drop: tuple[str, ...] = ()) -> None:
+    """The entry as an older parser wrote it: no loop fields; ``drop``: outputs its raw outputs lack."""
     entry = json.loads(path.read_text())
     entry["parser"] = 2
     entry["result"]["usage"] = {k: v for k, v in entry["result"]["usage"].items() if not k.startswith("loop_")}
     path.write_text(json.dumps(entry))
     if drop:
         raw = json.loads(gzip.open(raw_path).read())
-        del raw[drop]
+        for name in drop:
+            del raw[name]
         raw_path.write_bytes(gzip.compress(json.dumps(raw).encode()))
 
 
-@pytest.mark.parametrize("arch, assembly", [("gfx942", "amdgcn"), ("sm_90", "cubin_b64")])
+@pytest.mark.parametrize("arch, assembly", [("gfx942", ("amdgcn",)), ("sm_90", ("cubin_b64", "sass"))])
 def test_an_entry_parsed_before_the_loop_metrics_gains_them_from_its_raw_outputs(kernel_dir, tmp_path, arch,
                                                                                    assembly):
     cache = CompileCache(tmp_path / "cache")
@@ -81,13 +82,14 @@ def test_an_entry_parsed_before_the_loop_metrics_gains_them_from_its_raw_outputs
     assert (u.loop_matrix_share, u.loop_spill_bytes, u.loop_scratch_insts) == (0, 0, 0)
     assert u.loop_lines.startswith("mine.py:")
     path, raw_path = _entry(cache.directory)
+    assert set(assembly) <= set(json.loads(gzip.open(raw_path).read()))  # the worker's SASS beside the cubin
 
     _as_before_the_loop_metrics(path, raw_path)
     again = _compile(kernel_dir, cache, arch)
     assert again.cached and again.usage == u  # parsed again, not compiled
     assert json.loads(path.read_text())["result"]["usage"]["loop_spill_bytes"] == 0  # and stored so
 
-    if arch == "sm_90":  # a cubin-less raw (no SASS to read): unknown, left out of the gate's numbers
+    if arch == "sm_90":  # a raw without the cubin and its SASS: unknown, left out of the gate's numbers
         _as_before_the_loop_metrics(path, raw_path, drop=assembly)
         blind = _compile(kernel_dir, cache, arch)
         assert blind.cached and blind.usage.regs == u.regs and blind.usage.loop_spill_bytes is None

@@ -186,3 +186,24 @@ def test_a_listing_without_loop_comments_but_with_a_backward_branch_has_its_loop
     assert HIP.parse({"amdgcn": text, "shared": 0}).loop_spill_bytes == 0  # its loop read: no scratch
     straight = re.sub(r"(?m)^\s*s_cbranch_scc1 \.LBB0_6$", "", bare)
     assert HIP.parse({"amdgcn": straight, "shared": 0}).loop_spill_bytes == 0  # no loop at all
+
+
+def test_the_sass_the_worker_disassembled_is_read_without_nvdisasm_here(monkeypatch):
+    """The compile worker disassembles the cubin beside the compile (in parallel, with its release's nvdisasm):
+    the backend reads that SASS and runs no nvdisasm of its own; an answer without it is disassembled here."""
+    import vgprscope.backends.cuda as cuda
+
+    def refuse(cubin: bytes) -> str:
+        raise AssertionError("nvdisasm ran in the parsing process")
+
+    monkeypatch.setattr(cuda, "nvdisasm", refuse)
+    sass = _text(EXPLAIN / "baseline-sm_90-maxnreg128.sass.gz")
+    u = CUDA.parse(_nvidia_raw(cubin=True) | {"sass": sass})
+    assert (u.loop_matrix_share, u.loop_spill_bytes, u.loop_scratch_insts) == (1, 6296, 935)
+    assert CUDA.disassemble(_nvidia_raw(cubin=True) | {"sass": sass}) == sass
+
+
+def test_the_compile_worker_returns_the_cubins_sass():
+    from vgprscope.compile import worker
+
+    assert worker._nvdisasm(b"not a cubin") is None  # nvdisasm refuses it: the parser disassembles or says unknown

@@ -150,13 +150,15 @@ class CudaBackend:
         from ``raw['cubin_b64']`` when not given); None when there is no cubin to read."""
         from ..parse.lineinfo import sass_spills
 
-        if sass is None and raw.get("cubin_b64"):
-            sass = nvdisasm(base64.b64decode(raw["cubin_b64"]))
+        if sass is None:
+            sass = self.disassemble(raw)
         if sass is None:
             return None
         return sass_spills(sass, raw.get("name")) if sass else []
 
     def disassemble(self, raw: Mapping[str, Any]) -> str | None:
+        if raw.get("sass"):  # the compile worker's nvdisasm, run beside the compile
+            return str(raw["sass"])
         return nvdisasm(base64.b64decode(raw["cubin_b64"])) if raw.get("cubin_b64") else None
 
     def loop_mixes(self, raw: Mapping[str, Any], sass: str | None = None) -> tuple[LoopMix, ...] | None:

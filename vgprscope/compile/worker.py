@@ -522,6 +522,19 @@ def _cuobjdump_resources(cubin: bytes) -> str:
                               capture_output=True, text=True).stdout
 
 
+def _nvdisasm(cubin: bytes) -> str | None:
+    """``nvdisasm -gi -c`` of the cubin (the loop metrics' SASS), here beside the compile, in parallel; None
+    where this release's nvdisasm cannot read it (the parsing process then tries its own)."""
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+        f.write(cubin)
+        f.flush()
+        try:
+            return subprocess.run([_nvidia_tool("nvdisasm"), "-gi", "-c", f.name], check=True, capture_output=True,
+                                  text=True).stdout
+        except (OSError, subprocess.CalledProcessError):
+            return None
+
+
 def _ptxas_version(capability: int) -> str:
     from triton.backends.nvidia import compiler as nv
 
@@ -583,6 +596,8 @@ def _collect(kernel: Any, target: dict[str, Any], captured: io.StringIO, out: di
         out["ptxas_log"] = log if "Used" in log or not ptxas_logs else "\n".join(ptxas_logs)
         out["cuobjdump"] = _cuobjdump_resources(kernel.asm["cubin"])
         out["ptxas_version"] = _ptxas_version(int(target["arch"]))
+        sass = _nvdisasm(kernel.asm["cubin"])
+        out |= {"sass": sass} if sass else {}
 
 
 def _compile(job: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
