@@ -68,7 +68,11 @@ def test_the_gate_metrics_are_the_backends():
     for u in (AMD, NV):
         b = backend_of_usage(u)
         values = b.metric_values(u)
-        assert list(values) == [m.name for m in b.metrics] and all(m.name in METRICS for m in b.metrics)
+        # the loop metrics are there only where the assembly was read (these usages were built by hand)
+        known = [m.name for m in b.metrics if not m.name.startswith("loop_")]
+        assert list(values) == known and all(m.name in METRICS for m in b.metrics)
+        assert b.metric_values(replace(u, loop_matrix_share=7, loop_spill_bytes=0)) == values | {
+            "loop_matrix_share": 7, "loop_spill_bytes": 0}
         assert b.registers_metric in values and values[b.registers_metric] == b.registers(u)
         assert entry_metrics(u, {"value": 2}) == values | {"occupancy": 2}
     assert backend_of_usage(AMD).metric_values(AMD)["spill_insts"] == 12

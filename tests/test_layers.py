@@ -122,7 +122,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("analysis", ("compare", "explain", "frontier", "history")),
     ("report", ("report", "history_view")),
     ("gate", ("gate",)),
-    ("diff", ("diff", "diff_view")),
+    ("diff", ("diff", "diff_loops", "diff_view")),
     ("attention", ("attention", "kernels")),  # the bundled variants: nothing below imports them
     ("orchestration", ("bench", "grid", "sweep")),
     ("library", ("library",)),

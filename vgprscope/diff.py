@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from .compile.engine import Engine, Task
 from .compile.toolchains import Toolchain
+from .diff_loops import LoopChange, loop_changes
 from .gate.baseline import Baseline, Entry, entries_of
 from .gate.diff import GateResult, judge
 from .gate.rules import RuleSet
@@ -94,6 +95,11 @@ class DiffResult:
                 after += a
         return before, after
 
+    @property
+    def loops(self) -> tuple[LoopChange, ...]:
+        """The compared entries whose hot loop's scratch traffic per trip changed, named by its lines."""
+        return loop_changes(self.gate.entries)
+
     def summary(self) -> str:
         """'3.8.0 -> 3.9.0 on gfx950: 4 of 31 kernel x arch entries regress; spill instructions in loops 12 -> 77 (+65)'."""
         regress = len(self.gate.failures)
@@ -112,6 +118,11 @@ class DiffResult:
         b, a = self.loop_spills()
         if a != b:
             head += f"; spill instructions in loops {b} -> {a} ({a - b:+d})"
+        grown = [c for c in self.loops if c.grew]
+        if grown:
+            n, top = len(grown), grown[0]
+            head += (f"; the hot loop's scratch traffic per trip grows in {n} entr{'y' if n == 1 else 'ies'} "
+                     f"({'up to ' if n > 1 else ''}{top.spill_before} -> {top.spill_after} B)")
         if self.crossings:
             n = len(self.crossings)
             head += f"; {n} Inductor config{'s' if n > 1 else ''} cross{'' if n > 1 else 'es'} its spill threshold"

@@ -41,6 +41,7 @@ def to_table(result: DiffResult, machine: Any, *, wide: bool = False, width: int
     text = report.to_table(result.gate, machine.fields(), _versions(result), wide=wide, width=width, command="diff")
     sites = _sites_text(result, width if not wide else 10**4)
     sites += [wrap(f"Inductor's spill threshold crossed: {c.text()}", width, "  ") for c in result.crossings]
+    sites += [wrap(c.text(), width if not wide else 10**4, "  ") for c in result.loops]
     tail = ("\n".join(sites) + "\n") if sites else ""
     return text + tail + wrap(result.summary(), width, "  ") + "\n"
 
@@ -61,10 +62,20 @@ def to_markdown(result: DiffResult, machine: Any) -> str:
     spilling = [s for s in result.spills if s.sites]
     if spilling:
         parts += ["### Where the regressed kernels spill", "", *(_sites_md(s) for s in spilling)]
+    if result.loops:
+        parts += ["### Hot loops whose scratch traffic per trip changed", "",
+                  "| entry | hot loop (source lines) | scratch B/trip before | after | scratch insts before | after "
+                  "| matrix % before | after |", "|---|---|---:|---:|---:|---:|---:|---:|",
+                  *(f"| {c.key} | `{c.lines}` | {c.spill_before} | {c.spill_after} | {c.insts_before} | {c.insts_after} "
+                    f"| {_opt(c.share_before)} | {_opt(c.share_after)} |" for c in result.loops), ""]
     if result.crossings:
         parts += ["### Inductor configs across its spill threshold", "", *(f"- `{c.text()}`" for c in result.crossings),
                   ""]
     return "\n".join(parts) + "\n"
+
+
+def _opt(value: int | None) -> str:
+    return "?" if value is None else str(value)
 
 
 def _sites_json(s: SpillSites) -> dict[str, Any]:
@@ -79,6 +90,7 @@ def to_json(result: DiffResult, machine: Any) -> str:
              "after": {"triton_version": result.after.version, "label": result.after.label,
                        "settings": dict(result.after.settings)},
              "diff_summary": result.summary(), "spill_sites": [_sites_json(s) for s in result.spills],
+             "loop_changes": [c.as_dict() for c in result.loops],
              "inductor_threshold_crossings": [
                  {"key": c.key, "before": {"n_spills": c.before.n_spills, "threshold": c.before.threshold,
                                            "skipped": c.before.skipped},

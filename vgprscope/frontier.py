@@ -34,6 +34,8 @@ from .backends import backend_of, backend_of_usage
 from .records import Record
 
 T = TypeVar("T")
+# the usage's gate-loop fields each level shows (records.AmdUsage.loop_*)
+LOOP_FIELDS = ("loop_matrix_share", "loop_spill_bytes", "loop_scratch_insts", "loop_lines")
 # the limiters a frontier level names in words when they, not the registers, hold the occupancy down
 LIMITER_WORDS = {"lds": "LDS", "shared": "shared memory", "workgroup": "whole workgroups", "warps": "the warp slots",
                  "blocks": "the blocks-per-SM limit", "sgpr": "SGPRs"}
@@ -103,7 +105,12 @@ class Level:
                              "spill_load_bytes": None}
         if u is not None:
             d |= backend_of_usage(u).frontier_figures(u)
-        return d
+        return d | self.loop_figures()
+
+    def loop_figures(self) -> dict[str, Any]:
+        """The gate loop's one trip at this level (``parse.loops.gate_loop``): None where not read."""
+        u = self.record.usage
+        return {k: getattr(u, k, None) for k in LOOP_FIELDS}
 
     def as_dict(self) -> dict[str, Any]:
         occ = self.record.occupancy
@@ -169,7 +176,19 @@ def price(level: Level, arch: Arch) -> str:
     if not level.ok:
         return f"does not compile ({level.record.status})"
     u = level.record.usage
-    return backend_of_usage(u).spill_price(u)
+    return backend_of_usage(u).spill_price(u) + _loop_price(level)
+
+
+def _loop_price(level: Level) -> str:
+    """', 128 B of scratch traffic per trip of the hot loop (12 % matrix instructions)' where the level's spills
+    reach the loop; ', none in the hot loop' where they stay out of it; '' where the loop was not read."""
+    f = level.loop_figures()
+    if not level.spills or f["loop_spill_bytes"] is None:
+        return ""
+    if not f["loop_spill_bytes"]:
+        return ", none in the hot loop"
+    share = f" ({f['loop_matrix_share']} % matrix instructions)" if f["loop_matrix_share"] is not None else ""
+    return f", {f['loop_spill_bytes']} B of scratch traffic per trip of the hot loop{share}"
 
 
 def _cap_words(level: Level) -> str:

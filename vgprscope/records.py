@@ -286,6 +286,11 @@ class AmdUsage:
     # `.amdhsa_next_free_vgpr` of the kernel descriptor: what the hardware allocates. It equals vgpr_total
     # unless LLVM padded it for `waves_per_eu` (it then limits occupancy; see occupancy.waves_with_vgprs_padded).
     vgpr_alloc: int | None = None
+    # the gate's loop: its one trip (parse.loops.gate_loop); None: no assembly was read, or no loop
+    loop_matrix_share: int | None = None  # matrix instructions, percent of its instructions (rounded)
+    loop_spill_bytes: int | None = None  # scratch bytes loaded + stored per trip, per lane (0: no loop)
+    loop_scratch_insts: int | None = None  # scratch loads + stores per trip
+    loop_lines: str | None = None  # its source lines ("baseline.py:45-69")
 
     vendor = "amd"
 
@@ -318,6 +323,11 @@ class NvidiaUsage:
     # the spill figures do (or why they are unknown). None on a compile: all from this compile's ptxas.
     counts_from: str | None = None
     spills_from: str | None = None
+    # the gate's loop, as AmdUsage's (per thread): None where the cubin's SASS was not read
+    loop_matrix_share: int | None = None
+    loop_spill_bytes: int | None = None
+    loop_scratch_insts: int | None = None
+    loop_lines: str | None = None
 
     vendor = "nvidia"
 
@@ -352,9 +362,10 @@ def usage_from_dict(d: dict[str, Any] | None) -> ResourceUsage | None:
     return cls(**{k: v for k, v in d.items() if k in known})
 
 
-# provenance fields a usage carries only when it has them (a stored cubin read by scan): left out when unset, so
-# the records and baselines of compiles stay as they were written
-_OPTIONAL_FIELDS = ("counts_from", "spills_from")
+# fields a usage carries only when it has them (a stored cubin's provenance, the loop read from the assembly):
+# left out when unset, so the records and baselines written without them read back as they were written
+_OPTIONAL_FIELDS = ("counts_from", "spills_from", "loop_matrix_share", "loop_spill_bytes", "loop_scratch_insts",
+                   "loop_lines")
 
 
 def usage_to_dict(u: ResourceUsage | None) -> dict[str, Any] | None:

@@ -1,4 +1,4 @@
-"""``python -m tools.reports compare|explain|third-party|triton-upgrade|scan-cache|upstream-regressions|bench``:
+"""``python -m tools.reports compare|explain|third-party|triton-upgrade|scan-cache|upstream-regressions|loop-diff|bench``:
 the repository's committed reports, each built by a function of this package and written to ``--out``
 (default reports/). A development command, run from the repository root; not part of the wheel."""
 
@@ -145,6 +145,20 @@ def upstream_regressions_cmd(out: ReportDirOpt = Path("reports"), jobs: JobsOpt 
 
     with compile_progress() as progress:
         _wrote(upstream_regressions_report(out, jobs=jobs, on_progress=progress))
+
+
+@app.command("loop-diff")
+@handles_errors
+def loop_diff_cmd(out: ReportDirOpt = Path("reports"), jobs: JobsOpt = None) -> None:
+    """What Triton 3.7.1 -> 3.8.0 does to the hot loop on gfx942: loop-diff-gfx942.md.
+
+    `vgprscope diff` of the bundled baseline at the seeds' tile and of Primus-Turbo's grouped GEMM (the committed
+    capture), each kernel's hot loop on both sides: its scratch traffic and matrix share per trip."""
+    from .loop_diff import loop_diff_report
+    from vgprscope.cli.progress import compile_progress
+
+    with compile_progress() as progress:
+        _wrote(loop_diff_report(out, jobs=jobs, on_progress=progress))
 
 
 @app.command("bench")

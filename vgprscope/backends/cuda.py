@@ -22,6 +22,7 @@ from ..errors import UsageError
 from ..occupancy import DEFAULT_THREADS, NVIDIA_UNIT, LadderStep, check_warps, nvidia_ladder, nvidia_occupancy
 from ..records import NvidiaUsage, Occupancy
 from .base import Calculation, KnobLevel, Metric, require_outputs, last_output_line, threads_reason
+from .loops import LOOP_METRICS, loop_values, with_loop
 
 if TYPE_CHECKING:  # the parsers are imported when an output is parsed: a warm run reads the cache only
     from ..parse.lineinfo import SpillInstruction
@@ -74,6 +75,7 @@ class CudaBackend:
         Metric("spill_load_bytes", "bytes", "NVIDIA: spill loads"),
         Metric("shared_bytes", "bytes", "NVIDIA: shared memory, static and Triton's dynamic", step="shared",
                arch_max="max_shared_per_block", field="shared_dynamic", label="shared memory"),
+        *LOOP_METRICS,
     )
     registers_metric = "regs"
     memory_field = "shared_bytes"
@@ -131,24 +133,32 @@ class CudaBackend:
             from ..parse.nvidia import stored_nvidia_usage
 
             require_outputs(raw, ("cuobjdump", "shared"))
-            return stored_nvidia_usage(raw["cuobjdump"], raw["shared"], raw.get("name"), raw["stored"],
-                                       raw.get("ptxas_log"), raw.get("ptxas_version"))
-        require_outputs(raw, self.raw_outputs)
-        return nvidia_usage(raw["ptxas_log"], raw["cuobjdump"], raw["shared"], kernel=raw.get("name"),
-                            ptxas_version=raw.get("ptxas_version"))
+            usage = stored_nvidia_usage(raw["cuobjdump"], raw["shared"], raw.get("name"), raw["stored"],
+                                        raw.get("ptxas_log"), raw.get("ptxas_version"))
+        else:
+            require_outputs(raw, self.raw_outputs)
+            usage = nvidia_usage(raw["ptxas_log"], raw["cuobjdump"], raw["shared"], kernel=raw.get("name"),
+                                 ptxas_version=raw.get("ptxas_version"))
+        try:  # the loop from the cubin's SASS; unknown where there is no cubin or no nvdisasm to read it
+            mixes = self.loop_mixes(raw)
+        except (OSError, subprocess.SubprocessError, ImportError, AttributeError):
+            mixes = None
+        return with_loop(usage, mixes)
 
     def spill_instructions(self, raw: Mapping[str, Any], sass: str | None = None) -> list[SpillInstruction] | None:
         """The SASS's local-memory instructions (``sass``: the cubin's ``nvdisasm -gi`` text, disassembled
         from ``raw['cubin_b64']`` when not given); None when there is no cubin to read."""
         from ..parse.lineinfo import sass_spills
 
-        if sass is None and raw.get("cubin_b64"):
-            sass = nvdisasm(base64.b64decode(raw["cubin_b64"]))
+        if sass is None:
+            sass = self.disassemble(raw)
         if sass is None:
             return None
         return sass_spills(sass, raw.get("name")) if sass else []
 
     def disassemble(self, raw: Mapping[str, Any]) -> str | None:
+        if raw.get("sass"):  # the compile worker's nvdisasm, run beside the compile
+            return str(raw["sass"])
         return nvdisasm(base64.b64decode(raw["cubin_b64"])) if raw.get("cubin_b64") else None
 
     def loop_mixes(self, raw: Mapping[str, Any], sass: str | None = None) -> tuple[LoopMix, ...] | None:
@@ -201,7 +211,7 @@ class CudaBackend:
     def metric_values(self, u: NvidiaUsage) -> dict[str, int]:
         """The gate's numbers; unknown spill figures (a stored cubin no ptxas here rebuilds) are left out."""
         values = {"regs": u.regs, "stack_bytes": u.stack_bytes, "spill_store_bytes": u.spill_store_bytes,
-                  "spill_load_bytes": u.spill_load_bytes, "shared_bytes": u.shared_bytes}
+                  "spill_load_bytes": u.spill_load_bytes, "shared_bytes": u.shared_bytes} | loop_values(u)
         return {k: v for k, v in values.items() if v is not None}
 
     def registers(self, u: NvidiaUsage) -> int:

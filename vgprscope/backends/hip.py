@@ -18,6 +18,7 @@ from ..errors import UsageError
 from ..occupancy import AMD_UNIT, LadderStep, amd_ladder, amd_occupancy, check_warps, total_vgprs
 from ..records import AmdUsage, Occupancy
 from .base import Calculation, KnobLevel, Metric, require_outputs, count, last_output_line, threads_reason
+from .loops import LOOP_METRICS, loop_values, with_loop
 
 if TYPE_CHECKING:  # the parsers are imported when an output is parsed: a warm run reads the cache only
     from ..parse.lineinfo import SpillInstruction
@@ -66,6 +67,7 @@ class HipBackend:
                arch_max="lds_per_workgroup", field="lds_dynamic", label="LDS"),
         Metric("spill_insts", "instructions", "AMD: spill stores and reloads"),
         Metric("spill_insts_in_loop", "instructions", "AMD: spill stores and reloads inside a loop"),
+        *LOOP_METRICS,
     )
     registers_metric = "vgpr_total"
     memory_field = "lds_bytes"
@@ -122,7 +124,10 @@ class HipBackend:
         from ..parse.amdgcn import parse_amdgcn
 
         require_outputs(raw, self.raw_outputs)
-        return parse_amdgcn(raw["amdgcn"], raw["shared"], kernel=raw.get("name"))
+        from ..parse.loops import amdgcn_gate_loops
+
+        usage = parse_amdgcn(raw["amdgcn"], raw["shared"], kernel=raw.get("name"))
+        return with_loop(usage, amdgcn_gate_loops(raw["amdgcn"], kernel=raw.get("name")))
 
     def spill_instructions(self, raw: Mapping[str, Any], sass: str | None = None) -> list[SpillInstruction]:
         from ..parse.lineinfo import amdgcn_spills
@@ -190,7 +195,7 @@ class HipBackend:
             "vgpr_spill": u.vgpr_spill, "sgpr_spill": u.sgpr_spill, "scratch_bytes": u.scratch_bytes,
             "lds_bytes": u.lds_bytes, "spill_insts": u.spill_stores + u.spill_loads,
             "spill_insts_in_loop": u.spill_insts_in_loop,
-        }
+        } | loop_values(u)
 
     def registers(self, u: AmdUsage) -> int:
         return u.vgpr_total

@@ -38,7 +38,7 @@ from .identity import Identity
 from .job import CompileJob, FunctionSource, Target
 from .toolchains import triton_version as triton_version  # the installed Triton's version; callers import it here
 
-PARSER_VERSION = 2
+PARSER_VERSION = 4  # 4: the usage carries the gate loop's figures (its loop metrics)
 
 
 class WorkerVersionError(UsageError):

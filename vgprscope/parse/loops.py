@@ -1,7 +1,8 @@
 """What each loop of a compiled kernel executes per trip, statically: its instruction mix from the assembly.
 
 Pure: text in, records out. A loop's counts are over every instruction of its body once (one trip), nested
-loops' bodies included; the hot loop is the one holding the most matrix instructions.
+loops' bodies included; the hot loop is the one whose own body (its nested loops' left out) holds the most
+matrix instructions, the deeper one between equals.
 
 AMD: LLVM's AMDGCN text names each loop at its blocks: a header's label carries ``=>This [Inner ]Loop Header:
 Depth=D``, a block inside a loop ``in Loop: Header=BB0_2 Depth=1`` and, nested, ``Parent Loop BB0_5 Depth=1``
@@ -128,8 +129,14 @@ def _mixes(accs: dict[str, _Acc], depth: dict[str, int], parent: dict[str, str |
                    matrix_ops=tuple(sorted(a.matrix.items(), key=lambda kv: (-kv[1], kv[0]))),
                    lines=_compact(a.lines)) for n, a in accs.items()]
     if out:
-        # most matrix instructions; between equals the denser body (the loop without the tail's mask math)
-        hot = max(out, key=lambda m: (m.count("matrix"), m.matrix_share))
+        # most matrix instructions in its own body (a loop's count holds its nested loops' bodies once: a tile
+        # loop around a K loop would otherwise always win); between equals the deeper loop, then the denser
+        # body (the loop without the tail's mask math)
+        nested = Counter[str]()
+        for m in out:
+            if m.parent is not None:
+                nested[m.parent] += m.count("matrix")
+        hot = max(out, key=lambda m: (m.count("matrix") - nested[m.name], m.depth, m.matrix_share))
         if hot.count("matrix"):
             out = [m if m is not hot else LoopMix(**{**m.__dict__, "hot": True}) for m in out]
     return tuple(out)
@@ -261,6 +268,27 @@ def amdgcn_loops(text: str, kernel: str | None = None) -> tuple[LoopMix, ...]:
     return _mixes(accs, depth, parent)
 
 
+_AMD_BRANCH_RE = re.compile(r"^\s+s_c?branch\w*\s+\.L(BB\d+_\d+)\b")
+
+
+def amdgcn_gate_loops(text: str, kernel: str | None = None) -> tuple[LoopMix, ...] | None:
+    """``amdgcn_loops`` for the gate: None (unknown) where the listing names no loop but branches back to an
+    earlier label, a loop LLVM did not comment (assembly printed without its verbose comments), rather than
+    "no loop" and a 0 of spill traffic."""
+    mixes = amdgcn_loops(text, kernel)
+    if mixes:
+        return mixes
+    seen: set[str] = set()
+    for line in _function_body(text, kernel_metadata(text, kernel)[".name"]).splitlines():
+        label = _AMD_LABEL_RE.match(line)
+        if label and label.group(1):
+            seen.add(label.group(1))
+        branch = _AMD_BRANCH_RE.match(line)
+        if branch and branch.group(1) in seen:
+            return None
+    return mixes
+
+
 # ---- NVIDIA ----
 
 _SASS_INST_RE = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Za-z0-9_.]*)")
@@ -361,3 +389,31 @@ def sass_loops(sass: str, function: str | None = None) -> tuple[LoopMix, ...]:
                 accs[name].add(cls_, op.split(".")[0] if cls_ != "matrix" else op, width, loc)
     return _mixes(accs, depth, parent, dict(ordered))
 
+
+
+# ---- the gate's loop: one loop per kernel whose figures are part of its usage ----
+
+def gate_loop(mixes: tuple[LoopMix, ...]) -> LoopMix | None:
+    """The loop the gate watches: the hot loop (the most matrix instructions of its own); in a kernel none of whose loops
+    holds a matrix instruction, the loop with the most scratch traffic per trip, then the most instructions
+    (the first such in the listing); None without loops."""
+    hot = next((m for m in mixes if m.hot), None)
+    if hot is not None or not mixes:
+        return hot
+    return max(mixes, key=lambda m: (m.spill_bytes, m.instructions))
+
+
+def loop_fields(mixes: tuple[LoopMix, ...] | None) -> dict[str, int | str | None]:
+    """The usage's loop fields (``records.AmdUsage.loop_*``) from every loop's mix: the gate loop's matrix
+    share in percent (rounded half up), its scratch bytes and instructions per trip and its source lines.
+    ``mixes`` None (no assembly read): every field None, unknown. No loop: no spill traffic in a loop (0), no
+    share (None)."""
+    if mixes is None:
+        return {"loop_matrix_share": None, "loop_spill_bytes": None, "loop_scratch_insts": None, "loop_lines": None}
+    m = gate_loop(mixes)
+    if m is None:
+        return {"loop_matrix_share": None, "loop_spill_bytes": 0, "loop_scratch_insts": 0, "loop_lines": None}
+    share = (200 * m.count("matrix") + m.instructions) // (2 * m.instructions) if m.instructions else 0
+    return {"loop_matrix_share": share, "loop_spill_bytes": m.spill_bytes,
+            "loop_scratch_insts": m.count("scratch_load") + m.count("scratch_store"),
+            "loop_lines": ", ".join(m.lines) or None}

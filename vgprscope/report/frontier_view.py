@@ -109,6 +109,20 @@ def _scratch(lv: Level) -> str:
     return "-" if u is None else str(backend_of_usage(u).scratch_bytes(u))
 
 
+def _loop(lv: Level) -> str:
+    """The gate loop's matrix share and scratch bytes per trip ('12% 548B'); '?' where its assembly was not
+    read, '-' where the kernel has no loop or did not compile."""
+    if not lv.ok:
+        return "-"
+    f = lv.loop_figures()
+    if f["loop_spill_bytes"] is None:
+        return "?"
+    if f["loop_matrix_share"] is None and f["loop_lines"] is None and not f["loop_spill_bytes"]:
+        return "-"
+    share = "" if f["loop_matrix_share"] is None else f"{f['loop_matrix_share']}% "
+    return f"{share}{f['loop_spill_bytes']}B"
+
+
 def _occ(lv: Level) -> str:
     if lv.reached is None:
         return "-"
@@ -146,6 +160,7 @@ def _columns(amd: bool, notes: Any, own: dict[int, str] | None = None, knob_colu
         cols.append(Column("spill insts (loop)", lambda r: _insts(r.level), justify="right"))
     cols += [
         Column("scratch B" if amd else "stack B", lambda r: _scratch(r.level), justify="right"),
+        Column("hot loop", lambda r: _loop(r.level), justify="right"),
         Column("occupancy", lambda r: _occ(r.level), justify="right"),
         Column("limiter", lambda r: ",".join(r.level.limiters) or "-", wide_only=True),
         Column("status", status),
@@ -161,10 +176,15 @@ def legend(amd: bool, unit: str, knob_column: bool = True) -> str:
         return (f"{level}; -: the uncapped compile, as analyze does it; alloc: the VGPRs allocated (the "
                 f"descriptor's; LLVM pads it up to what the level's budget allows, so it may be far above what the "
                 f"kernel uses, the '-' row's); spills: VGPR (+SGPR) values; occupancy: the {unit} reached, "
-                "with what else limits it")
+                "with what else limits it; " + _LOOP_LEGEND.format(lane="lane"))
     return (f"maxnreg: the register cap compiled (* a bisection step; -: none, the uncapped compile as "
             f"analyze does it); level: the {unit} that budget allows; spill st+ld B: spill store + load bytes "
-            f"per thread; occupancy: the {unit} reached, with what else limits it")
+            f"per thread; occupancy: the {unit} reached, with what else limits it; "
+            + _LOOP_LEGEND.format(lane="thread"))
+
+
+_LOOP_LEGEND = ("hot loop: one trip of the loop whose own body holds the most matrix instructions: their share "
+                "of its instructions, and the scratch bytes it loads and stores per {lane}")
 
 
 def _title(kf: KernelFrontier, own: dict[int, str]) -> list[tuple[str, str | None]]:
@@ -205,7 +225,8 @@ def tables_text(frontiers: Sequence[KernelFrontier], machine: Machine, *, wide: 
 
 
 MD_HEADERS = ["kernel", "knob", "setting", "level", "budget", "allocation", "used", "VGPR spills", "SGPR spills",
-              "spill st/ld B", "spill insts", "in loop", "scratch / stack B", "occupancy", "limiters", "status"]
+              "spill st/ld B", "spill insts", "in loop", "scratch / stack B", "loop matrix %", "loop scratch B/trip",
+              "loop scratch insts", "occupancy", "limiters", "status"]
 
 
 def _md_row(r: _Row) -> list[str]:
@@ -215,7 +236,8 @@ def _md_row(r: _Row) -> list[str]:
     return [_kernel(r), knob, _num(lv.plan.setting), _plan(lv, lv.plan.target), _plan(lv, lv.plan.budget),
             _num(lv.allocation), _num(f["used"]), _num(f["vgpr_spill"]),
             _num(f["sgpr_spill"]), st_ld, _num(f["spill_insts"]), _num(f["spill_insts_in_loop"]),
-            _num(f["scratch_bytes"]), _num(lv.reached), ",".join(lv.limiters) or "-", lv.record.status]
+            _num(f["scratch_bytes"]), _num(f["loop_matrix_share"]), _num(f["loop_spill_bytes"]),
+            _num(f["loop_scratch_insts"]), _num(lv.reached), ",".join(lv.limiters) or "-", lv.record.status]
 
 
 def tables_md(frontiers: Sequence[KernelFrontier], machine: Machine, title: str = "") -> str:

@@ -25,7 +25,7 @@ from . import constexpr, loader, manifest, protocol, snapshot
 from .facts import stand_in
 from .guard import deadline, quiet, stdout_to_stderr
 from .protocol import COMPILE, ENVIRONMENT, compile_env, one_line, timed_out, toolchain_fault, triton_version
-from .stored import cuobjdump_resources, ptxas_version, read_stored
+from .stored import cuobjdump_resources, nvdisasm, ptxas_version, read_stored
 
 def _function_source(fn: Any, job: dict[str, Any], backend: Any) -> Any:
     """ASTSource of the launch: the installed release's own binder specialises the facts, and the result is
@@ -209,6 +209,8 @@ def _collect(kernel: Any, target: dict[str, Any], captured: io.StringIO, out: di
         out["ptxas_log"] = log if "Used" in log or not ptxas_logs else "\n".join(ptxas_logs)
         out["cuobjdump"] = cuobjdump_resources(kernel.asm["cubin"])
         out["ptxas_version"] = ptxas_version(int(target["arch"]))
+        sass = nvdisasm(kernel.asm["cubin"])
+        out |= {"sass": sass} if sass else {}
 
 
 def _compile(job: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:

@@ -3,6 +3,7 @@ the NVIDIA tools both read with: cuobjdump's resource usage, ptxas's version and
 
 from __future__ import annotations
 
+import base64
 import os
 import subprocess
 import tempfile
@@ -29,6 +30,19 @@ def cuobjdump_resources(cubin: bytes) -> str:
         f.flush()
         return subprocess.run([_nvidia_tool("cuobjdump"), "--dump-resource-usage", f.name], check=True,
                               capture_output=True, text=True).stdout
+
+
+def nvdisasm(cubin: bytes) -> str | None:
+    """``nvdisasm -gi -c`` of the cubin (the loop metrics' SASS), here beside the compile, in parallel; None
+    where this release's nvdisasm cannot read it (the parsing process then tries its own)."""
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+        f.write(cubin)
+        f.flush()
+        try:
+            return subprocess.run([_nvidia_tool("nvdisasm"), "-gi", "-c", f.name], check=True, capture_output=True,
+                                  text=True).stdout
+        except (OSError, subprocess.CalledProcessError):
+            return None
 
 
 def ptxas_version(capability: int) -> str:
@@ -135,6 +149,7 @@ def read_stored(job: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
     with open(files["cubin"], "rb") as f:
         cubin = f.read()
     out["cuobjdump"] = cuobjdump_resources(cubin)
+    out["cubin_b64"] = base64.b64encode(cubin).decode("ascii")  # its SASS: the loop metrics
     try:
         short = str(get_ptxas(capability).version)
     except (AttributeError, TypeError):  # releases whose tool lookup differs: the version line says it too
