@@ -28,6 +28,7 @@ import contextlib
 import io
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -117,11 +118,12 @@ def stdout_to_stderr() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _quiet(diagnostics: list[str] | None = None) -> Iterator[io.StringIO]:
+def _quiet(diagnostics: list[str] | None = None, log: list[str] | None = None) -> Iterator[io.StringIO]:
     """Keep Triton's and LLVM's prints, warnings and dumps out of the user's output. Python-level prints
     (Triton's ptxas log among them) are returned; C-level output on fds 1 and 2 is discarded, except the
     MLIR ``error:`` diagnostics, kept in ``diagnostics`` (a Gluon layout the module rejects is said there
-    only: the exception reads "error encountered during parsing")."""
+    only: the exception reads "error encountered during parsing"), and LLVM's and MLIR's diagnostic lines,
+    kept in ``log`` (``_compiler_lines``)."""
     buf = io.StringIO()
     err = io.StringIO()
     saved = [os.dup(1), os.dup(2)]
@@ -137,9 +139,52 @@ def _quiet(diagnostics: list[str] | None = None) -> Iterator[io.StringIO]:
             os.dup2(saved[1], 2)
             for fd in saved:
                 os.close(fd)
-            if diagnostics is not None:
+            if diagnostics is not None or log is not None:
                 sink.seek(0)
-                diagnostics += _mlir_errors(sink.read().decode("utf-8", "replace") + "\n" + err.getvalue())
+                text = sink.read().decode("utf-8", "replace") + "\n" + err.getvalue()
+                if diagnostics is not None:
+                    diagnostics += _mlir_errors(text)
+                if log is not None:
+                    log += _compiler_lines(text)
+
+
+# What LLVM and MLIR print when they have something to say (vgprscope.parse.diagnostics reads these lines):
+# ``LLVM ERROR: ...`` and ``[LOC: ]warning|remark|error|note: ...``; the IR dumps around them are left out.
+_COMPILER_LINE = re.compile(r"^(?:LLVM ERROR: |(?:.*?: )?(?:warning|remark|error|note): )")
+_COMPILER_LINES = 200
+
+
+def _compiler_lines(text: str) -> list[str]:
+    """The diagnostic lines of a compile's C-level output, each once, at most ``_COMPILER_LINES``."""
+    kept = dict.fromkeys(ln.rstrip() for ln in text.splitlines() if _COMPILER_LINE.match(ln))
+    return list(kept)[:_COMPILER_LINES]
+
+
+_LLVM_VERSIONS: dict[str, str] = {}
+
+
+def llvm_version() -> str:
+    """The LLVM build of this worker's Triton, as its library names it (``24.0.0git (b010a18d...)``, the
+    string ``llvm.add_version_info`` writes); "" where it cannot be read."""
+    import glob
+    import mmap
+
+    root = _triton_root()
+    if root is None:
+        return ""
+    if root not in _LLVM_VERSIONS:
+        found = ""
+        for path in sorted(glob.glob(os.path.join(root, "_C", "libtriton*"))):
+            try:
+                with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+                    m = re.search(rb"LLVM version (\S+ \([0-9a-f]{7,40}\))", data)  # type: ignore[call-overload]
+                    found = m[1].decode("ascii", "replace") if m else ""
+            except (OSError, ValueError):
+                continue
+            if found:
+                break
+        _LLVM_VERSIONS[root] = found
+    return _LLVM_VERSIONS[root]
 
 
 def _mlir_errors(text: str) -> list[str]:
@@ -635,8 +680,10 @@ def _compile(job: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
         src = tmp.name
     t0 = time.perf_counter()
     diagnostics: list[str] = []
+    log: list[str] = []
+    out["llvm_version"] = llvm_version()
     try:
-        with _quiet(diagnostics) as captured, _ptxas_tap() as ptxas_logs:
+        with _quiet(diagnostics, log) as captured, _ptxas_tap() as ptxas_logs:
             kernel = triton.compile(src, target=target, options=options)
         out["seconds"] = time.perf_counter() - t0
         _collect(kernel, t, captured, out, ptxas_logs)
@@ -652,6 +699,8 @@ def _compile(job: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
             out["error"] += (f"; the kernel uses inline assembly (tl.inline_asm_elementwise), which "
                              f"{_arch_name(t)}'s backend cannot take if it was written for another")
     finally:
+        if log:  # LLVM's and MLIR's own lines, on a failure too: vgprscope.parse.diagnostics reads them
+            out["compile_log"] = "\n".join(log)
         if kind != "function":
             os.unlink(src)
     return out
