@@ -25,6 +25,10 @@ __all__ = ["compile_diagnostics", "failure_reason", "llvm_diagnostics", "ptxas_d
 
 _PTXAS_RE = re.compile(r"^(?P<tool>ptxas(?:-[\w]+)?)(?:\s+(?P<file>[^\s,]+), line (?P<line>\d+);)?\s+"
                        r"(?P<severity>info|warning|error|fatal)\s*:\s*(?:\((?P<code>C\d+)\)\s*)?(?P<message>.*?)\s*$")
+# where one ptxas line of a joined stderr starts (the compile worker's error line joins them with spaces)
+_PTXAS_SPLIT_RE = re.compile(r"\s+(?=ptxas(?:-\w+)?\s+(?:info|warning|error|fatal)\s*:)")
+# ptxas's closing line after its errors: it says nothing the errors before it do not
+_PTXAS_ABORTED = "Ptx assembly aborted due to errors"
 _IN_LINE_RE = re.compile(r"\bin line (\d+)\s*$")
 _LLVM_ERROR = "LLVM ERROR: "
 _LLVM_RE = re.compile(r"^(?:(?P<loc>.*?):\s)?(?P<severity>warning|remark|error|note):\s+(?P<message>.*?)\s*$")
@@ -48,7 +52,7 @@ def ptxas_diagnostics(log: str) -> tuple[Diagnostic, ...]:
     out: list[Diagnostic] = []
     for line in log.splitlines():
         m = _PTXAS_RE.match(line.strip())
-        if m is None or (m["severity"] == "info" and not m["code"]):
+        if m is None or (m["severity"] == "info" and not m["code"]) or m["message"] == _PTXAS_ABORTED:
             continue
         message = m["message"]
         where = f"PTX line {m['line']}" if m["line"] else ""
@@ -94,7 +98,10 @@ def llvm_diagnostics(log: str) -> tuple[Diagnostic, ...]:
 def compile_diagnostics(answer: Mapping[str, Any]) -> tuple[Diagnostic, ...]:
     """Every diagnostic of one compile worker's answer: LLVM's and MLIR's (``compile_log``), then ptxas's
     (``ptxas_log``), in the order the compiler ran."""
-    return llvm_diagnostics(str(answer.get("compile_log") or "")) + ptxas_diagnostics(str(answer.get("ptxas_log") or ""))
+    ptxas = str(answer.get("ptxas_log") or "")
+    if not ptxas and "error" in answer:  # a ptxas that failed: its stderr is in the error line, joined
+        ptxas = _PTXAS_SPLIT_RE.sub("\n", str(answer["error"]))
+    return llvm_diagnostics(str(answer.get("compile_log") or "")) + ptxas_diagnostics(ptxas)
 
 
 def failure_reason(log: str) -> str | None:
