@@ -80,6 +80,9 @@ def flat(rec: Record) -> dict[str, Any]:
         d |= {"inductor_n_spills": verdict.n_spills, "inductor_skips": verdict.skipped}
     d |= {"compile_seconds": round(rec.compile_seconds, 3), "cached": rec.cached,
           "triton_version": rec.triton_version, "source_hash": rec.source_hash}
+    # the compiler's own words: its codes (what the gate compares) and each one in full, and the LLVM it ran
+    d |= {"llvm_version": rec.llvm_version, "diagnostics": ",".join(x.code for x in rec.diagnostics),
+          "diagnostic_messages": " | ".join(x.text() for x in rec.diagnostics)}
     return d
 
 

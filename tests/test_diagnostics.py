@@ -1,0 +1,143 @@
+"""The compiler's own words: ptxas's warnings and coded advisories and LLVM's errors, parsed from committed
+compiler outputs and from fresh compiles into exact Diagnostic records; the reason a failed pass gives; the
+ptxas and LLVM versions every row carries."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from vgprscope.parse.diagnostics import (
+    compile_diagnostics, failure_reason, llvm_diagnostics, ptxas_diagnostics, short_llvm, short_ptxas, slug,
+)
+from vgprscope.records import Diagnostic, Record
+
+FIX = Path(__file__).parent / "fixtures"
+DIAG = FIX / "diagnostics"
+
+C7512 = Diagnostic("ptxas", "C7512", "info", "Potential Performance Loss: wgmma.mma_async instructions are serialized "
+                   "due to insufficient register resources for the function 'attn_fwd'")
+WS_REASON = "LLVM ERROR: unsupported load type for producer commit (in pass NVGPUWarpSpecialization)"
+
+
+def test_ptxas_wgmma_serialised_advisory_is_a_coded_info_record():
+    """baseline at 64x32 d64 w4 s1 maxnreg=64 on sm_90 (ptxas 13.4): the C7512 advisory, and nothing of the
+    -v figures around it."""
+    assert ptxas_diagnostics((DIAG / "baseline-sm_90-maxnreg64.ptxas.log").read_text()) == (C7512,)
+
+
+def test_ptxas_advisory_with_a_ptx_line_says_where():
+    """baseline at its defaults with maxnreg=128 on sm_90: C7511 names the PTX line it is about."""
+    got = ptxas_diagnostics((FIX / "explain" / "baseline-sm_90-maxnreg128.ptxas.txt").read_text())
+    assert got == (Diagnostic("ptxas", "C7511", "info", "Potential Performance Loss: wgmma.mma_async instructions are "
+                              "serialized due to insufficient register resources for the wgmma pipeline in the "
+                              "function 'attn_fwd' in line 2074", "PTX line 2074"),)
+
+
+def test_ptxas_warning_without_a_code_is_coded_by_its_first_words():
+    """The Gluon warp-specialised kernel on sm_100: ptxas ignores its maxnreg (a warning with no C code)."""
+    got = ptxas_diagnostics((DIAG / "gluon-ws-sm_100.ptxas.log").read_text())
+    assert got == (Diagnostic("ptxas", "too-many-maxnreg-specified", "warning",
+                              "Too many maxnreg specified for entry warp_specialized, will be ignored"),)
+    # the code does not depend on the kernel's name
+    assert slug("Too many maxnreg specified for entry other_kernel, will be ignored") == got[0].code
+
+
+def test_plain_ptxas_logs_have_no_diagnostics():
+    """The -v figures alone (sm_80 with spills, sm_90 without) are no diagnostics."""
+    for name in ("sm80_spills.ptxas.log", "sm90_plain.ptxas.log"):
+        assert ptxas_diagnostics((FIX / name).read_text()) == ()
+
+
+def test_failed_ptxas_error_line_gives_its_code():
+    """baseline at its defaults with maxnreg=64 on sm_90: ptxas gives up (C7602); the worker's error line joins
+    its stderr, the closing "aborted" line says nothing more."""
+    error = ("PTXASError: ptxas-blackwell fatal : (C7602) Insufficient registers (64) to compile instruction at line "
+             "1596 in function attn_fwd. Try to compile with register target of 94 or higher. ptxas-blackwell fatal : "
+             "Ptx assembly aborted due to errors")
+    assert compile_diagnostics({"error": error}) == (
+        Diagnostic("ptxas", "C7602", "error", "Insufficient registers (64) to compile instruction at line 1596 in "
+                   "function attn_fwd. Try to compile with register target of 94 or higher."),)
+
+
+def test_llvm_error_of_a_failed_pass_is_the_reason():
+    """A warp-specialised loop of plain loads on sm_90: the exception says "PassManager::run failed"; LLVM said
+    why, and MLIR which pass; the pipeline's headline is no diagnostic of its own."""
+    log = (DIAG / "ws-loop-sm_90.compile.log").read_text()
+    assert llvm_diagnostics(log) == (Diagnostic("llvm", "unsupported-load-type-for", "error",
+                                                "unsupported load type for producer commit"),)
+    assert failure_reason(log) == WS_REASON
+    assert failure_reason("") is None
+
+
+def test_llvm_warning_with_a_location():
+    """LLVM's ``FILE:LINE:COL: warning:`` form: the file's name and line are where; <unknown> is nowhere."""
+    log = ("/tmp/k.py:12:5: warning: loop not unrolled\n"
+           "<unknown>:0:0: warning: stack frame size (70000) exceeds limit (65536) in function 'k'\n")
+    assert llvm_diagnostics(log) == (
+        Diagnostic("llvm", "loop-not-unrolled", "warning", "loop not unrolled", "k.py:12"),
+        Diagnostic("llvm", "stack-frame-size-exceeds", "warning",
+                   "stack frame size (70000) exceeds limit (65536) in function 'k'"))
+
+
+def test_short_versions():
+    assert short_ptxas("Cuda compilation tools, release 13.4, V13.4.59") == "13.4.59"
+    assert short_llvm("24.0.0git (b010a18d2b648cab83c83967ff26b8fde11acdc6)") == "24.0.0git b010a18d2b64"
+
+
+def test_record_round_trips_its_diagnostics():
+    from vgprscope.records import DataConfig
+
+    rec = Record("v", "k", "sm_90", DataConfig.from_dict({"a": 1}), "ok", diagnostics=(C7512,),
+                 llvm_version="24.0.0git (b010a18d2b648cab83c83967ff26b8fde11acdc6)")
+    d = rec.as_dict()
+    assert d["diagnostics"] == [C7512.as_dict()] and d["llvm_version"].startswith("24.0.0git")
+    assert Record.from_dict(d) == rec
+
+
+# ---- fresh compiles ---------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def small_sm90(tmp_path_factory):
+    """baseline's 64x32 d64 w4 s1 on sm_90 with maxnreg 64: spills, and ptxas serialises the wgmma."""
+    import vgprscope
+
+    return vgprscope.analyze(variant="baseline", arch=["sm_90"], maxnreg=[64], block_m=[64], block_n=[32],
+                             head_dim=[64], num_warps=[4], num_stages=[1], jobs=1)
+
+
+def test_compile_carries_ptxas_advisory_and_versions(small_sm90):
+    from vgprscope.compile import worker
+
+    rec, = small_sm90.records
+    assert rec.ok and rec.diagnostics == (C7512,)
+    assert rec.llvm_version == worker.llvm_version() and rec.llvm_version
+    assert rec.ptxas_version.startswith("Cuda compilation tools, release ")
+    frame = small_sm90.to_pandas()
+    assert frame["diagnostics"].tolist() == ["C7512"]
+    assert frame["llvm_version"].tolist() == [rec.llvm_version]
+    assert json.loads(small_sm90.to_json())["rows"][0]["diagnostics"] == [C7512.as_dict()]
+
+
+def test_failed_pass_row_says_the_llvm_error(tmp_path):
+    """The row of a compile whose pass failed holds LLVM's reason, not the exception's "PassManager::run failed"."""
+    torch = pytest.importorskip("torch")
+    import vgprscope
+
+    sys.path.insert(0, str(DIAG))
+    try:
+        from ws_loop import ws_matmul
+    finally:
+        sys.path.remove(str(DIAG))
+    a = torch.empty(128, 256, dtype=torch.float16)
+    b = torch.empty(256, 128, dtype=torch.float16)
+    c = torch.empty(128, 128)
+    res = vgprscope.analyze(ws_matmul, a, b, c, 256, BM=128, BN=128, BK=64, num_warps=4, arch=["sm_90"], jobs=1)
+    rec, = res.records
+    assert rec.status == WS_REASON
+    assert rec.diagnostics == (Diagnostic("llvm", "unsupported-load-type-for", "error",
+                                          "unsupported load type for producer commit"),)
