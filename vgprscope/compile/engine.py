@@ -200,6 +200,9 @@ def _result(arch: Arch, answer: dict[str, Any]) -> dict[str, Any]:
         reason = failure_reason(str(answer.get("compile_log") or ""))
         if reason and (reason.startswith("LLVM ERROR") or "PassManager::run failed" in out["error"]):
             out["error"] = reason
+        elif out["error"].startswith("PTXASError:"):  # ptxas's first error, without the headline and closing line
+            out["error"] = next((d.text() for d in diagnostics if d.tool == "ptxas" and d.severity == "error"),
+                                out["error"])
         return out
     try:
         out["usage"] = usage_to_dict(parse_output(arch, answer))

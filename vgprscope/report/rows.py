@@ -235,6 +235,12 @@ def fmt_note(rec: Record) -> str:
     return rec.occupancy.note if rec.occupancy and rec.occupancy.note else "-"
 
 
+def fmt_diagnostics(rec: Record) -> str:
+    """The codes of what the compiler said (``C7512``, ``too-many-maxnreg-specified``), "-" where it said nothing;
+    explain and the JSON give each message in full."""
+    return ", ".join(d.code for d in rec.diagnostics) or "-"
+
+
 def fmt_compile(rec: Record) -> str:
     return "cached" if rec.cached else f"{rec.compile_seconds:.2f}"
 
@@ -256,6 +262,7 @@ COLUMNS: list[tuple[str, Any]] = [
     ("next step", fmt_next),
     ("LLVM occ", fmt_llvm),
     ("note", fmt_note),
+    ("compiler said", fmt_diagnostics),
     ("compile (s)", fmt_compile),
     ("status", lambda r: r.status),
 ]
@@ -301,6 +308,7 @@ def record_columns(notes: Footnotes, with_status: bool = True) -> list[Column]:
         Column("next step", fmt_next, wide_only=True),
         Column("LLVM occ", fmt_llvm, wide_only=True),
         Column("note", fmt_note, wide_only=True),
+        Column("compiler said", fmt_diagnostics, wide_only=True),
         Column("compile (s)", fmt_compile, wide_only=True),
         *status,
         Column("status", lambda r: r.status, wide_only=True),
