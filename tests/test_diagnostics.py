@@ -141,3 +141,91 @@ def test_failed_pass_row_says_the_llvm_error(tmp_path):
     assert rec.status == WS_REASON
     assert rec.diagnostics == (Diagnostic("llvm", "unsupported-load-type-for", "error",
                                           "unsupported load type for producer commit"),)
+
+
+# ---- the gate's diagnostics rule ---------------------------------------------------------------------
+
+
+def _gate_entry(rec, diagnostics=..., llvm=None):
+    """The gate's entry of a real record, with its compiler codes (and LLVM) as another compile had them."""
+    import dataclasses
+
+    from vgprscope.gate.baseline import Entry
+
+    e = Entry.from_record(rec)
+    changes = {} if diagnostics is ... else {"diagnostics": diagnostics}
+    return dataclasses.replace(e, **changes, **({"llvm_version": llvm} if llvm is not None else {}))
+
+
+def _judge(base, cur, *rules):
+    from vgprscope.gate.baseline import Baseline
+    from vgprscope.gate.diff import compare
+    from vgprscope.gate.rules import RuleSet, parse_rule
+
+    result = compare(Baseline.of([base], "3.9.0"), [cur], RuleSet(tuple(map(parse_rule, rules))))
+    return result, result.entries[0]
+
+
+def test_a_new_compiler_warning_fails_check_and_says_its_code(small_sm90):
+    """The same counts, but ptxas now serialises the wgmma (C7512): the entry fails on the diagnostics rule."""
+    from vgprscope.gate.diff import Change
+    from vgprscope.gate.report import details, to_json
+
+    rec, = small_sm90.records
+    cur = _gate_entry(rec)
+    assert cur.diagnostics == ("C7512",)
+    result, d = _judge(_gate_entry(rec, diagnostics=()), cur)
+    assert (d.change, d.fails) == (Change.WORSE, True) and not result.passed
+    assert d.diagnostics.new == ("C7512",) and d.diagnostics.removed == ()
+    assert "compiler warnings +C7512 (new, allowed +0)" in details(d)
+    row = json.loads(to_json(result, {}, "b.json"))["rows"][0]
+    assert row["diagnostics"]["new"] == ["C7512"] and row["fails"] is True
+
+
+def test_a_warning_gone_is_better_and_the_rule_is_configurable(small_sm90):
+    from vgprscope.gate.diff import Change
+
+    rec, = small_sm90.records
+    quiet, said = _gate_entry(rec, diagnostics=()), _gate_entry(rec)
+    _, d = _judge(said, quiet)
+    assert (d.change, d.fails, d.diagnostics.removed) == (Change.BETTER, False, ("C7512",))
+    _, d = _judge(said, quiet, "diagnostics:exact")  # exact: the baseline must be re-saved
+    assert d.fails
+    _, d = _judge(quiet, said, "diagnostics:off")  # shown, never a failure
+    assert (d.change, d.fails) == (Change.SAME, False) and d.diagnostics.new == ("C7512",)
+    _, d = _judge(quiet, said, "diagnostics:+1")
+    assert not d.fails
+    _, d = _judge(quiet, said, "baseline:diagnostics:off")  # a variant's own rule
+    assert not d.fails
+
+
+def test_a_baseline_from_before_diagnostics_judges_none(small_sm90, tmp_path):
+    """A baseline file whose entries carry no diagnostics (written before they were recorded) never fails on
+    them; one saved now writes them and reads them back."""
+    from vgprscope.gate.baseline import Baseline, load_baseline
+    from vgprscope.gate.diff import Change
+
+    rec, = small_sm90.records
+    old = _gate_entry(rec, diagnostics=None)
+    path = tmp_path / "old.json"
+    path.write_text(Baseline.of([old], "3.9.0").to_json())
+    assert "diagnostics" not in path.read_text()
+    read = load_baseline(path)
+    assert next(iter(read.entries.values())).diagnostics is None
+    _, d = _judge(next(iter(read.entries.values())), _gate_entry(rec))
+    assert (d.change, d.fails, d.diagnostics) == (Change.SAME, False, None)
+    path.write_text(Baseline.of([_gate_entry(rec)], "3.9.0").to_json())
+    assert next(iter(load_baseline(path).entries.values())).diagnostics == ("C7512",)
+
+
+def test_check_names_a_change_of_ptxas_and_llvm(small_sm90):
+    import dataclasses
+
+    rec, = small_sm90.records
+    cur = _gate_entry(rec)
+    old_usage = dataclasses.replace(cur.usage, ptxas_version="Cuda compilation tools, release 12.8, V12.8.93")
+    base = dataclasses.replace(cur, usage=old_usage, llvm_version="23.0.0git (5f07f818b51b786b0a87b4e514882600ecba112f)")
+    result, d = _judge(base, cur)
+    assert not d.fails
+    assert result.notes == (f"ptxas changed: 12.8.93 -> {short_ptxas(rec.ptxas_version)} (1 entry)",
+                            f"LLVM changed: 23.0.0git 5f07f818b51b -> {short_llvm(rec.llvm_version)} (1 entry)")

@@ -148,6 +148,8 @@ def details(d: EntryDiff) -> str:
         parts.append(f"config changed: {config_text(d)} (compared with the slot's old config)")
     if d.status:
         parts.append(f"status {d.status.baseline!r} -> {d.status.current!r}")
+    if d.diagnostics:
+        parts.append(d.diagnostics.text())
     order = {Change.WORSE: 0, Change.CHANGED: 1, Change.BETTER: 2, Change.SAME: 3, Change.NOT_COMPARABLE: 4}
     parts += [metric_text(m) for m in sorted(d.changed_metrics, key=lambda m: order[m.change])]
     if not parts and d.entry.status != "ok":
@@ -182,7 +184,8 @@ def short_details(d: EntryDiff, notes: Footnotes, marker_only: bool = False, pre
         head = "config"
     if head is None and d.status:
         head = "status"
-    words = ([head] if head else []) + left + [f"{m.metric} {metric_delta(m).text()}" for m in others[:2]]
+    said = [f"new {','.join(d.diagnostics.new)}"] if d.diagnostics and d.diagnostics.new else []
+    words = ([head] if head else []) + said + left + [f"{m.metric} {metric_delta(m).text()}" for m in others[:2]]
     if len(others) > 2:
         words.append(f"+{len(others) - 2} more")
     return f"{', '.join(words)} {notes.ref(full)}".strip()
@@ -413,6 +416,7 @@ def to_json(result: GateResult, machine: dict[str, Any], baseline_path: str, exi
             "status": {"baseline": d.baseline.status if d.baseline else None,
                        "current": d.current.status if d.current else None},
             "metrics": [_metric_json(m) for m in d.metrics],
+            "diagnostics": d.diagnostics.as_json() if d.diagnostics else None,
             "note": d.current.note or None if d.current else None,  # compiled from a capture's snapshot
             "baseline": d.baseline.metrics if d.baseline and d.state is State.MISSING else None,
             "current": d.current.metrics if d.current and d.state is State.NEW else None,
