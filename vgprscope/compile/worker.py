@@ -177,7 +177,7 @@ def llvm_version() -> str:
         for path in sorted(glob.glob(os.path.join(root, "_C", "libtriton*"))):
             try:
                 with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
-                    m = re.search(rb"LLVM version (\S+ \([0-9a-f]{7,40}\))", data)  # type: ignore[call-overload]
+                    m = re.search(rb"LLVM version (\S+ \([0-9a-f]{7,40}\))", data)
                     found = m[1].decode("ascii", "replace") if m else ""
             except (OSError, ValueError):
                 continue
