@@ -229,3 +229,33 @@ def test_check_names_a_change_of_ptxas_and_llvm(small_sm90):
     assert not d.fails
     assert result.notes == (f"ptxas changed: 12.8.93 -> {short_ptxas(rec.ptxas_version)} (1 entry)",
                             f"LLVM changed: 23.0.0git 5f07f818b51b -> {short_llvm(rec.llvm_version)} (1 entry)")
+
+
+# ---- spill units (issue 29 item 5) -------------------------------------------------------------------
+
+
+def test_wide_and_markdown_views_say_the_spills_units(small_sm90):
+    """--wide and markdown show every spill field: the legend says what each counts and in which unit."""
+    from vgprscope.report.machine import compile_only
+    from vgprscope.report.records_view import table_text, to_markdown
+    from vgprscope.report.rows import SPILLS_FULL_LEGEND
+
+    machine = compile_only()
+    wide = " ".join(table_text(small_sm90.records, machine, wide=True).split())
+    assert " ".join(SPILLS_FULL_LEGEND.split()) in wide
+    assert "bytes per thread" in to_markdown(small_sm90.records, machine)
+
+
+def test_a_spills_change_in_check_says_its_unit(small_sm90):
+    import dataclasses
+
+    from vgprscope.gate.report import SPILLS_CHANGE_LEGEND, to_markdown, to_table
+
+    rec, = small_sm90.records
+    cur = _gate_entry(rec)
+    base = dataclasses.replace(cur, usage=dataclasses.replace(cur.usage, spill_store_bytes=0, spill_load_bytes=0,
+                                                              stack_bytes=0, local_bytes=0))
+    result, d = _judge(base, cur)
+    assert d.fails
+    assert " ".join(SPILLS_CHANGE_LEGEND.split()) in " ".join(to_table(result, "m", "b.json", width=100).split())
+    assert SPILLS_CHANGE_LEGEND in to_markdown(result, "m", "b.json")

@@ -36,6 +36,11 @@ _CHECK_MISSING = ("`missing` (a baseline entry this run did not produce: fails u
                   "--allow-missing or allow_missing)")
 
 
+# under a table where an entry's spills changed (``spills 4 -> 64``): what the numbers count
+SPILLS_CHANGE_LEGEND = ("spills A -> B: AMD: registers spilled (VGPRs + SGPRs, per lane); NVIDIA: bytes of spill "
+                        "stores + loads per thread")
+
+
 def legend_for(command: str) -> str:
     """The table's legend in the command's own terms: only ``check`` has a baseline file and --allow-missing;
     ``diff`` compares two sides of one run."""
@@ -369,6 +374,8 @@ def to_table(result: GateResult, machine_line: str | Sequence[str], baseline_pat
     lines = [head, wrap(versions_line(result, baseline_path), width, "  "), *(wrap(n, width, "  ") for n in result.notes)]
     text = render_table(table, footnotes=notes, notes=legend_lines, wide=wide, width=width)
     legend = wrap(legend_for(command).replace("`", ""), width if not wide else 10**4, "  ")
+    if any(spills_change(d) for d in result.entries):
+        legend += "\n" + wrap(SPILLS_CHANGE_LEGEND, width if not wide else 10**4, "  ")
     return "\n".join(lines) + "\n" + text + wrap(summary(result, command), width, "  ") + "\n" + legend + "\n"
 
 
@@ -388,6 +395,8 @@ def to_markdown(result: GateResult, machine_line: str, baseline_path: str, comma
     if same:
         out += [f"<details><summary>{len(same)} unchanged</summary>", "", md_table(HEADERS, same), "</details>", ""]
     out.append(LEGEND)
+    if any(spills_change(d) for d in result.entries):
+        out.append(f"\n{SPILLS_CHANGE_LEGEND}")
     return "\n".join(out) + "\n"
 
 

@@ -277,6 +277,11 @@ RECORD_LEGEND = ("VGPRs / regs: 264 (256v+8a) = the unified count occupancy sees
                  "workgroup / block{spills}; --wide: every field")
 SPILLS_LEGEND = ("; spills: AMD: spilled VGPRs (N in loop: spill instructions inside a loop), NVIDIA: ptxas's "
                  "spill stores+loads in bytes")
+# the spills in every field (--wide, markdown): what each number counts, in its unit
+SPILLS_FULL_LEGEND = ("spills: AMD: vN sM = VGPRs and SGPRs spilled (registers per lane), (Xst/Yld, Z in loop) = spill "
+                      "store / reload instructions (Z of them inside a loop); NVIDIA: ptxas's spill stores / loads in "
+                      "bytes per thread; scratch / stack: AMD scratch bytes per lane, NVIDIA stack frame bytes per "
+                      "thread")
 NEXT_LEGEND = ("limiter: next = the resource that limits occupancy, how much of it to shed, and the occupancy "
                "that gives (vgpr: -8 -> 2 = 8 fewer VGPRs for 2 waves/SIMD; smem: shared memory); max = at the arch's "
                "maximum")
