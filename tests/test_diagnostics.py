@@ -83,6 +83,13 @@ def test_llvm_warning_with_a_location():
                    "stack frame size (70000) exceeds limit (65536) in function 'k'"))
 
 
+def test_amdgpu_warning_with_its_location_after_the_severity():
+    """AMDGPU's LLVM writes ``warning: FILE:LINE:COL: message`` (the stack-size check of ``warn-stack-size``)."""
+    assert llvm_diagnostics("warning: k.py:6:0: stack frame size (888) exceeds limit (512) in function 'big'") == (
+        Diagnostic("llvm", "stack-frame-size-exceeds", "warning",
+                   "stack frame size (888) exceeds limit (512) in function 'big'", "k.py:6"),)
+
+
 def test_short_versions():
     assert short_ptxas("Cuda compilation tools, release 13.4, V13.4.59") == "13.4.59"
     assert short_llvm("24.0.0git (b010a18d2b648cab83c83967ff26b8fde11acdc6)") == "24.0.0git b010a18d2b64"
@@ -141,6 +148,28 @@ def test_failed_pass_row_says_the_llvm_error(tmp_path):
     assert rec.status == WS_REASON
     assert rec.diagnostics == (Diagnostic("llvm", "unsupported-load-type-for", "error",
                                           "unsupported load type for producer commit"),)
+
+
+def test_amd_compile_keeps_llvms_stack_warning():
+    """gfx942 at waves_per_eu=8 spills the dot chain to scratch; asked to warn above 512 bytes of stack
+    (``llvm_fn_attrs``), LLVM does, and the row says it with the scratch bytes it is about."""
+    torch = pytest.importorskip("torch")
+    import vgprscope
+
+    sys.path.insert(0, str(DIAG))
+    try:
+        from stack_kernel import dot_chain
+    finally:
+        sys.path.remove(str(DIAG))
+    x, y = torch.empty(2 * 64 * 64), torch.empty(64 * 64)
+    res = vgprscope.analyze(dot_chain, x, y, N=64, num_warps=1, waves_per_eu=8, llvm_fn_attrs="warn-stack-size=512",
+                            arch=["gfx942"], jobs=1)
+    rec, = res.records
+    assert rec.ok and rec.usage.scratch_bytes > 512
+    line = (DIAG / "stack_kernel.py").read_text().splitlines().index("def dot_chain(X, Y, N: tl.constexpr):") + 1
+    assert rec.diagnostics == (Diagnostic("llvm", "stack-frame-size-exceeds", "warning",
+                                          f"stack frame size ({rec.usage.scratch_bytes}) exceeds limit (512) in "
+                                          "function 'dot_chain'", f"stack_kernel.py:{line}"),)
 
 
 # ---- the gate's diagnostics rule ---------------------------------------------------------------------

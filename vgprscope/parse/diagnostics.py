@@ -32,6 +32,7 @@ _PTXAS_ABORTED = "Ptx assembly aborted due to errors"
 _IN_LINE_RE = re.compile(r"\bin line (\d+)\s*$")
 _LLVM_ERROR = "LLVM ERROR: "
 _LLVM_RE = re.compile(r"^(?:(?P<loc>.*?):\s)?(?P<severity>warning|remark|error|note):\s+(?P<message>.*?)\s*$")
+_LEAD_LOC_RE = re.compile(r"^(\S+?:\d+:\d+):\s+(.*)$")
 # MLIR's headline of any failed pass pipeline: the reason is elsewhere (an LLVM ERROR, the pass's own error)
 _PIPELINE_FAILED = "Failures have been detected while processing an MLIR pass pipeline"
 _FAILED_PASS_RE = re.compile(r"Pipeline failed while executing \[`([^`]+)`")
@@ -89,7 +90,11 @@ def llvm_diagnostics(log: str) -> tuple[Diagnostic, ...]:
             m = _LLVM_RE.match(line)
             if m is None or m["severity"] == "note" or m["message"].startswith(_PIPELINE_FAILED):
                 continue
-            d = Diagnostic("llvm", slug(m["message"]), m["severity"], m["message"], _location(m["loc"]))
+            message, loc = m["message"], m["loc"]
+            lead = _LEAD_LOC_RE.match(message)  # AMDGPU's ``warning: FILE:LINE:COL: message`` form
+            if loc is None and lead:
+                loc, message = lead[1], lead[2]
+            d = Diagnostic("llvm", slug(message), m["severity"], message, _location(loc))
         if d not in out:
             out.append(d)
     return tuple(out)
