@@ -288,3 +288,26 @@ def test_a_spills_change_in_check_says_its_unit(small_sm90):
     assert d.fails
     assert " ".join(SPILLS_CHANGE_LEGEND.split()) in " ".join(to_table(result, "m", "b.json", width=100).split())
     assert SPILLS_CHANGE_LEGEND in to_markdown(result, "m", "b.json")
+
+
+def test_diff_between_releases_names_the_ptxas_and_llvm_change(tmp_path):
+    """Triton 3.8.0 against the installed release: each side's records carry its ptxas and LLVM, and the diff's
+    notes (table, markdown, JSON) name the change beside the Triton versions."""
+    import vgprscope
+    from vgprscope.compile import toolchains
+    from vgprscope.compile.engine import triton_version
+
+    toolchains.release("3.8.0", print)
+    res = vgprscope.diff(triton=["3.8.0", triton_version()], variant="baseline", arch=["sm_90", "gfx942"],
+                         block_m=[64], block_n=[32], head_dim=[64], num_warps=[4], num_stages=[1], jobs=1,
+                         cache=tmp_path / "cache")
+    nv_a, nv_b = (next(r for r in side if r.arch == "sm_90") for side in (res.records_before, res.records_after))
+    assert nv_a.ptxas_version and nv_b.ptxas_version and nv_a.ptxas_version != nv_b.ptxas_version
+    llvm_a, llvm_b = res.records_before[0].llvm_version, res.records_after[0].llvm_version
+    assert llvm_a and llvm_b and llvm_a != llvm_b
+    assert {r.llvm_version for r in res.records_before} == {llvm_a}
+    expected = (f"ptxas changed: {short_ptxas(nv_a.ptxas_version)} -> {short_ptxas(nv_b.ptxas_version)} (1 entry)",
+                f"LLVM changed: {short_llvm(llvm_a)} -> {short_llvm(llvm_b)} (2 entries)")
+    assert res.gate.notes == expected
+    assert all(n in " ".join(res.table().split()) for n in expected)
+    assert json.loads(res.to_json())["notes"] == list(expected)
