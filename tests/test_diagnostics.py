@@ -311,3 +311,36 @@ def test_diff_between_releases_names_the_ptxas_and_llvm_change(tmp_path):
     assert res.gate.notes == expected
     assert all(n in " ".join(res.table().split()) for n in expected)
     assert json.loads(res.to_json())["notes"] == list(expected)
+
+
+def test_explain_says_which_compilers_built_it_and_what_they_said(tmp_path):
+    """explain's table, JSON and SARIF: the ptxas and LLVM that built the kernel and the C7512 advisory."""
+    import jsonschema
+
+    import vgprscope
+
+    res = vgprscope.explain(variant="baseline", arch=["sm_90"], maxnreg=[64], block_m=[64], block_n=[32],
+                            head_dim=[64], num_warps=[4], num_stages=[1], jobs=1)
+    e, = res.explanations
+    assert e.diagnostics == (C7512,) and e.ptxas_version and e.llvm_version
+    text = " ".join(res.table().split())
+    assert f"compiler: ptxas {short_ptxas(e.ptxas_version)}, LLVM {short_llvm(e.llvm_version)}; it said (1):" in text
+    assert " ".join(C7512.text().split()) in text
+    assert json.loads(res.to_json())["kernels"][0]["diagnostics"] == [C7512.as_dict()]
+    assert res.to_pandas()["diagnostics"].tolist() == ["C7512"]
+    sarif = json.loads(res.to_sarif())
+    schema = json.loads((FIX / "sarif" / "sarif-schema-2.1.0.json").read_text())
+    jsonschema.Draft4Validator(schema).validate(sarif)
+    said = [r for r in sarif["runs"][0]["results"] if r["ruleId"] == "vgprscope.compiler"]
+    assert [(r["level"], r["properties"]["code"]) for r in said] == [("note", "C7512")]
+
+
+def test_failed_ptxas_row_reads_its_first_error():
+    """baseline at its defaults with maxnreg=64 on sm_90: ptxas cannot allocate; the row says ptxas's error with
+    its code, not the Python exception's name and ptxas's closing line."""
+    import vgprscope
+
+    rec, = vgprscope.analyze(variant="baseline", arch=["sm_90"], maxnreg=[64], jobs=1).records
+    assert rec.diagnostics[0].code == "C7602" and rec.diagnostics[0].severity == "error"
+    assert rec.status == rec.diagnostics[0].text()
+    assert rec.status.startswith("ptxas C7602 error: Insufficient registers (64) to compile instruction")

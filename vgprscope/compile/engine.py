@@ -38,7 +38,7 @@ from .identity import Identity
 from .job import CompileJob, FunctionSource, Target
 from .toolchains import triton_version as triton_version  # the installed Triton's version; callers import it here
 
-PARSER_VERSION = 3  # 3: the compiler's diagnostics and LLVM version beside the usage
+PARSER_VERSION = 4  # 3: the compiler's diagnostics and LLVM version beside the usage; 4: a failed ptxas's own error line
 
 
 class WorkerVersionError(UsageError):
