@@ -198,7 +198,7 @@ def _judge(base, cur, *rules):
 def test_a_new_compiler_warning_fails_check_and_says_its_code(small_sm90):
     """The same counts, but ptxas now serialises the wgmma (C7512): the entry fails on the diagnostics rule."""
     from vgprscope.gate.diff import Change
-    from vgprscope.gate.report import details, to_json
+    from vgprscope.gate.report import details, to_json, to_table
 
     rec, = small_sm90.records
     cur = _gate_entry(rec)
@@ -207,6 +207,7 @@ def test_a_new_compiler_warning_fails_check_and_says_its_code(small_sm90):
     assert (d.change, d.fails) == (Change.WORSE, True) and not result.passed
     assert d.diagnostics.new == ("C7512",) and d.diagnostics.removed == ()
     assert "compiler warnings +C7512 (new, allowed +0)" in details(d)
+    assert "new C7512 [1]" in to_table(result, "m", "b.json", width=100)  # the row names the code
     row = json.loads(to_json(result, {}, "b.json"))["rows"][0]
     assert row["diagnostics"]["new"] == ["C7512"] and row["fails"] is True
 

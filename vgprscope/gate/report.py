@@ -177,10 +177,11 @@ def short_details(d: EntryDiff, notes: Footnotes, marker_only: bool = False, pre
     left = ([f"{regs.cliff.headroom} {metric_info(regs.metric).unit} left"]
             if regs is not None and regs.change is Change.CHANGED and regs.cliff and regs.cliff.headroom is not None
             else [])
+    said = [f"new {','.join(d.diagnostics.new)}"] if d.diagnostics and d.diagnostics.new else []
     if marker_only:  # a change of the spills, or the headroom left, stays in the row beside the marker
         change = spills_change(d)
         kept = [f"spills {change[0]} -> {change[1]}"] if change else left
-        return " ".join([*kept, notes.ref(full)])
+        return " ".join([*said, *kept, notes.ref(full)])
     # the gated ones, failures first (what is only shown, like arch_vgpr, is in the footnote)
     others = sorted((m for m in d.changed_metrics if m.metric not in (*REGISTERS, "occupancy") and m.rule.gated),
                     key=lambda m: not m.fails)
@@ -189,7 +190,6 @@ def short_details(d: EntryDiff, notes: Footnotes, marker_only: bool = False, pre
         head = "config"
     if head is None and d.status:
         head = "status"
-    said = [f"new {','.join(d.diagnostics.new)}"] if d.diagnostics and d.diagnostics.new else []
     words = ([head] if head else []) + said + left + [f"{m.metric} {metric_delta(m).text()}" for m in others[:2]]
     if len(others) > 2:
         words.append(f"+{len(others) - 2} more")
