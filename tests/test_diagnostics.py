@@ -96,9 +96,9 @@ def test_short_versions():
 
 
 def test_record_round_trips_its_diagnostics():
-    from vgprscope.records import DataConfig
+    from vgprscope.records import LaunchConfig
 
-    rec = Record("v", "k", "sm_90", DataConfig.from_dict({"a": 1}), "ok", diagnostics=(C7512,),
+    rec = Record("v", "k", "sm_90", LaunchConfig((), (), (("num_warps", 4),)), "ok", diagnostics=(C7512,),
                  llvm_version="24.0.0git (b010a18d2b648cab83c83967ff26b8fde11acdc6)")
     d = rec.as_dict()
     assert d["diagnostics"] == [C7512.as_dict()] and d["llvm_version"].startswith("24.0.0git")
