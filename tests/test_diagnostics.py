@@ -312,6 +312,15 @@ def test_diff_between_releases_names_the_ptxas_and_llvm_change(tmp_path):
     assert res.gate.notes == expected
     assert all(n in " ".join(res.table().split()) for n in expected)
     assert json.loads(res.to_json())["notes"] == list(expected)
+    # release by release (analyze --triton A --triton B): the table says which compilers each release brought
+    from vgprscope.history_view import to_table
+
+    hist = vgprscope.analyze(triton=["3.8.0", triton_version()], variant="baseline", arch=["sm_90", "gfx942"],
+                             block_m=[64], block_n=[32], head_dim=[64], num_warps=[4], num_stages=[1], jobs=1,
+                             cache=tmp_path / "cache")
+    line = (f"compilers: 3.8.0 ptxas {short_ptxas(nv_a.ptxas_version)}, LLVM {short_llvm(llvm_a)}; "
+            f"{triton_version()} ptxas {short_ptxas(nv_b.ptxas_version)}, LLVM {short_llvm(llvm_b)}")
+    assert line in " ".join(to_table(hist.history(), hist.machine, width=100).split())
 
 
 def test_explain_says_which_compilers_built_it_and_what_they_said(tmp_path):

@@ -142,7 +142,7 @@ def spill_summary(e: KernelExplanation) -> str:
     if not (a.spill_stores or a.spill_reloads):
         return "no spills"
     inside = sum(s.stores + s.reloads for s in e.spills if s.in_loop)
-    return (f"spills: {a.spill_stores} stores, {a.spill_reloads} reloads ({inside} inside a loop) at "
+    return (f"spill instructions: {a.spill_stores} stores, {a.spill_reloads} reloads ({inside} inside a loop) at "
             f"{len(e.spills)} source sites")
 
 

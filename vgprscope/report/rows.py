@@ -276,7 +276,7 @@ RECORD_LEGEND = ("VGPRs / regs: 264 (256v+8a) = the unified count occupancy sees
                  "(AMD), or registers per thread (NVIDIA); LDS B: LDS (AMD) or shared memory (NVIDIA) bytes per "
                  "workgroup / block{spills}; --wide: every field")
 SPILLS_LEGEND = ("; spills: AMD: spilled VGPRs (N in loop: spill instructions inside a loop), NVIDIA: ptxas's "
-                 "spill stores+loads in bytes")
+                 "spill stores+loads in bytes per thread")
 # the spills in every field (--wide, markdown): what each number counts, in its unit
 SPILLS_FULL_LEGEND = ("spills: AMD: vN sM = VGPRs and SGPRs spilled (registers per lane), (Xst/Yld, Z in loop) = spill "
                       "store / reload instructions (Z of them inside a loop); NVIDIA: ptxas's spill stores / loads in "
