@@ -208,6 +208,14 @@ def test_a_new_compiler_warning_fails_check_and_says_its_code(small_sm90):
     assert d.diagnostics.new == ("C7512",) and d.diagnostics.removed == ()
     assert "compiler warnings +C7512 (new, allowed +0)" in details(d)
     assert "new C7512 [1]" in to_table(result, "m", "b.json", width=100)  # the row names the code
+    import jsonschema
+
+    from vgprscope.gate.sarif import gate_sarif
+
+    sarif = gate_sarif(result, {}, "0.1.0", exit_code=1)
+    jsonschema.Draft4Validator(json.loads((FIX / "sarif" / "sarif-schema-2.1.0.json").read_text())).validate(sarif)
+    assert [(r["ruleId"], r["level"], r["properties"]) for r in sarif["runs"][0]["results"]] == [
+        ("vgprscope.diagnostics", "error", {"new": ["C7512"]})]
     row = json.loads(to_json(result, {}, "b.json"))["rows"][0]
     assert row["diagnostics"]["new"] == ["C7512"] and row["fails"] is True
 
@@ -354,3 +362,13 @@ def test_failed_ptxas_row_reads_its_first_error():
     assert rec.diagnostics[0].code == "C7602" and rec.diagnostics[0].severity == "error"
     assert rec.status == rec.diagnostics[0].text()
     assert rec.status.startswith("ptxas C7602 error: Insufficient registers (64) to compile instruction")
+
+
+def test_compare_says_the_spills_unit_where_it_shows_spills():
+    """compare's spills column (baseline and small-tiles at 64x32 maxnreg=64 on sm_90 spill) gets its legend."""
+    import vgprscope
+    from vgprscope.report.rows import SPILLS_LEGEND
+
+    res = vgprscope.compare(strategies=["baseline", "small-tiles"], arch=["sm_90"], maxnreg=[64], block_m=[64],
+                            block_n=[32], head_dim=[64], num_warps=[4], num_stages=[1], jobs=1)
+    assert " ".join(SPILLS_LEGEND.removeprefix("; ").split()) in " ".join(res.table().split())
