@@ -230,8 +230,8 @@ def to_table(explanations: Sequence[KernelExplanation], machine: Machine, *, spi
     for e in explanations:
         out.append(wrap(_header(e), ""))
         said = compiler_lines(e)
-        if not e.ok:
-            out += [wrap(f"error: {e.error}", "  "), *(wrap(ln, "    ") for ln in said[1:]), ""]
+        if not e.ok:  # what else the compiler said than the error itself
+            out += [wrap(f"error: {e.error}", "  "), *(wrap(ln, "    ") for ln in said[1:] if ln != e.error), ""]
             continue
         out += [wrap(said[0], "  "), *(wrap(f"  {ln}", "      ") for ln in said[1:])] if said else []
         for lp in e.loops:
@@ -343,7 +343,8 @@ def to_markdown(explanations: Sequence[KernelExplanation], machine: Machine, tit
         out += [f"### {_header(e)}", ""]
         if not e.ok:
             out += [f"Error: {e.error}", ""]
-            out += [f"- {d.text()}" for d in e.diagnostics] + ([""] if e.diagnostics else [])
+            more = [d.text() for d in e.diagnostics if d.text() != e.error]
+            out += [f"- {t}" for t in more] + ([""] if more else [])
             continue
         if (said := compiler_lines(e)):
             out += [f"{said[0][0].upper()}{said[0][1:]}", ""]
