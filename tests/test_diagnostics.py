@@ -372,3 +372,21 @@ def test_compare_says_the_spills_unit_where_it_shows_spills():
     res = vgprscope.compare(strategies=["baseline", "small-tiles"], arch=["sm_90"], maxnreg=[64], block_m=[64],
                             block_n=[32], head_dim=[64], num_warps=[4], num_stages=[1], jobs=1)
     assert " ".join(SPILLS_LEGEND.removeprefix("; ").split()) in " ".join(res.table().split())
+
+
+def test_cache_entries_of_the_format_before_diagnostics_are_compiled_again(tmp_path, monkeypatch):
+    """Format 4 entries hold raw outputs without the compiler's LLVM lines and version: none is read back as a
+    result of this format; the kernel compiles again and its row has them."""
+    import vgprscope
+    from vgprscope.compile import cache
+
+    kw = dict(variant="baseline", arch=["sm_90"], maxnreg=[64], block_m=[64], block_n=[32], head_dim=[64],
+              num_warps=[4], num_stages=[1], jobs=1, cache=tmp_path)
+    assert cache.FORMAT == 5
+    monkeypatch.setattr(cache, "FORMAT", 4)
+    old, = vgprscope.analyze(**kw).records
+    assert vgprscope.analyze(**kw).records[0].cached  # the entry is whole under its own format
+    monkeypatch.setattr(cache, "FORMAT", 5)
+    new, = vgprscope.analyze(**kw).records
+    assert not new.cached and new.llvm_version and new.diagnostics == (C7512,)
+    assert (new.usage.regs, new.usage.spills) == (old.usage.regs, old.usage.spills)
