@@ -390,3 +390,25 @@ def test_cache_entries_of_the_format_before_diagnostics_are_compiled_again(tmp_p
     new, = vgprscope.analyze(**kw).records
     assert not new.cached and new.llvm_version and new.diagnostics == (C7512,)
     assert (new.usage.regs, new.usage.spills) == (old.usage.regs, old.usage.spills)
+
+
+def test_ptxas_spill_warning_asked_for_with_ptx_options():
+    """sm_80 with maxnreg=32 spills the dot chain; ``ptx_options="--warn-on-spills"`` makes ptxas warn, and the
+    warning's numbers are the spill bytes the row reports."""
+    torch = pytest.importorskip("torch")
+    import vgprscope
+
+    sys.path.insert(0, str(DIAG))
+    try:
+        from stack_kernel import dot_chain
+    finally:
+        sys.path.remove(str(DIAG))
+    x, y = torch.empty(2 * 64 * 64), torch.empty(64 * 64)
+    rec, = vgprscope.analyze(dot_chain, x, y, N=64, num_warps=4, maxnreg=32, ptx_options="--warn-on-spills",
+                             arch=["sm_80"], jobs=1).records
+    u = rec.usage
+    assert rec.ok and u.spill_store_bytes > 0
+    assert rec.diagnostics == (Diagnostic("ptxas", "registers-are-spilled-to", "warning",
+                                          f"Registers are spilled to local memory in function 'dot_chain', "
+                                          f"{u.spill_store_bytes} bytes spill stores, {u.spill_load_bytes} bytes "
+                                          "spill loads"),)
