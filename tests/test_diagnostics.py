@@ -250,8 +250,10 @@ def test_a_baseline_from_before_diagnostics_judges_none(small_sm90, tmp_path):
     assert "diagnostics" not in path.read_text()
     read = load_baseline(path)
     assert next(iter(read.entries.values())).diagnostics is None
-    _, d = _judge(next(iter(read.entries.values())), _gate_entry(rec))
+    result, d = _judge(next(iter(read.entries.values())), _gate_entry(rec))
     assert (d.change, d.fails, d.diagnostics) == (Change.SAME, False, None)
+    assert result.notes == ("compiler warnings not judged on 1 entry (C7512): the baseline predates recorded "
+                            "diagnostics; `vgprscope baseline save` records them",)
     path.write_text(Baseline.of([_gate_entry(rec)], "3.9.0").to_json())
     assert next(iter(load_baseline(path).entries.values())).diagnostics == ("C7512",)
 

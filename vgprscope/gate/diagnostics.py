@@ -87,3 +87,18 @@ def toolchain_notes(pairs: Iterable[tuple[Mapping[str, str], Mapping[str, str]]]
         said = ", ".join(f"{a} -> {b} ({n} {'entry' if n == 1 else 'entries'})" for (a, b), n in moves.items())
         notes.append(f"{tool} changed: {said}")
     return tuple(notes)
+
+
+def unjudged_note(pairs: Iterable[tuple[tuple[str, ...] | None, tuple[str, ...] | None]]) -> tuple[str, ...]:
+    """A note where the compiler said something the rule could not judge because the baseline entry records no
+    codes (written before they were recorded): ``compiler warnings not judged on 2 entries (C7512): ...``."""
+    codes: dict[str, None] = {}
+    n = 0
+    for base, cur in pairs:
+        if base is None and cur:
+            n += 1
+            codes.update(dict.fromkeys(cur))
+    if not n:
+        return ()
+    return (f"compiler warnings not judged on {n} {'entry' if n == 1 else 'entries'} ({', '.join(codes)}): the "
+            "baseline predates recorded diagnostics; `vgprscope baseline save` records them",)

@@ -17,7 +17,7 @@ from ..errors import NotComparableError
 from .baseline import Baseline, Entry
 from .cliff import Cliff, judge_cliff
 from .diagnostics import METRIC as DIAGNOSTICS
-from .diagnostics import DiagnosticsDiff, judge, toolchain_notes, versions
+from .diagnostics import DiagnosticsDiff, judge, toolchain_notes, unjudged_note, versions
 from .metrics import metric_info
 from .rules import Change, Mode, Rule, RuleSet
 
@@ -226,6 +226,8 @@ def compare(baseline: Baseline, current: Sequence[Entry], rules: RuleSet = RuleS
         (versions(getattr(d.baseline.usage, "ptxas_version", None), d.baseline.llvm_version),
          versions(getattr(d.current.usage, "ptxas_version", None), d.current.llvm_version))
         for d in diffs if d.baseline is not None and d.current is not None)
+    compilers += unjudged_note((d.baseline.diagnostics, d.current.diagnostics) for d in diffs
+                               if d.baseline is not None and d.current is not None)
     return GateResult(tuple(ordered), baseline.triton_version, current_triton or baseline.triton_version,
                       fail_on_change, (*baseline.notes, *notes, *compilers))
 
