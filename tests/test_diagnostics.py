@@ -414,3 +414,21 @@ def test_ptxas_spill_warning_asked_for_with_ptx_options():
                                           f"Registers are spilled to local memory in function 'dot_chain', "
                                           f"{u.spill_store_bytes} bytes spill stores, {u.spill_load_bytes} bytes "
                                           "spill loads"),)
+
+
+def test_wide_and_markdown_rows_of_inductor_say_its_spill_threshold(small_sm90):
+    """An Inductor row over its spill threshold (the 64x32 maxnreg=64 compile's 136 B stack: n_spills 34 > 16)
+    says Inductor's verdict in --wide and markdown, beside the spills it is counted from."""
+    import dataclasses
+
+    from vgprscope.report.machine import compile_only
+    from vgprscope.report.records_view import table_text, to_markdown
+    from vgprscope.sources.inductor import THRESHOLD_EXTRA
+
+    rec, = small_sm90.records
+    inductor = dataclasses.replace(rec, extras=((THRESHOLD_EXTRA, 16),))
+    n = rec.usage.stack_bytes // 4
+    assert n > 16
+    for text in (table_text([inductor], compile_only(), wide=True), to_markdown([inductor], compile_only())):
+        assert "Inductor spill threshold" in text and f"skip: n_spills {n} > 16" in text
+    assert "Inductor spill threshold" not in table_text([rec], compile_only(), wide=True)

@@ -235,6 +235,15 @@ def fmt_note(rec: Record) -> str:
     return rec.occupancy.note if rec.occupancy and rec.occupancy.note else "-"
 
 
+def fmt_inductor(rec: Record) -> str:
+    """Inductor's verdict on a config of its own, counted as it counts (``skip: n_spills 34 > 16``), "-" elsewhere."""
+    verdict = spill_verdict(rec)
+    return verdict.text() if verdict is not None else "-"
+
+
+INDUCTOR_HEADER = "Inductor spill threshold"
+
+
 def fmt_diagnostics(rec: Record) -> str:
     """The codes of what the compiler said (``C7512``, ``too-many-maxnreg-specified``), "-" where it said nothing;
     explain and the JSON give each message in full."""
