@@ -219,7 +219,7 @@ def test_table_reads_in_the_terminal(columns, monkeypatch):
     assert max(len(ln) for ln in lines[1:]) <= columns  # the machine line is the report's, not the table's
     assert re.search(r"^\s*acc\s+carried\s+128x128\s+f32\s+mfma 32x32 T\s+64\s+64\s*$", text, re.M)
     assert "carried 66 + live-in 32 = 98 of" in text
-    assert "spills: 116 stores, 138 reloads (124 inside a loop) at 22 source sites" in text
+    assert "spill instructions: 116 stores, 138 reloads (124 inside a loop) at 22 source sites" in text
     assert re.search(r"49\s+4\s+outside\s+_fa_common\.py:156 <- _fa_common\.py:186 <- baseline\.py:46", text)
 
 

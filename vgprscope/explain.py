@@ -41,7 +41,7 @@ from .parse.lineinfo import SpillInstruction
 from .parse.loops import LoopMix
 from .parse.setmaxnreg import with_given_registers
 from .parse.ttgir import IrLoop, IrValue, TtgirModule, WarpPartition, parse_ttgir, warp_partitions
-from .records import ResourceUsage
+from .records import Diagnostic, ResourceUsage
 
 
 class ExplainError(VgprscopeError):
@@ -192,6 +192,10 @@ class KernelExplanation:
     file: str | None = field(default=None, compare=False)  # the kernel's source file, where its source has one
     # a warp-specialized kernel's partitions (Gluon's gl.warp_specialize), with the registers each is given
     partitions: tuple[WarpPartition, ...] = ()
+    # what the compiler said (its row's diagnostics) and which compilers said it
+    diagnostics: tuple[Diagnostic, ...] = ()
+    ptxas_version: str = ""
+    llvm_version: str = ""
 
     @property
     def ok(self) -> bool:
@@ -206,7 +210,9 @@ class KernelExplanation:
                 "shared_bytes": self.shared_bytes, "loop_mix": [m.as_dict() for m in self.mixes],
                 "partitions": [{"name": p.name, "num_warps": p.num_warps, "requested_registers": p.requested_registers,
                                 "given_registers": p.given_registers}
-                               for p in self.partitions]}
+                               for p in self.partitions],
+                "diagnostics": [d.as_dict() for d in self.diagnostics], "ptxas_version": self.ptxas_version,
+                "llvm_version": self.llvm_version}
 
 
 def _role(value: IrValue) -> str:
@@ -371,7 +377,9 @@ def explain_tasks(tasks: Sequence[Any], jobs: int | None = None, on_progress=Non
             out.append(KernelExplanation(label=label, kernel=task.row.kernel, arch=task.arch.name, config=config,
                                          num_warps=0, lanes=task.arch.wave_size, allocation=None,
                                          estimate=est, error=f"cannot explain: {type(exc).__name__}: {exc}"))
-    return out
+    # one explanation per task: each says what the compiler said of its kernel, as the row does
+    return [replace(e, diagnostics=rec.diagnostics, ptxas_version=rec.ptxas_version, llvm_version=rec.llvm_version)
+            for e, rec in zip(out, records)]
 
 
 # vgprscope.explain(...) is the library's call (vgprscope.library.api.explain): this module is callable as it

@@ -85,7 +85,24 @@ def to_table(rows: Sequence[HistoryRow], machine: Any, *, wide: bool = False, wi
                         title_of=(lambda r: [(name(r), "bold")]) if long else None)
     head = machine.text(width) if hasattr(machine, "text") else str(machine)
     body = render_table(table, footnotes=notes, wide=wide, width=width)
-    return head + "\n" + body + wrap(LEGEND, width, "  ") + "\n"
+    compilers = compilers_line(rows)
+    return head + "\n" + body + wrap(LEGEND, width, "  ") + "\n" + (wrap(compilers, width, "  ") + "\n" if compilers else "")
+
+
+def compilers_line(rows: Sequence[HistoryRow]) -> str:
+    """Which compilers each release brought: ``compilers: 3.8.0 ptxas 12.9.86, LLVM 23.0.0git 5f07f818b51b;
+    3.9.0 ...`` (a release's ptxas for every NVIDIA arch it compiled); "" where no record says."""
+    from .parse.diagnostics import short_llvm, short_ptxas
+
+    parts = []
+    for i, rel in enumerate(rows[0].releases if rows else ()):
+        recs = [r.records[i] for r in rows if r.records[i] is not None]
+        ptxas = sorted({short_ptxas(r.ptxas_version) for r in recs if r is not None and r.ptxas_version})
+        llvm = sorted({short_llvm(r.llvm_version) for r in recs if r is not None and r.llvm_version})
+        said = ([f"ptxas {' / '.join(ptxas)}"] if ptxas else []) + ([f"LLVM {' / '.join(llvm)}"] if llvm else [])
+        if said:
+            parts.append(f"{rel} {', '.join(said)}")
+    return f"compilers: {'; '.join(parts)}" if parts else ""
 
 
 def _point(rec: Record | None) -> dict[str, Any] | None:
@@ -133,7 +150,7 @@ def to_markdown(rows: Sequence[HistoryRow], machine: Any, title: str = "Register
              *(_cell(rec, r.events(), rel) for rel, rec in zip(r.releases, r.records)),
              "; ".join(e.text for e in r.events()) or "-"] for r in rows]
     return (f"# {title}\n\n{machine.line()}\n\n" + md_table(["kernel", "arch", "config", *releases, "what changed"], body)
-            + "\n" + LEGEND + "\n")
+            + "\n" + LEGEND + "\n" + (f"\n{compilers_line(rows)}\n" if compilers_line(rows) else ""))
 
 
 PLOT_LINES = 10  # kernels drawn per arch panel: those where the most happened (all of them in the table)

@@ -265,6 +265,34 @@ class KernelIdentity:
 
 
 @dataclass(frozen=True)
+class Diagnostic:
+    """One warning, advisory or error the compiler printed while it compiled a kernel (``parse.diagnostics``).
+
+    ``code``: the compiler's own code (ptxas ``C7511``), else the message's first words as a slug
+    (``too-many-maxnreg-specified``), the same whichever kernel it names: what the gate compares.
+    ``severity``: ``error``, ``warning``, ``info`` (a ptxas advisory with a code) or ``remark``.
+    ``where``: the location the compiler gave (``PTX line 2074``, ``kernel.py:12``), "" where none."""
+
+    tool: str  # "ptxas" or "llvm" (LLVM and MLIR, Triton's own passes included)
+    code: str
+    severity: str
+    message: str
+    where: str = ""
+
+    def as_dict(self) -> dict[str, str]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Diagnostic:
+        return cls(**{f.name: str(d.get(f.name) or "") for f in fields(cls)})
+
+    def text(self) -> str:
+        """``ptxas C7512 info: Potential Performance Loss: ...`` (and `` (PTX line 2074)``)."""
+        at = f" ({self.where})" if self.where else ""
+        return f"{self.tool} {self.code} {self.severity}: {self.message}{at}"
+
+
+@dataclass(frozen=True)
 class AmdUsage:
     """Resources of one AMD kernel, as the compiler reported them (AMDGCN metadata and comments)."""
 
@@ -434,6 +462,14 @@ class Record:
     # a capture: the autotune key and config index, or the launch's argument types and ordinal.
     slot: str = ""
     toolchain: str = ""  # the side that compiled it when not the installed Triton as is: "3.8.0", "3.9.0 X=1"
+    # what the compiler printed (ptxas warnings and advisories, LLVM's warnings and errors), in its order
+    diagnostics: tuple[Diagnostic, ...] = ()
+    llvm_version: str = ""  # the LLVM build of the Triton that compiled it ("24.0.0git (b010a18d2b64...)")
+
+    @property
+    def ptxas_version(self) -> str:
+        """The ptxas that built the kernel (NVIDIA; "" elsewhere or where none ran here)."""
+        return str(getattr(self.usage, "ptxas_version", None) or "")
 
     @property
     def ok(self) -> bool:
@@ -452,6 +488,8 @@ class Record:
             "source_hash": self.source_hash, "cached": self.cached, "extras": dict(self.extras),
             "identity": self.identity.as_dict() if self.identity else None, "source": self.source,
             "slot": self.slot, "toolchain": self.toolchain,
+            "diagnostics": [d.as_dict() for d in self.diagnostics], "llvm_version": self.llvm_version,
+            "ptxas_version": self.ptxas_version,
         }
 
     @classmethod
@@ -464,4 +502,6 @@ class Record:
             cached=d.get("cached", False), extras=tuple((d.get("extras") or {}).items()),
             identity=KernelIdentity.from_dict(d.get("identity")), source=d.get("source", "variants"),
             slot=d.get("slot", ""), toolchain=d.get("toolchain", ""),
+            diagnostics=tuple(Diagnostic.from_dict(x) for x in d.get("diagnostics") or ()),
+            llvm_version=d.get("llvm_version", ""),
         )

@@ -32,7 +32,8 @@ from ..fsutil import atomic_write
 
 # 3: entries keyed by the CompileJob and checked against the files the compile read (was: the kernel file)
 # 4: keyed by the toolchain's identity too (its files' fingerprint, the environment its Triton reads)
-FORMAT = 4
+# 5: the raw outputs keep the compiler's own diagnostic lines and its LLVM version (older entries lack them)
+FORMAT = 5
 
 
 class CacheWarning(UserWarning):

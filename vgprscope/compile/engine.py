@@ -30,7 +30,8 @@ from typing import Any, cast
 from ..archs import Arch
 from ..backends import backend_of, backend_of_usage
 from ..errors import UsageError
-from ..records import Config, KernelIdentity, Record, ResourceUsage, usage_from_dict, usage_to_dict
+from ..parse.diagnostics import compile_diagnostics, failure_reason
+from ..records import Config, Diagnostic, KernelIdentity, Record, ResourceUsage, usage_from_dict, usage_to_dict
 from ..runtime import worker
 from ..runtime.plan import PLAN_VERSION
 from .cache import CompileCache, entry_key
@@ -38,7 +39,8 @@ from .identity import Identity
 from .job import CompileJob, FunctionSource, Target
 from .toolchains import triton_version as triton_version  # the installed Triton's version; callers import it here
 
-PARSER_VERSION = 4  # 4: the usage carries the gate loop's figures (its loop metrics)
+PARSER_VERSION = 5  # 4: the usage carries the hot loop's figures; 5: the compiler's diagnostics and LLVM version
+# beside the usage, a failed ptxas's own error line
 
 
 class WorkerVersionError(UsageError):
@@ -189,8 +191,20 @@ def _result(arch: Arch, answer: dict[str, Any]) -> dict[str, Any]:
         out["num_warps"] = int(answer["num_warps"])
     if answer.get("note"):  # how it was compiled, when not from the files (a capture's snapshot)
         out["note"] = str(answer["note"])
+    if answer.get("llvm_version"):
+        out["llvm_version"] = str(answer["llvm_version"])
+    diagnostics = compile_diagnostics(answer)
+    if diagnostics:
+        out["diagnostics"] = [d.as_dict() for d in diagnostics]
     if "error" in answer:
         out["error"] = str(answer["error"])
+        # the compiler's own reason where the exception gives only the pipeline's ("PassManager::run failed")
+        reason = failure_reason(str(answer.get("compile_log") or ""))
+        if reason and (reason.startswith("LLVM ERROR") or "PassManager::run failed" in out["error"]):
+            out["error"] = reason
+        elif out["error"].startswith("PTXASError:"):  # ptxas's first error, without the headline and closing line
+            out["error"] = next((d.text() for d in diagnostics if d.tool == "ptxas" and d.severity == "error"),
+                                out["error"])
         return out
     try:
         out["usage"] = usage_to_dict(parse_output(arch, answer))
@@ -204,6 +218,12 @@ def _valid_result(result: Any) -> bool:
     if not isinstance(result, dict) or not isinstance(result.get("seconds", 0.0), (int, float)):
         return False
     if "num_warps" in result and (isinstance(result["num_warps"], bool) or not isinstance(result["num_warps"], int)):
+        return False
+    if not isinstance(result.get("llvm_version", ""), str) or not isinstance(result.get("diagnostics", []), list):
+        return False
+    try:
+        [Diagnostic.from_dict(d) for d in result.get("diagnostics", [])]
+    except (TypeError, AttributeError):
         return False
     if "error" in result:
         return isinstance(result["error"], str) and bool(result["error"])
@@ -245,7 +265,8 @@ def _record(task: Task, result: dict[str, Any], tv: str, cached: bool, deps: dic
                   triton_version=tv, source_hash=_deps_hash(deps) or row.source_hash, cached=cached,
                   identity=row.identity, source=row.source,
                   extras=row.extras + ((("note", result["note"]),) if result.get("note") else ()), slot=row.slot,
-                  toolchain=row.toolchain)
+                  toolchain=row.toolchain, llvm_version=str(result.get("llvm_version") or ""),
+                  diagnostics=tuple(Diagnostic.from_dict(d) for d in result.get("diagnostics") or ()))
 
 
 def _reason_record(task: Task, reason: str, tv: str) -> Record:

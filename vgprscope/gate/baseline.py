@@ -52,6 +52,9 @@ class Entry:
     occupancy: Mapping[str, Any] | None = field(default=None, compare=False)
     source_hash: str = field(default="", compare=False)
     note: str = field(default="", compare=False)  # how this run compiled it, when not from the files (a snapshot)
+    # the codes of what the compiler said (gate.diagnostics); None: a baseline written before they were recorded
+    diagnostics: tuple[str, ...] | None = field(default=None, compare=False)
+    llvm_version: str = field(default="", compare=False)  # the LLVM build of the Triton that compiled it
 
     @property
     def key(self) -> str:
@@ -72,13 +75,16 @@ class Entry:
         return cls(variant=rec.variant, kernel=rec.kernel, arch=rec.arch, slot=slot, config=rec.config,
                    config_key=rec.config.key(), status=rec.status, usage=rec.usage,
                    occupancy=rec.occupancy.as_dict() if rec.occupancy else None, source_hash=rec.source_hash,
-                   note=str(dict(rec.extras).get("note") or ""))
+                   note=str(dict(rec.extras).get("note") or ""),
+                   diagnostics=tuple(sorted({d.code for d in rec.diagnostics})), llvm_version=rec.llvm_version)
 
     def as_json(self) -> dict[str, Any]:
         return {"variant": self.variant, "kernel": self.kernel, "arch": self.arch, "slot": self.slot,
                 "config_key": self.config_key, "config": self.config.as_dict(), "status": self.status,
                 "source_hash": self.source_hash, "usage": usage_to_dict(self.usage),
-                "occupancy": dict(self.occupancy) if self.occupancy else None}
+                "occupancy": dict(self.occupancy) if self.occupancy else None} | \
+            ({"diagnostics": list(self.diagnostics)} if self.diagnostics is not None else {}) | \
+            ({"llvm_version": self.llvm_version} if self.llvm_version else {})
 
     @classmethod
     def from_json(cls, d: Any) -> Entry:
@@ -103,9 +109,17 @@ class Entry:
         source_hash = d.get("source_hash", "")
         if not isinstance(source_hash, str):
             raise TypeError(f"has source_hash {source_hash!r}, not a string")
+        diagnostics = d.get("diagnostics")  # absent: written before the compiler's words were recorded
+        if diagnostics is not None and not (isinstance(diagnostics, list)
+                                            and all(isinstance(c, str) and c for c in diagnostics)):
+            raise TypeError(f"has diagnostics {json.dumps(diagnostics)}, not a list of compiler codes")
+        llvm = d.get("llvm_version", "")
+        if not isinstance(llvm, str):
+            raise TypeError(f"has llvm_version {json.dumps(llvm)}, not a string")
         return cls(variant=d["variant"], kernel=d["kernel"], arch=d["arch"], slot=d["slot"],
                    config=config, config_key=d["config_key"], status=d["status"], usage=usage,
-                   occupancy=occupancy, source_hash=source_hash)
+                   occupancy=occupancy, source_hash=source_hash,
+                   diagnostics=tuple(diagnostics) if diagnostics is not None else None, llvm_version=llvm)
 
 
 _USAGE = USAGE_CLASSES

@@ -16,6 +16,9 @@ from enum import Enum
 from ..errors import NotComparableError
 from .baseline import Baseline, Entry
 from .cliff import Cliff, judge_cliff
+from .diagnostics import METRIC as DIAGNOSTICS
+from .diagnostics import DiagnosticsDiff, toolchain_notes, unjudged_note, versions
+from .diagnostics import judge as judge_diagnostics
 from .metrics import metric_info
 from .rules import Change, Mode, Rule, RuleSet
 
@@ -67,6 +70,7 @@ class EntryDiff:
     change: Change
     fails: bool
     accepted: bool = False  # a missing entry the configuration accepts (--allow-missing)
+    diagnostics: DiagnosticsDiff | None = None  # compiler warning codes gained or lost (gate.diagnostics)
 
     @property
     def entry(self) -> Entry:
@@ -100,11 +104,13 @@ class EntryDiff:
 _ORDER = {Change.WORSE: 0, Change.NOT_COMPARABLE: 1, Change.CHANGED: 2, Change.BETTER: 3, Change.SAME: 4}
 
 
-def _entry_change(metrics: Sequence[MetricDiff], status: StatusDiff | None) -> Change:
+def _entry_change(metrics: Sequence[MetricDiff], status: StatusDiff | None,
+                  diagnostics: DiagnosticsDiff | None = None) -> Change:
     """Worse when anything failed its rule; changed when a count grew within its occupancy step; better
     only when something gated improved and no gated metric got worse at all (a growth within its tolerance
     beside an improvement elsewhere is not "better")."""
-    changes = [m.change for m in metrics] + ([status.change] if status else [])
+    changes = [m.change for m in metrics] + ([status.change] if status else []) + \
+        ([diagnostics.change] if diagnostics else [])
     if Change.WORSE in changes:
         return Change.WORSE
     if Change.NOT_COMPARABLE in changes:
@@ -114,7 +120,8 @@ def _entry_change(metrics: Sequence[MetricDiff], status: StatusDiff | None) -> C
     gated = [m for m in metrics if m.rule.gated]
     if any(m.worse for m in gated):
         return Change.SAME
-    if (status and status.change is Change.BETTER) or any(m.change is Change.BETTER for m in gated):
+    if (status and status.change is Change.BETTER) or any(m.change is Change.BETTER for m in gated) or \
+            (diagnostics and diagnostics.change is Change.BETTER and diagnostics.rule.gated):
         return Change.BETTER
     return Change.SAME
 
@@ -144,9 +151,12 @@ def diff_entry(base: Entry, cur: Entry, rules: RuleSet, fail_on_change: bool = F
         fails = fails or (fail_on_change and change is not Change.SAME)
         metrics.append(MetricDiff(name, bm[name], cm[name], rule, change, fails, cliff))
     status = _status_diff(base, cur, fail_on_change)
+    said = judge_diagnostics(base.diagnostics, cur.diagnostics, rules.rule_for(cur.variant, DIAGNOSTICS), fail_on_change)
     config_changed = base.config_key != cur.config_key
-    fails = any(m.fails for m in metrics) or bool(status and status.fails) or (fail_on_change and config_changed)
-    return EntryDiff(cur.key, State.COMPARED, base, cur, tuple(metrics), status, _entry_change(metrics, status), fails)
+    fails = any(m.fails for m in metrics) or bool(status and status.fails) or (fail_on_change and config_changed) \
+        or bool(said and said.fails)
+    return EntryDiff(cur.key, State.COMPARED, base, cur, tuple(metrics), status,
+                     _entry_change(metrics, status, said), fails, diagnostics=said)
 
 
 @dataclass(frozen=True)
@@ -213,8 +223,14 @@ def judge(baseline: Baseline, current: Sequence[Entry], rules: RuleSet = RuleSet
             diffs.append(EntryDiff(key, State.MISSING, base, None, (), None, Change.NOT_COMPARABLE,
                                    fail_on_change or not accepted, accepted))
     ordered = sorted(diffs, key=lambda d: (not d.fails, _ORDER[d.change]))  # stable: set order within a group
+    compilers = toolchain_notes(
+        (versions(getattr(d.baseline.usage, "ptxas_version", None), d.baseline.llvm_version),
+         versions(getattr(d.current.usage, "ptxas_version", None), d.current.llvm_version))
+        for d in diffs if d.baseline is not None and d.current is not None)
+    compilers += unjudged_note((d.baseline.diagnostics, d.current.diagnostics) for d in diffs
+                               if d.baseline is not None and d.current is not None)
     return GateResult(tuple(ordered), baseline.triton_version, current_triton or baseline.triton_version,
-                      fail_on_change, tuple(notes))
+                      fail_on_change, (*notes, *compilers))
 
 
 __all__ = ["Change", "Cliff", "EntryDiff", "GateResult", "MetricDiff", "Mode", "State", "StatusDiff", "diff_entry", "judge"]

@@ -25,6 +25,8 @@ METRICS: dict[str, Metric] = {m.name: m for m in (
     *(m for b in BACKENDS for m in b.metrics),
     Metric("occupancy", " | ".join(b.unit for b in BACKENDS), "theoretical occupancy (may not drop)",
            higher_is_better=True),
+    # not a count of the usage: the compiler's warning codes, judged by gate.diagnostics
+    Metric("diagnostics", "codes", "compiler warning codes the baseline entry did not have (a new one fails)"),
 )}
 
 # The register count of either vendor: the one number shown in the tables' "VGPRs / regs" column.

@@ -36,6 +36,11 @@ _CHECK_MISSING = ("`missing` (a baseline entry this run did not produce: fails u
                   "--allow-missing or allow_missing)")
 
 
+# under a table where an entry's spills changed (``spills 4 -> 64``): what the numbers count
+SPILLS_CHANGE_LEGEND = ("spills A -> B: AMD: registers spilled (VGPRs + SGPRs, per lane); NVIDIA: bytes of spill "
+                        "stores + loads per thread")
+
+
 def legend_for(command: str) -> str:
     """The table's legend in the command's own terms: only ``check`` has a baseline file and --allow-missing;
     ``diff`` compares two sides of one run."""
@@ -148,6 +153,8 @@ def details(d: EntryDiff) -> str:
         parts.append(f"config changed: {config_text(d)} (compared with the slot's old config)")
     if d.status:
         parts.append(f"status {d.status.baseline!r} -> {d.status.current!r}")
+    if d.diagnostics:
+        parts.append(d.diagnostics.text())
     order = {Change.WORSE: 0, Change.CHANGED: 1, Change.BETTER: 2, Change.SAME: 3, Change.NOT_COMPARABLE: 4}
     parts += [metric_text(m) for m in sorted(d.changed_metrics, key=lambda m: order[m.change])]
     if not parts and d.entry.status != "ok":
@@ -170,10 +177,11 @@ def short_details(d: EntryDiff, notes: Footnotes, marker_only: bool = False, pre
     left = ([f"{regs.cliff.headroom} {metric_info(regs.metric).unit} left"]
             if regs is not None and regs.change is Change.CHANGED and regs.cliff and regs.cliff.headroom is not None
             else [])
+    said = [f"new {','.join(d.diagnostics.new)}"] if d.diagnostics and d.diagnostics.new else []
     if marker_only:  # a change of the spills, or the headroom left, stays in the row beside the marker
         change = spills_change(d)
         kept = [f"spills {change[0]} -> {change[1]}"] if change else left
-        return " ".join([*kept, notes.ref(full)])
+        return " ".join([*said, *kept, notes.ref(full)])
     # the gated ones, failures first (what is only shown, like arch_vgpr, is in the footnote)
     others = sorted((m for m in d.changed_metrics if m.metric not in (*REGISTERS, "occupancy") and m.rule.gated),
                     key=lambda m: not m.fails)
@@ -182,7 +190,7 @@ def short_details(d: EntryDiff, notes: Footnotes, marker_only: bool = False, pre
         head = "config"
     if head is None and d.status:
         head = "status"
-    words = ([head] if head else []) + left + [f"{m.metric} {metric_delta(m).text()}" for m in others[:2]]
+    words = ([head] if head else []) + said + left + [f"{m.metric} {metric_delta(m).text()}" for m in others[:2]]
     if len(others) > 2:
         words.append(f"+{len(others) - 2} more")
     return f"{', '.join(words)} {notes.ref(full)}".strip()
@@ -403,6 +411,8 @@ def to_table(result: GateResult, machine_line: str | Sequence[str], baseline_pat
     lines = [head, wrap(versions_line(result, baseline_path), width, "  "), *(wrap(n, width, "  ") for n in result.notes)]
     text = render_table(table, footnotes=notes, notes=legend_lines, wide=wide, width=width)
     legend = wrap(legend_for(command).replace("`", ""), width if not wide else 10**4, "  ")
+    if any(spills_change(d) for d in result.entries):
+        legend += "\n" + wrap(SPILLS_CHANGE_LEGEND, width if not wide else 10**4, "  ")
     return "\n".join(lines) + "\n" + text + wrap(summary(result, command), width, "  ") + "\n" + legend + "\n"
 
 
@@ -422,6 +432,8 @@ def to_markdown(result: GateResult, machine_line: str, baseline_path: str, comma
     if same:
         out += [f"<details><summary>{len(same)} unchanged</summary>", "", md_table(HEADERS, same), "</details>", ""]
     out.append(LEGEND)
+    if any(spills_change(d) for d in result.entries):
+        out.append(f"\n{SPILLS_CHANGE_LEGEND}")
     return "\n".join(out) + "\n"
 
 
@@ -450,6 +462,7 @@ def to_json(result: GateResult, machine: dict[str, Any], baseline_path: str, exi
             "status": {"baseline": d.baseline.status if d.baseline else None,
                        "current": d.current.status if d.current else None},
             "metrics": [_metric_json(m) for m in d.metrics],
+            "diagnostics": d.diagnostics.as_json() if d.diagnostics else None,
             "note": d.current.note or None if d.current else None,  # compiled from a capture's snapshot
             "baseline": d.baseline.metrics if d.baseline and d.state is State.MISSING else None,
             "current": d.current.metrics if d.current and d.state is State.NEW else None,

@@ -46,6 +46,11 @@ def gate_sarif(gate: GateResult, locations: Mapping[str, Location], version: str
             texts["vgprscope.status"] = RULE_TEXT["status"]
             results.append(result("vgprscope.status", "error", f"{head}: {d.status.baseline} -> {d.status.current}",
                                    where, d.key))
+        if d.diagnostics is not None and d.diagnostics.new:  # a compiler warning the baseline did not have
+            level = "error" if d.diagnostics.fails else "warning"
+            texts["vgprscope.diagnostics"] = metric_text("diagnostics")
+            results.append(result("vgprscope.diagnostics", level, f"{head}: {d.diagnostics.text()}", where,
+                                   f"{d.key}/diagnostics", {"new": list(d.diagnostics.new)}))
         for m in d.metrics:
             if m.delta == 0 or not m.worse:
                 continue

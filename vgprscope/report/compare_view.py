@@ -24,7 +24,7 @@ from .deltas import Delta, judge, legend, with_delta
 from .formats import Footnotes, add_title, drop_order, md_table, new_table, render_table, _plain
 from .machine import Machine
 from .records_view import LABEL_MAX, common_config
-from .rows import NEXT_LEGEND, fmt_lds, fmt_scratch, fmt_sgpr, fmt_spills, occupancy_label, short_next_step
+from .rows import NEXT_LEGEND, SPILLS_LEGEND, fmt_lds, fmt_scratch, fmt_sgpr, fmt_spills, occupancy_label, short_next_step
 
 # metric, VariantLine attribute, higher is better
 DELTA_METRICS = (("regs", "regs", False), ("spills", "spills", False), ("scratch", "scratch", False),
@@ -286,6 +286,8 @@ def tables_text(per_arch: Mapping[str, list[VariantLine]], machine: Machine, ext
             legends.append(NEXT_LEGEND)
         if any(len(ln.kernels) > 1 for ln in every):
             legends.append(VARIANT_LEGEND)
+    if any(_plain(h).startswith("spills") for h in shown):  # what the spills count, in its unit
+        legends.append(SPILLS_LEGEND.removeprefix("; "))
     if wide or "GB moved" in shown:
         legends += traffic_notes(every, wide)
     if wide:  # as wide as the widest table (what render_table wraps a wide table's notes to)

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..explain import REMAINDER, Estimate, KernelExplanation, LiveTensor, LoopLiveState
+from ..parse.diagnostics import short_llvm, short_ptxas
 from ..parse.loops import LoopMix
 from .machine import Machine
 
@@ -144,8 +145,20 @@ def spill_summary(e: KernelExplanation) -> str:
     if not (a.spill_stores or a.spill_reloads):
         return "no spills"
     inside = sum(s.stores + s.reloads for s in e.spills if s.in_loop)
-    return (f"spills: {a.spill_stores} stores, {a.spill_reloads} reloads ({inside} inside a loop) at "
+    return (f"spill instructions: {a.spill_stores} stores, {a.spill_reloads} reloads ({inside} inside a loop) at "
             f"{len(e.spills)} source sites")
+
+
+def compiler_lines(e: KernelExplanation) -> list[str]:
+    """Which compilers built the kernel and what they said: ``compiler: ptxas 13.4.59, LLVM 24.0.0git
+    b010a18d2b64; it said:`` and one line per diagnostic (``ptxas C7512 info: Potential Performance Loss ...``)."""
+    tools = ([f"ptxas {short_ptxas(e.ptxas_version)}"] if e.ptxas_version else []) + \
+        ([f"LLVM {short_llvm(e.llvm_version)}"] if e.llvm_version else [])
+    head = f"compiler: {', '.join(tools)}" if tools else "compiler"
+    said = f"; it said ({len(e.diagnostics)}):" if e.diagnostics else "; no warnings"
+    if not tools and not e.diagnostics:
+        return []
+    return [head + said, *(d.text() for d in e.diagnostics)]
 
 
 def _header(e: KernelExplanation) -> str:
@@ -219,9 +232,11 @@ def to_table(explanations: Sequence[KernelExplanation], machine: Machine, *, spi
     out = [machine.text(width), ""]
     for e in explanations:
         out.append(wrap(_header(e), ""))
-        if not e.ok:
-            out += [wrap(f"error: {e.error}", "  "), ""]
+        said = compiler_lines(e)
+        if not e.ok:  # what else the compiler said than the error itself
+            out += [wrap(f"error: {e.error}", "  "), *(wrap(ln, "    ") for ln in said[1:] if ln != e.error), ""]
             continue
+        out += [wrap(said[0], "  "), *(wrap(f"  {ln}", "      ") for ln in said[1:])] if said else []
         for lp in e.loops:
             out.append(wrap(f"loop {lp.index + 1}: {chain(lp.location)}", "  "))
             if (table := _register_table(e, lp, wide)) is not None:
@@ -331,7 +346,12 @@ def to_markdown(explanations: Sequence[KernelExplanation], machine: Machine, tit
         out += [f"### {_header(e)}", ""]
         if not e.ok:
             out += [f"Error: {e.error}", ""]
+            more = [d.text() for d in e.diagnostics if d.text() != e.error]
+            out += [f"- {t}" for t in more] + ([""] if more else [])
             continue
+        if (said := compiler_lines(e)):
+            out += [f"{said[0][0].upper()}{said[0][1:]}", ""]
+            out += [f"- {ln}" for ln in said[1:]] + ([""] if said[1:] else [])
         for lp in e.loops:
             out += [f"Loop {lp.index + 1} at `{chain(lp.location)}`", ""]
             regs = [t for t in lp.tensors if t.role != "memory"]
@@ -409,7 +429,8 @@ def flat_rows(explanations: Sequence[KernelExplanation], what: str = "kernels") 
             for lp in d["loops"]:
                 row |= {f"loop{lp['index']}_{k}": lp[k] for k in ("depth", "carried_registers", "live_in_registers",
                                                                  "index_registers", "total_registers", "memory_bytes")}
-            row |= {"spill_sites": len(d["spill_sites"]), "notes": " ".join(d["notes"])}
+            row |= {"spill_sites": len(d["spill_sites"]), "notes": " ".join(d["notes"]),
+                    "diagnostics": ",".join(x["code"] for x in d["diagnostics"])}
             est = d["estimate"] or {}
             row |= {f"estimate_{k}": v for k, v in (est.get("registers_per_lane") or {}).items()}
             out.append(row)

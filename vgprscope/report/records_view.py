@@ -16,7 +16,10 @@ from typing import Any
 from ..records import Record
 from .formats import Column, Footnotes, build_table, md_table, new_table, render_table
 from .machine import Machine
-from .rows import COLUMNS, NEXT_LEGEND, RECORD_LEGEND, SPILLS_LEGEND, cells, record_columns
+from .rows import (
+    COLUMNS, INDUCTOR_HEADER, NEXT_LEGEND, RECORD_LEGEND, SPILLS_FULL_LEGEND, SPILLS_LEGEND, cells, fmt_inductor,
+    record_columns,
+)
 
 
 def common_config(labels: Sequence[str]) -> tuple[str, list[str]]:
@@ -135,9 +138,14 @@ def table_text(records: Sequence[Record], machine: Machine, *, title: str | None
                    Column(naming.variant_header, lambda r: r.variant, wide_only=True),
                    *[c for c in columns if c.header not in ("variant", "kernel")]]
     style = lambda r: None if r.ok else "red"  # noqa: E731
+    if wide and any(fmt_inductor(r) != "-" for r in records):  # Inductor's own rows: its verdict beside the spills
+        at = next(i for i, c in enumerate(columns) if c.header == "scratch / stack (B/lane)")
+        columns = [*columns[:at + 1], Column(INDUCTOR_HEADER, fmt_inductor, wide_only=True), *columns[at + 1:]]
     if wide:
         table = build_table(records, columns, title=title, wide=True, row_style=style, section=lambda r: r.variant)
-        return machine.text(width) + "\n" + render_table(table, wide=True, width=width)
+        spilled = any(r.usage is not None and (r.usage.spills or not r.usage.spills_known) for r in records)
+        return machine.text(width) + "\n" + render_table(table, wide=True, width=width,
+                                                         notes=[SPILLS_FULL_LEGEND] if spilled else [])
     shared, rest = common_config([r.config.short() for r in records])
     labels = {r.key: lab for r, lab in zip(records, rest)}
     # a column that says the same on every row is said once, in the title
@@ -184,5 +192,10 @@ def table_text(records: Sequence[Record], machine: Machine, *, title: str | None
 def to_markdown(records: Sequence[Record], machine: Machine, title: str | None = None,
                 columns=COLUMNS) -> str:
     head = f"## {title}\n\n" if title else ""
+    if any(fmt_inductor(r) != "-" for r in records) and all(h != INDUCTOR_HEADER for h, _ in columns):
+        at = next((i for i, (h, _) in enumerate(columns) if h.startswith("scratch")), len(columns) - 1)
+        columns = [*columns[:at + 1], (INDUCTOR_HEADER, fmt_inductor), *columns[at + 1:]]
+    spilled = any(r.usage is not None and (r.usage.spills or not r.usage.spills_known) for r in records)
     return (head + f"Machine: {machine.line()}\n\n"
-            + md_table([h for h, _ in columns], [cells(r, columns) for r in records]))
+            + md_table([h for h, _ in columns], [cells(r, columns) for r in records])
+            + (f"\n{SPILLS_FULL_LEGEND}\n" if spilled else ""))

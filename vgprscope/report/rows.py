@@ -80,6 +80,9 @@ def flat(rec: Record) -> dict[str, Any]:
         d |= {"inductor_n_spills": verdict.n_spills, "inductor_skips": verdict.skipped}
     d |= {"compile_seconds": round(rec.compile_seconds, 3), "cached": rec.cached,
           "triton_version": rec.triton_version, "source_hash": rec.source_hash}
+    # the compiler's own words: its codes (what the gate compares) and each one in full, and the LLVM it ran
+    d |= {"llvm_version": rec.llvm_version, "diagnostics": ",".join(x.code for x in rec.diagnostics),
+          "diagnostic_messages": " | ".join(x.text() for x in rec.diagnostics)}
     return d
 
 
@@ -232,6 +235,21 @@ def fmt_note(rec: Record) -> str:
     return rec.occupancy.note if rec.occupancy and rec.occupancy.note else "-"
 
 
+def fmt_inductor(rec: Record) -> str:
+    """Inductor's verdict on a config of its own, counted as it counts (``skip: n_spills 34 > 16``), "-" elsewhere."""
+    verdict = spill_verdict(rec)
+    return verdict.text() if verdict is not None else "-"
+
+
+INDUCTOR_HEADER = "Inductor spill threshold"
+
+
+def fmt_diagnostics(rec: Record) -> str:
+    """The codes of what the compiler said (``C7512``, ``too-many-maxnreg-specified``), "-" where it said nothing;
+    explain and the JSON give each message in full."""
+    return ", ".join(d.code for d in rec.diagnostics) or "-"
+
+
 def fmt_compile(rec: Record) -> str:
     return "cached" if rec.cached else f"{rec.compile_seconds:.2f}"
 
@@ -253,6 +271,7 @@ COLUMNS: list[tuple[str, Any]] = [
     ("next step", fmt_next),
     ("LLVM occ", fmt_llvm),
     ("note", fmt_note),
+    ("compiler said", fmt_diagnostics),
     ("compile (s)", fmt_compile),
     ("status", lambda r: r.status),
 ]
@@ -266,7 +285,12 @@ RECORD_LEGEND = ("VGPRs / regs: 264 (256v+8a) = the unified count occupancy sees
                  "(AMD), or registers per thread (NVIDIA); LDS B: LDS (AMD) or shared memory (NVIDIA) bytes per "
                  "workgroup / block{spills}; --wide: every field")
 SPILLS_LEGEND = ("; spills: AMD: spilled VGPRs (N in loop: spill instructions inside a loop), NVIDIA: ptxas's "
-                 "spill stores+loads in bytes")
+                 "spill stores+loads in bytes per thread")
+# the spills in every field (--wide, markdown): what each number counts, in its unit
+SPILLS_FULL_LEGEND = ("spills: AMD: vN sM = VGPRs and SGPRs spilled (registers per lane), (Xst/Yld, Z in loop) = spill "
+                      "store / reload instructions (Z of them inside a loop); NVIDIA: ptxas's spill stores / loads in "
+                      "bytes per thread; scratch / stack: AMD scratch bytes per lane, NVIDIA stack frame bytes per "
+                      "thread")
 NEXT_LEGEND = ("limiter: next = the resource that limits occupancy, how much of it to shed, and the occupancy "
                "that gives (vgpr: -8 -> 2 = 8 fewer VGPRs for 2 waves/SIMD; smem: shared memory); max = at the arch's "
                "maximum")
@@ -298,6 +322,7 @@ def record_columns(notes: Footnotes, with_status: bool = True) -> list[Column]:
         Column("next step", fmt_next, wide_only=True),
         Column("LLVM occ", fmt_llvm, wide_only=True),
         Column("note", fmt_note, wide_only=True),
+        Column("compiler said", fmt_diagnostics, wide_only=True),
         Column("compile (s)", fmt_compile, wide_only=True),
         *status,
         Column("status", lambda r: r.status, wide_only=True),

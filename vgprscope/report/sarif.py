@@ -25,6 +25,8 @@ RULE_TEXT = {
     "status": "The kernel no longer compiles, or can no longer launch, where the baseline's did",
     "spill": "A register spill: a store to or reload from scratch / local memory",
     "occupancy": "Theoretical occupancy may not drop",
+    "compiler": "What the compiler (ptxas, LLVM) said while compiling the kernel: a warning, a performance advisory "
+                "or an error, with its code",
 }
 
 
@@ -137,4 +139,12 @@ def spills_sarif(explanations: Sequence[Any], files: Mapping[str, str | None], v
                 f"{e.label} on {e.arch} ({e.config}): {s.stores} spill stores, {s.reloads} reloads {inside} at "
                 f"{' <- '.join(s.location)}", where, f"{e.label}/{e.arch}/{e.config}/{'<-'.join(s.location)}",
                 {"stores": s.stores, "reloads": s.reloads, "in_loop": s.in_loop}))
-    return log(results, {"vgprscope.spill": RULE_TEXT["spill"]}, version)
+        for d in getattr(e, "diagnostics", ()):  # the compiler's own words: at its line where it gives one
+            where = (_site_location([d.where], kernel_file, root) if ".py:" in d.where else None) \
+                or kernel_location(kernel_file, e.kernel, root)
+            results.append(result(
+                "vgprscope.compiler", "error" if d.severity == "error" else
+                "warning" if d.severity == "warning" else "note", f"{e.label} on {e.arch} ({e.config}): {d.text()}",
+                where, f"{e.label}/{e.arch}/{e.config}/{d.tool}/{d.code}", {"code": d.code, "tool": d.tool}))
+    return log(results, {"vgprscope.spill": RULE_TEXT["spill"], "vgprscope.compiler": RULE_TEXT["compiler"]},
+               version)

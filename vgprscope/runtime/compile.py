@@ -263,8 +263,10 @@ def _compile(job: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
         src = tmp.name
     t0 = time.perf_counter()
     diagnostics: list[str] = []
+    log: list[str] = []
+    out["llvm_version"] = protocol.llvm_version()
     try:
-        with quiet(diagnostics) as captured, _ptxas_tap() as ptxas_logs:
+        with quiet(diagnostics, log) as captured, _ptxas_tap() as ptxas_logs:
             kernel = triton.compile(src, target=target, options=options)
         out["seconds"] = time.perf_counter() - t0
         _collect(kernel, t, captured, out, ptxas_logs)
@@ -280,6 +282,8 @@ def _compile(job: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
             out["error"] += (f"; the kernel uses inline assembly (tl.inline_asm_elementwise), which "
                              f"{_arch_name(t)}'s backend cannot take if it was written for another")
     finally:
+        if log:  # LLVM's and MLIR's own lines, on a failure too: vgprscope's diagnostics parser reads them
+            out["compile_log"] = "\n".join(log)
         if kind != "function":
             os.unlink(src)
     return out

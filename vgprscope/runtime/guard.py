@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import re
 import sys
 import tempfile
 import warnings
@@ -32,11 +33,12 @@ def stdout_to_stderr() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def quiet(diagnostics: list[str] | None = None) -> Iterator[io.StringIO]:
+def quiet(diagnostics: list[str] | None = None, log: list[str] | None = None) -> Iterator[io.StringIO]:
     """Keep Triton's and LLVM's prints, warnings and dumps out of the user's output. Python-level prints
     (Triton's ptxas log among them) are returned; C-level output on fds 1 and 2 is discarded, except the
     MLIR ``error:`` diagnostics, kept in ``diagnostics`` (a Gluon layout the module rejects is said there
-    only: the exception reads "error encountered during parsing")."""
+    only: the exception reads "error encountered during parsing"), and LLVM's and MLIR's diagnostic lines,
+    kept in ``log`` (``compiler_lines``)."""
     buf = io.StringIO()
     err = io.StringIO()
     saved = [os.dup(1), os.dup(2)]
@@ -52,9 +54,25 @@ def quiet(diagnostics: list[str] | None = None) -> Iterator[io.StringIO]:
             os.dup2(saved[1], 2)
             for fd in saved:
                 os.close(fd)
-            if diagnostics is not None:
+            if diagnostics is not None or log is not None:
                 sink.seek(0)
-                diagnostics += _mlir_errors(sink.read().decode("utf-8", "replace") + "\n" + err.getvalue())
+                text = sink.read().decode("utf-8", "replace") + "\n" + err.getvalue()
+                if diagnostics is not None:
+                    diagnostics += _mlir_errors(text)
+                if log is not None:
+                    log += compiler_lines(text)
+
+
+# What LLVM and MLIR print when they have something to say (vgprscope's diagnostics parser reads these lines):
+# ``LLVM ERROR: ...`` and ``[LOC: ]warning|remark|error|note: ...``; the IR dumps around them are left out.
+_COMPILER_LINE = re.compile(r"^(?:LLVM ERROR: |(?:.*?: )?(?:warning|remark|error|note): )")
+_COMPILER_LINES = 200
+
+
+def compiler_lines(text: str) -> list[str]:
+    """The diagnostic lines of a compile's C-level output, each once, at most ``_COMPILER_LINES``."""
+    kept = dict.fromkeys(ln.rstrip() for ln in text.splitlines() if _COMPILER_LINE.match(ln))
+    return list(kept)[:_COMPILER_LINES]
 
 
 def _mlir_errors(text: str) -> list[str]:

@@ -157,6 +157,34 @@ def _triton_root() -> str | None:
     return os.path.realpath(where[0]) + os.sep if where else None
 
 
+_LLVM_VERSIONS: dict[str, str] = {}
+
+
+def llvm_version() -> str:
+    """The LLVM build of this worker's Triton, as its library names it (``24.0.0git (b010a18d...)``, the
+    string ``llvm.add_version_info`` writes); "" where it cannot be read."""
+    import glob
+    import mmap
+    import re
+
+    root = _triton_root()
+    if root is None:
+        return ""
+    if root not in _LLVM_VERSIONS:
+        found = ""
+        for path in sorted(glob.glob(os.path.join(root, "_C", "libtriton*"))):
+            try:
+                with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+                    m = re.search(rb"LLVM version (\S+ \([0-9a-f]{7,40}\))", data)
+                    found = m[1].decode("ascii", "replace") if m else ""
+            except (OSError, ValueError):
+                continue
+            if found:
+                break
+        _LLVM_VERSIONS[root] = found
+    return _LLVM_VERSIONS[root]
+
+
 def toolchain_fault(exc: BaseException) -> bool:
     """Whether a failure comes from the toolchain's own files rather than from the kernel: Triton's package
     failing to import (a SyntaxError in its ``__init__.py``, a library that does not load), a syntax error in
