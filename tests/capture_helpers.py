@@ -28,8 +28,8 @@ import triton
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
 from vgprscope.compile.worker import _cuobjdump_resources
-from vgprscope.parse.amdgcn import parse_amdgcn
-from vgprscope.parse.nvidia import parse_cuobjdump_resources
+from vgprscope.core.parse.amdgcn import parse_amdgcn
+from vgprscope.core.parse.nvidia import parse_cuobjdump_resources
 
 spec = json.loads(sys.argv[2])
 obj = importlib.import_module(spec["module"])

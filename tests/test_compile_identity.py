@@ -18,14 +18,14 @@ from pathlib import Path
 import pytest
 
 from capture_helpers import USER_KERNELS, cli
-from vgprscope.archs import get_arch
+from vgprscope.core.archs import get_arch
 from vgprscope.attention.config import ConfigRequest
 from vgprscope.attention.source import variant_tasks
 from vgprscope.attention.variants import load_variants, resolve_config
 from vgprscope.compile import identity, toolchains, worker
 from vgprscope.compile.cache import CompileCache
 from vgprscope.compile.engine import Engine, ToolchainBrokenError, toolchain_identity
-from vgprscope.errors import UsageError
+from vgprscope.core.errors import UsageError
 
 KERNEL = '''
 import triton

@@ -15,14 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from vgprscope.archs import get_arch
+from vgprscope.core.archs import get_arch
 from vgprscope.explain import explain_raw, loop_state, spill_sites
-from vgprscope.parse.amdgcn import parse_amdgcn
-from vgprscope.parse.layouts import (
+from vgprscope.core.parse.amdgcn import parse_amdgcn
+from vgprscope.core.parse.layouts import (
     AmdMfma, Blocked, DotOperand, Linear, NvidiaMma, Slice, elements_per_lane, parse_layout, registers_per_lane,
 )
-from vgprscope.parse.lineinfo import amd_loc_chain, amdgcn_spills, sass_spills
-from vgprscope.parse.ttgir import parse_ttgir, resolve_loc, source_name
+from vgprscope.core.parse.lineinfo import amd_loc_chain, amdgcn_spills, sass_spills
+from vgprscope.core.parse.ttgir import parse_ttgir, resolve_loc, source_name
 
 FIX = Path(__file__).parent / "fixtures" / "explain"
 

@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from vgprscope.archs import get_arch
-from vgprscope.parse.layouts import elements_per_lane, parse_layout
-from vgprscope.parse.ttgir import parse_tensor_type
+from vgprscope.core.archs import get_arch
+from vgprscope.core.parse.layouts import elements_per_lane, parse_layout
+from vgprscope.core.parse.ttgir import parse_tensor_type
 
 FIX = Path(__file__).parent / "fixtures" / "explain"
 # every arch the installed Triton targets; the bundled variants' kernels on each

@@ -9,13 +9,13 @@ from dataclasses import replace
 import pytest
 from typer.testing import CliRunner
 
-from vgprscope.archs import get_arch
+from vgprscope.core.archs import get_arch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vgprscope.frontier import SpecAccess, by_variant, occupancy_levels, run_frontier
 from vgprscope.backends import occupancy_of
-from vgprscope.records import AmdUsage, NvidiaUsage, Record
+from vgprscope.core.records import AmdUsage, NvidiaUsage, Record
 from vgprscope.attention.config import AttentionConfig
 
 

@@ -22,10 +22,10 @@ from pathlib import Path
 import pytest
 from capture_helpers import ROOT, cli
 
-from vgprscope.archs import ARCHS
+from vgprscope.core.archs import ARCHS
 from vgprscope.capture.model import load_capture
 from vgprscope.compile.engine import triton_version
-from vgprscope.records import AmdUsage, LaunchConfig, NvidiaUsage, Record
+from vgprscope.core.records import AmdUsage, LaunchConfig, NvidiaUsage, Record
 from vgprscope.scan import scan
 from vgprscope.sources.capture import capture_tasks
 from vgprscope.sources.inductor import (THRESHOLD_EXTRA, inductor_capture, inductor_slot, spill_threshold,

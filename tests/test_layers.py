@@ -16,8 +16,7 @@ import pytest
 
 PKG = Path(__file__).resolve().parent.parent / "vgprscope"
 # the layers below the attention package: packages whole, and single modules
-CORE = ("compile", "parse", "gate", "report", "sources", "capture", "archs.py", "occupancy.py", "records.py",
-        "errors.py", "fsutil.py")
+CORE = ("core", "compile", "gate", "report", "sources", "capture")
 ATTENTION = "vgprscope.attention"
 WORDS = re.compile(r"head_dim|causal", re.IGNORECASE)
 
@@ -70,9 +69,9 @@ def mentions(file: Path) -> list[str]:
 def test_the_core_files_are_found():
     files = core_files()
     names = {module_name(f) for f in files}
-    assert {"vgprscope.compile.engine", "vgprscope.compile.worker", "vgprscope.parse.amdgcn", "vgprscope.gate.baseline",
+    assert {"vgprscope.compile.engine", "vgprscope.compile.worker", "vgprscope.core.parse.amdgcn", "vgprscope.gate.baseline",
             "vgprscope.report.compare_view", "vgprscope.report.explain_view", "vgprscope.sources.capture",
-            "vgprscope.sources.triton_cache", "vgprscope.archs", "vgprscope.occupancy"} <= names
+            "vgprscope.sources.triton_cache", "vgprscope.core.archs", "vgprscope.core.occupancy"} <= names
     assert not any(".attention" in n for n in names)
 
 
@@ -112,10 +111,10 @@ def test_the_walk_sees_every_form_of_import(tmp_path, monkeypatch):
 # a function counts, as does one only for type checking). The package root (``vgprscope``, its
 # ``__version__``) is the facade every module may reach. A module belongs to the longest prefix listed.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("base", ("errors", "fsutil", "extras", "interpreter", "_callable")),
-    ("arch table", ("archs",)),
-    ("records", ("records", "compile.job")),  # what a row and a compile job are: pure data
-    ("occupancy and parsers", ("occupancy", "parse")),
+    ("base", ("core", "core.errors", "core.fsutil", "core.extras", "interpreter", "_callable")),
+    ("arch table", ("core.archs",)),
+    ("records", ("core.records", "core.job")),  # what a row and a compile job are: pure data
+    ("occupancy and parsers", ("core.occupancy", "core.parse")),
     ("backends", ("backends",)),
     ("compile", ("compile",)),
     ("sources", ("capture", "sources", "scan")),
@@ -206,14 +205,14 @@ def test_the_layer_walks_see_what_they_are_for(tmp_path, monkeypatch):
     """Each check fails on what it is for: a lower layer importing a higher one (at the top, in a function,
     relatively or absolutely), the core importing the attention package, the worker importing vgprscope."""
     pkg = tmp_path / "vgprscope"
-    for d in ("compile", "parse", "cli", "gate"):
+    for d in ("compile", "core/parse", "cli", "gate"):
         (pkg / d).mkdir(parents=True)
     monkeypatch.setitem(globals(), "PKG", pkg)
     cases = {
-        "parse/low.py": ("from ..compile.engine import Engine\n", "imports vgprscope.compile.engine (compile)"),
+        "core/parse/low.py": ("from ...compile.engine import Engine\n", "imports vgprscope.compile.engine (compile)"),
         "gate/inner.py": ("def f():\n    from ..library import api\n", "(library)"),
         "compile/up.py": ("import vgprscope.attention.config\n", "(attention)"),
-        "parse/typed.py": ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..report import rows\n",
+        "core/parse/typed.py": ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ...report import rows\n",
                            "(report)"),
     }
     for rel, (text, needle) in cases.items():
@@ -223,13 +222,13 @@ def test_the_layer_walks_see_what_they_are_for(tmp_path, monkeypatch):
     fine = pkg / "cli" / "top.py"
     fine.write_text("from ..library import api\nfrom ..compile.job import CompileJob\nfrom .. import __version__\n")
     assert upward_imports(fine) == []
-    job = pkg / "compile" / "job.py"
-    job.write_text("from ..records import Record\n")  # the job is data: below the engine, beside the records
+    job = pkg / "core" / "job.py"
+    job.write_text("from .records import Record\n")  # the job is data: below the engine, beside the records
     assert upward_imports(job) == []
     worker = pkg / "compile" / "worker.py"
     worker.write_text("try:\n    from . import kernel_load\nexcept ImportError:\n    pass\n")
     assert worker_imports(worker) == []
-    for text in ("from ..errors import UsageError\n", "import vgprscope.records\n", "from . import cache\n",
+    for text in ("from ..errors import UsageError\n", "import vgprscope.core.records\n", "from . import cache\n",
                  "def f():\n    from vgprscope.compile import engine\n"):
         worker.write_text(text)
         assert len(worker_imports(worker)) == 1, text
@@ -256,7 +255,7 @@ def test_vgprscope_attention_is_the_package_and_the_function_in_any_import_order
 
 # Where a vendor may be named in code: its backend, the arch table, and the compile worker, which runs
 # where vgprscope cannot be imported (another Triton's environment) and so keeps its own per-backend lines.
-VENDOR_HOMES = ("backends", "archs.py", "compile/worker.py", "compile/kernel_load.py")
+VENDOR_HOMES = ("backends", "core/archs.py", "compile/worker.py", "compile/kernel_load.py")
 VENDOR_CLASSES = {"AmdArch", "NvidiaArch", "AmdUsage", "NvidiaUsage"}
 VENDOR_WORDS = {"hip", "cuda", "amd", "nvidia"}  # Triton's backend names and vgprscope's vendor values
 ARCH_PREFIXES = ("gfx", "sm")
@@ -334,9 +333,9 @@ def vendor_checks(file: Path) -> list[str]:
 
 def test_the_vendor_files_are_found():
     names = {module_name(f) for f in vendor_files()}
-    assert {"vgprscope.frontier", "vgprscope.explain", "vgprscope.occupancy", "vgprscope.compile.engine",
+    assert {"vgprscope.frontier", "vgprscope.explain", "vgprscope.core.occupancy", "vgprscope.compile.engine",
             "vgprscope.report.rows", "vgprscope.cli.occupancy_cmd", "vgprscope.attention.variants"} <= names
-    assert not any(n.startswith("vgprscope.backends") or n in ("vgprscope.archs", "vgprscope.compile.worker")
+    assert not any(n.startswith("vgprscope.backends") or n in ("vgprscope.core.archs", "vgprscope.compile.worker")
                    for n in names)
 
 

@@ -43,7 +43,7 @@ def _python(code: str, env: dict[str, str] | None = None, cwd: Path = ROOT) -> s
 
 
 def _fixture_records():
-    from vgprscope.records import Record
+    from vgprscope.core.records import Record
 
     with gzip.open(FIXTURES / "bundled_gfx942_sm_90_analyze.json.gz", "rt") as f:
         return [Record.from_dict(r) for r in json.load(f)["rows"]]
@@ -95,7 +95,7 @@ def test_frames_of_variants_and_of_a_capture_share_one_set_of_config_columns():
 
     import vgprscope.attention.config  # noqa: F401  (reads the variants' configs back as a run makes them)
     from vgprscope.library.results import AnalyzeResult
-    from vgprscope.records import Record
+    from vgprscope.core.records import Record
 
     with gzip.open(FIXTURES / "fla_core_analyze.json.gz", "rt") as f:
         captured_records = [Record.from_dict(r) for r in json.load(f)["rows"]]
@@ -175,7 +175,7 @@ def test_compare_csv_and_dataframe_keep_the_deltas_against_baseline_and_the_traf
 
 
 def test_explain_result_rows_per_kernel_tensor_and_spill_site():
-    from vgprscope.archs import get_arch
+    from vgprscope.core.archs import get_arch
     from vgprscope.explain import explain_raw
     from vgprscope.library.results import ExplainResult
 
@@ -202,7 +202,7 @@ def test_explain_frames_without_rows_still_have_their_columns():
     """A kernel that does not spill: its ``to_pandas("spills")`` is empty with the spill sites' columns (a
     notebook can filter or concatenate it as any other), and each kind of rows keeps its columns when none
     has a row (a kernel that failed to compile: no live tensor, no allocation)."""
-    from vgprscope.archs import get_arch
+    from vgprscope.core.archs import get_arch
     from vgprscope.explain import KernelExplanation, explain_raw
     from vgprscope.library.results import ExplainResult
 
@@ -308,7 +308,7 @@ def test_results_render_their_table_in_a_notebook_without_pandas():
         from vgprscope.gate.diff import compare as gate_compare
         from vgprscope.compare import compare
         from vgprscope.library import results
-        from vgprscope.records import Record
+        from vgprscope.core.records import Record
         from vgprscope.report import records_view
 
         with gzip.open("tests/fixtures/bundled_gfx942_sm_90_analyze.json.gz", "rt") as f:
@@ -406,7 +406,7 @@ def test_a_list_makes_a_grid_as_a_comma_list_does():
 ])
 def test_bad_selections_are_typed_errors_before_anything_compiles(call, message):
     import vgprscope
-    from vgprscope.errors import UsageError
+    from vgprscope.core.errors import UsageError
 
     with pytest.raises(UsageError) as info:
         call(vgprscope)
@@ -427,7 +427,7 @@ USER_KERNEL = textwrap.dedent('''
     result = vgprscope.analyze(scale_rows, x, vgprscope.pointer("float32"), 200, 200, 0.5,
                                arch=["gfx942", "sm_90"], jobs=2)
     df = result.to_pandas()
-    from vgprscope.records import usage_to_dict
+    from vgprscope.core.records import usage_to_dict
     rows = [{{"arch": r.arch, "status": r.status, "num_warps": r.config.num_warps, "config": r.config.short(),
               "constexprs": dict(r.config.constexprs), "usage": usage_to_dict(r.usage)}} for r in result]
     print(json.dumps({{"rows": rows, "frame": [len(df), list(df["arch"])], "torch": "torch" in sys.modules}},
@@ -442,7 +442,7 @@ def test_autotuned_user_kernel_without_torch_gives_the_direct_compile_counts(int
     applied (EVEN false: 200 is no multiple of 128). With TRITON_INTERPRET=1 the kernel is the interpreter's
     object, which is analysed the same way."""
     from capture_helpers import usage_counts
-    from vgprscope.records import usage_from_dict
+    from vgprscope.core.records import usage_from_dict
 
     done = _python(NO_TORCH + USER_KERNEL.format(kernels=str(USER_KERNELS)), env={"TRITON_INTERPRET": interpret})
     assert done.returncode == 0, done.stderr[-3000:]
@@ -591,7 +591,7 @@ def test_the_hook_still_loads_by_path_with_the_standard_library_only(tmp_path):
 
 def test_check_returns_the_gates_verdict_and_raises_when_nothing_compares(tmp_path):
     import vgprscope
-    from vgprscope.errors import NotComparableError
+    from vgprscope.core.errors import NotComparableError
 
     config = tmp_path / "pyproject.toml"
     config.write_text('[tool.vgprscope]\nbaseline = "b.json"\nvariants = ["baseline"]\narchs = ["gfx942"]\n'
@@ -631,7 +631,7 @@ def test_scan_of_an_empty_cache_is_an_empty_result(tmp_path):
 
 def test_a_launch_that_cannot_bind_is_one_usage_error_naming_the_kernel(monkeypatch):
     import vgprscope
-    from vgprscope.errors import UsageError
+    from vgprscope.core.errors import UsageError
 
     monkeypatch.syspath_prepend(str(USER_KERNELS))
     import my_ops

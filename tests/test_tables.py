@@ -15,14 +15,14 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from vgprscope.archs import ARCHS, get_arch
+from vgprscope.core.archs import ARCHS, get_arch
 from vgprscope.cli.app import _register, app
 from vgprscope.gate.baseline import load_baseline
 from vgprscope.gate.diff import Change, compare as gate_compare
 from vgprscope.gate.rules import RuleSet, parse_rule
 from vgprscope.backends import occupancy_of
 from vgprscope.attention.config import DEFAULT_SHAPE, AttentionConfig
-from vgprscope.records import AmdUsage, Occupancy, Record
+from vgprscope.core.records import AmdUsage, Occupancy, Record
 from vgprscope.report.deltas import Delta, Verdict, judge
 from vgprscope.report.formats import Footnotes, drop_order, new_table, output_width, render_table
 from vgprscope.report.machine import compile_only
@@ -510,7 +510,7 @@ def _frontier(name: str, arch: str, cfg, need: int, kernel: str = "k"):
     from dataclasses import replace
 
     from vgprscope.frontier import SpecAccess, occupancy_levels, run_frontier
-    from vgprscope.records import LaunchConfig, NvidiaUsage
+    from vgprscope.core.records import LaunchConfig, NvidiaUsage
 
     def vary(t, knob, v):
         c = t[2]
@@ -568,7 +568,7 @@ def test_frontier_names_each_kernel_on_a_line_of_its_own(width):
 
 
 def test_frontier_of_a_captured_kernel_puts_its_config_in_the_title():
-    from vgprscope.records import ArgSpec, LaunchConfig
+    from vgprscope.core.records import ArgSpec, LaunchConfig
     from vgprscope.report.frontier_view import tables_text
 
     def launch(block: int) -> LaunchConfig:
@@ -857,7 +857,7 @@ def test_archs_never_folds_at_100(monkeypatch, folds):
 
 
 def test_frontier_of_a_captured_kernel_has_no_dangling_cfg(folds):
-    from vgprscope.records import ArgSpec, AutotunePick, LaunchConfig
+    from vgprscope.core.records import ArgSpec, AutotunePick, LaunchConfig
     from vgprscope.report.frontier_view import tables_text
 
     def launch(block: int, i: int) -> LaunchConfig:
@@ -918,7 +918,7 @@ def test_help_at_100_columns_gives_the_descriptions_the_width_and_cuts_nothing()
 
 
 def test_variants_and_explain_say_what_they_show_not_a_design_note_number(monkeypatch):
-    from vgprscope.archs import get_arch
+    from vgprscope.core.archs import get_arch
     from vgprscope.attention.live import seed_estimate
 
     res = run(monkeypatch, 100, "variants")

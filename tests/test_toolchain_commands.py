@@ -19,7 +19,7 @@ import vgprscope
 from capture_helpers import cli
 from vgprscope.compile import toolchains
 from vgprscope.compile.engine import triton_version
-from vgprscope.errors import UsageError
+from vgprscope.core.errors import UsageError
 from vgprscope.history import registers
 
 OTHER = "3.8.0"

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .backends import backend_of_usage
-from .records import Record, ResourceUsage
+from .core.records import Record, ResourceUsage
 
 REFERENCE = "baseline"
 

@@ -17,7 +17,7 @@ from .compile.toolchains import Toolchain
 from .gate.baseline import Baseline, Entry, entries_of
 from .gate.diff import GateResult, compare
 from .gate.rules import RuleSet
-from .records import Record
+from .core.records import Record
 from .sources.inductor import SpillVerdict, spill_verdict
 
 

@@ -31,17 +31,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .archs import Arch
+from .core.archs import Arch
 from .backends import backend_of, backend_of_usage
 from .backends.cuda import nvdisasm  # noqa: F401  (explain's SASS reader, where callers found it)
-from .errors import VgprscopeError
-from .parse.layouts import (
+from .core.errors import VgprscopeError
+from .core.parse.layouts import (
     Layout, LayoutError, Opaque, describe, elements_per_lane, parse_layout, registers_per_lane,
 )
-from .parse.lineinfo import SpillInstruction
-from .parse.loops import LoopMix
-from .parse.ttgir import IrLoop, IrValue, TtgirModule, WarpPartition, parse_ttgir, warp_partitions
-from .records import ResourceUsage
+from .core.parse.lineinfo import SpillInstruction
+from .core.parse.loops import LoopMix
+from .core.parse.ttgir import IrLoop, IrValue, TtgirModule, WarpPartition, parse_ttgir, warp_partitions
+from .core.records import ResourceUsage
 
 
 class ExplainError(VgprscopeError):

@@ -12,10 +12,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from .errors import UsageError
+from .core.errors import UsageError
 
 if TYPE_CHECKING:  # imported where used: the CLI imports this module at start-up for its option rules
-    from .records import Record
+    from .core.records import Record
     from .attention.config import ConfigRequest
 
 # A grid above this many compiles is run only when asked for (`--yes` or `--max-compiles N`): at about a

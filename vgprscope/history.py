@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .backends import backend_of_usage
-from .records import Record
+from .core.records import Record
 
 
 # A spill count that grows by this factor from one release to the next is marked (a jump)

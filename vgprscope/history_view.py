@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from .history import Event, HistoryRow, register_limit, registers
-from .records import SCHEMA_VERSION, Record
+from .core.records import SCHEMA_VERSION, Record
 from .report.formats import Column, Footnotes, build_table, render_table
 
 NAME_WIDTH = 32  # the widest kernel name kept in a column; longer ones are title lines
@@ -168,7 +168,7 @@ def _draw_steps(ax, arch: str, drawn: Sequence[HistoryRow]) -> None:
     move is read against."""
     from collections import Counter
 
-    from .archs import ARCHS
+    from .core.archs import ARCHS
     from .backends import backend_of, ladder
 
     a = ARCHS.get(arch)

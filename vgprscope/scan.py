@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING
 from .backends import backend_of
 from .compile.cache import CompileCache
 from .compile.engine import Task, compile_tasks, triton_version
-from .errors import UsageError
+from .core.errors import UsageError
 from .capture.model import Capture
-from .records import LaunchConfig, Record
+from .core.records import LaunchConfig, Record
 from .sources.capture import capture_tasks
 from .sources.inductor import InductorCache, inductor_capture, is_inductor_cache
 from .sources.triton_cache import CacheEntry, read_cache, retarget_task, stored_task

@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .attention import loader
-from .archs import DEFAULT_ARCHS, Arch, get_arch
+from .core.archs import DEFAULT_ARCHS, Arch, get_arch
 from .backends import all_options
 from .compile.cache import CompileCache
 from .compile.engine import Engine, Task
-from .records import Record
+from .core.records import Record
 from .attention.config import ConfigRequest
 from .attention.variants import select_variants
 
@@ -55,7 +55,7 @@ def launch_overrides(requests: Sequence[ConfigRequest], alone: bool) -> list[dic
     alone, a request that sets anything else is a usage error (it would be silently ignored)."""
     from dataclasses import fields
 
-    from .errors import UsageError
+    from .core.errors import UsageError
 
     default = ConfigRequest()
     out: list[dict[str, int]] = []

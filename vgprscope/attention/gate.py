@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..errors import UsageError
+from ..core.errors import UsageError
 from .config import DTYPES, AttentionConfig, ConfigRequest, request_label
 
 # Each variant at its defaults on the reference prefill shape, and one grouped-query decode shape (Llama 3 8B's
@@ -73,7 +73,7 @@ def variant_slot(config: Any, arch: str, tables: Sequence[Mapping[str, Any]]) ->
     """The slot of a schema-1 entry: the label of the most specific of the file's ``set.configs`` tables
     whose given fields all match the entry's config (the first such in the set's order), fields of the
     other vendor's backend options aside (they are dropped from its configs). None: none matches."""
-    from ..archs import get_arch
+    from ..core.archs import get_arch
     from ..backends import foreign_options
 
     if not isinstance(config, AttentionConfig):

@@ -19,12 +19,12 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from ..errors import UsageError
+from ..core.errors import UsageError
 from .config import AttentionConfig
 from .expr import Expr, ExprError, parse
 
 if TYPE_CHECKING:
-    from ..archs import Arch
+    from ..core.archs import Arch
     from ..explain import Estimate
     from .variants import Variant
 
@@ -69,7 +69,7 @@ def _variant(variant: Variant | str) -> Variant:
 def live_state(config: AttentionConfig, arch: Arch | str, variant: Variant | str = "baseline") -> dict[str, int]:
     """Seed 001's estimate for the main loop of ``variant`` (a bundled variant's name, or a Variant): 32-bit
     registers per thread of each declared tile, their total and the thread count."""
-    from ..archs import get_arch
+    from ..core.archs import get_arch
     from ..kernels._launch import next_pow2_dim
 
     v = _variant(variant)

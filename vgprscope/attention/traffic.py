@@ -37,12 +37,12 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from ..errors import UnknownNameError, UsageError
+from ..core.errors import UnknownNameError, UsageError
 from .config import AttentionConfig
 from .expr import Expr, ExprError, parse
 
 if TYPE_CHECKING:
-    from ..records import Record
+    from ..core.records import Record
     from .variants import Variant
 
 ELEMENT_BYTES = {"fp16": 2, "bf16": 2}
@@ -210,7 +210,7 @@ def line_traffic(variants: Iterable[Variant] | None = None) -> Callable[[Sequenc
     by_name = {v.name: v for v in variants}
 
     def of(kernels: Sequence[Record]) -> Traffic | None:
-        from ..archs import get_arch
+        from ..core.archs import get_arch
 
         first = kernels[0]
         v = by_name.get(first.variant)

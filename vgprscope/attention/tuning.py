@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..archs import Vendor
+from ..core.archs import Vendor
 
 if TYPE_CHECKING:
     from .variants import Variant
@@ -70,7 +70,7 @@ def _fit_shared(cfg: dict[str, Any], arch: str | None, head_dim: int) -> dict[st
     blocks (down to 32). A tile that stages nothing, or an unknown arch, is kept."""
     if arch is None or "num_stages" not in cfg:
         return cfg
-    from ..archs import get_arch
+    from ..core.archs import get_arch
     from ..backends import backend_of
 
     spec = get_arch(arch)
@@ -94,7 +94,7 @@ def stages_refusal(num_stages: int, block_n: int, head_dim: int, arch: str) -> s
     on gfx942 (d128, block_n 64: K and V 16 KiB each) when it pipelined: 32768 B at 2 stages, 65536 B at 3,
     163840 B at 6 (over the 65536 B limit, after a 163 s compile); the compile time and memory grow with the
     stages (1000000 stages: 7 GB in 26 s), so such a request is refused before anything compiles."""
-    from ..archs import get_arch
+    from ..core.archs import get_arch
     from ..backends import backend_of
 
     spec = get_arch(arch)

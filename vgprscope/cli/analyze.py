@@ -60,7 +60,7 @@ def history_output(result, fmt: Format, out: Output, plot_path) -> None:
 def _plot_needs_a_history(specs: list[str]) -> None:
     """--plot draws releases side by side: with one Triton there is nothing to draw (refused before compiling)."""
     from ..compile.toolchains import is_range
-    from ..errors import UsageError
+    from ..core.errors import UsageError
 
     if len(specs) < 2 and not any(is_range(s) for s in specs):
         raise UsageError("--plot draws each kernel release by release; give several Tritons (--triton 3.7.0 "
@@ -76,7 +76,7 @@ def analyze(*, kernels: Kernels, grid: Grid, sort: SortOpt = None, format: Forma
 
     Several values of a config option make a grid: every combination is compiled. Several --triton (or a
     range, 3.4.0..3.9.0) give each kernel's history, release by release."""
-    from ..fsutil import check_writable
+    from ..core.fsutil import check_writable
     from ..library import api
     from .progress import compile_progress
 

@@ -27,7 +27,7 @@ def bench(*, strategies: StrategiesOpt = None, cases: Cases, grid: BenchGrid, au
     from ..bench.runner import BenchOptions, run_bench
     from ..attention.config import check_backend_options
     from ..attention.variants import check_knobs, select_variants
-    from ..extras import require_torch
+    from ..core.extras import require_torch
     from .grid import parse_dtypes, parse_ints
 
     # the command line first (a usage error says so on any machine), then torch, then the GPU;

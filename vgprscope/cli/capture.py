@@ -25,8 +25,8 @@ def capture(command: CommandArg = None, output: CaptureOutputOpt = Path("vgprsco
 
     from ..capture.model import save_capture
     from ..capture.run import CaptureInterrupted, run_command, signal_name
-    from ..errors import UsageError
-    from ..fsutil import check_writable
+    from ..core.errors import UsageError
+    from ..core.fsutil import check_writable
 
     if not command:
         raise UsageError("no command given; usage: vgprscope capture [-o FILE] -- COMMAND [ARGS...]")

@@ -14,7 +14,7 @@ from .options import (
 
 def reference_shape(shape: list[str] | None) -> str:
     """compare's one reference problem (the traffic model's): the default, or the one --shape given."""
-    from ..errors import UsageError
+    from ..core.errors import UsageError
 
     if not shape:
         return "4,32,4096,4096"

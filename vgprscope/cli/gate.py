@@ -15,7 +15,7 @@ from pathlib import Path
 
 import typer
 
-from ..errors import VgprscopeError
+from ..core.errors import VgprscopeError
 from .app import app
 from .common import ReflowedHelp, emit, err, handles_errors
 from .options import (

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import UsageError
+from ..core.errors import UsageError
 from ..grid import INT_AXES, int_value_error, parse_knob_axes, point_label, varying_axes  # noqa: F401 (re-exported)
 
 # the core's rules (vgprscope.grid), keyed here by flag: values Triton never takes are refused (exit 2)

@@ -18,7 +18,7 @@ RULES_DOC = "docs/occupancy-rules.md"
 def _arch_rows() -> list[dict[str, Any]]:
     """Every arch constant a person reads, as written in markdown, CSV and --wide (each row in its
     backend's words)."""
-    from ..archs import ARCHS
+    from ..core.archs import ARCHS
     from ..backends import backend_of
 
     return [backend_of(a).arch_row(a) for a in ARCHS.values()]
@@ -26,7 +26,7 @@ def _arch_rows() -> list[dict[str, Any]]:
 
 def _arch_compact(name: str) -> dict[str, str]:
     """The default view's cells of one arch: the same constants, shorter."""
-    from ..archs import ARCHS
+    from ..core.archs import ARCHS
     from ..backends import backend_of
 
     a = ARCHS[name]
@@ -68,7 +68,7 @@ def _arch_columns():
 def _arch_json() -> list[dict[str, Any]]:
     from dataclasses import asdict
 
-    from ..archs import ARCHS
+    from ..core.archs import ARCHS
 
     return [{"name": a.name, "vendor": a.vendor.value} | asdict(a) for a in ARCHS.values()]
 

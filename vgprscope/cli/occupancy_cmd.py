@@ -7,8 +7,8 @@ from typing import Any
 
 import typer
 
-from ..archs import Arch, get_arch
-from ..errors import UsageError
+from ..core.archs import Arch, get_arch
+from ..core.errors import UsageError
 from .app import app
 from .common import emit, err, handles_errors
 from .options import (

@@ -24,7 +24,7 @@ from typing import Annotated, Any
 
 import typer
 
-from ..archs import ARCHS, DEFAULT_ARCHS
+from ..core.archs import ARCHS, DEFAULT_ARCHS
 from .common import nonempty_names, writable_output
 
 _GRID = "; a comma list or a repeated option makes a grid"

@@ -39,7 +39,7 @@ def compare_cmd(arch: ReportArchOpt = None, out: ReportDirOpt = Path("reports"),
 
     Seed 002's tradeoff table as measured, the spills at every occupancy level, `compare --frontier`, and a
     chart of spills against occupancy level."""
-    from ..errors import UsageError
+    from ..core.errors import UsageError
     from ..library.reports.compare import ARCHS, SETTINGS, compare_report
 
     chosen = [s.strip() for s in frontier_settings.split(",") if s.strip()]
@@ -83,7 +83,7 @@ def triton_upgrade_cmd(triton: TritonOpt = None, variant: VariantOpt = None, cap
 
     The same kernels under every release: each step judged by the gate's rules, each kernel's history and the
     chart (the data of reports/triton-upgrade.md)."""
-    from ..errors import UsageError
+    from ..core.errors import UsageError
     from ..library.reports.triton_upgrade import triton_upgrade_report
     from .progress import compile_progress
 
@@ -102,7 +102,7 @@ def scan_cache_cmd(directory: CacheDirArg = None, triton: TritonOpt = None, arch
 
     The stored rows (registers and memory from each cubin, spill bytes with their source) and, with --arch,
     the TTIR retargeted by the release that wrote it (--triton)."""
-    from ..errors import UsageError
+    from ..core.errors import UsageError
     from ..library.reports.scan_cache import scan_cache_report
     from .progress import compile_progress
 

@@ -27,14 +27,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, cast
 
-from ..archs import Arch
+from ..core.archs import Arch
 from ..backends import backend_of, backend_of_usage
-from ..errors import UsageError
-from ..records import Config, KernelIdentity, Record, ResourceUsage, usage_from_dict, usage_to_dict
+from ..core.errors import UsageError
+from ..core.records import Config, KernelIdentity, Record, ResourceUsage, usage_from_dict, usage_to_dict
 from . import worker
 from .cache import CompileCache, entry_key
 from .identity import Identity
-from .job import CompileJob, FunctionSource, Target
+from ..core.job import CompileJob, FunctionSource, Target
 from .toolchains import triton_version as triton_version  # the installed Triton's version; callers import it here
 
 PARSER_VERSION = 2

@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from ..records import SCHEMA_VERSION
+from ..core.records import SCHEMA_VERSION
 from ..report.deltas import STYLE, Delta, Verdict
 from ..report.formats import Column, Footnotes, build_table, md_table, render_table
 from .baseline import Entry

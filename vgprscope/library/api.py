@@ -1,7 +1,7 @@
 """vgprscope as a library: ``analyze``, ``compare``, ``frontier``, ``explain``, ``check`` and ``scan`` take the
 CLI's selections by the same names (a scalar or a list each: a list makes a grid, as a comma list does on the
 command line) and return frozen results (``vgprscope.library.results``) with ``.to_pandas()`` and
-``.to_json()``. Errors are the core's typed exceptions (``vgprscope.errors``); a failed compile is a record
+``.to_json()``. Errors are the core's typed exceptions (``vgprscope.core.errors``); a failed compile is a record
 with its error, never an exception.
 
 Each call but ``scan`` also takes ``triton=`` (a release such as ``"3.8.0"``, installed once into vgprscope's
@@ -28,7 +28,7 @@ from concurrent.futures import Executor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import UsageError
+from ..core.errors import UsageError
 from . import selection
 from .results import (
     AnalyzeResult, BaselineSaveResult, CheckResult, CompareResult, ExplainResult, FrontierResult, ScanResult,

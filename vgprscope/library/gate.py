@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import TritonUnavailableError
+from ..core.errors import TritonUnavailableError
 
 if TYPE_CHECKING:
     from .results import BaselineSaveResult
@@ -84,7 +84,7 @@ def _direction(baseline: str, other: str) -> str:
 def check_targets(archs: Sequence[str], toolchain: Any = None) -> None:
     """Every arch must be one the installed Triton can compile for (checked before compiling); under another
     toolchain, one Triton can target (that release says what it lacks in its rows)."""
-    from ..archs import ARCHS, get_arch
+    from ..core.archs import ARCHS, get_arch
 
     for name in archs:
         a = get_arch(name)
@@ -132,7 +132,7 @@ def legacy(cfg: GateConfig) -> LegacySlots:
 
     captured = {}
     if cfg.set.capture is not None and cfg.set.archs:
-        from ..archs import get_arch
+        from ..core.archs import get_arch
         from ..sources.capture import capture_tasks, load_capture
 
         # each launch's slot as the capture source gives it (derived from the current source), by its
@@ -189,8 +189,8 @@ def save(config: Path | None, baseline: Path | None, variant: Sequence[str] | No
     replacing the entries of the part named (``variant`` / ``arch``) and keeping the rest. A set with no
     entry is a UsageError; a set of failures only is not written (``written`` None)."""
     from ..compile.engine import triton_version
-    from ..errors import UsageError
-    from ..fsutil import check_writable
+    from ..core.errors import UsageError
+    from ..core.fsutil import check_writable
     from ..gate.baseline import Baseline, save_baseline
     from .results import BaselineSaveResult
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..records import Record
+from ..core.records import Record
 from ..report.machine import Machine
 
 if TYPE_CHECKING:
@@ -43,7 +43,7 @@ def _machine() -> Machine:
 def dataframe(rows: Sequence[Mapping[str, Any]], columns: Sequence[str] = ()) -> pandas.DataFrame:
     """Rows as a DataFrame whose columns are the CSV export's, in its order (``formats.csv_columns``);
     ``columns``: those every row kind has, there (after the rows' own) when no row has them, none at all."""
-    from ..errors import VgprscopeError
+    from ..core.errors import VgprscopeError
     from ..report.formats import csv_columns
 
     try:

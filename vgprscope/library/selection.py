@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..errors import UsageError
+from ..core.errors import UsageError
 from ..attention.config import ConfigRequest
 
 
@@ -33,7 +33,7 @@ def names(value: Any, keyword: str) -> tuple[str, ...]:
 def arch_names(value: Any) -> tuple[str, ...]:
     """``arch=``'s names, each checked against the arch table now: an unknown arch is refused before Triton
     is imported or anything compiles."""
-    from ..archs import get_arch
+    from ..core.archs import get_arch
 
     found = names(value, "arch")
     for n in found:

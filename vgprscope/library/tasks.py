@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..compile.cache import CompileCache
 from ..compile.engine import Engine, Task
-from ..records import Record
+from ..core.records import Record
 from ..attention.config import ConfigRequest
 
 if TYPE_CHECKING:
@@ -82,7 +82,7 @@ def _as_list(capture: Any) -> list[Any]:
 def read_capture(capture: Any) -> Capture:
     """A capture file's path, a Capture, or anything holding one (``vgprscope.capture()``'s result)."""
     from ..capture.model import Capture, load_capture
-    from ..errors import UsageError
+    from ..core.errors import UsageError
 
     if isinstance(capture, Capture):
         return capture
@@ -100,7 +100,7 @@ def executor_for(scheduler: str | None, executor: Executor | None = None) -> Ite
     """``executor`` if given; else None (the local process pool), or an Executor on the Dask scheduler at
     ``scheduler``."""
     if scheduler is not None and not str(scheduler).strip():
-        from ..errors import UsageError
+        from ..core.errors import UsageError
 
         raise UsageError(f"scheduler {scheduler!r} is empty; allowed: a Dask scheduler's address, tcp://HOST:PORT, "
                          "or none for local processes")
@@ -310,7 +310,7 @@ _FRONTIER_SORTS: dict[str, Callable[[Any], Any]] = {
 
 def sort_frontiers(frontiers: Sequence[KernelFrontier], metric: str | None) -> list[KernelFrontier]:
     """The kernels of each arch best first by ``metric`` (spill_free_occupancy, next_spills, min_maxnreg)."""
-    from ..errors import UsageError
+    from ..core.errors import UsageError
     from ..grid import sort_by, sort_given
 
     if (metric := sort_given(metric)) is None:
@@ -339,7 +339,7 @@ def bench_columns(per_arch: Mapping[str, Sequence[VariantLine]], requests: Seque
     from ..bench.cases import Case
     from ..bench.device import current_gpu, machine
     from ..bench.runner import BenchOptions, run_bench
-    from ..errors import NoGpuError
+    from ..core.errors import NoGpuError
     from ..grid import point_label, varying_axes
 
     try:

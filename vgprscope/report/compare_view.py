@@ -19,7 +19,7 @@ from typing import Any
 
 from ..compare import REFERENCE, VariantLine
 from ..backends import Backend, backend_of_usage
-from ..records import SCHEMA_VERSION, LaunchConfig, Record
+from ..core.records import SCHEMA_VERSION, LaunchConfig, Record
 from .deltas import Delta, judge, legend, with_delta
 from .formats import Footnotes, add_title, drop_order, md_table, new_table, render_table, _plain
 from .machine import Machine

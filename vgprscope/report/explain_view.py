@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..explain import REMAINDER, Estimate, KernelExplanation, LiveTensor, LoopLiveState
-from ..parse.loops import LoopMix
+from ..core.parse.loops import LoopMix
 from .machine import Machine
 
 # 2: a kernel's model estimate is ``estimate`` ({"name", "registers_per_lane"}), whatever model its source
@@ -264,7 +264,7 @@ MIX_WIDE = ("nop cyc", "cvt", "matrix ops")
 
 
 def _lane_word(arch: str) -> str:
-    from ..archs import ARCHS
+    from ..core.archs import ARCHS
     from ..backends import backend_of
 
     return backend_of(ARCHS[arch]).lane_word if arch in ARCHS else "lane"
@@ -393,7 +393,7 @@ def flat_rows(explanations: Sequence[KernelExplanation], what: str = "kernels") 
     allocation, each loop's register sums as ``loop<N>_*``), per tensor live across a loop (``tensors``), or
     per spill site (``spills``)."""
     if what not in EXPLAIN_ROWS:
-        from ..errors import UsageError
+        from ..core.errors import UsageError
 
         raise UsageError(f"cannot make rows of {what!r}; allowed: {', '.join(EXPLAIN_ROWS)}")
     out: list[dict[str, Any]] = []

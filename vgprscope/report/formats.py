@@ -19,7 +19,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
-from ..records import SCHEMA_VERSION, Record
+from ..core.records import SCHEMA_VERSION, Record
 from .machine import Machine
 
 # The width of the default view when stdout is not a terminal (a pipe, a file, a CI log) and $COLUMNS is

@@ -9,7 +9,7 @@ from typing import Any
 
 from ..frontier import KernelFrontier, Level
 from ..backends import backend_of_usage
-from ..records import SCHEMA_VERSION
+from ..core.records import SCHEMA_VERSION
 from .machine import Machine
 
 _UNIT_SHORT = {"waves/SIMD": "w/SIMD", "blocks/SM": "blk/SM"}

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..records import Record
+from ..core.records import Record
 from .formats import Column, Footnotes, build_table, md_table, new_table, render_table
 from .machine import Machine
 from .rows import COLUMNS, NEXT_LEGEND, RECORD_LEGEND, SPILLS_LEGEND, cells, record_columns

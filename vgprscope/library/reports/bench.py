@@ -256,8 +256,8 @@ def bench_report(out: Path, *, presets: Sequence[str] = (), rep_ms: float = 200.
     from ...bench.device import current_gpu, machine
     from ...bench.output import to_csv, to_markdown
     from ...bench.runner import BenchOptions, run_bench
-    from ...extras import require_torch
-    from ...fsutil import atomic_write
+    from ...core.extras import require_torch
+    from ...core.fsutil import atomic_write
     from ...report.formats import md_table
 
     require_torch("vgprscope report bench")

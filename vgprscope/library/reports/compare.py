@@ -154,7 +154,7 @@ def tradeoff_md(arch, fixed, budget, rows, amd: bool, unit: str) -> str:
             price = "none (top level)"
         else:
             from vgprscope.frontier import price as price_of
-            from vgprscope.archs import get_arch
+            from vgprscope.core.archs import get_arch
 
             price = f"{nxt.plan.target}: {price_of(nxt, get_arch(arch))}"
         spills = "-" if r["spills"] is None else (f"{r['spills']} ({r['in_loop']} in loop)" if amd else str(r["spills"]))
@@ -267,10 +267,10 @@ def compare_report(arch_name: str, out: Path, *, jobs: int | None = None,
                    frontier_settings: Sequence[str] = ("production", "seeds")) -> list[Path]:
     """Write ``out/compare-<arch>.md`` (and its chart, ``compare-<arch>.png``, when a frontier was compiled);
     the files written."""
-    from ...archs import get_arch
+    from ...core.archs import get_arch
     from ...backends import backend_of
-    from ...fsutil import atomic_write
-    from ...occupancy import AMD_UNIT, NVIDIA_UNIT
+    from ...core.fsutil import atomic_write
+    from ...core.occupancy import AMD_UNIT, NVIDIA_UNIT
     from ...report.compare_view import tables_md
     from ...report.frontier_view import next_level_cell, spill_free_cell
     from ...report.machine import compile_only

@@ -16,7 +16,7 @@ COMMAND = "vgprscope report explain"
 
 def configs(arch: str) -> list[tuple[str, dict[str, Any], str]]:
     """(title, the library's keywords, the equivalent explain options)."""
-    from ...archs import get_arch
+    from ...core.archs import get_arch
     from ...backends import backend_of
 
     amd = "waves_per_eu" in backend_of(get_arch(arch)).options  # the production default sets it where it exists
@@ -61,7 +61,7 @@ def report(arch: str, jobs: int | None = None) -> str:
 
 def explain_report(arch: str, out: Path, *, jobs: int | None = None) -> list[Path]:
     """Write ``out/explain-<arch>.md``; the files written."""
-    from ...fsutil import atomic_write
+    from ...core.fsutil import atomic_write
 
     path = out / f"explain-{arch}.md"
     atomic_write(path, report(arch, jobs))

@@ -19,7 +19,7 @@ def scan_cache_report(directory: Path, out: Path, *, triton: str | None = None, 
     """Scan ``directory`` (with ``arch``: retargeted, by ``triton`` where its entries were written by it) and
     write ``out/scan-NAME.md`` (NAME: the directory's name); the files written."""
     from ..api import scan
-    from ...fsutil import atomic_write
+    from ...core.fsutil import atomic_write
     from ...report.formats import md_table
     from ...report.machine import compile_only
     from ...report.rows import fmt_lds, fmt_regs, fmt_scratch, fmt_spills_full, occupancy_label

@@ -24,8 +24,8 @@ def third_party_report(out: Path, *, jobs: int | None = None) -> list[Path]:
     Needs liger-kernel (the test extra pins it) and torch."""
     from ..api import analyze
     from ...capture.model import load_capture
-    from ...errors import MissingExtraError, VgprscopeError
-    from ...fsutil import atomic_write
+    from ...core.errors import MissingExtraError, VgprscopeError
+    from ...core.fsutil import atomic_write
     from ...report.formats import md_table
     from ...report.machine import compile_only
     from ...report.rows import fmt_lds, fmt_regs, fmt_scratch, fmt_spills_full, occupancy_label

@@ -54,8 +54,8 @@ def triton_upgrade_report(out: Path, *, triton: Sequence[str], variant: Sequence
     """Compile the selection under every release of ``triton`` (a range, or several) and write
     ``out/triton-upgrade-history.md`` and ``out/triton-upgrade.png``; the files written."""
     from ... import history_view
-    from ...errors import UsageError
-    from ...fsutil import atomic_write
+    from ...core.errors import UsageError
+    from ...core.fsutil import atomic_write
     from ...report.formats import md_table
     from ..api import analyze
 

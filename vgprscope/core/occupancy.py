@@ -1,7 +1,7 @@
 """Theoretical occupancy from resource usage: pure functions, no torch, no triton.
 
 Every rule is one of ``shared/reference/occupancy.md`` (AMD rules 1-7, NVIDIA rules 1-4), with its primary
-source named where it is not obvious; every constant comes from :mod:`vgprscope.archs`.
+source named where it is not obvious; every constant comes from :mod:`vgprscope.core.archs`.
 
 AMD (unit: waves per SIMD, LLVM's "EU"). Where this model deliberately differs from LLVM's ``; Occupancy:``:
 
@@ -37,7 +37,7 @@ from .records import Occupancy
 
 AMD_UNIT = "waves/SIMD"
 NVIDIA_UNIT = "blocks/SM"
-KIB = 1024  # bytes per KiB: the carveout steps are given in KiB (archs.py)
+KIB = 1024  # bytes per KiB: the carveout steps are given in KiB (core/archs.py)
 DEFAULT_THREADS = 128  # Triton's default launch on NVIDIA: num_warps=4 warps of 32 threads
 
 
