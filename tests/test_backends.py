@@ -17,7 +17,7 @@ from vgprscope.backends import (
 from vgprscope.compile.engine import launch_limit_reason, parse_output, target_of
 from vgprscope.core.job import Target
 from vgprscope.core.errors import UsageError
-from vgprscope.frontier import occupancy_levels
+from vgprscope.analysis.frontier.core import occupancy_levels
 from vgprscope.gate.metrics import METRICS, REGISTERS, entry_metrics
 from vgprscope.core.records import AmdUsage, NvidiaUsage
 

@@ -362,7 +362,7 @@ def test_empty_or_meaningless_values_are_refused_not_ignored(args, needle, tmp_p
 
 def test_an_empty_sort_or_scheduler_through_the_library():
     from vgprscope.core.errors import UsageError
-    from vgprscope.grid import sort_lines, sort_records
+    from vgprscope.library.grid import sort_lines, sort_records
     from vgprscope.library.tasks import executor_for, sort_frontiers
 
     for call in (lambda: sort_records([], ""), lambda: sort_lines({}, " "), lambda: sort_frontiers([], "")):
@@ -461,7 +461,7 @@ def test_an_unknown_arch_is_refused_before_triton_is_imported():
             "print('triton' in sys.modules)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert out.stdout.splitlines() == [
-        "unknown arch 'gfx9999'; valid: " + ", ".join(__import__("vgprscope.core.archs").archs.ARCHS), "False"], out.stderr
+        "unknown arch 'gfx9999'; valid: " + ", ".join(__import__("vgprscope.core.archs").core.archs.ARCHS), "False"], out.stderr
 
 
 _NO_DRIVER = """

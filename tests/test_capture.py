@@ -18,7 +18,7 @@ import pytest
 
 from capture_helpers import ROOT, USER_KERNELS, cli, direct_compile, usage_counts
 from vgprscope.capture.model import CaptureFileError, load_capture
-from vgprscope.sweep import run_sweep
+from vgprscope.library.sweep import run_sweep
 
 ARCHS = ["gfx942", "sm_90"]
 

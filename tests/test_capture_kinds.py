@@ -12,7 +12,7 @@ from pathlib import Path
 
 from capture_helpers import USER_KERNELS, cli, direct_compile, usage_counts
 from vgprscope.capture.model import load_capture
-from vgprscope.sweep import run_sweep
+from vgprscope.library.sweep import run_sweep
 
 ARCHS = ["gfx942", "sm_90"]
 

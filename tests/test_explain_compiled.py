@@ -94,7 +94,7 @@ def test_fixture_counts_equal_triton_layout_view(name):
 def compiled():
     """Raw outputs of the bundled kernels at their defaults on every arch Triton targets."""
     from vgprscope.compile.engine import Engine
-    from vgprscope.sweep import sweep_tasks
+    from vgprscope.library.sweep import sweep_tasks
     from vgprscope.attention.config import ConfigRequest
 
     archs = [a for a in ORACLE_ARCHS if getattr(get_arch(a), "triton_target", True)]

@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 from vgprscope.cli.grid import grid_requests, parse_knob_axes, point_label, varying_axes
 from vgprscope.core.errors import UsageError
-from vgprscope.grid import DEFAULT_MAX_COMPILES, GridSize, GridTooLargeError, check_size, sort_records
+from vgprscope.library.grid import DEFAULT_MAX_COMPILES, GridSize, GridTooLargeError, check_size, sort_records
 from vgprscope.core.records import AmdUsage, Record
 from vgprscope.attention.config import AttentionConfig
 

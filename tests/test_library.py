@@ -122,9 +122,9 @@ def test_frames_of_variants_and_of_a_capture_share_one_set_of_config_columns():
 
 
 def test_compare_result_rows_are_its_csv_export():
-    from vgprscope.compare import compare
+    from vgprscope.analysis.compare.core import compare
     from vgprscope.library.results import CompareResult
-    from vgprscope.report import compare_view
+    from vgprscope.analysis.compare import view as compare_view
 
     per_arch = compare(_fixture_records())
     result = CompareResult({k: tuple(v) for k, v in per_arch.items()}, tuple(_fixture_records()))
@@ -141,9 +141,9 @@ def test_compare_csv_and_dataframe_keep_the_deltas_against_baseline_and_the_traf
     import pandas as pd
 
     from vgprscope.attention.traffic import line_traffic
-    from vgprscope.compare import compare
+    from vgprscope.analysis.compare.core import compare
     from vgprscope.library.results import CompareResult
-    from vgprscope.report import compare_view
+    from vgprscope.analysis.compare import view as compare_view
 
     records = _fixture_records()
     per_arch = compare(records, line_traffic())
@@ -176,7 +176,7 @@ def test_compare_csv_and_dataframe_keep_the_deltas_against_baseline_and_the_traf
 
 def test_explain_result_rows_per_kernel_tensor_and_spill_site():
     from vgprscope.core.archs import get_arch
-    from vgprscope.explain import explain_raw
+    from vgprscope.analysis.explain.core import explain_raw
     from vgprscope.library.results import ExplainResult
 
     def read(name):
@@ -203,7 +203,7 @@ def test_explain_frames_without_rows_still_have_their_columns():
     notebook can filter or concatenate it as any other), and each kind of rows keeps its columns when none
     has a row (a kernel that failed to compile: no live tensor, no allocation)."""
     from vgprscope.core.archs import get_arch
-    from vgprscope.explain import KernelExplanation, explain_raw
+    from vgprscope.analysis.explain.core import KernelExplanation, explain_raw
     from vgprscope.library.results import ExplainResult
 
     def read(name):
@@ -273,8 +273,8 @@ def test_check_and_diff_frames_have_one_shape_one_row_per_entry_and_metric():
     import pandas as pd
 
     from vgprscope.compile.toolchains import Toolchain
-    from vgprscope.diff import DiffResult as CoreDiff
-    from vgprscope.diff_view import CSV_FIELDS
+    from vgprscope.analysis.diff.core import DiffResult as CoreDiff
+    from vgprscope.analysis.diff.view import CSV_FIELDS
     from vgprscope.library.diffs import DiffResult
     from vgprscope.library.results import CheckResult
 
@@ -306,10 +306,10 @@ def test_results_render_their_table_in_a_notebook_without_pandas():
         import gzip, json, sys
         from vgprscope.gate.baseline import load_baseline
         from vgprscope.gate.diff import compare as gate_compare
-        from vgprscope.compare import compare
+        from vgprscope.analysis.compare.core import compare
         from vgprscope.library import results
         from vgprscope.core.records import Record
-        from vgprscope.report import records_view
+        from vgprscope.analysis.analyze import view as records_view
 
         with gzip.open("tests/fixtures/bundled_gfx942_sm_90_analyze.json.gz", "rt") as f:
             records = tuple(Record.from_dict(r) for r in json.load(f)["rows"])
@@ -325,7 +325,7 @@ def test_results_render_their_table_in_a_notebook_without_pandas():
             "frontier": results.FrontierResult(())._repr_markdown_(),
         }
         from vgprscope.compile.toolchains import Toolchain
-        from vgprscope.diff import DiffResult as CoreDiff
+        from vgprscope.analysis.diff.core import DiffResult as CoreDiff
         from vgprscope.library.diffs import DiffResult
 
         gate = gate_compare(base, list(entries))
@@ -376,7 +376,7 @@ def test_analyze_variants_gives_the_cli_rows(tmp_path):
 
 
 def test_a_list_makes_a_grid_as_a_comma_list_does():
-    from vgprscope.grid import config_requests
+    from vgprscope.library.grid import config_requests
     from vgprscope.library.selection import requests
 
     grid = requests({"block_m": [64, 128], "num_warps": 4}, dtype=["fp16", "bf16"], knob={"num_splits": [2, 4]})
@@ -534,21 +534,26 @@ def test_in_process_capture_records_what_the_cli_capture_records(tmp_path):
                            ["add", "fp32 BLOCK=256 w4", "ok"], ["add", "fp32 BLOCK=64 w4", "ok"]]
 
 
-@pytest.mark.parametrize("first", ["import vgprscope", "import vgprscope.explain as m",
-                                   "from vgprscope.capture import hook", "from vgprscope import scan"])
-def test_library_calls_named_like_modules_are_both_in_any_import_order(first):
-    """vgprscope/explain.py, frontier.py, compare.py, scan.py and the capture package share names with the
-    library's calls: whichever was imported first, and however, ``vgprscope.explain`` is the module and runs
-    the call, with the call's signature."""
+@pytest.mark.parametrize("first", ["import vgprscope", "import vgprscope.analysis.explain.core as m",
+                                   "from vgprscope.capture import hook", "import vgprscope.capture.model",
+                                   "from vgprscope import scan"])
+def test_library_calls_are_the_library_functions_in_any_import_order(first):
+    """``vgprscope.explain``, ``frontier``, ``compare``, ``diff``, ``scan`` and ``capture`` are the library's
+    functions (``vgprscope.library.api``, ``vgprscope.library.session``), whichever module was imported first:
+    importing the ``capture`` package or an analysis module does not replace the call, and nothing heavy is
+    imported until a call runs."""
     code = textwrap.dedent(f'''
         {first}
         import inspect, sys, vgprscope
-        import vgprscope.explain as m
-        import vgprscope.capture.hook as hook
+        import vgprscope.analysis.explain.core as m
+        from vgprscope.capture import hook
+        import vgprscope.capture.model
         from vgprscope import capture, frontier
-        from vgprscope.library import api
-        assert m is vgprscope.explain is sys.modules["vgprscope.explain"] and callable(m.explain_tasks)
-        assert callable(hook.dry_launch) and capture is vgprscope.capture and frontier is vgprscope.frontier
+        from vgprscope.library import api, session
+        assert callable(m.explain_tasks) and callable(hook.dry_launch)
+        assert capture is vgprscope.capture is session.capture and frontier is vgprscope.frontier is api.frontier
+        for name in ("explain", "compare", "diff", "scan"):
+            assert getattr(vgprscope, name) is getattr(api, name), name
         assert list(inspect.signature(vgprscope.explain).parameters)[:3] == ["kernel", "args", "variant"]
         assert "strategies" in inspect.signature(vgprscope.compare).parameters
         assert inspect.signature(vgprscope.scan) == inspect.signature(api.scan)
@@ -651,7 +656,7 @@ def test_frontier_of_a_user_kernel_and_its_rows_are_the_csv_export(monkeypatch):
     """``vgprscope.frontier(kernel, *args)``: every waves_per_eu level of gfx942 compiled for the launch; the
     DataFrame is ``frontier --format csv``'s table, the JSON its JSON."""
     import vgprscope
-    from vgprscope.report import frontier_view
+    from vgprscope.analysis.frontier import view as frontier_view
 
     monkeypatch.syspath_prepend(str(USER_KERNELS))
     import my_ops

@@ -15,7 +15,7 @@ import pytest
 
 from capture_helpers import ROOT, USER_KERNELS, cli, usage_counts
 from vgprscope.compile.engine import triton_version
-from vgprscope.scan import scan
+from vgprscope.analysis.scan.core import scan
 
 FIXTURES = ROOT / "tests" / "fixtures"
 

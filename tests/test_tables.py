@@ -31,7 +31,7 @@ from vgprscope.report.machine import compile_only
 def compare(records):
     """The compare lines of records, with the bundled variants' traffic model on theirs (as the CLI's)."""
     from vgprscope.attention.traffic import line_traffic
-    from vgprscope.compare import compare as lines
+    from vgprscope.analysis.compare.core import compare as lines
 
     return lines(records, line_traffic())
 
@@ -191,7 +191,7 @@ def test_a_delta_is_the_signed_change_with_its_verdict_apart(value, ref, higher_
 
 
 def test_config_words_every_row_shares_are_said_once():
-    from vgprscope.report.records_view import common_config
+    from vgprscope.report.labels import common_config
 
     assert common_config(["128x64 d128 fp16 w4 s1", "64x64 d128 fp16 w4 s1 causal"]) == (
         "d128 fp16 w4 s1", ["128x64", "64x64 causal"])
@@ -204,7 +204,7 @@ def test_config_words_every_row_shares_are_said_once():
 
 @pytest.mark.parametrize("width", WIDTHS)
 def test_analyze_of_the_committed_set_fits(width):
-    from vgprscope.report.records_view import table_text
+    from vgprscope.analysis.analyze.view import table_text
 
     records = committed_records()
     text = table_text(records, compile_only(), title="vgprscope analyze", width=width)
@@ -218,7 +218,7 @@ def test_analyze_of_the_committed_set_fits(width):
 
 
 def test_analyze_wide_has_every_column_one_line_a_row():
-    from vgprscope.report.records_view import table_text
+    from vgprscope.analysis.analyze.view import table_text
     from vgprscope.report.rows import COLUMNS
 
     records = committed_records()
@@ -246,7 +246,7 @@ def test_analyze_command_wide_shows_every_column(monkeypatch):
 
 
 def test_a_failed_row_says_why_in_a_footnote():
-    from vgprscope.report.records_view import table_text
+    from vgprscope.analysis.analyze.view import table_text
 
     ok = amd("baseline", 256, 18)
     bad = Record(variant="remat-q", kernel="attn_fwd", arch="gfx942", config=ok.config,
@@ -268,7 +268,7 @@ def test_the_next_step_short_form_is_read_from_the_occupancy_model():
 # ---- compare --------------------------------------------------------------------------------------
 
 def _compare_text(records, width=100, wide=False):
-    from vgprscope.report.compare_view import tables_text
+    from vgprscope.analysis.compare.view import tables_text
 
     return tables_text(compare(records), compile_only(), width=width, wide=wide)
 
@@ -310,7 +310,7 @@ def test_compare_wide_has_every_column():
 def test_compare_json_and_markdown_keep_the_signed_deltas():
     import json
 
-    from vgprscope.report.compare_view import tables_md, to_json
+    from vgprscope.analysis.compare.view import tables_md, to_json
 
     per_arch = compare([amd("baseline", 256, 18), amd("remat-q", 242, 0)])
     doc = json.loads(to_json(per_arch, compile_only()))
@@ -509,7 +509,7 @@ def _frontier(name: str, arch: str, cfg, need: int, kernel: str = "k"):
     the rest spills (as ptxas and LLVM do), occupancy from the rules."""
     from dataclasses import replace
 
-    from vgprscope.frontier import SpecAccess, occupancy_levels, run_frontier
+    from vgprscope.analysis.frontier.core import SpecAccess, occupancy_levels, run_frontier
     from vgprscope.core.records import LaunchConfig, NvidiaUsage
 
     def vary(t, knob, v):
@@ -549,7 +549,7 @@ def _frontier(name: str, arch: str, cfg, need: int, kernel: str = "k"):
 def test_frontier_names_each_kernel_on_a_line_of_its_own(width):
     from dataclasses import replace
 
-    from vgprscope.report.frontier_view import tables_text
+    from vgprscope.analysis.frontier.view import tables_text
 
     cfg = AttentionConfig(block_m=128, block_n=64, head_dim=128, num_warps=4)
     kfs = [*_frontier("split-k-two-phase", "gfx942", cfg, 200, "attn_stats"),
@@ -569,7 +569,7 @@ def test_frontier_names_each_kernel_on_a_line_of_its_own(width):
 
 def test_frontier_of_a_captured_kernel_puts_its_config_in_the_title():
     from vgprscope.core.records import ArgSpec, LaunchConfig
-    from vgprscope.report.frontier_view import tables_text
+    from vgprscope.analysis.frontier.view import tables_text
 
     def launch(block: int) -> LaunchConfig:
         return LaunchConfig(args=(ArgSpec("X", "*bf16", "DS", "D"), ArgSpec("n", "i32", "D", "D")),
@@ -597,7 +597,7 @@ def test_analyze_of_a_large_third_party_capture_keeps_every_column(width):
     """fla-core's kernels as captured (675 rows): long module and kernel names must not squeeze the data
     columns; a column that does not fit is left out by its stated priority and named, never folded to
     nothing, and no word is cut."""
-    from vgprscope.report.records_view import table_text
+    from vgprscope.analysis.analyze.view import table_text
 
     records = fixture_records("fla_core_analyze.json.gz")
     assert len(records) == 675
@@ -643,7 +643,7 @@ def _bundled_compare(width: int = 100, wide: bool = False) -> str:
 
 @pytest.mark.parametrize("width", WIDTHS)
 def test_compare_keeps_a_value_and_its_change_on_one_line(width):
-    from vgprscope.report.compare_view import line_deltas
+    from vgprscope.analysis.compare.view import line_deltas
 
     records = fixture_records("bundled_gfx942_sm_90_analyze.json.gz")
     text = _compare_text(records, width=width)
@@ -667,7 +667,7 @@ def test_compare_keeps_a_value_and_its_change_on_one_line(width):
 def test_compare_parentheses_mean_a_change_only():
     text = _bundled_compare()
     wide = _bundled_compare(wide=True)
-    from vgprscope.report.compare_view import tables_md
+    from vgprscope.analysis.compare.view import tables_md
 
     md = tables_md(compare(fixture_records("bundled_gfx942_sm_90_analyze.json.gz")), compile_only())
     for out in (text, wide, md):
@@ -699,7 +699,7 @@ def test_compare_prints_its_reference_shape_and_defines_every_symbol():
 
 
 def test_compare_of_a_capture_shows_only_what_applies():
-    from vgprscope.report.compare_view import tables_md, tables_text
+    from vgprscope.analysis.compare.view import tables_md, tables_text
 
     records = fixture_records("fla_core_analyze.json.gz")
     per_arch = compare(records)
@@ -749,7 +749,7 @@ def test_the_machine_line_names_the_users_repository_apart_from_vgprscope(tmp_pa
 def test_compare_with_the_frontiers_columns_leaves_out_by_priority_and_cuts_no_name():
     """compare --frontier on sm_90 at 100 columns (measured: 142 columns wide): the columns asked for stay,
     limiter: next, the traffic and then shared memory are left out and named, and no name is cut."""
-    from vgprscope.report.compare_view import tables_text
+    from vgprscope.analysis.compare.view import tables_text
 
     records = fixture_records("bundled_gfx942_sm_90_analyze.json.gz")
     per_arch = compare(records)
@@ -806,7 +806,7 @@ CAPTURED = "fla_core_analyze.json.gz"  # a capture of autotuned kernels (fla's, 
 
 @pytest.mark.parametrize("fixture", [BUNDLED, CAPTURED])
 def test_analyze_and_scan_views_never_fold_at_100(folds, fixture):
-    from vgprscope.report.records_view import SCAN, table_text
+    from vgprscope.analysis.analyze.view import SCAN, table_text
 
     records = fixture_records(fixture)
     assert_one_line_a_row(table_text(records, compile_only(), title="vgprscope analyze", width=100), folds)
@@ -817,7 +817,7 @@ def test_analyze_and_scan_views_never_fold_at_100(folds, fixture):
 
 def test_analyze_of_the_committed_set_keeps_its_limiter_column_at_100(folds):
     """Two resources to shed is a footnote, not a folded cell: the table keeps every default column."""
-    from vgprscope.report.records_view import table_text
+    from vgprscope.analysis.analyze.view import table_text
 
     text = table_text(committed_records(), compile_only(), title="vgprscope analyze", width=100)
     assert_one_line_a_row(text, folds)
@@ -858,7 +858,7 @@ def test_archs_never_folds_at_100(monkeypatch, folds):
 
 def test_frontier_of_a_captured_kernel_has_no_dangling_cfg(folds):
     from vgprscope.core.records import ArgSpec, AutotunePick, LaunchConfig
-    from vgprscope.report.frontier_view import tables_text
+    from vgprscope.analysis.frontier.view import tables_text
 
     def launch(block: int, i: int) -> LaunchConfig:
         return LaunchConfig(args=(ArgSpec("X", "*fp32", "DS", "D"),), constexprs=(("BLOCK", block),),
@@ -877,7 +877,7 @@ def test_frontier_of_a_captured_kernel_has_no_dangling_cfg(folds):
 # ---- issue 25: the words a person reads ----------------------------------------------------------------
 
 def test_analyze_of_a_capture_names_the_kernel_not_only_its_module():
-    from vgprscope.report.records_view import table_text
+    from vgprscope.analysis.analyze.view import table_text
 
     from dataclasses import replace
 

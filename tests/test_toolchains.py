@@ -18,7 +18,7 @@ import pytest
 from capture_helpers import ROOT, USER_KERNELS, cli
 from vgprscope.compile import toolchains
 from vgprscope.compile.engine import triton_version
-from vgprscope.sweep import run_sweep
+from vgprscope.library.sweep import run_sweep
 from vgprscope.attention.config import ConfigRequest
 
 OTHER = "3.8.0"

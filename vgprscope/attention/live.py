@@ -25,7 +25,7 @@ from .expr import Expr, ExprError, parse
 
 if TYPE_CHECKING:
     from ..core.archs import Arch
-    from ..explain import Estimate
+    from ..analysis.explain.core import Estimate
     from .variants import Variant
 
 NAMES = ("BLOCK_M", "BLOCK_N", "Dp", "e")
@@ -89,7 +89,7 @@ def live_state(config: AttentionConfig, arch: Arch | str, variant: Variant | str
 def seed_estimate(config: AttentionConfig, arch: Arch | str, variant: Variant | str = "baseline") -> Estimate:
     """Seed 001's estimate as explain shows it: the values, the tensors they are of, the summary line and
     the remainder in the bundled kernels' words."""
-    from ..explain import Estimate
+    from ..analysis.explain.core import Estimate
 
     state = live_state(config, arch, variant)
     tiles = " + ".join(f"{k} {v}" for k, v in state.items() if k not in ("total", "threads"))

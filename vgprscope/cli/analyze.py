@@ -13,7 +13,8 @@ def render(records, fmt: Format, command: str, title: str | None = None, wide: b
            by_kernel: bool = False) -> str:
     """Records in ``fmt``. ``by_kernel``: rows named by kernel, the file beside it (scan), rather than
     by variant and kernel."""
-    from ..report import formats, records_view
+    from ..report import formats
+    from ..analysis.analyze import view as records_view
     from ..report.machine import compile_only
 
     machine = compile_only()
@@ -42,7 +43,7 @@ def summarize_failures(records) -> int:
 
 def history_output(result, fmt: Format, out: Output, plot_path) -> None:
     """Several toolchains: each kernel's resources release by release (oldest first)."""
-    from .. import history_view
+    from ..analysis.history import view as history_view
 
     rows = result.history()
     text = {Format.table: lambda: history_view.to_table(rows, result.machine, wide=out.wide),

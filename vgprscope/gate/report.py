@@ -319,7 +319,7 @@ def _body_lines(text: str) -> int:
 
 def _labels(result: GateResult) -> tuple[str, dict[str, str]]:
     """(the config words every row shares, each row's config without them; ``A -> B`` where it changed)."""
-    from ..report.records_view import common_config
+    from ..report.labels import common_config
 
     sides = [(d.baseline.config.short(), d.current.config.short()) if d.config_changed  # type: ignore[union-attr]
              else (d.entry.config.short(),) for d in result.entries]

@@ -1,4 +1,4 @@
-"""What ``vgprscope.diff`` returns: the core's diff of two toolchains (``vgprscope.diff.DiffResult``) with the
+"""What ``vgprscope.diff`` returns: the core's diff of two toolchains (``vgprscope.analysis.diff.core.DiffResult``) with the
 library's exports. Apart from ``results``, so that the other calls do not import the diff and the gate."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..diff import DiffResult as CoreDiffResult
+from ..analysis.diff.core import DiffResult as CoreDiffResult
 from ..report.machine import Machine
 from .results import NotebookDisplay, _machine, dataframe
 
@@ -33,7 +33,7 @@ class DiffResult(CoreDiffResult, NotebookDisplay):
 
     def rows(self) -> list[dict[str, Any]]:
         """The CSV export's rows: one per entry and metric, both sides, the change, the verdict."""
-        from ..diff_view import csv_rows
+        from ..analysis.diff.view import csv_rows
 
         return csv_rows(self)
 
@@ -41,22 +41,22 @@ class DiffResult(CoreDiffResult, NotebookDisplay):
         return dataframe(self.rows())
 
     def to_json(self) -> str:
-        from .. import diff_view
+        from ..analysis.diff import view as diff_view
 
         return diff_view.to_json(self, self.machine)
 
     def table(self, wide: bool = False) -> str:
-        from .. import diff_view
+        from ..analysis.diff import view as diff_view
 
         return diff_view.to_table(self, self.machine, wide=wide)
 
     def markdown(self) -> str:
-        from .. import diff_view
+        from ..analysis.diff import view as diff_view
 
         return diff_view.to_markdown(self, self.machine)
 
     def to_csv(self) -> str:
-        from .. import diff_view
+        from ..analysis.diff import view as diff_view
 
         return diff_view.to_csv(self)
 

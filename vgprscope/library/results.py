@@ -22,15 +22,15 @@ from ..report.machine import Machine
 if TYPE_CHECKING:
     import pandas
 
-    from ..compare import VariantLine
+    from ..analysis.compare.core import VariantLine
     from ..compile.toolchains import Toolchain
-    from ..explain import KernelExplanation
-    from ..frontier import KernelFrontier
+    from ..analysis.explain.core import KernelExplanation
+    from ..analysis.frontier.core import KernelFrontier
     from ..gate.baseline import Baseline, Entry
     from ..gate.config import GateConfig
     from ..gate.diff import GateResult
     from ..report.sarif import Location
-    from ..history import HistoryRow
+    from ..analysis.history.core import HistoryRow
     from ..sources.triton_cache import CacheEntry
 
 
@@ -130,7 +130,7 @@ class AnalyzeResult(NotebookDisplay):
     def history(self) -> list[HistoryRow]:
         """Each kernel x config x arch release by release (several ``triton=``), oldest first, with the
         releases where it starts to spill, crosses an occupancy step or drops occupancy (``.events()``)."""
-        from ..history import history
+        from ..analysis.history.core import history
 
         labels = [tc.label for tc in self.toolchains] or [""]
         by_side: dict[str, list[Record]] = {label: [] for label in labels}
@@ -141,19 +141,19 @@ class AnalyzeResult(NotebookDisplay):
     def markdown(self, title: str | None = None) -> str:
         """The CLI's ``--format md`` of these records (several toolchains: the history)."""
         if len(self.toolchains) > 1:
-            from .. import history_view
+            from ..analysis.history import view as history_view
 
             return history_view.to_markdown(self.history(), self.machine)
-        from ..report import records_view
+        from ..analysis.analyze import view as records_view
 
         return records_view.to_markdown(self.records, self.machine, title=title or f"vgprscope {self.command}")
 
     def table(self, wide: bool = False) -> str:
         """The CLI's terminal table of these records (several toolchains: the history)."""
-        from ..report import records_view
+        from ..analysis.analyze import view as records_view
 
         if len(self.toolchains) > 1:
-            from .. import history_view
+            from ..analysis.history import view as history_view
 
             return history_view.to_table(self.history(), self.machine, wide=wide)
         naming = records_view.SCAN if self.command == "scan" else records_view.ANALYZE
@@ -197,7 +197,7 @@ class CompareResult(NotebookDisplay):
         return {k: list(v) for k, v in self.per_arch.items()}
 
     def rows(self) -> list[dict[str, Any]]:
-        from ..report.compare_view import csv_rows
+        from ..analysis.compare.view import csv_rows
 
         return csv_rows(self._per_arch(), self.timings)
 
@@ -205,7 +205,7 @@ class CompareResult(NotebookDisplay):
         return dataframe(self.rows())
 
     def to_json(self) -> str:
-        from ..report import compare_view
+        from ..analysis.compare import view as compare_view
 
         return compare_view.to_json(self._per_arch(), self.machine, self.timings)  # the frontier has its own key
 
@@ -222,19 +222,19 @@ class CompareResult(NotebookDisplay):
     def table(self, wide: bool = False) -> str:
         """The CLI's tables (with ``frontier``, its two columns: each strategy's spill-free occupancy and the
         next level's spills; with ``bench``, the timings)."""
-        from ..report import compare_view
+        from ..analysis.compare import view as compare_view
 
         headers, extra = self.columns()
         return compare_view.tables_text(self._per_arch(), self.machine, headers, extra, wide=wide)
 
     def markdown(self, title: str = "vgprscope compare") -> str:
-        from ..report import compare_view
+        from ..analysis.compare import view as compare_view
 
         headers, extra = self.columns()
         return compare_view.tables_md(self._per_arch(), self.machine, title, headers, extra)
 
     def to_csv(self) -> str:
-        from ..report import compare_view
+        from ..analysis.compare import view as compare_view
 
         return compare_view.to_csv(self._per_arch(), self.timings)
 
@@ -257,7 +257,7 @@ class FrontierResult(NotebookDisplay):
         return f"FrontierResult({_n(len(self.frontiers), 'kernel')}, {_n(levels, 'level')})"
 
     def rows(self) -> list[dict[str, Any]]:
-        from ..report.frontier_view import csv_rows
+        from ..analysis.frontier.view import csv_rows
 
         return csv_rows(self.frontiers)
 
@@ -265,22 +265,22 @@ class FrontierResult(NotebookDisplay):
         return dataframe(self.rows())
 
     def to_json(self) -> str:
-        from ..report import frontier_view
+        from ..analysis.frontier import view as frontier_view
 
         return frontier_view.to_json(self.frontiers, self.machine)
 
     def table(self, wide: bool = False) -> str:
-        from ..report import frontier_view
+        from ..analysis.frontier import view as frontier_view
 
         return frontier_view.tables_text(self.frontiers, self.machine, wide=wide)
 
     def markdown(self, title: str = "vgprscope frontier") -> str:
-        from ..report import frontier_view
+        from ..analysis.frontier import view as frontier_view
 
         return frontier_view.tables_md(self.frontiers, self.machine, title)
 
     def to_csv(self) -> str:
-        from ..report import frontier_view
+        from ..analysis.frontier import view as frontier_view
 
         return frontier_view.to_csv(self.frontiers)
 
@@ -304,19 +304,19 @@ class ExplainResult(NotebookDisplay):
         return f"ExplainResult({_n(len(self.explanations), 'kernel')}, {failed} not explained)"
 
     def rows(self, what: str = "kernels") -> list[dict[str, Any]]:
-        from ..report.explain_view import flat_rows
+        from ..analysis.explain.view import flat_rows
 
         return flat_rows(self.explanations, what)
 
     def to_pandas(self, what: str = "kernels") -> pandas.DataFrame:
         """One row per kernel (``"kernels"``), per live tensor of each loop (``"tensors"``) or per spill site
         (``"spills"``); the columns are there when no row is (a kernel without spills)."""
-        from ..report.explain_view import ROW_COLUMNS
+        from ..analysis.explain.view import ROW_COLUMNS
 
         return dataframe(self.rows(what), ROW_COLUMNS.get(what, ()))
 
     def to_json(self) -> str:
-        from ..report import explain_view
+        from ..analysis.explain import view as explain_view
 
         return explain_view.to_json(self.explanations, self.machine, "explain")
 
@@ -329,12 +329,12 @@ class ExplainResult(NotebookDisplay):
         return json.dumps(spills_sarif(self.explanations, files, __version__), indent=1) + "\n"
 
     def markdown(self, title: str | None = "vgprscope explain", command: str | None = None) -> str:
-        from ..report import explain_view
+        from ..analysis.explain import view as explain_view
 
         return explain_view.to_markdown(self.explanations, self.machine, title=title, command=command)
 
     def table(self, wide: bool = False) -> str:
-        from ..report import explain_view
+        from ..analysis.explain import view as explain_view
 
         return explain_view.to_table(self.explanations, self.machine, wide=wide)
 

@@ -49,7 +49,7 @@ def _values(value: Any) -> list[Any]:
 
 def int_values(field: str, value: Any) -> list[int]:
     """An integer field's values: None (the default), an int, or a list of ints (a grid)."""
-    from ..grid import INT_AXES, int_value_error
+    from .grid import INT_AXES, int_value_error
 
     minimum = next(lo for f, _, lo in INT_AXES if f == field)
     out = []
@@ -75,7 +75,7 @@ def dtype_values(value: Any) -> list[str]:
 def knob_axes(value: Any) -> dict[str, list[Any]]:
     """A variant's own knobs: ``{"num_splits": [2, 4]}`` (a value or a list each), or the CLI's
     ``"num_splits=2,4"`` strings."""
-    from ..grid import parse_knob_axes
+    from .grid import parse_knob_axes
 
     if value is None:
         return {}
@@ -113,7 +113,7 @@ INT_FIELDS = ("block_m", "block_n", "head_dim", "num_warps", "num_stages", "wave
 def requests(fields: Mapping[str, Any], *, dtype: Any = None, causal: Any = None, knob: Any = None,
              shape: Any = None) -> list[ConfigRequest]:
     """The requests of the cartesian product of every field's values (one when nothing varies)."""
-    from ..grid import config_requests
+    from .grid import config_requests
 
     if causal is not None and not isinstance(causal, bool):
         raise UsageError(f"causal={causal!r} is not allowed; allowed: True or False")

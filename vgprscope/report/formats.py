@@ -502,12 +502,3 @@ def md_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
 def _plain(cell: Any) -> str:
     """A cell as plain text: a rich Text loses its style, keeps its characters (markers included)."""
     return getattr(cell, "plain", None) if hasattr(cell, "plain") else str(cell)
-
-
-# ---- kept for callers of the earlier API ------------------------------------------------------------
-
-
-def to_markdown(records: Sequence[Record], machine: Machine, title: str | None = None) -> str:
-    from .records_view import to_markdown as records_md
-
-    return records_md(records, machine, title)

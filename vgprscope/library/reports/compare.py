@@ -153,7 +153,7 @@ def tradeoff_md(arch, fixed, budget, rows, amd: bool, unit: str) -> str:
         elif nxt is None:
             price = "none (top level)"
         else:
-            from vgprscope.frontier import price as price_of
+            from vgprscope.analysis.frontier.core import price as price_of
             from vgprscope.core.archs import get_arch
 
             price = f"{nxt.plan.target}: {price_of(nxt, get_arch(arch))}"
@@ -271,8 +271,8 @@ def compare_report(arch_name: str, out: Path, *, jobs: int | None = None,
     from ...backends import backend_of
     from ...core.fsutil import atomic_write
     from ...core.occupancy import AMD_UNIT, NVIDIA_UNIT
-    from ...report.compare_view import tables_md
-    from ...report.frontier_view import next_level_cell, spill_free_cell
+    from ...analysis.compare.view import tables_md
+    from ...analysis.frontier.view import next_level_cell, spill_free_cell
     from ...report.machine import compile_only
 
     machine = compile_only()

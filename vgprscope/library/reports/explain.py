@@ -34,7 +34,7 @@ def configs(arch: str) -> list[tuple[str, dict[str, Any], str]]:
 
 def report(arch: str, jobs: int | None = None) -> str:
     from ..api import explain
-    from ...report.explain_view import to_markdown
+    from ...analysis.explain.view import to_markdown
     from ...report.machine import compile_only
 
     machine = compile_only()

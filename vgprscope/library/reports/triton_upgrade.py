@@ -20,7 +20,7 @@ COMMAND = "vgprscope report triton-upgrade"
 def steps(result: Any, config: Path | None = None) -> list[tuple[str, str]]:
     """(step, what the gate says) for each pair of consecutive toolchains of a history (``AnalyzeResult``),
     judged by the rules of the gate's configuration, as `vgprscope diff` judges one step."""
-    from ...diff import DiffResult
+    from ...analysis.diff.core import DiffResult
     from ...gate.baseline import Baseline, entries_of
     from ...gate.config import load_gate_config
     from ...gate.diff import compare
@@ -53,7 +53,7 @@ def triton_upgrade_report(out: Path, *, triton: Sequence[str], variant: Sequence
                           jobs: int | None = None, on_progress: Any = None) -> list[Path]:
     """Compile the selection under every release of ``triton`` (a range, or several) and write
     ``out/triton-upgrade-history.md`` and ``out/triton-upgrade.png``; the files written."""
-    from ... import history_view
+    from ...analysis.history import view as history_view
     from ...core.errors import UsageError
     from ...core.fsutil import atomic_write
     from ...report.formats import md_table

@@ -29,9 +29,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Generic, TypeVar
 
-from .core.archs import Arch
-from .backends import backend_of, backend_of_usage
-from .core.records import Record
+from ...core.archs import Arch
+from ...backends import backend_of, backend_of_usage
+from ...core.records import Record
 
 T = TypeVar("T")
 # the limiters a frontier level names in words when they, not the registers, hold the occupancy down
@@ -458,9 +458,3 @@ def by_variant(frontiers: Sequence[KernelFrontier]) -> dict[tuple[str, str, str]
             value = limiting.spill_free_occupancy
         out[key] = VariantFrontier(key[0], key[1], tuple(kfs), value, limiting)
     return out
-
-
-# vgprscope.frontier(...) is the library's call (vgprscope.library.api.frontier): this module is callable as it
-from ._callable import callable_module  # noqa: E402
-
-callable_module(__name__, "api:frontier")

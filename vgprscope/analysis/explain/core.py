@@ -31,17 +31,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .core.archs import Arch
-from .backends import backend_of, backend_of_usage
-from .backends.cuda import nvdisasm  # noqa: F401  (explain's SASS reader, where callers found it)
-from .core.errors import VgprscopeError
-from .core.parse.layouts import (
+from ...core.archs import Arch
+from ...backends import backend_of, backend_of_usage
+from ...backends.cuda import nvdisasm  # noqa: F401  (explain's SASS reader, where callers found it)
+from ...core.errors import VgprscopeError
+from ...core.parse.layouts import (
     Layout, LayoutError, Opaque, describe, elements_per_lane, parse_layout, registers_per_lane,
 )
-from .core.parse.lineinfo import SpillInstruction
-from .core.parse.loops import LoopMix
-from .core.parse.ttgir import IrLoop, IrValue, TtgirModule, WarpPartition, parse_ttgir, warp_partitions
-from .core.records import ResourceUsage
+from ...core.parse.lineinfo import SpillInstruction
+from ...core.parse.loops import LoopMix
+from ...core.parse.ttgir import IrLoop, IrValue, TtgirModule, WarpPartition, parse_ttgir, warp_partitions
+from ...core.records import ResourceUsage
 
 
 class ExplainError(VgprscopeError):
@@ -308,7 +308,7 @@ def explain_raw(arch: Arch, raw: dict[str, Any], label: str, config: str = "",
                 estimate: Estimate | None = None, sass: str | None = None) -> KernelExplanation:
     """One kernel's raw compiler outputs -> its explanation. ``sass``: the cubin's ``nvdisasm -gi`` text
     (NVIDIA; disassembled from ``raw['cubin_b64']`` when not given)."""
-    from .compile.engine import parse_output
+    from ...compile.engine import parse_output
 
     kernel = raw.get("name") or raw.get("kernel", "?")
     base = dict(label=label, kernel=kernel, arch=arch.name, config=config, num_warps=0, lanes=arch.wave_size,
@@ -345,7 +345,7 @@ def explain_tasks(tasks: Sequence[Any], jobs: int | None = None, on_progress=Non
     Works on tasks of any source (bundled variants, a capture, a kernel directory): the raw outputs are
     this run's, or read back from the compile cache under the engine's own key. ``estimate``: a task ->
     its source's model estimate, or None (the bundled variants': ``vgprscope.attention.live.estimate``)."""
-    from .compile.engine import Engine
+    from ...compile.engine import Engine
 
     engine = engine or Engine(jobs, on_progress=on_progress)
     records = engine.compile(list(tasks))
@@ -371,9 +371,3 @@ def explain_tasks(tasks: Sequence[Any], jobs: int | None = None, on_progress=Non
                                          num_warps=0, lanes=task.arch.wave_size, allocation=None,
                                          estimate=est, error=f"cannot explain: {type(exc).__name__}: {exc}"))
     return out
-
-
-# vgprscope.explain(...) is the library's call (vgprscope.library.api.explain): this module is callable as it
-from ._callable import callable_module  # noqa: E402
-
-callable_module(__name__, "api:explain")

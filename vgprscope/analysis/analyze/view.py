@@ -13,28 +13,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..core.records import Record
-from .formats import Column, Footnotes, build_table, md_table, new_table, render_table
-from .machine import Machine
-from .rows import COLUMNS, NEXT_LEGEND, RECORD_LEGEND, SPILLS_LEGEND, cells, record_columns
-
-
-def common_config(labels: Sequence[str]) -> tuple[str, list[str]]:
-    """(the words every config label shares, each label without them): ``d128 fp16`` is said once above
-    the table instead of on every row. Labels are ``config.short()``: space-separated words."""
-    split = [lab.split() for lab in labels]
-    if len(split) < 2:
-        return "", list(labels)
-    shared = [w for w in split[0] if all(w in s for s in split[1:])]
-
-    def names_next(w: str, s: list[str]) -> bool:
-        # a bare word before a value that differs ("cfg 2/18") stays with it
-        i = s.index(w)
-        return not any(c.isdigit() or c == "=" for c in w) and i + 1 < len(s) and s[i + 1] not in shared
-
-    shared = [w for w in shared if not any(names_next(w, s) for s in split)]
-    rest = [" ".join(w for w in s if w not in shared) or "-" for s in split]
-    return " ".join(shared), rest
+from ...core.records import Record
+from ...report.labels import LABEL_MAX, common_config
+from ...report.formats import Column, Footnotes, build_table, md_table, new_table, render_table
+from ...report.machine import Machine
+from ...report.rows import COLUMNS, NEXT_LEGEND, RECORD_LEGEND, SPILLS_LEGEND, cells, record_columns
 
 
 def grouped(records: Sequence[Record]) -> list[Record]:
@@ -83,7 +66,7 @@ def with_own_words(rows: list[tuple[str, Any | None]], own: dict[str, str]) -> l
 def label_table(rows: list[tuple[str, Any | None]], columns, *, title: str | None, label_header: str = "variant",
                 row_style: Callable[[Any], str | None] | None = None):
     """A table whose first column is the labels of :func:`labelled`, a rule between variants."""
-    from .formats import add_columns, add_title
+    from ...report.formats import add_columns, add_title
 
     table = new_table(title)
     table.add_column(label_header, overflow="fold")
@@ -97,11 +80,6 @@ def label_table(rows: list[tuple[str, Any | None]], columns, *, title: str | Non
         else:
             table.add_row(label, *(c.cell(item) for c in columns), style=row_style(item) if row_style else None)
     return table
-
-
-# A label column wider than this (a captured kernel's module path, a generated kernel's name) would take
-# the width the data columns need: the names then become title lines across the table instead.
-LABEL_MAX = 24
 
 
 @dataclass(frozen=True)
