@@ -6,7 +6,7 @@ variant is launched once on small random CUDA tensors; every Triton kernel the l
 (a wrapper around ``triton.runtime.jit.JITFunction.run``, which returns the ``CompiledKernel`` in Triton
 3.6 through 3.9; ``kernel[grid](...)`` and autotuners both go through it), and for each:
 
-* ours: ``vgprscope.core.occupancy.nvidia_occupancy(regs=NUM_REGS, shared_bytes=static + metadata.shared,
+* ours: ``vgprscope.core.occupancy.nvidia.nvidia_occupancy(regs=NUM_REGS, shared_bytes=static + metadata.shared,
   threads=num_warps * 32)``, with the function's preferred carveout when one is set;
 * the driver: ``cuOccupancyMaxActiveBlocksPerMultiprocessor(function, threads, metadata.shared)``
   (``cuda.bindings.driver``, else ``cuda.cuda``, else libcuda through ctypes).
@@ -266,7 +266,7 @@ def compare(arch, facts: KernelFacts, driver, variant: str, config: str, kind: s
             dynamic: int, detail: str = "") -> Comparison:
     """One comparison of ours with the driver's for (kernel, threads, dynamic shared memory)."""
     from vgprscope.core.errors import UsageError
-    from vgprscope.core.occupancy import nvidia_occupancy
+    from vgprscope.core.occupancy.nvidia import nvidia_occupancy
 
     try:
         occ = nvidia_occupancy(arch, facts.regs, facts.static_shared + dynamic, threads,

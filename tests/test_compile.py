@@ -152,7 +152,7 @@ def test_interrupted_cache_write_leaves_no_entry(tmp_path, monkeypatch):
 def test_waves_per_eu_padding_matches_the_kernel_descriptor(tmp_path):
     """LLVM pads the descriptor's VGPR allocation for waves_per_eu; the model must give the occupancy that
     the padded allocation (.amdhsa_next_free_vgpr) gives, and LLVM's own line."""
-    from vgprscope.core.occupancy import waves_with_vgprs
+    from vgprscope.core.occupancy.amd import waves_with_vgprs
 
     v = get_variant("baseline")
     a = get_arch("gfx942")

@@ -26,7 +26,7 @@ from vgprscope.core.archs import get_arch
 from vgprscope.compile.engine import Engine, RowInfo, Task, target_of
 from vgprscope.core.job import Arg, CompileJob, FunctionSource
 from vgprscope.backends import occupancy_of
-from vgprscope.core.occupancy import llvm_pad_waves, llvm_rule_occupancy, llvm_vgpr_allocation, llvm_waves_per_eu
+from vgprscope.core.occupancy.amd import llvm_pad_waves, llvm_rule_occupancy, llvm_vgpr_allocation, llvm_waves_per_eu
 from vgprscope.core.parse.amdgcn import parse_amdgcn
 from vgprscope.attention.config import AttentionConfig
 from vgprscope.attention.source import variant_tasks

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from vgprscope.core.archs import get_arch
-from vgprscope.core.occupancy import nvidia_occupancy
+from vgprscope.core.occupancy.nvidia import nvidia_occupancy
 
 SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "validate_occupancy_gpu.py"
 

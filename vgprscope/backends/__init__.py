@@ -24,7 +24,7 @@ from .hip import HIP
 
 if TYPE_CHECKING:
     from ..core.archs import Arch
-    from ..core.occupancy import LadderStep
+    from ..core.occupancy.common import LadderStep
     from ..core.records import Occupancy, ResourceUsage
 
 # every backend, in the order tables and metric lists show them

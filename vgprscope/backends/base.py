@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from ..core.archs import Arch, Vendor
     from ..core.job import Target
-    from ..core.occupancy import LadderStep
+    from ..core.occupancy.common import LadderStep
     from ..core.parse.lineinfo import SpillInstruction
     from ..core.parse.loops import LoopMix
     from ..core.records import Occupancy, ResourceUsage

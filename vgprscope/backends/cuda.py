@@ -19,7 +19,9 @@ from typing import TYPE_CHECKING, Any
 from ..core.archs import ARCHS, Arch, NvidiaArch, Vendor, arch_for_device
 from ..core.job import Target
 from ..core.errors import UsageError
-from ..core.occupancy import DEFAULT_THREADS, NVIDIA_UNIT, LadderStep, check_warps, nvidia_ladder, nvidia_occupancy
+from ..core.occupancy.common import DEFAULT_THREADS, NVIDIA_UNIT, LadderStep
+from ..core.occupancy.ladder import check_warps, nvidia_ladder
+from ..core.occupancy.nvidia import nvidia_occupancy
 from ..core.records import NvidiaUsage, Occupancy
 from .base import Calculation, KnobLevel, Metric, require_outputs, last_output_line, threads_reason
 

@@ -15,7 +15,9 @@ from typing import TYPE_CHECKING, Any
 from ..core.archs import ARCHS, AmdArch, Arch, Vendor, arch_for_device
 from ..core.job import Target
 from ..core.errors import UsageError
-from ..core.occupancy import AMD_UNIT, LadderStep, amd_ladder, amd_occupancy, check_warps, total_vgprs
+from ..core.occupancy.amd import amd_occupancy, total_vgprs
+from ..core.occupancy.common import AMD_UNIT, LadderStep
+from ..core.occupancy.ladder import amd_ladder, check_warps
 from ..core.records import AmdUsage, Occupancy
 from .base import Calculation, KnobLevel, Metric, require_outputs, count, last_output_line, threads_reason
 

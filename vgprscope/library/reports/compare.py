@@ -270,7 +270,7 @@ def compare_report(arch_name: str, out: Path, *, jobs: int | None = None,
     from ...core.archs import get_arch
     from ...backends import backend_of
     from ...core.fsutil import atomic_write
-    from ...core.occupancy import AMD_UNIT, NVIDIA_UNIT
+    from ...core.occupancy.common import AMD_UNIT, NVIDIA_UNIT
     from ...analysis.compare.view import tables_md
     from ...analysis.frontier.view import next_level_cell, spill_free_cell
     from ...report.machine import compile_only
