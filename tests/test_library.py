@@ -74,16 +74,16 @@ def test_import_and_help_import_no_pandas_triton_or_torch():
 
 def test_analyze_result_dataframe_is_the_csv_export_and_json_the_json_export():
     from vgprscope.library.results import AnalyzeResult
-    from vgprscope.report import formats
+    from vgprscope.analysis.analyze import view
 
     records = _fixture_records()
     result = AnalyzeResult(tuple(records))
     df = result.to_pandas()
-    assert len(df) == len(records) and list(df.columns) == formats.to_csv(records).splitlines()[0].split(",")
+    assert len(df) == len(records) and list(df.columns) == view.to_csv(records).splitlines()[0].split(",")
     # every value as the CSV writes it, integers kept integers where the other vendor's rows leave a gap
-    assert df.to_csv(index=False) == formats.to_csv(records)
+    assert df.to_csv(index=False) == view.to_csv(records)
     assert str(df["usage_vgpr_total"].dtype) == "Int64" and str(df["usage_regs"].dtype) == "Int64"
-    assert result.to_json() == formats.to_json(records, result.machine, "analyze")
+    assert result.to_json() == view.to_json(records, result.machine, "analyze")
     assert json.loads(result.to_json())["rows"] == [r.as_dict() for r in records]
 
 

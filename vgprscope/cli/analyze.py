@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import typer
 
-from .app import app
 from .common import emit, err, handles_errors
 from .options import Compiles, Format, FormatOpt, Grid, Kernels, Large, Output, PlotOpt, SortOpt, Toolchains, bundled
 
@@ -13,15 +12,14 @@ def render(records, fmt: Format, command: str, title: str | None = None, wide: b
            by_kernel: bool = False) -> str:
     """Records in ``fmt``. ``by_kernel``: rows named by kernel, the file beside it (scan), rather than
     by variant and kernel."""
-    from ..report import formats
     from ..analysis.analyze import view as records_view
     from ..report.machine import compile_only
 
     machine = compile_only()
     if fmt is Format.json:
-        return formats.to_json(records, machine, command)
+        return records_view.to_json(records, machine, command)
     if fmt is Format.csv:
-        return formats.to_csv(records)
+        return records_view.to_csv(records)
     if fmt is Format.md:
         return records_view.to_markdown(records, machine, title=title)
     naming = records_view.SCAN if by_kernel else records_view.ANALYZE
@@ -68,7 +66,6 @@ def _plot_needs_a_history(specs: list[str]) -> None:
                          "--triton 3.9.0) or a range (--triton 3.4.0..3.9.0)")
 
 
-@app.command()
 @handles_errors
 @bundled
 def analyze(*, kernels: Kernels, grid: Grid, sort: SortOpt = None, format: FormatOpt = Format.table, out: Output,
@@ -94,3 +91,8 @@ def analyze(*, kernels: Kernels, grid: Grid, sort: SortOpt = None, format: Forma
     emit(render(list(result.records), format, "analyze", title="vgprscope analyze", wide=out.wide), out.output)
     if code:
         raise typer.Exit(code)
+
+
+def register(app: typer.Typer) -> None:
+    """Adds this module's commands to ``app``, in the order --help lists them."""
+    app.command()(analyze)

@@ -6,12 +6,10 @@ from pathlib import Path
 
 import typer
 
-from .app import app
 from .common import err, handles_errors
 from .options import CaptureOutputOpt, CommandArg
 
 
-@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 @handles_errors
 def capture(command: CommandArg = None, output: CaptureOutputOpt = Path("vgprscope-capture.json")) -> None:
     """Run COMMAND and record every distinct Triton launch specialisation it makes; exits with its code.
@@ -69,3 +67,8 @@ HINTS = {
     "gluon-interpreted": "Gluon kernels do not run in Triton's interpreter (TRITON_INTERPRET=1): capture them on "
                          "a GPU, or analyse one here with vgprscope.analyze(kernel, *args, arch=...)",
 }
+
+
+def register(app: typer.Typer) -> None:
+    """Adds this module's commands to ``app``, in the order --help lists them."""
+    app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(capture)

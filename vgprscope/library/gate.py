@@ -9,13 +9,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.errors import TritonUnavailableError
+from .selection import selected_variants
 
 if TYPE_CHECKING:
     from .results import BaselineSaveResult
     from ..gate.baseline import Entry, LegacySlots
     from ..gate.config import GateConfig, GateSet
     from ..gate.diff import GateResult
-    from ..attention.variants import Variant
 
 
 def settings(config: Path | None, baseline: Path | None, variant: Sequence[str] | None, arch: Sequence[str] | None,
@@ -34,17 +34,6 @@ def settings(config: Path | None, baseline: Path | None, variant: Sequence[str] 
         cfg = replace(cfg, set=replace(cfg.set, configs=attention_gate.DEFAULT_CONFIGS))
     attention_gate.requests(cfg.set.configs, cfg.where)
     return cfg
-
-
-def selected_variants(gate_set: GateSet) -> list[Variant]:
-    """The variants the set compiles (every variant of the kernel directory when none is named)."""
-    from ..attention import loader
-    from ..attention.variants import select_variants
-
-    if not gate_set.with_variants:
-        return []
-    directory = gate_set.kernel_dir.resolve() if gate_set.kernel_dir else loader.BUNDLED_DIR
-    return select_variants(list(gate_set.variants), directory)
 
 
 def labels(gate_set: GateSet) -> list[str]:

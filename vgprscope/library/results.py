@@ -114,8 +114,8 @@ class AnalyzeResult(NotebookDisplay):
         return tuple(r for r in self.records if not r.ok)
 
     def rows(self) -> list[dict[str, Any]]:
-        """The CSV export's rows (``report.formats.record_rows``)."""
-        from ..report.formats import record_rows
+        """The CSV export's rows (``analysis.analyze.view.record_rows``)."""
+        from ..analysis.analyze.view import record_rows
 
         return record_rows(self.records)
 
@@ -123,9 +123,9 @@ class AnalyzeResult(NotebookDisplay):
         return dataframe(self.rows())
 
     def to_json(self) -> str:
-        from ..report import formats
+        from ..analysis.analyze.view import to_json
 
-        return formats.to_json(self.records, self.machine, self.command)
+        return to_json(self.records, self.machine, self.command)
 
     def history(self) -> list[HistoryRow]:
         """Each kernel x config x arch release by release (several ``triton=``), oldest first, with the
@@ -491,7 +491,7 @@ def kernel_locations(config: GateConfig | None, result: GateResult) -> dict[str,
 
     files: dict[tuple[str, str], str] = {}
     if config is not None:
-        from .gate import selected_variants
+        from .selection import selected_variants
 
         for v in selected_variants(config.set):
             for name in v.kernels:

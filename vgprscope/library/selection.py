@@ -5,10 +5,14 @@ naming the keyword as it was given (``block_m=100 is not allowed; allowed: power
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.errors import UsageError
 from ..attention.config import ConfigRequest
+
+if TYPE_CHECKING:
+    from ..attention.variants import Variant
+    from ..gate.config import GateSet
 
 
 def names(value: Any, keyword: str) -> tuple[str, ...]:
@@ -219,3 +223,14 @@ def sides(triton: Any, settings: Any, say: Any = None) -> tuple[Any, Any]:
     if a.id == b.id and a.settings == b.settings:
         raise UsageError(f"both sides are {a.label}: nothing would differ; give two releases or a setting")
     return a, b
+
+
+def selected_variants(gate_set: GateSet) -> list[Variant]:
+    """The variants the set compiles (every variant of the kernel directory when none is named)."""
+    from ..attention import loader
+    from ..attention.variants import select_variants
+
+    if not gate_set.with_variants:
+        return []
+    directory = gate_set.kernel_dir.resolve() if gate_set.kernel_dir else loader.BUNDLED_DIR
+    return select_variants(list(gate_set.variants), directory)

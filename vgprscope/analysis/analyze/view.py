@@ -9,15 +9,16 @@ with every field. ``scan``'s rows are named by kernel, the file it came from bes
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ...core.records import Record
+from ...core.records import SCHEMA_VERSION, Record
 from ...report.labels import LABEL_MAX, common_config
-from ...report.formats import Column, Footnotes, build_table, md_table, new_table, render_table
+from ...report.formats import Column, Footnotes, build_table, dicts_to_csv, md_table, new_table, render_table
 from ...report.machine import Machine
-from ...report.rows import COLUMNS, NEXT_LEGEND, RECORD_LEGEND, SPILLS_LEGEND, cells, record_columns
+from ...report.rows import COLUMNS, NEXT_LEGEND, RECORD_LEGEND, SPILLS_LEGEND, cells, flat, record_columns
 
 
 def grouped(records: Sequence[Record]) -> list[Record]:
@@ -164,3 +165,19 @@ def to_markdown(records: Sequence[Record], machine: Machine, title: str | None =
     head = f"## {title}\n\n" if title else ""
     return (head + f"Machine: {machine.line()}\n\n"
             + md_table([h for h, _ in columns], [cells(r, columns) for r in records]))
+
+
+def to_json(records: Sequence[Record], machine: Machine, command: str, **extra: Any) -> str:
+    doc = {"schema_version": SCHEMA_VERSION, "tool": "vgprscope", "command": command,
+           "machine": machine.as_dict(), "triton_version": machine.triton, **extra,
+           "rows": [r.as_dict() for r in records]}
+    return json.dumps(doc, indent=2, default=str) + "\n"
+
+
+def record_rows(records: Sequence[Record]) -> list[dict[str, Any]]:
+    """The rows of the records' CSV export (and of the library's DataFrames): ``report.rows.flat`` of each."""
+    return [flat(r) for r in records]
+
+
+def to_csv(records: Sequence[Record]) -> str:
+    return dicts_to_csv(record_rows(records))
