@@ -18,7 +18,7 @@ import torch
 import vgprscope
 from vgprscope.attention.correctness import check_output, check_variant, run_variant
 from vgprscope.core.errors import ConfigError
-from vgprscope.attention.tolerances import tolerance
+from vgprscope.attention.correctness import tolerance
 from vgprscope.attention.variants import load_variants
 
 BROKEN = Path(__file__).parent / "fixtures" / "broken_kernels"

@@ -19,7 +19,8 @@ import pytest
 from vgprscope.core.archs import ARCHS, Vendor
 from vgprscope.attention.config import DEFAULT_SHAPE, AttentionConfig
 from vgprscope.attention.live import live_state
-from vgprscope.attention.tolerances import Tolerance, tolerance
+from vgprscope.attention.correctness import tolerance
+from vgprscope.attention.tolerances import Tolerance
 from vgprscope.attention.traffic import traffic
 from vgprscope.attention.tuning import DECODE, DECODE_MAX_BLOCK_M, DECODE_MAX_NQ, DECODE_MIN_BLOCK_M, PREFILL
 from vgprscope.attention.tuning import DECODE_WIDE_N_MAX_BLOCK_M, _fit_shared, _pow2_at_least, shape_defaults

@@ -21,37 +21,17 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.errors import UsageError
 from .config import AttentionConfig
-from .expr import Expr, ExprError, parse
 
 if TYPE_CHECKING:
     from ..core.archs import Arch
     from ..analysis.explain.core import Estimate
     from .variants import Variant
 
-NAMES = ("BLOCK_M", "BLOCK_N", "Dp", "e")
 ELEMENT_BYTES = {"fp16": 2, "bf16": 2}
 # The bundled kernels' names (in their TTGIR) of the tensors seed 001's tiles are: loop-carried or live-in
 TENSOR_TILES = {"acc": "acc", "q": "q", "m_i": "m_l", "l_i": "m_l", "m_new": "m_l", "l_new": "m_l"}
 # What explain says the allocation holds beyond the loop's sum, for these kernels
 REMAINDER = "temporaries (the score tile, K/V operands), addresses, pipeline buffers"
-
-LiveModel = tuple[tuple[str, tuple[Expr, Expr, Expr]], ...]
-
-
-def live_model(value: Any, where: str, knobs: tuple[str, ...] = ()) -> LiveModel:
-    """``VARIANT['live_state']`` checked: tile name -> [rows, columns, bytes per element]."""
-    if not isinstance(value, dict) or not value:
-        raise UsageError(f"{where} must be a dict of tile name: [rows, columns, bytes per element]")
-    out = []
-    for tile, dims in value.items():
-        if not (isinstance(tile, str) and isinstance(dims, list) and len(dims) == 3):
-            raise UsageError(f"{where}[{tile!r}] must be [rows, columns, bytes per element]")
-        try:
-            out.append((tile, tuple(parse(x, (*NAMES, *knobs)) for x in dims)))
-        except ExprError as exc:
-            raise UsageError(f"{where}[{tile!r}]: {exc}") from None
-    return tuple(out)  # type: ignore[return-value]
-
 
 def _tile_regs(rows: float, cols: float, bytes_per: float, threads: int) -> int:
     """A rows x cols tile spread over the threads, packed into 32-bit registers, rounded up."""

@@ -25,12 +25,10 @@ query tile per program in the FA2 loop: the decode tiles, and the prefill tiles 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ..core.archs import Vendor
 
-if TYPE_CHECKING:
-    from .variants import Variant
 
 DECODE_MAX_NQ = 16
 DECODE_MIN_BLOCK_M = 16  # the M of one MMA instruction
@@ -108,11 +106,18 @@ def stages_refusal(num_stages: int, block_n: int, head_dim: int, arch: str) -> s
             f"memory / LDS per workgroup, room for at most {most} stages at this tile")
 
 
+class Tiled(Protocol):
+    """What the shape's defaults read of a variant (``attention.variants.Variant``): how it tiles."""
+
+    @property
+    def tiling(self) -> str: ...
+
+
 def _pow2_at_least(n: int) -> int:
     return 1 << max(0, (n - 1).bit_length())
 
 
-def shape_defaults(variant: Variant, vendor: Vendor, arch: str | None, shape: tuple[int, ...],
+def shape_defaults(variant: Tiled, vendor: Vendor, arch: str | None, shape: tuple[int, ...],
                    head_dim: int) -> dict[str, Any]:
     """Config fields for ``variant`` at this shape (B, H, Nq, Nk[, H_kv]) on this vendor / arch that
     replace the variant's own defaults; {} where the variant's defaults stand."""

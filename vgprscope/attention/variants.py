@@ -38,9 +38,8 @@ from ..backends import backend_of
 from ..core.errors import UnknownNameError, UsageError
 from . import loader
 from .config import DTYPES, AttentionConfig, ConfigRequest
-from .live import LiveModel, live_model
+from .declared import LiveModel, TrafficModel, live_model, traffic_model
 from .tolerances import Tolerance, tolerance_entries
-from .traffic import TrafficModel, traffic_model
 from .tuning import TILINGS, shape_defaults, stages_refusal
 
 
