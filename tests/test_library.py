@@ -73,7 +73,7 @@ def test_import_and_help_import_no_pandas_triton_or_torch():
 # ---- results: DataFrames are the CSV export, JSON is the JSON export -----------------------------------
 
 def test_analyze_result_dataframe_is_the_csv_export_and_json_the_json_export():
-    from vgprscope.library.results import AnalyzeResult
+    from vgprscope.analysis.analyze.result import AnalyzeResult
     from vgprscope.analysis.analyze import view
 
     records = _fixture_records()
@@ -94,7 +94,7 @@ def test_frames_of_variants_and_of_a_capture_share_one_set_of_config_columns():
     import pandas as pd
 
     import vgprscope.attention.config  # noqa: F401  (reads the variants' configs back as a run makes them)
-    from vgprscope.library.results import AnalyzeResult
+    from vgprscope.analysis.analyze.result import AnalyzeResult
     from vgprscope.core.records import Record
 
     with gzip.open(FIXTURES / "fla_core_analyze.json.gz", "rt") as f:
@@ -123,7 +123,7 @@ def test_frames_of_variants_and_of_a_capture_share_one_set_of_config_columns():
 
 def test_compare_result_rows_are_its_csv_export():
     from vgprscope.analysis.compare.core import compare
-    from vgprscope.library.results import CompareResult
+    from vgprscope.analysis.compare.result import CompareResult
     from vgprscope.analysis.compare import view as compare_view
 
     per_arch = compare(_fixture_records())
@@ -142,7 +142,7 @@ def test_compare_csv_and_dataframe_keep_the_deltas_against_baseline_and_the_traf
 
     from vgprscope.attention.traffic import line_traffic
     from vgprscope.analysis.compare.core import compare
-    from vgprscope.library.results import CompareResult
+    from vgprscope.analysis.compare.result import CompareResult
     from vgprscope.analysis.compare import view as compare_view
 
     records = _fixture_records()
@@ -177,7 +177,7 @@ def test_compare_csv_and_dataframe_keep_the_deltas_against_baseline_and_the_traf
 def test_explain_result_rows_per_kernel_tensor_and_spill_site():
     from vgprscope.core.archs import get_arch
     from vgprscope.analysis.explain.core import explain_raw
-    from vgprscope.library.results import ExplainResult
+    from vgprscope.analysis.explain.result import ExplainResult
 
     def read(name):
         return gzip.open(FIXTURES / "explain" / name, "rt").read()
@@ -204,7 +204,7 @@ def test_explain_frames_without_rows_still_have_their_columns():
     has a row (a kernel that failed to compile: no live tensor, no allocation)."""
     from vgprscope.core.archs import get_arch
     from vgprscope.analysis.explain.core import KernelExplanation, explain_raw
-    from vgprscope.library.results import ExplainResult
+    from vgprscope.analysis.explain.result import ExplainResult
 
     def read(name):
         return gzip.open(FIXTURES / "explain" / name, "rt").read()
@@ -275,7 +275,7 @@ def test_check_and_diff_frames_have_one_shape_one_row_per_entry_and_metric():
     from vgprscope.compile.toolchains import Toolchain
     from vgprscope.analysis.diff.core import DiffResult as CoreDiff
     from vgprscope.analysis.diff.view import CSV_FIELDS
-    from vgprscope.library.diffs import DiffResult
+    from vgprscope.analysis.diff.result import DiffResult
     from vgprscope.library.results import CheckResult
 
     base, gate, entries, missing = _gate_of_an_edited_run()
@@ -308,6 +308,10 @@ def test_results_render_their_table_in_a_notebook_without_pandas():
         from vgprscope.gate.diff import compare as gate_compare
         from vgprscope.analysis.compare.core import compare
         from vgprscope.library import results
+        from vgprscope.analysis.analyze.result import AnalyzeResult
+        from vgprscope.analysis.compare.result import CompareResult
+        from vgprscope.analysis.explain.result import ExplainResult
+        from vgprscope.analysis.frontier.result import FrontierResult
         from vgprscope.core.records import Record
         from vgprscope.analysis.analyze import view as records_view
 
@@ -316,24 +320,24 @@ def test_results_render_their_table_in_a_notebook_without_pandas():
         base = load_baseline("vgprscope-baseline.json")
         entries = tuple(base.entries.values())
         shown = {
-            "analyze": results.AnalyzeResult(records)._repr_markdown_(),
-            "compare": results.CompareResult({k: tuple(v) for k, v in compare(records).items()},
+            "analyze": AnalyzeResult(records)._repr_markdown_(),
+            "compare": CompareResult({k: tuple(v) for k, v in compare(records).items()},
                                              records)._repr_markdown_(),
             "check": results.CheckResult(gate_compare(base, list(entries)), entries, "b.json")._repr_markdown_(),
             "save": results.BaselineSaveResult(entries, base, "b.json", "3.9.0")._repr_markdown_(),
-            "explain": results.ExplainResult(())._repr_markdown_(),
-            "frontier": results.FrontierResult(())._repr_markdown_(),
+            "explain": ExplainResult(())._repr_markdown_(),
+            "frontier": FrontierResult(())._repr_markdown_(),
         }
         from vgprscope.compile.toolchains import Toolchain
         from vgprscope.analysis.diff.core import DiffResult as CoreDiff
-        from vgprscope.library.diffs import DiffResult
+        from vgprscope.analysis.diff.result import DiffResult
 
         gate = gate_compare(base, list(entries))
         diff = DiffResult.of(CoreDiff(Toolchain("installed", gate.baseline_triton),
                                       Toolchain("installed", gate.current_triton), ("gfx942",), gate, (), (), ()))
         shown["diff"] = diff._repr_markdown_()
         assert shown["diff"] == diff.markdown()
-        md = records_view.to_markdown(records, results.AnalyzeResult(records).machine, title="vgprscope analyze")
+        md = records_view.to_markdown(records, AnalyzeResult(records).machine, title="vgprscope analyze")
         print(json.dumps({"shown": shown, "md": md, "pandas": "pandas" in sys.modules}))
     ''')
     done = _python(code)

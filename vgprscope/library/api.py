@@ -1,6 +1,7 @@
 """vgprscope as a library: ``analyze``, ``compare``, ``frontier``, ``explain``, ``check`` and ``scan`` take the
 CLI's selections by the same names (a scalar or a list each: a list makes a grid, as a comma list does on the
-command line) and return frozen results (``vgprscope.library.results``) with ``.to_pandas()`` and
+command line) and return frozen results (``vgprscope.analysis.<question>.result``, the gate's in
+``vgprscope.library.results``) with ``.to_pandas()`` and
 ``.to_json()``. Errors are the core's typed exceptions (``vgprscope.core.errors``); a failed compile is a record
 with its error, never an exception.
 
@@ -30,12 +31,15 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.errors import UsageError
 from . import selection
-from .results import (
-    AnalyzeResult, BaselineSaveResult, CheckResult, CompareResult, ExplainResult, FrontierResult, ScanResult,
-)
+from ..analysis.analyze.result import AnalyzeResult
+from ..analysis.compare.result import CompareResult
+from ..analysis.explain.result import ExplainResult
+from ..analysis.frontier.result import FrontierResult
+from ..analysis.scan.result import ScanResult
+from .results import BaselineSaveResult, CheckResult
 
 if TYPE_CHECKING:
-    from .diffs import DiffResult
+    from ..analysis.diff.result import DiffResult
 
 Progress = Callable[[int, int], None]
 PathLike = str | Path
@@ -300,7 +304,7 @@ def diff(*, triton: Any = None, settings: Any = None, variant: Names = None, arc
     line, before and after, are in ``.spills``. ``strict``: tolerance 0 on every count (as ``check``)."""
     from ..analysis.diff.core import diff as diff_sides
     from ..gate.config import load_gate_config
-    from .diffs import DiffResult
+    from ..analysis.diff.result import DiffResult
     from ..gate.rules import RuleSet, parse_rule
     from .tasks import Selection, executor_for, main_not_rerun, make_engine, selection_tasks
 

@@ -21,7 +21,9 @@ from ..core.errors import UsageError
 
 if TYPE_CHECKING:
     from ..capture.model import Capture, CapturedLaunch
-    from .results import AnalyzeResult, ExplainResult, FrontierResult
+    from ..analysis.analyze.result import AnalyzeResult
+    from ..analysis.explain.result import ExplainResult
+    from ..analysis.frontier.result import FrontierResult
 
 
 class CaptureSession:

@@ -287,17 +287,6 @@ def with_frontiers(per_arch: Mapping[str, Sequence[VariantLine]],
                   for ln in lines] for key, lines in per_arch.items()}
 
 
-FRONTIER_HEADERS = ("spill-free occ", "next level")
-
-
-def frontier_cells(per_arch: Mapping[str, Sequence[VariantLine]]) -> dict[str, dict[str, dict[str, str]]]:
-    """compare's two frontier columns per table and variant line."""
-    from ..analysis.frontier.view import next_level_cell, spill_free_cell
-
-    return {key: {ln.variant: dict(zip(FRONTIER_HEADERS, (spill_free_cell(ln.frontier), next_level_cell(ln.frontier))))
-                  for ln in lines} for key, lines in per_arch.items()}
-
-
 # frontier sort names -> how a KernelFrontier gives the value
 _FRONTIER_SORTS: dict[str, Callable[[Any], Any]] = {
     "spill_free_occupancy": lambda kf: kf.spill_free_occupancy,
@@ -359,20 +348,3 @@ def bench_columns(per_arch: Mapping[str, Sequence[VariantLine]], requests: Seque
                                               f"{r.gbps:.0f}" if r.gbps else "-"]))
             for r in rows}
     return {"timings": out, "timing_headers": TIMING_HEADERS, "machine": machine(gpu)}
-
-
-def merge_columns(per_arch: Mapping[str, Sequence[VariantLine]], a: Mapping[str, Any] | None,
-                  a_headers: Sequence[str], b: Mapping[str, Any] | None,
-                  b_headers: Sequence[str]) -> tuple[tuple[str, ...], dict[str, dict[str, dict[str, str]]] | None]:
-    """Two sets of extra columns (the frontier's, the timings') on each table's variant lines, '-' where a
-    line has none."""
-    headers = tuple(a_headers) + tuple(b_headers)
-    if not headers:
-        return (), None
-    merged: dict[str, dict[str, dict[str, str]]] = {}
-    for key, lines in per_arch.items():
-        for ln in lines:
-            left = ((a or {}).get(key, {}).get(ln.variant) or dict.fromkeys(a_headers, "-")) if a_headers else {}
-            right = ((b or {}).get(key, {}).get(ln.variant) or dict.fromkeys(b_headers, "-")) if b_headers else {}
-            merged.setdefault(key, {})[ln.variant] = {**left, **right}
-    return headers, merged

@@ -397,3 +397,32 @@ def to_csv(per_arch: Mapping[str, list[VariantLine]], extra=None) -> str:
     from ...report.formats import dicts_to_csv
 
     return dicts_to_csv(csv_rows(per_arch, extra))
+
+
+# compare's extra columns: the frontier's (with --frontier) and the timings' (with --bench)
+FRONTIER_HEADERS = ("spill-free occ", "next level")
+
+
+def frontier_cells(per_arch: Mapping[str, Sequence[VariantLine]]) -> dict[str, dict[str, dict[str, str]]]:
+    """compare's two frontier columns per table and variant line."""
+    from ..frontier.view import next_level_cell, spill_free_cell
+
+    return {key: {ln.variant: dict(zip(FRONTIER_HEADERS, (spill_free_cell(ln.frontier), next_level_cell(ln.frontier))))
+                  for ln in lines} for key, lines in per_arch.items()}
+
+
+def merge_columns(per_arch: Mapping[str, Sequence[VariantLine]], a: Mapping[str, Any] | None,
+                  a_headers: Sequence[str], b: Mapping[str, Any] | None,
+                  b_headers: Sequence[str]) -> tuple[tuple[str, ...], dict[str, dict[str, dict[str, str]]] | None]:
+    """Two sets of extra columns (the frontier's, the timings') on each table's variant lines, '-' where a
+    line has none."""
+    headers = tuple(a_headers) + tuple(b_headers)
+    if not headers:
+        return (), None
+    merged: dict[str, dict[str, dict[str, str]]] = {}
+    for key, lines in per_arch.items():
+        for ln in lines:
+            left = ((a or {}).get(key, {}).get(ln.variant) or dict.fromkeys(a_headers, "-")) if a_headers else {}
+            right = ((b or {}).get(key, {}).get(ln.variant) or dict.fromkeys(b_headers, "-")) if b_headers else {}
+            merged.setdefault(key, {})[ln.variant] = {**left, **right}
+    return headers, merged
