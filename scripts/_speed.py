@@ -55,7 +55,7 @@ def clean_env(**extra: str) -> dict[str, str]:
 def write_section(name: str, section: str, out: Path = REPORT) -> None:
     """Put ``section`` between ``<!-- name -->`` and ``<!-- /name -->`` in ``out`` (appended the first time)."""
     sys.path.insert(0, str(ROOT))
-    from vgprscope.fsutil import atomic_write
+    from vgprscope.core.fsutil import atomic_write
 
     begin, end = f"<!-- {name} -->", f"<!-- /{name} -->"
     section = f"{begin}\n{section.strip()}\n{end}"

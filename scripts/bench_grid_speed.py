@@ -61,7 +61,7 @@ def main() -> None:
 
     from distributed import LocalCluster
 
-    from vgprscope.fsutil import atomic_write
+    from vgprscope.core.fsutil import atomic_write
     from vgprscope.report.machine import compile_only
 
     exe = [sys.executable, "-m", "vgprscope", "analyze", *grid, "--yes", "--format", "json"]

@@ -1,4 +1,4 @@
-"""Per-loop static instruction counts (vgprscope.parse.loops on the cubin's SASS) against Nsight Compute's
+"""Per-loop static instruction counts (vgprscope.core.parse.loops on the cubin's SASS) against Nsight Compute's
 executed-instruction counts per SASS address, on a GPU: for a loop without divergence every instruction of
 its body runs once per trip and warp, so the instructions ncu counts in the loop's address range, divided by
 the count of its first instruction (trips x warps), are the loop's static instruction count, and so for each
@@ -50,7 +50,7 @@ def compare(report: Path, cache: Path) -> int:
     """Each loop of each profiled kernel: static counts (vgprscope) against ncu's executed counts over the
     loop's address range divided by the executions of its first instruction. Exit 1 when any differ."""
     from vgprscope.backends.cuda import nvdisasm
-    from vgprscope.parse.loops import sass_class, sass_loops
+    from vgprscope.core.parse.loops import sass_class, sass_loops
 
     # one section per kernel ("Kernel Name","loop_gemm", then a header and a row per SASS instruction); the
     # addresses are where the code was loaded: offsets from the kernel's first instruction are the cubin's

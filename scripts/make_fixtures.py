@@ -12,7 +12,7 @@ import gzip
 import json
 from pathlib import Path
 
-from vgprscope.archs import get_arch
+from vgprscope.core.archs import get_arch
 from vgprscope.compile.cache import CompileCache
 from vgprscope.compile.engine import Engine
 from vgprscope.attention.config import AttentionConfig

@@ -6,7 +6,7 @@ variant is launched once on small random CUDA tensors; every Triton kernel the l
 (a wrapper around ``triton.runtime.jit.JITFunction.run``, which returns the ``CompiledKernel`` in Triton
 3.6 through 3.9; ``kernel[grid](...)`` and autotuners both go through it), and for each:
 
-* ours: ``vgprscope.occupancy.nvidia_occupancy(regs=NUM_REGS, shared_bytes=static + metadata.shared,
+* ours: ``vgprscope.core.occupancy.nvidia.nvidia_occupancy(regs=NUM_REGS, shared_bytes=static + metadata.shared,
   threads=num_warps * 32)``, with the function's preferred carveout when one is set;
 * the driver: ``cuOccupancyMaxActiveBlocksPerMultiprocessor(function, threads, metadata.shared)``
   (``cuda.bindings.driver``, else ``cuda.cuda``, else libcuda through ctypes).
@@ -56,7 +56,7 @@ TILES = ((64, 32), (64, 64), (128, 64), (128, 128), (32, 64))
 WARPS_STAGES = ((4, 1), (4, 2), (8, 2), (8, 3), (2, 1))
 SHAPE = (1, 2, 256, 256)  # batch, heads, seqlen_q, seqlen_k: small, only the compile and one launch matter
 DTYPE = "fp16"
-WARP = 32  # threads per warp on every NVIDIA arch vgprscope knows (archs.py wave_size)
+WARP = 32  # threads per warp on every NVIDIA arch vgprscope knows (core/archs.py wave_size)
 SWEEP_DYNAMIC = (0, 1024, 8 * 1024, 48 * 1024)  # plus the launch's own and the function's maximum
 
 CSV_FIELDS = ("kind", "variant", "config", "kernel", "threads", "regs", "static_shared", "dynamic_shared",
@@ -265,8 +265,8 @@ def kernel_facts(name: str, kernel: Any, driver: CudaDriver) -> KernelFacts:
 def compare(arch, facts: KernelFacts, driver, variant: str, config: str, kind: str, threads: int,
             dynamic: int, detail: str = "") -> Comparison:
     """One comparison of ours with the driver's for (kernel, threads, dynamic shared memory)."""
-    from vgprscope.errors import UsageError
-    from vgprscope.occupancy import nvidia_occupancy
+    from vgprscope.core.errors import UsageError
+    from vgprscope.core.occupancy.nvidia import nvidia_occupancy
 
     try:
         occ = nvidia_occupancy(arch, facts.regs, facts.static_shared + dynamic, threads,
@@ -442,8 +442,8 @@ def execute(args, log: Callable[[str], None] = print) -> Run:
     os.environ.pop("TRITON_INTERPRET", None)
     import triton
 
-    from vgprscope.archs import arch_for_device
-    from vgprscope.errors import VgprscopeError
+    from vgprscope.core.archs import arch_for_device
+    from vgprscope.core.errors import VgprscopeError
     from vgprscope.attention.config import ConfigRequest
     from vgprscope.attention.variants import load_variants, resolve_config
 

@@ -33,9 +33,9 @@ import importlib
 import triton
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
-from vgprscope.runtime.stored import cuobjdump_resources as _cuobjdump_resources
-from vgprscope.parse.amdgcn import parse_amdgcn
-from vgprscope.parse.nvidia import parse_cuobjdump_resources
+from vgprscope.compile.worker import _cuobjdump_resources
+from vgprscope.core.parse.amdgcn import parse_amdgcn
+from vgprscope.core.parse.nvidia import parse_cuobjdump_resources
 
 spec = json.loads(sys.argv[2])
 obj = importlib.import_module(spec["module"])

@@ -113,7 +113,7 @@ def test_empty_variant_name(cmd):
 
 
 def test_empty_variant_name_through_the_api_is_unknown():
-    from vgprscope.errors import UnknownNameError
+    from vgprscope.core.errors import UnknownNameError
     from vgprscope.attention.variants import select_variants
 
     with pytest.raises(UnknownNameError, match="unknown variant ''; valid: baseline, .*, all"):
@@ -170,8 +170,8 @@ def test_baseline_save_under_a_file_fails_before_compiling(file_in_the_way):
 
 
 def test_atomic_write_raises_a_typed_error(file_in_the_way):
-    from vgprscope.errors import OutputError
-    from vgprscope.fsutil import atomic_write
+    from vgprscope.core.errors import OutputError
+    from vgprscope.core.fsutil import atomic_write
 
     with pytest.raises(OutputError, match="is a file, not a directory"):
         atomic_write(file_in_the_way / "x" / "y.json", "{}")
@@ -243,7 +243,7 @@ def test_an_empty_value_is_a_usage_error_not_the_default(cmd, args, needle):
 def test_an_explicit_block_m_a_variant_does_not_honour_is_refused_on_its_row():
     """small-tiles caps BLOCK_M at 64: its default is 64, but an explicit --block-m 128 (the design card's
     example) is never silently turned into 64: the row says why it is refused."""
-    from vgprscope.archs import get_arch
+    from vgprscope.core.archs import get_arch
     from vgprscope.attention.config import ConfigRequest
     from vgprscope.attention.variants import get_variant, resolve_config
 
@@ -299,9 +299,9 @@ def test_amd_options_outside_what_triton_takes_are_refused_before_compiling(args
 
 
 def test_amd_option_values_are_checked_by_the_core_for_the_library_too():
-    from vgprscope.archs import get_arch
+    from vgprscope.core.archs import get_arch
     from vgprscope.attention.config import ConfigRequest, check_backend_options
-    from vgprscope.errors import UsageError
+    from vgprscope.core.errors import UsageError
     from vgprscope.library import selection
 
     with pytest.raises(UsageError, match="matrix_instr_nonkdim=4 is not allowed"):
@@ -329,7 +329,7 @@ def test_a_knob_value_refused_at_some_configs_only_stays_on_its_rows():
     """num_splits=16 needs 16 key blocks: at Nk 4096 / BLOCK_N 64 it fits, at Nk 512 it does not; the rows that
     cannot take it say so and the others compile."""
     from vgprscope.attention.source import _refused_knob
-    from vgprscope.archs import get_arch
+    from vgprscope.core.archs import get_arch
     from vgprscope.attention.config import ConfigRequest
     from vgprscope.attention.variants import get_variant, resolve_config
 
@@ -361,8 +361,8 @@ def test_empty_or_meaningless_values_are_refused_not_ignored(args, needle, tmp_p
 
 
 def test_an_empty_sort_or_scheduler_through_the_library():
-    from vgprscope.errors import UsageError
-    from vgprscope.grid import sort_lines, sort_records
+    from vgprscope.core.errors import UsageError
+    from vgprscope.library.grid import sort_lines, sort_records
     from vgprscope.library.tasks import executor_for, sort_frontiers
 
     for call in (lambda: sort_records([], ""), lambda: sort_lines({}, " "), lambda: sort_frontiers([], "")):
@@ -414,7 +414,7 @@ def test_a_huge_tile_suggests_no_huge_values():
 
 def test_library_selections_that_are_mistakes():
     import vgprscope
-    from vgprscope.errors import UsageError
+    from vgprscope.core.errors import UsageError
 
     for call, message in ((lambda: vgprscope.scan(5), "scan(5): the directory is not a path"),
                           (lambda: vgprscope.analyze(arch=[]), "arch=[] names nothing"),
@@ -429,7 +429,7 @@ import sys
 sys.path.insert(0, {kernels!r})
 from my_ops import add
 import vgprscope
-from vgprscope.errors import UsageError
+from vgprscope.core.errors import UsageError
 p = vgprscope.pointer("fp32")
 for kw in ({{"FOO": 3}}, {{"BLOK": 64}}, {{"num_stages": "x"}}, {{"num_warps": [4, 8.0]}}):
     try:
@@ -456,12 +456,12 @@ def test_a_typo_or_a_wrong_type_in_a_launch_is_a_usage_error_naming_it():
 
 
 def test_an_unknown_arch_is_refused_before_triton_is_imported():
-    code = ("import sys, vgprscope\nfrom vgprscope.errors import UsageError\n"
+    code = ("import sys, vgprscope\nfrom vgprscope.core.errors import UsageError\n"
             "try:\n    vgprscope.analyze(lambda: 0, arch='gfx9999')\nexcept UsageError as e:\n    print(e)\n"
             "print('triton' in sys.modules)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert out.stdout.splitlines() == [
-        "unknown arch 'gfx9999'; valid: " + ", ".join(__import__("vgprscope.archs").archs.ARCHS), "False"], out.stderr
+        "unknown arch 'gfx9999'; valid: " + ", ".join(__import__("vgprscope.core.archs").core.archs.ARCHS), "False"], out.stderr
 
 
 _NO_DRIVER = """

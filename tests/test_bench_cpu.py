@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 from vgprscope.bench.cases import DECODE, GQA, PREFILL, Case, build_cases, parse_shape
 from vgprscope.bench.timing import summarize
 from vgprscope.cli.app import _register, app
-from vgprscope.errors import UsageError
+from vgprscope.core.errors import UsageError
 
 _register()
 

@@ -19,7 +19,7 @@ import typer
 from typer.models import ParameterInfo
 from typer.testing import CliRunner
 
-from vgprscope.archs import ARCHS
+from vgprscope.core.archs import ARCHS
 from vgprscope.cli import options
 from vgprscope.cli.app import _register, app
 
@@ -192,7 +192,7 @@ def test_an_option_given_twice_by_two_bundles_is_refused():
 
 
 def test_the_grid_bundle_gives_the_library_its_keywords_checked_with_the_flags_names():
-    from vgprscope.errors import UsageError
+    from vgprscope.core.errors import UsageError
 
     grid = options.Grid(block_m=["64,128"], num_warps=["4", "8"], dtype=["bf16"], knob=["num_splits=2"], causal=True)
     assert grid.library() == {"block_m": [64, 128], "block_n": None, "head_dim": None, "num_warps": [4, 8],

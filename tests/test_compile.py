@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from vgprscope.archs import ARCHS, AmdArch, NvidiaArch, get_arch
+from vgprscope.core.archs import ARCHS, AmdArch, NvidiaArch, get_arch
 from vgprscope import runtime
 from vgprscope.runtime import facts, protocol
 from vgprscope.compile.cache import FORMAT, CompileCache
 from vgprscope.compile.engine import cache_key
 from vgprscope.compile.engine import Engine, WorkerVersionError, compile_tasks
-from vgprscope.records import AmdUsage, NvidiaUsage
+from vgprscope.core.records import AmdUsage, NvidiaUsage
 from vgprscope.attention.source import variant_tasks
 from vgprscope.attention.config import ConfigRequest
 from vgprscope.attention.variants import get_variant, load_variants, resolve_config
@@ -136,7 +136,7 @@ def test_a_failing_compile_is_a_row_and_the_sweep_goes_on(tmp_path):
 
 def test_interrupted_cache_write_leaves_no_entry(tmp_path, monkeypatch):
     cache = CompileCache(tmp_path)
-    import vgprscope.fsutil as fsutil
+    import vgprscope.core.fsutil as fsutil
 
     def boom(*a, **k):
         raise KeyboardInterrupt
@@ -153,7 +153,7 @@ def test_interrupted_cache_write_leaves_no_entry(tmp_path, monkeypatch):
 def test_waves_per_eu_padding_matches_the_kernel_descriptor(tmp_path):
     """LLVM pads the descriptor's VGPR allocation for waves_per_eu; the model must give the occupancy that
     the padded allocation (.amdhsa_next_free_vgpr) gives, and LLVM's own line."""
-    from vgprscope.occupancy import waves_with_vgprs
+    from vgprscope.core.occupancy.amd import waves_with_vgprs
 
     v = get_variant("baseline")
     a = get_arch("gfx942")

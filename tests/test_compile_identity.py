@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from capture_helpers import USER_KERNELS, cli
-from vgprscope.archs import get_arch
+from vgprscope.core.archs import get_arch
 from vgprscope.attention.config import ConfigRequest
 from vgprscope.attention.source import variant_tasks
 from vgprscope.attention.variants import load_variants, resolve_config
@@ -27,7 +27,7 @@ from vgprscope.compile import identity, toolchains
 from vgprscope.runtime import protocol
 from vgprscope.compile.cache import CompileCache
 from vgprscope.compile.engine import Engine, ToolchainBrokenError, toolchain_identity
-from vgprscope.errors import UsageError
+from vgprscope.core.errors import UsageError
 
 KERNEL = '''
 import triton

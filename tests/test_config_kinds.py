@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from vgprscope.attention.config import AttentionConfig
-from vgprscope.records import DataConfig, LaunchConfig, config_from_dict
+from vgprscope.core.records import DataConfig, LaunchConfig, config_from_dict
 
 ROOT = Path(__file__).resolve().parent.parent
 BASELINE = ROOT / "vgprscope-baseline.json"

@@ -35,7 +35,7 @@ from dataclasses import replace
 
 import pytest
 
-from vgprscope.archs import ARCHS, AmdArch
+from vgprscope.core.archs import ARCHS, AmdArch
 from vgprscope.compile.cache import CompileCache
 from vgprscope.compile.engine import Engine, launch_limit_reason, target_of
 from vgprscope.attention.source import variant_tasks
@@ -119,7 +119,7 @@ def test_every_default_config_fits_every_arch():
 
 
 def test_defaults_for_rules_resolve_in_order():
-    from vgprscope.archs import get_arch
+    from vgprscope.core.archs import get_arch
 
     rule_a = DefaultsRule(values=(("num_stages", 1),), archs=("sm_86", "sm_89"), head_dims=(129, 256))
     rule_b = DefaultsRule(values=(("num_stages", 3),), archs=("nvidia",), head_dims=(200, 256))

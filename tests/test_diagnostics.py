@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from vgprscope.parse.diagnostics import (
+from vgprscope.core.parse.diagnostics import (
     compile_diagnostics, failure_reason, llvm_diagnostics, ptxas_diagnostics, short_llvm, short_ptxas, slug,
 )
-from vgprscope.records import Diagnostic, Record
+from vgprscope.core.records import Diagnostic, Record
 
 FIX = Path(__file__).parent / "fixtures"
 DIAG = FIX / "diagnostics"
@@ -96,7 +96,7 @@ def test_short_versions():
 
 
 def test_record_round_trips_its_diagnostics():
-    from vgprscope.records import LaunchConfig
+    from vgprscope.core.records import LaunchConfig
 
     rec = Record("v", "k", "sm_90", LaunchConfig((), (), (("num_warps", 4),)), "ok", diagnostics=(C7512,),
                  llvm_version="24.0.0git (b010a18d2b648cab83c83967ff26b8fde11acdc6)")
@@ -277,7 +277,7 @@ def test_check_names_a_change_of_ptxas_and_llvm(small_sm90):
 def test_wide_and_markdown_views_say_the_spills_units(small_sm90):
     """--wide and markdown show every spill field: the legend says what each counts and in which unit."""
     from vgprscope.report.machine import compile_only
-    from vgprscope.report.records_view import table_text, to_markdown
+    from vgprscope.analysis.analyze.view import table_text, to_markdown
     from vgprscope.report.rows import SPILLS_FULL_LEGEND
 
     machine = compile_only()
@@ -323,7 +323,7 @@ def test_diff_between_releases_names_the_ptxas_and_llvm_change(tmp_path):
     assert all(n in " ".join(res.table().split()) for n in expected)
     assert json.loads(res.to_json())["notes"] == list(expected)
     # release by release (analyze --triton A --triton B): the table says which compilers each release brought
-    from vgprscope.history_view import to_table
+    from vgprscope.analysis.history.view import to_table
 
     hist = vgprscope.analyze(triton=["3.8.0", triton_version()], variant="baseline", arch=["sm_90", "gfx942"],
                              block_m=[64], block_n=[32], head_dim=[64], num_warps=[4], num_stages=[1], jobs=1,
@@ -422,7 +422,7 @@ def test_wide_and_markdown_rows_of_inductor_say_its_spill_threshold(small_sm90):
     import dataclasses
 
     from vgprscope.report.machine import compile_only
-    from vgprscope.report.records_view import table_text, to_markdown
+    from vgprscope.analysis.analyze.view import table_text, to_markdown
     from vgprscope.sources.inductor import THRESHOLD_EXTRA
 
     rec, = small_sm90.records

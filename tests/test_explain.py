@@ -15,14 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from vgprscope.archs import get_arch
-from vgprscope.explain import explain_raw, loop_state, spill_sites
-from vgprscope.parse.amdgcn import parse_amdgcn
-from vgprscope.parse.layouts import (
+from vgprscope.core.archs import get_arch
+from vgprscope.analysis.explain.core import explain_raw, loop_state, spill_sites
+from vgprscope.core.parse.amdgcn import parse_amdgcn
+from vgprscope.core.parse.layouts import (
     AmdMfma, Blocked, DotOperand, Linear, NvidiaMma, Slice, elements_per_lane, parse_layout, registers_per_lane,
 )
-from vgprscope.parse.lineinfo import amd_loc_chain, amdgcn_spills, sass_spills
-from vgprscope.parse.ttgir import parse_ttgir, resolve_loc, source_name
+from vgprscope.core.parse.lineinfo import amd_loc_chain, amdgcn_spills, sass_spills
+from vgprscope.core.parse.ttgir import parse_ttgir, resolve_loc, source_name
 
 FIX = Path(__file__).parent / "fixtures" / "explain"
 
@@ -209,7 +209,7 @@ def test_explain_raw_joins_allocation_loops_and_spills():
 
 @pytest.mark.parametrize("columns", [100, 160])
 def test_table_reads_in_the_terminal(columns, monkeypatch):
-    from vgprscope.report.explain_view import to_table
+    from vgprscope.analysis.explain.view import to_table
     from vgprscope.report.machine import compile_only
 
     monkeypatch.setenv("COLUMNS", str(columns))
@@ -224,7 +224,7 @@ def test_table_reads_in_the_terminal(columns, monkeypatch):
 
 
 def test_markdown_and_json_keep_every_site():
-    from vgprscope.report.explain_view import to_json, to_markdown
+    from vgprscope.analysis.explain.view import to_json, to_markdown
     from vgprscope.report.machine import compile_only
 
     e = explain_raw(get_arch("gfx942"), _gfx942_wpe3_raw(), "baseline")
@@ -236,7 +236,7 @@ def test_markdown_and_json_keep_every_site():
 
 
 def test_raw_without_ttgir_is_a_clear_error():
-    from vgprscope.explain import ExplainError
+    from vgprscope.analysis.explain.core import ExplainError
 
     raw = _gfx942_wpe3_raw()
     del raw["ttgir"]
@@ -259,7 +259,7 @@ def _gemm():
 
 @pytest.mark.parametrize("columns", [100, 160])
 def test_explain_of_a_users_gemm_speaks_of_it_in_neutral_words(columns, monkeypatch):
-    from vgprscope.report.explain_view import to_table
+    from vgprscope.analysis.explain.view import to_table
     from vgprscope.report.machine import compile_only
 
     monkeypatch.setenv("COLUMNS", str(columns))
@@ -283,7 +283,7 @@ def test_explain_of_a_users_gemm_speaks_of_it_in_neutral_words(columns, monkeypa
 
 
 def test_explain_wide_and_json_keep_the_full_layouts():
-    from vgprscope.report.explain_view import to_json, to_table
+    from vgprscope.analysis.explain.view import to_json, to_table
     from vgprscope.report.machine import compile_only
 
     e = _gemm()
@@ -305,7 +305,7 @@ def test_explain_wide_and_json_keep_the_full_layouts():
 def test_explain_of_a_bundled_variant_keeps_its_attention_words():
     from vgprscope.attention.config import AttentionConfig
     from vgprscope.attention.live import seed_estimate
-    from vgprscope.report.explain_view import to_table
+    from vgprscope.analysis.explain.view import to_table
     from vgprscope.report.machine import compile_only
 
     est = seed_estimate(AttentionConfig(block_m=128, block_n=64, head_dim=128, num_warps=4, waves_per_eu=3), "gfx942")

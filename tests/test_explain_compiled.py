@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from vgprscope.archs import get_arch
-from vgprscope.parse.layouts import elements_per_lane, parse_layout
-from vgprscope.parse.ttgir import parse_tensor_type
+from vgprscope.core.archs import get_arch
+from vgprscope.core.parse.layouts import elements_per_lane, parse_layout
+from vgprscope.core.parse.ttgir import parse_tensor_type
 
 FIX = Path(__file__).parent / "fixtures" / "explain"
 # every arch the installed Triton targets; the bundled variants' kernels on each
@@ -94,7 +94,7 @@ def test_fixture_counts_equal_triton_layout_view(name):
 def compiled():
     """Raw outputs of the bundled kernels at their defaults on every arch Triton targets."""
     from vgprscope.compile.engine import Engine
-    from vgprscope.sweep import sweep_tasks
+    from vgprscope.library.sweep import sweep_tasks
     from vgprscope.attention.config import ConfigRequest
 
     archs = [a for a in ORACLE_ARCHS if getattr(get_arch(a), "triton_target", True)]

@@ -9,13 +9,13 @@ from dataclasses import replace
 import pytest
 from typer.testing import CliRunner
 
-from vgprscope.archs import get_arch
+from vgprscope.core.archs import get_arch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vgprscope.frontier import SpecAccess, by_variant, occupancy_levels, run_frontier
+from vgprscope.analysis.frontier.core import SpecAccess, by_variant, occupancy_levels, run_frontier
 from vgprscope.backends import occupancy_of
-from vgprscope.records import AmdUsage, NvidiaUsage, Record
+from vgprscope.core.records import AmdUsage, NvidiaUsage, Record
 from vgprscope.attention.config import AttentionConfig
 
 
@@ -120,7 +120,7 @@ def test_a_level_that_fails_is_a_level_with_its_error():
     assert kf.spill_free.plan.target == 3 and kf.next_level.plan.target == 4
     assert kf.summary == ("spill-free to 3 waves/SIMD (168 VGPRs); 4 waves/SIMD: does not compile "
                           "(LLVM ERROR: synthetic failure)")
-    from vgprscope.report.frontier_view import tables_text
+    from vgprscope.analysis.frontier.view import tables_text
     from vgprscope.report.machine import compile_only
 
     text = tables_text([kf], compile_only(), width=100)
@@ -233,7 +233,7 @@ def test_frontier_never_advises_a_lower_occupancy(arch, warps, need, uncapped, l
 
 
 def test_frontier_table_reads_at_100_and_160_columns():
-    from vgprscope.report.frontier_view import tables_text
+    from vgprscope.analysis.frontier.view import tables_text
     from vgprscope.report.machine import compile_only
 
     kfs = run_frontier([("split-k-two-phase", "gfx942", CFG)],

@@ -21,7 +21,7 @@ from vgprscope.gate.baseline import Baseline, Entry, load_baseline
 from vgprscope.gate.diff import GateResult, judge
 from vgprscope.gate.rules import RuleSet
 from vgprscope.report.formats import Footnotes
-from vgprscope.records import ArgSpec, AutotunePick, LaunchConfig
+from vgprscope.core.records import ArgSpec, AutotunePick, LaunchConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 MARKER = re.compile(r"\[\d+\]")

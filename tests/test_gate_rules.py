@@ -17,13 +17,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from vgprscope.errors import NotComparableError, UsageError
+from vgprscope.core.errors import NotComparableError, UsageError
 from vgprscope.gate.baseline import Baseline, Entry, entries_of, load_baseline, save_baseline
 from vgprscope.gate.config import GateSet, load_gate_config
 from vgprscope.gate.diff import Change, State, judge
 from vgprscope.gate.metrics import METRICS
 from vgprscope.gate.rules import Mode, Rule, RuleSet, default_rule, parse_rule
-from vgprscope.records import AmdUsage, Record
+from vgprscope.core.records import AmdUsage, Record
 from vgprscope.attention import defaults as attention_defaults
 from vgprscope.attention.config import AttentionConfig
 
@@ -400,7 +400,7 @@ def test_no_baseline_says_how_to_make_one(tmp_path):
 
 
 def test_interrupted_save_keeps_the_old_baseline(base, tmp_path, monkeypatch):
-    import vgprscope.fsutil as fsutil
+    import vgprscope.core.fsutil as fsutil
 
     out = tmp_path / "b.json"
     save_baseline(out, base)

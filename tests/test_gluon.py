@@ -16,8 +16,8 @@ import pytest
 import vgprscope
 from capture_helpers import ROOT, cli, usage_counts
 from vgprscope.capture.model import load_capture
-from vgprscope.parse.amdgcn import parse_amdgcn
-from vgprscope.parse.nvidia import parse_cuobjdump_resources
+from vgprscope.core.parse.amdgcn import parse_amdgcn
+from vgprscope.core.parse.nvidia import parse_cuobjdump_resources
 
 GLUON = ROOT / "tests" / "fixtures" / "gluon_kernels"
 

@@ -7,11 +7,10 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from vgprscope.cli.grid import grid_requests
-from vgprscope.grid import parse_knob_axes, point_label, varying_axes
-from vgprscope.errors import UsageError
-from vgprscope.grid import DEFAULT_MAX_COMPILES, GridSize, GridTooLargeError, check_size, sort_records
-from vgprscope.records import AmdUsage, Record
+from vgprscope.cli.grid import grid_requests, parse_knob_axes, point_label, varying_axes
+from vgprscope.core.errors import UsageError
+from vgprscope.library.grid import DEFAULT_MAX_COMPILES, GridSize, GridTooLargeError, check_size, sort_records
+from vgprscope.core.records import AmdUsage, Record
 from vgprscope.attention.config import AttentionConfig
 
 
@@ -64,7 +63,7 @@ def test_the_size_guard_refuses_with_the_measured_rate_unless_confirmed():
 
 
 def _rec(variant, arch, bm, vgprs, spills, occ_value=None):
-    from vgprscope.archs import get_arch
+    from vgprscope.core.archs import get_arch
     from vgprscope.backends import occupancy_of
 
     cfg = AttentionConfig(block_m=bm, block_n=64, head_dim=128)

@@ -22,11 +22,11 @@ from pathlib import Path
 import pytest
 from capture_helpers import ROOT, cli
 
-from vgprscope.archs import ARCHS
+from vgprscope.core.archs import ARCHS
 from vgprscope.capture.model import load_capture
 from vgprscope.compile.engine import triton_version
-from vgprscope.records import AmdUsage, LaunchConfig, NvidiaUsage, Record
-from vgprscope.scan import scan
+from vgprscope.core.records import AmdUsage, LaunchConfig, NvidiaUsage, Record
+from vgprscope.analysis.scan.core import scan
 from vgprscope.sources.capture import capture_tasks
 from vgprscope.sources.inductor import (THRESHOLD_EXTRA, inductor_capture, inductor_slot, spill_threshold,
                                         spill_verdict)
@@ -171,7 +171,7 @@ def test_a_skipped_config_says_so_in_the_table_and_the_exports():
 
 
 def test_a_diff_names_the_configs_two_releases_put_on_opposite_sides_of_the_threshold():
-    from vgprscope.diff import threshold_crossings
+    from vgprscope.analysis.diff.core import threshold_crossings
 
     before = {"a": _row(_nvidia(60), 16), "b": _row(_nvidia(100), 16), "c": _row(_nvidia(0), 16)}
     after = {"a": _row(_nvidia(72), 16), "b": _row(_nvidia(100), 16), "c": _row(_nvidia(0), 16)}

@@ -1,9 +1,9 @@
-"""Attention knowledge stays in ``vgprscope/attention`` (DESIGN.md, "Layers"): no module of
-the compile core, the parsers, the arch table and occupancy model, the gate, the report views or the other
-kernel sources imports the attention package, nor mentions a head dim or a causal mask.
+"""The folders are the layers (DESIGN.md, "Layers"; docs/architecture.md): a module imports its own folder's
+layer and the layers below, never one above; no module reaches itself through its imports (no cycle);
+attention knowledge stays in ``vgprscope/attention``; only the backends tell the vendors apart.
 
-Read statically (ast), without importing anything: an import inside a function counts as much as one at the
-top, and ``from .. import attention`` as much as ``import vgprscope.attention``.
+Read statically (ast), without importing anything: an import inside a function or only for type checking
+counts as much as one at the top, and ``from .. import attention`` as much as ``import vgprscope.attention``.
 """
 
 from __future__ import annotations
@@ -15,25 +15,48 @@ from pathlib import Path
 import pytest
 
 PKG = Path(__file__).resolve().parent.parent / "vgprscope"
-# the layers below the attention package: packages whole, and single modules
-CORE = ("compile", "parse", "gate", "report", "sources", "capture", "runtime", "archs.py", "occupancy.py",
-        "records.py", "errors.py", "fsutil.py")
+KERNELS = PKG.parent / "kernels"  # the bundled variants, installed as vgprscope.kernels
+
+# Lowest first: the folders of vgprscope/ (a module still at its top is named as a folder would be). A module
+# may import its own layer and the layers below it, never one above. The package root (``vgprscope``, its
+# ``__version__``) is the facade every module may reach.
+LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("runtime", ("runtime", "interpreter")),  # runs where vgprscope is not installed: imports nothing of it
+    ("core", ("core",)),  # errors, files, the arch table, records, the compile job, occupancy, the parsers
+    ("backends", ("backends",)),  # one per vendor
+    ("compile", ("compile",)),  # the engine, the cache, clusters, toolchains
+    ("sources", ("capture", "sources")),  # where compile jobs come from besides the bundled variants
+    ("report", ("report",)),  # what every view shares: tables, exports, cells, the machine line
+    ("gate", ("gate",)),  # metrics, rules, the baseline file, the judge, the configuration
+    ("analysis", ("analysis",)),  # one package per question: its computation and its view
+    ("attention", ("attention", "kernels")),  # the bundled variants: nothing below imports them
+    ("bench", ("bench",)),  # GPU only: the correctness gate, timings
+    ("library", ("library",)),  # the calls, their selections and results
+    ("cli", ("cli", "__main__")),  # the commands
+)
+ROOT_MODULES = {"vgprscope", "vgprscope.__version__"}
+# The folders below the attention package: none imports it, nor says head dim or causal mask.
+CORE = tuple(f for _, folders in LAYERS[:[n for n, _ in LAYERS].index("attention")] for f in folders)
 ATTENTION = "vgprscope.attention"
 WORDS = re.compile(r"head_dim|causal", re.IGNORECASE)
 
 
-def core_files() -> list[Path]:
-    out: list[Path] = []
-    for name in CORE:
-        path = PKG / name
-        out += sorted(path.rglob("*.py")) if path.is_dir() else [path]
-    return out
-
-
 def module_name(file: Path) -> str:
+    if file.parent == KERNELS:
+        return "vgprscope.kernels" + ("" if file.stem == "__init__" else f".{file.stem}")
     rel = file.relative_to(PKG.parent).with_suffix("")
     parts = list(rel.parts)
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def package_files() -> list[Path]:
+    """Every module of the package (the bundled kernels included) but its root."""
+    kernels = sorted(KERNELS.glob("*.py")) if KERNELS.is_dir() else []
+    return sorted(f for f in PKG.rglob("*.py") if f.name != "__init__.py" or f.parent != PKG) + kernels
+
+
+def core_files() -> list[Path]:
+    return [f for f in package_files() if module_name(f).split(".")[1] in CORE]
 
 
 def imported_modules(file: Path) -> list[tuple[int, str]]:
@@ -57,6 +80,9 @@ def imported_modules(file: Path) -> list[tuple[int, str]]:
     return out
 
 
+# ---- attention knowledge stays in vgprscope/attention (issue 19, item 2) ---------------------------------
+
+
 def imports_attention(file: Path) -> list[str]:
     return [f"{file.relative_to(PKG.parent)}:{line} imports {mod}" for line, mod in imported_modules(file)
             if mod == ATTENTION or mod.startswith(ATTENTION + ".")]
@@ -70,10 +96,11 @@ def mentions(file: Path) -> list[str]:
 def test_the_core_files_are_found():
     files = core_files()
     names = {module_name(f) for f in files}
-    assert {"vgprscope.compile.engine", "vgprscope.runtime.worker", "vgprscope.parse.amdgcn", "vgprscope.gate.baseline",
-            "vgprscope.report.compare_view", "vgprscope.report.explain_view", "vgprscope.sources.capture",
-            "vgprscope.sources.triton_cache", "vgprscope.archs", "vgprscope.occupancy"} <= names
-    assert not any(".attention" in n for n in names)
+    assert {"vgprscope.compile.engine", "vgprscope.runtime.worker", "vgprscope.core.parse.amdgcn",
+            "vgprscope.gate.baseline", "vgprscope.analysis.compare.view", "vgprscope.analysis.explain.view",
+            "vgprscope.sources.capture", "vgprscope.sources.triton_cache", "vgprscope.core.archs",
+            "vgprscope.core.occupancy", "vgprscope.report.rows"} <= names
+    assert not any(".attention" in n or ".kernels" in n for n in names)
 
 
 @pytest.mark.parametrize("file", core_files(), ids=lambda f: str(f.relative_to(PKG)))
@@ -99,51 +126,25 @@ def test_the_walk_sees_every_form_of_import(tmp_path, monkeypatch):
         f.write_text(text + "\n")
         assert imports_attention(f), text
     clean = pkg / "report" / "clean.py"
-    clean.write_text("from ..records import Record\nfrom . import formats\nimport json\n")
+    clean.write_text("from ..core.records import Record\nfrom . import formats\nimport json\n")
     assert imports_attention(clean) == []
     worded = pkg / "report" / "worded.py"
     worded.write_text("x = cfg.head_dim\n# a Causal mask\n")
     assert len(mentions(worded)) == 2 and mentions(clean) == []
 
 
-# ---- the layers: imports point one way (DESIGN.md "Layers", docs/architecture.md) ------------------------
-
-# Lowest first. A module may import its own layer and the layers below it, never one above (an import inside
-# a function counts, as does one only for type checking). The package root (``vgprscope``, its
-# ``__version__``) is the facade every module may reach. A module belongs to the longest prefix listed.
-LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("base", ("errors", "fsutil", "extras", "runtime", "_callable")),
-    ("arch table", ("archs",)),
-    ("records", ("records", "compile.job")),  # what a row and a compile job are: pure data
-    ("occupancy and parsers", ("occupancy", "parse")),
-    ("backends", ("backends",)),
-    ("compile", ("compile",)),
-    ("sources", ("capture", "sources", "scan")),
-    ("analysis", ("compare", "explain", "frontier", "history")),
-    ("report", ("report", "history_view")),
-    ("gate", ("gate",)),
-    ("diff", ("diff", "diff_loops", "diff_view")),
-    ("attention", ("attention", "kernels")),  # the bundled variants: nothing below imports them
-    ("orchestration", ("bench", "grid", "sweep")),
-    ("library", ("library",)),
-    ("cli", ("cli", "__main__")),
-)
-ROOT_MODULES = {"vgprscope", "vgprscope.__version__"}
+# ---- the layers: imports point one way ---------------------------------------------------------------------
 
 
 def layer_of(module: str) -> int | None:
-    """The index of a vgprscope module's layer (None: not vgprscope's, or the root)."""
+    """The index of a vgprscope module's layer, the one naming its folder (None: not vgprscope's, or the root)."""
     if not module.startswith("vgprscope.") or module in ROOT_MODULES:
         return None
-    rest = module.removeprefix("vgprscope.")
-    best: tuple[int, int] | None = None
-    for i, (_, prefixes) in enumerate(LAYERS):
-        for p in prefixes:
-            if (rest == p or rest.startswith(p + ".")) and (best is None or len(p) > best[1]):
-                best = (i, len(p))
-    if best is None:
-        raise AssertionError(f"{module} is in no layer: add it to LAYERS (tests/test_layers.py)")
-    return best[0]
+    folder = module.split(".")[1]
+    for i, (_, folders) in enumerate(LAYERS):
+        if folder in folders:
+            return i
+    raise AssertionError(f"{module} is in no layer: add its folder to LAYERS (tests/test_layers.py)")
 
 
 def upward_imports(file: Path) -> list[str]:
@@ -153,19 +154,11 @@ def upward_imports(file: Path) -> list[str]:
         return []
     out: dict[int, str] = {}  # one finding per import statement (``from X import y`` names X and X.y)
     for line, mod in imported_modules(file):
-        # `from .x import Name`: the module is the part a layer is known for (a name in it is no module)
-        try:
-            theirs = layer_of(mod)
-        except AssertionError:
-            theirs = layer_of(mod.rpartition(".")[0])
+        theirs = layer_of(mod)
         if theirs is not None and theirs > own:
             out.setdefault(line, f"{file.relative_to(PKG.parent)}:{line} ({LAYERS[own][0]}) imports {mod} "
                                  f"({LAYERS[theirs][0]})")
     return list(out.values())
-
-
-def package_files() -> list[Path]:
-    return sorted(f for f in PKG.rglob("*.py") if f.name != "__init__.py" or f.parent != PKG)
 
 
 def test_every_module_has_a_layer():
@@ -173,35 +166,169 @@ def test_every_module_has_a_layer():
         layer_of(module_name(f))  # raises for one that has none
 
 
-@pytest.mark.parametrize("file", package_files(), ids=lambda f: str(f.relative_to(PKG)))
+def test_no_module_but_the_facade_sits_at_the_top_of_the_package():
+    """A module's folder says its layer: at the top of vgprscope/ only the facade and ``python -m``'s entry
+    (and the interpreter fixes, until the runtime package holds them)."""
+    assert sorted(f.name for f in PKG.glob("*.py")) == ["__init__.py", "__main__.py", "interpreter.py"]
+
+
+@pytest.mark.parametrize("file", package_files(), ids=lambda f: str(f.relative_to(PKG.parent)))
 def test_no_module_imports_a_higher_layer(file):
     assert upward_imports(file) == []
+
+
+# ---- no module over 600 lines --------------------------------------------------------------------------------
+
+LONGEST = 600
+# Modules still longer, each to be split; the test fails when a new one grows past the limit, and when one of
+# these is back under it (then delete its line).
+KNOWN_LONG = {"compile/engine.py", "compile/toolchains.py", "compile/worker.py", "compile/kernel_load.py",
+              "capture/hook.py"}
+
+
+def test_no_module_is_longer_than_600_lines():
+    long = {str(f.relative_to(PKG)) for f in PKG.rglob("*.py") if len(f.read_text().splitlines()) > LONGEST}
+    assert sorted(long - KNOWN_LONG) == []
+    assert sorted(KNOWN_LONG - long) == []  # split: delete it from KNOWN_LONG
+
+
+# ---- no cycles: no module reaches itself through its imports ------------------------------------------------
+
+# Cycles the code still has, each a set of modules importing each other (directly or through the others).
+# The test fails when a new one appears, and when one of these is gone (then delete its line).
+KNOWN_CYCLES: tuple[frozenset[str], ...] = tuple(frozenset(f"vgprscope.{m}" for m in c.split()) for c in (
+    "cli.app cli.report",  # `vgprscope report` registers itself on the app it imports
+))
+
+
+def import_graph(files: list[Path]) -> dict[str, set[str]]:
+    """module -> the vgprscope modules it imports (anywhere in the file); an imported name is the module that
+    defines it (``from .formats import Column`` imports ``report.formats``)."""
+    modules = {module_name(f): f for f in files}
+
+    def resolve(name: str) -> str | None:
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph: dict[str, set[str]] = {}
+    for mod, f in modules.items():
+        package = mod if f.name == "__init__.py" else mod.rpartition(".")[0]
+        named: list[str] = []
+        for node in ast.walk(ast.parse(f.read_text(), str(f))):
+            if isinstance(node, ast.Import):
+                named += [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                parts = package.split(".")
+                base = (".".join(parts[: len(parts) - node.level + 1] + ([node.module] if node.module else []))
+                        if node.level else node.module or "")
+                named += [f"{base}.{a.name}" for a in node.names]  # a submodule, or a name of ``base``
+        targets = {resolve(m) for m in named if m.split(".")[0] == "vgprscope"}
+        graph[mod] = {t for t in targets if t is not None and t != mod}
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[frozenset[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[frozenset[str]] = []
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            v, it = work[-1]
+            w = next(it, None)
+            if w is not None:
+                if w not in index:
+                    index[w] = low[w] = len(index)
+                    stack.append(w)
+                    on_stack.add(w)
+                    work.append((w, iter(sorted(graph.get(w, ())))))
+                elif w in on_stack:
+                    low[v] = min(low[v], index[w])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                comp = set()
+                while True:
+                    w = stack.pop()
+                    on_stack.discard(w)
+                    comp.add(w)
+                    if w == v:
+                        break
+                if len(comp) > 1:
+                    found.append(frozenset(comp))
+    return found
+
+
+def test_no_import_cycle_between_modules():
+    files = package_files() + [PKG / "__init__.py"]
+    found = set(cycles(import_graph(files)))
+    assert sorted(map(sorted, found - set(KNOWN_CYCLES))) == []
+    assert sorted(map(sorted, set(KNOWN_CYCLES) - found)) == []  # fixed: delete it from KNOWN_CYCLES
+
+
+def test_the_cycle_walk_sees_every_form_of_import(tmp_path, monkeypatch):
+    """A cycle is found through a function-local import, a type-checking one and a third module; modules
+    that only import downwards make none."""
+    pkg = tmp_path / "vgprscope"
+    (pkg / "report").mkdir(parents=True)
+    monkeypatch.setitem(globals(), "PKG", pkg)
+    files = {
+        "report/a.py": "from .b import x\n",
+        "report/b.py": "def f():\n    from . import a\n",
+        "report/c.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .d import Y\n",
+        "report/d.py": "from .e import z\n",
+        "report/e.py": "import vgprscope.report.c\n",
+        "report/f.py": "from .a import x\nfrom ..core import records\nfrom . import g\n",
+        "report/g.py": "",
+        "report/__init__.py": "from .g import y\n",
+    }
+    for rel, text in files.items():
+        (pkg / rel).write_text(text)
+    found = cycles(import_graph(sorted(pkg.rglob("*.py"))))
+    assert sorted(map(sorted, found)) == [["vgprscope.report.a", "vgprscope.report.b"],
+                                          ["vgprscope.report.c", "vgprscope.report.d", "vgprscope.report.e"]]
 
 
 def test_the_layer_walks_see_what_they_are_for(tmp_path, monkeypatch):
     """Each check fails on what it is for: a lower layer importing a higher one (at the top, in a function,
     relatively or absolutely), the core importing the attention package."""
     pkg = tmp_path / "vgprscope"
-    for d in ("compile", "parse", "cli", "gate"):
+    for d in ("compile", "core/parse", "cli", "gate", "analysis/explain"):
         (pkg / d).mkdir(parents=True)
     monkeypatch.setitem(globals(), "PKG", pkg)
     cases = {
-        "parse/low.py": ("from ..compile.engine import Engine\n", "imports vgprscope.compile.engine (compile)"),
+        "core/parse/low.py": ("from ...compile.engine import Engine\n", "imports vgprscope.compile.engine (compile)"),
         "gate/inner.py": ("def f():\n    from ..library import api\n", "(library)"),
         "compile/up.py": ("import vgprscope.attention.config\n", "(attention)"),
-        "parse/typed.py": ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..report import rows\n",
-                           "(report)"),
+        "core/parse/typed.py": ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ...report import rows\n",
+                                "(report)"),
+        "analysis/explain/core.py": ("from ...bench import runner\n", "(bench)"),
     }
     for rel, (text, needle) in cases.items():
         (pkg / rel).write_text(text)
         (found,) = upward_imports(pkg / rel)
         assert needle in found, found
     fine = pkg / "cli" / "top.py"
-    fine.write_text("from ..library import api\nfrom ..compile.job import CompileJob\nfrom .. import __version__\n")
+    fine.write_text("from ..library import api\nfrom ..core.job import CompileJob\nfrom .. import __version__\n")
     assert upward_imports(fine) == []
-    job = pkg / "compile" / "job.py"
-    job.write_text("from ..records import Record\n")  # the job is data: below the engine, beside the records
+    job = pkg / "core" / "job.py"
+    job.write_text("from .records import Record\n")  # the job is data: in the core, beside the records
     assert upward_imports(job) == []
+    stray = pkg / "stray.py"
+    stray.write_text("")
+    with pytest.raises(AssertionError, match="in no layer"):
+        layer_of(module_name(stray))
 
 
 @pytest.mark.parametrize("first", ["import vgprscope", "import vgprscope.attention.live as live",
@@ -223,10 +350,10 @@ def test_vgprscope_attention_is_the_package_and_the_function_in_any_import_order
 
 # ---- vendors: only the backends and the arch table tell them apart -------------------------------------
 
-# Where a vendor may be named in code: its backend, the arch table, and the compile worker's compile and
+# Where a vendor may be named in code: its backend, the arch table, and the runtime's compile and
 # stored-output reading, which run
 # where vgprscope cannot be imported (another Triton's environment) and so keeps its own per-backend lines.
-VENDOR_HOMES = ("backends", "archs.py", "runtime/compile.py", "runtime/stored.py")
+VENDOR_HOMES = ("backends", "core/archs.py", "runtime/compile.py", "runtime/stored.py")
 VENDOR_CLASSES = {"AmdArch", "NvidiaArch", "AmdUsage", "NvidiaUsage"}
 VENDOR_WORDS = {"hip", "cuda", "amd", "nvidia"}  # Triton's backend names and vgprscope's vendor values
 ARCH_PREFIXES = ("gfx", "sm")
@@ -304,9 +431,9 @@ def vendor_checks(file: Path) -> list[str]:
 
 def test_the_vendor_files_are_found():
     names = {module_name(f) for f in vendor_files()}
-    assert {"vgprscope.frontier", "vgprscope.explain", "vgprscope.occupancy", "vgprscope.compile.engine",
+    assert {"vgprscope.analysis.frontier.core", "vgprscope.analysis.explain.core", "vgprscope.core.occupancy", "vgprscope.compile.engine",
             "vgprscope.report.rows", "vgprscope.cli.occupancy_cmd", "vgprscope.attention.variants"} <= names
-    assert not any(n.startswith("vgprscope.backends") or n in ("vgprscope.archs", "vgprscope.runtime.compile")
+    assert not any(n.startswith("vgprscope.backends") or n in ("vgprscope.core.archs", "vgprscope.runtime.compile")
                    for n in names)
 
 

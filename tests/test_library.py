@@ -43,7 +43,7 @@ def _python(code: str, env: dict[str, str] | None = None, cwd: Path = ROOT) -> s
 
 
 def _fixture_records():
-    from vgprscope.records import Record
+    from vgprscope.core.records import Record
 
     with gzip.open(FIXTURES / "bundled_gfx942_sm_90_analyze.json.gz", "rt") as f:
         return [Record.from_dict(r) for r in json.load(f)["rows"]]
@@ -73,17 +73,17 @@ def test_import_and_help_import_no_pandas_triton_or_torch():
 # ---- results: DataFrames are the CSV export, JSON is the JSON export -----------------------------------
 
 def test_analyze_result_dataframe_is_the_csv_export_and_json_the_json_export():
-    from vgprscope.library.results import AnalyzeResult
-    from vgprscope.report import formats
+    from vgprscope.analysis.analyze.result import AnalyzeResult
+    from vgprscope.analysis.analyze import view
 
     records = _fixture_records()
     result = AnalyzeResult(tuple(records))
     df = result.to_pandas()
-    assert len(df) == len(records) and list(df.columns) == formats.to_csv(records).splitlines()[0].split(",")
+    assert len(df) == len(records) and list(df.columns) == view.to_csv(records).splitlines()[0].split(",")
     # every value as the CSV writes it, integers kept integers where the other vendor's rows leave a gap
-    assert df.to_csv(index=False) == formats.to_csv(records)
+    assert df.to_csv(index=False) == view.to_csv(records)
     assert str(df["usage_vgpr_total"].dtype) == "Int64" and str(df["usage_regs"].dtype) == "Int64"
-    assert result.to_json() == formats.to_json(records, result.machine, "analyze")
+    assert result.to_json() == view.to_json(records, result.machine, "analyze")
     assert json.loads(result.to_json())["rows"] == [r.as_dict() for r in records]
 
 
@@ -94,8 +94,8 @@ def test_frames_of_variants_and_of_a_capture_share_one_set_of_config_columns():
     import pandas as pd
 
     import vgprscope.attention.config  # noqa: F401  (reads the variants' configs back as a run makes them)
-    from vgprscope.library.results import AnalyzeResult
-    from vgprscope.records import Record
+    from vgprscope.analysis.analyze.result import AnalyzeResult
+    from vgprscope.core.records import Record
 
     with gzip.open(FIXTURES / "fla_core_analyze.json.gz", "rt") as f:
         captured_records = [Record.from_dict(r) for r in json.load(f)["rows"]]
@@ -122,9 +122,9 @@ def test_frames_of_variants_and_of_a_capture_share_one_set_of_config_columns():
 
 
 def test_compare_result_rows_are_its_csv_export():
-    from vgprscope.compare import compare
-    from vgprscope.library.results import CompareResult
-    from vgprscope.report import compare_view
+    from vgprscope.analysis.compare.core import compare
+    from vgprscope.analysis.compare.result import CompareResult
+    from vgprscope.analysis.compare import view as compare_view
 
     per_arch = compare(_fixture_records())
     result = CompareResult({k: tuple(v) for k, v in per_arch.items()}, tuple(_fixture_records()))
@@ -141,9 +141,9 @@ def test_compare_csv_and_dataframe_keep_the_deltas_against_baseline_and_the_traf
     import pandas as pd
 
     from vgprscope.attention.traffic import line_traffic
-    from vgprscope.compare import compare
-    from vgprscope.library.results import CompareResult
-    from vgprscope.report import compare_view
+    from vgprscope.analysis.compare.core import compare
+    from vgprscope.analysis.compare.result import CompareResult
+    from vgprscope.analysis.compare import view as compare_view
 
     records = _fixture_records()
     per_arch = compare(records, line_traffic())
@@ -175,9 +175,9 @@ def test_compare_csv_and_dataframe_keep_the_deltas_against_baseline_and_the_traf
 
 
 def test_explain_result_rows_per_kernel_tensor_and_spill_site():
-    from vgprscope.archs import get_arch
-    from vgprscope.explain import explain_raw
-    from vgprscope.library.results import ExplainResult
+    from vgprscope.core.archs import get_arch
+    from vgprscope.analysis.explain.core import explain_raw
+    from vgprscope.analysis.explain.result import ExplainResult
 
     def read(name):
         return gzip.open(FIXTURES / "explain" / name, "rt").read()
@@ -202,9 +202,9 @@ def test_explain_frames_without_rows_still_have_their_columns():
     """A kernel that does not spill: its ``to_pandas("spills")`` is empty with the spill sites' columns (a
     notebook can filter or concatenate it as any other), and each kind of rows keeps its columns when none
     has a row (a kernel that failed to compile: no live tensor, no allocation)."""
-    from vgprscope.archs import get_arch
-    from vgprscope.explain import KernelExplanation, explain_raw
-    from vgprscope.library.results import ExplainResult
+    from vgprscope.core.archs import get_arch
+    from vgprscope.analysis.explain.core import KernelExplanation, explain_raw
+    from vgprscope.analysis.explain.result import ExplainResult
 
     def read(name):
         return gzip.open(FIXTURES / "explain" / name, "rt").read()
@@ -273,9 +273,9 @@ def test_check_and_diff_frames_have_one_shape_one_row_per_entry_and_metric():
     import pandas as pd
 
     from vgprscope.compile.toolchains import Toolchain
-    from vgprscope.diff import DiffResult as CoreDiff
-    from vgprscope.diff_view import CSV_FIELDS
-    from vgprscope.library.diffs import DiffResult
+    from vgprscope.analysis.diff.core import DiffResult as CoreDiff
+    from vgprscope.analysis.diff.view import CSV_FIELDS
+    from vgprscope.analysis.diff.result import DiffResult
     from vgprscope.library.results import CheckResult
 
     base, gate, entries, missing = _gate_of_an_edited_run()
@@ -305,35 +305,40 @@ def test_results_render_their_table_in_a_notebook_without_pandas():
     code = textwrap.dedent('''
         import gzip, json, sys
         from vgprscope.gate.baseline import load_baseline
+        from vgprscope.gate.diff import compare as gate_compare
+        from vgprscope.analysis.compare.core import compare
         from vgprscope.gate.diff import judge
-        from vgprscope.compare import compare
         from vgprscope.library import results
-        from vgprscope.records import Record
-        from vgprscope.report import records_view
+        from vgprscope.analysis.analyze.result import AnalyzeResult
+        from vgprscope.analysis.compare.result import CompareResult
+        from vgprscope.analysis.explain.result import ExplainResult
+        from vgprscope.analysis.frontier.result import FrontierResult
+        from vgprscope.core.records import Record
+        from vgprscope.analysis.analyze import view as records_view
 
         with gzip.open("tests/fixtures/bundled_gfx942_sm_90_analyze.json.gz", "rt") as f:
             records = tuple(Record.from_dict(r) for r in json.load(f)["rows"])
         base = load_baseline("vgprscope-baseline.json")
         entries = tuple(base.entries.values())
         shown = {
-            "analyze": results.AnalyzeResult(records)._repr_markdown_(),
-            "compare": results.CompareResult({k: tuple(v) for k, v in compare(records).items()},
+            "analyze": AnalyzeResult(records)._repr_markdown_(),
+            "compare": CompareResult({k: tuple(v) for k, v in compare(records).items()},
                                              records)._repr_markdown_(),
             "check": results.CheckResult(judge(base, list(entries)), entries, "b.json")._repr_markdown_(),
             "save": results.BaselineSaveResult(entries, base, "b.json", "3.9.0")._repr_markdown_(),
-            "explain": results.ExplainResult(())._repr_markdown_(),
-            "frontier": results.FrontierResult(())._repr_markdown_(),
+            "explain": ExplainResult(())._repr_markdown_(),
+            "frontier": FrontierResult(())._repr_markdown_(),
         }
         from vgprscope.compile.toolchains import Toolchain
-        from vgprscope.diff import DiffResult as CoreDiff
-        from vgprscope.library.diffs import DiffResult
+        from vgprscope.analysis.diff.core import DiffResult as CoreDiff
+        from vgprscope.analysis.diff.result import DiffResult
 
         gate = judge(base, list(entries))
         diff = DiffResult.of(CoreDiff(Toolchain("installed", gate.baseline_triton),
                                       Toolchain("installed", gate.current_triton), ("gfx942",), gate, (), (), ()))
         shown["diff"] = diff._repr_markdown_()
         assert shown["diff"] == diff.markdown()
-        md = records_view.to_markdown(records, results.AnalyzeResult(records).machine, title="vgprscope analyze")
+        md = records_view.to_markdown(records, AnalyzeResult(records).machine, title="vgprscope analyze")
         print(json.dumps({"shown": shown, "md": md, "pandas": "pandas" in sys.modules}))
     ''')
     done = _python(code)
@@ -376,7 +381,7 @@ def test_analyze_variants_gives_the_cli_rows(tmp_path):
 
 
 def test_a_list_makes_a_grid_as_a_comma_list_does():
-    from vgprscope.grid import config_requests
+    from vgprscope.library.grid import config_requests
     from vgprscope.library.selection import requests
 
     grid = requests({"block_m": [64, 128], "num_warps": 4}, dtype=["fp16", "bf16"], knob={"num_splits": [2, 4]})
@@ -406,7 +411,7 @@ def test_a_list_makes_a_grid_as_a_comma_list_does():
 ])
 def test_bad_selections_are_typed_errors_before_anything_compiles(call, message):
     import vgprscope
-    from vgprscope.errors import UsageError
+    from vgprscope.core.errors import UsageError
 
     with pytest.raises(UsageError) as info:
         call(vgprscope)
@@ -427,7 +432,7 @@ USER_KERNEL = textwrap.dedent('''
     result = vgprscope.analyze(scale_rows, x, vgprscope.pointer("float32"), 200, 200, 0.5,
                                arch=["gfx942", "sm_90"], jobs=2)
     df = result.to_pandas()
-    from vgprscope.records import usage_to_dict
+    from vgprscope.core.records import usage_to_dict
     rows = [{{"arch": r.arch, "status": r.status, "num_warps": r.config.num_warps, "config": r.config.short(),
               "constexprs": dict(r.config.constexprs), "usage": usage_to_dict(r.usage)}} for r in result]
     print(json.dumps({{"rows": rows, "frame": [len(df), list(df["arch"])], "torch": "torch" in sys.modules}},
@@ -442,7 +447,7 @@ def test_autotuned_user_kernel_without_torch_gives_the_direct_compile_counts(int
     applied (EVEN false: 200 is no multiple of 128). With TRITON_INTERPRET=1 the kernel is the interpreter's
     object, which is analysed the same way."""
     from capture_helpers import usage_counts
-    from vgprscope.records import usage_from_dict
+    from vgprscope.core.records import usage_from_dict
 
     done = _python(NO_TORCH + USER_KERNEL.format(kernels=str(USER_KERNELS)), env={"TRITON_INTERPRET": interpret})
     assert done.returncode == 0, done.stderr[-3000:]
@@ -534,21 +539,26 @@ def test_in_process_capture_records_what_the_cli_capture_records(tmp_path):
                            ["add", "fp32 BLOCK=256 w4", "ok"], ["add", "fp32 BLOCK=64 w4", "ok"]]
 
 
-@pytest.mark.parametrize("first", ["import vgprscope", "import vgprscope.explain as m",
-                                   "from vgprscope.capture import model", "from vgprscope import scan"])
-def test_library_calls_named_like_modules_are_both_in_any_import_order(first):
-    """vgprscope/explain.py, frontier.py, compare.py, scan.py and the capture package share names with the
-    library's calls: whichever was imported first, and however, ``vgprscope.explain`` is the module and runs
-    the call, with the call's signature."""
+@pytest.mark.parametrize("first", ["import vgprscope", "import vgprscope.analysis.explain.core as m",
+                                   "from vgprscope.capture import run", "import vgprscope.capture.model",
+                                   "from vgprscope import scan"])
+def test_library_calls_are_the_library_functions_in_any_import_order(first):
+    """``vgprscope.explain``, ``frontier``, ``compare``, ``diff``, ``scan`` and ``capture`` are the library's
+    functions (``vgprscope.library.api``, ``vgprscope.library.session``), whichever module was imported first:
+    importing the ``capture`` package or an analysis module does not replace the call, and nothing heavy is
+    imported until a call runs."""
     code = textwrap.dedent(f'''
         {first}
         import inspect, sys, vgprscope
-        import vgprscope.explain as m
-        import vgprscope.runtime.hook as hook
+        import vgprscope.analysis.explain.core as m
+        from vgprscope.capture import run
+        import vgprscope.capture.model
         from vgprscope import capture, frontier
-        from vgprscope.library import api
-        assert m is vgprscope.explain is sys.modules["vgprscope.explain"] and callable(m.explain_tasks)
-        assert callable(hook.dry_launch) and capture is vgprscope.capture and frontier is vgprscope.frontier
+        from vgprscope.library import api, session
+        assert callable(m.explain_tasks) and callable(run.run_command)
+        assert capture is vgprscope.capture is session.capture and frontier is vgprscope.frontier is api.frontier
+        for name in ("explain", "compare", "diff", "scan"):
+            assert getattr(vgprscope, name) is getattr(api, name), name
         assert list(inspect.signature(vgprscope.explain).parameters)[:3] == ["kernel", "args", "variant"]
         assert "strategies" in inspect.signature(vgprscope.compare).parameters
         assert inspect.signature(vgprscope.scan) == inspect.signature(api.scan)
@@ -594,7 +604,7 @@ def test_the_hook_loads_as_the_runtime_package_with_the_standard_library_only(tm
 
 def test_check_returns_the_gates_verdict_and_raises_when_nothing_compares(tmp_path):
     import vgprscope
-    from vgprscope.errors import NotComparableError
+    from vgprscope.core.errors import NotComparableError
 
     config = tmp_path / "pyproject.toml"
     config.write_text('[tool.vgprscope]\nbaseline = "b.json"\nvariants = ["baseline"]\narchs = ["gfx942"]\n'
@@ -634,7 +644,7 @@ def test_scan_of_an_empty_cache_is_an_empty_result(tmp_path):
 
 def test_a_launch_that_cannot_bind_is_one_usage_error_naming_the_kernel(monkeypatch):
     import vgprscope
-    from vgprscope.errors import UsageError
+    from vgprscope.core.errors import UsageError
 
     monkeypatch.syspath_prepend(str(USER_KERNELS))
     import my_ops
@@ -654,7 +664,7 @@ def test_frontier_of_a_user_kernel_and_its_rows_are_the_csv_export(monkeypatch):
     """``vgprscope.frontier(kernel, *args)``: every waves_per_eu level of gfx942 compiled for the launch; the
     DataFrame is ``frontier --format csv``'s table, the JSON its JSON."""
     import vgprscope
-    from vgprscope.report import frontier_view
+    from vgprscope.analysis.frontier import view as frontier_view
 
     monkeypatch.syspath_prepend(str(USER_KERNELS))
     import my_ops
@@ -702,7 +712,7 @@ def test_results_render_as_html_where_a_notebook_takes_html():
     from html.parser import HTMLParser
 
     from vgprscope.library import results
-    from vgprscope.records import Record
+    from vgprscope.core.records import Record
     from vgprscope.report.html import markdown_to_html
 
     with gzip.open(Path(__file__).parent / "fixtures" / "bundled_gfx942_sm_90_analyze.json.gz", "rt") as f:

@@ -22,16 +22,16 @@ from pathlib import Path
 
 import pytest
 
-from vgprscope.archs import get_arch
+from vgprscope.core.archs import get_arch
 from vgprscope.compile.engine import Engine, RowInfo, Task, target_of
-from vgprscope.compile.job import Arg, CompileJob, FunctionSource
+from vgprscope.core.job import Arg, CompileJob, FunctionSource
 from vgprscope.backends import occupancy_of
-from vgprscope.occupancy import llvm_pad_waves, llvm_rule_occupancy, llvm_vgpr_allocation, llvm_waves_per_eu
-from vgprscope.parse.amdgcn import parse_amdgcn
+from vgprscope.core.occupancy.amd import llvm_pad_waves, llvm_rule_occupancy, llvm_vgpr_allocation, llvm_waves_per_eu
+from vgprscope.core.parse.amdgcn import parse_amdgcn
 from vgprscope.attention.config import AttentionConfig
 from vgprscope.attention.source import variant_tasks
 from vgprscope.attention.variants import get_variant
-from vgprscope.records import KernelIdentity, LaunchConfig
+from vgprscope.core.records import KernelIdentity, LaunchConfig
 
 pytestmark = pytest.mark.slow
 
@@ -46,7 +46,7 @@ CONFIGS = {
     "gfx950": [(64, 32, 64, 4, None), (128, 64, 128, 4, None), (64, 64, 64, 8, None), (256, 64, 64, 8, None),
                (64, 32, 64, 4, 2)],
     "gfx1100": [(64, 32, 64, 4, None), (16, 64, 64, 1, None), (64, 64, 64, 8, None), (64, 32, 64, 4, 2)],
-    # RDNA4: the table's row is RDNA3's wave32 rules (archs.py); LLVM's line on these compiles is the check
+    # RDNA4: the table's row is RDNA3's wave32 rules (core/archs.py); LLVM's line on these compiles is the check
     "gfx1201": [(64, 32, 64, 4, None), (16, 64, 64, 1, None), (64, 64, 64, 8, None), (64, 32, 64, 4, 2)],
 }
 # row-stream at 8 warps with waves_per_eu 1 (LLVM drops the hint and says 8, not "does not launch") and 2

@@ -104,7 +104,7 @@ def test_a_triton_cache_entrys_stored_cubin_gives_its_loop(tmp_path, monkeypatch
     instructions per trip. scale_add has no loop: no scratch in a loop, no share."""
     import tarfile
 
-    from vgprscope.scan import scan
+    from vgprscope.analysis.scan.core import scan
 
     monkeypatch.setenv("VGPRSCOPE_TOOLCHAIN_DIR", str(tmp_path / "no-toolchains"))
     with tarfile.open(Path(__file__).resolve().parent / "fixtures" / "triton36_cache.tar.xz") as tar:

@@ -11,10 +11,10 @@ from test_loop_gate import _amd_raw  # type: ignore[import-not-found]
 
 from vgprscope.backends import HIP
 from vgprscope.compile.toolchains import Toolchain
-from vgprscope.diff import DiffResult
+from vgprscope.analysis.diff.core import DiffResult
 from vgprscope.gate.baseline import Baseline, Entry
 from vgprscope.gate.diff import judge
-from vgprscope.records import LaunchConfig
+from vgprscope.core.records import LaunchConfig
 
 
 def _entry(slot: str, **fields) -> Entry:
@@ -46,7 +46,7 @@ def test_diff_names_the_hot_loop_whose_scratch_traffic_grew():
 
 
 def test_diff_views_carry_the_loop_changes():
-    from vgprscope.diff_view import to_json, to_markdown, to_table
+    from vgprscope.analysis.diff.view import to_json, to_markdown, to_table
     from vgprscope.report.machine import compile_only
 
     result, machine = _result(), compile_only()
@@ -64,7 +64,7 @@ def test_the_loop_diff_report_names_each_cases_hot_loop(monkeypatch, tmp_path):
     """`python -m tools.reports loop-diff` (reports/loop-diff-gfx942.md): each case's command, the loop the diff names,
     and every compared kernel's hot loop on both sides (the diff itself stubbed with the fixture's entries)."""
     import vgprscope.library.api as api
-    from vgprscope.library.diffs import DiffResult as LibraryDiff
+    from vgprscope.analysis.diff.result import DiffResult as LibraryDiff
     from tools.reports.loop_diff import CASES, loop_diff_report
 
     calls = []

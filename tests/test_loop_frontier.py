@@ -9,7 +9,7 @@ from dataclasses import replace
 
 from test_frontier import CFG, _access, _amd_record  # type: ignore[import-not-found]
 
-from vgprscope.frontier import run_frontier
+from vgprscope.analysis.frontier.core import run_frontier
 
 
 def _with_loop(task) -> object:
@@ -31,7 +31,7 @@ def _frontier():
 
 
 def test_each_level_has_its_loop_mix_in_json_and_the_dataframe():
-    from vgprscope.report.frontier_view import csv_rows
+    from vgprscope.analysis.frontier.view import csv_rows
 
     kf = _frontier()
     by_level = {lv["level"]: lv for lv in json.loads(json.dumps(kf.as_dict()))["levels"]}
@@ -44,7 +44,7 @@ def test_each_level_has_its_loop_mix_in_json_and_the_dataframe():
 
 
 def test_the_table_and_the_summary_say_what_the_next_level_costs_in_the_loop():
-    from vgprscope.report.frontier_view import tables_md, tables_text
+    from vgprscope.analysis.frontier.view import tables_md, tables_text
     from vgprscope.report.machine import compile_only
 
     kf = _frontier()

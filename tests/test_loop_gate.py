@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from vgprscope.backends import CUDA, HIP
-from vgprscope.parse.loops import amdgcn_loops, gate_loop, loop_fields, sass_loops
+from vgprscope.core.parse.loops import amdgcn_loops, gate_loop, loop_fields, sass_loops
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 EXPLAIN = FIXTURES / "explain"
@@ -84,7 +84,7 @@ def test_the_gate_loop_without_matrix_instructions_is_the_one_with_the_most_scra
 
 
 def test_usage_dicts_keep_the_loop_fields_and_old_dicts_read_back_unknown():
-    from vgprscope.records import usage_from_dict, usage_to_dict
+    from vgprscope.core.records import usage_from_dict, usage_to_dict
 
     u = HIP.parse(_amd_raw())
     d = usage_to_dict(u)
@@ -99,7 +99,7 @@ def entries():
     from dataclasses import replace
 
     from vgprscope.gate.baseline import Entry
-    from vgprscope.records import LaunchConfig
+    from vgprscope.core.records import LaunchConfig
 
     u = HIP.parse(_amd_raw())
     occ = {"unit": "waves/SIMD", "value": 1, "limits": {"vgpr": 1}, "limiters": ["vgpr"]}

@@ -9,7 +9,7 @@ from __future__ import annotations
 import gzip
 from pathlib import Path
 
-from vgprscope.parse.loops import amd_class, amdgcn_loops, sass_class, sass_loops
+from vgprscope.core.parse.loops import amd_class, amdgcn_loops, sass_class, sass_loops
 
 FIX = Path(__file__).resolve().parent / "fixtures" / "explain"
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from vgprscope.errors import UnknownNameError
+from vgprscope.core.errors import UnknownNameError
 from vgprscope.attention.live import live_state
 from vgprscope.attention.traffic import traffic
 from vgprscope.attention.config import AttentionConfig

@@ -17,8 +17,8 @@ import torch
 
 import vgprscope
 from vgprscope.attention.correctness import check_output, check_variant, run_variant
-from vgprscope.errors import ConfigError
-from vgprscope.attention.tolerances import tolerance
+from vgprscope.core.errors import ConfigError
+from vgprscope.attention.correctness import tolerance
 from vgprscope.attention.variants import load_variants
 
 BROKEN = Path(__file__).parent / "fixtures" / "broken_kernels"
@@ -208,7 +208,7 @@ def test_grouped_query_reference_is_multi_head_on_repeated_kv():
 
 
 def test_kv_heads_that_do_not_divide_the_query_heads_are_refused():
-    from vgprscope.errors import UsageError
+    from vgprscope.core.errors import UsageError
 
     q = torch.zeros(1, 6, 8, 16, dtype=torch.float16)
     k = torch.zeros(1, 4, 8, 16, dtype=torch.float16)

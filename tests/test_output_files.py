@@ -14,8 +14,8 @@ import pytest
 from typer.testing import CliRunner
 
 from vgprscope.cli.app import _register, app
-from vgprscope.errors import OutputError
-from vgprscope.fsutil import atomic_write, check_writable
+from vgprscope.core.errors import OutputError
+from vgprscope.core.fsutil import atomic_write, check_writable
 
 _register()
 

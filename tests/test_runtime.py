@@ -23,7 +23,7 @@ import pytest
 
 from capture_helpers import cli
 from vgprscope import runtime
-from vgprscope.archs import get_arch
+from vgprscope.core.archs import get_arch
 from vgprscope.attention.config import ConfigRequest
 from vgprscope.attention.source import variant_tasks
 from vgprscope.attention.variants import load_variants, resolve_config

@@ -15,7 +15,7 @@ import pytest
 
 from capture_helpers import ROOT, USER_KERNELS, cli, usage_counts
 from vgprscope.compile.engine import triton_version
-from vgprscope.scan import scan
+from vgprscope.analysis.scan.core import scan
 
 FIXTURES = ROOT / "tests" / "fixtures"
 
@@ -25,9 +25,9 @@ sys.path.insert(0, sys.argv[1])
 import triton
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
-from vgprscope.runtime.stored import cuobjdump_resources as _cuobjdump_resources
-from vgprscope.parse.amdgcn import parse_amdgcn
-from vgprscope.parse.nvidia import parse_cuobjdump_resources
+from vgprscope.compile.worker import _cuobjdump_resources
+from vgprscope.core.parse.amdgcn import parse_amdgcn
+from vgprscope.core.parse.nvidia import parse_cuobjdump_resources
 from my_ops import add
 
 out = {}
@@ -109,7 +109,7 @@ def test_scan_reads_stored_artifacts_with_the_compile_counts(cache):
 
 
 def test_scan_retargets_the_ttir_to_other_archs(cache):
-    from vgprscope.archs import get_arch
+    from vgprscope.core.archs import get_arch
 
     directory, direct = cache
     result = scan(directory, [get_arch("gfx942"), get_arch("sm_90"), get_arch("gfx950")], jobs=2)
@@ -274,7 +274,7 @@ def test_retargeting_another_releases_ttir_says_which_release_wrote_it(old_cache
     directory, truth = old_cache
     if triton_version() == OLD:
         pytest.skip(f"the installed Triton is {OLD}")
-    from vgprscope.archs import get_arch
+    from vgprscope.core.archs import get_arch
 
     again = _recompiled(scan(directory, [get_arch("gfx942"), get_arch("sm_90")], jobs=1))
     assert again and not any(r.ok for r in again)
@@ -291,7 +291,7 @@ def test_retargeting_across_vendors_drops_the_other_vendors_options_and_repeats(
     one make one row; an AMD row from an NVIDIA entry carries no maxnreg; a kernel calling NVIDIA's libdevice
     says in one line that an AMD target cannot take it."""
     directory, _ = old_cache
-    from vgprscope.archs import get_arch
+    from vgprscope.core.archs import get_arch
 
     result = scan(directory, [get_arch("gfx942"), get_arch("sm_90")], jobs=1)
     again = _recompiled(result)
@@ -314,7 +314,7 @@ def test_retargeting_with_the_release_that_wrote_the_ttir(old_cache, release36):
     """With the writing release as a toolchain the TTIR compiles there: rows are that release's, and the entry
     recompiled for the arch it was built for gives the stored counts back."""
     directory, truth = old_cache
-    from vgprscope.archs import get_arch
+    from vgprscope.core.archs import get_arch
 
     again = _recompiled(scan(directory, [get_arch("sm_90"), get_arch("gfx942")], jobs=1))
     for r in again:
@@ -351,7 +351,7 @@ def test_unparsed_ttir_of_an_entry_that_does_not_say_its_release(old_cache, tmp_
     (copy / "scale_add.json").write_text(json.dumps(meta))
     ttir = (copy / "scale_add.ttir").read_text()
     (copy / "scale_add.ttir").write_text(ttir.replace("tt.get_program_id", "tt.a_later_releases_op", 1))
-    from vgprscope.archs import get_arch
+    from vgprscope.core.archs import get_arch
 
     result = scan(tmp_path / "cache", [get_arch("sm_90")], jobs=1)
     again = _recompiled(result)

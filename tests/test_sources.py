@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 
 from capture_helpers import cli
-from vgprscope.archs import get_arch
+from vgprscope.core.archs import get_arch
 from vgprscope.capture.model import load_capture
 from vgprscope.compile.cache import CompileCache
 from vgprscope.compile.engine import Engine
-from vgprscope.compile.job import Arg, CompileJob, FunctionSource
-from vgprscope.records import ArgSpec, AutotunePick, KernelIdentity, LaunchConfig, Record, config_from_dict
+from vgprscope.core.job import Arg, CompileJob, FunctionSource
+from vgprscope.core.records import ArgSpec, AutotunePick, KernelIdentity, LaunchConfig, Record, config_from_dict
 from vgprscope.attention.config import AttentionConfig
 from vgprscope.sources.capture import capture_tasks
 from vgprscope.attention.source import variant_tasks

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from vgprscope.archs import ARCHS, get_arch
+from vgprscope.core.archs import ARCHS, get_arch
 from vgprscope.cli.app import _register, app
 from vgprscope.gate.baseline import load_baseline
 from vgprscope.gate.diff import Change
@@ -23,7 +23,7 @@ from vgprscope.gate.diff import judge as judge_entries
 from vgprscope.gate.rules import RuleSet, parse_rule
 from vgprscope.backends import occupancy_of
 from vgprscope.attention.config import DEFAULT_SHAPE, AttentionConfig
-from vgprscope.records import AmdUsage, Occupancy, Record
+from vgprscope.core.records import AmdUsage, Occupancy, Record
 from vgprscope.report.deltas import Delta, Verdict, judge
 from vgprscope.report.formats import Footnotes, drop_order, new_table, output_width, render_table
 from vgprscope.report.machine import compile_only
@@ -32,7 +32,7 @@ from vgprscope.report.machine import compile_only
 def compare(records):
     """The compare lines of records, with the bundled variants' traffic model on theirs (as the CLI's)."""
     from vgprscope.attention.traffic import line_traffic
-    from vgprscope.compare import compare as lines
+    from vgprscope.analysis.compare.core import compare as lines
 
     return lines(records, line_traffic())
 
@@ -192,7 +192,7 @@ def test_a_delta_is_the_signed_change_with_its_verdict_apart(value, ref, higher_
 
 
 def test_config_words_every_row_shares_are_said_once():
-    from vgprscope.report.records_view import common_config
+    from vgprscope.report.labels import common_config
 
     assert common_config(["128x64 d128 fp16 w4 s1", "64x64 d128 fp16 w4 s1 causal"]) == (
         "d128 fp16 w4 s1", ["128x64", "64x64 causal"])
@@ -205,7 +205,7 @@ def test_config_words_every_row_shares_are_said_once():
 
 @pytest.mark.parametrize("width", WIDTHS)
 def test_analyze_of_the_committed_set_fits(width):
-    from vgprscope.report.records_view import table_text
+    from vgprscope.analysis.analyze.view import table_text
 
     records = committed_records()
     text = table_text(records, compile_only(), title="vgprscope analyze", width=width)
@@ -219,7 +219,7 @@ def test_analyze_of_the_committed_set_fits(width):
 
 
 def test_analyze_wide_has_every_column_one_line_a_row():
-    from vgprscope.report.records_view import table_text
+    from vgprscope.analysis.analyze.view import table_text
     from vgprscope.report.rows import COLUMNS
 
     records = committed_records()
@@ -247,7 +247,7 @@ def test_analyze_command_wide_shows_every_column(monkeypatch):
 
 
 def test_a_failed_row_says_why_in_a_footnote():
-    from vgprscope.report.records_view import table_text
+    from vgprscope.analysis.analyze.view import table_text
 
     ok = amd("baseline", 256, 18)
     bad = Record(variant="remat-q", kernel="attn_fwd", arch="gfx942", config=ok.config,
@@ -269,7 +269,7 @@ def test_the_next_step_short_form_is_read_from_the_occupancy_model():
 # ---- compare --------------------------------------------------------------------------------------
 
 def _compare_text(records, width=100, wide=False):
-    from vgprscope.report.compare_view import tables_text
+    from vgprscope.analysis.compare.view import tables_text
 
     return tables_text(compare(records), compile_only(), width=width, wide=wide)
 
@@ -311,7 +311,7 @@ def test_compare_wide_has_every_column():
 def test_compare_json_and_markdown_keep_the_signed_deltas():
     import json
 
-    from vgprscope.report.compare_view import tables_md, to_json
+    from vgprscope.analysis.compare.view import tables_md, to_json
 
     per_arch = compare([amd("baseline", 256, 18), amd("remat-q", 242, 0)])
     doc = json.loads(to_json(per_arch, compile_only()))
@@ -510,8 +510,8 @@ def _frontier(name: str, arch: str, cfg, need: int, kernel: str = "k"):
     the rest spills (as ptxas and LLVM do), occupancy from the rules."""
     from dataclasses import replace
 
-    from vgprscope.frontier import SpecAccess, occupancy_levels, run_frontier
-    from vgprscope.records import LaunchConfig, NvidiaUsage
+    from vgprscope.analysis.frontier.core import SpecAccess, occupancy_levels, run_frontier
+    from vgprscope.core.records import LaunchConfig, NvidiaUsage
 
     def vary(t, knob, v):
         c = t[2]
@@ -550,7 +550,7 @@ def _frontier(name: str, arch: str, cfg, need: int, kernel: str = "k"):
 def test_frontier_names_each_kernel_on_a_line_of_its_own(width):
     from dataclasses import replace
 
-    from vgprscope.report.frontier_view import tables_text
+    from vgprscope.analysis.frontier.view import tables_text
 
     cfg = AttentionConfig(block_m=128, block_n=64, head_dim=128, num_warps=4)
     kfs = [*_frontier("split-k-two-phase", "gfx942", cfg, 200, "attn_stats"),
@@ -569,8 +569,8 @@ def test_frontier_names_each_kernel_on_a_line_of_its_own(width):
 
 
 def test_frontier_of_a_captured_kernel_puts_its_config_in_the_title():
-    from vgprscope.records import ArgSpec, LaunchConfig
-    from vgprscope.report.frontier_view import tables_text
+    from vgprscope.core.records import ArgSpec, LaunchConfig
+    from vgprscope.analysis.frontier.view import tables_text
 
     def launch(block: int) -> LaunchConfig:
         return LaunchConfig(args=(ArgSpec("X", "*bf16", "DS", "D"), ArgSpec("n", "i32", "D", "D")),
@@ -598,7 +598,7 @@ def test_analyze_of_a_large_third_party_capture_keeps_every_column(width):
     """fla-core's kernels as captured (675 rows): long module and kernel names must not squeeze the data
     columns; a column that does not fit is left out by its stated priority and named, never folded to
     nothing, and no word is cut."""
-    from vgprscope.report.records_view import table_text
+    from vgprscope.analysis.analyze.view import table_text
 
     records = fixture_records("fla_core_analyze.json.gz")
     assert len(records) == 675
@@ -644,7 +644,7 @@ def _bundled_compare(width: int = 100, wide: bool = False) -> str:
 
 @pytest.mark.parametrize("width", WIDTHS)
 def test_compare_keeps_a_value_and_its_change_on_one_line(width):
-    from vgprscope.report.compare_view import line_deltas
+    from vgprscope.analysis.compare.view import line_deltas
 
     records = fixture_records("bundled_gfx942_sm_90_analyze.json.gz")
     text = _compare_text(records, width=width)
@@ -668,7 +668,7 @@ def test_compare_keeps_a_value_and_its_change_on_one_line(width):
 def test_compare_parentheses_mean_a_change_only():
     text = _bundled_compare()
     wide = _bundled_compare(wide=True)
-    from vgprscope.report.compare_view import tables_md
+    from vgprscope.analysis.compare.view import tables_md
 
     md = tables_md(compare(fixture_records("bundled_gfx942_sm_90_analyze.json.gz")), compile_only())
     for out in (text, wide, md):
@@ -700,7 +700,7 @@ def test_compare_prints_its_reference_shape_and_defines_every_symbol():
 
 
 def test_compare_of_a_capture_shows_only_what_applies():
-    from vgprscope.report.compare_view import tables_md, tables_text
+    from vgprscope.analysis.compare.view import tables_md, tables_text
 
     records = fixture_records("fla_core_analyze.json.gz")
     per_arch = compare(records)
@@ -750,7 +750,7 @@ def test_the_machine_line_names_the_users_repository_apart_from_vgprscope(tmp_pa
 def test_compare_with_the_frontiers_columns_leaves_out_by_priority_and_cuts_no_name():
     """compare --frontier on sm_90 at 100 columns (measured: 142 columns wide): the columns asked for stay,
     limiter: next, the traffic and then shared memory are left out and named, and no name is cut."""
-    from vgprscope.report.compare_view import tables_text
+    from vgprscope.analysis.compare.view import tables_text
 
     records = fixture_records("bundled_gfx942_sm_90_analyze.json.gz")
     per_arch = compare(records)
@@ -807,7 +807,7 @@ CAPTURED = "fla_core_analyze.json.gz"  # a capture of autotuned kernels (fla's, 
 
 @pytest.mark.parametrize("fixture", [BUNDLED, CAPTURED])
 def test_analyze_and_scan_views_never_fold_at_100(folds, fixture):
-    from vgprscope.report.records_view import SCAN, table_text
+    from vgprscope.analysis.analyze.view import SCAN, table_text
 
     records = fixture_records(fixture)
     assert_one_line_a_row(table_text(records, compile_only(), title="vgprscope analyze", width=100), folds)
@@ -818,7 +818,7 @@ def test_analyze_and_scan_views_never_fold_at_100(folds, fixture):
 
 def test_analyze_of_the_committed_set_keeps_its_limiter_column_at_100(folds):
     """Two resources to shed is a footnote, not a folded cell: the table keeps every default column."""
-    from vgprscope.report.records_view import table_text
+    from vgprscope.analysis.analyze.view import table_text
 
     text = table_text(committed_records(), compile_only(), title="vgprscope analyze", width=100)
     assert_one_line_a_row(text, folds)
@@ -907,8 +907,8 @@ def test_archs_never_folds_at_100(monkeypatch, folds):
 
 
 def test_frontier_of_a_captured_kernel_has_no_dangling_cfg(folds):
-    from vgprscope.records import ArgSpec, AutotunePick, LaunchConfig
-    from vgprscope.report.frontier_view import tables_text
+    from vgprscope.core.records import ArgSpec, AutotunePick, LaunchConfig
+    from vgprscope.analysis.frontier.view import tables_text
 
     def launch(block: int, i: int) -> LaunchConfig:
         return LaunchConfig(args=(ArgSpec("X", "*fp32", "DS", "D"),), constexprs=(("BLOCK", block),),
@@ -927,7 +927,7 @@ def test_frontier_of_a_captured_kernel_has_no_dangling_cfg(folds):
 # ---- the words a person reads ------------------------------------------------------------------------
 
 def test_analyze_of_a_capture_names_the_kernel_not_only_its_module():
-    from vgprscope.report.records_view import table_text
+    from vgprscope.analysis.analyze.view import table_text
 
     from dataclasses import replace
 
@@ -968,7 +968,7 @@ def test_help_at_100_columns_gives_the_descriptions_the_width_and_cuts_nothing()
 
 
 def test_variants_and_explain_say_what_they_show_not_a_design_note_number(monkeypatch):
-    from vgprscope.archs import get_arch
+    from vgprscope.core.archs import get_arch
     from vgprscope.attention.live import seed_estimate
 
     res = run(monkeypatch, 100, "variants")

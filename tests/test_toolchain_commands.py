@@ -19,8 +19,8 @@ import vgprscope
 from capture_helpers import cli, reports
 from vgprscope.compile import toolchains
 from vgprscope.compile.engine import triton_version
-from vgprscope.errors import UsageError
-from vgprscope.history import registers
+from vgprscope.core.errors import UsageError
+from vgprscope.analysis.history.core import registers
 
 OTHER = "3.8.0"
 SMALL = {"block_m": 64, "block_n": 32, "head_dim": 64, "num_warps": 4, "num_stages": 1}
@@ -149,7 +149,7 @@ def test_vgprscope_diff_returns_the_diff_as_data(other, under_other):
     assert result.compared == 1 and result.before.version == OTHER and result.after.version == triton_version()
     here = vgprscope.analyze(**ONE, **SMALL).records[0]
     frame = result.to_pandas()
-    from vgprscope.diff_view import CSV_FIELDS
+    from vgprscope.analysis.diff.view import CSV_FIELDS
 
     assert list(frame.columns) == list(CSV_FIELDS)
     metric = "vgpr_total"

@@ -78,8 +78,8 @@ print(json.dumps(out))
 def direct(tc: toolchains.Toolchain, module_dir: Path, spec: dict) -> dict:
     """Registers of the launch compiled directly by the other release (its own interpreter, Triton alone),
     read here by the same parsers."""
-    from vgprscope.parse.amdgcn import parse_amdgcn
-    from vgprscope.parse.nvidia import parse_cuobjdump_resources
+    from vgprscope.core.parse.amdgcn import parse_amdgcn
+    from vgprscope.core.parse.nvidia import parse_cuobjdump_resources
 
     env = {**os.environ, "TRITON_INTERPRET": "0", "TRITON_ALWAYS_COMPILE": "1", "PYTHONPATH": ""}
     done = subprocess.run([tc.python, "-c", DIRECT, str(module_dir), json.dumps(spec)], capture_output=True,

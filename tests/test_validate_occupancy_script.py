@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from vgprscope.archs import get_arch
-from vgprscope.occupancy import nvidia_occupancy
+from vgprscope.core.archs import get_arch
+from vgprscope.core.occupancy.nvidia import nvidia_occupancy
 
 SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "validate_occupancy_gpu.py"
 

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import pytest
 
-from vgprscope.archs import ARCHS
+from vgprscope.core.archs import ARCHS
 from vgprscope.attention.config import AttentionConfig
 from vgprscope.attention.live import live_state
-from vgprscope.attention.tolerances import Tolerance, tolerance
+from vgprscope.attention.correctness import tolerance
+from vgprscope.attention.tolerances import Tolerance
 from vgprscope.attention.traffic import traffic
 from vgprscope.attention.variants import load_variants
 
@@ -142,8 +143,8 @@ def test_a_variant_that_declares_no_model_has_no_traffic_and_no_estimate(tmp_pat
     from vgprscope.attention.live import estimate
     from vgprscope.attention.traffic import line_traffic
     from vgprscope.attention.variants import load_variants
-    from vgprscope.errors import UnknownNameError
-    from vgprscope.records import Record
+    from vgprscope.core.errors import UnknownNameError
+    from vgprscope.core.records import Record
 
     (tmp_path / "v.py").write_text(f"VARIANT = {{{HEAD}}}\n")
     (v,) = load_variants(tmp_path).values()

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 import vgprscope
-from vgprscope.errors import UsageError
+from vgprscope.core.errors import UsageError
 
 CONSUMER_WARPS = 8
 REGISTER_FILE = 65536  # per SM (sm_90)
@@ -33,8 +33,8 @@ def expected_split(producer_regs: int) -> tuple[int, int]:
 
 
 def test_setmaxnreg_counts_go_to_the_partitions_the_rule_gives_them():
-    from vgprscope.parse.setmaxnreg import setmaxnreg_counts, with_given_registers
-    from vgprscope.parse.ttgir import WarpPartition
+    from vgprscope.core.parse.setmaxnreg import setmaxnreg_counts, with_given_registers
+    from vgprscope.core.parse.ttgir import WarpPartition
 
     assert setmaxnreg_counts(SASS) == (24, 56, 224, 240)
     parts = (WarpPartition("default", 8, None), WarpPartition("partition0", 1, 52))
@@ -108,7 +108,7 @@ def test_compiles_under_the_gpu_machines_triton_3_6(release36):
 def test_under_the_interpreter_it_says_gluon_needs_a_gpu():
     import torch
 
-    from vgprscope.errors import ConfigError
+    from vgprscope.core.errors import ConfigError
 
     q = torch.zeros(1, 1, 8, 64, dtype=torch.float16)
     with pytest.raises(ConfigError, match="ws-regalloc is written in Gluon, which does not run in Triton's "

@@ -5,23 +5,24 @@ Importing this package is cheap: torch and triton are imported only by the calls
 
 from __future__ import annotations
 
+import sys
+import types
+
 __version__ = "0.1.0"
 
 __all__ = ["__version__", "analyze", "attention", "baseline_save", "capture", "check", "compare", "diff", "explain",
            "frontier", "pointer", "scan"]
 
-# The library (vgprscope.library): resolved on first use, so that `import vgprscope` stays cheap. The calls
-# named like a module of this package (vgprscope/explain.py, the capture package, ...) are those modules,
-# made callable as the call (vgprscope._callable): the name is both, however it is imported.
+# The library's calls (vgprscope.library), plain functions resolved on first use, so that `import vgprscope`
+# stays cheap.
 _LIBRARY = {"analyze": "library.api", "baseline_save": "library.api", "check": "library.api",
-            "pointer": "library.kernels"}
-_CALLABLE_MODULES = ("capture", "compare", "diff", "explain", "frontier", "scan")
+            "compare": "library.api", "diff": "library.api", "explain": "library.api", "frontier": "library.api",
+            "scan": "library.api", "capture": "library.session", "pointer": "library.kernels"}
+
 
 def __getattr__(name: str) -> object:
     import importlib
 
-    if name in _CALLABLE_MODULES:
-        return importlib.import_module(f".{name}", __name__)
     if name in _LIBRARY:
         value = getattr(importlib.import_module(f".{_LIBRARY[name]}", __name__), name)
         globals()[name] = value
@@ -32,6 +33,18 @@ def __getattr__(name: str) -> object:
 def __dir__() -> list[str]:
     return sorted({*globals(), *__all__})
 
+
+class _Facade(types.ModuleType):
+    """The package's module: importing the ``capture`` package (``vgprscope.capture.model``) sets the package as
+    ``vgprscope.capture``; a library call's name stays the call."""
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if name in _LIBRARY and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Facade
 
 # the package of the bundled variants, callable as vgprscope.attention(q, k, v, ...) (its __init__ is light)
 from . import attention  # noqa: E402

@@ -153,8 +153,8 @@ def tradeoff_md(arch, fixed, budget, rows, amd: bool, unit: str) -> str:
         elif nxt is None:
             price = "none (top level)"
         else:
-            from vgprscope.frontier import price as price_of
-            from vgprscope.archs import get_arch
+            from vgprscope.analysis.frontier.core import price as price_of
+            from vgprscope.core.archs import get_arch
 
             price = f"{nxt.plan.target}: {price_of(nxt, get_arch(arch))}"
         spills = "-" if r["spills"] is None else (f"{r['spills']} ({r['in_loop']} in loop)" if amd else str(r["spills"]))
@@ -267,13 +267,13 @@ def compare_report(arch_name: str, out: Path, *, jobs: int | None = None,
                    frontier_settings: Sequence[str] = ("production", "seeds")) -> list[Path]:
     """Write ``out/compare-<arch>.md`` (and its chart, ``compare-<arch>.png``, when a frontier was compiled);
     the files written."""
-    from vgprscope.archs import get_arch
-    from vgprscope.backends import backend_of
-    from vgprscope.fsutil import atomic_write
-    from vgprscope.occupancy import AMD_UNIT, NVIDIA_UNIT
-    from vgprscope.report.compare_view import tables_md
-    from vgprscope.report.frontier_view import next_level_cell, spill_free_cell
-    from vgprscope.report.machine import compile_only
+    from ...core.archs import get_arch
+    from ...backends import backend_of
+    from ...core.fsutil import atomic_write
+    from ...core.occupancy.common import AMD_UNIT, NVIDIA_UNIT
+    from ...analysis.compare.view import tables_md
+    from ...analysis.frontier.view import next_level_cell, spill_free_cell
+    from ...report.machine import compile_only
 
     machine = compile_only()
     with_frontier = set(frontier_settings)

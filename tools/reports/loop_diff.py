@@ -74,7 +74,7 @@ def report(jobs: int | None = None, on_progress: Any = None) -> str:
 
 def loop_diff_report(out: Path, *, jobs: int | None = None, on_progress: Any = None) -> list[Path]:
     """Write ``out/loop-diff-gfx942.md``; the files written."""
-    from vgprscope.fsutil import atomic_write
+    from vgprscope.core.fsutil import atomic_write
 
     path = out / f"loop-diff-{ARCH}.md"
     atomic_write(path, report(jobs, on_progress))

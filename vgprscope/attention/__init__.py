@@ -5,8 +5,10 @@
 - ``config``: the attention config (head dim, dtype, causal mask, shape) and the user's request;
 - ``tuning``: the shape's and arch's defaults; ``traffic``: the memory-traffic model (and compare's hook,
   ``line_traffic``); ``live``: seed 001's estimate of the loop state (and explain's hook, ``estimate``);
-  ``expr``: the arithmetic the variants' declarations write their formulas in;
-- ``tolerances`` and ``correctness``: the correctness gate; ``run``: ``vgprscope.attention()``;
+  ``declared``: the live-state and traffic models a variant declares, read and checked; ``expr``: the
+  arithmetic the variants' declarations write their formulas in;
+- ``tolerances`` (the table) and ``correctness`` (a variant's tolerance, the check): the correctness gate;
+  ``run``: ``vgprscope.attention()``;
 - ``source``: the variants as a source of compile tasks; ``gate``: the register gate's default set and
   config-table checks.
 

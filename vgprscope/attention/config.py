@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
-from ..errors import UsageError
+from ..core.errors import UsageError
 from ..backends import all_options
-from ..records import LAUNCH_DEFAULTS, config_key, register_config_kind
+from ..core.records import LAUNCH_DEFAULTS, config_key, register_config_kind
 
 DTYPES = ("fp16", "bf16")
 

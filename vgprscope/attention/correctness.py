@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .tolerances import Tolerance, tolerance
+from .tolerances import TOLERANCES, Tolerance
 
 if TYPE_CHECKING:
     from .variants import Variant
@@ -136,3 +136,16 @@ def check_variant(name: str, b: int, h: int, nq: int, nk: int, d: int, causal: b
     variant = get_variant(name, Path(kernel_dir) if kernel_dir else loader.BUNDLED_DIR)
     out, ref = run_variant(name, b, h, nq, nk, d, causal, dtype, device, seed, kernel_dir, **config)
     return check_output(out, ref, dtype, variant)
+
+
+def tolerance(dtype: str, variant: Variant | str = "") -> Tolerance:
+    """The tolerance for ``variant``'s outputs in ``dtype`` ('fp16' or 'bf16'): its own declared entry, else
+    the table's. ``variant``: a Variant, or a bundled variant's name ('' or another name: the table)."""
+    if dtype not in TOLERANCES:
+        raise KeyError(f"no tolerance for dtype {dtype!r}; known: {', '.join(TOLERANCES)}")
+    if isinstance(variant, str):
+        from .variants import load_variants
+
+        variant = load_variants().get(variant)  # type: ignore[assignment]
+    own = dict(variant.tolerances) if variant is not None else {}
+    return own.get(dtype, TOLERANCES[dtype])

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..errors import UsageError
+from ..core.errors import UsageError
 from .config import DTYPES, ConfigRequest
 
 # Each variant at its defaults on the reference prefill shape, and one grouped-query decode shape (Llama 3 8B's

@@ -19,39 +19,19 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from ..errors import UsageError
+from ..core.errors import UsageError
 from .config import AttentionConfig
-from .expr import Expr, ExprError, parse
 
 if TYPE_CHECKING:
-    from ..archs import Arch
-    from ..explain import Estimate
+    from ..core.archs import Arch
+    from ..analysis.explain.core import Estimate
     from .variants import Variant
 
-NAMES = ("BLOCK_M", "BLOCK_N", "Dp", "e")
 ELEMENT_BYTES = {"fp16": 2, "bf16": 2}
 # The bundled kernels' names (in their TTGIR) of the tensors seed 001's tiles are: loop-carried or live-in
 TENSOR_TILES = {"acc": "acc", "q": "q", "m_i": "m_l", "l_i": "m_l", "m_new": "m_l", "l_new": "m_l"}
 # What explain says the allocation holds beyond the loop's sum, for these kernels
 REMAINDER = "temporaries (the score tile, K/V operands), addresses, pipeline buffers"
-
-LiveModel = tuple[tuple[str, tuple[Expr, Expr, Expr]], ...]
-
-
-def live_model(value: Any, where: str, knobs: tuple[str, ...] = ()) -> LiveModel:
-    """``VARIANT['live_state']`` checked: tile name -> [rows, columns, bytes per element]."""
-    if not isinstance(value, dict) or not value:
-        raise UsageError(f"{where} must be a dict of tile name: [rows, columns, bytes per element]")
-    out = []
-    for tile, dims in value.items():
-        if not (isinstance(tile, str) and isinstance(dims, list) and len(dims) == 3):
-            raise UsageError(f"{where}[{tile!r}] must be [rows, columns, bytes per element]")
-        try:
-            out.append((tile, tuple(parse(x, (*NAMES, *knobs)) for x in dims)))
-        except ExprError as exc:
-            raise UsageError(f"{where}[{tile!r}]: {exc}") from None
-    return tuple(out)  # type: ignore[return-value]
-
 
 def _tile_regs(rows: float, cols: float, bytes_per: float, threads: int) -> int:
     """A rows x cols tile spread over the threads, packed into 32-bit registers, rounded up."""
@@ -69,7 +49,7 @@ def _variant(variant: Variant | str) -> Variant:
 def live_state(config: AttentionConfig, arch: Arch | str, variant: Variant | str = "baseline") -> dict[str, int]:
     """Seed 001's estimate for the main loop of ``variant`` (a bundled variant's name, or a Variant): 32-bit
     registers per thread of each declared tile, their total and the thread count."""
-    from ..archs import get_arch
+    from ..core.archs import get_arch
     from ..kernels._launch import next_pow2_dim
 
     v = _variant(variant)
@@ -89,7 +69,7 @@ def live_state(config: AttentionConfig, arch: Arch | str, variant: Variant | str
 def seed_estimate(config: AttentionConfig, arch: Arch | str, variant: Variant | str = "baseline") -> Estimate:
     """Seed 001's estimate as explain shows it: the values, the tensors they are of, the summary line and
     the remainder in the bundled kernels' words."""
-    from ..explain import Estimate
+    from ..analysis.explain.core import Estimate
 
     state = live_state(config, arch, variant)
     tiles = " + ".join(f"{k} {v}" for k, v in state.items() if k not in ("total", "threads"))

@@ -15,7 +15,7 @@ from functools import cache
 from pathlib import Path
 from types import ModuleType
 
-from ..errors import UsageError
+from ..core.errors import UsageError
 
 
 def _bundled_dir() -> Path:

@@ -6,8 +6,8 @@ import math
 from pathlib import Path
 from typing import Any
 
-from ..archs import Vendor
-from ..errors import ConfigError, UsageError
+from ..core.archs import Vendor
+from ..core.errors import ConfigError, UsageError
 from . import loader
 from .config import DTYPES, LAUNCH_FIELDS, AttentionConfig
 from .variants import get_variant
@@ -28,7 +28,7 @@ def _arch_name(q) -> str | None:
     import torch
 
     from ..backends import tensor_backend
-    from ..errors import UnknownNameError
+    from ..core.errors import UnknownNameError
 
     props = torch.cuda.get_device_properties(q.device)
     try:
@@ -52,7 +52,7 @@ def config_for_tensors(variant, q, k, causal: bool, overrides: dict[str, Any]) -
 
     arch = _arch_name(q)
     if arch is not None:  # the variant's defaults for this arch and head dim (VARIANT['defaults_for'])
-        from ..archs import get_arch
+        from ..core.archs import get_arch
 
         base = variant.defaults_on(get_arch(arch), d)
     else:
@@ -89,7 +89,7 @@ def attention(q, k, v, causal: bool = False, variant: str = "baseline", sm_scale
     reason = var.check(cfg)
     if reason:
         raise ConfigError(f"{var.name}: {reason}")
-    from ..errors import NoGpuDriverError
+    from ..core.errors import NoGpuDriverError
     from ..runtime.interp import interpreting, no_driver_hint, patch_bf16_dot
 
     if interpreting():

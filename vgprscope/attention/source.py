@@ -13,11 +13,11 @@ from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 
-from ..archs import Arch
+from ..core.archs import Arch
 from ..backends import backend_of
 from ..compile.engine import Engine, PlanRequest, RowInfo, Task
-from ..errors import UsageError
-from ..records import KernelIdentity
+from ..core.errors import UsageError
+from ..core.records import KernelIdentity
 from . import loader
 from .config import AttentionConfig, ConfigRequest, check_backend_options, request_label
 from .variants import Variant, check_knobs, resolve_config

@@ -31,13 +31,11 @@ How the numbers were derived (``scripts/measure_tolerances.py``; raw results in
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ..errors import UsageError
+from ..core.errors import UsageError
 from .expr import ExprError, parse
 
-if TYPE_CHECKING:
-    from .variants import Variant
 
 FP16_EPS = 2.0 ** -10
 BF16_EPS = 2.0 ** -7
@@ -75,16 +73,3 @@ def tolerance_entries(value: Any, where: str) -> tuple[tuple[str, Tolerance], ..
             raise UsageError(f"{where}[{dtype!r}]: atol and rtol must not be negative")
         out.append((dtype, Tolerance(atol=float(atol), rtol=float(rtol))))
     return tuple(out)
-
-
-def tolerance(dtype: str, variant: Variant | str = "") -> Tolerance:
-    """The tolerance for ``variant``'s outputs in ``dtype`` ('fp16' or 'bf16'): its own declared entry, else
-    the table's. ``variant``: a Variant, or a bundled variant's name ('' or another name: the table)."""
-    if dtype not in TOLERANCES:
-        raise KeyError(f"no tolerance for dtype {dtype!r}; known: {', '.join(TOLERANCES)}")
-    if isinstance(variant, str):
-        from .variants import load_variants
-
-        variant = load_variants().get(variant)  # type: ignore[assignment]
-    own = dict(variant.tolerances) if variant is not None else {}
-    return own.get(dtype, TOLERANCES[dtype])

@@ -35,14 +35,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
-from ..errors import UnknownNameError, UsageError
+from ..core.errors import UnknownNameError
 from .config import AttentionConfig
-from .expr import Expr, ExprError, parse
 
 if TYPE_CHECKING:
-    from ..records import Record
+    from ..core.records import Record
     from .variants import Variant
 
 ELEMENT_BYTES = {"fp16": 2, "bf16": 2}
@@ -128,35 +127,6 @@ class Problem:
         return 2 * (self.nq * self.d * self.e) + 2 * self.nk * self.d * self.e / self.group
 
 
-NAMES = ("e", "D", "S", "G", "Tq", "P", "rho", "Kb", "Nq", "Nk")
-
-
-@dataclass(frozen=True)
-class TrafficModel:
-    """A variant's ``VARIANT['traffic']``, parsed: per (batch, head) formulas and the text shown."""
-
-    read: Expr
-    written: Expr
-    flops: Expr
-    formula: str
-
-
-def traffic_model(value: Any, where: str) -> TrafficModel:
-    """``VARIANT['traffic']`` checked: read / written / flops formulas over the notation, and the formula
-    text (UsageError naming what is wrong)."""
-    keys = ("read", "written", "flops", "formula")
-    if not isinstance(value, dict) or set(value) != set(keys):
-        raise UsageError(f"{where} must be a dict of exactly {', '.join(keys)} (formulas over "
-                         f"{', '.join(NAMES)}; formula: the text shown)")
-    if not isinstance(value["formula"], str) or not value["formula"].strip():
-        raise UsageError(f"{where}['formula'] must be the formula's text")
-    try:
-        exprs = {k: parse(value[k], NAMES) for k in ("read", "written", "flops")}
-    except ExprError as exc:
-        raise UsageError(f"{where}: {exc}") from None
-    return TrafficModel(formula=" ".join(value["formula"].split()), **exprs)
-
-
 def _variant(variant: Variant | str) -> Variant:
     if isinstance(variant, str):
         from .variants import get_variant
@@ -210,7 +180,7 @@ def line_traffic(variants: Iterable[Variant] | None = None) -> Callable[[Sequenc
     by_name = {v.name: v for v in variants}
 
     def of(kernels: Sequence[Record]) -> Traffic | None:
-        from ..archs import get_arch
+        from ..core.archs import get_arch
 
         first = kernels[0]
         v = by_name.get(first.variant)

@@ -26,12 +26,10 @@ query tile per program in the FA2 loop: the decode tiles, and the prefill tiles 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from ..archs import Vendor
+from ..core.archs import Vendor
 
-if TYPE_CHECKING:
-    from .variants import Variant
 
 DECODE_MAX_NQ = 16
 DECODE_MIN_BLOCK_M = 16  # the M of one MMA instruction
@@ -71,7 +69,7 @@ def _fit_shared(cfg: dict[str, Any], arch: str | None, head_dim: int) -> dict[st
     blocks (down to 32). A tile that stages nothing, or an unknown arch, is kept."""
     if arch is None or "num_stages" not in cfg:
         return cfg
-    from ..archs import get_arch
+    from ..core.archs import get_arch
     from ..backends import backend_of
 
     spec = get_arch(arch)
@@ -95,7 +93,7 @@ def stages_refusal(num_stages: int, block_n: int, head_dim: int, arch: str) -> s
     on gfx942 (d128, block_n 64: K and V 16 KiB each) when it pipelined: 32768 B at 2 stages, 65536 B at 3,
     163840 B at 6 (over the 65536 B limit, after a 163 s compile); the compile time and memory grow with the
     stages (1000000 stages: 7 GB in 26 s), so such a request is refused before anything compiles."""
-    from ..archs import get_arch
+    from ..core.archs import get_arch
     from ..backends import backend_of
 
     spec = get_arch(arch)
@@ -109,11 +107,18 @@ def stages_refusal(num_stages: int, block_n: int, head_dim: int, arch: str) -> s
             f"memory / LDS per workgroup, room for at most {most} stages at this tile")
 
 
+class Tiled(Protocol):
+    """What the shape's defaults read of a variant (``attention.variants.Variant``): how it tiles."""
+
+    @property
+    def tiling(self) -> str: ...
+
+
 def _pow2_at_least(n: int) -> int:
     return 1 << max(0, (n - 1).bit_length())
 
 
-def shape_defaults(variant: Variant, vendor: Vendor, arch: str | None, shape: tuple[int, ...],
+def shape_defaults(variant: Tiled, vendor: Vendor, arch: str | None, shape: tuple[int, ...],
                    head_dim: int) -> dict[str, Any]:
     """Config fields for ``variant`` at this shape (B, H, Nq, Nk[, H_kv]) on this vendor / arch that
     replace the variant's own defaults; {} where the variant's defaults stand."""

@@ -33,14 +33,13 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from ..archs import ARCHS, Arch, Vendor
+from ..core.archs import ARCHS, Arch, Vendor
 from ..backends import backend_of
-from ..errors import UnknownNameError, UsageError
+from ..core.errors import UnknownNameError, UsageError
 from . import loader
 from .config import DTYPES, AttentionConfig, ConfigRequest
-from .live import LiveModel, live_model
+from .declared import LiveModel, TrafficModel, live_model, traffic_model
 from .tolerances import Tolerance, tolerance_entries
-from .traffic import TrafficModel, traffic_model
 from .tuning import TILINGS, shape_defaults, stages_refusal
 
 

@@ -5,11 +5,11 @@ target and the launch options only that vendor reads, the raw compiler outputs a
 limits, the occupancy rule and register ladder, the frontier's knob and levels, the gate's metrics, the
 spill-site reader, and the words and cells the views show. Callers ask the backend of an arch
 (``backend_of``) or of a usage (``backend_of_usage``); outside this package and the arch table
-(``vgprscope.archs``) no module tells the vendors apart (tests/test_layers.py checks it). The compile
+(``vgprscope.core.archs``) no module tells the vendors apart (tests/test_layers.py checks it). The compile
 worker (``runtime``) is the exception: it runs under other Python
 environments with nothing but Triton and the standard library, so it keeps its own per-backend lines.
 
-Adding an arch of a known vendor is a row in ``vgprscope.archs``; adding a vendor is a module here that
+Adding an arch of a known vendor is a row in ``vgprscope.core.archs``; adding a vendor is a module here that
 answers ``Backend`` and a line in ``BACKENDS``.
 """
 
@@ -17,15 +17,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..errors import UsageError
+from ..core.errors import UsageError
 from .base import Backend, Calculation, KnobLevel, Metric
 from .cuda import CUDA
 from .hip import HIP
 
 if TYPE_CHECKING:
-    from ..archs import Arch
-    from ..occupancy import LadderStep
-    from ..records import Occupancy, ResourceUsage
+    from ..core.archs import Arch
+    from ..core.occupancy.common import LadderStep
+    from ..core.records import Occupancy, ResourceUsage
 
 # every backend, in the order tables and metric lists show them
 BACKENDS: tuple[Backend, ...] = (HIP, CUDA)

@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from ..archs import Arch, Vendor
-    from ..compile.job import Target
-    from ..occupancy import LadderStep
-    from ..parse.lineinfo import SpillInstruction
-    from ..parse.loops import LoopMix
-    from ..records import Occupancy, ResourceUsage
+    from ..core.archs import Arch, Vendor
+    from ..core.job import Target
+    from ..core.occupancy.common import LadderStep
+    from ..core.parse.lineinfo import SpillInstruction
+    from ..core.parse.loops import LoopMix
+    from ..core.records import Occupancy, ResourceUsage
 
 
 @dataclass(frozen=True)

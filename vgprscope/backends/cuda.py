@@ -16,17 +16,19 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..archs import ARCHS, Arch, NvidiaArch, Vendor, arch_for_device
-from ..compile.job import Target
-from ..errors import UsageError
-from ..occupancy import DEFAULT_THREADS, NVIDIA_UNIT, LadderStep, check_warps, nvidia_ladder, nvidia_occupancy
-from ..records import NvidiaUsage, Occupancy
+from ..core.archs import ARCHS, Arch, NvidiaArch, Vendor, arch_for_device
+from ..core.job import Target
+from ..core.errors import UsageError
+from ..core.occupancy.common import DEFAULT_THREADS, NVIDIA_UNIT, LadderStep
+from ..core.occupancy.ladder import check_warps, nvidia_ladder
+from ..core.occupancy.nvidia import nvidia_occupancy
+from ..core.records import NvidiaUsage, Occupancy
 from .base import Calculation, KnobLevel, Metric, require_outputs, last_output_line, threads_reason
 from .loops import LOOP_METRICS, loop_values, with_loop
 
 if TYPE_CHECKING:  # the parsers are imported when an output is parsed: a warm run reads the cache only
-    from ..parse.lineinfo import SpillInstruction
-    from ..parse.loops import LoopMix
+    from ..core.parse.lineinfo import SpillInstruction
+    from ..core.parse.loops import LoopMix
 
 KIB = 1024
 
@@ -127,10 +129,10 @@ class CudaBackend:
     # ---- compiler outputs
 
     def parse(self, raw: Mapping[str, Any]) -> NvidiaUsage:
-        from ..parse.nvidia import nvidia_usage
+        from ..core.parse.nvidia import nvidia_usage
 
         if "stored" in raw:  # a Triton cache entry read as stored: the cubin's counts, spills where known
-            from ..parse.nvidia import stored_nvidia_usage
+            from ..core.parse.nvidia import stored_nvidia_usage
 
             require_outputs(raw, ("cuobjdump", "shared"))
             usage = stored_nvidia_usage(raw["cuobjdump"], raw["shared"], raw.get("name"), raw["stored"],
@@ -148,7 +150,7 @@ class CudaBackend:
     def spill_instructions(self, raw: Mapping[str, Any], sass: str | None = None) -> list[SpillInstruction] | None:
         """The SASS's local-memory instructions (``sass``: the cubin's ``nvdisasm -gi`` text, disassembled
         from ``raw['cubin_b64']`` when not given); None when there is no cubin to read."""
-        from ..parse.lineinfo import sass_spills
+        from ..core.parse.lineinfo import sass_spills
 
         if sass is None:
             sass = self.disassemble(raw)
@@ -162,7 +164,7 @@ class CudaBackend:
         return nvdisasm(base64.b64decode(raw["cubin_b64"])) if raw.get("cubin_b64") else None
 
     def loop_mixes(self, raw: Mapping[str, Any], sass: str | None = None) -> tuple[LoopMix, ...] | None:
-        from ..parse.loops import sass_loops
+        from ..core.parse.loops import sass_loops
 
         if sass is None:
             sass = self.disassemble(raw)

@@ -12,17 +12,19 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..archs import ARCHS, AmdArch, Arch, Vendor, arch_for_device
-from ..compile.job import Target
-from ..errors import UsageError
-from ..occupancy import AMD_UNIT, LadderStep, amd_ladder, amd_occupancy, check_warps, total_vgprs
-from ..records import AmdUsage, Occupancy
+from ..core.archs import ARCHS, AmdArch, Arch, Vendor, arch_for_device
+from ..core.job import Target
+from ..core.errors import UsageError
+from ..core.occupancy.amd import amd_occupancy, total_vgprs
+from ..core.occupancy.common import AMD_UNIT, LadderStep
+from ..core.occupancy.ladder import amd_ladder, check_warps
+from ..core.records import AmdUsage, Occupancy
 from .base import Calculation, KnobLevel, Metric, require_outputs, count, last_output_line, threads_reason
 from .loops import LOOP_METRICS, loop_values, with_loop
 
 if TYPE_CHECKING:  # the parsers are imported when an output is parsed: a warm run reads the cache only
-    from ..parse.lineinfo import SpillInstruction
-    from ..parse.loops import LoopMix
+    from ..core.parse.lineinfo import SpillInstruction
+    from ..core.parse.loops import LoopMix
 
 KIB = 1024
 
@@ -121,16 +123,16 @@ class HipBackend:
     # ---- compiler outputs
 
     def parse(self, raw: Mapping[str, Any]) -> AmdUsage:
-        from ..parse.amdgcn import parse_amdgcn
+        from ..core.parse.amdgcn import parse_amdgcn
 
         require_outputs(raw, self.raw_outputs)
-        from ..parse.loops import amdgcn_gate_loops
+        from ..core.parse.loops import amdgcn_gate_loops
 
         usage = parse_amdgcn(raw["amdgcn"], raw["shared"], kernel=raw.get("name"))
         return with_loop(usage, amdgcn_gate_loops(raw["amdgcn"], kernel=raw.get("name")))
 
     def spill_instructions(self, raw: Mapping[str, Any], sass: str | None = None) -> list[SpillInstruction]:
-        from ..parse.lineinfo import amdgcn_spills
+        from ..core.parse.lineinfo import amdgcn_spills
 
         return amdgcn_spills(raw["amdgcn"], kernel=raw.get("name"))
 
@@ -138,7 +140,7 @@ class HipBackend:
         return None  # the AMDGCN the compiler prints is the text
 
     def loop_mixes(self, raw: Mapping[str, Any], sass: str | None = None) -> tuple[LoopMix, ...] | None:
-        from ..parse.loops import amdgcn_loops
+        from ..core.parse.loops import amdgcn_loops
 
         return amdgcn_loops(raw["amdgcn"], kernel=raw.get("name")) if raw.get("amdgcn") else None
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from .base import Metric
 
 if TYPE_CHECKING:
-    from ..parse.loops import LoopMix
+    from ..core.parse.loops import LoopMix
 
 LOOP_METRICS = (
     # shown, gated only by a rule (``loop_matrix_share:-N``: may drop N points): a release's few extra address
@@ -30,7 +30,7 @@ U = TypeVar("U")
 
 def with_loop(usage: U, mixes: tuple[LoopMix, ...] | None) -> U:
     """The usage with its loop fields read from every loop's mix (None: the assembly was not read)."""
-    from ..parse.loops import loop_fields
+    from ..core.parse.loops import loop_fields
 
     return replace(usage, **loop_fields(mixes))  # type: ignore[type-var]
 

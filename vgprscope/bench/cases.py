@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from itertools import product
 
-from ..errors import UsageError
+from ..core.errors import UsageError
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from ..records import SCHEMA_VERSION
+from ..core.records import SCHEMA_VERSION
 from ..report.formats import dicts_to_csv, md_table
 from ..report.machine import Machine
 from .runner import BenchRow

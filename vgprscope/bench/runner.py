@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from ..attention.config import AttentionConfig
-from ..records import Record
+from ..core.records import Record
 from .cases import Case
 from .device import Gpu
 from .timing import Timing

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import UsageError
-from ..fsutil import atomic_write, read_versioned_json
+from ..core.errors import UsageError
+from ..core.fsutil import atomic_write, read_versioned_json
 
 SCHEMA = "vgprscope-capture"
 SCHEMA_VERSION = 3

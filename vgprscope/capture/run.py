@@ -23,9 +23,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import UsageError
-from .. import runtime
+from ..core.errors import UsageError
 from ..runtime import hook
+from .. import runtime
 from .model import Capture, CapturedKernel, CapturedLaunch
 
 BOOT_DIR = Path(runtime.BOOT_DIR)

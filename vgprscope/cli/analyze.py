@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import typer
 
-from .app import app
 from .common import emit, err, handles_errors
 from .options import Compiles, Format, FormatOpt, Grid, Kernels, Large, Output, PlotOpt, SortOpt, Toolchains, bundled
 
@@ -13,14 +12,14 @@ def render(records, fmt: Format, command: str, title: str | None = None, wide: b
            by_kernel: bool = False) -> str:
     """Records in ``fmt``. ``by_kernel``: rows named by kernel, the file beside it (scan), rather than
     by variant and kernel."""
-    from ..report import formats, records_view
+    from ..analysis.analyze import view as records_view
     from ..report.machine import compile_only
 
     machine = compile_only()
     if fmt is Format.json:
-        return formats.to_json(records, machine, command)
+        return records_view.to_json(records, machine, command)
     if fmt is Format.csv:
-        return formats.to_csv(records)
+        return records_view.to_csv(records)
     if fmt is Format.md:
         return records_view.to_markdown(records, machine, title=title)
     naming = records_view.SCAN if by_kernel else records_view.ANALYZE
@@ -42,7 +41,7 @@ def summarize_failures(records) -> int:
 
 def history_output(result, fmt: Format, out: Output, plot_path) -> None:
     """Several toolchains: each kernel's resources release by release (oldest first)."""
-    from .. import history_view
+    from ..analysis.history import view as history_view
 
     rows = result.history()
     text = {Format.table: lambda: history_view.to_table(rows, result.machine, wide=out.wide),
@@ -60,14 +59,13 @@ def history_output(result, fmt: Format, out: Output, plot_path) -> None:
 def _plot_needs_a_history(specs: list[str]) -> None:
     """--plot draws releases side by side: with one Triton there is nothing to draw (refused before compiling)."""
     from ..compile.toolchains import is_range
-    from ..errors import UsageError
+    from ..core.errors import UsageError
 
     if len(specs) < 2 and not any(is_range(s) for s in specs):
         raise UsageError("--plot draws each kernel release by release; give several Tritons (--triton 3.7.0 "
                          "--triton 3.9.0) or a range (--triton 3.4.0..3.9.0)")
 
 
-@app.command()
 @handles_errors
 @bundled
 def analyze(*, kernels: Kernels, grid: Grid, sort: SortOpt = None, format: FormatOpt = Format.table, out: Output,
@@ -76,7 +74,7 @@ def analyze(*, kernels: Kernels, grid: Grid, sort: SortOpt = None, format: Forma
 
     Several values of a config option make a grid: every combination is compiled. Several --triton (or a
     range, 3.4.0..3.9.0) give each kernel's history, release by release."""
-    from ..fsutil import check_writable
+    from ..core.fsutil import check_writable
     from ..library import api
     from .progress import compile_progress
 
@@ -93,3 +91,8 @@ def analyze(*, kernels: Kernels, grid: Grid, sort: SortOpt = None, format: Forma
     emit(render(list(result.records), format, "analyze", title="vgprscope analyze", wide=out.wide), out.output)
     if code:
         raise typer.Exit(code)
+
+
+def register(app: typer.Typer) -> None:
+    """Adds this module's commands to ``app``, in the order --help lists them."""
+    app.command()(analyze)

@@ -1,7 +1,7 @@
 """Entry point: ``vgprscope`` and ``python -m vgprscope``.
 
-Subcommands live in their own modules and register themselves on ``app``; each module imports torch /
-triton only inside its command function, so ``vgprscope --help`` stays fast.
+Subcommands live in their own modules, each adding its commands to ``app`` with ``register(app)``; each
+module imports torch / triton only inside its command function, so ``vgprscope --help`` stays fast.
 
 ``app`` is made on first use (``from .app import app``), not when this module is imported: the entry point
 imports ``main`` first, so that a Ctrl-C while typer and the commands load is already its one line.
@@ -53,11 +53,21 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+_registered = False
+
+
 def _register() -> None:
-    # each module registers its commands on app, in the order --help lists them
-    from . import (  # noqa: F401
-        analyze, bench, capture, compare, diff, explain, frontier, check, info, occupancy_cmd, scan,
-    )
+    """Adds every command to ``app`` (once), in the order --help lists them."""
+    global _registered
+    if _registered:
+        return
+    _registered = True
+    from . import analyze, bench, capture, check, compare, diff, explain, frontier, info, occupancy_cmd, scan
+
+    made = globals()["app"] if "app" in globals() else __getattr__("app")
+    for module in (analyze, bench, capture, compare, diff, explain, frontier, check, info, occupancy_cmd):
+        module.register(made)
+    scan.register(made)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import typer
 
-from .app import app
 from .common import emit, err, handles_errors
 from .options import (
     AnchorsOpt, AutotuneOpt, BenchGrid, BudgetSOpt, Cases, CudaGraphOpt, Format, FormatOpt, Output, RepMsOpt,
@@ -12,7 +11,6 @@ from .options import (
 )
 
 
-@app.command()
 @handles_errors
 @bundled
 def bench(*, strategies: StrategiesOpt = None, cases: Cases, grid: BenchGrid, autotune: AutotuneOpt = False,
@@ -27,7 +25,7 @@ def bench(*, strategies: StrategiesOpt = None, cases: Cases, grid: BenchGrid, au
     from ..bench.runner import BenchOptions, run_bench
     from ..attention.config import check_backend_options
     from ..attention.variants import check_knobs, select_variants
-    from ..extras import require_torch
+    from ..core.extras import require_torch
     from .grid import parse_dtypes, parse_ints
 
     # the command line first (a usage error says so on any machine), then torch, then the GPU;
@@ -74,3 +72,8 @@ def bench(*, strategies: StrategiesOpt = None, cases: Cases, grid: BenchGrid, au
     emit(RENDERERS[format.value](rows, m, **({"wide": out.wide} if format is Format.table else {})), out.output)
     if rows and len(failed) == len(rows):
         raise typer.Exit(1)
+
+
+def register(app: typer.Typer) -> None:
+    """Adds this module's commands to ``app``, in the order --help lists them."""
+    app.command()(bench)

@@ -6,12 +6,10 @@ from pathlib import Path
 
 import typer
 
-from .app import app
 from .common import err, handles_errors
 from .options import CaptureOutputOpt, CommandArg
 
 
-@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 @handles_errors
 def capture(command: CommandArg = None, output: CaptureOutputOpt = Path("vgprscope-capture.json")) -> None:
     """Run COMMAND and record every distinct Triton launch specialisation it makes; exits with its code.
@@ -25,8 +23,8 @@ def capture(command: CommandArg = None, output: CaptureOutputOpt = Path("vgprsco
 
     from ..capture.model import save_capture
     from ..capture.run import CaptureInterrupted, run_command, signal_name
-    from ..errors import UsageError
-    from ..fsutil import check_writable
+    from ..core.errors import UsageError
+    from ..core.fsutil import check_writable
 
     if not command:
         raise UsageError("no command given; usage: vgprscope capture [-o FILE] -- COMMAND [ARGS...]")
@@ -69,3 +67,8 @@ HINTS = {
     "gluon-interpreted": "Gluon kernels do not run in Triton's interpreter (TRITON_INTERPRET=1): capture them on "
                          "a GPU, or analyse one here with vgprscope.analyze(kernel, *args, arch=...)",
 }
+
+
+def register(app: typer.Typer) -> None:
+    """Adds this module's commands to ``app``, in the order --help lists them."""
+    app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(capture)

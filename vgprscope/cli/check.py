@@ -15,8 +15,7 @@ from pathlib import Path
 
 import typer
 
-from ..errors import VgprscopeError
-from .app import app
+from ..core.errors import VgprscopeError
 from .common import ReflowedHelp, emit, err, handles_errors
 from .options import (
     AllowMissingOpt, AllowVersionChangeOpt, BaselineOpt, Compiles, ConfigOpt, FailOnChangeOpt, GateFormat,
@@ -25,7 +24,6 @@ from .options import (
 
 baseline_app = typer.Typer(cls=ReflowedHelp, help="Save the register baseline that `vgprscope check` compares against.",
                            no_args_is_help=True)
-app.add_typer(baseline_app, name="baseline")
 
 # Formats for people: only these add to the GitHub job summary and print workflow commands; the others
 # are data for a program and stay pure.
@@ -38,7 +36,7 @@ def _on_actions() -> bool:
 
 def _variant_files(cfg) -> dict[str, str]:
     """variant -> its kernel file relative to the working directory, for annotations on the PR diff."""
-    from ..library.gate import selected_variants
+    from ..library.selection import selected_variants
 
     cwd = Path.cwd().resolve()
     out = {}
@@ -81,7 +79,6 @@ def save(*, config: ConfigOpt = None, baseline: BaselineOpt = None, kernels: Ker
     err(f"wrote {shown(saved.path)}: {len(saved.written.entries)} entries, Triton {saved.triton_version}")
 
 
-@app.command()
 @handles_errors
 @bundled
 def check(*, config: ConfigOpt = None, baseline: BaselineOpt = None, kernels: Kernels, rule: RuleOpt = None,
@@ -156,3 +153,9 @@ def _append_summary(text: str) -> None:
             f.write(text)
     except OSError as exc:
         err(f"cannot append to GITHUB_STEP_SUMMARY {path}: {exc.strerror}")
+
+
+def register(app: typer.Typer) -> None:
+    """Adds this module's commands to ``app``, in the order --help lists them."""
+    app.add_typer(baseline_app, name="baseline")
+    app.command()(check)

@@ -33,8 +33,8 @@ from typing import Any
 import typer
 from typer.core import TyperGroup
 
-from ..errors import OutputError, VgprscopeError
-from ..fsutil import atomic_write, check_writable
+from ..core.errors import OutputError, VgprscopeError
+from ..core.fsutil import atomic_write, check_writable
 
 
 
@@ -88,7 +88,7 @@ def exit_code_of(exc: VgprscopeError) -> int:
     """The CLI's exit code of one of the core's errors (the module docstring says what each means): the
     core's exceptions carry none. The first class an error is an instance of decides; every one is 2 today
     (the input or the environment, found before a result)."""
-    from ..errors import MissingExtraError, NoGpuError, NotComparableError, TritonUnavailableError, UsageError
+    from ..core.errors import MissingExtraError, NoGpuError, NotComparableError, TritonUnavailableError, UsageError
 
     exit_codes: tuple[tuple[type[VgprscopeError], int], ...] = (
         (UsageError, 2),  # OutputError, ConfigError, UnknownNameError, CaptureFileError among them

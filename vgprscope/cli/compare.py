@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import typer
 
-from .app import app
 from .common import emit, err, handles_errors
 from .options import (
     BenchOpt, Compiles, Format, FormatOpt, FrontierOpt, Grid, Kernels, Large, Output, ShapeOpt, SortOpt,
@@ -14,7 +13,7 @@ from .options import (
 
 def reference_shape(shape: list[str] | None) -> str:
     """compare's one reference problem (the traffic model's): the default, or the one --shape given."""
-    from ..errors import UsageError
+    from ..core.errors import UsageError
 
     if not shape:
         return "4,32,4096,4096"
@@ -24,7 +23,6 @@ def reference_shape(shape: list[str] | None) -> str:
     return shape[0]
 
 
-@app.command()
 @handles_errors
 @bundled
 def compare(*, strategies: StrategiesOpt = None, kernels: Kernels, grid: Grid, shape: ShapeOpt = None,
@@ -53,3 +51,8 @@ def compare(*, strategies: StrategiesOpt = None, kernels: Kernels, grid: Grid, s
     emit(renderers[format](), out.output)
     if code:
         raise typer.Exit(code)
+
+
+def register(app: typer.Typer) -> None:
+    """Adds this module's commands to ``app``, in the order --help lists them."""
+    app.command()(compare)

@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import typer
 
-from .app import app
 from .common import ReflowedHelp, emit, err, handles_errors
 from .options import Compiles, DiffFormat, DiffFormatOpt, Grid, Kernels, Output, ReleaseArg, Rules, SchedulerOpt, Toolchains, bundled
 
 
-@app.command()
 @handles_errors
 @bundled
 def diff(*, tc: Toolchains, kernels: Kernels, grid: Grid, rules: Rules, format: DiffFormatOpt = DiffFormat.table,
@@ -40,7 +38,6 @@ def diff(*, tc: Toolchains, kernels: Kernels, grid: Grid, rules: Rules, format: 
 
 toolchains_app = typer.Typer(cls=ReflowedHelp, help="The Triton releases vgprscope has installed to compile with.",
                              no_args_is_help=False, invoke_without_command=True)
-app.add_typer(toolchains_app, name="toolchains")
 
 
 @toolchains_app.callback()
@@ -73,3 +70,9 @@ def toolchains_remove(version: ReleaseArg) -> None:
 
     where = toolchains.remove(version)
     err(f"removed Triton {version} ({where})")
+
+
+def register(app: typer.Typer) -> None:
+    """Adds this module's commands to ``app``, in the order --help lists them."""
+    app.command()(diff)
+    app.add_typer(toolchains_app, name="toolchains")

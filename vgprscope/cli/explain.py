@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import typer
 
-from .app import app
 from .common import command_line, emit, err, handles_errors
 from .options import Compiles, ExplainFormat, ExplainFormatOpt, Grid, Kernels, Output, Toolchains, bundled
 
 
-@app.command()
 @handles_errors
 @bundled
 def explain(*, kernels: Kernels, grid: Grid, format: ExplainFormatOpt = ExplainFormat.table, out: Output,
@@ -39,3 +37,8 @@ def explain(*, kernels: Kernels, grid: Grid, format: ExplainFormatOpt = ExplainF
     emit(renderers[format](), out.output)
     if explanations and len(failed) == len(explanations):
         raise typer.Exit(1)
+
+
+def register(app: typer.Typer) -> None:
+    """Adds this module's commands to ``app``, in the order --help lists them."""
+    app.command()(explain)

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import typer
 
-from .app import app
 from .common import emit, err, handles_errors
 from .options import (
     Compiles, Format, FormatOpt, FrontierGrid, Kernels, Large, Output, SortOpt, StrategiesOpt, Toolchains, bundled,
 )
 
 
-@app.command()
 @handles_errors
 @bundled
 def frontier(*, strategies: StrategiesOpt = None, kernels: Kernels, grid: FrontierGrid, sort: SortOpt = None,
@@ -42,3 +40,8 @@ def frontier(*, strategies: StrategiesOpt = None, kernels: Kernels, grid: Fronti
     if total and failed == total:
         err("no level of any kernel compiled")
         raise typer.Exit(1)
+
+
+def register(app: typer.Typer) -> None:
+    """Adds this module's commands to ``app``, in the order --help lists them."""
+    app.command()(frontier)

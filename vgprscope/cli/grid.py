@@ -2,7 +2,7 @@
 
 ``--block-m 64,128 --num-warps 4 --num-warps 8`` (comma-separated, repeatable or both) runs the cartesian
 product. The options are declared in ``options`` (the ``Grid`` bundle); parsing lives here; expansion, the
-size guard and sorting in :mod:`vgprscope.grid`.
+size guard and sorting in :mod:`vgprscope.library.grid`.
 """
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import UsageError
-from ..grid import INT_AXES, int_value_error, parse_knob_axes
+from ..core.errors import UsageError
+from ..library.grid import INT_AXES, int_value_error, parse_knob_axes, point_label, varying_axes  # noqa: F401 (re-exported)
 
-# the core's rules (vgprscope.grid), keyed here by flag: values Triton never takes are refused (exit 2)
+# the core's rules (vgprscope.library.grid), keyed here by flag: values Triton never takes are refused (exit 2)
 _FIELD_OF = {flag: f for f, flag, _ in INT_AXES}
 # (option flag, ConfigRequest field, smallest value)
 _INT_AXES = tuple((flag, f, lo) for f, flag, lo in INT_AXES)
@@ -59,7 +59,7 @@ def grid_requests(*, block_m=None, block_n=None, head_dim=None, dtype=None, caus
                   num_stages=None, waves_per_eu=None, matrix_instr_nonkdim=None, kpack=None, maxnreg=None,
                   knob=None, shape: tuple[int, ...] | None = None) -> list:
     """The options' values -> the ConfigRequests of their cartesian product (one when nothing varies)."""
-    from ..grid import config_requests
+    from ..library.grid import config_requests
 
     given = {"block_m": block_m, "block_n": block_n, "head_dim": head_dim, "num_warps": num_warps,
              "num_stages": num_stages, "waves_per_eu": waves_per_eu, "matrix_instr_nonkdim": matrix_instr_nonkdim,

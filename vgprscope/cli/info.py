@@ -7,7 +7,6 @@ import io
 import json
 from typing import Any
 
-from .app import app
 from .common import emit, handles_errors
 from .options import Format, FormatOpt, KernelDirOpt, OutputOpt, WideOpt
 
@@ -18,7 +17,7 @@ RULES_DOC = "docs/occupancy-rules.md"
 def _arch_rows() -> list[dict[str, Any]]:
     """Every arch constant a person reads, as written in markdown, CSV and --wide (each row in its
     backend's words)."""
-    from ..archs import ARCHS
+    from ..core.archs import ARCHS
     from ..backends import backend_of
 
     return [backend_of(a).arch_row(a) for a in ARCHS.values()]
@@ -26,7 +25,7 @@ def _arch_rows() -> list[dict[str, Any]]:
 
 def _arch_compact(name: str) -> dict[str, str]:
     """The default view's cells of one arch: the same constants, shorter."""
-    from ..archs import ARCHS
+    from ..core.archs import ARCHS
     from ..backends import backend_of
 
     a = ARCHS[name]
@@ -68,7 +67,7 @@ def _arch_columns():
 def _arch_json() -> list[dict[str, Any]]:
     from dataclasses import asdict
 
-    from ..archs import ARCHS
+    from ..core.archs import ARCHS
 
     return [{"name": a.name, "vendor": a.vendor.value} | asdict(a) for a in ARCHS.values()]
 
@@ -101,7 +100,6 @@ def _render(rows: list[dict[str, Any]], fmt: Format, as_json: Any, table) -> str
     return table()
 
 
-@app.command("archs")
 @handles_errors
 def archs_cmd(format: FormatOpt = Format.table, output: OutputOpt = None, wide: WideOpt = False) -> None:
     """The arch constants every number comes from; the rules and their sources: docs/occupancy-rules.md."""
@@ -117,7 +115,6 @@ def archs_cmd(format: FormatOpt = Format.table, output: OutputOpt = None, wide: 
     emit(_render(rows, format, _arch_json(), table), output)
 
 
-@app.command("variants")
 @handles_errors
 def variants_cmd(format: FormatOpt = Format.table, output: OutputOpt = None, kernel_dir: KernelDirOpt = None,
                  wide: WideOpt = False) -> None:
@@ -155,3 +152,9 @@ def variants_cmd(format: FormatOpt = Format.table, output: OutputOpt = None, ker
         return render_table(t, footnotes=notes, wide=wide)
 
     emit(_render(rows, format, as_json, table), output)
+
+
+def register(app: Any) -> None:
+    """Adds this module's commands to ``app``, in the order --help lists them."""
+    app.command("archs")(archs_cmd)
+    app.command("variants")(variants_cmd)

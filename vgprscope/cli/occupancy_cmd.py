@@ -7,9 +7,8 @@ from typing import Any
 
 import typer
 
-from ..archs import Arch, get_arch
-from ..errors import UsageError
-from .app import app
+from ..core.archs import Arch, get_arch
+from ..core.errors import UsageError
 from .common import emit, err, handles_errors
 from .options import (
     AgprsOpt, LadderOpt, LdsOpt, OccFormat, OccFormatOpt, OneArchOpt, RegsOpt, SgprsOpt, SharedOpt, ThreadsOpt,
@@ -21,7 +20,6 @@ def _verb(names: list[str]) -> str:
     return "applies" if len(names) == 1 else "apply"
 
 
-@app.command("occupancy")
 @handles_errors
 def occupancy_cmd(
     arch: OneArchOpt,
@@ -120,3 +118,8 @@ def _tables_text(target: Arch, result: dict[str, Any], steps, calc, wide: bool =
             table.add_row(*row, f"{s.percent:g}", mark)
         parts.append(render_table(table, wide=wide))
     return "\n".join(parts)
+
+
+def register(app: typer.Typer) -> None:
+    """Adds this module's commands to ``app``, in the order --help lists them."""
+    app.command("occupancy")(occupancy_cmd)

@@ -24,7 +24,7 @@ from typing import Annotated, Any
 
 import typer
 
-from ..archs import ARCHS, DEFAULT_ARCHS
+from ..core.archs import ARCHS, DEFAULT_ARCHS
 from .common import nonempty_names, writable_output
 
 _GRID = "; a comma list or a repeated option makes a grid"
@@ -276,7 +276,7 @@ class _GridValues:
     def library(self) -> dict[str, Any]:
         """The library's keywords: each integer option's values checked and parsed here (a message naming the
         flag, ``--block-m 100 ...``), lists where the library takes lists."""
-        from ..grid import INT_AXES
+        from ..library.grid import INT_AXES
         from .grid import parse_dtypes, parse_ints
 
         given = self._given()

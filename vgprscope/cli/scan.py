@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import typer
 
-from .app import app
 from .common import emit, err, handles_errors
 from .options import CacheDirArg, Compiles, Format, FormatOpt, Output, RetargetArchOpt, TritonOpt, bundled
 
 
-@app.command()
 @handles_errors
 @bundled
 def scan(directory: CacheDirArg = None, *, arch: RetargetArchOpt = None, triton: TritonOpt = None,
@@ -36,3 +34,8 @@ def scan(directory: CacheDirArg = None, *, arch: RetargetArchOpt = None, triton:
          out.output)
     if not any(r.ok for r in result.records):
         raise typer.Exit(1)
+
+
+def register(app: typer.Typer) -> None:
+    """Adds this module's commands to ``app``, in the order --help lists them."""
+    app.command()(scan)

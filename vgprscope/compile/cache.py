@@ -27,8 +27,8 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from ..errors import OutputError
-from ..fsutil import atomic_write
+from ..core.errors import OutputError
+from ..core.fsutil import atomic_write
 
 # 3: entries keyed by the CompileJob and checked against the files the compile read (was: the kernel file)
 # 4: keyed by the toolchain's identity too (its files' fingerprint, the environment its Triton reads)

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, Future
 from typing import Any
 
-from ..errors import UsageError
+from ..core.errors import UsageError
 
 # seconds to wait for the scheduler, and for a worker to join it, before saying the cluster cannot be used
 CONNECT_TIMEOUT_S = 10

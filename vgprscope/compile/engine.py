@@ -27,16 +27,16 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, cast
 
-from ..archs import Arch
+from ..core.archs import Arch
 from ..backends import backend_of, backend_of_usage
-from ..errors import UsageError
-from ..parse.diagnostics import compile_diagnostics, failure_reason
-from ..records import Config, Diagnostic, KernelIdentity, Record, ResourceUsage, usage_from_dict, usage_to_dict
+from ..core.errors import UsageError
 from ..runtime import worker
+from ..core.parse.diagnostics import compile_diagnostics, failure_reason
+from ..core.records import Config, Diagnostic, KernelIdentity, Record, ResourceUsage, usage_from_dict, usage_to_dict
 from ..runtime.plan import PLAN_VERSION
 from .cache import CompileCache, entry_key
 from .identity import Identity
-from .job import CompileJob, FunctionSource, Target
+from ..core.job import CompileJob, FunctionSource, Target
 from .toolchains import triton_version as triton_version  # the installed Triton's version; callers import it here
 
 PARSER_VERSION = 5  # 4: the usage carries the hot loop's figures; 5: the compiler's diagnostics and LLVM version

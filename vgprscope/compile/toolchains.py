@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import TritonUnavailableError, UsageError, VgprscopeError
+from ..core.errors import TritonUnavailableError, UsageError, VgprscopeError
 from ..runtime import worker_command
 from .cache import default_dir
 
@@ -372,7 +372,7 @@ def environment(path: str) -> Toolchain:
             memo = memo if isinstance(memo, dict) else {}
             memo[py] = {"stamp": stamp, "version": version}
             with contextlib.suppress(OSError, VgprscopeError):  # a memo: a store that cannot keep it costs a probe
-                from ..fsutil import atomic_write
+                from ..core.fsutil import atomic_write
 
                 atomic_write(memo_file, json.dumps(memo, indent=1) + "\n")
     return register(Toolchain("environment", version, py))

@@ -24,9 +24,9 @@ from dataclasses import MISSING, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from ..errors import NotComparableError, OutputError, UsageError
-from ..fsutil import atomic_write, check_writable
-from ..records import (
+from ..core.errors import NotComparableError, OutputError, UsageError
+from ..core.fsutil import atomic_write, check_writable
+from ..core.records import (
     USAGE_CLASSES, Config, Record, ResourceUsage, config_from_dict, usage_from_dict,
     usage_to_dict,
 )
@@ -143,9 +143,9 @@ def _check_fits(arch_name: str, status: str, usage: ResourceUsage, config: Confi
     entry launches (every count within the arch's maximum: ``Metric.arch_max``, no launch limit broken);
     an entry with a usage that is not ``ok`` failed to launch, so its status is the launch limit the usage
     breaks (a compile error has no usage)."""
-    from ..archs import get_arch
+    from ..core.archs import get_arch
     from ..backends import backend_of, backend_of_usage
-    from ..errors import VgprscopeError
+    from ..core.errors import VgprscopeError
 
     try:
         arch = get_arch(arch_name)

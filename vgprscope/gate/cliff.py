@@ -3,7 +3,7 @@
 Such a count costs time only through occupancy: a growth that keeps the kernel at its occupancy is
 ``changed`` (it passes, shown with how much more fits before the next step), one that takes its own
 occupancy limit below what the kernel had (it crossed a step: the occupancy drops) or past the arch's
-maximum fails. The limits come from the occupancy model (``vgprscope.occupancy`` through the backend that
+maximum fails. The limits come from the occupancy model (``vgprscope.core.occupancy`` through the backend that
 compiled the entry), at the entry's own launch (``num_warps``, ``waves_per_eu``), not from the counts'
 differences alone.
 """
@@ -13,9 +13,9 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from ..archs import Arch, get_arch
-from ..errors import VgprscopeError
-from ..records import LAUNCH_DEFAULTS, ResourceUsage
+from ..core.archs import Arch, get_arch
+from ..core.errors import VgprscopeError
+from ..core.records import LAUNCH_DEFAULTS, ResourceUsage
 from .baseline import Entry
 from .metrics import metric_info
 

@@ -32,8 +32,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..archs import DEFAULT_ARCHS, get_arch
-from ..errors import UsageError
+from ..core.archs import DEFAULT_ARCHS, get_arch
+from ..core.errors import UsageError
 from .baseline import DEFAULT_BASELINE, Entry
 from .rules import Rule, RuleSet, parse_rule, parse_tolerance
 

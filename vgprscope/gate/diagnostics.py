@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from ..parse.diagnostics import short_llvm, short_ptxas
+from ..core.parse.diagnostics import short_llvm, short_ptxas
 from .rules import Change, Mode, Rule
 
 METRIC = "diagnostics"

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 
-from ..errors import NotComparableError
+from ..core.errors import NotComparableError
 from .baseline import Baseline, Entry
 from .cliff import Cliff, judge_cliff
 from .diagnostics import METRIC as DIAGNOSTICS

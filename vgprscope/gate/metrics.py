@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..backends import BACKENDS, Metric, backend_of_usage, registers_metrics
-from ..errors import UnknownNameError
-from ..records import ResourceUsage
+from ..core.errors import UnknownNameError
+from ..core.records import ResourceUsage
 
 __all__ = ["METRICS", "REGISTERS", "Metric", "entry_metrics", "get_metric", "metric_info", "neutral_metrics"]
 

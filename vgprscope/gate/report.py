@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from ..records import SCHEMA_VERSION
+from ..core.records import SCHEMA_VERSION
 from ..report.deltas import STYLE, Delta, Verdict
 from ..report.formats import Column, Footnotes, build_table, md_table, render_table
 from .baseline import Entry
@@ -350,7 +350,7 @@ def _body_lines(text: str) -> int:
 
 def _labels(result: GateResult) -> tuple[str, dict[str, str]]:
     """(the config words every row shares, each row's config without them; ``A -> B`` where it changed)."""
-    from ..report.records_view import common_config
+    from ..report.labels import common_config
 
     sides = [(d.baseline.config.short(), d.current.config.short()) if d.config_changed  # type: ignore[union-attr]
              else (d.entry.config.short(),) for d in result.entries]

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum
 
-from ..errors import UsageError
+from ..core.errors import UsageError
 from .metrics import get_metric, metric_info, neutral_metrics
 
 

@@ -1,7 +1,7 @@
 """The gate's verdicts (``check``, ``diff``) as SARIF 2.1.0 for code scanning (``report.sarif`` writes the log).
 
 One result per failing metric of an entry (``vgprscope.<metric>``: ``vgprscope.vgpr_total``,
-``vgprscope.occupancy``, ...), per entry that went missing (``vgprscope.missing``) or stopped compiling
+``vgprscope.core.occupancy``, ...), per entry that went missing (``vgprscope.missing``) or stopped compiling
 (``vgprscope.status``), at the line of the kernel's ``def`` in its file; a growth the rules let pass is a
 ``warning``, a failure an ``error``.
 """

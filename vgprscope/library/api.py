@@ -1,7 +1,8 @@
 """vgprscope as a library: ``analyze``, ``compare``, ``frontier``, ``explain``, ``check`` and ``scan`` take the
 CLI's selections by the same names (a scalar or a list each: a list makes a grid, as a comma list does on the
-command line) and return frozen results (``vgprscope.library.results``) with ``.to_pandas()`` and
-``.to_json()``. Errors are the core's typed exceptions (``vgprscope.errors``); a failed compile is a record
+command line) and return frozen results (``vgprscope.analysis.<question>.result``, the gate's in
+``vgprscope.library.results``) with ``.to_pandas()`` and
+``.to_json()``. Errors are the core's typed exceptions (``vgprscope.core.errors``); a failed compile is a record
 with its error, never an exception.
 
 Each call but ``scan`` also takes ``triton=`` (a release such as ``"3.8.0"``, installed once into vgprscope's
@@ -28,14 +29,17 @@ from concurrent.futures import Executor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import UsageError
+from ..core.errors import UsageError
 from . import selection
-from .results import (
-    AnalyzeResult, BaselineSaveResult, CheckResult, CompareResult, ExplainResult, FrontierResult, ScanResult,
-)
+from ..analysis.analyze.result import AnalyzeResult
+from ..analysis.compare.result import CompareResult
+from ..analysis.explain.result import ExplainResult
+from ..analysis.frontier.result import FrontierResult
+from ..analysis.scan.result import ScanResult
+from .results import BaselineSaveResult, CheckResult
 
 if TYPE_CHECKING:
-    from .diffs import DiffResult
+    from ..analysis.diff.result import DiffResult
 
 Progress = Callable[[int, int], None]
 PathLike = str | Path
@@ -92,7 +96,7 @@ def analyze(kernel: Any = None, /, *args: Any, variant: Names = None, arch: Name
     (``.history()``: each kernel release by release).
     ``cache``: a compile-cache directory (default $VGPRSCOPE_CACHE_DIR or ~/.cache/vgprscope);
     ``use_cache=False`` compiles everything again; ``yes`` runs a grid of more than 10,000 compiles."""
-    from ..grid import group_records, sort_records
+    from .grid import group_records, sort_records
     from .tasks import Selection, sweep
 
     fields = {"block_m": block_m, "block_n": block_n, "head_dim": head_dim, "num_warps": num_warps,
@@ -136,7 +140,7 @@ def compare(*, strategies: Names = None, variant: Names = None, arch: Names = No
     traffic of the reference problem ``shape`` and each metric's change against the baseline variant (in
     the JSON and the table); with ``frontier``, each strategy's spill-free occupancy too; with ``bench``,
     timings on this process's GPU (without one: compile-only, the reason in ``.notes``)."""
-    from ..grid import sort_lines
+    from .grid import sort_lines
     from .tasks import Selection, bench_columns, compare_tables, frontier_of, sweep, with_frontiers
 
     fields = {"block_m": block_m, "block_n": block_n, "head_dim": head_dim, "num_warps": num_warps,
@@ -298,9 +302,9 @@ def diff(*, triton: Any = None, settings: Any = None, variant: Names = None, arc
     Triton (default the installed one) without and with ``settings``. ``.passed`` is the gate's verdict,
     ``.compared`` how many kernels compiled on both sides; each regressed kernel's spill sites by source
     line, before and after, are in ``.spills``. ``strict``: tolerance 0 on every count (as ``check``)."""
-    from ..diff import diff as diff_sides
+    from ..analysis.diff.core import diff as diff_sides
     from ..gate.config import load_gate_config
-    from .diffs import DiffResult
+    from ..analysis.diff.result import DiffResult
     from ..gate.rules import RuleSet, parse_rule
     from .tasks import Selection, executor_for, main_not_rerun, make_engine, selection_tasks
 
@@ -333,9 +337,9 @@ def scan(directory: PathLike | None = None, *, arch: Names = None, jobs: int | N
     ``triton``: one release (or environment) for the entries another Triton wrote: their TTIR compiles there
     and its ptxas gives a stored cubin's spill figures (installed once, as everywhere). An Inductor cache directory
     (``TORCHINDUCTOR_CACHE_DIR``): its generated kernels, each config compiled from its source (README, "torch.compile")."""
-    from ..scan import scan as scan_cache
+    from ..analysis.scan.core import scan as scan_cache
     from ..sources.triton_cache import default_dir
-    from ..sweep import select_archs
+    from .sweep import select_archs
 
     if directory is not None and not isinstance(directory, (str, os.PathLike)):
         raise UsageError(f"scan({directory!r}): the directory is not a path; allowed: a Triton cache directory's "

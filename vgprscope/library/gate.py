@@ -8,14 +8,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import TritonUnavailableError
+from ..core.errors import TritonUnavailableError
+from .selection import selected_variants
 
 if TYPE_CHECKING:
     from .results import BaselineSaveResult
     from ..gate.baseline import Entry
     from ..gate.config import GateConfig, GateSet
     from ..gate.diff import GateResult
-    from ..attention.variants import Variant
 
 
 def settings(config: Path | None, baseline: Path | None, variant: Sequence[str] | None, arch: Sequence[str] | None,
@@ -34,17 +34,6 @@ def settings(config: Path | None, baseline: Path | None, variant: Sequence[str] 
         cfg = replace(cfg, set=replace(cfg.set, configs=attention_defaults.DEFAULT_CONFIGS))
     attention_defaults.requests(cfg.set.configs, cfg.where)
     return cfg
-
-
-def selected_variants(gate_set: GateSet) -> list[Variant]:
-    """The variants the set compiles (every variant of the kernel directory when none is named)."""
-    from ..attention import loader
-    from ..attention.variants import select_variants
-
-    if not gate_set.with_variants:
-        return []
-    directory = gate_set.kernel_dir.resolve() if gate_set.kernel_dir else loader.BUNDLED_DIR
-    return select_variants(list(gate_set.variants), directory)
 
 
 def labels(gate_set: GateSet) -> list[str]:
@@ -84,7 +73,7 @@ def _direction(baseline: str, other: str) -> str:
 def check_targets(archs: Sequence[str], toolchain: Any = None) -> None:
     """Every arch must be one the installed Triton can compile for (checked before compiling); under another
     toolchain, one Triton can target (that release says what it lacks in its rows)."""
-    from ..archs import ARCHS, get_arch
+    from ..core.archs import ARCHS, get_arch
 
     for name in archs:
         a = get_arch(name)
@@ -162,8 +151,8 @@ def save(config: Path | None, baseline: Path | None, variant: Sequence[str] | No
     replacing the entries of the part named (``variant`` / ``arch``) and keeping the rest. A set with no
     entry is a UsageError; a set of failures only is not written (``written`` None)."""
     from ..compile.engine import triton_version
-    from ..errors import UsageError
-    from ..fsutil import check_writable
+    from ..core.errors import UsageError
+    from ..core.fsutil import check_writable
     from ..gate.baseline import Baseline, save_baseline
     from .results import BaselineSaveResult
 

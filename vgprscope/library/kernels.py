@@ -14,7 +14,7 @@ import itertools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..errors import UnknownNameError, UsageError
+from ..core.errors import UnknownNameError, UsageError
 
 # Triton's names of the element types a pointer may point to, and torch's (what a tensor's dtype says)
 _TRITON_NAMES = ("fp16", "bf16", "fp32", "fp64", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "i1",

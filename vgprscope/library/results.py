@@ -1,4 +1,5 @@
-"""What the library's calls return: frozen results holding the typed data, with the CLI's exports.
+"""What the register gate's calls return (``check``, ``baseline_save``): frozen results holding the typed data,
+with the CLI's exports. The other calls' results live with their question (``analysis/<question>/result.py``).
 
 Each result keeps its records (or lines, frontiers, explanations, verdicts) as attributes; ``to_pandas()``
 gives one row per record with the columns of the command's CSV export, flattened by the same function the
@@ -11,339 +12,21 @@ terminal table, ``markdown()`` the markdown a notebook shows (``NotebookDisplay`
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..records import Record
 from ..report.machine import Machine
+from ..analysis.result import NotebookDisplay, _machine, dataframe
 
 if TYPE_CHECKING:
     import pandas
 
-    from ..compare import VariantLine
-    from ..compile.toolchains import Toolchain
-    from ..explain import KernelExplanation
-    from ..frontier import KernelFrontier
     from ..gate.baseline import Baseline, Entry
     from ..gate.config import GateConfig
     from ..gate.diff import GateResult
     from ..report.sarif import Location
-    from ..history import HistoryRow
-    from ..sources.triton_cache import CacheEntry
-
-
-def _machine() -> Machine:
-    from ..report.machine import compile_only
-
-    return compile_only()
-
-
-def dataframe(rows: Sequence[Mapping[str, Any]], columns: Sequence[str] = ()) -> pandas.DataFrame:
-    """Rows as a DataFrame whose columns are the CSV export's, in its order (``formats.csv_columns``);
-    ``columns``: those every row kind has, there (after the rows' own) when no row has them, none at all."""
-    from ..errors import VgprscopeError
-    from ..report.formats import csv_columns
-
-    try:
-        import pandas as pd
-    except ModuleNotFoundError:  # a dependency of vgprscope's, missing from a broken install
-        raise VgprscopeError("to_pandas() needs pandas, which is not installed: pip install 'pandas>=2'") from None
-    # nullable dtypes: a count stays an integer where another vendor's rows leave its column empty; a column
-    # of floats stays floats where each happens to be whole (modelled bytes), as the CSV writes them
-    rows = list(rows)
-    seen = csv_columns(rows)
-    columns = seen + [c for c in columns if c not in seen]
-    floats = [c for c in columns if any(isinstance(r.get(c), float) for r in rows)]
-    df = pd.DataFrame.from_records(rows, columns=columns).convert_dtypes()
-    if floats:
-        df[floats] = df[floats].astype("Float64")
-    return df
-
-
-def _n(n: int, noun: str) -> str:
-    return f"{n} {noun}{'' if n == 1 else 's'}"
-
-
-def _counts(records: Sequence[Record]) -> str:
-    failed = sum(not r.ok for r in records)
-    archs = ", ".join(dict.fromkeys(r.arch for r in records)) or "none"
-    return f"{_n(len(records), 'record')} ({len(records) - failed} ok, {failed} failed; archs: {archs})"
-
-
-class NotebookDisplay:
-    """A result in a notebook (Jupyter, VS Code): its table, as ``markdown()`` writes it (what ``--format md``
-    prints), rendered by the notebook as markdown or HTML; ``repr()`` stays the one-line summary. Built when shown: nothing (no
-    pandas) is imported for it."""
-
-    def markdown(self) -> str:
-        raise NotImplementedError
-
-    def _repr_markdown_(self) -> str:
-        return self.markdown()
-
-    def _repr_html_(self) -> str:
-        """The same table as HTML, for the frontends that render HTML and not markdown (exported notebooks,
-        nbviewer, some hosted notebooks); Jupyter prefers it when both are given."""
-        from ..report.html import markdown_to_html
-
-        return markdown_to_html(self.markdown())
-
-
-@dataclass(frozen=True, repr=False)
-class AnalyzeResult(NotebookDisplay):
-    """``vgprscope.analyze``: one record per kernel x arch x config (a failed compile is a record with its
-    error as ``status``). Iterating gives the records."""
-
-    records: tuple[Record, ...]
-    command: str = "analyze"
-    machine: Machine = field(default_factory=_machine, compare=False)
-    # the Tritons that compiled (``triton=``), oldest first; () for the installed one as is
-    toolchains: tuple[Toolchain, ...] = ()
-
-    def __iter__(self) -> Iterator[Record]:
-        return iter(self.records)
-
-    def __len__(self) -> int:
-        return len(self.records)
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({_counts(self.records)})"
-
-    @property
-    def ok(self) -> tuple[Record, ...]:
-        """The records that compiled and can launch."""
-        return tuple(r for r in self.records if r.ok)
-
-    @property
-    def failed(self) -> tuple[Record, ...]:
-        return tuple(r for r in self.records if not r.ok)
-
-    def rows(self) -> list[dict[str, Any]]:
-        """The CSV export's rows (``report.formats.record_rows``)."""
-        from ..report.formats import record_rows
-
-        return record_rows(self.records)
-
-    def to_pandas(self) -> pandas.DataFrame:
-        return dataframe(self.rows())
-
-    def to_json(self) -> str:
-        from ..report import formats
-
-        return formats.to_json(self.records, self.machine, self.command)
-
-    def history(self) -> list[HistoryRow]:
-        """Each kernel x config x arch release by release (several ``triton=``), oldest first, with the
-        releases where it starts to spill, crosses an occupancy step or drops occupancy (``.events()``)."""
-        from ..history import history
-
-        labels = [tc.label for tc in self.toolchains] or [""]
-        by_side: dict[str, list[Record]] = {label: [] for label in labels}
-        for r in self.records:
-            by_side.setdefault(r.toolchain or labels[0], []).append(r)
-        return history(list(by_side.items()))
-
-    def markdown(self, title: str | None = None) -> str:
-        """The CLI's ``--format md`` of these records (several toolchains: the history)."""
-        if len(self.toolchains) > 1:
-            from .. import history_view
-
-            return history_view.to_markdown(self.history(), self.machine)
-        from ..report import records_view
-
-        return records_view.to_markdown(self.records, self.machine, title=title or f"vgprscope {self.command}")
-
-    def table(self, wide: bool = False) -> str:
-        """The CLI's terminal table of these records (several toolchains: the history)."""
-        from ..report import records_view
-
-        if len(self.toolchains) > 1:
-            from .. import history_view
-
-            return history_view.to_table(self.history(), self.machine, wide=wide)
-        naming = records_view.SCAN if self.command == "scan" else records_view.ANALYZE
-        return records_view.table_text(self.records, self.machine, title=f"vgprscope {self.command}", wide=wide,
-                                       naming=naming)
-
-
-@dataclass(frozen=True, repr=False)
-class ScanResult(AnalyzeResult):
-    """``vgprscope.scan``: the kernels of a Triton cache, read as stored and retargeted (``records``), with
-    every entry read (``entries``: partial or corrupt ones carry their reason)."""
-
-    command: str = "scan"
-    directory: Path = Path()
-    entries: tuple[CacheEntry, ...] = ()
-    summary: str = ""
-
-
-@dataclass(frozen=True, repr=False)
-class CompareResult(NotebookDisplay):
-    """``vgprscope.compare``: per table (an arch, and in a grid the point's label), one line per variant,
-    its kernels' records in ``VariantLine.kernels``; ``records`` holds every record compiled."""
-
-    per_arch: Mapping[str, tuple[VariantLine, ...]]
-    records: tuple[Record, ...]
-    machine: Machine = field(default_factory=_machine, compare=False)
-    # ``bench``: per table and variant line, the GPU's timing cells (``timing_headers``); the machine is then
-    # the GPU's. ``notes``: why there are none (no GPU).
-    timings: Mapping[str, Mapping[str, Mapping[str, str]]] | None = None
-    timing_headers: tuple[str, ...] = ()
-    notes: tuple[str, ...] = ()
-
-    def __repr__(self) -> str:
-        return f"CompareResult({len(self.per_arch)} tables; {_counts(self.records)})"
-
-    @property
-    def lines(self) -> tuple[VariantLine, ...]:
-        return tuple(ln for lines in self.per_arch.values() for ln in lines)
-
-    def _per_arch(self) -> dict[str, list[VariantLine]]:
-        return {k: list(v) for k, v in self.per_arch.items()}
-
-    def rows(self) -> list[dict[str, Any]]:
-        from ..report.compare_view import csv_rows
-
-        return csv_rows(self._per_arch(), self.timings)
-
-    def to_pandas(self) -> pandas.DataFrame:
-        return dataframe(self.rows())
-
-    def to_json(self) -> str:
-        from ..report import compare_view
-
-        return compare_view.to_json(self._per_arch(), self.machine, self.timings)  # the frontier has its own key
-
-    def columns(self) -> tuple[tuple[str, ...], Any]:
-        """The columns beside the view's own: the frontier's two (``frontier``), then the timings
-        (``bench``), each line's cells keyed by table and variant ('-' where a line has none)."""
-        from .tasks import FRONTIER_HEADERS, frontier_cells, merge_columns
-
-        per_arch = self._per_arch()
-        fronts: tuple[str, ...] = FRONTIER_HEADERS if any(ln.frontier is not None for ln in self.lines) else ()
-        cells = frontier_cells(per_arch) if fronts else None
-        return merge_columns(per_arch, cells, fronts, self.timings, self.timing_headers)
-
-    def table(self, wide: bool = False) -> str:
-        """The CLI's tables (with ``frontier``, its two columns: each strategy's spill-free occupancy and the
-        next level's spills; with ``bench``, the timings)."""
-        from ..report import compare_view
-
-        headers, extra = self.columns()
-        return compare_view.tables_text(self._per_arch(), self.machine, headers, extra, wide=wide)
-
-    def markdown(self, title: str = "vgprscope compare") -> str:
-        from ..report import compare_view
-
-        headers, extra = self.columns()
-        return compare_view.tables_md(self._per_arch(), self.machine, title, headers, extra)
-
-    def to_csv(self) -> str:
-        from ..report import compare_view
-
-        return compare_view.to_csv(self._per_arch(), self.timings)
-
-
-@dataclass(frozen=True, repr=False)
-class FrontierResult(NotebookDisplay):
-    """``vgprscope.frontier``: per kernel x arch x config, every occupancy level compiled and what it gave."""
-
-    frontiers: tuple[KernelFrontier, ...]
-    machine: Machine = field(default_factory=_machine, compare=False)
-
-    def __iter__(self) -> Iterator[KernelFrontier]:
-        return iter(self.frontiers)
-
-    def __len__(self) -> int:
-        return len(self.frontiers)
-
-    def __repr__(self) -> str:
-        levels = sum(len(kf.levels) for kf in self.frontiers)
-        return f"FrontierResult({_n(len(self.frontiers), 'kernel')}, {_n(levels, 'level')})"
-
-    def rows(self) -> list[dict[str, Any]]:
-        from ..report.frontier_view import csv_rows
-
-        return csv_rows(self.frontiers)
-
-    def to_pandas(self) -> pandas.DataFrame:
-        return dataframe(self.rows())
-
-    def to_json(self) -> str:
-        from ..report import frontier_view
-
-        return frontier_view.to_json(self.frontiers, self.machine)
-
-    def table(self, wide: bool = False) -> str:
-        from ..report import frontier_view
-
-        return frontier_view.tables_text(self.frontiers, self.machine, wide=wide)
-
-    def markdown(self, title: str = "vgprscope frontier") -> str:
-        from ..report import frontier_view
-
-        return frontier_view.tables_md(self.frontiers, self.machine, title)
-
-    def to_csv(self) -> str:
-        from ..report import frontier_view
-
-        return frontier_view.to_csv(self.frontiers)
-
-
-@dataclass(frozen=True, repr=False)
-class ExplainResult(NotebookDisplay):
-    """``vgprscope.explain``: per kernel x arch, the registers of each tensor live across each loop and the
-    spill sites by source line."""
-
-    explanations: tuple[KernelExplanation, ...]
-    machine: Machine = field(default_factory=_machine, compare=False)
-
-    def __iter__(self) -> Iterator[KernelExplanation]:
-        return iter(self.explanations)
-
-    def __len__(self) -> int:
-        return len(self.explanations)
-
-    def __repr__(self) -> str:
-        failed = sum(not e.ok for e in self.explanations)
-        return f"ExplainResult({_n(len(self.explanations), 'kernel')}, {failed} not explained)"
-
-    def rows(self, what: str = "kernels") -> list[dict[str, Any]]:
-        from ..report.explain_view import flat_rows
-
-        return flat_rows(self.explanations, what)
-
-    def to_pandas(self, what: str = "kernels") -> pandas.DataFrame:
-        """One row per kernel (``"kernels"``), per live tensor of each loop (``"tensors"``) or per spill site
-        (``"spills"``); the columns are there when no row is (a kernel without spills)."""
-        from ..report.explain_view import ROW_COLUMNS
-
-        return dataframe(self.rows(what), ROW_COLUMNS.get(what, ()))
-
-    def to_json(self) -> str:
-        from ..report import explain_view
-
-        return explain_view.to_json(self.explanations, self.machine, "explain")
-
-    def to_sarif(self) -> str:
-        """Each spill site as a SARIF 2.1.0 result (``--format sarif``) at the source line the compiler gives."""
-        from .. import __version__
-        from ..report.sarif import spills_sarif
-
-        files = {e.label: e.file for e in self.explanations}
-        return json.dumps(spills_sarif(self.explanations, files, __version__), indent=1) + "\n"
-
-    def markdown(self, title: str | None = "vgprscope explain", command: str | None = None) -> str:
-        from ..report import explain_view
-
-        return explain_view.to_markdown(self.explanations, self.machine, title=title, command=command)
-
-    def table(self, wide: bool = False) -> str:
-        from ..report import explain_view
-
-        return explain_view.to_table(self.explanations, self.machine, wide=wide)
 
 
 # The gate's verdicts as data, for check and diff alike: one row per entry and metric (long), the columns of
@@ -498,7 +181,7 @@ def kernel_locations(config: GateConfig | None, result: GateResult) -> dict[str,
 
     files: dict[tuple[str, str], str] = {}
     if config is not None:
-        from .gate import selected_variants
+        from .selection import selected_variants
 
         for v in selected_variants(config.set):
             for name in v.kernels:

@@ -5,10 +5,14 @@ naming the keyword as it was given (``block_m=100 is not allowed; allowed: power
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..errors import UsageError
+from ..core.errors import UsageError
 from ..attention.config import ConfigRequest
+
+if TYPE_CHECKING:
+    from ..attention.variants import Variant
+    from ..gate.config import GateSet
 
 
 def names(value: Any, keyword: str) -> tuple[str, ...]:
@@ -33,7 +37,7 @@ def names(value: Any, keyword: str) -> tuple[str, ...]:
 def arch_names(value: Any) -> tuple[str, ...]:
     """``arch=``'s names, each checked against the arch table now: an unknown arch is refused before Triton
     is imported or anything compiles."""
-    from ..archs import get_arch
+    from ..core.archs import get_arch
 
     found = names(value, "arch")
     for n in found:
@@ -49,7 +53,7 @@ def _values(value: Any) -> list[Any]:
 
 def int_values(field: str, value: Any) -> list[int]:
     """An integer field's values: None (the default), an int, or a list of ints (a grid)."""
-    from ..grid import INT_AXES, int_value_error
+    from .grid import INT_AXES, int_value_error
 
     minimum = next(lo for f, _, lo in INT_AXES if f == field)
     out = []
@@ -75,7 +79,7 @@ def dtype_values(value: Any) -> list[str]:
 def knob_axes(value: Any) -> dict[str, list[Any]]:
     """A variant's own knobs: ``{"num_splits": [2, 4]}`` (a value or a list each), or the CLI's
     ``"num_splits=2,4"`` strings."""
-    from ..grid import parse_knob_axes
+    from .grid import parse_knob_axes
 
     if value is None:
         return {}
@@ -113,7 +117,7 @@ INT_FIELDS = ("block_m", "block_n", "head_dim", "num_warps", "num_stages", "wave
 def requests(fields: Mapping[str, Any], *, dtype: Any = None, causal: Any = None, knob: Any = None,
              shape: Any = None) -> list[ConfigRequest]:
     """The requests of the cartesian product of every field's values (one when nothing varies)."""
-    from ..grid import config_requests
+    from .grid import config_requests
 
     if causal is not None and not isinstance(causal, bool):
         raise UsageError(f"causal={causal!r} is not allowed; allowed: True or False")
@@ -219,3 +223,14 @@ def sides(triton: Any, settings: Any, say: Any = None) -> tuple[Any, Any]:
     if a.id == b.id and a.settings == b.settings:
         raise UsageError(f"both sides are {a.label}: nothing would differ; give two releases or a setting")
     return a, b
+
+
+def selected_variants(gate_set: GateSet) -> list[Variant]:
+    """The variants the set compiles (every variant of the kernel directory when none is named)."""
+    from ..attention import loader
+    from ..attention.variants import select_variants
+
+    if not gate_set.with_variants:
+        return []
+    directory = gate_set.kernel_dir.resolve() if gate_set.kernel_dir else loader.BUNDLED_DIR
+    return select_variants(list(gate_set.variants), directory)

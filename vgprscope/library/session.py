@@ -17,11 +17,13 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from ..errors import UsageError
+from ..core.errors import UsageError
 
 if TYPE_CHECKING:
     from ..capture.model import Capture, CapturedLaunch
-    from .results import AnalyzeResult, ExplainResult, FrontierResult
+    from ..analysis.analyze.result import AnalyzeResult
+    from ..analysis.explain.result import ExplainResult
+    from ..analysis.frontier.result import FrontierResult
 
 
 class CaptureSession:
@@ -64,7 +66,7 @@ class CaptureSession:
             # the block's own exception goes on; what was recorded before it is kept
             self._capture = Capture(tuple(launches), tuple(sys.argv), version, None if kind else 0, tuple(errors))
             self.notes = frozenset(notes)
-        from ..errors import NoGpuDriverError
+        from ..core.errors import NoGpuDriverError
         from ..runtime.interp import no_driver_hint
 
         if (hint := no_driver_hint(exc)) is not None:  # the block's own error, with what to do about it
@@ -98,7 +100,7 @@ class CaptureSession:
         """Write the capture file (what ``vgprscope capture -o PATH`` writes; paths inside the project are
         relative to the file)."""
         from ..capture.model import save_capture
-        from ..fsutil import check_writable
+        from ..core.fsutil import check_writable
 
         path = Path(path)
         check_writable(path)

@@ -22,14 +22,14 @@ from typing import TYPE_CHECKING, Any
 
 from ..compile.cache import CompileCache
 from ..compile.engine import Engine, Task
-from ..records import Record
+from ..core.records import Record
 from ..attention.config import ConfigRequest
 
 if TYPE_CHECKING:
     from ..capture.model import Capture
-    from ..compare import VariantLine
-    from ..explain import KernelExplanation
-    from ..frontier import KernelFrontier
+    from ..analysis.compare.core import VariantLine
+    from ..analysis.explain.core import KernelExplanation
+    from ..analysis.frontier.core import KernelFrontier
 
 Progress = Callable[[int, int], None]
 
@@ -59,7 +59,7 @@ class Selection:
         """A selection as the CLI gives it: ``capture`` a capture file (or a Capture, or several); with
         ``overrides``, a grid's launch options apply to the captured launches too (a capture alone refuses
         the variants' own options, which would be ignored)."""
-        from ..sweep import launch_overrides
+        from .sweep import launch_overrides
 
         captures = tuple(read_capture(c) for c in _as_list(capture))
         variants = tuple(variants or ())
@@ -82,7 +82,7 @@ def _as_list(capture: Any) -> list[Any]:
 def read_capture(capture: Any) -> Capture:
     """A capture file's path, a Capture, or anything holding one (``vgprscope.capture()``'s result)."""
     from ..capture.model import Capture, load_capture
-    from ..errors import UsageError
+    from ..core.errors import UsageError
 
     if isinstance(capture, Capture):
         return capture
@@ -100,7 +100,7 @@ def executor_for(scheduler: str | None, executor: Executor | None = None) -> Ite
     """``executor`` if given; else None (the local process pool), or an Executor on the Dask scheduler at
     ``scheduler``."""
     if scheduler is not None and not str(scheduler).strip():
-        from ..errors import UsageError
+        from ..core.errors import UsageError
 
         raise UsageError(f"scheduler {scheduler!r} is empty; allowed: a Dask scheduler's address, tcp://HOST:PORT, "
                          "or none for local processes")
@@ -123,7 +123,7 @@ def guard(compiles: int, yes: bool, max_compiles: int | None, sample_tasks: Sequ
 
     The rate is measured by compiling ``sample_tasks`` (a few of the grid's own, one per worker, which the
     cache keeps) with ``compile_sample``."""
-    from ..grid import GridSize, check_size
+    from .grid import GridSize, check_size
 
     def measure() -> GridSize:
         if not sample_tasks or compile_sample is None:
@@ -142,7 +142,7 @@ def selection_tasks(sel: Selection, engine: Engine, *, guarded: bool = False, ye
     grid over the compile limit is refused first), then every captured launch on every arch at every
     launch-option point."""
     from ..attention.source import variant_tasks
-    from ..sweep import capture_tasks, sweep_items
+    from .sweep import capture_tasks, sweep_items
 
     tasks: list[Task] = []
     if sel.with_variants:
@@ -215,7 +215,7 @@ def frontier_of(sel: Selection, *, jobs: int | None = None, use_cache: bool = Tr
                 scheduler: str | None = None, executor: Executor | None = None,
                 on_progress: Progress | None = None) -> list[KernelFrontier]:
     """The frontier of a selection: the grid guard over every level, then every level compiled."""
-    from ..frontier import engine_tasks, level_count, occupancy_levels, run_frontier
+    from ..analysis.frontier.core import engine_tasks, level_count, occupancy_levels, run_frontier
 
     access = engine_tasks()
     with executor_for(scheduler, executor) as ex, main_not_rerun():
@@ -235,7 +235,7 @@ def explain_of(sel: Selection, *, jobs: int | None = None, use_cache: bool = Tru
     """Each task of the selection compiled (or read from the cache) and explained, beside seed 001's
     estimate for the bundled variants (the attention package's hook)."""
     from ..attention.live import estimate
-    from ..explain import explain_tasks
+    from ..analysis.explain.core import explain_tasks
 
     engine = make_engine(jobs, use_cache, cache_dir, None, on_progress)
     try:
@@ -248,8 +248,8 @@ def explain_of(sel: Selection, *, jobs: int | None = None, use_cache: bool = Tru
 def per_request(sel: Selection, records: Sequence[Record]) -> dict[str, list[Record]]:
     """A grid's records split by grid point (a record shared by two points, as a default the points do not
     change is, goes to both), keyed by the point's label ('' when there is one point)."""
-    from ..grid import point_label, varying_axes
-    from ..sweep import sweep_items
+    from .grid import point_label, varying_axes
+    from .sweep import sweep_items
 
     if len(sel.requests) == 1:
         return {"": list(records)}
@@ -267,7 +267,7 @@ def compare_tables(sel: Selection, records: Sequence[Record]) -> dict[str, list[
     variants' traffic model on their lines (the kernel directory's variants, or the bundled ones)."""
     from ..attention.traffic import line_traffic
     from ..attention.variants import load_variants
-    from ..compare import compare as compare_lines
+    from ..analysis.compare.core import compare as compare_lines
 
     traffic = line_traffic(load_variants(sel.kernel_dir.resolve()).values() if sel.kernel_dir else None)
     return {f"{arch}{' ' + point if point else ''}": lines
@@ -280,22 +280,11 @@ def with_frontiers(per_arch: Mapping[str, Sequence[VariantLine]],
     """Each variant line with its frontier (``compare --frontier``)."""
     from dataclasses import replace
 
-    from ..frontier import by_variant
+    from ..analysis.frontier.core import by_variant
 
     fronts = by_variant(frontiers)
     return {key: [replace(ln, frontier=fronts.get((ln.variant, ln.arch, ln.kernels[0].config.key())))
                   for ln in lines] for key, lines in per_arch.items()}
-
-
-FRONTIER_HEADERS = ("spill-free occ", "next level")
-
-
-def frontier_cells(per_arch: Mapping[str, Sequence[VariantLine]]) -> dict[str, dict[str, dict[str, str]]]:
-    """compare's two frontier columns per table and variant line."""
-    from ..report.frontier_view import next_level_cell, spill_free_cell
-
-    return {key: {ln.variant: dict(zip(FRONTIER_HEADERS, (spill_free_cell(ln.frontier), next_level_cell(ln.frontier))))
-                  for ln in lines} for key, lines in per_arch.items()}
 
 
 # frontier sort names -> how a KernelFrontier gives the value
@@ -310,8 +299,8 @@ _FRONTIER_SORTS: dict[str, Callable[[Any], Any]] = {
 
 def sort_frontiers(frontiers: Sequence[KernelFrontier], metric: str | None) -> list[KernelFrontier]:
     """The kernels of each arch best first by ``metric`` (spill_free_occupancy, next_spills, min_maxnreg)."""
-    from ..errors import UsageError
-    from ..grid import sort_by, sort_given
+    from ..core.errors import UsageError
+    from .grid import sort_by, sort_given
 
     if (metric := sort_given(metric)) is None:
         return list(frontiers)
@@ -339,8 +328,8 @@ def bench_columns(per_arch: Mapping[str, Sequence[VariantLine]], requests: Seque
     from ..bench.cases import Case
     from ..bench.device import current_gpu, machine
     from ..bench.runner import BenchOptions, run_bench
-    from ..errors import NoGpuError
-    from ..grid import point_label, varying_axes
+    from ..core.errors import NoGpuError
+    from .grid import point_label, varying_axes
 
     try:
         gpu = current_gpu()
@@ -359,20 +348,3 @@ def bench_columns(per_arch: Mapping[str, Sequence[VariantLine]], requests: Seque
                                               f"{r.gbps:.0f}" if r.gbps else "-"]))
             for r in rows}
     return {"timings": out, "timing_headers": TIMING_HEADERS, "machine": machine(gpu)}
-
-
-def merge_columns(per_arch: Mapping[str, Sequence[VariantLine]], a: Mapping[str, Any] | None,
-                  a_headers: Sequence[str], b: Mapping[str, Any] | None,
-                  b_headers: Sequence[str]) -> tuple[tuple[str, ...], dict[str, dict[str, dict[str, str]]] | None]:
-    """Two sets of extra columns (the frontier's, the timings') on each table's variant lines, '-' where a
-    line has none."""
-    headers = tuple(a_headers) + tuple(b_headers)
-    if not headers:
-        return (), None
-    merged: dict[str, dict[str, dict[str, str]]] = {}
-    for key, lines in per_arch.items():
-        for ln in lines:
-            left = ((a or {}).get(key, {}).get(ln.variant) or dict.fromkeys(a_headers, "-")) if a_headers else {}
-            right = ((b or {}).get(key, {}).get(ln.variant) or dict.fromkeys(b_headers, "-")) if b_headers else {}
-            merged.setdefault(key, {})[ln.variant] = {**left, **right}
-    return headers, merged

@@ -12,7 +12,7 @@ from typing import Any
 
 from .formats import Column, Footnotes, build_table, new_table, render_table
 from .machine import Machine
-from .records_view import common_config
+from .labels import common_config
 
 # the columns of the default view, by header, with a shorter header where the full one would fold
 DEFAULT = {"config": "config", "time (ms), median ± IQR/2": "ms ± IQR/2", "TFLOP/s": "TFLOP/s",

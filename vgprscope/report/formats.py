@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import os
 import textwrap
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -19,8 +18,6 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
-from ..records import SCHEMA_VERSION, Record
-from .machine import Machine
 
 # The width of the default view when stdout is not a terminal (a pipe, a file, a CI log) and $COLUMNS is
 # not set: the narrowest terminal the tables are designed for, so a log reads like a terminal.
@@ -494,24 +491,6 @@ def render_table(renderable, *, footnotes: Footnotes | Sequence[str] = (), notes
 
 
 # ---- records: json / csv / markdown --------------------------------------------------------------
-
-
-def to_json(records: Sequence[Record], machine: Machine, command: str, **extra: Any) -> str:
-    doc = {"schema_version": SCHEMA_VERSION, "tool": "vgprscope", "command": command,
-           "machine": machine.as_dict(), "triton_version": machine.triton, **extra,
-           "rows": [r.as_dict() for r in records]}
-    return json.dumps(doc, indent=2, default=str) + "\n"
-
-
-def record_rows(records: Sequence[Record]) -> list[dict[str, Any]]:
-    """The rows of the records' CSV export (and of the library's DataFrames): ``rows.flat`` of each."""
-    from .rows import flat
-
-    return [flat(r) for r in records]
-
-
-def to_csv(records: Sequence[Record]) -> str:
-    return dicts_to_csv(record_rows(records))
 
 
 def csv_columns(flats: Sequence[Mapping[str, Any]]) -> list[str]:

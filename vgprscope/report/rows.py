@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..backends import BACKENDS, Backend, backend_of_usage
-from ..records import Occupancy, Record
+from ..core.records import Occupancy, Record
 from ..sources.inductor import spill_verdict
 from .formats import Column, Footnotes
 
@@ -121,7 +121,7 @@ def fmt_occupancy(occ: Occupancy | None) -> str:
     return f"{occ.value} {_UNIT_SHORT.get(occ.unit, occ.unit)} {pct(occ.percent)}"
 
 
-# next_step as occupancy.py writes it: "shed 8 VGPRs/AGPRs (-> 256) and 2432 bytes of LDS (-> 21504) for
+# next_step as core/occupancy/advice.py writes it: "shed 8 VGPRs/AGPRs (-> 256) and 2432 bytes of LDS (-> 21504) for
 # 3 waves/SIMD[, 24 warps/SM]"; the labels map back to the limiter names.
 _SHED = re.compile(r"shed (?P<cuts>.+?) for (?P<value>\d+) [^,]+(, .*)?")
 _CUT = re.compile(r"(?P<n>\d+) (?P<label>[A-Za-z/ ]+?) \(-> \d+\)")

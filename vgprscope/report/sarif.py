@@ -2,7 +2,7 @@
 located in the user's own source; explain's spill sites (the gate's regressions: ``gate.sarif``).
 
 One result per failing metric of an entry (``vgprscope.<metric>``: ``vgprscope.vgpr_total``,
-``vgprscope.occupancy``, ...), per entry that went missing (``vgprscope.missing``) or stopped compiling
+``vgprscope.core.occupancy``, ...), per entry that went missing (``vgprscope.missing``) or stopped compiling
 (``vgprscope.status``), at the line of the kernel's ``def`` in its file; a growth the rules let pass is a
 ``warning``, a failure an ``error``. Explain adds one result per spill site (``vgprscope.spill``) at the
 source line the compiler attributes it to (``warning`` inside a loop, ``note`` outside). Paths are relative

@@ -15,13 +15,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..archs import Arch
+from ..core.archs import Arch
 from ..capture.model import Capture, CapturedKernel, CapturedLaunch
 from ..compile.engine import RowInfo, Task, target_of
 from ..backends import BACKENDS
-from ..compile.job import Arg, CompileJob, FunctionSource, Target
-from ..errors import UsageError
-from ..records import ArgSpec, AutotunePick, KernelIdentity, LaunchConfig
+from ..core.job import Arg, CompileJob, FunctionSource, Target
+from ..core.errors import UsageError
+from ..core.records import ArgSpec, AutotunePick, KernelIdentity, LaunchConfig
 from .inductor import THRESHOLD_EXTRA, inductor_slot, spill_threshold
 
 if TYPE_CHECKING:

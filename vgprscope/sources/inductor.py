@@ -31,10 +31,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..archs import Arch
+from ..core.archs import Arch
 from ..backends import BACKENDS, backend_named, backend_of_usage
 from ..capture.model import Capture, CapturedKernel, CapturedLaunch
-from ..records import Record
+from ..core.records import Record
 
 BACKEND_NAMES = {b.name for b in BACKENDS}
 THRESHOLD_EXTRA = "inductor_spill_threshold"

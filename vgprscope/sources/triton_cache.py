@@ -16,11 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..archs import Arch
+from ..core.archs import Arch
 from ..backends import BACKENDS, backend_named, backend_of
 from ..compile.engine import RowInfo, Task, target_of
-from ..compile.job import CompileJob, IRSource, StoredOutputs
-from ..records import KernelIdentity, LaunchConfig
+from ..core.job import CompileJob, IRSource, StoredOutputs
+from ..core.records import KernelIdentity, LaunchConfig
 
 # Options a TTIR keeps its meaning with on any target, and those only its own backend reads (each backend's
 # ``cache_options``).
@@ -158,7 +158,7 @@ def read_cache(directory: Path) -> list[CacheEntry]:
     try:
         subdirs = sorted(p for p in directory.iterdir() if p.is_dir())
     except OSError as exc:
-        from ..errors import UsageError
+        from ..core.errors import UsageError
 
         raise UsageError(f"cannot read Triton cache directory {directory}: {exc.strerror or exc}") from None
     return [read_entry(d) for d in subdirs]

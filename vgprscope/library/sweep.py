@@ -6,15 +6,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .attention import loader
-from .archs import DEFAULT_ARCHS, Arch, get_arch
-from .backends import all_options
-from .compile.engine import Engine, Task
-from .attention.config import ConfigRequest
-from .attention.variants import select_variants
+from ..attention import loader
+from ..core.archs import DEFAULT_ARCHS, Arch, get_arch
+from ..backends import all_options
+from ..compile.engine import Engine, Task
+from ..attention.config import ConfigRequest
+from ..attention.variants import select_variants
 
 if TYPE_CHECKING:
-    from .capture.model import Capture
+    from ..capture.model import Capture
 
 
 def select_archs(names: Sequence[str] | None) -> list[Arch]:
@@ -26,7 +26,7 @@ def sweep_items(variant_names: Sequence[str] | None, arch_names: Sequence[str] |
                 requests: Sequence[ConfigRequest], kernel_dir: Path | None = None) -> list:
     """The (variant, config, arch, slot) items of a selection, without planning or compiling (a grid is
     counted before it runs)."""
-    from .attention.source import variant_task_items
+    from ..attention.source import variant_task_items
 
     directory = Path(kernel_dir).resolve() if kernel_dir else loader.BUNDLED_DIR
     return variant_task_items(select_variants(list(variant_names or []), directory), select_archs(arch_names),
@@ -37,7 +37,7 @@ def sweep_tasks(variant_names: Sequence[str] | None, arch_names: Sequence[str] |
                 requests: Sequence[ConfigRequest], kernel_dir: Path | None = None,
                 engine: Engine | None = None) -> list[Task]:
     """The compile tasks of a selection: each variant request planned into its kernels' jobs."""
-    from .attention.source import variant_tasks
+    from ..attention.source import variant_tasks
 
     return variant_tasks(sweep_items(variant_names, arch_names, requests, kernel_dir), engine)
 
@@ -52,7 +52,7 @@ def launch_overrides(requests: Sequence[ConfigRequest], alone: bool) -> list[dic
     alone, a request that sets anything else is a usage error (it would be silently ignored)."""
     from dataclasses import fields
 
-    from .errors import UsageError
+    from ..core.errors import UsageError
 
     default = ConfigRequest()
     out: list[dict[str, int]] = []
@@ -76,9 +76,9 @@ def capture_tasks(capture: Path | Capture, arch_names: Sequence[str] | None,
     """Every specialisation (and autotune config) of a capture (its file, or one recorded in this process)
     on every arch; with ``overrides``, each also at those launch options (an arch's vendor's own options
     only)."""
-    from .backends import foreign_options
-    from .capture.model import Capture, load_capture
-    from .sources.capture import capture_tasks as tasks_of
+    from ..backends import foreign_options
+    from ..capture.model import Capture, load_capture
+    from ..sources.capture import capture_tasks as tasks_of
 
     base = tasks_of(capture if isinstance(capture, Capture) else load_capture(capture), select_archs(arch_names),
                     engine)

@@ -12,11 +12,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from .errors import UsageError
+from ..core.errors import UsageError
 
 if TYPE_CHECKING:  # imported where used: the CLI imports this module at start-up for its option rules
-    from .records import Record
-    from .attention.config import ConfigRequest
+    from ..core.records import Record
+    from ..attention.config import ConfigRequest
 
 # A grid above this many compiles is run only when asked for (`--yes` or `--max-compiles N`): at about a
 # second per compile and core, 10,000 compiles keep a 2-core machine busy for well over an hour.
@@ -83,10 +83,10 @@ def config_requests(axes: Mapping[str, Sequence[Any]], knobs: Mapping[str, Seque
                     causal: bool = False, shape: tuple[int, ...] | None = None) -> list[ConfigRequest]:
     """Checked values per request field (``INT_AXES``' fields, ``dtype``) and per knob -> the requests of
     their cartesian product (one when nothing varies)."""
-    from .attention.config import ConfigRequest
+    from ..attention.config import ConfigRequest
 
     full = {**axes, **{KNOB_PREFIX + name: list(values) for name, values in (knobs or {}).items()}}
-    base = ConfigRequest(causal=causal, **({"shape": tuple(shape)} if shape else {}))
+    base = ConfigRequest(causal=causal, shape=tuple(shape)) if shape else ConfigRequest(causal=causal)
     return expand(base, full)
 
 
@@ -194,7 +194,7 @@ def record_metrics(rec: Record) -> dict[str, Any]:
     ``cfg_*``), plus vendor-neutral regs / spills / scratch / lds."""
     from dataclasses import asdict
 
-    from .backends import backend_of_usage
+    from ..backends import backend_of_usage
 
     d: dict[str, Any] = {"compile_seconds": rec.compile_seconds}
     d |= {f"cfg_{k}": v for k, v in rec.config.as_dict().items() if isinstance(v, (int, float, str))}
@@ -263,8 +263,8 @@ def sort_records(records: Sequence[Record], metric: str | None) -> list[Record]:
         groups.setdefault((r.variant, r.arch), {}).setdefault(r.config.key(), []).append(r)
 
     def config_value(kernels: list[Record], f: str) -> Any:
-        vals = [record_metrics(r).get(f) for r in kernels]
-        vals = [v for v in vals if isinstance(v, (int, float)) and not isinstance(v, bool)]
+        got = [record_metrics(r).get(f) for r in kernels]
+        vals: list[int | float] = [v for v in got if isinstance(v, (int, float)) and not isinstance(v, bool)]
         if not vals:
             return None
         return min(vals) if f in LARGER_IS_BETTER else max(vals)

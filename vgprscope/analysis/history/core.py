@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .backends import backend_of_usage
-from .records import Record
+from ...backends import backend_of_usage
+from ...core.records import Record
 
 
 # A spill count that grows by this factor from one release to the next is marked (a jump)

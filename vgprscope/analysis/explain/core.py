@@ -31,17 +31,18 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .archs import Arch
-from .backends import backend_of, backend_of_usage
-from .errors import VgprscopeError
-from .parse.layouts import (
+from ...core.archs import Arch
+from ...backends import backend_of, backend_of_usage
+from ...backends.cuda import nvdisasm  # noqa: F401  (explain's SASS reader, where callers found it)
+from ...core.errors import VgprscopeError
+from ...core.parse.layouts import (
     Layout, LayoutError, Opaque, describe, elements_per_lane, parse_layout, registers_per_lane,
 )
-from .parse.lineinfo import SpillInstruction
-from .parse.loops import LoopMix
-from .parse.setmaxnreg import with_given_registers
-from .parse.ttgir import IrLoop, IrValue, TtgirModule, WarpPartition, parse_ttgir, warp_partitions
-from .records import Diagnostic, ResourceUsage
+from ...core.parse.lineinfo import SpillInstruction
+from ...core.parse.loops import LoopMix
+from ...core.parse.ttgir import IrLoop, IrValue, TtgirModule, WarpPartition, parse_ttgir, warp_partitions
+from ...core.parse.setmaxnreg import with_given_registers
+from ...core.records import Diagnostic, ResourceUsage
 
 
 class ExplainError(VgprscopeError):
@@ -315,7 +316,7 @@ def explain_raw(arch: Arch, raw: dict[str, Any], label: str, config: str = "",
                 estimate: Estimate | None = None, sass: str | None = None) -> KernelExplanation:
     """One kernel's raw compiler outputs -> its explanation. ``sass``: the cubin's ``nvdisasm -gi`` text
     (NVIDIA; disassembled from ``raw['cubin_b64']`` when not given)."""
-    from .compile.engine import parse_output
+    from ...compile.engine import parse_output
 
     kernel = raw.get("name") or raw.get("kernel", "?")
     base = dict(label=label, kernel=kernel, arch=arch.name, config=config, num_warps=0, lanes=arch.wave_size,
@@ -352,7 +353,7 @@ def explain_tasks(tasks: Sequence[Any], jobs: int | None = None, on_progress=Non
     Works on tasks of any source (bundled variants, a capture, a kernel directory): the raw outputs are
     this run's, or read back from the compile cache under the engine's own key. ``estimate``: a task ->
     its source's model estimate, or None (the bundled variants': ``vgprscope.attention.live.estimate``)."""
-    from .compile.engine import Engine
+    from ...compile.engine import Engine
 
     engine = engine or Engine(jobs, on_progress=on_progress)
     records = engine.compile(list(tasks))
@@ -381,8 +382,3 @@ def explain_tasks(tasks: Sequence[Any], jobs: int | None = None, on_progress=Non
     return [replace(e, diagnostics=rec.diagnostics, ptxas_version=rec.ptxas_version, llvm_version=rec.llvm_version)
             for e, rec in zip(out, records)]
 
-
-# vgprscope.explain(...) is the library's call (vgprscope.library.api.explain): this module is callable as it
-from ._callable import callable_module  # noqa: E402
-
-callable_module(__name__, "api:explain")

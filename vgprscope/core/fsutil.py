@@ -35,7 +35,7 @@ def _not_regular(path: Path) -> str | None:
     return next((what for test, what in _KINDS if test(mode)), None)
 
 
-def target_of(path: str | os.PathLike) -> Path:
+def target_of(path: str | os.PathLike[str]) -> Path:
     """The file a write to ``path`` replaces: the path itself, or where its symlinks lead (kept as links)."""
     path = Path(path)
     return Path(os.path.realpath(path)) if path.is_symlink() else path
@@ -64,7 +64,7 @@ def _blocking_file(path: Path) -> Path | None:
     return None
 
 
-def check_writable(path: str | os.PathLike) -> None:
+def check_writable(path: str | os.PathLike[str]) -> None:
     """Raise OutputError when ``path`` could not be written as a file: a file where a directory must be, a
     directory that does not exist, the path itself a directory or another kind of file than a regular one
     (a FIFO, a device), or no permission to create it. Creates nothing."""
@@ -95,7 +95,7 @@ def _read_only(path: Path) -> bool:
         return False
 
 
-def atomic_write(path: str | os.PathLike, data: bytes | str) -> None:
+def atomic_write(path: str | os.PathLike[str], data: bytes | str) -> None:
     """Write to a temporary file in the same directory, then rename it over ``path`` (over the file a
     symlink leads to, keeping the link). Refuses what is not a regular file; keeps an existing file's mode."""
     given = Path(path)
@@ -133,7 +133,7 @@ def atomic_write(path: str | os.PathLike, data: bytes | str) -> None:
         raise
 
 
-def read_versioned_json(path: str | os.PathLike, *, what: str, schema: str, version: int | tuple[int, ...], missing: str,
+def read_versioned_json(path: str | os.PathLike[str], *, what: str, schema: str, version: int | tuple[int, ...], missing: str,
                         stale: str, error: type[Exception]) -> dict[str, Any]:
     """A vgprscope JSON document (baseline, capture) checked for its ``schema`` and ``schema_version``; every
     way it can be unusable is one ``error`` line naming the file: missing (``missing`` says how to make

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from .gate.diff import EntryDiff
+from ...gate.diff import EntryDiff
 
 
 @dataclass(frozen=True)

@@ -1,14 +1,14 @@
-"""What ``vgprscope.diff`` returns: the core's diff of two toolchains (``vgprscope.diff.DiffResult``) with the
-library's exports. Apart from ``results``, so that the other calls do not import the diff and the gate."""
+"""What ``vgprscope.diff`` returns: the core's diff of two toolchains (``vgprscope.analysis.diff.core.DiffResult``) with the
+library's exports."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..diff import DiffResult as CoreDiffResult
-from ..report.machine import Machine
-from .results import NotebookDisplay, _machine, dataframe
+from .core import DiffResult as CoreDiffResult
+from ...report.machine import Machine
+from ..result import NotebookDisplay, _machine, dataframe
 
 if TYPE_CHECKING:
     import pandas
@@ -33,7 +33,7 @@ class DiffResult(CoreDiffResult, NotebookDisplay):
 
     def rows(self) -> list[dict[str, Any]]:
         """The CSV export's rows: one per entry and metric, both sides, the change, the verdict."""
-        from ..diff_view import csv_rows
+        from .view import csv_rows
 
         return csv_rows(self)
 
@@ -41,22 +41,22 @@ class DiffResult(CoreDiffResult, NotebookDisplay):
         return dataframe(self.rows())
 
     def to_json(self) -> str:
-        from .. import diff_view
+        from . import view as diff_view
 
         return diff_view.to_json(self, self.machine)
 
     def table(self, wide: bool = False) -> str:
-        from .. import diff_view
+        from . import view as diff_view
 
         return diff_view.to_table(self, self.machine, wide=wide)
 
     def markdown(self) -> str:
-        from .. import diff_view
+        from . import view as diff_view
 
         return diff_view.to_markdown(self, self.machine)
 
     def to_csv(self) -> str:
-        from .. import diff_view
+        from . import view as diff_view
 
         return diff_view.to_csv(self)
 
@@ -64,9 +64,9 @@ class DiffResult(CoreDiffResult, NotebookDisplay):
         """The after side's regressions as SARIF 2.1.0 (``--format sarif``), each at its kernel's ``def`` line."""
         import json
 
-        from .. import __version__
-        from ..gate.sarif import gate_sarif
-        from ..report.sarif import kernel_location
+        from ... import __version__
+        from ...gate.sarif import gate_sarif
+        from ...report.sarif import kernel_location
 
         files = {(r.variant, r.kernel): r.identity.file for r in (*self.records_after, *self.records_before)
                  if r.identity is not None}

@@ -3,7 +3,7 @@
 A register-reduction strategy is measured by the highest occupancy it reaches without spilling and by
 what the next level costs, not by the registers the compiler fills at one occupancy target (at
 ``waves_per_eu`` 2 LLVM may use all 256 VGPRs whatever the kernel needs). The levels come from the arch's
-register ladder (:func:`vgprscope.occupancy.ladder`, constants in :mod:`vgprscope.archs`):
+register ladder (:func:`vgprscope.core.occupancy.ladder`, constants in :mod:`vgprscope.core.archs`):
 
 * AMD: ``waves_per_eu`` N for every N the ladder has (1..8 on CDNA); LLVM then allocates within the
   budget that gives N waves/SIMD (the step's top VGPR count) and spills what does not fit.
@@ -29,9 +29,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Generic, TypeVar
 
-from .archs import Arch
-from .backends import backend_of, backend_of_usage
-from .records import Record
+from ...core.archs import Arch
+from ...backends import backend_of, backend_of_usage
+from ...core.records import Record
 
 T = TypeVar("T")
 # the usage's gate-loop fields each level shows (records.AmdUsage.loop_*)
@@ -477,9 +477,3 @@ def by_variant(frontiers: Sequence[KernelFrontier]) -> dict[tuple[str, str, str]
             value = limiting.spill_free_occupancy
         out[key] = VariantFrontier(key[0], key[1], tuple(kfs), value, limiting)
     return out
-
-
-# vgprscope.frontier(...) is the library's call (vgprscope.library.api.frontier): this module is callable as it
-from ._callable import callable_module  # noqa: E402
-
-callable_module(__name__, "api:frontier")

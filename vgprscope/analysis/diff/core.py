@@ -12,14 +12,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .compile.engine import Engine, Task
-from .compile.toolchains import Toolchain
-from .diff_loops import LoopChange, loop_changes
-from .gate.baseline import Baseline, Entry, entries_of
-from .gate.diff import GateResult, judge
-from .gate.rules import RuleSet
-from .records import Record
-from .sources.inductor import SpillVerdict, spill_verdict
+from ...compile.engine import Engine, Task
+from ...compile.toolchains import Toolchain
+from ...gate.baseline import Baseline, Entry, entries_of
+from ...gate.rules import RuleSet
+from ...core.records import Record
+from ...sources.inductor import SpillVerdict, spill_verdict
+from .loops import LoopChange, loop_changes
+from ...gate.diff import GateResult, judge
 
 
 @dataclass(frozen=True)
@@ -132,8 +132,8 @@ class DiffResult:
 def _sites(engine: Engine, task: Task) -> dict[tuple[str, bool], int] | None:
     """Spill instructions by (source line with its inlined-at chain, in a loop), read from a task's compiler
     outputs as explain reads them: the AMDGCN's spill instructions, or the cubin's SASS (nvdisasm)."""
-    from .backends import backend_of
-    from .explain import spill_sites
+    from ...backends import backend_of
+    from ..explain.core import spill_sites
 
     raw = engine.raw_outputs(task)
     if raw is None or "error" in raw:
@@ -148,7 +148,7 @@ def _in_loop(usage) -> int | None:
     """Spill instructions in loops as the usage's backend counts them (None: it does not say where)."""
     if usage is None:
         return None
-    from .backends import backend_of_usage
+    from ...backends import backend_of_usage
 
     return backend_of_usage(usage).spill_insts_in_loop(usage)
 
@@ -195,9 +195,3 @@ def threshold_crossings(before: dict[str, Record], after: dict[str, Record]) -> 
     return tuple(ThresholdCrossing(key, va, vb) for key, ra in before.items() if key in after
                  and (va := spill_verdict(ra)) is not None and (vb := spill_verdict(after[key])) is not None
                  and va.skipped != vb.skipped)
-
-
-# vgprscope.diff(...) is the library's call (vgprscope.library.api.diff): this module is callable as it
-from ._callable import callable_module  # noqa: E402
-
-callable_module(__name__, "api:diff")

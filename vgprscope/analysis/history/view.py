@@ -11,9 +11,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .history import Event, HistoryRow, register_limit, registers
-from .records import SCHEMA_VERSION, Record
-from .report.formats import Column, Footnotes, build_table, render_table
+from .core import Event, HistoryRow, register_limit, registers
+from ...core.records import SCHEMA_VERSION, Record
+from ...report.formats import Column, Footnotes, build_table, render_table
 
 NAME_WIDTH = 32  # the widest kernel name kept in a column; longer ones are title lines
 MARKS = {"spills": "s", "jump": "S", "step": "^", "drop": "v", "fails": "x"}
@@ -37,7 +37,7 @@ def _cell(rec: Record | None, events: Sequence[Event], release: str) -> str:
 
 
 def to_table(rows: Sequence[HistoryRow], machine: Any, *, wide: bool = False, width: int | None = None) -> str:
-    from .report.formats import output_width, wrap
+    from ...report.formats import output_width, wrap
 
     width = width or output_width()
     if not rows:
@@ -65,7 +65,7 @@ def to_table(rows: Sequence[HistoryRow], machine: Any, *, wide: bool = False, wi
     # the config words every row shares are said once in the title; each row keeps its own. Where two
     # rows of one kernel and arch differ only by config (two launches, two autotune configs) the config
     # is what tells them apart: the column stays however narrow the terminal
-    from .report.records_view import common_config
+    from ...report.labels import common_config
 
     shared, rest = common_config([r.config for r in rows]) if not wide else ("", [r.config for r in rows])
     own = {id(r): c for r, c in zip(rows, rest)}
@@ -92,7 +92,7 @@ def to_table(rows: Sequence[HistoryRow], machine: Any, *, wide: bool = False, wi
 def compilers_line(rows: Sequence[HistoryRow]) -> str:
     """Which compilers each release brought: ``compilers: 3.8.0 ptxas 12.9.86, LLVM 23.0.0git 5f07f818b51b;
     3.9.0 ...`` (a release's ptxas for every NVIDIA arch it compiled); "" where no record says."""
-    from .parse.diagnostics import short_llvm, short_ptxas
+    from ...core.parse.diagnostics import short_llvm, short_ptxas
 
     parts = []
     for i, rel in enumerate(rows[0].releases if rows else ()):
@@ -141,7 +141,7 @@ def to_csv(rows: Sequence[HistoryRow]) -> str:
 
 
 def to_markdown(rows: Sequence[HistoryRow], machine: Any, title: str = "Registers per Triton release") -> str:
-    from .report.formats import md_table
+    from ...report.formats import md_table
 
     if not rows:
         return f"# {title}\n\nno kernel\n"
@@ -185,8 +185,8 @@ def _draw_steps(ax, arch: str, drawn: Sequence[HistoryRow]) -> None:
     move is read against."""
     from collections import Counter
 
-    from .archs import ARCHS
-    from .backends import backend_of, ladder
+    from ...core.archs import ARCHS
+    from ...backends import backend_of, ladder
 
     a = ARCHS.get(arch)
     ys = [registers(rec) for r in drawn for rec in r.records if rec is not None and rec.ok]

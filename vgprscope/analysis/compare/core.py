@@ -12,8 +12,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .backends import backend_of_usage
-from .records import Record, ResourceUsage
+from ...backends import backend_of_usage
+from ...core.records import Record, ResourceUsage
 
 REFERENCE = "baseline"
 
@@ -79,7 +79,7 @@ def variant_line(kernels: Sequence[Record], traffic: TrafficHook | None = None) 
 
 def compare(records: Sequence[Record], traffic: TrafficHook | None = None) -> dict[str, list[VariantLine]]:
     """Records of one sweep -> per arch, one line per variant (kernels grouped); the deltas against
-    REFERENCE are the view's (report/compare_view.py, through report/deltas.py). ``traffic``: a line's
+    REFERENCE are the view's (analysis/compare/view.py, through report/deltas.py). ``traffic``: a line's
     kernel records -> its modelled traffic, or None (no traffic columns without it)."""
     groups: dict[tuple[str, str, str], list[Record]] = {}
     for r in records:
@@ -88,9 +88,3 @@ def compare(records: Sequence[Record], traffic: TrafficHook | None = None) -> di
     for (arch, _, _), kernels in groups.items():
         per_arch.setdefault(arch, []).append(variant_line(kernels, traffic))
     return per_arch
-
-
-# vgprscope.compare(...) is the library's call (vgprscope.library.api.compare): this module is callable as it
-from ._callable import callable_module  # noqa: E402
-
-callable_module(__name__, "api:compare")

@@ -17,14 +17,14 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..compare import REFERENCE, VariantLine
-from ..backends import Backend, backend_of_usage
-from ..records import SCHEMA_VERSION, LaunchConfig, Record
-from .deltas import Delta, judge, legend, with_delta
-from .formats import Footnotes, add_title, drop_order, md_table, new_table, render_table, _plain
-from .machine import Machine
-from .records_view import LABEL_MAX, common_config
-from .rows import NEXT_LEGEND, SPILLS_LEGEND, fmt_lds, fmt_scratch, fmt_sgpr, fmt_spills, occupancy_label, short_next_step
+from .core import REFERENCE, VariantLine
+from ...backends import Backend, backend_of_usage
+from ...core.records import SCHEMA_VERSION, LaunchConfig, Record
+from ...report.deltas import Delta, judge, legend, with_delta
+from ...report.formats import Footnotes, add_title, drop_order, md_table, new_table, render_table, _plain
+from ...report.machine import Machine
+from ...report.labels import LABEL_MAX, common_config
+from ...report.rows import NEXT_LEGEND, SPILLS_LEGEND, fmt_lds, fmt_scratch, fmt_sgpr, fmt_spills, occupancy_label, short_next_step
 
 # metric, VariantLine attribute, higher is better
 DELTA_METRICS = (("regs", "regs", False), ("spills", "spills", False), ("scratch", "scratch", False),
@@ -263,7 +263,7 @@ def tables_text(per_arch: Mapping[str, list[VariantLine]], machine: Machine, ext
     """One table per arch (per grid point); the footnotes (numbered across the tables) and the legends once
     at the end: what a change means (where a table has one), the traffic model's problem, formulas and
     notation (where it covers a line and a table shows its column)."""
-    from .formats import output_width, wrap
+    from ...report.formats import output_width, wrap
 
     notes = Footnotes()
     parts = [machine.text(width) + "\n"]
@@ -382,7 +382,7 @@ def csv_rows(per_arch: Mapping[str, list[VariantLine]], extra=None) -> list[dict
     """The CSV export's rows: every kernel record of every line, flattened as analyze's are, then its line's
     figures, their changes against the baseline variant and the line's traffic model (``_line_fields``);
     ``extra``: compare --bench's timing cells per table and variant."""
-    from .rows import flat
+    from ...report.rows import flat
 
     with_frontier = any(ln.frontier is not None for lines in per_arch.values() for ln in lines)
     out = []
@@ -396,6 +396,35 @@ def csv_rows(per_arch: Mapping[str, list[VariantLine]], extra=None) -> list[dict
 
 
 def to_csv(per_arch: Mapping[str, list[VariantLine]], extra=None) -> str:
-    from .formats import dicts_to_csv
+    from ...report.formats import dicts_to_csv
 
     return dicts_to_csv(csv_rows(per_arch, extra))
+
+
+# compare's extra columns: the frontier's (with --frontier) and the timings' (with --bench)
+FRONTIER_HEADERS = ("spill-free occ", "next level")
+
+
+def frontier_cells(per_arch: Mapping[str, Sequence[VariantLine]]) -> dict[str, dict[str, dict[str, str]]]:
+    """compare's two frontier columns per table and variant line."""
+    from ..frontier.view import next_level_cell, spill_free_cell
+
+    return {key: {ln.variant: dict(zip(FRONTIER_HEADERS, (spill_free_cell(ln.frontier), next_level_cell(ln.frontier))))
+                  for ln in lines} for key, lines in per_arch.items()}
+
+
+def merge_columns(per_arch: Mapping[str, Sequence[VariantLine]], a: Mapping[str, Any] | None,
+                  a_headers: Sequence[str], b: Mapping[str, Any] | None,
+                  b_headers: Sequence[str]) -> tuple[tuple[str, ...], dict[str, dict[str, dict[str, str]]] | None]:
+    """Two sets of extra columns (the frontier's, the timings') on each table's variant lines, '-' where a
+    line has none."""
+    headers = tuple(a_headers) + tuple(b_headers)
+    if not headers:
+        return (), None
+    merged: dict[str, dict[str, dict[str, str]]] = {}
+    for key, lines in per_arch.items():
+        for ln in lines:
+            left = ((a or {}).get(key, {}).get(ln.variant) or dict.fromkeys(a_headers, "-")) if a_headers else {}
+            right = ((b or {}).get(key, {}).get(ln.variant) or dict.fromkeys(b_headers, "-")) if b_headers else {}
+            merged.setdefault(key, {})[ln.variant] = {**left, **right}
+    return headers, merged

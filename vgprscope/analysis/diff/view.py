@@ -8,9 +8,9 @@ import csv
 import io
 from typing import Any
 
-from .diff import DiffResult, SpillSites
-from .gate import report
-from .report.formats import wrap
+from .core import DiffResult, SpillSites
+from ...gate import report
+from ...report.formats import wrap
 
 SITES_SHOWN = 8  # spill sites shown per regressed kernel (all of them are in JSON)
 
@@ -35,7 +35,7 @@ def _sites_text(result: DiffResult, width: int) -> list[str]:
 
 
 def to_table(result: DiffResult, machine: Any, *, wide: bool = False, width: int | None = None) -> str:
-    from .report.formats import output_width
+    from ...report.formats import output_width
 
     width = width or output_width()
     text = report.to_table(result.gate, machine.fields(), _versions(result), wide=wide, width=width, command="diff")

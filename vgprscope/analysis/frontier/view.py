@@ -7,10 +7,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..frontier import KernelFrontier, Level
-from ..backends import backend_of_usage
-from ..records import SCHEMA_VERSION
-from .machine import Machine
+from .core import KernelFrontier, Level
+from ...backends import backend_of_usage
+from ...core.records import SCHEMA_VERSION
+from ...report.machine import Machine
 
 _UNIT_SHORT = {"waves/SIMD": "w/SIMD", "blocks/SM": "blk/SM"}
 
@@ -43,7 +43,7 @@ def _groups(frontiers: Sequence[KernelFrontier]) -> dict[str, list[KernelFrontie
 
 def _shared_config(kfs: Sequence[KernelFrontier]) -> tuple[str, dict[int, str]]:
     """(the config words every kernel of a table shares, each kernel's own words by id)."""
-    from .records_view import common_config
+    from ...report.labels import common_config
 
     labels = [_config_label(kf) for kf in kfs]
     # common_config keeps a bare word with the value it names ("cfg 1/6"): no dangling "cfg" in the title
@@ -140,7 +140,7 @@ def _columns(amd: bool, notes: Any, own: dict[int, str] | None = None, knob_colu
     """The level table's columns. The kernel is named by a title line above its levels (the default
     view) or, with ``wide``, in a column of its own. ``knob_column`` False: the knob's setting equals the
     level on every row (AMD: waves_per_eu N asks for N waves/SIMD), said once in the legend."""
-    from .formats import Column
+    from ...report.formats import Column
 
     def status(r: _Row) -> str:
         return "ok" if r.level.ok else f"✗ {notes.ref(r.level.record.status)}"
@@ -200,7 +200,7 @@ def tables_text(frontiers: Sequence[KernelFrontier], machine: Machine, *, wide: 
                 width: int | None = None) -> str:
     """One table per arch: the kernel's name (and its own config words) on a line across the table, its
     levels under it; every column with ``wide``, the kernel and config then in columns."""
-    from .formats import Footnotes, build_table, output_width, render_table, wrap
+    from ...report.formats import Footnotes, build_table, output_width, render_table, wrap
 
     width = width or output_width()
     parts = [machine.text(width) + "\n"]
@@ -241,7 +241,7 @@ def _md_row(r: _Row) -> list[str]:
 
 
 def tables_md(frontiers: Sequence[KernelFrontier], machine: Machine, title: str = "") -> str:
-    from .formats import md_table
+    from ...report.formats import md_table
 
     out = [f"## {title}\n\n" if title else "", f"Machine: {machine.line()}\n"]
     for arch, kfs in _groups(frontiers).items():
@@ -259,7 +259,7 @@ def to_json(frontiers: Sequence[KernelFrontier], machine: Machine, command: str 
 
 
 def to_csv(frontiers: Sequence[KernelFrontier]) -> str:
-    from .formats import dicts_to_csv
+    from ...report.formats import dicts_to_csv
 
     return dicts_to_csv(csv_rows(frontiers))
 

@@ -9,35 +9,19 @@ with every field. ``scan``'s rows are named by kernel, the file it came from bes
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..records import Record
-from .formats import Column, Footnotes, build_table, md_table, new_table, render_table
-from .machine import Machine
-from .rows import (
-    COLUMNS, INDUCTOR_HEADER, NEXT_LEGEND, RECORD_LEGEND, SPILLS_FULL_LEGEND, SPILLS_LEGEND, cells, fmt_inductor,
+from ...core.records import SCHEMA_VERSION, Record
+from ...report.labels import LABEL_MAX, common_config
+from ...report.formats import Column, Footnotes, build_table, dicts_to_csv, md_table, new_table, render_table
+from ...report.machine import Machine
+from ...report.rows import (
+    COLUMNS, INDUCTOR_HEADER, NEXT_LEGEND, RECORD_LEGEND, SPILLS_FULL_LEGEND, SPILLS_LEGEND, cells, flat, fmt_inductor,
     record_columns,
 )
-
-
-def common_config(labels: Sequence[str]) -> tuple[str, list[str]]:
-    """(the words every config label shares, each label without them): ``d128 fp16`` is said once above
-    the table instead of on every row. Labels are ``config.short()``: space-separated words."""
-    split = [lab.split() for lab in labels]
-    if len(split) < 2:
-        return "", list(labels)
-    shared = [w for w in split[0] if all(w in s for s in split[1:])]
-
-    def names_next(w: str, s: list[str]) -> bool:
-        # a bare word before a value that differs ("cfg 2/18") stays with it
-        i = s.index(w)
-        return not any(c.isdigit() or c == "=" for c in w) and i + 1 < len(s) and s[i + 1] not in shared
-
-    shared = [w for w in shared if not any(names_next(w, s) for s in split)]
-    rest = [" ".join(w for w in s if w not in shared) or "-" for s in split]
-    return " ".join(shared), rest
 
 
 def grouped(records: Sequence[Record]) -> list[Record]:
@@ -86,7 +70,7 @@ def with_own_words(rows: list[tuple[str, Any | None]], own: dict[str, str]) -> l
 def label_table(rows: list[tuple[str, Any | None]], columns, *, title: str | None, label_header: str = "variant",
                 row_style: Callable[[Any], str | None] | None = None):
     """A table whose first column is the labels of :func:`labelled`, a rule between variants."""
-    from .formats import add_columns, add_title
+    from ...report.formats import add_columns, add_title
 
     table = new_table(title)
     table.add_column(label_header, overflow="fold")
@@ -100,11 +84,6 @@ def label_table(rows: list[tuple[str, Any | None]], columns, *, title: str | Non
         else:
             table.add_row(label, *(c.cell(item) for c in columns), style=row_style(item) if row_style else None)
     return table
-
-
-# A label column wider than this (a captured kernel's module path, a generated kernel's name) would take
-# the width the data columns need: the names then become title lines across the table instead.
-LABEL_MAX = 24
 
 
 @dataclass(frozen=True)
@@ -199,3 +178,19 @@ def to_markdown(records: Sequence[Record], machine: Machine, title: str | None =
     return (head + f"Machine: {machine.line()}\n\n"
             + md_table([h for h, _ in columns], [cells(r, columns) for r in records])
             + (f"\n{SPILLS_FULL_LEGEND}\n" if spilled else ""))
+
+
+def to_json(records: Sequence[Record], machine: Machine, command: str, **extra: Any) -> str:
+    doc = {"schema_version": SCHEMA_VERSION, "tool": "vgprscope", "command": command,
+           "machine": machine.as_dict(), "triton_version": machine.triton, **extra,
+           "rows": [r.as_dict() for r in records]}
+    return json.dumps(doc, indent=2, default=str) + "\n"
+
+
+def record_rows(records: Sequence[Record]) -> list[dict[str, Any]]:
+    """The rows of the records' CSV export (and of the library's DataFrames): ``report.rows.flat`` of each."""
+    return [flat(r) for r in records]
+
+
+def to_csv(records: Sequence[Record]) -> str:
+    return dicts_to_csv(record_rows(records))

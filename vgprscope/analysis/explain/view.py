@@ -10,10 +10,10 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from ..explain import REMAINDER, Estimate, KernelExplanation, LiveTensor, LoopLiveState
-from ..parse.diagnostics import short_llvm, short_ptxas
-from ..parse.loops import LoopMix
-from .machine import Machine
+from .core import REMAINDER, Estimate, KernelExplanation, LiveTensor, LoopLiveState
+from ...core.parse.loops import LoopMix
+from ...report.machine import Machine
+from ...core.parse.diagnostics import short_llvm, short_ptxas
 
 # 2: a kernel's model estimate is ``estimate`` ({"name", "registers_per_lane"}), whatever model its source
 # gives (1 had the bundled variants' ``seed_001_estimate``)
@@ -172,7 +172,7 @@ def _header(e: KernelExplanation) -> str:
 
 def _register_table(e: KernelExplanation, lp: LoopLiveState, wide: bool):
     """The loop's tensors in registers: data first, then the index vectors under a title of their own."""
-    from .formats import add_title, new_table
+    from ...report.formats import add_title, new_table
 
     table = new_table()
     heads = [("tensor", "left"), *([("IR value", "left")] if wide else []), ("role", "left"), ("shape", "right"),
@@ -199,7 +199,7 @@ def _register_table(e: KernelExplanation, lp: LoopLiveState, wide: bool):
 
 
 def _memory_table(lp: LoopLiveState, wide: bool):
-    from .formats import new_table
+    from ...report.formats import new_table
 
     # the buffers first, then the views into them
     mem = sorted((t for t in lp.tensors if t.role == "memory"), key=lambda t: t.buffer != "allocation")
@@ -219,7 +219,7 @@ def to_table(explanations: Sequence[KernelExplanation], machine: Machine, *, spi
              wide: bool = False, width: int | None = None) -> str:
     from rich.table import Table
 
-    from . import formats
+    from ...report import formats
 
     width = width or formats.output_width()
 
@@ -282,8 +282,8 @@ MIX_WIDE = ("nop cyc", "cvt", "matrix ops")
 
 
 def _lane_word(arch: str) -> str:
-    from ..archs import ARCHS
-    from ..backends import backend_of
+    from ...core.archs import ARCHS
+    from ...backends import backend_of
 
     return backend_of(ARCHS[arch]).lane_word if arch in ARCHS else "lane"
 
@@ -334,7 +334,7 @@ def _wrap(text: str, pad: str, width: int = 100) -> str:
 
 def to_markdown(explanations: Sequence[KernelExplanation], machine: Machine, title: str | None = None,
                 command: str | None = None) -> str:
-    from .formats import md_table
+    from ...report.formats import md_table
 
     out = []
     if title:
@@ -416,7 +416,7 @@ def flat_rows(explanations: Sequence[KernelExplanation], what: str = "kernels") 
     allocation, each loop's register sums as ``loop<N>_*``), per tensor live across a loop (``tensors``), or
     per spill site (``spills``)."""
     if what not in EXPLAIN_ROWS:
-        from ..errors import UsageError
+        from ...core.errors import UsageError
 
         raise UsageError(f"cannot make rows of {what!r}; allowed: {', '.join(EXPLAIN_ROWS)}")
     out: list[dict[str, Any]] = []

@@ -14,18 +14,18 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .backends import backend_of
-from .compile.cache import CompileCache
-from .compile.engine import Task, compile_tasks, triton_version
-from .errors import UsageError
-from .capture.model import Capture
-from .records import LaunchConfig, Record
-from .sources.capture import capture_tasks
-from .sources.inductor import InductorCache, inductor_capture, is_inductor_cache
-from .sources.triton_cache import CacheEntry, read_cache, retarget_task, stored_task
+from ...backends import backend_of
+from ...compile.cache import CompileCache
+from ...compile.engine import Task, compile_tasks, triton_version
+from ...core.errors import UsageError
+from ...capture.model import Capture
+from ...core.records import LaunchConfig, Record
+from ...sources.capture import capture_tasks
+from ...sources.inductor import InductorCache, inductor_capture, is_inductor_cache
+from ...sources.triton_cache import CacheEntry, read_cache, retarget_task, stored_task
 
 if TYPE_CHECKING:
-    from .compile.toolchains import Toolchain
+    from ...compile.toolchains import Toolchain
 
 
 @dataclass(frozen=True)
@@ -57,7 +57,7 @@ class _Releases:
     where none is at hand."""
 
     def __init__(self, triton: str | None):
-        from .compile import toolchains
+        from ...compile import toolchains
 
         self.installed = toolchains.installed()
         self.here = self.installed.version
@@ -72,7 +72,7 @@ class _Releases:
         if self.chosen is not None and self.chosen.version == release:
             return self.chosen
         if release not in self.found:
-            from .compile import toolchains
+            from ...compile import toolchains
 
             self.found[release] = toolchains.installed_release(release)
         return self.found[release]
@@ -181,9 +181,3 @@ def _unread_ttir(rec: Record, entries: Sequence[CacheEntry]) -> Record:
         return rec
     return replace(rec, status=f"{rec.status}; the entry does not say which Triton wrote it, and TTIR is read only "
                                "by the release that wrote it: give it with --triton X")
-
-
-# vgprscope.scan(...) is the library's call (vgprscope.library.api.scan): this module is callable as it
-from ._callable import callable_module  # noqa: E402
-
-callable_module(__name__, "api:scan")

@@ -1,0 +1,1 @@
+"""``frontier``: the highest occupancy each kernel reaches without spilling, level by level."""

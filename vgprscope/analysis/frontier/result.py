@@ -1,0 +1,62 @@
+"""What ``vgprscope.frontier`` returns: per kernel x arch x config, every occupancy level compiled."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ...report.machine import Machine
+from ..result import NotebookDisplay, _machine, _n, dataframe
+
+
+if TYPE_CHECKING:
+    import pandas
+
+    from .core import KernelFrontier
+
+
+@dataclass(frozen=True, repr=False)
+class FrontierResult(NotebookDisplay):
+    """``vgprscope.frontier``: per kernel x arch x config, every occupancy level compiled and what it gave."""
+
+    frontiers: tuple[KernelFrontier, ...]
+    machine: Machine = field(default_factory=_machine, compare=False)
+
+    def __iter__(self) -> Iterator[KernelFrontier]:
+        return iter(self.frontiers)
+
+    def __len__(self) -> int:
+        return len(self.frontiers)
+
+    def __repr__(self) -> str:
+        levels = sum(len(kf.levels) for kf in self.frontiers)
+        return f"FrontierResult({_n(len(self.frontiers), 'kernel')}, {_n(levels, 'level')})"
+
+    def rows(self) -> list[dict[str, Any]]:
+        from .view import csv_rows
+
+        return csv_rows(self.frontiers)
+
+    def to_pandas(self) -> pandas.DataFrame:
+        return dataframe(self.rows())
+
+    def to_json(self) -> str:
+        from . import view as frontier_view
+
+        return frontier_view.to_json(self.frontiers, self.machine)
+
+    def table(self, wide: bool = False) -> str:
+        from . import view as frontier_view
+
+        return frontier_view.tables_text(self.frontiers, self.machine, wide=wide)
+
+    def markdown(self, title: str = "vgprscope frontier") -> str:
+        from . import view as frontier_view
+
+        return frontier_view.tables_md(self.frontiers, self.machine, title)
+
+    def to_csv(self) -> str:
+        from . import view as frontier_view
+
+        return frontier_view.to_csv(self.frontiers)

@@ -1,0 +1,1 @@
+"""``analyze --triton A..B``: a kernel's resources release by release."""

@@ -1,0 +1,1 @@
+"""``scan``: the kernels of a Triton (or Inductor) cache, as stored and retargeted."""

@@ -1,0 +1,56 @@
+"""Occupancy ladders: the register counts of each occupancy level (which vendor's ladder a kernel gets:
+``vgprscope.backends``)."""
+
+from __future__ import annotations
+
+from ..archs import AmdArch, NvidiaArch, expect_amd, expect_nvidia
+from ..errors import UsageError
+from .amd import _AmdLaunch
+from .common import DEFAULT_THREADS, LadderStep, _check_threads
+from .nvidia import _NvidiaLaunch, warps_per_block
+
+def check_warps(num_warps: int, wave_size: int) -> int:
+    """Threads of a Triton launch of ``num_warps`` warps/waves (a usage error unless a positive int)."""
+    if isinstance(num_warps, bool) or not isinstance(num_warps, int) or num_warps < 1:
+        raise UsageError(f"num_warps must be a positive whole number; got {num_warps!r}")
+    return num_warps * wave_size
+
+
+def _group(values: list[tuple[int, int, float, int | None]], first: int) -> list[LadderStep]:
+    steps: list[LadderStep] = []
+    for i, (value, _, percent, warps) in enumerate(values):
+        n = first + i
+        if steps and steps[-1].value == value:
+            steps[-1] = LadderStep(steps[-1].lo, n, value, percent, warps)
+        else:
+            steps.append(LadderStep(n, n, value, percent, warps))
+    return steps
+
+
+def amd_ladder(arch: AmdArch, workgroup_size: int | None = None) -> list[LadderStep]:
+    """VGPR+AGPR totals 1..the arch's maximum -> waves/SIMD for ``workgroup_size`` threads (None: one
+    wave), registers alone (with the launch's own ceiling). CDNA: 1-64 -> 8, 65-72 -> 7, ..., 257-512 -> 1."""
+    arch = expect_amd(arch, "nvidia_ladder")
+    wg = arch.wave_size if workgroup_size is None else workgroup_size
+    _check_threads("workgroup size", wg, arch.max_threads_per_workgroup)
+    launch = _AmdLaunch(arch, 0, None, 0, wg, None)
+    rows: list[tuple[int, int, float, int | None]] = []
+    for n in range(1, arch.max_vgprs_total + 1):
+        v = launch.value_with({"vgpr": n})
+        rows.append((v, n, round(100.0 * v / arch.max_waves_per_simd, 2), None))
+    return _group(rows, 1)
+
+
+def nvidia_ladder(arch: NvidiaArch, threads: int | None = None) -> list[LadderStep]:
+    """Registers per thread 1..255 -> blocks/SM for ``threads`` threads per block (None: DEFAULT_THREADS),
+    with warps/SM, registers alone (with the launch's own ceiling)."""
+    arch = expect_nvidia(arch, "amd_ladder")
+    size = DEFAULT_THREADS if threads is None else threads
+    _check_threads("threads per block", size, arch.max_threads_per_block)
+    nv = _NvidiaLaunch(arch, 0, 0, size, None)
+    wpb = warps_per_block(arch, size)
+    rows: list[tuple[int, int, float, int | None]] = []
+    for r in range(1, arch.max_regs_per_thread + 1):
+        v = nv.value_with({"regs": r})
+        rows.append((v, r, round(100.0 * v * wpb / arch.max_warps_per_sm, 2), v * wpb))
+    return _group(rows, 1)
