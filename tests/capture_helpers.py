@@ -33,7 +33,7 @@ import importlib
 import triton
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
-from vgprscope.compile.worker import _cuobjdump_resources
+from vgprscope.runtime.stored import cuobjdump_resources as _cuobjdump_resources
 from vgprscope.core.parse.amdgcn import parse_amdgcn
 from vgprscope.core.parse.nvidia import parse_cuobjdump_resources
 

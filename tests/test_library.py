@@ -305,7 +305,6 @@ def test_results_render_their_table_in_a_notebook_without_pandas():
     code = textwrap.dedent('''
         import gzip, json, sys
         from vgprscope.gate.baseline import load_baseline
-        from vgprscope.gate.diff import compare as gate_compare
         from vgprscope.analysis.compare.core import compare
         from vgprscope.gate.diff import judge
         from vgprscope.library import results
@@ -711,13 +710,13 @@ def test_results_render_as_html_where_a_notebook_takes_html():
     import gzip
     from html.parser import HTMLParser
 
-    from vgprscope.library import results
+    from vgprscope.analysis.analyze.result import AnalyzeResult
     from vgprscope.core.records import Record
     from vgprscope.report.html import markdown_to_html
 
     with gzip.open(Path(__file__).parent / "fixtures" / "bundled_gfx942_sm_90_analyze.json.gz", "rt") as f:
         records = tuple(Record.from_dict(r) for r in json.load(f)["rows"])
-    result = results.AnalyzeResult(records)
+    result = AnalyzeResult(records)
 
     class Reader(HTMLParser):
         def __init__(self) -> None:

@@ -25,7 +25,7 @@ sys.path.insert(0, sys.argv[1])
 import triton
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
-from vgprscope.compile.worker import _cuobjdump_resources
+from vgprscope.runtime.stored import cuobjdump_resources as _cuobjdump_resources
 from vgprscope.core.parse.amdgcn import parse_amdgcn
 from vgprscope.core.parse.nvidia import parse_cuobjdump_resources
 from my_ops import add

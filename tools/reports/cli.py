@@ -57,8 +57,8 @@ def compare_cmd(arch: ReportArchOpt = None, out: ReportDirOpt = Path("reports"),
 
     Seed 002's tradeoff table as measured, the spills at every occupancy level, `compare --frontier`, and a
     chart of spills against occupancy level."""
-    from ..core.errors import UsageError
-    from ..library.reports.compare import ARCHS, SETTINGS, compare_report
+    from vgprscope.core.errors import UsageError
+    from .compare import ARCHS, SETTINGS, compare_report
 
     chosen = [s.strip() for s in frontier_settings.split(",") if s.strip()]
     known = [s.name for s in SETTINGS]
@@ -101,9 +101,9 @@ def triton_upgrade_cmd(triton: TritonOpt = None, variant: VariantOpt = None, cap
 
     The same kernels under every release: each step judged by the gate's rules, each kernel's history and the
     chart (the data of reports/triton-upgrade.md)."""
-    from ..core.errors import UsageError
-    from ..library.reports.triton_upgrade import triton_upgrade_report
-    from .progress import compile_progress
+    from vgprscope.core.errors import UsageError
+    from .triton_upgrade import triton_upgrade_report
+    from vgprscope.cli.progress import compile_progress
 
     if not triton:
         raise UsageError("triton-upgrade needs the releases: --triton 3.4.0..3.9.0, or several --triton")
@@ -120,9 +120,9 @@ def scan_cache_cmd(directory: CacheDirArg = None, triton: TritonOpt = None, arch
 
     The stored rows (registers and memory from each cubin, spill bytes with their source) and, with --arch,
     the TTIR retargeted by the release that wrote it (--triton)."""
-    from ..core.errors import UsageError
-    from ..library.reports.scan_cache import scan_cache_report
-    from .progress import compile_progress
+    from vgprscope.core.errors import UsageError
+    from .scan_cache import scan_cache_report
+    from vgprscope.cli.progress import compile_progress
 
     if directory is None:
         raise UsageError("scan-cache needs the cache directory: python -m tools.reports scan-cache DIR")

@@ -267,13 +267,13 @@ def compare_report(arch_name: str, out: Path, *, jobs: int | None = None,
                    frontier_settings: Sequence[str] = ("production", "seeds")) -> list[Path]:
     """Write ``out/compare-<arch>.md`` (and its chart, ``compare-<arch>.png``, when a frontier was compiled);
     the files written."""
-    from ...core.archs import get_arch
-    from ...backends import backend_of
-    from ...core.fsutil import atomic_write
-    from ...core.occupancy.common import AMD_UNIT, NVIDIA_UNIT
-    from ...analysis.compare.view import tables_md
-    from ...analysis.frontier.view import next_level_cell, spill_free_cell
-    from ...report.machine import compile_only
+    from vgprscope.core.archs import get_arch
+    from vgprscope.backends import backend_of
+    from vgprscope.core.fsutil import atomic_write
+    from vgprscope.core.occupancy.common import AMD_UNIT, NVIDIA_UNIT
+    from vgprscope.analysis.compare.view import tables_md
+    from vgprscope.analysis.frontier.view import next_level_cell, spill_free_cell
+    from vgprscope.report.machine import compile_only
 
     machine = compile_only()
     with_frontier = set(frontier_settings)

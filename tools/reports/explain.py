@@ -16,8 +16,8 @@ COMMAND = "python -m tools.reports explain"
 
 def configs(arch: str) -> list[tuple[str, dict[str, Any], str]]:
     """(title, the library's keywords, the equivalent explain options)."""
-    from ...core.archs import get_arch
-    from ...backends import backend_of
+    from vgprscope.core.archs import get_arch
+    from vgprscope.backends import backend_of
 
     amd = "waves_per_eu" in backend_of(get_arch(arch)).options  # the production default sets it where it exists
     seed = ("the seeds' config (seed 001: BLOCK_M = BLOCK_N = 128, d128, 8 warps)",
@@ -33,9 +33,9 @@ def configs(arch: str) -> list[tuple[str, dict[str, Any], str]]:
 
 
 def report(arch: str, jobs: int | None = None) -> str:
-    from ..api import explain
-    from ...analysis.explain.view import to_markdown
-    from ...report.machine import compile_only
+    from vgprscope.library.api import explain
+    from vgprscope.analysis.explain.view import to_markdown
+    from vgprscope.report.machine import compile_only
 
     machine = compile_only()
     parts = [f"# Where the registers go: the bundled baseline on {arch}", "",
@@ -61,7 +61,7 @@ def report(arch: str, jobs: int | None = None) -> str:
 
 def explain_report(arch: str, out: Path, *, jobs: int | None = None) -> list[Path]:
     """Write ``out/explain-<arch>.md``; the files written."""
-    from ...core.fsutil import atomic_write
+    from vgprscope.core.fsutil import atomic_write
 
     path = out / f"explain-{arch}.md"
     atomic_write(path, report(arch, jobs))

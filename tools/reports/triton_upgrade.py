@@ -20,9 +20,9 @@ COMMAND = "python -m tools.reports triton-upgrade"
 def steps(result: Any, config: Path | None = None) -> list[tuple[str, str]]:
     """(step, what the gate says) for each pair of consecutive toolchains of a history (``AnalyzeResult``),
     judged by the rules of the gate's configuration, as `vgprscope diff` judges one step."""
-    from ...analysis.diff.core import DiffResult
-    from ...gate.baseline import Baseline, entries_of
-    from ...gate.config import load_gate_config
+    from vgprscope.analysis.diff.core import DiffResult
+    from vgprscope.gate.baseline import Baseline, entries_of
+    from vgprscope.gate.config import load_gate_config
     from vgprscope.gate.diff import judge
 
     rules = load_gate_config(config).rules
@@ -53,11 +53,11 @@ def triton_upgrade_report(out: Path, *, triton: Sequence[str], variant: Sequence
                           jobs: int | None = None, on_progress: Any = None) -> list[Path]:
     """Compile the selection under every release of ``triton`` (a range, or several) and write
     ``out/triton-upgrade-history.md`` and ``out/triton-upgrade.png``; the files written."""
-    from ...analysis.history import view as history_view
-    from ...core.errors import UsageError
-    from ...core.fsutil import atomic_write
-    from ...report.formats import md_table
-    from ..api import analyze
+    from vgprscope.analysis.history import view as history_view
+    from vgprscope.core.errors import UsageError
+    from vgprscope.core.fsutil import atomic_write
+    from vgprscope.report.formats import md_table
+    from vgprscope.library.api import analyze
 
     result = analyze(variant=list(variant or []) or None, capture=capture, arch=list(arch or []) or None,
                      triton=list(triton), jobs=jobs, on_progress=on_progress)

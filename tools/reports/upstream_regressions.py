@@ -122,7 +122,7 @@ def commands(case: Case, directory: Path) -> list[str]:
 def write_records(path: Path, release: str, records: Sequence[Any]) -> None:
     """Each record as ``Record.as_dict`` gives it, less what changes from run to run (compile time, whether
     the cache served it), so that a re-run writes the same file."""
-    from ...core.fsutil import atomic_write
+    from vgprscope.core.fsutil import atomic_write
 
     rows = [{k: v for k, v in r.as_dict().items() if k not in ("compile_seconds", "cached")} for r in records]
     atomic_write(path, json.dumps({"schema": RECORDS_SCHEMA, "triton_version": release, "records": rows},
@@ -131,8 +131,8 @@ def write_records(path: Path, release: str, records: Sequence[Any]) -> None:
 
 def load_records(path: Path) -> list[Any]:
     """The records of one release of a case, as the report wrote them."""
-    from ...core.errors import UsageError
-    from ...core.records import Record
+    from vgprscope.core.errors import UsageError
+    from vgprscope.core.records import Record
 
     data = json.loads(path.read_text())
     if not isinstance(data, dict) or data.get("schema") != RECORDS_SCHEMA:
@@ -188,10 +188,10 @@ def upstream_regressions_report(out: Path, *, cases: Sequence[Case] = CASES, job
                                 on_progress: Any = None) -> list[Path]:
     """Diff each case's committed capture under its two releases; write the per-release records and
     ``out/upstream-regressions.md``; the files written."""
-    from ...core.fsutil import atomic_write
-    from ...report.formats import md_table
-    from ...compile.toolchains import triton_version
-    from ..api import analyze, diff
+    from vgprscope.core.fsutil import atomic_write
+    from vgprscope.report.formats import md_table
+    from vgprscope.compile.toolchains import triton_version
+    from vgprscope.library.api import analyze, diff
 
     installed = triton_version()
     directory = out / DIRECTORY
