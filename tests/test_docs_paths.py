@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-DOCS = (ROOT / "docs/architecture.md",)
+DOCS = (ROOT / "docs/architecture.md", ROOT / "vgprscope/backends/README.md", ROOT / "vgprscope/sources/README.md",
+        ROOT / "kernels/README.md")
 
 TICKED = re.compile(r"`([^`\s]+)`")
 EXTENSIONS = (".py", ".md", ".json", ".toml", ".sh", ".txt", ".yml", ".yaml", ".cfg")
