@@ -8,6 +8,10 @@ same workers (its file's ``check_config`` and ``kernel_specs``), the plans cache
 This process never imports triton for a warm run: workers (``runtime.worker``, standard library and Triton
 only) compile and answer with raw outputs and their Triton version; this process checks the version,
 parses the outputs into ResourceUsage, applies the occupancy rules and writes the cache.
+
+Beside this module: ``task`` (what a task is), ``plan`` (a variant request and its plan), ``executors``
+(where requests run: the process pool, a cluster, a toolchain's workers), ``results`` (an answer -> the
+cached result -> a Record).
 """
 
 from __future__ import annotations
@@ -102,7 +106,6 @@ def untargetable(arch: Arch) -> str | None:
         return None
     return (f"the installed Triton ({triton_version()}) cannot target {arch.name}: {arch.description}; it is "
             "in the table for the occupancy calculator")
-
 
 
 @dataclass
@@ -350,8 +353,6 @@ def _interpreting() -> bool:
     from ..runtime.interp import interpreting
 
     return interpreting()
-
-
 
 
 def compile_tasks(tasks: Iterable[Task], jobs: int | None = None, cache: CompileCache | None = None,

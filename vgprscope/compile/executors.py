@@ -20,6 +20,7 @@ from typing import Any
 from ..runtime import worker, worker_command
 from .toolchains import Toolchain, environment, release
 
+
 def _die_with_parent() -> None:
     """A compile worker ends when the vgprscope process that started it does, however it ends."""
     if not sys.platform.startswith("linux"):

@@ -15,6 +15,7 @@ from ..runtime import worker
 from ..runtime.plan import PLAN_VERSION
 from .task import target_of
 
+
 @dataclass(frozen=True)
 class PlanRequest:
     """A kernel-directory variant's file at one config, for one arch: planned by a worker into jobs."""
