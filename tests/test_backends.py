@@ -14,7 +14,8 @@ from vgprscope.core.archs import ARCHS, DEFAULT_ARCHS, get_arch
 from vgprscope.backends import (
     BACKENDS, all_options, backend_named, backend_of, backend_of_usage, foreign_options, ladder, occupancy_of,
 )
-from vgprscope.compile.engine import launch_limit_reason, parse_output, target_of
+from vgprscope.compile.results import launch_limit_reason, parse_output
+from vgprscope.compile.task import target_of
 from vgprscope.core.job import Target
 from vgprscope.core.errors import UsageError
 from vgprscope.analysis.frontier.core import occupancy_levels

@@ -406,7 +406,7 @@ def test_the_worker_runs_without_vgprscope(tmp_path, kernel_dir):
     assert done.returncode == 0, done.stderr[-2000:]
     answer = json.loads(done.stdout.strip().splitlines()[-1])
     assert answer["id"] == 7 and "error" not in answer, answer.get("error")
-    from vgprscope.compile.engine import parse_output
+    from vgprscope.compile.results import parse_output
 
     assert parse_output(a, answer) == row.usage
 

@@ -158,12 +158,12 @@ def test_killing_the_pool_prints_no_traceback_and_settles_every_future(monkeypat
     thread can see (the engine's side is test_ctrl_c_stops_within_a_second_and_says_so, end to end)."""
     import threading
 
-    from vgprscope.compile.engine import _Pool
+    from vgprscope.compile.executors import Pool
 
     raised: list[BaseException] = []
     monkeypatch.setattr(threading, "excepthook", lambda args: raised.append(args.exc_value))
     for late in (False, True):
-        pool = _Pool.get(2)
+        pool = Pool.get(2)
         futures = [pool.submit(time.sleep, 30) for _ in range(12)]
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and sum(f.running() for f in futures) < 2:
@@ -173,7 +173,7 @@ def test_killing_the_pool_prints_no_traceback_and_settles_every_future(monkeypat
             for p in list(pool._processes.values()):
                 p.kill()
             time.sleep(1)
-        _Pool.kill()
+        Pool.kill()
         if manager is not None:
             manager.join(timeout=30)
         assert all(f.done() for f in futures)

@@ -3,7 +3,7 @@
 "Default" is what a command compiles when the user gives no config option: ``variants.resolve_config`` for
 the arch, the head dim and the shape (the variant's ``defaults`` and ``defaults_for``, and the shape's
 defaults above them). The check compiles those configs for real and requires each kernel's LDS / shared
-memory within the arch's per-workgroup / per-block limit (``compile.engine.launch_limit_reason``, the
+memory within the arch's per-workgroup / per-block limit (``compile.results.launch_limit_reason``, the
 status every command shows).
 
 What is compiled, and why that covers every accepted head dim (16 to 256):
@@ -37,7 +37,9 @@ import pytest
 
 from vgprscope.core.archs import ARCHS, AmdArch
 from vgprscope.compile.cache import CompileCache
-from vgprscope.compile.engine import Engine, launch_limit_reason, target_of
+from vgprscope.compile.engine import Engine
+from vgprscope.compile.results import launch_limit_reason
+from vgprscope.compile.task import target_of
 from vgprscope.attention.source import variant_tasks
 from vgprscope.attention.config import DEFAULT_SHAPE
 from vgprscope.attention.config import ConfigRequest

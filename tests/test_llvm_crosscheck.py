@@ -23,7 +23,8 @@ from pathlib import Path
 import pytest
 
 from vgprscope.core.archs import get_arch
-from vgprscope.compile.engine import Engine, RowInfo, Task, target_of
+from vgprscope.compile.engine import Engine
+from vgprscope.compile.task import RowInfo, Task, target_of
 from vgprscope.core.job import Arg, CompileJob, FunctionSource
 from vgprscope.backends import occupancy_of
 from vgprscope.core.occupancy.amd import llvm_pad_waves, llvm_rule_occupancy, llvm_vgpr_allocation, llvm_waves_per_eu

@@ -35,6 +35,9 @@ def test_wheel_ships_the_kernels_inside_the_namespace(wheel):
         assert init.relative_to(ROOT).as_posix() in names, f"{init.parent.name} is missing from pyproject's packages"
     for f in (ROOT / "kernels").glob("*.py"):
         assert f"vgprscope/kernels/{f.name}" in names
+    # the kernels' README is the repository's guide to adding a variant, not part of the installed package
+    assert (ROOT / "kernels/README.md").is_file()
+    assert [n for n in names if n.startswith("vgprscope/kernels/") and not n.endswith(".py")] == []
     assert "vgprscope/runtime/boot/sitecustomize.py" in names  # package data: capture's hook loader
     assert "vgprscope/runtime/boot/_vgprscope_boot.py" in names  # the runtime's loader where vgprscope is not
     assert "vgprscope/runtime/__main__.py" in names  # a toolchain's compile worker

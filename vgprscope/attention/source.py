@@ -15,7 +15,9 @@ from pathlib import Path
 
 from ..core.archs import Arch
 from ..backends import backend_of
-from ..compile.engine import Engine, PlanRequest, RowInfo, Task
+from ..compile.engine import Engine
+from ..compile.plan import PlanRequest
+from ..compile.task import RowInfo, Task
 from ..core.errors import UsageError
 from ..core.records import KernelIdentity
 from . import loader

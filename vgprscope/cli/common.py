@@ -113,7 +113,7 @@ def handles_errors(fn: Callable) -> Callable:
             with rendering_to_file(kwargs.get("output") is not None), warnings_as_diagnostics():
                 result = fn(*args, **kwargs)
         except KeyboardInterrupt:
-            # the compile workers are killed, not waited for (compile.engine): stopping takes well under a second
+            # the compile workers are killed, not waited for (compile.executors): stopping takes well under a second
             raise interrupted() from None
         except VgprscopeError as exc:
             if CtrlC.seen:

@@ -1,4 +1,4 @@
-"""Tasks -> Records: jobs compiled in parallel, cached by the whole compile, parsed here.
+"""Tasks -> Records: jobs compiled in parallel, cached by the whole compile, parsed (``results``).
 
 A ``Task`` is one CompileJob on one arch with what its row shows (the source's label, kernel, config,
 slot). Sources (``vgprscope.sources``: bundled variants, a capture, a Triton cache, a kernel directory)
@@ -8,39 +8,33 @@ same workers (its file's ``check_config`` and ``kernel_specs``), the plans cache
 This process never imports triton for a warm run: workers (``runtime.worker``, standard library and Triton
 only) compile and answer with raw outputs and their Triton version; this process checks the version,
 parses the outputs into ResourceUsage, applies the occupancy rules and writes the cache.
+
+Beside this module: ``task`` (what a task is), ``plan`` (a variant request and its plan), ``executors``
+(where requests run: the process pool, a cluster, a toolchain's workers), ``results`` (an answer -> the
+cached result -> a Record).
 """
 
 from __future__ import annotations
 
-import atexit
-import contextlib
 import hashlib
-import json
-import multiprocessing
 import os
-import signal
-import sys
-import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, CancelledError, Executor, Future, ProcessPoolExecutor, wait
-from dataclasses import dataclass, field, replace
-from pathlib import Path
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, wait
+from dataclasses import dataclass, field
 from typing import Any, cast
 
 from ..core.archs import Arch
-from ..backends import backend_of, backend_of_usage
 from ..core.errors import UsageError
 from ..runtime import worker
-from ..core.parse.diagnostics import compile_diagnostics, failure_reason
-from ..core.records import Config, Diagnostic, KernelIdentity, Record, ResourceUsage, usage_from_dict, usage_to_dict
-from ..runtime.plan import PLAN_VERSION
+from ..core.records import Record
 from .cache import CompileCache, entry_key
+from .executors import HEALTH_S, OnCluster, Pool, ToolchainPool, ctrl_c_held, in_process, lost
 from .identity import Identity
-from ..core.job import CompileJob, FunctionSource, Target
+from ..core.job import CompileJob, FunctionSource
+from .plan import Plan, PlanRequest
+from .results import PARSER_VERSION, reason_record, record_of, result_of, valid_result
+from .task import Task
 from .toolchains import triton_version as triton_version  # the installed Triton's version; callers import it here
-
-PARSER_VERSION = 5  # 4: the usage carries the hot loop's figures; 5: the compiler's diagnostics and LLVM version
-# beside the usage, a failed ptxas's own error line
 
 
 class WorkerVersionError(UsageError):
@@ -107,303 +101,11 @@ def _broken(toolchain_id: str, ident: Identity, error: str) -> ToolchainBrokenEr
                                 f"cached: {fix}")
 
 
-@dataclass(frozen=True)
-class RowInfo:
-    """What a task's row shows, whatever compiles it: the source's label (a variant's name, a captured
-    kernel's module), the kernel, the config as the source describes it, the slot the gate compares it by."""
-
-    label: str
-    kernel: str
-    config: Config
-    identity: KernelIdentity
-    source: str  # "variants", "capture", "triton-cache"
-    source_hash: str = ""
-    slot: str = ""
-    extras: tuple[tuple[str, Any], ...] = ()
-    variant: Any = field(default=None, compare=False)  # the bundled Variant (traffic model, bench)
-    toolchain: str = ""  # the side that compiles it, when not the installed Triton as is (Toolchain.label)
-
-
-@dataclass(frozen=True)
-class Task:
-    """One job on one arch, or (``job`` None) a row that cannot compile, with its ``reason``."""
-
-    job: CompileJob | None
-    arch: Arch
-    row: RowInfo
-    reason: str | None = None
-
-    def __hash__(self) -> int:
-        return hash((self.job.key() if self.job else self.reason, self.arch.name, self.row.label, self.row.kernel,
-                     self.row.slot))
-
-    @property
-    def config(self) -> Config:
-        return self.row.config
-
-    @property
-    def variant(self) -> Any:
-        return self.row.variant
-
-    @property
-    def label(self) -> str:
-        return self.row.label
-
-    def vary(self, **options: Any) -> Task:
-        """The same task with these launch options set: its job and its row's config follow."""
-        job = self.job.with_options(**options) if self.job is not None else None
-        return replace(self, job=job, row=replace(self.row, config=self.row.config.with_options(**options)))
-
-    def under(self, toolchain: Any) -> Task:
-        """The same task compiled by another toolchain (``compile.toolchains.Toolchain``), with its settings."""
-        job = self.job.with_toolchain(toolchain.id, dict(toolchain.settings)) if self.job is not None else None
-        return replace(self, job=job, row=replace(self.row, toolchain=toolchain.label))
-
-
-def target_of(arch: Arch) -> Target:
-    """What ``triton.compile`` targets for ``arch`` (its backend's answer)."""
-    return backend_of(arch).target(arch)
-
-
-def parse_output(arch: Arch, out: dict[str, Any]) -> ResourceUsage:
-    """One kernel's raw compiler outputs -> ResourceUsage, through the backend's own parser."""
-    return backend_of(arch).parse(out)
-
-
-def launch_limit_reason(arch: Arch, usage: ResourceUsage, num_warps: int | None = None) -> str | None:
-    """Why a compiled kernel could not be launched on ``arch`` (Triton only finds out at load time)."""
-    return backend_of(arch).launch_limit_reason(arch, usage, num_warps)
-
-
 def untargetable(arch: Arch) -> str | None:
     if arch.triton_target:
         return None
     return (f"the installed Triton ({triton_version()}) cannot target {arch.name}: {arch.description}; it is "
             "in the table for the occupancy calculator")
-
-
-# ------------------------------------------------------------------------------------- parsed results
-
-def _result(arch: Arch, answer: dict[str, Any]) -> dict[str, Any]:
-    """A worker's answer -> the cached result of its kernel: usage (or error), seconds, num_warps."""
-    out: dict[str, Any] = {"seconds": float(answer.get("seconds") or 0.0)}
-    if answer.get("num_warps") is not None:  # what the compiler launched with (the occupancy's warps)
-        out["num_warps"] = int(answer["num_warps"])
-    if answer.get("note"):  # how it was compiled, when not from the files (a capture's snapshot)
-        out["note"] = str(answer["note"])
-    if answer.get("llvm_version"):
-        out["llvm_version"] = str(answer["llvm_version"])
-    diagnostics = compile_diagnostics(answer)
-    if diagnostics:
-        out["diagnostics"] = [d.as_dict() for d in diagnostics]
-    if "error" in answer:
-        out["error"] = str(answer["error"])
-        # the compiler's own reason where the exception gives only the pipeline's ("PassManager::run failed")
-        reason = failure_reason(str(answer.get("compile_log") or ""))
-        if reason and (reason.startswith("LLVM ERROR") or "PassManager::run failed" in out["error"]):
-            out["error"] = reason
-        elif out["error"].startswith("PTXASError:"):  # ptxas's first error, without the headline and closing line
-            out["error"] = next((d.text() for d in diagnostics if d.tool == "ptxas" and d.severity == "error"),
-                                out["error"])
-        return out
-    try:
-        out["usage"] = usage_to_dict(parse_output(arch, answer))
-    except Exception as exc:  # a parser failure is a row, never the end of the run
-        out["error"] = f"cannot parse the compiler output: {worker.one_line(exc)}"
-    return out
-
-
-def _valid_result(result: Any) -> bool:
-    """A cached result of the right shape: an error line, or a usage every count of which is an integer."""
-    if not isinstance(result, dict) or not isinstance(result.get("seconds", 0.0), (int, float)):
-        return False
-    if "num_warps" in result and (isinstance(result["num_warps"], bool) or not isinstance(result["num_warps"], int)):
-        return False
-    if not isinstance(result.get("llvm_version", ""), str) or not isinstance(result.get("diagnostics", []), list):
-        return False
-    try:
-        [Diagnostic.from_dict(d) for d in result.get("diagnostics", [])]
-    except (TypeError, AttributeError):
-        return False
-    if "error" in result:
-        return isinstance(result["error"], str) and bool(result["error"])
-    usage = result.get("usage")
-    if not isinstance(usage, dict):
-        return False
-    try:
-        u = usage_from_dict(usage)
-    except (KeyError, TypeError, ValueError):
-        return False
-    if u is None:
-        return False
-    return all(isinstance(v, int) and not isinstance(v, bool) and v >= 0
-               for v in backend_of_usage(u).metric_values(u).values())
-
-
-def _deps_hash(deps: dict[str, str] | None) -> str:
-    if not deps:
-        return ""
-    return hashlib.sha256(json.dumps(sorted(deps.items())).encode()).hexdigest()[:16]
-
-
-def _record(task: Task, result: dict[str, Any], tv: str, cached: bool, deps: dict[str, str] | None) -> Record:
-    from ..backends import occupancy_of
-
-    row = task.row
-    usage = usage_from_dict(result.get("usage"))
-    status = result.get("error") or "ok"
-    occ = None
-    if usage is not None:
-        warps = cast(int, result.get("num_warps") or task.config.num_warps)
-        limit = launch_limit_reason(task.arch, usage, warps)
-        status = limit or status
-        if limit == launch_limit_reason(task.arch, usage):
-            # occupancy 0 for a kernel over the LDS / shared limit; none for a workgroup the arch refuses
-            occ = occupancy_of(usage, task.arch, warps, waves_per_eu=task.config.waves_per_eu)
-    return Record(variant=row.label, kernel=row.kernel, arch=task.arch.name, config=row.config, status=status,
-                  usage=usage, occupancy=occ, compile_seconds=float(result.get("seconds") or 0.0),
-                  triton_version=tv, source_hash=_deps_hash(deps) or row.source_hash, cached=cached,
-                  identity=row.identity, source=row.source,
-                  extras=row.extras + ((("note", result["note"]),) if result.get("note") else ()), slot=row.slot,
-                  toolchain=row.toolchain, llvm_version=str(result.get("llvm_version") or ""),
-                  diagnostics=tuple(Diagnostic.from_dict(d) for d in result.get("diagnostics") or ()))
-
-
-def _reason_record(task: Task, reason: str, tv: str) -> Record:
-    row = task.row
-    return Record(variant=row.label, kernel=row.kernel, arch=task.arch.name, config=row.config, status=reason,
-                  triton_version=tv, source_hash=row.source_hash, identity=row.identity, source=row.source,
-                  extras=row.extras, slot=row.slot, toolchain=row.toolchain)
-
-
-# ---------------------------------------------------------------------------------------- executors
-
-def _die_with_parent() -> None:
-    """A compile worker ends when the vgprscope process that started it does, however it ends."""
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        pr_set_pdeathsig = 1
-        libc.prctl(pr_set_pdeathsig, signal.SIGKILL)
-    except (OSError, AttributeError):
-        return
-    if os.getppid() == 1:  # the parent died before the request took effect
-        os._exit(1)
-
-
-def _worker_init() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle: it stops the pool
-    if hasattr(signal, "pthread_sigmask"):  # held while the pool started this worker (_ctrl_c_held)
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-    _die_with_parent()
-    worker.configure()
-    # anything a user's module prints when a worker imports it goes to stderr, never into stdout's tables
-    os.dup2(2, 1)
-    try:
-        import triton  # noqa: F401  (imported while the first job is pickled)
-    except Exception:
-        pass
-
-
-class _Pool:
-    """The process-wide pool of compile workers: created on first use, shared by planning and compiling,
-    killed (not drained) on Ctrl-C, shut down at exit."""
-
-    pool: ProcessPoolExecutor | None = None
-    size = 0
-
-    @classmethod
-    def get(cls, workers: int) -> ProcessPoolExecutor:
-        if cls.pool is not None and cls.size >= workers and not getattr(cls.pool, "_broken", False):
-            return cls.pool
-        cls.close()
-        # fork is cheap and safe while this process has not imported triton (no LLVM threads, no kernels
-        # decorated for the interpreter); otherwise, and off Linux, a fresh interpreter per worker
-        fork_ok = sys.platform.startswith("linux") and "triton" not in sys.modules
-        ctx = multiprocessing.get_context("fork" if fork_ok else "spawn")
-        cls.pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker_init)
-        cls.size = workers
-        return cls.pool
-
-    @classmethod
-    def kill(cls) -> None:
-        """Stop now: the running compiles are abandoned, their processes killed."""
-        pool = cls.pool
-        if pool is None:
-            return
-        procs = list((getattr(pool, "_processes", None) or {}).values())
-        # The waiting futures are cancelled by the pool's own manager thread (cancel_futures), which also
-        # forgets them; the running ones it fails once it sees the killed workers. A future cancelled from
-        # another thread stays in its books, and failing it raised InvalidStateError there: a traceback after
-        # "interrupted" (CPython's terminate_broken).
-        with contextlib.suppress(Exception):
-            pool.shutdown(wait=False, cancel_futures=True)
-        for p in procs:
-            with contextlib.suppress(Exception):
-                p.kill()
-        # the manager thread closes its wake-up pipe as it ends; the interpreter's exit writes to that pipe
-        # unless it is closed already, and met it half-closed (an OSError traceback after "interrupted")
-        manager = getattr(pool, "_executor_manager_thread", None)
-        if manager is not None and manager is not threading.current_thread():
-            manager.join(timeout=2)
-        cls.pool, cls.size = None, 0
-
-    @classmethod
-    def close(cls) -> None:
-        if cls.pool is not None:
-            with contextlib.suppress(Exception):
-                cls.pool.shutdown(wait=True, cancel_futures=True)
-        cls.pool, cls.size = None, 0
-
-
-atexit.register(_Pool.close)
-
-
-@contextlib.contextmanager
-def _ctrl_c_held() -> Iterator[None]:
-    """While the pool starts its workers: a Ctrl-C is held (blocked, not lost) until they have, so that none
-    dies of it before its initializer ignores it (a worker's traceback, the pool broken: every row "compile
-    worker failed"); the workers inherit the block, and this thread gets the Ctrl-C when it ends."""
-    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    held_before = signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, set())
-    try:  # blocked inside the try: a Ctrl-C raised as the block returns still unblocks it
-        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-        yield
-    finally:
-        if not held_before:
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-
-
-# seconds between checks that a cluster still has its scheduler and workers, while waiting for answers
-_HEALTH_S = 2.0
-
-
-class _OnCluster:
-    """A cluster's executor for another toolchain's requests: each runs under that toolchain on the worker."""
-
-    def __init__(self, executor: Executor, toolchain: dict[str, str]):
-        self.executor, self.toolchain = executor, toolchain
-        self.check = getattr(executor, "check", None)
-
-    def submit(self, fn: Callable[..., Any], request: dict[str, Any]) -> Future[Any]:
-        from .toolchains import run_on_worker
-
-        return self.executor.submit(run_on_worker, self.toolchain, request)
-
-
-def _lost(exc: BaseException) -> bool:
-    """Whether an executor's exception says the cluster went away rather than one compile failed."""
-    return isinstance(exc, CancelledError) or type(exc).__name__ in ("CommClosedError", "FutureCancelledError",
-                                                                      "CancelledError")
-
-
-def _in_process(request: dict[str, Any]) -> dict[str, Any]:
-    return worker.run(request)
 
 
 @dataclass
@@ -426,14 +128,14 @@ class Engine:
         """Where requests of a toolchain go: the installed Triton's process pool (or the cluster); another
         release's or environment's worker subprocesses (on a cluster: installed there on first use)."""
         if toolchain_id == "":
-            return self.executor if self.executor is not None else _Pool.get(max(workers, 1))
+            return self.executor if self.executor is not None else Pool.get(max(workers, 1))
         from . import toolchains
 
         tc = toolchains.by_id(toolchain_id)
         if self.executor is not None:
-            return _OnCluster(self.executor, {"kind": tc.kind, "version": tc.version, "python": tc.python})
+            return OnCluster(self.executor, {"kind": tc.kind, "version": tc.version, "python": tc.python})
         if toolchain_id not in self.pools:
-            self.pools[toolchain_id] = toolchains.ToolchainPool(tc, max(workers, 1))
+            self.pools[toolchain_id] = ToolchainPool(tc, max(workers, 1))
         return self.pools[toolchain_id]
 
     def _submit_all(self, requests: list[dict[str, Any]], on_answer: Callable[[int, dict[str, Any]], None],
@@ -445,18 +147,18 @@ class Engine:
         if toolchain_id == "" and self.executor is None and workers <= 1 and not _interpreting():
             # in this process: the worker environment is set and restored around each job
             for i, req in enumerate(requests):
-                on_answer(i, _in_process(req))
+                on_answer(i, in_process(req))
             return
         pool = self._executor(toolchain_id, workers)
         check = getattr(pool, "check", None)  # a cluster that can tell it lost its workers (compile.cluster)
         futures: dict[Future[Any], int] = {}
         try:
-            with _ctrl_c_held():
+            with ctrl_c_held():
                 for i, req in enumerate(requests):
                     futures[pool.submit(worker.run, req)] = i
             pending = set(futures)
             while pending:
-                finished, pending = wait(pending, timeout=_HEALTH_S, return_when=FIRST_COMPLETED)
+                finished, pending = wait(pending, timeout=HEALTH_S, return_when=FIRST_COMPLETED)
                 if not finished and check is not None:
                     check()
                 for fut in finished:
@@ -464,7 +166,7 @@ class Engine:
                     try:
                         answer = fut.result()
                     except Exception as exc:
-                        if self.executor is not None and _lost(exc):
+                        if self.executor is not None and lost(exc):
                             if check is not None:
                                 check()
                             raise ExecutorLostError("the compile cluster went away mid-run "
@@ -476,7 +178,7 @@ class Engine:
                     on_answer(i, answer)
         except BaseException:
             if toolchain_id == "" and self.executor is None:
-                _Pool.kill()  # cancels what waits itself: see _Pool.kill
+                Pool.kill()  # cancels what waits itself: see Pool.kill
                 raise
             for fut in futures:
                 fut.cancel()
@@ -560,7 +262,7 @@ class Engine:
             tv = versions[i] = self._version(task.job.toolchain if task.job is not None else "")
             reason = task.reason or (untargetable(task.arch) if task.job is not None else "nothing to compile")
             if reason:
-                records[i] = _reason_record(task, reason, tv)
+                records[i] = reason_record(task, reason, tv)
                 continue
             job = cast(CompileJob, task.job)  # a task without a job has a reason
             if job.toolchain not in idents:
@@ -573,11 +275,11 @@ class Engine:
                 result = entry["result"]
                 if entry.get("parser") != PARSER_VERSION:  # compiled before, parsed by an older parser
                     raw = self.cache.load_raw(keys[i])
-                    result = _result(task.arch, raw) if raw is not None else None
+                    result = result_of(task.arch, raw) if raw is not None else None
                     if result is not None:
                         self.cache.store(keys[i], entry | {"parser": PARSER_VERSION, "result": result}, None)
-                if result is not None and _valid_result(result):
-                    records[i] = _record(task, result, tv, True, entry.get("deps"))
+                if result is not None and valid_result(result):
+                    records[i] = record_of(task, result, tv, True, entry.get("deps"))
                     continue
             misses.append(i)
 
@@ -593,7 +295,7 @@ class Engine:
             ident = idents[job.toolchain]
             if "error" in answer and (answer.get("toolchain") or ident.changed()):
                 raise _broken(job.toolchain, ident, str(answer["error"]))
-            result = _result(task.arch, answer)
+            result = result_of(task.arch, answer)
             deps = answer.get("deps")
             if answer.get("error_kind") != worker.ENVIRONMENT:
                 # a Triton cache entry's outputs stay in that cache: only what was parsed from them is kept
@@ -604,7 +306,7 @@ class Engine:
                                            "job": job.as_dict()} | snapshot, raw)
             if "error" not in answer:
                 self.answers[keys[i]] = answer
-            records[i] = _record(task, result, tv, False, deps)
+            records[i] = record_of(task, result, tv, False, deps)
             done += 1
             if self.on_progress:
                 self.on_progress(done, len(misses))
@@ -651,63 +353,6 @@ def _interpreting() -> bool:
     from ..runtime.interp import interpreting
 
     return interpreting()
-
-
-# ------------------------------------------------------------------------------------------- planning
-
-@dataclass(frozen=True)
-class PlanRequest:
-    """A kernel-directory variant's file at one config, for one arch: planned by a worker into jobs."""
-
-    directory: Path
-    package: str
-    file_name: str
-    config: dict[str, Any]
-    arch: Arch
-    options: dict[str, Any]
-    tree_hash: str  # of every Python file under the directory: a plan is redone when any changes
-
-    def as_request(self) -> dict[str, Any]:
-        return {"op": "plan", "directory": str(self.directory), "package": self.package,
-                "file_name": self.file_name, "config": self.config, "options": self.options,
-                "compute_units": self.arch.compute_units, "target": vars(target_of(self.arch))}
-
-    def key(self) -> str:
-        blob = json.dumps([self.tree_hash, str(self.directory), self.package, self.file_name, self.config,
-                           self.arch.name, self.arch.compute_units, self.options, PLAN_VERSION],
-                          sort_keys=True, default=str)
-        return hashlib.sha256(blob.encode()).hexdigest()[:32]
-
-    def __hash__(self) -> int:
-        return hash(self.key())
-
-
-@dataclass(frozen=True)
-class Plan:
-    """A variant request's jobs (kernel name, job), or why it has none."""
-
-    jobs: tuple[tuple[str, CompileJob], ...] = ()
-    reason: str | None = None
-    cacheable: bool = True  # False: a failure of this machine (an import that failed), never stored
-
-    @classmethod
-    def from_answer(cls, answer: dict[str, Any]) -> Plan:
-        if "error" in answer:
-            return cls(reason=str(answer["error"]), cacheable=answer.get("error_kind") != worker.ENVIRONMENT)
-        if answer.get("reason"):
-            return cls(reason=str(answer["reason"]))
-        return cls(jobs=tuple((j["name"], CompileJob.from_dict(j["job"])) for j in answer["jobs"]))
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"jobs": [{"name": n, "job": j.as_dict()} for n, j in self.jobs], "reason": self.reason}
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Plan | None:
-        try:
-            return cls(jobs=tuple((j["name"], CompileJob.from_dict(j["job"])) for j in d.get("jobs") or ()),
-                       reason=d.get("reason"))
-        except (KeyError, TypeError, ValueError):
-            return None
 
 
 def compile_tasks(tasks: Iterable[Task], jobs: int | None = None, cache: CompileCache | None = None,

@@ -24,10 +24,8 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ..core.errors import TritonUnavailableError, UsageError, VgprscopeError
 from ..runtime import worker_command
@@ -533,87 +531,3 @@ def remove(version: str) -> Path:
     except OSError as exc:
         raise ToolchainError(f"cannot remove Triton {version} from {store()}: {_why(exc)}") from None
     return env
-
-
-# ------------------------------------------------------------------------------------------ executors
-
-class ToolchainPool:
-    """Compile workers under a toolchain's Python: ``python <runtime> --serve`` subprocesses, one request at a time
-    each, fed by as many threads. A worker that dies answers with an error (not cached) and is restarted.
-    Workers end when this process does (their stdin closes)."""
-
-    def __init__(self, toolchain: Toolchain, workers: int):
-        import threading
-        from concurrent.futures import ThreadPoolExecutor
-
-        self.toolchain = toolchain
-        self._threads = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="vgprscope-toolchain")
-        self._local = threading.local()
-        self._procs: list[subprocess.Popen[str]] = []
-        self._lock = threading.Lock()
-
-    def _proc(self) -> subprocess.Popen[str]:
-        proc = getattr(self._local, "proc", None)
-        if proc is None or proc.poll() is not None:
-            env = {**os.environ, "TRITON_INTERPRET": "0", "PYTHONPATH": ""}
-            proc = subprocess.Popen(worker_command(self.toolchain.python, "--serve"), stdin=subprocess.PIPE,
-                                    stdout=subprocess.PIPE, stderr=None, text=True, env=env,
-                                    start_new_session=True)  # a terminal's Ctrl-C is the parent's (kill())
-            self._local.proc = proc
-            with self._lock:
-                self._procs.append(proc)
-        return proc
-
-    def _ask(self, request: dict[str, Any]) -> dict[str, Any]:
-        proc = self._proc()
-        try:
-            if proc.stdin is None or proc.stdout is None:  # opened with pipes: never
-                raise OSError("the compile worker has no pipes")
-            proc.stdin.write(json.dumps(request) + "\n")
-            proc.stdin.flush()
-            line = proc.stdout.readline()
-        except (BrokenPipeError, OSError):
-            line = ""
-        if not line:
-            code = proc.wait()
-            self._local.proc = None
-            why = "a compile ran past its time limit and would not stop" if code == 124 else f"exit code {code}"
-            return {"error": f"the Triton {self.toolchain.version} compile worker died ({why})",
-                    "error_kind": "environment", "triton_version": self.toolchain.version}
-        answer: dict[str, Any] = json.loads(line)
-        return answer
-
-    def submit(self, fn: Any, request: dict[str, Any]) -> Future[dict[str, Any]]:  # fn: worker.run, run there
-        return self._threads.submit(self._ask, request)
-
-    def kill(self) -> None:
-        with self._lock:
-            for p in self._procs:
-                with contextlib.suppress(Exception):
-                    p.kill()
-        self._threads.shutdown(wait=False, cancel_futures=True)
-
-    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
-        with self._lock:
-            for p in self._procs:
-                with contextlib.suppress(Exception):
-                    if p.stdin is not None:
-                        p.stdin.close()
-                    p.wait(timeout=5)
-                with contextlib.suppress(Exception):
-                    if p.stdout is not None:
-                        p.stdout.close()
-        self._threads.shutdown(wait=wait, cancel_futures=cancel_futures)
-
-
-def run_on_worker(toolchain: dict[str, Any], request: dict[str, Any]) -> dict[str, Any]:
-    """A compile request under a toolchain on a Dask worker: the release is installed there on first use
-    (as here), and a worker subprocess of its Python answers."""
-    tc = release(toolchain["version"]) if toolchain["kind"] == "release" else environment(toolchain["python"])
-    pool = _WORKER_POOLS.get(tc.id)
-    if pool is None:
-        pool = _WORKER_POOLS[tc.id] = ToolchainPool(tc, 1)
-    return pool._ask(request)
-
-
-_WORKER_POOLS: dict[str, ToolchainPool] = {}

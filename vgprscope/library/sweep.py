@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING
 from ..attention import loader
 from ..core.archs import DEFAULT_ARCHS, Arch, get_arch
 from ..backends import all_options
-from ..compile.engine import Engine, Task
+from ..compile.engine import Engine
+from ..compile.task import Task
 from ..attention.config import ConfigRequest
 from ..attention.variants import select_variants
 

@@ -4,7 +4,7 @@ commands over them) share.
 A ``Selection`` is what a command works on: bundled variants (or a kernel directory) x archs x config
 requests, and captured launches (capture files, in-process captures, a user's kernel launched through the
 library), each with the launch-option points of a grid. ``selection_tasks`` turns it into
-``compile.engine.Task``s (the variants planned by the workers, a grid over the compile limit refused with
+``compile.task.Task``s (the variants planned by the workers, a grid over the compile limit refused with
 the time it would take); ``sweep``, ``frontier_of`` and ``explain_of`` compile them on one engine.
 """
 
@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..compile.cache import CompileCache
-from ..compile.engine import Engine, Task
+from ..compile.engine import Engine
+from ..compile.task import Task
 from ..core.records import Record
 from ..attention.config import ConfigRequest
 

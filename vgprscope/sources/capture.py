@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.archs import Arch
 from ..capture.model import Capture, CapturedKernel, CapturedLaunch
-from ..compile.engine import RowInfo, Task, target_of
+from ..compile.task import RowInfo, Task, target_of
 from ..backends import BACKENDS
 from ..core.job import Arg, CompileJob, FunctionSource, Target
 from ..core.errors import UsageError

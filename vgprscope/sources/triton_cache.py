@@ -18,7 +18,7 @@ from typing import Any
 
 from ..core.archs import Arch
 from ..backends import BACKENDS, backend_named, backend_of
-from ..compile.engine import RowInfo, Task, target_of
+from ..compile.task import RowInfo, Task, target_of
 from ..core.job import CompileJob, IRSource, StoredOutputs
 from ..core.records import KernelIdentity, LaunchConfig
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ...compile.engine import Engine, Task
+from ...compile.engine import Engine
+from ...compile.task import Task
 from ...compile.toolchains import Toolchain
 from ...gate.baseline import Baseline, Entry, entries_of
 from ...gate.rules import RuleSet

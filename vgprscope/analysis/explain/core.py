@@ -316,7 +316,7 @@ def explain_raw(arch: Arch, raw: dict[str, Any], label: str, config: str = "",
                 estimate: Estimate | None = None, sass: str | None = None) -> KernelExplanation:
     """One kernel's raw compiler outputs -> its explanation. ``sass``: the cubin's ``nvdisasm -gi`` text
     (NVIDIA; disassembled from ``raw['cubin_b64']`` when not given)."""
-    from ...compile.engine import parse_output
+    from ...compile.results import parse_output
 
     kernel = raw.get("name") or raw.get("kernel", "?")
     base = dict(label=label, kernel=kernel, arch=arch.name, config=config, num_warps=0, lanes=arch.wave_size,

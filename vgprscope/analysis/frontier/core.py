@@ -273,7 +273,7 @@ def _num_warps(t: Any) -> int:
 
 
 def engine_tasks() -> SpecAccess:
-    """Access to ``compile.engine.Task`` (one kernel of any source on one arch); a level is the task with
+    """Access to ``compile.task.Task`` (one kernel of any source on one arch); a level is the task with
     one launch option set (``Task.vary``), whatever source it came from."""
     return SpecAccess(
         arch=lambda t: t.arch, num_warps=_num_warps, vary=lambda t, knob, value: t.vary(**{knob: value}),

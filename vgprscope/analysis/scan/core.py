@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING
 
 from ...backends import backend_of
 from ...compile.cache import CompileCache
-from ...compile.engine import Task, compile_tasks, triton_version
+from ...compile.engine import compile_tasks, triton_version
+from ...compile.task import Task
 from ...core.errors import UsageError
 from ...capture.model import Capture
 from ...core.records import LaunchConfig, Record

@@ -1,0 +1,226 @@
+"""Where compile requests go: the installed Triton's process pool (created on first use, shared, killed on
+Ctrl-C), a cluster's executor running another toolchain's requests, and a toolchain's worker subprocesses
+(``python <runtime directory> --serve`` under that toolchain's Python)."""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import json
+import multiprocessing
+import os
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from concurrent.futures import CancelledError, Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
+from typing import Any
+
+from ..runtime import worker, worker_command
+from .toolchains import Toolchain, environment, release
+
+
+def _die_with_parent() -> None:
+    """A compile worker ends when the vgprscope process that started it does, however it ends."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        pr_set_pdeathsig = 1
+        libc.prctl(pr_set_pdeathsig, signal.SIGKILL)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() == 1:  # the parent died before the request took effect
+        os._exit(1)
+
+
+def _worker_init() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle: it stops the pool
+    if hasattr(signal, "pthread_sigmask"):  # held while the pool started this worker (ctrl_c_held)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    _die_with_parent()
+    worker.configure()
+    # anything a user's module prints when a worker imports it goes to stderr, never into stdout's tables
+    os.dup2(2, 1)
+    try:
+        import triton  # noqa: F401  (imported while the first job is pickled)
+    except Exception:
+        pass
+
+
+class Pool:
+    """The process-wide pool of compile workers: created on first use, shared by planning and compiling,
+    killed (not drained) on Ctrl-C, shut down at exit."""
+
+    pool: ProcessPoolExecutor | None = None
+    size = 0
+
+    @classmethod
+    def get(cls, workers: int) -> ProcessPoolExecutor:
+        if cls.pool is not None and cls.size >= workers and not getattr(cls.pool, "_broken", False):
+            return cls.pool
+        cls.close()
+        # fork is cheap and safe while this process has not imported triton (no LLVM threads, no kernels
+        # decorated for the interpreter); otherwise, and off Linux, a fresh interpreter per worker
+        fork_ok = sys.platform.startswith("linux") and "triton" not in sys.modules
+        ctx = multiprocessing.get_context("fork" if fork_ok else "spawn")
+        cls.pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker_init)
+        cls.size = workers
+        return cls.pool
+
+    @classmethod
+    def kill(cls) -> None:
+        """Stop now: the running compiles are abandoned, their processes killed."""
+        pool = cls.pool
+        if pool is None:
+            return
+        procs = list((getattr(pool, "_processes", None) or {}).values())
+        # The waiting futures are cancelled by the pool's own manager thread (cancel_futures), which also
+        # forgets them; the running ones it fails once it sees the killed workers. A future cancelled from
+        # another thread stays in its books, and failing it raised InvalidStateError there: a traceback after
+        # "interrupted" (CPython's terminate_broken).
+        with contextlib.suppress(Exception):
+            pool.shutdown(wait=False, cancel_futures=True)
+        for p in procs:
+            with contextlib.suppress(Exception):
+                p.kill()
+        # the manager thread closes its wake-up pipe as it ends; the interpreter's exit writes to that pipe
+        # unless it is closed already, and met it half-closed (an OSError traceback after "interrupted")
+        manager = getattr(pool, "_executor_manager_thread", None)
+        if manager is not None and manager is not threading.current_thread():
+            manager.join(timeout=2)
+        cls.pool, cls.size = None, 0
+
+    @classmethod
+    def close(cls) -> None:
+        if cls.pool is not None:
+            with contextlib.suppress(Exception):
+                cls.pool.shutdown(wait=True, cancel_futures=True)
+        cls.pool, cls.size = None, 0
+
+
+atexit.register(Pool.close)
+
+
+@contextlib.contextmanager
+def ctrl_c_held() -> Iterator[None]:
+    """While the pool starts its workers: a Ctrl-C is held (blocked, not lost) until they have, so that none
+    dies of it before its initializer ignores it (a worker's traceback, the pool broken: every row "compile
+    worker failed"); the workers inherit the block, and this thread gets the Ctrl-C when it ends."""
+    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held_before = signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, set())
+    try:  # blocked inside the try: a Ctrl-C raised as the block returns still unblocks it
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        yield
+    finally:
+        if not held_before:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
+# seconds between checks that a cluster still has its scheduler and workers, while waiting for answers
+HEALTH_S = 2.0
+
+
+class OnCluster:
+    """A cluster's executor for another toolchain's requests: each runs under that toolchain on the worker."""
+
+    def __init__(self, executor: Executor, toolchain: dict[str, str]):
+        self.executor, self.toolchain = executor, toolchain
+        self.check = getattr(executor, "check", None)
+
+    def submit(self, fn: Callable[..., Any], request: dict[str, Any]) -> Future[Any]:
+        return self.executor.submit(run_on_worker, self.toolchain, request)
+
+
+def lost(exc: BaseException) -> bool:
+    """Whether an executor's exception says the cluster went away rather than one compile failed."""
+    return isinstance(exc, CancelledError) or type(exc).__name__ in ("CommClosedError", "FutureCancelledError",
+                                                                      "CancelledError")
+
+
+def in_process(request: dict[str, Any]) -> dict[str, Any]:
+    return worker.run(request)
+
+
+class ToolchainPool:
+    """Compile workers under a toolchain's Python: ``python <runtime> --serve`` subprocesses, one request at a time
+    each, fed by as many threads. A worker that dies answers with an error (not cached) and is restarted.
+    Workers end when this process does (their stdin closes)."""
+
+    def __init__(self, toolchain: Toolchain, workers: int):
+        self.toolchain = toolchain
+        self._threads = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="vgprscope-toolchain")
+        self._local = threading.local()
+        self._procs: list[subprocess.Popen[str]] = []
+        self._lock = threading.Lock()
+
+    def _proc(self) -> subprocess.Popen[str]:
+        proc = getattr(self._local, "proc", None)
+        if proc is None or proc.poll() is not None:
+            env = {**os.environ, "TRITON_INTERPRET": "0", "PYTHONPATH": ""}
+            proc = subprocess.Popen(worker_command(self.toolchain.python, "--serve"), stdin=subprocess.PIPE,
+                                    stdout=subprocess.PIPE, stderr=None, text=True, env=env,
+                                    start_new_session=True)  # a terminal's Ctrl-C is the parent's (kill())
+            self._local.proc = proc
+            with self._lock:
+                self._procs.append(proc)
+        return proc
+
+    def _ask(self, request: dict[str, Any]) -> dict[str, Any]:
+        proc = self._proc()
+        try:
+            if proc.stdin is None or proc.stdout is None:  # opened with pipes: never
+                raise OSError("the compile worker has no pipes")
+            proc.stdin.write(json.dumps(request) + "\n")
+            proc.stdin.flush()
+            line = proc.stdout.readline()
+        except (BrokenPipeError, OSError):
+            line = ""
+        if not line:
+            code = proc.wait()
+            self._local.proc = None
+            why = "a compile ran past its time limit and would not stop" if code == 124 else f"exit code {code}"
+            return {"error": f"the Triton {self.toolchain.version} compile worker died ({why})",
+                    "error_kind": "environment", "triton_version": self.toolchain.version}
+        answer: dict[str, Any] = json.loads(line)
+        return answer
+
+    def submit(self, fn: Any, request: dict[str, Any]) -> Future[dict[str, Any]]:  # fn: worker.run, run there
+        return self._threads.submit(self._ask, request)
+
+    def kill(self) -> None:
+        with self._lock:
+            for p in self._procs:
+                with contextlib.suppress(Exception):
+                    p.kill()
+        self._threads.shutdown(wait=False, cancel_futures=True)
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        with self._lock:
+            for p in self._procs:
+                with contextlib.suppress(Exception):
+                    if p.stdin is not None:
+                        p.stdin.close()
+                    p.wait(timeout=5)
+                with contextlib.suppress(Exception):
+                    if p.stdout is not None:
+                        p.stdout.close()
+        self._threads.shutdown(wait=wait, cancel_futures=cancel_futures)
+
+
+def run_on_worker(toolchain: dict[str, Any], request: dict[str, Any]) -> dict[str, Any]:
+    """A compile request under a toolchain on a Dask worker: the release is installed there on first use
+    (as here), and a worker subprocess of its Python answers."""
+    tc = release(toolchain["version"]) if toolchain["kind"] == "release" else environment(toolchain["python"])
+    pool = _WORKER_POOLS.get(tc.id)
+    if pool is None:
+        pool = _WORKER_POOLS[tc.id] = ToolchainPool(tc, 1)
+    return pool._ask(request)
+
+
+_WORKER_POOLS: dict[str, ToolchainPool] = {}

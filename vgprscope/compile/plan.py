@@ -1,0 +1,71 @@
+"""Planning: a kernel-directory variant's file at one config, for one arch, becomes its jobs in a worker
+(its ``check_config`` and ``kernel_specs``), or the reason it has none; plans are cached beside the compiles."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..core.archs import Arch
+from ..core.job import CompileJob
+from ..runtime import worker
+from ..runtime.plan import PLAN_VERSION
+from .task import target_of
+
+
+@dataclass(frozen=True)
+class PlanRequest:
+    """A kernel-directory variant's file at one config, for one arch: planned by a worker into jobs."""
+
+    directory: Path
+    package: str
+    file_name: str
+    config: dict[str, Any]
+    arch: Arch
+    options: dict[str, Any]
+    tree_hash: str  # of every Python file under the directory: a plan is redone when any changes
+
+    def as_request(self) -> dict[str, Any]:
+        return {"op": "plan", "directory": str(self.directory), "package": self.package,
+                "file_name": self.file_name, "config": self.config, "options": self.options,
+                "compute_units": self.arch.compute_units, "target": vars(target_of(self.arch))}
+
+    def key(self) -> str:
+        blob = json.dumps([self.tree_hash, str(self.directory), self.package, self.file_name, self.config,
+                           self.arch.name, self.arch.compute_units, self.options, PLAN_VERSION],
+                          sort_keys=True, default=str)
+        return hashlib.sha256(blob.encode()).hexdigest()[:32]
+
+    def __hash__(self) -> int:
+        return hash(self.key())
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A variant request's jobs (kernel name, job), or why it has none."""
+
+    jobs: tuple[tuple[str, CompileJob], ...] = ()
+    reason: str | None = None
+    cacheable: bool = True  # False: a failure of this machine (an import that failed), never stored
+
+    @classmethod
+    def from_answer(cls, answer: dict[str, Any]) -> Plan:
+        if "error" in answer:
+            return cls(reason=str(answer["error"]), cacheable=answer.get("error_kind") != worker.ENVIRONMENT)
+        if answer.get("reason"):
+            return cls(reason=str(answer["reason"]))
+        return cls(jobs=tuple((j["name"], CompileJob.from_dict(j["job"])) for j in answer["jobs"]))
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"jobs": [{"name": n, "job": j.as_dict()} for n, j in self.jobs], "reason": self.reason}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Plan | None:
+        try:
+            return cls(jobs=tuple((j["name"], CompileJob.from_dict(j["job"])) for j in d.get("jobs") or ()),
+                       reason=d.get("reason"))
+        except (KeyError, TypeError, ValueError):
+            return None
