@@ -81,6 +81,9 @@ class Variant:
     tolerances: tuple[tuple[str, Tolerance], ...] = field(default=(), compare=False)
     # False for a Gluon variant: Gluon kernels do not run in Triton's interpreter (its numerics are GPU tests)
     interpreter: bool = field(default=True, compare=False)
+    # the knob ``frontier`` varies instead of the occupancy levels (a register split between warp_specialize
+    # partitions: ws-regalloc's producer_regs), with the values it takes when the grid sets none
+    frontier_knob: tuple[str, tuple[int, ...]] | None = field(default=None, compare=False)
 
     def module(self) -> ModuleType:
         return loader.load_file(self.directory, self.file.name)
@@ -125,7 +128,7 @@ _REQUIRED = ("name", "strategy", "seed", "trades", "defaults", "kernels")
 _VENDORS = tuple(v.value for v in Vendor)
 _RULE_KEYS = {"arch", "head_dim", "set"}
 _KNOWN = {*_REQUIRED, "order", "knobs", "caps", "defaults_for", "traffic", "live_state", "tiling", "tolerance",
-          "interpreter"}
+          "interpreter", "frontier_knob"}
 
 
 def _check_declaration(file: Path, decl: dict[str, Any]) -> None:
@@ -157,6 +160,12 @@ def _check_declaration(file: Path, decl: dict[str, Any]) -> None:
         if hd is not None and not (isinstance(hd, list) and len(hd) == 2 and all(isinstance(x, int) for x in hd)
                                    and hd[0] <= hd[1]):
             raise UsageError(f"{where}['head_dim'] must be an inclusive range [lo, hi] of integers")
+    fk = decl.get("frontier_knob")
+    if fk is not None and not (isinstance(fk, dict) and set(fk) == {"name", "values"}
+                               and fk["name"] in decl.get("knobs", ()) and isinstance(fk["values"], list)
+                               and fk["values"] and all(type(v) is int for v in fk["values"])):
+        raise UsageError(f"{file}: VARIANT['frontier_knob'] {fk!r} is not allowed; allowed: {{'name': one of "
+                         f"VARIANT['knobs'], 'values': a non-empty list of integers}}")
 
 
 def _rules(decl: dict[str, Any]) -> tuple[DefaultsRule, ...]:
@@ -190,6 +199,8 @@ def load_variants(directory: Path = loader.BUNDLED_DIR) -> dict[str, Variant]:
             tiling=decl.get("tiling", "query-tile"), interpreter=decl.get("interpreter", True) is not False,
             tolerances=tolerance_entries(decl["tolerance"], f"{file}: VARIANT['tolerance']") if "tolerance" in decl
             else (),
+            frontier_knob=((decl["frontier_knob"]["name"], tuple(decl["frontier_knob"]["values"]))
+                           if "frontier_knob" in decl else None),
         )
     if not out:
         raise UsageError(f"kernel directory {str(directory)!r} has no variant: no .py file (outside _*.py) "

@@ -1,0 +1,32 @@
+"""The tasks of a register-split frontier: each variant that declares ``VARIANT['frontier_knob']`` planned at
+every value of its knob, unless the grid sets the knob (``-k producer_regs=24,56``: those values then)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+from ..analysis.frontier.split import knob_of
+
+
+def split_tasks(sel: Any, tasks: Sequence[Any], engine: Any) -> list[Any]:
+    """``tasks`` of variants with a frontier knob, each at every declared value where its request sets none."""
+    from .tasks import Selection, selection_tasks
+
+    out: list[Any] = []
+    done: set[str] = set()
+    for t in tasks:
+        fk = knob_of(t)
+        if fk is None or t.label in done:
+            continue
+        done.add(t.label)
+        name, values = fk
+        requests = []
+        for req in sel.requests:
+            extra = dict(req.extra)
+            requests += ([req] if name in extra else
+                         [replace(req, extra=tuple(sorted((extra | {name: v}).items()))) for v in values])
+        out += selection_tasks(Selection((t.label,), sel.archs, tuple(dict.fromkeys(requests)), sel.kernel_dir,
+                                         toolchains=sel.toolchains), engine)
+    return out
