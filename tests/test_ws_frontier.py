@@ -116,3 +116,11 @@ def test_a_bad_frontier_knob_declaration_is_refused(tmp_path):
                                                          '"frontier_knob": {"name": "nope"'))
     with pytest.raises(UsageError, match=r"VARIANT\['frontier_knob'\].*allowed: \{'name': one of"):
         load_variants(tmp_path)
+
+
+def test_an_arch_it_cannot_target_is_one_row_saying_why():
+    """Every split is refused alike where the variant cannot compile: one row with the reason, not one per split."""
+    (kf,) = vgprscope.frontier(variant="ws-regalloc", arch="sm_80", knob=SPLITS, jobs=1).frontiers
+    assert kf.split and len(kf.levels) == 1 and not kf.levels[0].ok
+    assert "sm_90" in kf.levels[0].record.status
+    assert kf.summary == "no setting compiled"

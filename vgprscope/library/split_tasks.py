@@ -27,6 +27,22 @@ def split_tasks(sel: Any, tasks: Sequence[Any], engine: Any) -> list[Any]:
             extra = dict(req.extra)
             requests += ([req] if name in extra else
                          [replace(req, extra=tuple(sorted((extra | {name: v}).items()))) for v in values])
-        out += selection_tasks(Selection((t.label,), sel.archs, tuple(dict.fromkeys(requests)), sel.kernel_dir,
-                                         toolchains=sel.toolchains), engine)
+        planned = selection_tasks(Selection((t.label,), sel.archs, tuple(dict.fromkeys(requests)), sel.kernel_dir,
+                                            toolchains=sel.toolchains), engine)
+        out += _one_refusal(planned, name)
+    return out
+
+
+def _one_refusal(tasks: Sequence[Any], knob: str) -> list[Any]:
+    """``tasks`` with one row per kernel x arch x config that cannot compile at all (an arch the variant
+    cannot target refuses every split alike): one row says why, not one per split."""
+    out, seen = [], set()
+    for t in tasks:
+        if t.job is None:
+            rest = tuple((k, v) for k, v in t.config.extra if k != knob)
+            key = (t.label, t.row.kernel, t.arch.name, replace(t.config, extra=rest).key())
+            if key in seen:
+                continue
+            seen.add(key)
+        out.append(t)
     return out
