@@ -50,11 +50,9 @@ VARIANT = {
     # products (FA3's inter-warp-group ping-pong; num_warps 4 each, block_m 128); 0 (default): one partition
     "knobs": ["producer_regs", "overlap", "pingpong"],
     # `vgprscope frontier` varies the register split (producer_regs) instead of the occupancy levels: every
-    # 16th legal setmaxnreg count from 24 to 248, then 256 (check_config: multiples of 8 from 24 to 256; at 8
-    # consumer warps the consumers' share stays above setmaxnreg's 24 at every one); `-k producer_regs=...`
-    # picks others
-    "frontier_knob": {"name": "producer_regs",
-                      "values": [24, 40, 56, 72, 88, 104, 120, 136, 152, 168, 184, 200, 216, 232, 248, 256]},
+    # legal setmaxnreg count, multiples of 8 from 24 to 256 (what check_config accepts; at 8 consumer warps
+    # the consumers' share stays above setmaxnreg's 24 at every one); `-k producer_regs=...` picks others
+    "frontier_knob": {"name": "producer_regs", "range": [24, 256, 8]},
     # sm_90: 128 query rows over two consumer warp groups, 128-key blocks, a ring of 2 K/V slots (at D128:
     # 32 KiB of Q + 2 x 64 KiB of K/V); sm_100 and the others compile the same config and say why they cannot
     "defaults": {"block_m": 128, "block_n": 128, "num_warps": 8, "num_stages": 2},

@@ -161,11 +161,25 @@ def _check_declaration(file: Path, decl: dict[str, Any]) -> None:
                                    and hd[0] <= hd[1]):
             raise UsageError(f"{where}['head_dim'] must be an inclusive range [lo, hi] of integers")
     fk = decl.get("frontier_knob")
-    if fk is not None and not (isinstance(fk, dict) and set(fk) == {"name", "values"}
-                               and fk["name"] in decl.get("knobs", ()) and isinstance(fk["values"], list)
-                               and fk["values"] and all(type(v) is int for v in fk["values"])):
+    if fk is not None and not (isinstance(fk, dict) and fk.get("name") in decl.get("knobs", ())
+                               and _frontier_values(fk)):
         raise UsageError(f"{file}: VARIANT['frontier_knob'] {fk!r} is not allowed; allowed: {{'name': one of "
-                         f"VARIANT['knobs'], 'values': a non-empty list of integers}}")
+                         "VARIANT['knobs'], and 'values': a non-empty list of integers, or 'range': [first, last, "
+                         "step] (inclusive, step > 0)}")
+
+
+def _frontier_values(fk: dict[str, Any]) -> tuple[int, ...]:
+    """The values a frontier knob declares (``values``, or the inclusive ``range`` [first, last, step]); () when
+    the declaration is not one of those."""
+    def ints(xs: Any) -> bool:
+        return isinstance(xs, list) and bool(xs) and all(type(x) is int for x in xs)
+
+    if set(fk) == {"name", "values"} and ints(fk["values"]):
+        return tuple(fk["values"])
+    if set(fk) == {"name", "range"} and ints(fk["range"]) and len(fk["range"]) == 3:
+        first, last, step = fk["range"]
+        return tuple(range(first, last + 1, step)) if step > 0 else ()
+    return ()
 
 
 def _rules(decl: dict[str, Any]) -> tuple[DefaultsRule, ...]:
@@ -199,7 +213,7 @@ def load_variants(directory: Path = loader.BUNDLED_DIR) -> dict[str, Variant]:
             tiling=decl.get("tiling", "query-tile"), interpreter=decl.get("interpreter", True) is not False,
             tolerances=tolerance_entries(decl["tolerance"], f"{file}: VARIANT['tolerance']") if "tolerance" in decl
             else (),
-            frontier_knob=((decl["frontier_knob"]["name"], tuple(decl["frontier_knob"]["values"]))
+            frontier_knob=((decl["frontier_knob"]["name"], _frontier_values(decl["frontier_knob"]))
                            if "frontier_knob" in decl else None),
         )
     if not out:
