@@ -3,17 +3,16 @@ every value of its knob, unless the grid sets the knob (``-k producer_regs=24,56
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
 from ..analysis.frontier.split import knob_of
 
 
-def split_tasks(sel: Any, tasks: Sequence[Any], engine: Any) -> list[Any]:
-    """``tasks`` of variants with a frontier knob, each at every declared value where its request sets none."""
-    from .tasks import Selection, selection_tasks
-
+def split_tasks(sel: Any, tasks: Sequence[Any], plan: Callable[[Any], list[Any]]) -> list[Any]:
+    """``tasks`` of variants with a frontier knob, each at every declared value where its request sets none;
+    ``plan``: a selection (``tasks.Selection``) -> its tasks."""
     out: list[Any] = []
     done: set[str] = set()
     for t in tasks:
@@ -27,8 +26,7 @@ def split_tasks(sel: Any, tasks: Sequence[Any], engine: Any) -> list[Any]:
             extra = dict(req.extra)
             requests += ([req] if name in extra else
                          [replace(req, extra=tuple(sorted((extra | {name: v}).items()))) for v in values])
-        planned = selection_tasks(Selection((t.label,), sel.archs, tuple(dict.fromkeys(requests)), sel.kernel_dir,
-                                            toolchains=sel.toolchains), engine)
+        planned = plan(replace(sel, variants=(t.label,), requests=tuple(dict.fromkeys(requests)), captures=()))
         out += _one_refusal(planned, name)
     return out
 

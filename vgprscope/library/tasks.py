@@ -224,7 +224,7 @@ def frontier_of(sel: Selection, *, jobs: int | None = None, use_cache: bool = Tr
         engine = make_engine(jobs, use_cache, cache_dir, ex, on_progress)
         tasks = selection_tasks(sel, engine)
         # a variant that declares a register-split knob: its settings, not the occupancy levels
-        splits = split_tasks(sel, tasks, engine)
+        splits = split_tasks(sel, tasks, lambda s: selection_tasks(s, engine))
         tasks = [t for t in tasks if knob_of(t) is None]
         sample = [access.vary(t, p.knob, p.setting) for t in sample_of(tasks, jobs)
                   for p in occupancy_levels(access.arch(t), access.num_warps(t))[-1:]] or sample_of(splits, jobs)
