@@ -128,3 +128,27 @@ def test_an_arch_it_cannot_target_is_one_row_saying_why():
     assert kf.split and len(kf.levels) == 1 and not kf.levels[0].ok
     assert "sm_90" in kf.levels[0].record.status
     assert kf.summary == "no setting compiled"
+
+
+@pytest.fixture(scope="module")
+def release36():
+    """Triton 3.6.0 as a toolchain (the GPU machine's release); skipped where it cannot be installed."""
+    from vgprscope.compile import toolchains
+
+    try:
+        return toolchains.release("3.6.0")
+    except toolchains.ToolchainError as exc:
+        pytest.skip(f"Triton 3.6.0 cannot be installed as a toolchain here: {exc}")
+
+
+def test_the_split_frontier_under_another_triton_is_named_by_it(release36):
+    """Under 3.6 (the GPU machine's; the hand sweep of reports/ws-regalloc-h100.md: 8 B at 104) the split
+    spills earlier than under 3.9, and the table's title says which Triton compiled it."""
+    result = vgprscope.frontier(variant="ws-regalloc", arch="sm_90", knob="producer_regs=24,104", triton="3.6.0",
+                                jobs=1)
+    (kf,) = result.frontiers
+    assert [(lv.plan.setting, lv.record.toolchain, lv.spills) for lv in kf.levels] == [
+        (24, "3.6.0", 0), (104, "3.6.0", 16)]
+    assert kf.spill_free_settings == (24,)
+    assert "128x128 d128 fp16 w8 s2 (Triton 3.6.0): spill-free at producer_regs 24 " in " ".join(
+        result.table().split())

@@ -41,6 +41,12 @@ def given(level: Level, name: str) -> int | None:
     return next((p.given_registers for p in level.partitions if p.name == name), None)
 
 
+def toolchain_words(kf: KernelFrontier) -> str:
+    """' (Triton 3.6.0)' where another toolchain than the installed Triton compiled the frontier, else ''."""
+    tc = kf.levels[0].record.toolchain if kf.levels else ""
+    return f" (Triton {tc})" if tc else ""
+
+
 def workers_given(level: Level) -> str:
     """'24' (each worker partition's registers, in order; '?' where the SASS does not set the rule's count)."""
     workers = [p for p in level.partitions if p.name != "default"]
@@ -103,7 +109,8 @@ def knob_of(task: Any) -> tuple[str, tuple[int, ...]] | None:
 
 def run_split(tasks: Sequence[Any], compile_fn: Any, raw_fn: Any) -> list[KernelFrontier]:
     """The split frontier of every kernel of ``tasks`` (each task one setting of its variant's knob, which
-    its config sets), compiled in one batch: one frontier per kernel x arch x config without the knob."""
+    its config sets), compiled in one batch: one frontier per kernel x arch x config without the knob x
+    toolchain."""
     from .core import compile_grouped, engine_tasks
 
     access = engine_tasks()
@@ -115,7 +122,7 @@ def run_split(tasks: Sequence[Any], compile_fn: Any, raw_fn: Any) -> list[Kernel
         rest = replace(cfg, extra=tuple((k, v) for k, v in cfg.extra if k != name))
         raw = raw_fn(task)
         for rec in records:
-            key = (task.label, rec.kernel, task.arch.name, rest.key())
+            key = (task.label, rec.kernel, task.arch.name, rest.key(), task.row.toolchain)
             entry = groups.setdefault(key, (task, rest, []))
             entry[2].append(split_level(name, cfg.get(name), rec, raw, task.arch))
     return [split_frontier(task.label, key[1], task.arch, rest, knob_of(task)[0], levels)  # type: ignore[index]

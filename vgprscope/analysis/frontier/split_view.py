@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .core import KernelFrontier, Level
-from .split import given, workers_given
+from .split import given, toolchain_words, workers_given
 
 
 def _num(x: Any) -> str:
@@ -59,7 +59,7 @@ def tables_text(frontiers: Sequence[KernelFrontier], width: int, wide: bool = Fa
             Column("status", status),
         ]
         name = kf.variant if kf.kernel == kf.variant else f"{kf.variant} {kf.kernel}"
-        cfg = kf.config.short() if hasattr(kf.config, "short") else str(kf.config)
+        cfg = (kf.config.short() if hasattr(kf.config, "short") else str(kf.config)) + toolchain_words(kf)
         title = f"frontier: {kf.arch} {name} ({cfg}): the register split"
         table = build_table(kf.levels, cols, title=title, wide=wide, row_style=lambda lv: None if lv.ok else "red")
         parts.append(render_table(table, footnotes=notes, notes=[legend(kf.knob)], wide=wide, width=width))
@@ -76,7 +76,7 @@ def tables_md(frontiers: Sequence[KernelFrontier]) -> str:
     out = []
     for kf in frontiers:
         name = kf.variant if kf.kernel == kf.variant else f"{kf.variant} {kf.kernel}"
-        cfg = kf.config.short() if hasattr(kf.config, "short") else str(kf.config)
+        cfg = (kf.config.short() if hasattr(kf.config, "short") else str(kf.config)) + toolchain_words(kf)
         rows = []
         for lv in kf.levels:
             f = lv.figures()
