@@ -49,6 +49,10 @@ VARIANT = {
     # pingpong: 1 makes the two consumer warp groups two partitions that take turns issuing their matrix
     # products (FA3's inter-warp-group ping-pong; num_warps 4 each, block_m 128); 0 (default): one partition
     "knobs": ["producer_regs", "overlap", "pingpong"],
+    # `vgprscope frontier` varies the register split (producer_regs) instead of the occupancy levels: every
+    # legal setmaxnreg count, multiples of 8 from 24 to 256 (what check_config accepts; at 8 consumer warps
+    # the consumers' share stays above setmaxnreg's 24 at every one); `-k producer_regs=...` picks others
+    "frontier_knob": {"name": "producer_regs", "range": [24, 256, 8]},
     # sm_90: 128 query rows over two consumer warp groups, 128-key blocks, a ring of 2 K/V slots (at D128:
     # 32 KiB of Q + 2 x 64 KiB of K/V); sm_100 and the others compile the same config and say why they cannot
     "defaults": {"block_m": 128, "block_n": 128, "num_warps": 8, "num_stages": 2},

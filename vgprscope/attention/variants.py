@@ -81,6 +81,9 @@ class Variant:
     tolerances: tuple[tuple[str, Tolerance], ...] = field(default=(), compare=False)
     # False for a Gluon variant: Gluon kernels do not run in Triton's interpreter (its numerics are GPU tests)
     interpreter: bool = field(default=True, compare=False)
+    # the knob ``frontier`` varies instead of the occupancy levels (a register split between warp_specialize
+    # partitions: ws-regalloc's producer_regs), with the values it takes when the grid sets none
+    frontier_knob: tuple[str, tuple[int, ...]] | None = field(default=None, compare=False)
 
     def module(self) -> ModuleType:
         return loader.load_file(self.directory, self.file.name)
@@ -125,7 +128,7 @@ _REQUIRED = ("name", "strategy", "seed", "trades", "defaults", "kernels")
 _VENDORS = tuple(v.value for v in Vendor)
 _RULE_KEYS = {"arch", "head_dim", "set"}
 _KNOWN = {*_REQUIRED, "order", "knobs", "caps", "defaults_for", "traffic", "live_state", "tiling", "tolerance",
-          "interpreter"}
+          "interpreter", "frontier_knob"}
 
 
 def _check_declaration(file: Path, decl: dict[str, Any]) -> None:
@@ -157,6 +160,26 @@ def _check_declaration(file: Path, decl: dict[str, Any]) -> None:
         if hd is not None and not (isinstance(hd, list) and len(hd) == 2 and all(isinstance(x, int) for x in hd)
                                    and hd[0] <= hd[1]):
             raise UsageError(f"{where}['head_dim'] must be an inclusive range [lo, hi] of integers")
+    fk = decl.get("frontier_knob")
+    if fk is not None and not (isinstance(fk, dict) and fk.get("name") in decl.get("knobs", ())
+                               and _frontier_values(fk)):
+        raise UsageError(f"{file}: VARIANT['frontier_knob'] {fk!r} is not allowed; allowed: {{'name': one of "
+                         "VARIANT['knobs'], and 'values': a non-empty list of integers, or 'range': [first, last, "
+                         "step] (inclusive, step > 0)}")
+
+
+def _frontier_values(fk: dict[str, Any]) -> tuple[int, ...]:
+    """The values a frontier knob declares (``values``, or the inclusive ``range`` [first, last, step]); () when
+    the declaration is not one of those."""
+    def ints(xs: Any) -> bool:
+        return isinstance(xs, list) and bool(xs) and all(type(x) is int for x in xs)
+
+    if set(fk) == {"name", "values"} and ints(fk["values"]):
+        return tuple(fk["values"])
+    if set(fk) == {"name", "range"} and ints(fk["range"]) and len(fk["range"]) == 3:
+        first, last, step = fk["range"]
+        return tuple(range(first, last + 1, step)) if step > 0 else ()
+    return ()
 
 
 def _rules(decl: dict[str, Any]) -> tuple[DefaultsRule, ...]:
@@ -190,6 +213,8 @@ def load_variants(directory: Path = loader.BUNDLED_DIR) -> dict[str, Variant]:
             tiling=decl.get("tiling", "query-tile"), interpreter=decl.get("interpreter", True) is not False,
             tolerances=tolerance_entries(decl["tolerance"], f"{file}: VARIANT['tolerance']") if "tolerance" in decl
             else (),
+            frontier_knob=((decl["frontier_knob"]["name"], _frontier_values(decl["frontier_knob"]))
+                           if "frontier_knob" in decl else None),
         )
     if not out:
         raise UsageError(f"kernel directory {str(directory)!r} has no variant: no .py file (outside _*.py) "

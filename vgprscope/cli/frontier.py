@@ -18,7 +18,9 @@ def frontier(*, strategies: StrategiesOpt = None, kernels: Kernels, grid: Fronti
 
     Each kernel is compiled at every occupancy level of its arch (AMD: waves_per_eu 1..max; NVIDIA: maxnreg
     at each blocks/SM step, then the smallest spill-free maxnreg by bisection): spills, scratch and the
-    limiter per level."""
+    limiter per level. A variant that declares a register-split knob (VARIANT['frontier_knob']: ws-regalloc's
+    producer_regs) is compiled at each of its settings instead (or those -k gives): each partition's registers,
+    spills and stack per split, and the splits that are spill-free."""
     from ..library import api
     from .progress import compile_progress
 

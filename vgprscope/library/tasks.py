@@ -217,16 +217,22 @@ def frontier_of(sel: Selection, *, jobs: int | None = None, use_cache: bool = Tr
                 on_progress: Progress | None = None) -> list[KernelFrontier]:
     """The frontier of a selection: the grid guard over every level, then every level compiled."""
     from ..analysis.frontier.core import engine_tasks, level_count, occupancy_levels, run_frontier
+    from ..analysis.frontier.split import knob_of, run_split
+    from .split_tasks import split_tasks
 
     access = engine_tasks()
     with executor_for(scheduler, executor) as ex, main_not_rerun():
         engine = make_engine(jobs, use_cache, cache_dir, ex, on_progress)
         tasks = selection_tasks(sel, engine)
+        # a variant that declares a register-split knob: its settings, not the occupancy levels
+        splits = split_tasks(sel, tasks, lambda s: selection_tasks(s, engine))
+        tasks = [t for t in tasks if knob_of(t) is None]
         sample = [access.vary(t, p.knob, p.setting) for t in sample_of(tasks, jobs)
-                  for p in occupancy_levels(access.arch(t), access.num_warps(t))[-1:]]
+                  for p in occupancy_levels(access.arch(t), access.num_warps(t))[-1:]] or sample_of(splits, jobs)
         try:
-            guard(level_count(tasks, access), yes, max_compiles, sample, engine.compile)
-            return run_frontier(tasks, engine.compile, access)
+            guard(level_count(tasks, access) + len(splits), yes, max_compiles, sample, engine.compile)
+            return ((run_frontier(tasks, engine.compile, access) if tasks else [])
+                    + (run_split(splits, engine.compile, engine.raw_outputs) if splits else []))
         finally:
             engine.close()
 

@@ -69,6 +69,9 @@ class Level:
     # the spec compiled as it is (no knob set by the frontier): its plan's target is the occupancy it
     # reached and its budget the registers it allocated
     uncapped: bool = False
+    # a register-split frontier's compile (split.py): each warp_specialize partition with the registers its
+    # setmaxnreg gives it
+    partitions: tuple[Any, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -120,7 +123,9 @@ class Level:
             "allocation": self.allocation, **self.figures(), "spills": self.spills, "spill_free": self.spill_free,
             "occupancy": self.reached, "unit": occ.unit if occ else None, "limiters": list(self.limiters),
             "config_key": self.record.config.key(), "record": self.record.as_dict(),
-        }
+        } | ({"partitions": [{"name": p.name, "num_warps": p.num_warps, "requested_registers": p.requested_registers,
+                              "given_registers": p.given_registers} for p in self.partitions]}
+             if self.partitions else {})
 
 
 @dataclass(frozen=True)
@@ -143,6 +148,9 @@ class KernelFrontier:
     spill_free_occupancy: int | None = None  # the highest occupancy any spill-free compile reached
     min_spill_free_maxnreg: int | None = None  # NVIDIA: the bisection's answer, at the spill-free occupancy
     summary: str = ""
+    # True: the levels are the settings of the variant's register-split knob (``knob``), not occupancy levels
+    split: bool = False
+    spill_free_settings: tuple[int, ...] = ()  # split: the knob's settings that compiled without spilling
 
     def as_dict(self) -> dict[str, Any]:
         cfg = self.config.as_dict() if hasattr(self.config, "as_dict") else self.config
@@ -157,7 +165,7 @@ class KernelFrontier:
             "spill_free_occupancy": self.spill_free_occupancy,
             "next_level": self.next_level.as_dict() if self.next_level else None,
             "min_spill_free_maxnreg": self.min_spill_free_maxnreg, "summary": self.summary,
-        }
+        } | ({"split": True, "spill_free_settings": list(self.spill_free_settings)} if self.split else {})
 
 
 # --------------------------------------------------------------------------------------------- wording

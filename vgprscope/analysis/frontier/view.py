@@ -7,7 +7,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from . import split_view
 from .core import KernelFrontier, Level
+from .split import given, workers_given
 from ...backends import backend_of_usage
 from ...core.records import SCHEMA_VERSION
 from ...report.machine import Machine
@@ -26,7 +28,8 @@ def _rows(frontiers: Sequence[KernelFrontier]) -> list[_Row]:
     """Each kernel's uncapped compile first, then its levels and bisection probes, fewest waves/blocks first."""
     out = []
     for kf in frontiers:
-        levels = sorted([*kf.levels, *kf.probes], key=lambda lv: (lv.plan.target, -lv.plan.budget))
+        levels = sorted([*kf.levels, *kf.probes], key=lambda lv: (lv.plan.setting or 0) if kf.split else
+                        (lv.plan.target, -lv.plan.budget))
         if kf.uncapped is not None:
             levels.insert(0, kf.uncapped)
         out += [_Row(kf, lv, i) for i, lv in enumerate(levels)]
@@ -204,7 +207,7 @@ def tables_text(frontiers: Sequence[KernelFrontier], machine: Machine, *, wide: 
 
     width = width or output_width()
     parts = [machine.text(width) + "\n"]
-    for arch, kfs in _groups(frontiers).items():
+    for arch, kfs in _groups([kf for kf in frontiers if not kf.split]).items():
         notes = Footnotes()
         amd = kfs[0].unit == "waves/SIMD"
         shared, own = _shared_config(kfs)
@@ -221,6 +224,7 @@ def tables_text(frontiers: Sequence[KernelFrontier], machine: Machine, *, wide: 
         parts.append(render_table(table, footnotes=notes, notes=[legend(amd, kfs[0].unit, knob_column)],
                                   wide=wide, width=width))
         parts.append("\n".join(summary) + "\n\n")
+    parts += split_view.tables_text([kf for kf in frontiers if kf.split], width, wide)
     return "".join(parts).rstrip("\n") + "\n"
 
 
@@ -244,10 +248,11 @@ def tables_md(frontiers: Sequence[KernelFrontier], machine: Machine, title: str 
     from ...report.formats import md_table
 
     out = [f"## {title}\n\n" if title else "", f"Machine: {machine.line()}\n"]
-    for arch, kfs in _groups(frontiers).items():
+    for arch, kfs in _groups([kf for kf in frontiers if not kf.split]).items():
         out.append(f"\n### {arch} ({kfs[0].unit})\n\n" + md_table(["config", *MD_HEADERS],
                    [[_config_label(r.kf) if r.index == 0 else "", *_md_row(r)] for r in _rows(kfs)]))
         out.append("\n" + "".join(f"- {_name(kf)} ({_config_label(kf)}): {kf.summary}\n" for kf in kfs))
+    out.append(split_view.tables_md([kf for kf in frontiers if kf.split]))
     return "".join(out)
 
 
@@ -268,8 +273,11 @@ def csv_rows(frontiers: Sequence[KernelFrontier]) -> list[dict[str, Any]]:
     """The CSV export's rows: one per level (and bisection probe) of each kernel."""
     rows = []
     for r in _rows(frontiers):
-        d = {k: v for k, v in r.level.as_dict().items() if k not in ("record", "limiters")}
+        d = {k: v for k, v in r.level.as_dict().items() if k not in ("record", "limiters", "partitions")}
         d["limiters"] = ",".join(r.level.limiters)
+        if r.kf.split:  # the register split's columns: each partition's registers, the settings without spills
+            d |= {"default_registers": given(r.level, "default"), "worker_registers": workers_given(r.level),
+                  "spill_free_settings": ",".join(map(str, r.kf.spill_free_settings))}
         rows.append({"variant": r.kf.variant, "kernel": r.kf.kernel, "arch": r.kf.arch,
                      "config": _config_label(r.kf), **d, "spill_free_occupancy": r.kf.spill_free_occupancy,
                      "min_spill_free_maxnreg": r.kf.min_spill_free_maxnreg, "summary": r.kf.summary})
