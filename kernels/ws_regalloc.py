@@ -52,7 +52,8 @@ VARIANT = {
     # `vgprscope frontier` varies the register split (producer_regs) instead of the occupancy levels: every
     # legal setmaxnreg count, multiples of 8 from 24 to 256 (what check_config accepts; at 8 consumer warps
     # the consumers' share stays above setmaxnreg's 24 at every one); `-k producer_regs=...` picks others
-    "frontier_knob": {"name": "producer_regs", "range": [24, 256, 8]},
+    # the frontier compiles every 32 registers (8 splits); -k producer_regs=... takes any multiple of 8 in 24-256
+    "frontier_knob": {"name": "producer_regs", "range": [24, 248, 32]},
     # sm_90: 128 query rows over two consumer warp groups, 128-key blocks, a ring of 2 K/V slots (at D128:
     # 32 KiB of Q + 2 x 64 KiB of K/V); sm_100 and the others compile the same config and say why they cannot
     "defaults": {"block_m": 128, "block_n": 128, "num_warps": 8, "num_stages": 2},
