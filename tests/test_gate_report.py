@@ -45,7 +45,9 @@ def _launch(block: int, index: int) -> LaunchConfig:
 
 @pytest.fixture(scope="module")
 def committed() -> Baseline:
-    return load_baseline(ROOT / "vgprscope-baseline.json")
+    """The committed baseline's compiled entries (ws-regalloc's there say why it cannot target those archs)."""
+    base = load_baseline(ROOT / "vgprscope-baseline.json")
+    return Baseline.of([e for e in base.entries.values() if e.usage is not None], base.triton_version, base.set)
 
 
 def bundled_failing(committed) -> GateResult:
