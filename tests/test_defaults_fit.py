@@ -90,7 +90,7 @@ def test_skipped_archs_equal_the_compiled_ones():
                     assert resolve_config(v, a, req) == resolve_config(v, b, req), (v.name, d, shape)
 
 
-@pytest.mark.slow  # 315 compiles (7 minutes on 2 cores): CI runs it apart, `python -m pytest -m slow`
+@pytest.mark.exhaustive  # 315 compiles (7 minutes on 2 cores): `python -m pytest -m exhaustive`
 def test_every_default_config_fits_every_arch():
     engine = Engine(cache=CompileCache())
     records = engine.compile(variant_tasks([(v, cfg, a, "") for v, a, cfg in default_configs(list(SHAPES.values()))],
