@@ -57,7 +57,10 @@ def main() -> None:
     ap.add_argument("--cold-runs", type=int, default=3)
     ap.add_argument("--old", help="the Python of another vgprscope installation to time side by side")
     ap.add_argument("--out", type=Path, default=REPORT)
+    ap.add_argument("--variant", help="time analyze on these variants only (comma list; both sides): the same "
+                                      "selection where the other side lacks a variant")
     args = ap.parse_args()
+    pick = ["--variant", args.variant] if args.variant else []
 
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     from vgprscope.report.machine import compile_only
@@ -77,25 +80,29 @@ def main() -> None:
             for k in sides:
                 helps[k].append(timed(exe[k] + ["--help"], clean_env())[0])
         single = clean_env(VGPRSCOPE_CACHE_DIR=f"{tmp}/single")
-        wall1, out1 = timed(exe["this"] + ["analyze", "--jobs", "1", "--format", "json"], single)
+        wall1, out1 = timed(exe["this"] + ["analyze", *pick, "--jobs", "1", "--format", "json"], single)
         compile_sum = sum(r["compile_seconds"] for r in json.loads(out1.stdout)["rows"])
         for i in range(args.cold_runs):
             for k in sides:
                 env = clean_env(VGPRSCOPE_CACHE_DIR=f"{tmp}/{k}-cold-{i}")
-                dt, out = timed(exe[k] + ["analyze", "--format", "json"], env)
+                dt, out = timed(exe[k] + ["analyze", *pick, "--format", "json"], env)
                 cold[k].append(dt)
                 rows[k] = json.loads(out.stdout)["rows"]
         for _ in range(args.runs):
             for k in sides:
                 env = clean_env(VGPRSCOPE_CACHE_DIR=f"{tmp}/{k}-cold-0")  # warmed by the first cold run
-                warm[k].append(timed(exe[k] + ["analyze", "--format", "json"], env)[0])
+                warm[k].append(timed(exe[k] + ["analyze", *pick, "--format", "json"], env)[0])
 
     budget = 1.15 * compile_sum / cores + 2.0
     yes = lambda b: "yes" if b else "**no**"  # noqa: E731
     med = {k: {n: statistics.median(v[k]) for n, v in (("help", helps), ("warm", warm), ("cold", cold))}
            for k in sides}
     this_rows = rows["this"]
-    statuses = sorted({r["status"] for r in this_rows})
+    counts: dict[str, int] = {}
+    for r in this_rows:  # a refusal's reason is a sentence: named by its first words
+        word = r["status"] if r["status"] == "ok" else r["status"].split(":")[0] + " (refused)"
+        counts[word] = counts.get(word, 0) + 1
+    statuses = [f"{w} x{n}" for w, n in sorted(counts.items())]
     table = [
         "| measurement | this checkout | target | met |", "|---|---|---|---|",
         f"| `vgprscope --help`, median of {args.runs} (min-max) | {_spread(helps['this'])} | < 0.2 s | "
@@ -125,15 +132,15 @@ def main() -> None:
             f"The two give the same rows (status and usage of each variant x arch x config): {yes(same)}.", ""])
     machine = compile_only()
     reproduce = f"python scripts/bench_tool_speed.py --runs {args.runs} --cold-runs {args.cold_runs}" + (
-        " --old OLD_VENV/bin/python" if args.old else "")
+        " --old OLD_VENV/bin/python" if args.old else "") + (f" --variant {args.variant}" if args.variant else "")
     section = f"""
-## Start-up, cold and warm `analyze`
+## Start-up, cold and warm `analyze`{" of a selection both sides have" if args.variant else ""}
 
 Machine: {machine.line()}; {cores} cores ({os.uname().machine}); {load_note(load, cores)}
 
 Reproduce: `{reproduce}`
 
-`vgprscope analyze` on its defaults is {len(this_rows)} rows ({len({(r['variant'], r['arch']) for r in this_rows})} variant x arch
+`vgprscope analyze` on {"variants " + args.variant if args.variant else "its defaults"} is {len(this_rows)} rows ({len({(r['variant'], r['arch']) for r in this_rows})} variant x arch
 compiles); row statuses: {', '.join(statuses)}.
 
 {chr(10).join(table)}
@@ -143,7 +150,7 @@ Each figure is the wall time of a fresh `python -m vgprscope ...` process. The c
 {min(cores, len(this_rows))} worker processes and importing Triton in each; the compiles themselves are the
 same as in the single-threaded run.
 """
-    write_section("startup", section, args.out)
+    write_section("startup-selected" if args.variant else "startup", section, args.out)
     print(section)
 
 
