@@ -67,7 +67,8 @@ def test_scripts_holds_development_tooling_only():
     """What users run to build reports is a command; the probes whose results are in reports/ are gone; the GPU
     machine's shell scripts sit beside CI's."""
     left = sorted(p.name for p in (ROOT / "scripts").iterdir() if p.suffix in (".py", ".sh"))
-    assert left == ["_speed.py", "bench_capture_overhead.py", "bench_grid_speed.py", "bench_scan.py",
+    assert left == ["_speed.py", "bench_capture_overhead.py", "bench_grid_speed.py", "bench_pytest_plugin.py",
+                    "bench_scan.py",
                     "bench_tool_speed.py", "bench_toolchain_speed.py", "compare_cubins.py", "gluon_proof.py",
                     "gpu_fla_ops.py", "gpu_inductor_block.py", "gpu_loop_counts.py", "make_fixtures.py",
                     "make_scan_fixture.py", "measure_tolerances.py", "validate_occupancy_gpu.py"]
