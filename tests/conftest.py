@@ -38,3 +38,15 @@ def pytest_collection_modifyitems(config, items):
         for item in items:
             if "gpu" in item.keywords:
                 item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def release36():
+    """Triton 3.6.0, the GPU machine's release, as a toolchain (installed once into $VGPRSCOPE_TOOLCHAIN_DIR);
+    skipped where it cannot be had (no network)."""
+    from vgprscope.compile import toolchains
+
+    try:
+        return toolchains.release("3.6.0")
+    except toolchains.ToolchainError as exc:
+        pytest.skip(f"Triton 3.6.0 cannot be installed as a toolchain here: {exc}")

@@ -218,17 +218,6 @@ def test_a_gluon_launch_captured_on_a_gpu_compiles_to_the_registers_the_driver_l
 
 # ---- Triton 3.6.0, the GPU machine's release: Gluon through that release's own worker ---------------------
 
-@pytest.fixture(scope="module")
-def release36():
-    """Triton 3.6.0 as a toolchain (installed once per session); skipped where it cannot be had (no network)."""
-    from vgprscope.compile import toolchains
-
-    try:
-        return toolchains.release("3.6.0")
-    except toolchains.ToolchainError as exc:
-        pytest.skip(f"Triton 3.6.0 cannot be installed as a toolchain here: {exc}")
-
-
 def test_gluon_under_triton_3_6_equals_its_direct_compile_and_says_what_it_rejects(gluon_ops, release36):
     p, h = vgprscope.pointer("fp32"), vgprscope.pointer("fp16")
     rows = {r.arch: r for r in vgprscope.analyze(gluon_ops.scale_copy, p, p, 4096, 0.5, BLOCK=1024, TPW=32,

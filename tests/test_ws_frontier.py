@@ -130,17 +130,6 @@ def test_an_arch_it_cannot_target_is_one_row_saying_why():
     assert kf.summary == "no setting compiled"
 
 
-@pytest.fixture(scope="module")
-def release36():
-    """Triton 3.6.0 as a toolchain (the GPU machine's release); skipped where it cannot be installed."""
-    from vgprscope.compile import toolchains
-
-    try:
-        return toolchains.release("3.6.0")
-    except toolchains.ToolchainError as exc:
-        pytest.skip(f"Triton 3.6.0 cannot be installed as a toolchain here: {exc}")
-
-
 def test_the_split_frontier_under_another_triton_is_named_by_it(release36):
     """Under 3.6 (the GPU machine's; the hand sweep of reports/ws-regalloc-h100.md: 8 B at 104) the split
     spills earlier than under 3.9, and the table's title says which Triton compiled it."""

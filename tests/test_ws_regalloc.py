@@ -87,17 +87,6 @@ def test_compare_puts_it_beside_the_other_strategies_with_its_traffic():
     assert ws.traffic.bytes_total == base.traffic.bytes_total and ws.traffic.flops == base.traffic.flops
 
 
-@pytest.fixture(scope="module")
-def release36():
-    """Triton 3.6.0 as a toolchain (installed once per session); skipped where it cannot be had (no network)."""
-    from vgprscope.compile import toolchains
-
-    try:
-        return toolchains.release("3.6.0")
-    except toolchains.ToolchainError as exc:
-        pytest.skip(f"Triton 3.6.0 cannot be installed as a toolchain here: {exc}")
-
-
 def test_compiles_under_the_gpu_machines_triton_3_6(release36):
     """3.6 names TMA's load async_copy_global_to_shared, 3.9 async_load: the kernel takes either."""
     (row,) = vgprscope.analyze(variant="ws-regalloc", arch="sm_90", causal=True, dtype="bf16", triton="3.6.0",
