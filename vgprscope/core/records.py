@@ -79,8 +79,27 @@ class AutotunePick:
     key: tuple[str, ...] = ()  # the autotune key's values at the launch
 
 
+class _LaunchOptions:
+    """The launch options every config names the same way, read through its own ``option``."""
+
+    def option(self, name: str) -> Any:
+        raise NotImplementedError
+
+    @property
+    def num_stages(self) -> int | None:
+        return cast("int | None", self.option("num_stages"))
+
+    @property
+    def waves_per_eu(self) -> int | None:
+        return cast("int | None", self.option("waves_per_eu"))
+
+    @property
+    def maxnreg(self) -> int | None:
+        return cast("int | None", self.option("maxnreg"))
+
+
 @dataclass(frozen=True)
-class LaunchConfig:
+class LaunchConfig(_LaunchOptions):
     """The generic config of a captured or cached kernel: its signature and specialisation, constexprs
     and launch options, exactly as the launch gave them (DESIGN.md, "Data model")."""
 
@@ -103,18 +122,6 @@ class LaunchConfig:
     @property
     def num_warps(self) -> int:
         return cast(int, self.option("num_warps"))
-
-    @property
-    def num_stages(self) -> int | None:
-        return cast("int | None", self.option("num_stages"))
-
-    @property
-    def waves_per_eu(self) -> int | None:
-        return cast("int | None", self.option("waves_per_eu"))
-
-    @property
-    def maxnreg(self) -> int | None:
-        return cast("int | None", self.option("maxnreg"))
 
     def as_dict(self) -> dict[str, Any]:
         d = {"kind": self.kind, "args": [asdict(a) for a in self.args], "constexprs": dict(self.constexprs),
@@ -165,7 +172,7 @@ def _show(value: Any) -> str:
 
 
 @dataclass(frozen=True)
-class DataConfig:
+class DataConfig(_LaunchOptions):
     """A config read back from JSON (a baseline, a record) whose kind no loaded module registered: its
     fields as they were written, nothing assumed about them. It keys as the concrete class keys the same
     dict (``config_key`` of ``as_dict()``), so a baseline compares whichever class reads it; the launch
@@ -202,18 +209,6 @@ class DataConfig:
     @property
     def num_warps(self) -> int | None:
         return cast("int | None", self.option("num_warps"))
-
-    @property
-    def num_stages(self) -> int | None:
-        return cast("int | None", self.option("num_stages"))
-
-    @property
-    def waves_per_eu(self) -> int | None:
-        return cast("int | None", self.option("waves_per_eu"))
-
-    @property
-    def maxnreg(self) -> int | None:
-        return cast("int | None", self.option("maxnreg"))
 
     def flat(self) -> dict[str, Any]:
         """Scalars as they are; a list as ``4x32x4096``, a table as ``name=value;...``."""
