@@ -109,10 +109,10 @@ def test_no_code_of_vgprscope_is_loaded_by_path():
                                 "runtime/boot/sitecustomize.py", "runtime/loader.py"]
 
 
-def _imported(command: list[str], env: dict[str, str]) -> set[str]:
+def _imported(command: list[str], env: dict[str, str], stdin: str | None = None) -> set[str]:
     """The modules a Python command imports, named by ``-X importtime`` on its stderr."""
     done = subprocess.run([command[0], "-X", "importtime", *command[1:]], capture_output=True, text=True,
-                          env=env, timeout=300, cwd="/")
+                          env=env, timeout=300, cwd="/", input=stdin)
     assert done.returncode == 0, done.stderr[-2000:]
     return {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
 
@@ -144,14 +144,18 @@ def test_the_capture_boot_loads_the_runtime_alone_as_a_package(tmp_path):
 def test_a_toolchain_worker_loads_the_runtime_alone_as_a_package():
     """A toolchain's compile worker is the runtime directory run by another Python; it loads that directory as
     the package ``_vgprscope_runtime`` and no other module of vgprscope (here: the probe every toolchain
-    answers first)."""
+    answers first, then a plan and a compile request served)."""
     command = runtime.worker_command(sys.executable, "--version")
     assert command == [sys.executable, str(RUNTIME), "--version"]
     env = {**os.environ, "TRITON_INTERPRET": "0", "PYTHONPATH": ""}
     names = _imported(command, env)
     # (the modules the loader imports by name are not timed, those they import are)
-    assert {"_vgprscope_runtime.compile", "_vgprscope_runtime.plan", "_vgprscope_runtime.protocol"} <= names
-    assert _ours(names) == []
+    assert "_vgprscope_runtime.protocol" in names and _ours(names) == []
+    # compiling and planning load with the first request that needs them, from the same package
+    served = _imported(runtime.worker_command(sys.executable, "--serve"), env,
+                       stdin='{"op": "plan", "id": 1}\n{"op": "compile", "id": 2, "job": {}}\n')
+    assert {"_vgprscope_runtime.compile", "_vgprscope_runtime.plan", "_vgprscope_runtime.protocol"} <= served
+    assert _ours(served) == []
 
 
 # ---- one launch, one job ------------------------------------------------------------------------------

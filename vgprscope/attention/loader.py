@@ -11,9 +11,11 @@ import ast
 import hashlib
 import importlib.util
 import sys
+from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from ..core.errors import UsageError
 
@@ -66,6 +68,18 @@ def parse_file(file: Path) -> ast.Module:
         raise UsageError(f"cannot read kernel file {file}: {getattr(exc, 'strerror', None) or exc}") from None
 
 
+def parsed(file: Path) -> ast.Module:
+    """``parse_file``, once per file and state in a process: a variant file's declaration and its relative
+    imports are read from one tree (parsing the kernel files is most of a warm ``analyze``'s own work)."""
+    st = file.stat()
+    return _parsed(file, st.st_mtime_ns, st.st_size)
+
+
+@cache
+def _parsed(file: Path, mtime_ns: int, size: int) -> ast.Module:
+    return parse_file(file)
+
+
 def _relative_imports(file: Path) -> frozenset[str]:
     """Module names a file imports relatively from its own directory (``from .x import ...``)."""
     st = file.stat()
@@ -74,17 +88,28 @@ def _relative_imports(file: Path) -> frozenset[str]:
 
 @cache
 def _imports_of(file: Path, mtime_ns: int, size: int) -> frozenset[str]:
-    # one parse per file and state in a process: every variant walks the shared helpers again (30 parses of
+    # one walk per file and state in a process: every variant walks the shared helpers again (30 parses of
     # 10 files were a third of a warm `analyze`)
-    tree = parse_file(file)
+    tree = _parsed(file, mtime_ns, size)
     out: set[str] = set()
-    for node in ast.walk(tree):
+    for node in _statements(tree.body):
         if isinstance(node, ast.ImportFrom) and node.level == 1:
             if node.module:
                 out.add(node.module.split(".")[0])
             else:  # from . import x, y
                 out.update(a.name for a in node.names)
     return frozenset(out)
+
+
+def _statements(body: list[Any]) -> Iterator[Any]:
+    """Every statement of a body, nested ones too (a function's, a branch's, a handler's): an import is a
+    statement, so the expressions, most of a tree's nodes, need no visit."""
+    for node in body:
+        yield node
+        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+            inner = getattr(node, name, None)
+            if isinstance(inner, list):
+                yield from _statements(inner)
 
 
 def source_hash(directory: Path, file: Path) -> str:

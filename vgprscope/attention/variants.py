@@ -110,7 +110,7 @@ class Variant:
 
 
 def _literal_variant(file: Path) -> dict[str, Any] | None:
-    tree = loader.parse_file(file)
+    tree = loader.parsed(file)  # the tree source_hash reads the file's imports from
     for node in tree.body:
         if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "VARIANT" for t in node.targets):
             try:

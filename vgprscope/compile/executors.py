@@ -7,18 +7,20 @@ from __future__ import annotations
 import atexit
 import contextlib
 import json
-import multiprocessing
 import os
 import signal
 import subprocess
 import sys
 import threading
 from collections.abc import Callable, Iterator
-from concurrent.futures import CancelledError, Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
-from typing import Any
+from concurrent.futures import CancelledError, Executor, Future
+from typing import TYPE_CHECKING, Any
 
 from ..runtime import worker, worker_command
 from .toolchains import Toolchain, environment, release
+
+if TYPE_CHECKING:  # the pools' modules (multiprocessing) are loaded when a pool is made: a warm run makes none
+    from concurrent.futures import ProcessPoolExecutor
 
 
 def _die_with_parent() -> None:
@@ -63,6 +65,9 @@ class Pool:
         if cls.pool is not None and cls.size >= workers and not getattr(cls.pool, "_broken", False):
             return cls.pool
         cls.close()
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
         # fork is cheap and safe while this process has not imported triton (no LLVM threads, no kernels
         # decorated for the interpreter); otherwise, and off Linux, a fresh interpreter per worker
         fork_ok = sys.platform.startswith("linux") and "triton" not in sys.modules
@@ -153,6 +158,8 @@ class ToolchainPool:
     Workers end when this process does (their stdin closes)."""
 
     def __init__(self, toolchain: Toolchain, workers: int):
+        from concurrent.futures import ThreadPoolExecutor
+
         self.toolchain = toolchain
         self._threads = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="vgprscope-toolchain")
         self._local = threading.local()

@@ -12,7 +12,7 @@ from typing import Any
 from ..core.archs import Arch
 from ..core.job import CompileJob
 from ..runtime import worker
-from ..runtime.plan import PLAN_VERSION
+from ..runtime.protocol import PLAN_VERSION
 from .task import target_of
 
 

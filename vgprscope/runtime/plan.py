@@ -15,8 +15,6 @@ from .facts import constexpr_fact, example_fact
 from .guard import stdout_to_stderr
 from .protocol import compile_env, one_line
 
-# Part of every cached plan's key: a plan made by another encoding of the launch is made again.
-PLAN_VERSION = 2
 
 def plan(request: dict[str, Any]) -> dict[str, Any]:
     """A kernel-directory variant at one config -> its jobs, one per kernel (or the variant's refusal).

@@ -15,9 +15,12 @@ import subprocess
 import tempfile
 from collections.abc import Iterator
 
-from .loader import LoadError
 
 PROTOCOL = 1
+
+
+# Part of every cached plan's key: a plan made by another encoding of the launch is made again (``plan``).
+PLAN_VERSION = 2
 
 
 COMPILE = "compile"
@@ -123,6 +126,8 @@ def one_line(exc: BaseException) -> str:
 
 def kind(exc: BaseException) -> str:
     """Whether a failure is the compiler's verdict on the input or the machine's doing."""
+    from .loader import LoadError  # loaded with what compiles, not by every reader of the protocol
+
     if isinstance(exc, (OSError, MemoryError, ImportError, subprocess.SubprocessError, LoadError,
                         RecursionError)) or timed_out(exc) is not None or toolchain_fault(exc):
         return ENVIRONMENT

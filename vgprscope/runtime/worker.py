@@ -16,9 +16,7 @@ import signal
 import sys
 from typing import Any
 
-from .compile import compile_job
 from .guard import stdout_to_stderr
-from .plan import plan
 from .protocol import (DEFAULT_TIMEOUT, ENVIRONMENT, PROTOCOL, _triton_root, compile_env, configure, one_line,
                        triton_version)
 
@@ -40,9 +38,15 @@ def _derive(request: dict[str, Any]) -> dict[str, Any]:
 def run(request: dict[str, Any]) -> dict[str, Any]:
     """Answer one request (what the process pool and Dask call); every answer names this Triton."""
     op = request.get("op")
+    # what compiles and plans is loaded by the first request that needs it: a process that only reads the
+    # protocol's names (vgprscope's own, answering from its cache) never loads it
     if op == "compile":
+        from .compile import compile_job
+
         answer = compile_job(request["job"], request.get("timeout", DEFAULT_TIMEOUT))
     elif op == "plan":
+        from .plan import plan
+
         answer = plan(request)
     elif op == "derive":
         answer = _derive(request)
