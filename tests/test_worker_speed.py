@@ -123,3 +123,17 @@ def f():
 ''')
     assert loader._relative_imports(tmp_path / "k.py") == {"_a", "_b", "_c", "_d", "_e", "_f", "_g", "_h", "_i",
                                                            "_j", "_k", "_l"}
+
+
+def test_a_compiles_raw_outputs_are_written_with_gzips_fastest_setting(tmp_path):
+    # written once per compile on the cold path (an NVIDIA entry holds its cubin and SASS: about 1 MB of
+    # JSON), read back only by explain and a re-parse: level 1 writes it in under half the time of level 6
+    from vgprscope.compile.cache import CompileCache
+
+    cache = CompileCache(tmp_path)
+    raw = {"sass": "\n".join(f"/*{i:04x}*/ HMMA.16816.F32 R{i % 200}, R4, R8, R{i % 100} ;" for i in range(5000))}
+    assert cache.store("ab" * 16, {"result": {}}, raw)
+    (written,) = tmp_path.rglob("*.raw.json.gz")
+    data = written.read_bytes()
+    assert data[8] == 4  # gzip's XFL byte: 4 = the fastest compression, 2 = the best (levels 2-9 write 0)
+    assert cache.load_raw("ab" * 16) == raw | {"key": "ab" * 16}

@@ -123,8 +123,10 @@ class CompileCache:
         try:
             # raw first: a parsed entry is only ever visible with its raw outputs beside it
             if raw is not None:
+                # gzip's fastest level: written once per compile (an NVIDIA entry's cubin and SASS are about
+                # 1 MB of JSON), in under half level 6's time for a quarter more bytes, and read back rarely
                 atomic_write(self._path(key, ".raw.json.gz"),
-                             gzip.compress(json.dumps(raw | {"key": key}).encode(), 6))
+                             gzip.compress(json.dumps(raw | {"key": key}).encode(), 1))
             atomic_write(self._path(key, ".json"), json.dumps({"format": FORMAT, "key": key, **entry}).encode())
         except (OutputError, OSError) as exc:
             self._warn(exc)
