@@ -226,11 +226,10 @@ def sides(triton: Any, settings: Any, say: Any = None) -> tuple[Any, Any]:
 
 
 def selected_variants(gate_set: GateSet) -> list[Variant]:
-    """The variants the set compiles (every variant of the kernel directory when none is named)."""
-    from ..attention import loader
-    from ..attention.variants import select_variants
+    """The variants the set compiles (every variant of the kernel directory when none is named; none where a
+    source is given alone)."""
+    from ..attention.source import VariantSource
+    from .registry import default_source
 
-    if not gate_set.with_variants:
-        return []
-    directory = gate_set.kernel_dir.resolve() if gate_set.kernel_dir else loader.BUNDLED_DIR
-    return select_variants(list(gate_set.variants), directory)
+    source = default_source(gate_set.source_paths(), gate_set.variants)
+    return source.selected() if isinstance(source, VariantSource) else []
