@@ -9,14 +9,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.errors import TritonUnavailableError
-from .selection import selected_variants
+from .selection import selected_variants, set_sources
 
 if TYPE_CHECKING:
     from .results import BaselineSaveResult
     from ..gate.baseline import Entry
     from ..gate.config import GateConfig, GateSet
     from ..gate.diff import GateResult
-    from ..sources.base import Source
 
 
 def load_config(config: Path | None = None, cwd: Path | None = None) -> GateConfig:
@@ -42,14 +41,6 @@ def settings(config: Path | None, baseline: Path | None, variant: Sequence[str] 
         cfg = replace(cfg, set=replace(cfg.set, configs=attention_defaults.DEFAULT_CONFIGS))
     attention_defaults.requests(cfg.set.configs, cfg.where)
     return cfg
-
-
-def set_sources(gate_set: GateSet) -> tuple[Source, ...]:
-    """The sources of the gate's set (``registry.read``; the configs are the variants' own, never launch
-    options of captured launches)."""
-    from . import registry
-
-    return registry.read(gate_set.source_paths(), gate_set.variants, launch_grid=False)
 
 
 def labels(gate_set: GateSet) -> list[str]:

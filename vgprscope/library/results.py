@@ -182,8 +182,8 @@ def kernel_locations(config: GateConfig | None, result: GateResult) -> dict[str,
     files: dict[tuple[str, str], str] = {}
     if config is not None:
         from ..core.errors import VgprscopeError
-        from .gate import set_sources
         from .registry import default_source
+        from .selection import set_sources
 
         try:
             sources = set_sources(config.set)

@@ -13,6 +13,7 @@ from ..attention.config import ConfigRequest
 if TYPE_CHECKING:
     from ..attention.variants import Variant
     from ..gate.config import GateSet
+    from ..sources.base import Source
 
 
 def names(value: Any, keyword: str) -> tuple[str, ...]:
@@ -223,6 +224,14 @@ def sides(triton: Any, settings: Any, say: Any = None) -> tuple[Any, Any]:
     if a.id == b.id and a.settings == b.settings:
         raise UsageError(f"both sides are {a.label}: nothing would differ; give two releases or a setting")
     return a, b
+
+
+def set_sources(gate_set: GateSet) -> tuple[Source, ...]:
+    """The sources of the gate's set (``registry.read``; its configs are the variants' own, never launch
+    options of captured launches)."""
+    from . import registry
+
+    return registry.read(gate_set.source_paths(), gate_set.variants, launch_grid=False)
 
 
 def selected_variants(gate_set: GateSet) -> list[Variant]:
