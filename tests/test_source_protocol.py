@@ -147,3 +147,9 @@ def test_the_cli_hands_every_source_option_to_the_library_by_name():
     assert names - {"variant", "arch"} <= set(registry.SOURCES)
     given = Kernels(**{n: f"value-{n}" for n in names}).library()
     assert given == {n: f"value-{n}" for n in names}
+
+
+def test_the_gate_takes_a_source_as_a_path_only(toy):
+    """The gate's set is files: a source given to ``check`` as an object is one line naming it."""
+    with pytest.raises(UsageError, match="check: toy=3 is not allowed; the gate's sources are files"):
+        vgprscope.check(toy=3)

@@ -17,6 +17,9 @@ keyword but the library's own (``arch``, ``jobs``, ``use_cache``, ``cache``, ``y
 ``scheduler``, ``executor``, ``on_progress``, ``sort``, ``triton``, ``settings``) is the launch's; a list value makes a grid of
 launches. A kernel parameter named like one of those is given positionally.
 
+A source's keyword (``capture``, ``kernel_dir``, and every other of ``library/registry.py``'s ``SOURCES``) is
+taken by each call that selects kernels, and by the gate's configuration; without one, the bundled variants.
+
 Compiles run in worker processes (started fresh where this process imported triton, as a user's kernel
 does; they are not given the user's script to run again: ``tasks.main_not_rerun``).
 """
@@ -265,6 +268,10 @@ def _gate_paths(what: str, config: PathLike | None, baseline: PathLike | None, n
     """The gate's files, and its sources' keywords as paths (a capture file, a kernel directory, ...)."""
     keywords = _sources(named, extra)
     _unknown(what, extra)
+    bad = next((k for k, v in keywords.items() if v and not isinstance(v, (str, os.PathLike))), None)
+    if bad is not None:
+        raise UsageError(f"{what}: {bad}={keywords[bad]!r} is not allowed; the gate's sources are files: give "
+                         "a path")
     paths = {k: Path(v) for k, v in keywords.items() if v}
     return Path(config) if config else None, Path(baseline) if baseline else None, paths
 

@@ -35,15 +35,20 @@ def _absent(value: Any) -> bool:
     return value is None or (isinstance(value, (list, tuple)) and not value)
 
 
+def _picked(keywords: Mapping[str, Any]) -> set[SourceType]:
+    return {SOURCES[k] for k in given(keywords)}
+
+
 def only_default(keywords: Mapping[str, Any]) -> bool:
     """Whether no source but the default's (the variants: ``kernel_dir``) is given."""
-    return all(SOURCES[k] is DEFAULT for k in given(keywords))
+    return _picked(keywords) <= {DEFAULT}
 
 
 def uses_default(keywords: Mapping[str, Any], variants: Sequence[str]) -> bool:
     """Whether the default source (the bundled variants, or a kernel directory's) compiles: always, unless
     another source (a capture, ...) was given alone: without variants named or a kernel directory beside it."""
-    return bool(variants) or only_default(keywords) or any(SOURCES[k] is DEFAULT for k in given(keywords))
+    picked = _picked(keywords)
+    return bool(variants) or DEFAULT in picked or not picked
 
 
 def read(keywords: Mapping[str, Any], variants: Sequence[str] = (), requests: Sequence[Any] = (ConfigRequest(),),
@@ -52,7 +57,7 @@ def read(keywords: Mapping[str, Any], variants: Sequence[str] = (), requests: Se
     then each source given, in the registry's order."""
     found = given(keywords)
     reading = Reading(tuple(variants), tuple(requests), uses_default(found, variants), launch_grid)
-    first = [] if not reading.with_variants or any(SOURCES[k] is DEFAULT for k in found) else [DEFAULT.read(None, reading)]
+    first = [DEFAULT.read(None, reading)] if reading.with_variants and DEFAULT not in _picked(found) else []
     return (*first, *(SOURCES[k].read(v, reading) for k, v in found.items()))
 
 
