@@ -324,11 +324,11 @@ class CaptureSource:
         list of them; with ``reading.launch_grid``, a grid's launch options apply to the launches too (without
         variants beside, the variants' own options are refused: they would be ignored)."""
         items = list(value) if isinstance(value, (list, tuple)) else [] if value is None else [value]
+        captures = tuple(read_capture(c) for c in items)
         points: tuple[Mapping[str, int], ...] = ({},)
         if reading.launch_grid:
             points = tuple(launch_overrides(reading.requests, not reading.with_variants))
-        given = str(value) if isinstance(value, (str, os.PathLike)) else ""
-        return cls(tuple(read_capture(c) for c in items), points, given)
+        return cls(captures, points, str(value) if isinstance(value, (str, os.PathLike)) else "")
 
     def tasks(self, want: Want, engine: Engine) -> list[Task]:
         """Every specialisation (and autotune config) of each capture on every arch, at each launch-option
