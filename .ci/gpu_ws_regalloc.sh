@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # One device call: ws-regalloc's GPU numerics at its defaults (every case of tests/test_gpu.py, the ping-pong
 # cases, knob tma_store on every case, the broken copy), then its configs side by side in one process on the
-# four prefill cases of issue 28 beside SDPA, fp16 and bf16 (.ci/ws_side_by_side.py: the sm_90 default, the
-# previous default of one 8-warp consumer partition, tma_store=1, a 3-slot ring).
+# four prefill cases of issue 28 beside SDPA, fp16 and bf16 (.ci/ws_side_by_side.py: the sm_90 default, a
+# 2-slot ring, the first default of one 8-warp consumer partition, tma_store=1).
 #   bash .ci/gpu_ws_regalloc.sh OUTDIR [NAME=KNOBS ...]   (NAME=KNOBS: the configs to set side by side instead)
 set -uo pipefail
 source .ci/gpu_env.sh "${1:-reports}"

@@ -4,7 +4,8 @@ cases of issue 28 (fp16 and bf16): each config over the eight cases in turn, SDP
     python3 .ci/ws_side_by_side.py OUT.md [NAME=KNOBS ...]
 
 NAME=KNOBS: a config as `num_warps=8,pingpong=0` (config fields and knobs; empty: the defaults); without any,
-the sm_90 default, the previous default (one consumer partition of 8 warps), tma_store=1 and a 3-slot ring.
+the sm_90 default, a 2-slot ring, the first default (one consumer partition of 8 warps, 2 slots) and
+tma_store=1.
 """
 
 from __future__ import annotations
@@ -12,8 +13,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-CONFIGS = {"default": "", "one-partition": "num_warps=8,pingpong=0", "tma_store": "tma_store=1",
-           "stages3": "num_stages=3"}
+CONFIGS = {"default": "", "stages2": "num_stages=2", "one-partition": "num_warps=8,pingpong=0,num_stages=2",
+           "tma_store": "tma_store=1"}
 FIELDS = ("block_m", "block_n", "num_warps", "num_stages")
 
 

@@ -60,7 +60,9 @@ VARIANT = {
     # 32 KiB of Q + 2 x 64 KiB of K/V); sm_100 and the others compile the same config and say why they cannot
     "defaults": {"block_m": 128, "block_n": 128, "num_warps": 8, "num_stages": 2},
     # sm_90: FA3's inter-warp-group ping-pong, each consumer warp group its own partition of 4 warps
+    # and a 3-slot K/V ring up to D128 (at D128: 32 KiB of Q + 3 x 64 KiB of K/V, of the 227 KiB a block may take)
     "defaults_for": [{"arch": ["sm_90"], "set": {"num_warps": 4, "pingpong": 1}},
+                     {"arch": ["sm_90"], "head_dim": [65, 128], "set": {"num_stages": 3}},
                      {"head_dim": [129, 256], "set": {"block_n": 64}}],
     # memory traffic per (batch, head) in the traffic model's notation (vgprscope/attention/traffic.py):
     # the same bytes as baseline (Q once, K and V once per query block through TMA), the same FLOPs
