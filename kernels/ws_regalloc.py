@@ -12,9 +12,11 @@ splits it in two:
   from registers), the online softmax in the log2 domain. Knob ``overlap`` (default 1): block i's S is issued
   before block i-1's P V and its softmax runs under it, the mask applied to the blocks that need it; 0: S,
   softmax and P V in turn, the K/V loop run twice (the blocks that need no mask, then the tail / diagonal).
-  When a slot's P V is done its "empty" barrier frees it for the producer. Knob ``pingpong`` (1, at 4 warps):
-  the two consumer warp groups become two partitions (the second a worker asking for 240 registers) that take
-  turns issuing their matrix products through two mbarriers, so one's softmax runs under the other's wgmma.
+  When a slot's P V is done its "empty" barrier frees it for the producer. Knob ``pingpong`` (1, at 4 warps;
+  sm_90's default): the two consumer warp groups become two partitions (the second a worker asking for 240
+  registers) that take turns issuing their matrix products through two mbarriers, so one's softmax runs under
+  the other's wgmma. Knob ``tma_store`` (0 by default: measured no faster): O leaves through Q's shared memory
+  by one TMA store per consumer.
 Triton pads the producer to a whole warp group and, since every worker names its registers, emits
 ``setmaxnreg``: the producer's warp group drops to ``producer_regs`` and the consumers rise above the count
 ptxas reports for the whole kernel (the cap every warp starts with: the 64K-register file over all 12 warps,
@@ -53,14 +55,16 @@ VARIANT = {
     "knobs": ["producer_regs", "overlap", "pingpong", "tma_store"],
     # `vgprscope frontier` varies the register split (producer_regs) instead of the occupancy levels: every
     # legal setmaxnreg count, multiples of 8 from 24 to 256 (what check_config accepts; at 8 consumer warps
-    # the consumers' share stays above setmaxnreg's 24 at every one); `-k producer_regs=...` picks others
+    # the consumers' share stays above setmaxnreg's 24 at every one; under sm_90's ping-pong the second consumer
+    # keeps 240, so from 152 on the first has too few and the row says so); `-k producer_regs=...` picks others
     # the frontier compiles every 32 registers (8 splits); -k producer_regs=... takes any multiple of 8 in 24-256
     "frontier_knob": {"name": "producer_regs", "range": [24, 248, 32]},
-    # sm_90: 128 query rows over two consumer warp groups, 128-key blocks, a ring of 2 K/V slots (at D128:
-    # 32 KiB of Q + 2 x 64 KiB of K/V); sm_100 and the others compile the same config and say why they cannot
+    # 128 query rows over two consumer warp groups in one partition, 128-key blocks, a ring of 2 K/V slots (at
+    # D128: 32 KiB of Q + 2 x 64 KiB of K/V): the config the other archs compile to say why they cannot.
+    # sm_90 (measured on an H100, reports/ws-regalloc-h100.md): FA3's ping-pong, each consumer warp group its own
+    # partition of 4 warps (+8 to +16 % over one partition of 8), and a 3-slot ring up to D128 (at D128: 32 KiB
+    # of Q + 3 x 64 KiB of K/V of the 227 KiB a block may take; +1 to +12 % over 2 slots; D64: no gain)
     "defaults": {"block_m": 128, "block_n": 128, "num_warps": 8, "num_stages": 2},
-    # sm_90: FA3's inter-warp-group ping-pong, each consumer warp group its own partition of 4 warps
-    # and a 3-slot K/V ring up to D128 (at D128: 32 KiB of Q + 3 x 64 KiB of K/V, of the 227 KiB a block may take)
     "defaults_for": [{"arch": ["sm_90"], "set": {"num_warps": 4, "pingpong": 1}},
                      {"arch": ["sm_90"], "head_dim": [65, 128], "set": {"num_stages": 3}},
                      {"head_dim": [129, 256], "set": {"block_n": 64}}],
