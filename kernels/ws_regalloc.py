@@ -44,6 +44,8 @@ VARIANT = {
     "trades": "a producer warp group's registers given to the consumers; K/V staged in a shared-memory ring",
     "kernels": ["attn_fwd_ws"],
     "order": 8,
+    # the arch it is written for: `vgprscope check`'s default set compiles it there beside the gate's archs
+    "archs": ["sm_90"],
     # producer_regs: the producer partition's worker_num_regs (24 to 256, a multiple of 8): the register split
     # between the partitions (`explain -k producer_regs=N` shows each partition's count, `analyze` the spills)
     # overlap: 1 (default) issues block i's S = Q K^T before block i-1's P V (FA3's intra-warp-group overlap),

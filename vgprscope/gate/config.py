@@ -61,6 +61,9 @@ class GateSet:
     kernel_dir: Path | None = None
     # a capture file (vgprscope capture): its specialisations join the set; alone when no variants are named
     capture: Path | None = None
+    # each variant also on the archs it declares it is written for (VARIANT['archs']: ws-regalloc on sm_90),
+    # beside ``archs``; off when the command line names the archs
+    own_archs: bool = True
 
     @property
     def with_variants(self) -> bool:
@@ -101,7 +104,8 @@ class GateConfig:
         ``strict`` turns the file's default rules strict (a file's ``strict = true`` stays)."""
         s = self.set
         s = replace(s, variants=_split(variants)) if variants else s
-        s = replace(s, archs=tuple(dict.fromkeys(get_arch(a).name for a in _split(archs)))) if archs else s
+        s = replace(s, archs=tuple(dict.fromkeys(get_arch(a).name for a in _split(archs))),
+                    own_archs=False) if archs else s
         s = replace(s, kernel_dir=kernel_dir) if kernel_dir else s
         s = replace(s, capture=capture) if capture else s
         extra = tuple(parse_rule(r) for r in rules)
