@@ -67,6 +67,9 @@ class GateSet:
     configs: tuple[Mapping[str, Any], ...] = ()
     # (key, path) of each source given (kernel_dir = "kernels", capture = "vgprscope-capture.json", ...)
     sources: tuple[tuple[str, Path], ...] = ()
+    # each variant also on the archs it declares it is written for (VARIANT['archs']: ws-regalloc on sm_90),
+    # beside ``archs``; off when the command line names the archs
+    own_archs: bool = True
 
     def source_paths(self) -> dict[str, Path]:
         return dict(self.sources)
@@ -100,7 +103,8 @@ class GateConfig:
         strict (a file's ``strict = true`` stays)."""
         s = self.set
         s = replace(s, variants=_split(variants)) if variants else s
-        s = replace(s, archs=tuple(dict.fromkeys(get_arch(a).name for a in _split(archs)))) if archs else s
+        s = replace(s, archs=tuple(dict.fromkeys(get_arch(a).name for a in _split(archs))),
+                    own_archs=False) if archs else s
         if sources:
             s = replace(s, sources=tuple((s.source_paths() | dict(sources)).items()))
         extra = tuple(parse_rule(r) for r in rules)

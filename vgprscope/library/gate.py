@@ -108,14 +108,37 @@ def compile_set(cfg: GateConfig, jobs: int | None = None, use_cache: bool = True
     ``compile.toolchains.Toolchain``, when given)."""
     from ..attention import defaults as attention_defaults
     from ..gate.baseline import entries_of
+    from .registry import DEFAULT, SOURCES
     from .tasks import Selection, sweep
 
     s = cfg.set
     sel = Selection.of(list(s.variants), list(s.archs), attention_defaults.requests(s.configs, cfg.where),
                        s.source_paths(), overrides=False, toolchains=(toolchain,) if toolchain is not None else ())
     # the gate's set is its own: no grid guard (its size is the configuration's)
-    return entries_of(sweep(sel, jobs=jobs, use_cache=use_cache, cache_dir=cache_dir, yes=True,
-                            on_progress=on_progress))
+    entries = entries_of(sweep(sel, jobs=jobs, use_cache=use_cache, cache_dir=cache_dir, yes=True,
+                               on_progress=on_progress))
+    for name, archs in own_archs(s):  # a variant on the archs it is written for, beside the set's
+        default = {k: v for k, v in s.source_paths().items() if SOURCES.get(k) is DEFAULT}
+        own = Selection.of([name], archs, attention_defaults.requests(s.configs, cfg.where), default,
+                           overrides=False, toolchains=sel.toolchains)
+        entries += entries_of(sweep(own, jobs=jobs, use_cache=use_cache, cache_dir=cache_dir, yes=True,
+                                    on_progress=on_progress))
+    return entries
+
+
+def own_archs(gate_set: GateSet) -> list[tuple[str, list[str]]]:
+    """(variant, archs): the archs a variant of the set declares it is written for (VARIANT['archs']) that the
+    set's archs lack; none when the set has no variants or the command line named the archs."""
+    from .registry import uses_default
+
+    if not (gate_set.own_archs and uses_default(gate_set.source_paths(), gate_set.variants)):
+        return []
+    out = []
+    for v in selected_variants(gate_set):
+        extra = [a for a in v.archs if a not in gate_set.archs]
+        if extra:
+            out.append((v.name, extra))
+    return out
 
 
 def part(cfg: GateConfig, variant: Sequence[str] | None, arch: Sequence[str] | None) -> Callable[[Entry], bool] | None:
