@@ -31,10 +31,9 @@ def _parts(u: ResourceUsage) -> tuple[UsageFigures, VendorWords]:
 def _fields(f: UsageFigures) -> dict[str, Any]:
     """The named fields a spill template may use (vendor_words' docstring lists them)."""
     pair = f.spill_pair or (0, 0)
-    insts = f.spill_insts
+    insts, in_loop = f.spill_insts, f.spill_insts_in_loop
     return {"total": sum(pair), "stores": f.spill_stores, "loads": f.spill_loads, "insts": insts,
-            "in_loop": f.spill_insts_in_loop, "loop": f", {f.spill_insts_in_loop} in loop" if f.spill_insts_in_loop else "",
-            "spills": count(sum(pair), "spill"),
+            "in_loop": in_loop, "loop": f", {in_loop} in loop" if in_loop else "", "spills": count(sum(pair), "spill"),
             "insts_words": count(insts, "spill instruction") if insts is not None else ""}
 
 

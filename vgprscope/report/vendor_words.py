@@ -159,3 +159,8 @@ VENDOR_WORDS: Mapping[Vendor, VendorWords] = MappingProxyType({Vendor.AMD: AMD_W
 def words_of(vendor: Vendor) -> VendorWords:
     """The row of ``vendor`` (a backend's or an arch's ``vendor``)."""
     return VENDOR_WORDS[vendor]
+
+
+def words_of_unit(unit: str) -> VendorWords:
+    """The row of the vendor whose occupancy rule counts in ``unit`` (a record's ``Occupancy.unit``)."""
+    return next(w for w in VENDOR_WORDS.values() if w.unit == unit)

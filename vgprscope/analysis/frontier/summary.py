@@ -8,11 +8,13 @@ from collections.abc import Sequence
 
 from .core import KernelFrontier, Level
 from .split import given
-from ...report.usage_text import spill_price, usage_words
+from ...report.usage_text import spill_price
+from ...report.vendor_words import words_of_unit
 
 # the limiters a frontier level names in words when they, not the registers, hold the occupancy down
 LIMITER_WORDS = {"lds": "LDS", "shared": "shared memory", "workgroup": "whole workgroups", "warps": "the warp slots",
                  "blocks": "the blocks-per-SM limit", "sgpr": "SGPRs"}
+
 
 def _plural(n: int, unit: str) -> str:
     noun, _, per = unit.partition("/")
@@ -24,9 +26,10 @@ def _plural(n: int, unit: str) -> str:
 def price(level: Level) -> str:
     """What a level costs, in its vendor's words: '233 spills (163 spill instructions, 124 in the loop)';
     NVIDIA in bytes."""
-    if not level.ok:
+    u = level.record.usage
+    if not level.ok or u is None:
         return f"does not compile ({level.record.status})"
-    return spill_price(level.record.usage) + _loop_price(level)
+    return spill_price(u) + _loop_price(level)
 
 
 def _loop_price(level: Level) -> str:
@@ -83,7 +86,7 @@ def summary(kf: KernelFrontier) -> str:
         every = "every level" + (" and uncapped" if kf.uncapped is not None and kf.uncapped.ok else "")
         return f"spills at {every}; fewest {where}: {price(fewest)}"
     sf = kf.spill_free
-    reg = usage_words(sf.record.usage).register_word  # a spill-free level compiled: it has a usage
+    reg = words_of_unit(unit).register_word
     if sf.uncapped:
         head = f"spill-free to {_plural(sf.plan.target, unit)} {_uncapped_words(sf)} ({sf.plan.budget} {reg})"
         words = _cap_words(sf)

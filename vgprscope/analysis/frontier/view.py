@@ -15,7 +15,7 @@ from ...backends import backend_of_usage
 from ...core.records import SCHEMA_VERSION
 from ...report.machine import Machine
 from ...report.usage_text import spills_level_text, spills_next_text
-from ...report.vendor_words import VENDOR_WORDS, VendorWords
+from ...report.vendor_words import VENDOR_WORDS, VendorWords, words_of_unit
 
 _UNIT_SHORT = {w.unit: w.unit_short for w in VENDOR_WORDS.values()}
 
@@ -184,11 +184,6 @@ _LOOP_LEGEND = ("hot loop: one trip of the loop whose own body holds the most ma
                 "of its instructions, and the scratch bytes it loads and stores per {lane}")
 
 
-def _words(kf: KernelFrontier) -> VendorWords:
-    """The words of the vendor whose occupancy unit the frontier counts in."""
-    return next(w for w in VENDOR_WORDS.values() if w.unit == kf.unit)
-
-
 def _title(kf: KernelFrontier, own: dict[int, str]) -> list[tuple[str, str | None]]:
     """The title line above a kernel's levels: variant and kernel, then the config words that are its own."""
     words = own.get(id(kf))
@@ -208,7 +203,7 @@ def tables_text(frontiers: Sequence[KernelFrontier], machine: Machine, *, wide: 
     parts = [machine.text(width) + "\n"]
     for arch, kfs in _groups([kf for kf in frontiers if not kf.split]).items():
         notes = Footnotes()
-        words = _words(kfs[0])
+        words = words_of_unit(kfs[0].unit)
         shared, own = _shared_config(kfs)
         rows = _rows(kfs)
         # the uncapped row has no setting: it alone does not need the knob's column
