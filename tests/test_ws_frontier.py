@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 import vgprscope
 from vgprscope.core.errors import UsageError
+from vgprscope.analysis.frontier.summary import summary
 
 SPLITS = "producer_regs=24,104,168"
 # the split of one consumer partition of 8 warps (sm_90's default is two ping-ponging partitions of 4): the
@@ -51,7 +52,7 @@ def test_each_split_is_a_row_with_its_partitions_spills_and_stack(result):
         (0, 0, 0), (0, 0, 0), (140, 140, 128)]
     assert [lv.spill_free for lv in kf.levels] == [True, True, False]
     assert kf.spill_free_settings == (24, 104)
-    assert kf.summary.startswith("spill-free at producer_regs 24-104 (default partition 240-200 registers); "
+    assert summary(kf).startswith("spill-free at producer_regs 24-104 (default partition 240-200 registers); "
                                  "168: 140 B of spill stores, 140 B of spill loads")
 
 
@@ -131,7 +132,7 @@ def test_an_arch_it_cannot_target_is_one_row_saying_why():
     (kf,) = vgprscope.frontier(variant="ws-regalloc", arch="sm_80", knob=SPLITS, jobs=1).frontiers
     assert kf.split and len(kf.levels) == 1 and not kf.levels[0].ok
     assert "sm_90" in kf.levels[0].record.status
-    assert kf.summary == "no setting compiled"
+    assert summary(kf) == "no setting compiled"
 
 
 def test_the_split_frontier_under_another_triton_is_named_by_it(release36):

@@ -49,7 +49,7 @@ def tree_hash(directory: Path) -> str:
 def launch_options(config: AttentionConfig, arch: Arch) -> dict[str, object]:
     """The launch options of a config on an arch: warps, stages and the arch's backend's own options."""
     opts: dict[str, object] = {"num_warps": config.num_warps, "num_stages": config.num_stages}
-    for name in backend_of(arch).options:
+    for name in backend_of(arch).facts.options:
         if getattr(config, name) is not None:
             opts[name] = getattr(config, name)
     return opts

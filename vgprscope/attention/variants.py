@@ -273,7 +273,7 @@ def resolve_config(variant: Variant, arch: Arch, req: ConfigRequest) -> Attentio
             return caps[name]
         return value
 
-    backend_options = backend_of(arch).options  # the other backends' are None here: they mean nothing on it
+    backend_options = backend_of(arch).facts.options  # the other backends' are None here: they mean nothing on it
 
     def option(name: str) -> Any:
         return pick(name) if name in backend_options else None

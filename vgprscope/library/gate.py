@@ -70,7 +70,7 @@ def _backend_dir(backend: str) -> Path | None:
         return None
     from ..backends import backend_named
 
-    return Path(str(dist.locate_file(f"triton/backends/{backend_named(backend).triton_dir}")))
+    return Path(str(dist.locate_file(f"triton/backends/{backend_named(backend).facts.triton_dir}")))
 
 
 def _direction(baseline: str, other: str) -> str:

@@ -119,7 +119,7 @@ def options_for(x: CapturedLaunch, target: Target) -> dict:
     recorded = (x.target or {}).get("backend")
     if not recorded or recorded == target.backend:
         return x.options
-    foreign = set(BACKENDS_BY_NAME[recorded].cache_options) if recorded in BACKENDS_BY_NAME else set()
+    foreign = set(BACKENDS_BY_NAME[recorded].facts.cache_options) if recorded in BACKENDS_BY_NAME else set()
     return {k: v for k, v in x.options.items() if k not in foreign}
 
 
