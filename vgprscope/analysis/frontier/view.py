@@ -298,20 +298,47 @@ def csv_rows(frontiers: Sequence[KernelFrontier]) -> list[dict[str, Any]]:
 
 
 def spill_free_cell(vf: Any) -> str:
-    """'2 w/SIMD' (the variant's most limited kernel), 'none' when a kernel spills at every level."""
+    """'2 w/SIMD' (the variant's most limited kernel), 'none' when a kernel spills at every level, 'split knob'
+    where the variant's frontier varies its register split instead (the next cell says which splits are free)."""
     if vf is None:
         return "-"
+    if vf.limiting is not None and not any(lv.ok for lv in vf.limiting.levels):
+        return "-"
+    if vf.limiting is not None and vf.limiting.split:
+        return "split knob"
     if vf.spill_free_occupancy is None:
         return "none"
     unit = vf.limiting.unit if vf.limiting else ""
     return f"{vf.spill_free_occupancy} {_UNIT_SHORT.get(unit, unit)}"
 
 
+def split_runs(k: Any) -> str:
+    """A split frontier's spill-free settings as runs of neighbouring settings: '24-56, 120'."""
+    runs: list[list[int]] = []
+    last_free = False
+    for lv in k.levels:
+        free = lv.spill_free and lv.plan.setting is not None
+        if free:
+            if last_free:
+                runs[-1].append(lv.plan.setting)
+            else:
+                runs.append([lv.plan.setting])
+        last_free = free
+    return ", ".join(f"{r[0]}-{r[-1]}" if len(r) > 1 else f"{r[0]}" for r in runs)
+
+
 def next_level_cell(vf: Any) -> str:
-    """'3: 233 (124 loop)': the next level of the limiting kernel and its spills (NVIDIA: bytes)."""
+    """'3: 233 (124 loop)': the next level of the limiting kernel and its spills (NVIDIA: bytes); a split
+    frontier's spill-free settings ('producer_regs 24-56 spill-free'); 'compiles at no level' where nothing
+    compiled (an arch the variant cannot target)."""
     if vf is None or vf.limiting is None:
         return "-"
     k = vf.limiting
+    if not any(lv.ok for lv in k.levels):
+        return "compiles at no setting" if k.split else "compiles at no level"
+    if k.split:
+        free = split_runs(k)
+        return f"{k.knob} {free} spill-free" if free else f"{k.knob}: spills at every setting"
     if vf.spill_free_occupancy is None:
         return "spills at every level"
     nxt = k.next_level
