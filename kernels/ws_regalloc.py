@@ -12,9 +12,11 @@ splits it in two:
   from registers), the online softmax in the log2 domain. Knob ``overlap`` (default 1): block i's S is issued
   before block i-1's P V and its softmax runs under it, the mask applied to the blocks that need it; 0: S,
   softmax and P V in turn, the K/V loop run twice (the blocks that need no mask, then the tail / diagonal).
-  When a slot's P V is done its "empty" barrier frees it for the producer. Knob ``pingpong`` (1, at 4 warps):
-  the two consumer warp groups become two partitions (the second a worker asking for 240 registers) that take
-  turns issuing their matrix products through two mbarriers, so one's softmax runs under the other's wgmma.
+  When a slot's P V is done its "empty" barrier frees it for the producer. Knob ``pingpong`` (1, at 4 warps;
+  sm_90's default): the two consumer warp groups become two partitions (the second a worker asking for 240
+  registers) that take turns issuing their matrix products through two mbarriers, so one's softmax runs under
+  the other's wgmma. Knob ``tma_store`` (0 by default: measured no faster): O leaves through Q's shared memory
+  by one TMA store per consumer.
 Triton pads the producer to a whole warp group and, since every worker names its registers, emits
 ``setmaxnreg``: the producer's warp group drops to ``producer_regs`` and the consumers rise above the count
 ptxas reports for the whole kernel (the cap every warp starts with: the 64K-register file over all 12 warps,
@@ -42,22 +44,32 @@ VARIANT = {
     "trades": "a producer warp group's registers given to the consumers; K/V staged in a shared-memory ring",
     "kernels": ["attn_fwd_ws"],
     "order": 8,
+    # the arch it is written for: `vgprscope check`'s default set compiles it there beside the gate's archs
+    "archs": ["sm_90"],
     # producer_regs: the producer partition's worker_num_regs (24 to 256, a multiple of 8): the register split
     # between the partitions (`explain -k producer_regs=N` shows each partition's count, `analyze` the spills)
     # overlap: 1 (default) issues block i's S = Q K^T before block i-1's P V (FA3's intra-warp-group overlap),
     # 0 runs S, softmax and P V of each block in turn
     # pingpong: 1 makes the two consumer warp groups two partitions that take turns issuing their matrix
     # products (FA3's inter-warp-group ping-pong; num_warps 4 each, block_m 128); 0 (default): one partition
-    "knobs": ["producer_regs", "overlap", "pingpong"],
+    # tma_store: 1 writes O through shared memory (Q's slots, free once the K/V loop is done) with one TMA store
+    # per consumer (FA3's epilogue); 0 (default): each thread stores its accumulator rows to global memory
+    "knobs": ["producer_regs", "overlap", "pingpong", "tma_store"],
     # `vgprscope frontier` varies the register split (producer_regs) instead of the occupancy levels: every
     # legal setmaxnreg count, multiples of 8 from 24 to 256 (what check_config accepts; at 8 consumer warps
-    # the consumers' share stays above setmaxnreg's 24 at every one); `-k producer_regs=...` picks others
+    # the consumers' share stays above setmaxnreg's 24 at every one; under sm_90's ping-pong the second consumer
+    # keeps 240, so from 152 on the first has too few and the row says so); `-k producer_regs=...` picks others
     # the frontier compiles every 32 registers (8 splits); -k producer_regs=... takes any multiple of 8 in 24-256
     "frontier_knob": {"name": "producer_regs", "range": [24, 248, 32]},
-    # sm_90: 128 query rows over two consumer warp groups, 128-key blocks, a ring of 2 K/V slots (at D128:
-    # 32 KiB of Q + 2 x 64 KiB of K/V); sm_100 and the others compile the same config and say why they cannot
+    # 128 query rows over two consumer warp groups in one partition, 128-key blocks, a ring of 2 K/V slots (at
+    # D128: 32 KiB of Q + 2 x 64 KiB of K/V): the config the other archs compile to say why they cannot.
+    # sm_90 (measured on an H100, reports/ws-regalloc-h100.md): FA3's ping-pong, each consumer warp group its own
+    # partition of 4 warps (+8 to +16 % over one partition of 8), and a 3-slot ring up to D128 (at D128: 32 KiB
+    # of Q + 3 x 64 KiB of K/V of the 227 KiB a block may take; +1 to +12 % over 2 slots; D64: no gain)
     "defaults": {"block_m": 128, "block_n": 128, "num_warps": 8, "num_stages": 2},
-    "defaults_for": [{"head_dim": [129, 256], "set": {"block_n": 64}}],
+    "defaults_for": [{"arch": ["sm_90"], "set": {"num_warps": 4, "pingpong": 1}},
+                     {"arch": ["sm_90"], "head_dim": [65, 128], "set": {"num_stages": 3}},
+                     {"head_dim": [129, 256], "set": {"block_n": 64}}],
     # memory traffic per (batch, head) in the traffic model's notation (vgprscope/attention/traffic.py):
     # the same bytes as baseline (Q once, K and V once per query block through TMA), the same FLOPs
     "traffic": {
@@ -79,6 +91,7 @@ VARIANT = {
 # TMA's global-to-shared copy: ``tma.async_load`` from Triton 3.7 on, ``async_copy_global_to_shared`` before
 # (3.6, the GPU machine's release; 3.9 refuses the old name)
 _tma_load = getattr(tma, "async_load", None) or tma.async_copy_global_to_shared
+_tma_store = getattr(tma, "async_store", None) or tma.async_copy_shared_to_global
 LOG2E = gl.constexpr(1.4426950408889634)
 PRODUCER_REGS = 24  # FA3's producer warp group on an H100 (24 to 32 registers)
 CONSUMER_REGS = gl.constexpr(240)  # FA3's consumer warp groups; under ping-pong, what the second consumer (a worker) asks for
@@ -244,7 +257,7 @@ def _attend_overlapped(q_smem, k_smem, v_smem, k_full, v_full, kv_empty, turn, a
 def _consumer(O, q_all, k_smem, v_smem, q_bar, k_full, v_full, kv_empty, turn, q_first, o_base, stride_om,
               seqlen_q, seqlen_k, qk_scale, n_full, n_end, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr,
               BLOCK_D: gl.constexpr, HEAD_DIM: gl.constexpr, NUM_STAGES: gl.constexpr, CAUSAL: gl.constexpr,
-              OVERLAP: gl.constexpr, WG: gl.constexpr, PINGPONG: gl.constexpr):
+              OVERLAP: gl.constexpr, WG: gl.constexpr, PINGPONG: gl.constexpr, TMA_STORE: gl.constexpr):
     """The query rows of one consumer: all BLOCK_M of the program's, or under PINGPONG half of them
     (warp group WG's), Q's rows of them in shared memory."""
     num_warps: gl.constexpr = gl.num_warps()
@@ -272,11 +285,20 @@ def _consumer(O, q_all, k_smem, v_smem, q_bar, k_full, v_full, kv_empty, turn, q
     l_safe = gl.where(l_i == 0.0, 1.0, l_i)  # a row that saw no key is written as zeros
     l_o = gl.convert_layout(l_safe, gl.SliceLayout(1, o_layout))
     o = (acc / gl.expand_dims(l_o, 1)).to(O.dtype.element_ty)
-    rows = q_row0 + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(1, o_layout))
-    cols = gl.arange(0, BLOCK_D, layout=gl.SliceLayout(0, o_layout))
-    ptrs = O + o_base + gl.expand_dims(rows, 1) * stride_om + gl.expand_dims(cols, 0)
-    ok = (gl.expand_dims(rows, 1) < seqlen_q) & (gl.expand_dims(cols, 0) < HEAD_DIM)
-    gl.store(ptrs, o, mask=ok)
+    if TMA_STORE:  # Q's rows are read by no wgmma any more: O goes out through them, rows and columns past the
+        # tensor's edge dropped by the copy engine
+        o_desc = tma.make_tensor_descriptor(O + o_base, [seqlen_q, HEAD_DIM], [stride_om, 1], [BLOCK_M, BLOCK_D],
+                                            q_smem.type.layout)
+        q_smem.store(o)
+        fence_async_shared()
+        _tma_store(o_desc, [q_row0, 0], q_smem)
+        tma.store_wait(0)
+    else:
+        rows = q_row0 + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(1, o_layout))
+        cols = gl.arange(0, BLOCK_D, layout=gl.SliceLayout(0, o_layout))
+        ptrs = O + o_base + gl.expand_dims(rows, 1) * stride_om + gl.expand_dims(cols, 0)
+        ok = (gl.expand_dims(rows, 1) < seqlen_q) & (gl.expand_dims(cols, 0) < HEAD_DIM)
+        gl.store(ptrs, o, mask=ok)
 
 
 @gluon.jit(do_not_specialize=["seqlen_q", "seqlen_k"])
@@ -284,7 +306,8 @@ def attn_fwd_ws(Q, K, V, O, sm_scale, stride_qb, stride_qh, stride_qm, stride_kb
                 stride_vb, stride_vh, stride_vn, stride_ob, stride_oh, stride_om, num_heads, kv_group, seqlen_q,
                 seqlen_k, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, BLOCK_D: gl.constexpr,
                 HEAD_DIM: gl.constexpr, CAUSAL: gl.constexpr, NUM_STAGES: gl.constexpr,
-                PRODUCER_REGS: gl.constexpr, OVERLAP: gl.constexpr, PINGPONG: gl.constexpr):
+                PRODUCER_REGS: gl.constexpr, OVERLAP: gl.constexpr, PINGPONG: gl.constexpr,
+                TMA_STORE: gl.constexpr):
     bh = gl.program_id(1)
     if CAUSAL:  # heaviest query blocks first (kernels/_fa_common.program_rows)
         blk = gl.num_programs(0) - 1 - gl.program_id(0)
@@ -336,10 +359,10 @@ def attn_fwd_ws(Q, K, V, O, sm_scale, stride_qb, stride_qh, stride_qm, stride_kb
         gl.warp_specialize([
             (_consumer, (O, q_smem, k_smem, v_smem, q_bar, k_full, v_full, kv_empty, turn, q_row0, o_base,
                          stride_om, seqlen_q, seqlen_k, sm_scale * LOG2E, n_full, n_end, HALF, BLOCK_N, BLOCK_D,
-                         HEAD_DIM, NUM_STAGES, CAUSAL, OVERLAP, 0, PINGPONG)),
+                         HEAD_DIM, NUM_STAGES, CAUSAL, OVERLAP, 0, PINGPONG, TMA_STORE)),
             (_consumer, (O, q_smem, k_smem, v_smem, q_bar, k_full, v_full, kv_empty, turn, q_row0, o_base,
                          stride_om, seqlen_q, seqlen_k, sm_scale * LOG2E, n_full, n_end, HALF, BLOCK_N, BLOCK_D,
-                         HEAD_DIM, NUM_STAGES, CAUSAL, OVERLAP, 1, PINGPONG)),
+                         HEAD_DIM, NUM_STAGES, CAUSAL, OVERLAP, 1, PINGPONG, TMA_STORE)),
             (_producer, (Q, K, V, q_smem, k_smem, v_smem, q_bar, k_full, v_full, kv_empty, q_row0, q_base, k_base,
                          v_base, stride_qm, stride_kn, stride_vn, seqlen_q, seqlen_k, n_end, BLOCK_M, BLOCK_N,
                          BLOCK_D, HEAD_DIM, NUM_STAGES)),
@@ -348,7 +371,7 @@ def attn_fwd_ws(Q, K, V, O, sm_scale, stride_qb, stride_qh, stride_qm, stride_kb
         gl.warp_specialize([
             (_consumer, (O, q_smem, k_smem, v_smem, q_bar, k_full, v_full, kv_empty, turn, q_row0, o_base,
                          stride_om, seqlen_q, seqlen_k, sm_scale * LOG2E, n_full, n_end, BLOCK_M, BLOCK_N, BLOCK_D,
-                         HEAD_DIM, NUM_STAGES, CAUSAL, OVERLAP, 0, PINGPONG)),
+                         HEAD_DIM, NUM_STAGES, CAUSAL, OVERLAP, 0, PINGPONG, TMA_STORE)),
             (_producer, (Q, K, V, q_smem, k_smem, v_smem, q_bar, k_full, v_full, kv_empty, q_row0, q_base, k_base,
                          v_base, stride_qm, stride_kn, stride_vn, seqlen_q, seqlen_k, n_end, BLOCK_M, BLOCK_N,
                          BLOCK_D, HEAD_DIM, NUM_STAGES)),
@@ -361,7 +384,7 @@ def producer_regs(cfg):
 
 def check_config(cfg):
     """Why this variant cannot take ``cfg``, or None."""
-    why = check_common(cfg, knobs=("producer_regs", "overlap", "pingpong"))
+    why = check_common(cfg, knobs=("producer_regs", "overlap", "pingpong", "tma_store"))
     if why:
         return why
     if cfg["head_dim"] % TMA_HEAD_DIM_MULTIPLE:
@@ -387,6 +410,9 @@ def check_config(cfg):
     if pp and not (o and cfg["num_warps"] == 4 and cfg["block_m"] == 2 * ROWS_PER_WARP * 4):
         return (f"pingpong=1 needs overlap=1, num_warps 4 (each consumer warp group one partition) and block_m 128 "
                 f"(64 rows each); got overlap={o}, num_warps {cfg['num_warps']}, block_m {cfg['block_m']}")
+    ts = knob(cfg, "tma_store", 0)
+    if ts not in (0, 1) or isinstance(ts, bool):
+        return f"tma_store {ts!r} is not allowed; allowed: 0 (each thread stores its rows) or 1 (O through TMA)"
     return None
 
 
@@ -394,7 +420,7 @@ def _constexprs(cfg, head_dim, causal):
     return {"BLOCK_M": cfg["block_m"], "BLOCK_N": cfg["block_n"], "BLOCK_D": max(16, 1 << (head_dim - 1).bit_length()),
             "HEAD_DIM": head_dim, "CAUSAL": bool(causal), "NUM_STAGES": cfg["num_stages"],
             "PRODUCER_REGS": producer_regs(cfg), "OVERLAP": bool(knob(cfg, "overlap", 1)),
-            "PINGPONG": bool(knob(cfg, "pingpong", 0))}
+            "PINGPONG": bool(knob(cfg, "pingpong", 0)), "TMA_STORE": bool(knob(cfg, "tma_store", 0))}
 
 
 def target_refusal(target):

@@ -13,6 +13,7 @@ import pytest
 from vgprscope.core.archs import ARCHS, DEFAULT_ARCHS, get_arch
 from vgprscope.backends import (
     BACKENDS, all_options, backend_named, backend_of, backend_of_usage, foreign_options, ladder, occupancy_of,
+    registers_metric,
 )
 from vgprscope.compile.results import launch_limit_reason, parse_output
 from vgprscope.compile.task import target_of
@@ -59,8 +60,9 @@ def test_options_split_between_the_backends():
     assert all_options() == ("waves_per_eu", "matrix_instr_nonkdim", "kpack", "maxnreg")
     assert foreign_options(get_arch("gfx942")) == ("maxnreg",)
     assert foreign_options(get_arch("sm_90")) == ("waves_per_eu", "matrix_instr_nonkdim", "kpack")
-    assert [b.knob for b in BACKENDS] == ["waves_per_eu", "maxnreg"] and all(b.knob in b.options for b in BACKENDS)
-    calc = [set(b.calculator_options) for b in BACKENDS]
+    assert [b.facts.knob for b in BACKENDS] == ["waves_per_eu", "maxnreg"]
+    assert all(b.facts.knob in b.facts.options for b in BACKENDS)
+    calc = [set(b.facts.calculator_options) for b in BACKENDS]
     assert not calc[0] & calc[1]
 
 
@@ -74,24 +76,28 @@ def test_the_gate_metrics_are_the_backends():
         assert list(values) == known and all(m.name in METRICS for m in b.metrics)
         assert b.metric_values(replace(u, loop_matrix_share=7, loop_spill_bytes=0)) == values | {
             "loop_matrix_share": 7, "loop_spill_bytes": 0}
-        assert b.registers_metric in values and values[b.registers_metric] == b.registers(u)
+        reg = registers_metric(b).name
+        assert reg in values and values[reg] == b.figures(u).registers
         assert entry_metrics(u, {"value": 2}) == values | {"occupancy": 2}
     assert backend_of_usage(AMD).metric_values(AMD)["spill_insts"] == 12
     assert backend_of_usage(NV).metric_values(NV)["shared_bytes"] == 40000
 
 
 def test_the_views_cells_per_vendor():
-    hip, cuda = backend_of_usage(AMD), backend_of_usage(NV)
-    assert (hip.registers_text(AMD), cuda.registers_text(NV)) == ("136 (130v+4a)", "168")
-    assert (hip.spills_text(AMD), cuda.spills_text(NV)) == ("4 (4 in loop)", "8+12 B")
-    assert (hip.spills_full_text(AMD), cuda.spills_full_text(NV)) == ("v3 s1 (5st/7ld, 4 in loop)", "8B st / 12B ld")
-    assert hip.spill_price(AMD) == "4 spills (3 VGPR + 1 SGPR), 12 spill instructions, 4 in the loop"
-    assert cuda.spill_price(NV) == "8 B of spill stores, 12 B of spill loads"
-    assert (hip.allocation(AMD), cuda.allocation(NV)) == (169, 168)  # what the hardware allocates
-    assert (hip.memory_bytes(AMD), cuda.memory_bytes(NV)) == (8192, 40000)
-    assert (hip.scalar_registers(AMD), cuda.scalar_registers(NV)) == (52, None)
-    assert (hip.spill_insts(AMD), cuda.spill_insts(NV)) == (12, None)
-    assert (hip.compiler_occupancy(AMD), cuda.compiler_occupancy(NV)) == (3, None)
+    """A usage's cells: its backend's figures in its vendor's words (report.usage_text)."""
+    from vgprscope.report.usage_text import registers_text, spill_price, spills_full_text, spills_text
+
+    hip, cuda = backend_of_usage(AMD).figures(AMD), backend_of_usage(NV).figures(NV)
+    assert (registers_text(AMD), registers_text(NV)) == ("136 (130v+4a)", "168")
+    assert (spills_text(AMD), spills_text(NV)) == ("4 (4 in loop)", "8+12 B")
+    assert (spills_full_text(AMD), spills_full_text(NV)) == ("v3 s1 (5st/7ld, 4 in loop)", "8B st / 12B ld")
+    assert spill_price(AMD) == "4 spills (3 VGPR + 1 SGPR), 12 spill instructions, 4 in the loop"
+    assert spill_price(NV) == "8 B of spill stores, 12 B of spill loads"
+    assert (hip.allocation, cuda.allocation) == (169, 168)  # what the hardware allocates
+    assert (hip.memory_bytes, cuda.memory_bytes) == (8192, 40000)
+    assert (hip.scalar_registers, cuda.scalar_registers) == (52, None)
+    assert (hip.spill_insts, cuda.spill_insts) == (12, None)
+    assert (hip.compiler_occupancy, cuda.compiler_occupancy) == (3, None)
 
 
 def test_launch_limits_and_missing_outputs_are_the_backends():

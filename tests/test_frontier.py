@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vgprscope.analysis.frontier.core import SpecAccess, by_variant, occupancy_levels, run_frontier
+from vgprscope.analysis.frontier.summary import summary
 from vgprscope.backends import occupancy_of
 from vgprscope.core.records import AmdUsage, NvidiaUsage, Record
 from vgprscope.attention.config import AttentionConfig
@@ -98,7 +99,7 @@ def test_amd_summary_names_the_spill_free_level_the_next_price_and_the_lds_cap()
     assert kf.spill_free_occupancy == 2
     # 32 KB of LDS and 4-wave workgroups: two workgroups per CU, 2 waves/SIMD, whatever the budget
     assert kf.next_level.reached == 2 and kf.next_level.limiters == ("lds",)
-    assert kf.summary == ("spill-free to 2 waves/SIMD (256 VGPRs); 3 waves/SIMD: 32 spills, 32 spill "
+    assert summary(kf) == ("spill-free to 2 waves/SIMD (256 VGPRs); 3 waves/SIMD: 32 spills, 32 spill "
                           "instructions, 8 in the loop; LDS caps it at 2 anyway")
     doc = kf.as_dict()
     assert doc["spill_free_occupancy"] == 2 and len(doc["levels"]) == 8
@@ -118,7 +119,7 @@ def test_a_level_that_fails_is_a_level_with_its_error():
     # 100 VGPRs fit the 128 budget of level 4, which failed, and uncapped (130 VGPRs) reaches 3 too, so the
     # highest spill-free occupancy is 3, named by its level
     assert kf.spill_free.plan.target == 3 and kf.next_level.plan.target == 4
-    assert kf.summary == ("spill-free to 3 waves/SIMD (168 VGPRs); 4 waves/SIMD: does not compile "
+    assert summary(kf) == ("spill-free to 3 waves/SIMD (168 VGPRs); 4 waves/SIMD: does not compile "
                           "(LLVM ERROR: synthetic failure)")
     from vgprscope.analysis.frontier.view import tables_text
     from vgprscope.report.machine import compile_only
@@ -142,18 +143,18 @@ def test_nvidia_bisection_finds_the_smallest_spill_free_maxnreg():
     assert kf.min_spill_free_maxnreg == 100
     assert [p.plan.setting for p in kf.probes] == [92, 98, 99, 100, 101, 104]
     assert kf.spill_free.plan.budget == 128 and kf.spill_free_occupancy == 2
-    assert kf.summary == ("spill-free to 2 blocks/SM (128 registers); 3 blocks/SM: 160 B of spill stores, "
+    assert summary(kf) == ("spill-free to 2 blocks/SM (128 registers); 3 blocks/SM: 160 B of spill stores, "
                           "160 B of spill loads; smallest spill-free maxnreg 100")
 
 
 def test_spill_free_everywhere_and_spilling_everywhere():
     [free] = run_frontier([("a", "gfx942", CFG)], lambda ts: [_amd_record(t, 60, 0) for t in ts], _access())
     assert free.spill_free.plan.target == 8 and free.next_level is None and free.spill_free_occupancy == 8
-    assert free.summary == "spill-free to 8 waves/SIMD (64 VGPRs); that is the arch's top level"
+    assert summary(free) == "spill-free to 8 waves/SIMD (64 VGPRs); that is the arch's top level"
     [spills] = run_frontier([("b", "gfx942", CFG)], lambda ts: [_amd_record(t, 600, 0) for t in ts], _access())
     assert spills.spill_free is None and spills.spill_free_occupancy is None
     # uncapped, 600 VGPRs spill as much as at level 1 (the same 512 budget): the level is named
-    assert spills.summary.startswith("spills at every level and uncapped; fewest at 1 wave/SIMD: 88 spills")
+    assert summary(spills).startswith("spills at every level and uncapped; fewest at 1 wave/SIMD: 88 spills")
     variants = by_variant([free, spills])
     assert variants[("a", "gfx942", CFG.key())].spill_free_occupancy == 8
     assert variants[("b", "gfx942", CFG.key())].spill_free_occupancy is None
@@ -176,7 +177,7 @@ def test_nvidia_uncapped_compile_that_reaches_more_is_the_spill_free_occupancy()
     assert kf.spill_free is kf.uncapped and kf.spill_free_occupancy == 4
     # the next level aims above 4, and no bisection: every cap of the 4-block step spills (128 does)
     assert kf.next_level.plan.target == 5 and kf.min_spill_free_maxnreg is None and len(batches) == 1
-    assert kf.summary == ("spill-free to 4 blocks/SM with no maxnreg (120 registers); 5 blocks/SM: 368 B of "
+    assert summary(kf) == ("spill-free to 4 blocks/SM with no maxnreg (120 registers); 5 blocks/SM: 368 B of "
                           "spill stores, 368 B of spill loads")
     doc = kf.as_dict()
     assert doc["spill_free_uncapped"] is True and doc["uncapped"]["setting"] is None
@@ -189,7 +190,7 @@ def test_amd_uncapped_compile_that_reaches_more_is_the_spill_free_occupancy():
                         lambda ts: [_amd_record(t, need=130, lds=0, uncapped_need=120) for t in ts], _access())
     assert [lv.spills for lv in kf.levels][2:4] == [0, 2]  # 168 holds 130, 128 does not
     assert kf.spill_free.uncapped and kf.spill_free_occupancy == 4 and kf.next_level.plan.target == 5
-    assert kf.summary == ("spill-free to 4 waves/SIMD with no waves_per_eu (120 VGPRs); 5 waves/SIMD: 34 spills, "
+    assert summary(kf) == ("spill-free to 4 waves/SIMD with no waves_per_eu (120 VGPRs); 5 waves/SIMD: 34 spills, "
                           "34 spill instructions, 8 in the loop")
 
 
@@ -197,7 +198,7 @@ def test_a_level_equal_to_the_uncapped_compile_is_named_by_its_level():
     # uncapped and level 3 both reach 3 without spills: the level (a budget to keep) is named, as before
     [kf] = run_frontier([("k", "sm_90", CFG)], lambda ts: [_nv_record(t, need=150) for t in ts], _access())
     assert not kf.spill_free.uncapped and kf.spill_free.plan.budget == 168 and kf.spill_free_occupancy == 3
-    assert kf.min_spill_free_maxnreg == 150 and kf.summary.endswith("; smallest spill-free maxnreg 150")
+    assert kf.min_spill_free_maxnreg == 150 and summary(kf).endswith("; smallest spill-free maxnreg 150")
 
 
 @settings(max_examples=150, deadline=None)
@@ -226,7 +227,7 @@ def test_frontier_never_advises_a_lower_occupancy(arch, warps, need, uncapped, l
     if kf.min_spill_free_maxnreg is not None:
         [at] = [lv for lv in (*kf.levels, *kf.probes) if lv.plan.setting == kf.min_spill_free_maxnreg]
         assert at.spill_free and at.reached == kf.spill_free_occupancy
-    head = kf.summary.split(";")[0]
+    head = summary(kf).split(";")[0]
     assert head.startswith(f"spill-free to {kf.spill_free.plan.target} ")
     if kf.spill_free.uncapped or kf.spill_free.reached >= kf.spill_free.plan.target:
         assert kf.spill_free.plan.target == kf.spill_free_occupancy

@@ -246,3 +246,16 @@ def test_ws_regalloc_pingpong_matches_float64_reference_on_gpu(shape, dtype):
     res = check_variant("ws-regalloc", b, h, nq, nk, d, causal, dtype, "cuda", seed=sum(shape), kv_heads=hkv,
                         num_warps=4, pingpong=1)
     assert res.ok, f"ws-regalloc pingpong=1 {shape} {dtype}: {res.message}"
+
+
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+@pytest.mark.parametrize("shape", [s + (s[1],) for s in SHAPES] + GQA_SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_ws_regalloc_tma_store_matches_float64_reference_on_gpu(shape, dtype):
+    """ws-regalloc's knob tma_store=1 (O written through Q's shared memory by TMA, rows and columns past the
+    tensor's edge dropped) on every case of this file, at its defaults otherwise."""
+    from vgprscope.attention.correctness import check_variant
+
+    b, h, nq, nk, d, causal, hkv = shape
+    res = check_variant("ws-regalloc", b, h, nq, nk, d, causal, dtype, "cuda", seed=sum(shape) + 2, kv_heads=hkv,
+                        tma_store=1)
+    assert res.ok, f"ws-regalloc tma_store=1 {shape} {dtype}: {res.message}"

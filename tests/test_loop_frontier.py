@@ -10,6 +10,7 @@ from dataclasses import replace
 from test_frontier import CFG, _access, _amd_record  # type: ignore[import-not-found]
 
 from vgprscope.analysis.frontier.core import run_frontier
+from vgprscope.analysis.frontier.summary import summary
 
 
 def _with_loop(task) -> object:
@@ -48,8 +49,8 @@ def test_the_table_and_the_summary_say_what_the_next_level_costs_in_the_loop():
     from vgprscope.report.machine import compile_only
 
     kf = _frontier()
-    assert kf.summary.startswith("spill-free to 2 waves/SIMD (256 VGPRs); 3 waves/SIMD: 32 spills")
-    assert "128 B of scratch traffic per trip of the hot loop (12 % matrix instructions)" in kf.summary
+    assert summary(kf).startswith("spill-free to 2 waves/SIMD (256 VGPRs); 3 waves/SIMD: 32 spills")
+    assert "128 B of scratch traffic per trip of the hot loop (12 % matrix instructions)" in summary(kf)
     machine = compile_only()
     text = tables_text([kf], machine, width=100)
     assert max(len(line) for line in text.splitlines()) <= 100

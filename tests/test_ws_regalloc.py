@@ -48,9 +48,11 @@ def test_setmaxnreg_counts_go_to_the_partitions_the_rule_gives_them():
 
 @pytest.mark.parametrize("producer_regs", [24, 56])
 def test_explain_gives_each_partition_its_setmaxnreg_registers(producer_regs):
-    """The producer's warp group drops to its worker_num_regs; the consumers (the default partition) rise
-    above the count ptxas reports for the whole kernel (the cap every warp starts with)."""
-    result = vgprscope.explain(variant="ws-regalloc", arch="sm_90", knob=f"producer_regs={producer_regs}", jobs=1)
+    """One consumer partition of 8 warps: the producer's warp group drops to its worker_num_regs; the consumers
+    (the default partition) rise above the count ptxas reports for the whole kernel (the cap every warp starts
+    with)."""
+    result = vgprscope.explain(variant="ws-regalloc", arch="sm_90", knob=[f"producer_regs={producer_regs}",
+                               "pingpong=0"], num_warps=CONSUMER_WARPS, num_stages=2, jobs=1)
     (e,) = result.explanations
     assert e.error is None and e.allocation is not None and e.spills == ()
     default, producer = expected_split(producer_regs)
@@ -61,6 +63,27 @@ def test_explain_gives_each_partition_its_setmaxnreg_registers(producer_regs):
     # the consumers' K/V loop carries the accumulator and the softmax state; Q, K and V stay in shared memory
     carried = {t.name for lp in e.loops for t in lp.tensors if t.role == "carried"}
     assert {"acc", "m_i", "l_i"} <= carried and "q" not in carried
+
+
+def test_sm_90_default_is_two_ping_ponging_consumer_partitions_at_240():
+    """sm_90's default (FA3's ping-pong, measured faster on the GPU: reports/ws-regalloc-h100.md): the kernel's
+    4 warps are consumer 0, a worker of 4 warps asking for 240 registers consumer 1, the producer's warp 24
+    registers; a 3-slot K/V ring up to D128, 2 slots at D64 and beyond D128."""
+    from vgprscope.attention.config import ConfigRequest
+    from vgprscope.attention.variants import get_variant, resolve_config
+    from vgprscope.core.archs import ARCHS
+
+    v = get_variant("ws-regalloc")
+    at = {d: resolve_config(v, ARCHS["sm_90"], ConfigRequest(head_dim=d)) for d in (64, 128, 256)}
+    assert [(c.num_warps, c.num_stages, c.block_n, dict(c.extra)) for c in at.values()] == [
+        (4, 2, 128, {"pingpong": 1}), (4, 3, 128, {"pingpong": 1}), (4, 2, 64, {"pingpong": 1})]
+    # the other archs keep the config every refusal row was saved with
+    other = resolve_config(v, ARCHS["sm_80"], ConfigRequest())
+    assert (other.num_warps, other.num_stages, other.extra) == (8, 2, ())
+    (e,) = vgprscope.explain(variant="ws-regalloc", arch="sm_90", jobs=1).explanations
+    assert e.error is None and e.spills == ()
+    assert [(p.name, p.num_warps, p.requested_registers, p.given_registers) for p in e.partitions] == [
+        ("default", 4, None, 240), ("partition0", 4, 240, 240), ("partition1", 1, 24, 24)]
 
 
 def test_every_arch_but_sm_90_says_why():

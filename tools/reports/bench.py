@@ -4,7 +4,8 @@
 
 One CSV row per measurement (stamped with GPU, driver, torch, Triton, date, git sha). The report checks
 issue 5's and issue 13's targets and says by how much any is missed. The pseudo-preset ``targets`` is the
-two prefill target cases alone (B4 H32 N4096 D128, causal and not).
+two prefill target cases alone (B4 H32 N4096 D128, causal and not); ``hopper-prefill`` the four prefill cases of
+issue 28 in fp16 and bf16 (HOPPER_PREFILL), with each one's ratio to SDPA's best backend.
 """
 
 from __future__ import annotations
@@ -37,6 +38,40 @@ DECODE_TARGETS = (  # issue 13: (B, H, H_kv, Nq, Nk), the speed-up over SDPA's b
     ((1, 32, 8, 1, 65536), 1.2, None),
     ((8, 32, 8, 16, 8192), 1.2, None),
 )
+
+
+# issue 28: (shape B,H,Nq,Nk[,Hkv], head dim, causal), each in fp16 and bf16; the target is 0.95x SDPA's best
+HOPPER_PREFILL = (("4,32,4096,4096", 128, False), ("4,32,4096,4096", 128, True), ("2,16,8192,8192", 64, True),
+                  ("2,32,8192,8192,8", 128, True))
+HOPPER_DTYPES = ("fp16", "bf16")
+HOPPER_NEED = 0.95
+
+
+def hopper_prefill_cases():
+    from vgprscope.bench.cases import build_cases
+
+    return [c for dtype in HOPPER_DTYPES for shape, d, causal in HOPPER_PREFILL
+            for c in build_cases([shape], None, d, dtype, causal)]
+
+
+def hopper_table(rows) -> list[list[str]]:
+    """Issue 28's prefill cases: each variant that has a time, against SDPA's best backend in the same run,
+    fastest first; TFLOP/s with the spread of its time."""
+    out = []
+    for case in hopper_prefill_cases():
+        anchor = best_anchor(rows, case)
+        timed = sorted((r for r in case_rows(rows, case) if r.kind == "variant" and r.timing),
+                       key=lambda r: r.timing.median_ms)
+        if anchor is None or not timed:
+            continue
+        for r in timed:
+            ratio = anchor.timing.median_ms / r.timing.median_ms
+            spread = r.tflops * r.timing.spread_ms / r.timing.median_ms
+            miss = (HOPPER_NEED - ratio) / HOPPER_NEED * 100  # one decimal under 1 %: never "missed by 0 %"
+            out.append([case.label(), f"{r.name} ({r.config})", f"{r.tflops:.1f} ± {spread:.1f}",
+                        f"{anchor.name} {anchor.tflops:.1f}", f"{ratio:.2f}x",
+                        "met" if ratio >= HOPPER_NEED else f"missed by {miss:.{1 if miss < 1 else 0}f} %"])
+    return out
 
 
 def case_rows(rows, case):
@@ -281,12 +316,16 @@ def bench_report(out: Path, *, presets: Sequence[str] = (), rep_ms: float = 200.
                        + build_cases(["4,32,4096,4096"], None, 128, "fp16", True))
 
     def preset_cases(p):
+        if p == "hopper-prefill":
+            return hopper_prefill_cases()
         return prefill_targets if p == "targets" else build_cases(None, p, None, "fp16", None)
 
+    seen: set = set()
     planned = sum(len(preset_cases(p)) for p in presets)
     try:
         for preset in presets:
-            cases = preset_cases(preset)
+            cases = [c for c in preset_cases(preset) if c not in seen]  # a case in two presets is timed once
+            seen.update(cases)
             run_bench(gpu, cases, BenchOptions(variants=names, request=ConfigRequest(), rep_ms=args.rep_ms,
                                                time_budget_s=args.budget_s),
                       on_progress=lambda d, t, w: print(f"[{d}/{t}] {w}", file=sys.stderr, flush=True), rows=rows)
@@ -338,7 +377,8 @@ def bench_report(out: Path, *, presets: Sequence[str] = (), rep_ms: float = 200.
             "Timings: median of `triton.testing.do_bench` runs (L2 flushed before each, warm-up first, inputs "
             "rotated so each run reads DRAM), `±` half the interquartile range, min-max beside it. A variant "
             "gets a time only after its output on fresh random inputs of that very case passed the float64 "
-            "gate (sampled rows of three heads). fp16 throughout; FLOPs 4*B*H*Nq*Nk*D, halved for causal with "
+            "gate (sampled rows of three heads). fp16 throughout, but for the bf16 cases of `--preset "
+            "hopper-prefill`; FLOPs 4*B*H*Nq*Nk*D, halved for causal with "
             "Nq = Nk. Two bandwidth columns: GB/s over the bytes a launch must move at least (Q, K, V read "
             "once, O written once) and GB/s over the traffic model's bytes (`vgprscope/attention/traffic.py`: "
             "every load and store the kernels issue, L2 hits included); a `*` marks a figure above the copy "
@@ -347,6 +387,12 @@ def bench_report(out: Path, *, presets: Sequence[str] = (), rep_ms: float = 200.
             + cut + "\n## Targets (issues 5 and 13)\n\n"
             + md_table(["target", "measured", "verdict"], targets(rows, tuned))
             + why_missed(rows, tuned)
+            + ("\n## Hopper prefill (issue 28: >= 0.95x SDPA's best backend)\n\nEvery variant at its defaults on "
+               "the four prefill cases of issue 28, fp16 and bf16, fastest first, against the fastest SDPA backend "
+               "timed in the same run; TFLOP/s ± the spread of its time (IQR/2).\n\n"
+               + md_table(["case", "variant (config)", "TFLOP/s", "SDPA's best (TFLOP/s)", "ratio", "verdict"],
+                          hopper_table(rows))
+               if "hopper-prefill" in presets else "")
             + ("\n## Decode cases against SDPA's best backend (target 1.2x under GQA, 1.0x MHA)\n\n"
                + md_table(["case", "split-k", "verdict", "fastest variant", "verdict"], decode_table(rows))
                if any(r.case.seqlen_q <= 16 for r in rows) else "")

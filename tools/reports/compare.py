@@ -153,10 +153,9 @@ def tradeoff_md(arch, fixed, budget, rows, amd: bool, unit: str) -> str:
         elif nxt is None:
             price = "none (top level)"
         else:
-            from vgprscope.analysis.frontier.core import price as price_of
-            from vgprscope.core.archs import get_arch
+            from vgprscope.analysis.frontier.summary import price as price_of
 
-            price = f"{nxt.plan.target}: {price_of(nxt, get_arch(arch))}"
+            price = f"{nxt.plan.target}: {price_of(nxt)}"
         spills = "-" if r["spills"] is None else (f"{r['spills']} ({r['in_loop']} in loop)" if amd else str(r["spills"]))
         out.append([r["variant"], v.seed if v else "-", spills, "-" if r["avoided"] is None else str(r["avoided"]),
                     "none" if r["free"] is None else str(r["free"]), price, _gb(r["extra"])])
@@ -279,7 +278,7 @@ def compare_report(arch_name: str, out: Path, *, jobs: int | None = None,
     with_frontier = set(frontier_settings)
     # the report's AMD wording (waves_per_eu levels, spilled values, spills in loops) or NVIDIA's (maxnreg
     # steps, spill bytes) follows the frontier's knob, which the arch's backend names
-    amd = backend_of(get_arch(arch_name)).knob == "waves_per_eu"
+    amd = backend_of(get_arch(arch_name)).facts.knob == "waves_per_eu"
     unit = AMD_UNIT if amd else NVIDIA_UNIT
     reproduce_extra = ("" if with_frontier >= {st.name for st in SETTINGS}
                        else f" --frontier-settings {','.join(sorted(with_frontier))}")

@@ -19,7 +19,7 @@ def configs(arch: str) -> list[tuple[str, dict[str, Any], str]]:
     from vgprscope.core.archs import get_arch
     from vgprscope.backends import backend_of
 
-    amd = "waves_per_eu" in backend_of(get_arch(arch)).options  # the production default sets it where it exists
+    amd = "waves_per_eu" in backend_of(get_arch(arch)).facts.options  # the production default sets it where it exists
     seed = ("the seeds' config (seed 001: BLOCK_M = BLOCK_N = 128, d128, 8 warps)",
             dict(block_m=128, block_n=128, head_dim=128, num_warps=8),
             "--block-m 128 --block-n 128 --head-dim 128 --num-warps 8")

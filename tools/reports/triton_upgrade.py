@@ -22,10 +22,10 @@ def steps(result: Any, config: Path | None = None) -> list[tuple[str, str]]:
     judged by the rules of the gate's configuration, as `vgprscope diff` judges one step."""
     from vgprscope.analysis.diff.core import DiffResult
     from vgprscope.gate.baseline import Baseline, entries_of
-    from vgprscope.gate.config import load_gate_config
     from vgprscope.gate.diff import judge
+    from vgprscope.library.gate import load_config
 
-    rules = load_gate_config(config).rules
+    rules = load_config(config).rules
     sides = list(result.toolchains)
     by_side: dict[str, list[Any]] = {tc.label: [] for tc in sides}
     for r in result.records:

@@ -144,12 +144,12 @@ def judge(case: Case, directory: Path, config: Path | None = None) -> Any:
     """The gate's verdict (a ``GateResult``) on the case's committed records: the after release against the
     before one, by the rules of the gate's configuration, as `vgprscope diff` judges them."""
     from vgprscope.gate.baseline import Baseline, entries_of
-    from vgprscope.gate.config import load_gate_config
     from vgprscope.gate.diff import judge as judge_entries
+    from vgprscope.library.gate import load_config
 
     before = load_records(records_path(directory, case, case.before))
     after = load_records(records_path(directory, case, case.after))
-    return judge_entries(Baseline.of(entries_of(before), case.before), entries_of(after), load_gate_config(config).rules,
+    return judge_entries(Baseline.of(entries_of(before), case.before), entries_of(after), load_config(config).rules,
                    current_triton=case.after)
 
 

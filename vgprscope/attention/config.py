@@ -156,10 +156,10 @@ def check_backend_options(req: ConfigRequest, archs: list[Any]) -> None:
 
     selected = [backend_of(a) for a in archs]
     for backend in BACKENDS:
-        given = [n for n in backend.options if getattr(req, n) is not None]
+        given = [n for n in backend.facts.options if getattr(req, n) is not None]
         if given and backend not in selected:
             opts = ", ".join("--" + n.replace("_", "-") for n in given)
-            raise UsageError(f"{opts} applies to {backend.label} archs only, and none was selected")
+            raise UsageError(f"{opts} applies to {backend.vendor.name} archs only, and none was selected")
     # a hint over an arch's wave slots: LLVM refuses it, so it is refused here before anything compiles
     for arch in archs:
         most = getattr(arch, "max_waves_per_simd", None)

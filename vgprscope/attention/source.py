@@ -1,4 +1,5 @@
-"""The bundled variants (or a user's kernel directory in the same protocol) as a source of compile tasks.
+"""The bundled variants (or a user's kernel directory in the same protocol) as a source of compile tasks
+(``VariantSource``, read from ``kernel_dir=``, or used by default: ``library/registry.py``).
 
 A variant and an AttentionConfig become a plan request; the compile workers run the variant file's
 ``check_config`` and ``kernel_specs`` and answer with one CompileJob per kernel (the same jobs a captured
@@ -10,8 +11,10 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import Any, ClassVar
 
 from ..core.archs import Arch
 from ..backends import backend_of
@@ -20,9 +23,10 @@ from ..compile.plan import PlanRequest
 from ..compile.task import RowInfo, Task
 from ..core.errors import UsageError
 from ..core.records import KernelIdentity
+from ..sources.base import Reading, Want
 from . import loader
 from .config import AttentionConfig, ConfigRequest, check_backend_options, request_label
-from .variants import Variant, check_knobs, resolve_config
+from .variants import Variant, check_knobs, resolve_config, select_variants
 
 
 
@@ -45,7 +49,7 @@ def tree_hash(directory: Path) -> str:
 def launch_options(config: AttentionConfig, arch: Arch) -> dict[str, object]:
     """The launch options of a config on an arch: warps, stages and the arch's backend's own options."""
     opts: dict[str, object] = {"num_warps": config.num_warps, "num_stages": config.num_stages}
-    for name in backend_of(arch).options:
+    for name in backend_of(arch).facts.options:
         if getattr(config, name) is not None:
             opts[name] = getattr(config, name)
     return opts
@@ -114,3 +118,46 @@ def variant_task_items(variants: Sequence[Variant], archs: Sequence[Arch],
             for a in archs:
                 out.setdefault((v, resolve_config(v, a, req), a), request_label(req))
     return [(v, c, a, slot) for (v, c, a), slot in out.items()]
+
+
+@dataclass(frozen=True)
+class VariantSource:
+    """The bundled variants, or a kernel directory's (``kernel_dir``): the variants named (all when none is)
+    x archs x config requests, each planned into its kernels' jobs by a worker."""
+
+    variants: tuple[str, ...] = ()
+    kernel_dir: Path | None = None
+    label: ClassVar[str] = "variants"
+
+    @classmethod
+    def read(cls, value: Any, reading: Reading) -> VariantSource:
+        """``kernel_dir``'s value (None: the bundled variants), with the variants the selection names."""
+        return cls(tuple(reading.variants), Path(value) if value else None)
+
+    @property
+    def directory(self) -> Path:
+        return self.kernel_dir.resolve() if self.kernel_dir else loader.BUNDLED_DIR
+
+    def selected(self) -> list[Variant]:
+        return select_variants(list(self.variants), self.directory)
+
+    def items(self, archs: Sequence[Arch], requests: Sequence[ConfigRequest]
+              ) -> list[tuple[Variant, AttentionConfig, Arch, str]]:
+        """The (variant, config, arch, slot) items, without planning or compiling (a grid is counted first)."""
+        return variant_task_items(self.selected(), archs, requests)
+
+    def tasks(self, want: Want, engine: Engine) -> list[Task]:
+        items = self.items(want.archs, want.requests)
+        if want.guard is not None:
+            want.guard(sum(len(v.kernels) for v, *_ in items), items,
+                       lambda sample: engine.compile(variant_tasks(sample, engine)))
+        return variant_tasks(items, engine)
+
+    def names(self) -> list[str]:
+        return [v.name for v in self.selected()]
+
+    def files(self) -> dict[tuple[str, str], str]:
+        return {(v.name, kernel): str(v.file) for v in self.selected() for kernel in v.kernels}
+
+    def empty(self) -> str | None:
+        return None

@@ -70,10 +70,10 @@ def _fit_shared(cfg: dict[str, Any], arch: str | None, head_dim: int) -> dict[st
     if arch is None or "num_stages" not in cfg:
         return cfg
     from ..core.archs import get_arch
-    from ..backends import backend_of
+    from ..backends import group_memory_limit
 
     spec = get_arch(arch)
-    limit = backend_of(spec).group_memory_limit(spec)
+    limit = group_memory_limit(spec)
     cfg = dict(cfg)
     while _staged_bytes(cfg, head_dim) > limit and cfg["num_stages"] > 2:
         cfg["num_stages"] -= 1
@@ -94,10 +94,10 @@ def stages_refusal(num_stages: int, block_n: int, head_dim: int, arch: str) -> s
     163840 B at 6 (over the 65536 B limit, after a 163 s compile); the compile time and memory grow with the
     stages (1000000 stages: 7 GB in 26 s), so such a request is refused before anything compiles."""
     from ..core.archs import get_arch
-    from ..backends import backend_of
+    from ..backends import group_memory_limit
 
     spec = get_arch(arch)
-    limit = backend_of(spec).group_memory_limit(spec)
+    limit = group_memory_limit(spec)
     tile = block_n * _pow2_at_least(head_dim) * _TILE_ELEMENT_BYTES
     most = 1 + limit // tile
     if num_stages <= most:

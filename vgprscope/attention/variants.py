@@ -84,6 +84,8 @@ class Variant:
     # the knob ``frontier`` varies instead of the occupancy levels (a register split between warp_specialize
     # partitions: ws-regalloc's producer_regs), with the values it takes when the grid sets none
     frontier_knob: tuple[str, tuple[int, ...]] | None = field(default=None, compare=False)
+    # the archs the variant is written for (ws-regalloc: sm_90): the gate's default set compiles it there too
+    archs: tuple[str, ...] = field(default=(), compare=False)
 
     def module(self) -> ModuleType:
         return loader.load_file(self.directory, self.file.name)
@@ -128,7 +130,7 @@ _REQUIRED = ("name", "strategy", "seed", "trades", "defaults", "kernels")
 _VENDORS = tuple(v.value for v in Vendor)
 _RULE_KEYS = {"arch", "head_dim", "set"}
 _KNOWN = {*_REQUIRED, "order", "knobs", "caps", "defaults_for", "traffic", "live_state", "tiling", "tolerance",
-          "interpreter", "frontier_knob"}
+          "interpreter", "frontier_knob", "archs"}
 
 
 def _check_declaration(file: Path, decl: dict[str, Any]) -> None:
@@ -136,6 +138,10 @@ def _check_declaration(file: Path, decl: dict[str, Any]) -> None:
     unknown = sorted(set(decl) - _KNOWN, key=str)
     if unknown:
         raise UsageError(f"{file}: VARIANT has an unknown key {unknown[0]!r}; allowed: {', '.join(sorted(_KNOWN))}")
+    archs = decl.get("archs", [])
+    if not isinstance(archs, list) or not all(isinstance(a, str) and a in ARCHS for a in archs):
+        raise UsageError(f"{file}: VARIANT['archs'] must be a list of arch names (the archs it is written for); "
+                         f"got {archs!r}; allowed names: {', '.join(ARCHS)}")
     if decl.get("tiling", "query-tile") not in TILINGS:
         raise UsageError(f"{file}: VARIANT['tiling'] {decl['tiling']!r} is not allowed; allowed: {', '.join(TILINGS)}")
     defaults = decl["defaults"]
@@ -211,6 +217,7 @@ def load_variants(directory: Path = loader.BUNDLED_DIR) -> dict[str, Variant]:
             live_state=(live_model(decl["live_state"], f"{file}: VARIANT['live_state']", tuple(decl.get("knobs", ())))
                         if "live_state" in decl else None),
             tiling=decl.get("tiling", "query-tile"), interpreter=decl.get("interpreter", True) is not False,
+            archs=tuple(decl.get("archs", ())),
             tolerances=tolerance_entries(decl["tolerance"], f"{file}: VARIANT['tolerance']") if "tolerance" in decl
             else (),
             frontier_knob=((decl["frontier_knob"]["name"], _frontier_values(decl["frontier_knob"]))
@@ -266,7 +273,7 @@ def resolve_config(variant: Variant, arch: Arch, req: ConfigRequest) -> Attentio
             return caps[name]
         return value
 
-    backend_options = backend_of(arch).options  # the other backends' are None here: they mean nothing on it
+    backend_options = backend_of(arch).facts.options  # the other backends' are None here: they mean nothing on it
 
     def option(name: str) -> Any:
         return pick(name) if name in backend_options else None

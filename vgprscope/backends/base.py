@@ -1,10 +1,11 @@
 """What every backend answers (``Backend``), and the small records it answers with.
 
-A backend is one vendor's compiler side as vgprscope sees it: how Triton targets its archs, which launch
-options only it reads, which raw outputs the compile worker returns for it and how they become a
-ResourceUsage, what makes a kernel unlaunchable, its occupancy rule and register ladder, the knob the
-frontier turns, the numbers the gate watches, and the words and cells the views show for its usage.
-Nothing here knows a vendor; ``hip.py`` and ``cuda.py`` do.
+A backend is one vendor's compiler side as vgprscope sees it, in numbers and rules: how Triton targets its
+archs, which raw outputs the compile worker returns for it and how they become a ResourceUsage, what makes
+a kernel unlaunchable, its occupancy rule and register ladder, the knob the frontier turns, the numbers the
+gate watches, and a usage's figures (``UsageFigures``). Its static data is one record (``Facts``). The
+words the views print for a vendor are not here: ``vgprscope.report.vendor_words`` holds them, one row per
+vendor. Nothing here knows a vendor; ``hip.py`` and ``cuda.py`` do.
 """
 
 from __future__ import annotations
@@ -33,7 +34,9 @@ class Metric:
     by default its growth fails only when it crosses an occupancy step or ``arch_max``, the ``Arch``
     attribute holding its maximum. ``field``: the usage field the headroom search varies (default: the
     metric's own name). "" for a count whose every growth costs time (spills, scratch, stack).
-    ``label``: how a view names the count when it says what dropped the occupancy (``LDS``)."""
+    ``label``: how a view names the count when it says what dropped the occupancy (``LDS``).
+    ``role``: "registers" for the count the neutral ``registers`` metric stands for (and occupancy sees),
+    "memory" for the workgroup's / block's LDS or shared memory; "" for the others."""
 
     name: str
     unit: str
@@ -45,6 +48,63 @@ class Metric:
     arch_max: str = ""
     field: str = ""
     label: str = ""
+    role: str = ""
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What a backend is, as data: how Triton, PyTorch and vgprscope's own commands treat it."""
+
+    triton_dir: str  # the backend's folder in the Triton wheel (triton/backends/<dir>)
+    # launch options vgprscope sets that only this backend reads; a Triton cache entry's metadata also
+    # keeps ``cache_options`` (they survive a recompile for the same backend only)
+    options: tuple[str, ...]
+    cache_options: tuple[str, ...]
+    cache_artifact: str  # the file of a Triton cache entry the resources are read from ("amdgcn", "cubin")
+    # whether reading that file as stored runs the writing release's own tools (a ptxas re-run for the spills)
+    stored_read_needs_release: bool
+    # its device library, as a TTIR calls it (``tt.extern_elementwise``'s symbol): its name and the symbol's
+    # pattern; linked by this backend only
+    device_library: tuple[str, str]
+    inductor_spill_threshold: int  # PyTorch Inductor's default spill_threshold on this backend
+    pytorch_hip: bool  # whether PyTorch's build for this backend sets torch.version.hip
+    # the frontier's knob, and whether any setting between two levels is a register budget (then the
+    # frontier bisects for the smallest spill-free one)
+    knob: str
+    bisects: bool
+    calculator_options: tuple[str, ...]  # ``vgprscope occupancy`` options of this vendor, first required
+    driver_command: tuple[str, ...]  # the command whose last output line is the GPU driver's version
+    hardware_verified: bool  # False: bench results on its GPUs are marked unverified
+
+
+@dataclass(frozen=True)
+class UsageFigures:
+    """A usage's numbers in the terms every view uses, whatever its vendor calls them."""
+
+    registers: int  # the register count occupancy sees (AMD: VGPR+AGPR total per wave; NVIDIA: per thread)
+    allocation: int  # what the hardware allocates (AMD: padded where LLVM padded it for waves_per_eu)
+    register_parts: tuple[int, int] | None  # the registers' two parts (AMD: arch VGPRs, AGPRs); None: one file
+    scalar_registers: int | None  # None: the vendor has none apart
+    scratch_bytes: int  # per lane (AMD scratch) / per thread (NVIDIA stack frame)
+    memory_bytes: int  # the workgroup's / block's LDS or shared memory, static and dynamic
+    compiler_occupancy: int | None  # the compiler's own occupancy line, where it prints one
+    # the two spill figures, by their metric names, in order (AMD: VGPRs and SGPRs spilled; NVIDIA: spill store
+    # and load bytes); a value None where unknown
+    spilled: tuple[tuple[str, int | None], ...]
+    # spill instructions the compiler marks (AMD); None where it counts bytes, not instructions (NVIDIA)
+    spill_stores: int | None
+    spill_loads: int | None
+    spill_insts_in_loop: int | None  # of those, inside a loop
+
+    @property
+    def spill_pair(self) -> tuple[int, int] | None:
+        """The two spill figures; None where either is unknown."""
+        a, b = (v for _, v in self.spilled)
+        return None if a is None or b is None else (a, b)
+
+    @property
+    def spill_insts(self) -> int | None:
+        return None if self.spill_stores is None or self.spill_loads is None else self.spill_stores + self.spill_loads
 
 
 @dataclass(frozen=True)
@@ -65,58 +125,21 @@ class Calculation:
     fields: dict[str, Any]  # the JSON fields: inputs and the vendor's own occupancy figures
     current: int | None  # the register count the ladder marks "<- here"
     size: int | None  # the workgroup / block size the ladder is for (None: the backend's default)
-    line: str  # the table's "occupancy" row
 
 
 class Backend(Protocol):
-    """One vendor's backend. Attributes are data; methods take the arch or the usage they are about."""
+    """One vendor's backend: numbers and rules only. Attributes are data; methods take the arch, the compiler
+    outputs or the usage they are about. Its words are a row of ``vgprscope.report.vendor_words``."""
 
     name: str  # Triton's backend name ("hip", "cuda"): ``Target.backend``, a cache entry's target
-    vendor: Vendor
-    label: str  # the vendor as a message says it ("AMD")
-    triton_dir: str  # the backend's folder in the Triton wheel (triton/backends/<dir>)
-    usage_type: type  # the ResourceUsage class its parser returns
-    # launch options vgprscope sets that only this backend reads; a Triton cache entry's metadata also
-    # keeps ``cache_options`` (they survive a recompile for the same backend only)
-    options: tuple[str, ...]
-    cache_options: tuple[str, ...]
-    raw_outputs: tuple[str, ...]  # the compile worker's outputs its parser reads
-    cache_artifact: str  # the file of a Triton cache entry the resources are read from ("amdgcn", "cubin")
-    # whether reading that file as stored runs the writing release's own tools (a ptxas re-run for the spills)
-    stored_read_needs_release: bool
-    # its device library, as a TTIR calls it (``tt.extern_elementwise``'s symbol): its name and the symbol's
-    # pattern; linked by this backend only
-    device_library: tuple[str, str]
-    inductor_spill_threshold: int  # PyTorch Inductor's default spill_threshold on this backend
-    pytorch_hip: bool  # whether PyTorch's build for this backend sets torch.version.hip
-    spill_artifact: str  # what the spill sites are read from, as a note names it when missing
-    unit: str  # the occupancy unit ("waves/SIMD", "blocks/SM")
-    unit_short: str  # the same in a compact cell ("w/SIMD")
-    group_word: str  # what Triton's num_warps counts on it ("waves", "warps")
-    lane_word: str  # one of a wave's / warp's lanes ("lane", "thread")
-    register_word: str  # registers as the frontier's summary says them ("VGPRs", "registers")
-    # the frontier's knob, and whether any setting between two levels is a register budget (then the
-    # frontier bisects for the smallest spill-free one)
-    knob: str
-    bisects: bool
+    vendor: Vendor  # its row of the arch table's vendors, and of the words table
+    facts: Facts
     metrics: tuple[Metric, ...]  # the gate's numbers of its usage, in the order they are shown
-    registers_metric: str  # the one the neutral ``registers`` metric stands for
-    memory_field: str  # the usage's memory figure as a column names it ("lds_bytes", "shared_bytes")
-    hardware_verified: bool  # False: bench results on its GPUs are marked unverified
-    calculator_options: tuple[str, ...]  # ``vgprscope occupancy`` options of this vendor, first required
-    ladder_words: str  # the registers a ladder row counts ("VGPRs+AGPRs per wave")
-    register_header: str  # the compare table's registers column
-    memory_header: str  # the compare table's LDS / shared memory column
-    register_split: str  # the header of a column of a usage's register parts ("arch VGPR+AGPR"); "": none
 
     # ---- the arch table and targets
     def target(self, arch: Arch) -> Target: ...
     def arch_for_target(self, arch: Any) -> Arch | None: ...
     def device_arch(self, props: Any) -> Arch: ...
-    def driver_version(self) -> str: ...
-    def arch_row(self, arch: Arch) -> dict[str, Any]: ...
-    def arch_cells(self, arch: Arch) -> dict[str, str]: ...
-    def group_memory_limit(self, arch: Arch) -> int: ...
 
     # ---- compiler outputs
     def parse(self, raw: Mapping[str, Any]) -> ResourceUsage: ...
@@ -139,25 +162,9 @@ class Backend(Protocol):
     def levels(self, arch: Arch, num_warps: int) -> list[KnobLevel]: ...
     def calculate(self, arch: Arch, values: Mapping[str, int | None], ladder: bool) -> Calculation: ...
 
-    # ---- a usage's numbers and words
+    # ---- a usage's numbers
     def metric_values(self, usage: ResourceUsage) -> dict[str, int]: ...
-    def registers(self, usage: ResourceUsage) -> int: ...
-    def allocation(self, usage: ResourceUsage) -> int: ...
-    def register_parts(self, usage: ResourceUsage) -> tuple[int, int] | None: ...
-    def scalar_registers(self, usage: ResourceUsage) -> int | None: ...
-    def scratch_bytes(self, usage: ResourceUsage) -> int: ...
-    def memory_bytes(self, usage: ResourceUsage) -> int: ...
-    def compiler_occupancy(self, usage: ResourceUsage) -> int | None: ...
-    def spill_insts(self, usage: ResourceUsage) -> int | None: ...
-    def spill_insts_in_loop(self, usage: ResourceUsage) -> int | None: ...
-    def spill_counts(self, usage: ResourceUsage, instructions: Sequence[SpillInstruction]) -> tuple[int, int]: ...
-    def frontier_figures(self, usage: ResourceUsage) -> dict[str, int]: ...
-    def registers_text(self, usage: ResourceUsage) -> str: ...
-    def spills_text(self, usage: ResourceUsage) -> str: ...
-    def spills_full_text(self, usage: ResourceUsage) -> str: ...
-    def spills_level_text(self, usage: ResourceUsage) -> str: ...
-    def spills_next_text(self, usage: ResourceUsage) -> str: ...
-    def spill_price(self, usage: ResourceUsage) -> str: ...
+    def figures(self, usage: ResourceUsage) -> UsageFigures: ...
 
 
 def threads_reason(arch: Arch, num_warps: int | None, limit: int, group_word: str) -> str | None:
@@ -168,17 +175,12 @@ def threads_reason(arch: Arch, num_warps: int | None, limit: int, group_word: st
             f"{arch.wave_size}); {arch.name} allows {limit} per workgroup")
 
 
-def count(n: int, noun: str) -> str:
-    """'1 spill', '3 spills'."""
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
-
-
-def last_output_line(cmd: list[str]) -> str:
+def last_output_line(cmd: Sequence[str]) -> str:
     """The last line a tool prints (a driver version), or "unknown" when it cannot run."""
     import subprocess
 
     try:
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=10).stdout.strip()
+        out = subprocess.run(list(cmd), capture_output=True, text=True, timeout=10).stdout.strip()
         return out.splitlines()[-1].strip() if out else "unknown"
     except (OSError, subprocess.SubprocessError):
         return "unknown"

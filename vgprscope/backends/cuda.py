@@ -13,24 +13,26 @@ from __future__ import annotations
 import base64
 import subprocess
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..core.archs import ARCHS, Arch, NvidiaArch, Vendor, arch_for_device
 from ..core.job import Target
 from ..core.errors import UsageError
-from ..core.occupancy.common import DEFAULT_THREADS, NVIDIA_UNIT, LadderStep
+from ..core.occupancy.common import DEFAULT_THREADS, LadderStep
 from ..core.occupancy.ladder import check_warps, nvidia_ladder
 from ..core.occupancy.nvidia import nvidia_occupancy
 from ..core.records import NvidiaUsage, Occupancy
-from .base import Calculation, KnobLevel, Metric, require_outputs, last_output_line, threads_reason
+from .base import Calculation, Facts, KnobLevel, Metric, UsageFigures, require_outputs, threads_reason
 from .loops import LOOP_METRICS, loop_values, with_loop
 
 if TYPE_CHECKING:  # the parsers are imported when an output is parsed: a warm run reads the cache only
     from ..core.parse.lineinfo import SpillInstruction
     from ..core.parse.loops import LoopMix
 
-KIB = 1024
+# what the compile worker returns for it, that the parser reads (runtime.compile._collect); the cubin
+# (cubin_b64) is for the spill sites only
+RAW_OUTPUTS = ("ptxas_log", "cuobjdump", "shared")
 
 
 def nvdisasm(cubin: bytes) -> str:
@@ -48,45 +50,33 @@ def nvdisasm(cubin: bytes) -> str:
 class CudaBackend:
     name = "cuda"
     vendor = Vendor.NVIDIA
-    label = "NVIDIA"
-    triton_dir = "nvidia"
-    usage_type = NvidiaUsage
-    options = ("maxnreg",)
-    cache_options = ("maxnreg", "ptx_options", "ptx_version", "launch_pdl", "enable_reflect_ftz")
-    cache_artifact = "cubin"
-    stored_read_needs_release = True  # the spill bytes: the ptxas that built the cubin
-    device_library = ("NVIDIA's libdevice", r'symbol = "(__nv_\w+)"')  # libdevice.10.bc
-    # PyTorch Inductor on this backend: config.triton.spill_threshold's default (torch/_inductor/config.py)
-    # and whether PyTorch's build for it sets torch.version.hip
-    inductor_spill_threshold = 16
-    pytorch_hip = False
-    raw_outputs = ("ptxas_log", "cuobjdump", "shared")  # the cubin (cubin_b64) is for the spill sites only
-    spill_artifact = "cubin"
-    unit = NVIDIA_UNIT
-    unit_short = "blk/SM"
-    group_word = "warps"
-    lane_word = "thread"  # what per-lane counts are per (a loop's bytes per trip)
-    register_word = "registers"
-    knob = "maxnreg"
-    bisects = True
+    facts = Facts(
+        triton_dir="nvidia",
+        options=("maxnreg",),
+        cache_options=("maxnreg", "ptx_options", "ptx_version", "launch_pdl", "enable_reflect_ftz"),
+        cache_artifact="cubin",
+        stored_read_needs_release=True,  # the spill bytes: the ptxas that built the cubin
+        device_library=("NVIDIA's libdevice", r'symbol = "(__nv_\w+)"'),  # libdevice.10.bc
+        # PyTorch Inductor on this backend: config.triton.spill_threshold's default (torch/_inductor/config.py)
+        # and whether PyTorch's build for it sets torch.version.hip
+        inductor_spill_threshold=16,
+        pytorch_hip=False,
+        knob="maxnreg",
+        bisects=True,
+        calculator_options=("--regs", "--shared", "--threads"),
+        driver_command=("nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"),
+        hardware_verified=True,
+    )
     metrics = (
         Metric("regs", "registers/thread", "NVIDIA: registers per thread", step="regs",
-               arch_max="max_regs_per_thread", label="registers"),
+               arch_max="max_regs_per_thread", label="registers", role="registers"),
         Metric("stack_bytes", "bytes/thread", "NVIDIA: stack frame per thread"),
         Metric("spill_store_bytes", "bytes", "NVIDIA: spill stores"),
         Metric("spill_load_bytes", "bytes", "NVIDIA: spill loads"),
         Metric("shared_bytes", "bytes", "NVIDIA: shared memory, static and Triton's dynamic", step="shared",
-               arch_max="max_shared_per_block", field="shared_dynamic", label="shared memory"),
+               arch_max="max_shared_per_block", field="shared_dynamic", label="shared memory", role="memory"),
         *LOOP_METRICS,
     )
-    registers_metric = "regs"
-    memory_field = "shared_bytes"
-    hardware_verified = True
-    calculator_options = ("--regs", "--shared", "--threads")
-    ladder_words = "registers per thread"
-    register_header = "regs"
-    memory_header = "smem B"
-    register_split = ""
 
     # ---- the arch table and targets
 
@@ -100,32 +90,6 @@ class CudaBackend:
     def device_arch(self, props: Any) -> Arch:
         return arch_for_device(self.name, props.major * 10 + props.minor)
 
-    def driver_version(self) -> str:
-        return last_output_line(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"])
-
-    def arch_row(self, a: NvidiaArch) -> dict[str, Any]:
-        return {
-            "arch": a.name, "vendor": a.vendor.value, "description": a.description,
-            "wave": a.wave_size, "max occupancy": f"{a.max_warps_per_sm} warps/SM",
-            "registers": f"{a.regs_per_sm} per SM ({a.reg_subpartitions} sub-partitions)",
-            "per wave/thread": f"{a.max_regs_per_thread} regs",
-            "alloc granule": f"{a.reg_alloc_unit} regs/warp",
-            "LDS/shared per CU/SM": f"{a.shared_per_sm // KIB} KiB",
-            "per workgroup/block": f"{a.max_shared_per_block // KIB} KiB (opt-in)",
-            "LDS/shared granule": f"{a.shared_granule} B (+{a.shared_reserved_per_block} B reserved/block)",
-            "max workgroups/blocks": a.max_blocks_per_sm,
-            "compiles": "yes" if a.triton_target else "no (calculator only)",
-        }
-
-    def arch_cells(self, a: NvidiaArch) -> dict[str, str]:
-        return {"occ": f"{a.max_warps_per_sm} warps/SM", "regs": f"{a.regs_per_sm}/SM",
-                "per_wave": str(a.max_regs_per_thread), "granule": f"{a.reg_alloc_unit}/warp",
-                "lds": f"{a.shared_per_sm // KIB}/{a.max_shared_per_block // KIB}",
-                "compiles": "yes" if a.triton_target else "no [1]"}
-
-    def group_memory_limit(self, arch: NvidiaArch) -> int:
-        return arch.max_shared_per_block
-
     # ---- compiler outputs
 
     def parse(self, raw: Mapping[str, Any]) -> NvidiaUsage:
@@ -138,7 +102,7 @@ class CudaBackend:
             usage = stored_nvidia_usage(raw["cuobjdump"], raw["shared"], raw.get("name"), raw["stored"],
                                         raw.get("ptxas_log"), raw.get("ptxas_version"))
         else:
-            require_outputs(raw, self.raw_outputs)
+            require_outputs(raw, RAW_OUTPUTS)
             usage = nvidia_usage(raw["ptxas_log"], raw["cuobjdump"], raw["shared"], kernel=raw.get("name"),
                                  ptxas_version=raw.get("ptxas_version"))
         try:  # the loop from the cubin's SASS; unknown where there is no cubin or no nvdisasm to read it
@@ -173,7 +137,7 @@ class CudaBackend:
     # ---- launch, occupancy, frontier
 
     def launch_limit_reason(self, arch: NvidiaArch, usage: NvidiaUsage, num_warps: int | None = None) -> str | None:
-        reason = threads_reason(arch, num_warps, arch.max_threads_per_block, self.group_word)
+        reason = threads_reason(arch, num_warps, arch.max_threads_per_block, "warps")
         if reason:
             return reason
         if usage.shared_bytes > arch.max_shared_per_block:
@@ -194,21 +158,20 @@ class CudaBackend:
         return sorted((KnobLevel(s.value, s.hi, s.hi) for s in steps if s.value > 0), key=lambda lv: lv.target)
 
     def calculate(self, arch: NvidiaArch, values: Mapping[str, int | None], ladder: bool) -> Calculation:
-        regs, shared, threads = (values.get(o) for o in self.calculator_options)
+        regs, shared, threads = (values.get(o) for o in self.facts.calculator_options)
         if regs is None and not ladder:
             raise UsageError(f"--regs is required for {arch.name} (or --ladder)")
         if regs is None:
-            return Calculation(None, {}, None, threads, "")
+            return Calculation(None, {}, None, threads)
         size = DEFAULT_THREADS if threads is None else threads
         o = nvidia_occupancy(arch, regs, shared or 0, size)
         fields = {
             "inputs": {"regs": regs, "shared": shared or 0, "threads": size},
             "blocks_per_sm": o.value, "warps_per_sm": o.warps_per_sm, "max_warps_per_sm": arch.max_warps_per_sm,
         }
-        line = f"{o.value} blocks/SM, {o.warps_per_sm} / {arch.max_warps_per_sm} warps/SM ({o.percent:g} %)"
-        return Calculation(o, fields, regs, threads, line)
+        return Calculation(o, fields, regs, threads)
 
-    # ---- a usage's numbers and words
+    # ---- a usage's numbers
 
     def metric_values(self, u: NvidiaUsage) -> dict[str, int]:
         """The gate's numbers; unknown spill figures (a stored cubin no ptxas here rebuilds) are left out."""
@@ -216,70 +179,15 @@ class CudaBackend:
                   "spill_load_bytes": u.spill_load_bytes, "shared_bytes": u.shared_bytes} | loop_values(u)
         return {k: v for k, v in values.items() if v is not None}
 
-    def registers(self, u: NvidiaUsage) -> int:
-        return u.regs
-
-    def allocation(self, u: NvidiaUsage) -> int:
-        return u.regs
-
-    def register_parts(self, u: NvidiaUsage) -> None:
-        return None
-
-    def scalar_registers(self, u: NvidiaUsage) -> None:
-        return None
-
-    def scratch_bytes(self, u: NvidiaUsage) -> int:
-        return u.stack_bytes
-
-    def memory_bytes(self, u: NvidiaUsage) -> int:
-        return u.shared_bytes
-
-    def compiler_occupancy(self, u: NvidiaUsage) -> None:
-        return None
-
-    def spill_insts(self, u: NvidiaUsage) -> None:
-        return None  # ptxas counts spill bytes, not instructions
-
-    def spill_insts_in_loop(self, u: NvidiaUsage) -> None:
-        return None  # ptxas does not say where its spills are
-
-    def spill_counts(self, u: NvidiaUsage, instructions: Sequence[SpillInstruction]) -> tuple[int, int]:
-        """Spill stores and reloads: the local-memory instructions found in the SASS."""
-        stores = sum(1 for s in instructions if s.kind == "store")
-        return stores, len(instructions) - stores
-
-    def frontier_figures(self, u: NvidiaUsage) -> dict[str, int]:
-        return {"used": u.regs, "spill_store_bytes": u.spill_store_bytes, "spill_load_bytes": u.spill_load_bytes,
-                "scratch_bytes": u.stack_bytes}
-
-    def registers_text(self, u: NvidiaUsage) -> str:
-        return str(u.regs)
-
-    def spills_text(self, u: NvidiaUsage) -> str:
-        """``0``, or spill store + load bytes: ``24+24 B``; ``?`` where unknown (``spills_from`` says why)."""
-        if not u.spills_known:
-            return "?"
-        return "0" if not u.spills else f"{u.spill_store_bytes}+{u.spill_load_bytes} B"
-
-    def spills_full_text(self, u: NvidiaUsage) -> str:
-        if not u.spills_known:
-            return "unknown"
-        return "0" if not u.spills else f"{u.spill_store_bytes}B st / {u.spill_load_bytes}B ld"
-
-    def spills_level_text(self, u: NvidiaUsage) -> str:
-        if not u.spills_known:
-            return "?"
-        return "0" if not u.spills else f"{u.spill_store_bytes}+{u.spill_load_bytes}"
-
-    def spills_next_text(self, u: NvidiaUsage) -> str:
-        return f"{u.spill_store_bytes}+{u.spill_load_bytes} B" if u.spills_known else "? B"
-
-    def spill_price(self, u: NvidiaUsage) -> str:
-        if not u.spills_known:
-            return "spills unknown"
-        if not u.spills:
-            return "no spills"
-        return f"{u.spill_store_bytes} B of spill stores, {u.spill_load_bytes} B of spill loads"
+    def figures(self, u: NvidiaUsage) -> UsageFigures:
+        return UsageFigures(
+            registers=u.regs, allocation=u.regs, register_parts=None, scalar_registers=None,
+            scratch_bytes=u.stack_bytes, memory_bytes=u.shared_bytes, compiler_occupancy=None,
+            spilled=(("spill_store_bytes", u.spill_store_bytes), ("spill_load_bytes", u.spill_load_bytes)),
+            # ptxas counts spill bytes, not instructions, and does not say where its spills are: the SASS's
+            # local-memory instructions are the spill sites (spill_instructions)
+            spill_stores=None, spill_loads=None, spill_insts_in_loop=None,
+        )
 
 
 CUDA = CudaBackend()

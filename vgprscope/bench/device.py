@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from ..core.archs import Arch
 from ..backends import Backend, backend_of, torch_backend
+from ..backends.base import last_output_line
 from ..core.errors import NoGpuError
 from ..report.machine import Machine, git_sha
 
@@ -30,7 +31,7 @@ class Gpu:
     @property
     def verified(self) -> bool:
         """Whether bench results on this vendor's GPUs have been checked on its hardware by a person."""
-        return self.backend.hardware_verified
+        return self.backend.facts.hardware_verified
 
 
 def current_gpu() -> Gpu:
@@ -46,7 +47,7 @@ def current_gpu() -> Gpu:
     arch = backend.device_arch(props)
     return Gpu(name=props.name, vendor=backend.vendor.value, arch=arch,
                sm_count=props.multi_processor_count, l2_bytes=int(getattr(props, "L2_cache_size", 0) or 0),
-               total_memory=int(props.total_memory), driver=backend.driver_version())
+               total_memory=int(props.total_memory), driver=last_output_line(backend.facts.driver_command))
 
 
 def machine(gpu: Gpu) -> Machine:
@@ -58,7 +59,8 @@ def machine(gpu: Gpu) -> Machine:
         except importlib.metadata.PackageNotFoundError:
             return "not installed"
 
-    unverified = f", {gpu.backend.label}: unverified until run on {gpu.backend.label} hardware"
+    vendor = gpu.backend.vendor.name
+    unverified = f", {vendor}: unverified until run on {vendor} hardware"
     label = f"{gpu.name} ({gpu.arch.name}{'' if gpu.verified else unverified})"
     return Machine(gpu=label, triton=version("triton"), torch=version("torch"), driver=gpu.driver,
                    date=_dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), git_sha=git_sha(),

@@ -138,7 +138,7 @@ def _resource_summary(records: Sequence[Record]) -> tuple[str, str, str, int | N
     regs = " / ".join(fmt_regs(r) for r in records)
     occ = " / ".join(occupancy_label(r) for r in records)
     spills = " / ".join(fmt_spills(r) for r in records)
-    parsed = [backend_of_usage(r.usage).registers(r.usage) for r in records if r.usage is not None]
+    parsed = [backend_of_usage(r.usage).figures(r.usage).registers for r in records if r.usage is not None]
     return regs, occ, spills, (max(parsed) if parsed else None)
 
 

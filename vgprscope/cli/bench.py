@@ -48,8 +48,8 @@ def bench(*, strategies: StrategiesOpt = None, cases: Cases, grid: BenchGrid, au
         check_backend_options(r, [gpu.arch])
     names = tuple(v.name for v in selected)
     if not gpu.verified:
-        err(f"{gpu.backend.label} GPU: results are marked unverified until this code has been run on "
-            f"{gpu.backend.label} hardware by a person")
+        err(f"{gpu.backend.vendor.name} GPU: results are marked unverified until this code has been run on "
+            f"{gpu.backend.vendor.name} hardware by a person")
     opts = BenchOptions(variants=names, request=req, anchors=anchors, rep_ms=rep_ms, time_budget_s=budget_s,
                         autotune=autotune, cuda_graph=cuda_graph)
     m = machine(gpu)

@@ -16,20 +16,20 @@ RULES_DOC = "docs/occupancy-rules.md"
 
 def _arch_rows() -> list[dict[str, Any]]:
     """Every arch constant a person reads, as written in markdown, CSV and --wide (each row in its
-    backend's words)."""
+    vendor's words)."""
     from ..core.archs import ARCHS
-    from ..backends import backend_of
+    from ..report.vendor_words import words_of
 
-    return [backend_of(a).arch_row(a) for a in ARCHS.values()]
+    return [words_of(a.vendor).arch_row(a) for a in ARCHS.values()]
 
 
 def _arch_compact(name: str) -> dict[str, str]:
     """The default view's cells of one arch: the same constants, shorter."""
     from ..core.archs import ARCHS
-    from ..backends import backend_of
+    from ..report.vendor_words import words_of
 
     a = ARCHS[name]
-    return backend_of(a).arch_cells(a)
+    return words_of(a.vendor).arch_cells(a)
 
 
 ARCH_NOTES = ["[1] calculator only: the installed Triton has no such target mode (vgprscope occupancy works)"]

@@ -47,10 +47,10 @@ def occupancy_cmd(
               "--regs": regs, "--shared": shared, "--threads": threads}
     # options of another vendor are refused, named with that vendor's own
     for other in BACKENDS:
-        given = [o for o in other.calculator_options if values.get(o) is not None]
+        given = [o for o in other.facts.calculator_options if values.get(o) is not None]
         if other is not backend and given:
-            raise UsageError(f"{', '.join(given)} {_verb(given)} to {other.label} archs only; {target.name} is "
-                             f"{backend.label}: use {', '.join(backend.calculator_options)}")
+            raise UsageError(f"{', '.join(given)} {_verb(given)} to {other.vendor.name} archs only; {target.name} is "
+                             f"{backend.vendor.name}: use {', '.join(backend.facts.calculator_options)}")
     calc = backend.calculate(target, values, show_ladder)
     o = calc.occupancy
     result: dict[str, Any] = {"arch": target.name, "vendor": target.vendor.value} | calc.fields
@@ -75,13 +75,15 @@ def _tables_text(target: Arch, result: dict[str, Any], steps, calc, wide: bool =
     """The result as a key / value table and the ladder, through report.formats.render_table: a value
     longer than two lines of the terminal becomes a footnote (all in line with ``wide``)."""
     from ..report.formats import Footnotes, lines_at, new_table, output_width, render_table
+    from ..report.usage_text import calculator_line
+    from ..report.vendor_words import words_of
 
     parts = []
     if "inputs" in result:
         rows: list[tuple[str, str]] = []
         inputs = ", ".join(f"{k} {v}" for k, v in result["inputs"].items() if v is not None)
         rows.append(("input", inputs))
-        rows.append(("occupancy", calc.line))
+        rows.append(("occupancy", calculator_line(target, calc)))
         rows.append(("limited by", ", ".join(result["limiters"]) or "nothing below the arch's maximum"))
         unit = result["unit"]
         rows += [(f"  {name} limit", f"{value} {unit}") for name, value in result["limits"].items()]
@@ -98,14 +100,12 @@ def _tables_text(target: Arch, result: dict[str, Any], steps, calc, wide: bool =
             table.add_row(key, notes.ref(value) if long else value)
         parts.append(render_table(table, footnotes=notes, wide=wide))
     if steps is not None:
-        from ..backends import backend_of
-
-        backend = backend_of(target)
-        words, current = backend.ladder_words, calc.current
+        vw = words_of(target.vendor)
+        words, current = vw.ladder_words, calc.current
         warps = any(s.warps_per_sm is not None for s in steps)  # NVIDIA's ladder gives warps/SM beside blocks
-        table = new_table(f"{target.name}: {words} -> {backend.unit}")
+        table = new_table(f"{target.name}: {words} -> {vw.unit}")
         table.add_column(words, justify="right")
-        table.add_column(backend.unit, justify="right")
+        table.add_column(vw.unit, justify="right")
         if warps:
             table.add_column("warps/SM", justify="right")
         table.add_column("% of max", justify="right")

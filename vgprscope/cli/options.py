@@ -254,7 +254,8 @@ LadderOpt = Annotated[bool, typer.Option(
 
 @dataclasses.dataclass(frozen=True)
 class Kernels:
-    """What to compile: bundled (or a directory's) variants, a capture, on archs."""
+    """What to compile: bundled (or a directory's) variants, a capture, on archs. A source's option
+    (``library/registry.py``'s keyword, as ``capture``) is one field here: it reaches the calls by its name."""
 
     variant: VariantOpt = None
     arch: ArchOpt = None
@@ -263,7 +264,7 @@ class Kernels:
 
     def library(self) -> dict[str, Any]:
         """The library's keywords of the same names."""
-        return {"variant": self.variant, "arch": self.arch, "capture": self.capture, "kernel_dir": self.kernel_dir}
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
 
 
 class _GridValues:

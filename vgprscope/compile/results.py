@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from pathlib import PurePath
 from typing import Any, cast
 
 from ..backends import backend_of, backend_of_usage, occupancy_of
@@ -85,9 +86,11 @@ def valid_result(result: Any) -> bool:
 
 
 def _deps_hash(deps: dict[str, str] | None) -> str:
+    """What the kernel was built from, as one hash: each file's name and content hash, never where it sits, so
+    the same sources checked out at another path (a CI runner, a colleague's clone) give the same hash."""
     if not deps:
         return ""
-    return hashlib.sha256(json.dumps(sorted(deps.items())).encode()).hexdigest()[:16]
+    return hashlib.sha256(json.dumps(sorted((PurePath(p).name, h) for p, h in deps.items())).encode()).hexdigest()[:16]
 
 
 def record_of(task: Task, result: dict[str, Any], tv: str, cached: bool, deps: dict[str, str] | None) -> Record:

@@ -153,7 +153,7 @@ def _check_fits(arch_name: str, status: str, usage: ResourceUsage, config: Confi
         raise ValueError(f"has arch {arch_name!r}, not one vgprscope knows (vgprscope archs lists them)") from None
     backend = backend_of(arch)
     if backend is not backend_of_usage(usage):
-        raise ValueError(f"has {usage.vendor} usage on {arch.name}, a {backend.label} arch")
+        raise ValueError(f"has {usage.vendor} usage on {arch.name}, a {backend.vendor.name} arch")
     limit = backend.launch_limit_reason(arch, usage, getattr(config, "num_warps", None))
     if status != "ok":
         if limit is None:

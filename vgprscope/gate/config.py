@@ -2,16 +2,18 @@
 baseline lives, the rules, and which missing entries are accepted. Read from ``[tool.vgprscope]`` in the
 nearest ``pyproject.toml`` or from a file given by ``--config`` (the same table, or the same keys at the top
 level of a ``vgprscope.toml``). Nothing here compiles or loads a kernel: the caller turns the set into
-compile jobs (``vgprscope.cli.check`` today) and checks the config tables with the variants' own rules
-(``vgprscope.attention.defaults``, which also hands the caller the default set).
+compile jobs (``vgprscope.library.gate``) and checks the config tables with the variants' own rules
+(``vgprscope.attention.defaults``, which also hands the caller the default set). The sources' keys
+(``kernel_dir``, ``capture``, ...) are the caller's to name (``sources=``: the library's registry of sources,
+``vgprscope.library.registry``); each is a path relative to the file.
 
 ```toml
 [tool.vgprscope]
 baseline = "vgprscope-baseline.json"   # relative to the file this is read from
 variants = ["all"]                     # or names
 archs = ["gfx90a", "gfx942", "sm_80"]
-kernel_dir = "kernels"                 # optional: your own variants instead of the bundled ones
-capture = "vgprscope-capture.json"     # optional: your own kernels as `vgprscope capture` recorded them
+kernel_dir = "kernels"                 # optional: your own variants instead of the bundled ones (a source)
+capture = "vgprscope-capture.json"     # optional: your own kernels as `vgprscope capture` recorded them (a source)
 configs = [{}, {block_m = 64}]        # the variants' config requests; {} = each variant's defaults
 allow_missing = ["old_kernel/*"]       # optional: missing baseline entries that do not fail (true: all)
 strict = false                         # optional: true gives every count tolerance 0 (as --strict)
@@ -46,32 +48,31 @@ else:  # pragma: no cover - Python 3.10
         tomllib = None
 
 PYPROJECT = "pyproject.toml"
-_KEYS = ("baseline", "variants", "archs", "kernel_dir", "configs", "rules", "capture", "allow_missing", "strict")
+_KEYS = ("baseline", "variants", "archs", "configs", "rules", "allow_missing", "strict")
+
+
+def _keys(sources: Sequence[str]) -> tuple[str, ...]:
+    """Every key a file may hold: the gate's own, the sources' after the archs."""
+    return (*_KEYS[:3], *sources, *_KEYS[3:])
 
 
 @dataclass(frozen=True)
 class GateSet:
-    """What the gate compiles: variants x archs x configs, and a capture's launches. Empty ``variants``
+    """What the gate compiles: variants x archs x configs, and its sources' files. Empty ``variants``
     means every variant; empty ``configs`` means the variants' default set (the caller's to supply)."""
 
     variants: tuple[str, ...] = ()
     archs: tuple[str, ...] = DEFAULT_ARCHS
     # the variants' config requests as tables ({"block_m": 64}; {} = each variant's defaults), in order
     configs: tuple[Mapping[str, Any], ...] = ()
-    kernel_dir: Path | None = None
-    # a capture file (vgprscope capture): its specialisations join the set; alone when no variants are named
-    capture: Path | None = None
+    # (key, path) of each source given (kernel_dir = "kernels", capture = "vgprscope-capture.json", ...)
+    sources: tuple[tuple[str, Path], ...] = ()
+    # each variant also on the archs it declares it is written for (VARIANT['archs']: ws-regalloc on sm_90),
+    # beside ``archs``; off when the command line names the archs
+    own_archs: bool = True
 
-    @property
-    def with_variants(self) -> bool:
-        """Whether the set compiles variants: named ones, a kernel directory, or (no capture) the bundled ones."""
-        return self.capture is None or bool(self.variants) or self.kernel_dir is not None
-
-    def describe(self) -> dict[str, Any]:
-        """The set as the baseline file records it (the config tables as given)."""
-        out = {"variants": list(self.variants) or (["all"] if self.with_variants else []), "archs": list(self.archs),
-               "configs": [dict(c) for c in self.configs] if self.with_variants else []}
-        return out | ({"capture": self.capture.name} if self.capture is not None else {})
+    def source_paths(self) -> dict[str, Path]:
+        return dict(self.sources)
 
 
 @dataclass(frozen=True)
@@ -94,16 +95,18 @@ class GateConfig:
         return any(fnmatch.fnmatchcase(entry.key, p) for p in self.allow_missing)
 
     def with_overrides(self, variants: Sequence[str] | None = None, archs: Sequence[str] | None = None,
-                       kernel_dir: Path | None = None, baseline: Path | None = None,
-                       rules: Sequence[str] = (), capture: Path | None = None,
-                       allow_missing: bool = False, strict: bool = False) -> GateConfig:
-        """Command-line options on top of the file: they replace its set parts and add rules after its own;
-        ``strict`` turns the file's default rules strict (a file's ``strict = true`` stays)."""
+                       baseline: Path | None = None, rules: Sequence[str] = (),
+                       sources: Mapping[str, Path] | None = None, allow_missing: bool = False,
+                       strict: bool = False) -> GateConfig:
+        """Command-line options on top of the file: they replace its set parts (a source's path replaces
+        the file's for that key) and add rules after its own; ``strict`` turns the file's default rules
+        strict (a file's ``strict = true`` stays)."""
         s = self.set
         s = replace(s, variants=_split(variants)) if variants else s
-        s = replace(s, archs=tuple(dict.fromkeys(get_arch(a).name for a in _split(archs)))) if archs else s
-        s = replace(s, kernel_dir=kernel_dir) if kernel_dir else s
-        s = replace(s, capture=capture) if capture else s
+        s = replace(s, archs=tuple(dict.fromkeys(get_arch(a).name for a in _split(archs))),
+                    own_archs=False) if archs else s
+        if sources:
+            s = replace(s, sources=tuple((s.source_paths() | dict(sources)).items()))
         extra = tuple(parse_rule(r) for r in rules)
         ruleset = RuleSet(self.rules.rules + extra, self.rules.strict or strict)
         return replace(self, set=s, baseline=baseline or self.baseline, rules=ruleset,
@@ -122,25 +125,27 @@ def find_pyproject(start: Path) -> Path | None:
     return None
 
 
-def load_gate_config(config_file: Path | None = None, cwd: Path | None = None) -> GateConfig:
+def load_gate_config(config_file: Path | None = None, cwd: Path | None = None, *,
+                     sources: Sequence[str] = ()) -> GateConfig:
     """The configuration from ``config_file``, else from the nearest pyproject.toml above ``cwd``, else the
     defaults (every bundled variant on gfx90a, gfx942, sm_80, the variants' default configs;
-    ``vgprscope-baseline.json`` beside the pyproject.toml, or in ``cwd`` without one). Relative paths are
+    ``vgprscope-baseline.json`` beside the pyproject.toml, or in ``cwd`` without one). ``sources``: the keys
+    naming a source's path (``vgprscope.library.gate.load_config`` gives the registry's). Relative paths are
     relative to the file. A file that cannot be read or used is one UsageError line."""
     cwd = Path(cwd or Path.cwd())
     if config_file is not None:
         path = Path(config_file)
         table = _read_toml(path)
         if "tool" in table:
-            return _from_table(_section(table, path), path)
-        return _from_table(table, path)
+            return _from_table(_section(table, path, sources), path, sources)
+        return _from_table(table, path, sources)
     found = find_pyproject(cwd.resolve())
     if found is None:
         return GateConfig(baseline=cwd / DEFAULT_BASELINE)
-    return _from_table(_section(_read_toml(found), found), found)
+    return _from_table(_section(_read_toml(found), found, sources), found, sources)
 
 
-def _section(table: dict[str, Any], path: Path) -> Mapping[str, Any]:
+def _section(table: dict[str, Any], path: Path, sources: Sequence[str]) -> Mapping[str, Any]:
     """``[tool.vgprscope]`` of a parsed file ({} when absent); a ``tool`` or ``tool.vgprscope`` that is
     not a table is an error (it would otherwise be read as no configuration, or crash)."""
     tool = table.get("tool", {})
@@ -149,7 +154,7 @@ def _section(table: dict[str, Any], path: Path) -> Mapping[str, Any]:
     section = tool.get("vgprscope", {})
     if not isinstance(section, dict):
         raise UsageError(f"{path}: tool.vgprscope must be a table ([tool.vgprscope] with keys "
-                         f"{', '.join(_KEYS)}); got {section!r}")
+                         f"{', '.join(_keys(sources))}); got {section!r}")
     return section
 
 
@@ -173,21 +178,19 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise UsageError(f"config file {path} is not valid TOML: {str(exc).splitlines()[0]}") from None
 
 
-def _from_table(section: Mapping[str, Any], path: Path) -> GateConfig:
+def _from_table(section: Mapping[str, Any], path: Path, sources: Sequence[str]) -> GateConfig:
     where = f"{path} [tool.vgprscope]" if path.name == PYPROJECT else str(path)
-    unknown = [k for k in section if k not in _KEYS]
+    keys = _keys(sources)
+    unknown = [k for k in section if k not in keys]
     if unknown:
-        raise UsageError(f"{where}: unknown key {unknown[0]!r}; allowed: {', '.join(_KEYS)}")
+        raise UsageError(f"{where}: unknown key {unknown[0]!r}; allowed: {', '.join(keys)}")
     root = path.parent
     s = GateSet()
     if "variants" in section:
         s = replace(s, variants=tuple(_names(section["variants"], "variants", where)))
     if "archs" in section:
         s = replace(s, archs=tuple(dict.fromkeys(get_arch(a).name for a in _names(section["archs"], "archs", where))))
-    if "kernel_dir" in section:
-        s = replace(s, kernel_dir=root / _string(section["kernel_dir"], "kernel_dir", where))
-    if "capture" in section:
-        s = replace(s, capture=root / _string(section["capture"], "capture", where))
+    s = replace(s, sources=tuple((k, root / _string(section[k], k, where)) for k in sources if k in section))
     if "configs" in section:
         configs = section["configs"]
         if not isinstance(configs, list) or not configs or not all(isinstance(c, dict) for c in configs):

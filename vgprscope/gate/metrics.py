@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..backends import BACKENDS, Metric, backend_of_usage, registers_metrics
+from ..backends import BACKENDS, Metric, backend_of_usage, registers_metric, registers_metrics
 from ..core.errors import UnknownNameError
 from ..core.records import ResourceUsage
+from ..report.vendor_words import words_of
 
 __all__ = ["METRICS", "REGISTERS", "Metric", "entry_metrics", "get_metric", "metric_info", "neutral_metrics"]
 
@@ -20,10 +21,10 @@ __all__ = ["METRICS", "REGISTERS", "Metric", "entry_metrics", "get_metric", "met
 # the occupancy value.
 METRICS: dict[str, Metric] = {m.name: m for m in (
     Metric("registers", "registers",
-           " or ".join(f"{b.label} {b.registers_metric}" for b in BACKENDS) + ": one rule for every vendor",
+           " or ".join(f"{b.vendor.name} {registers_metric(b).name}" for b in BACKENDS) + ": one rule for every vendor",
            covers=registers_metrics()),
     *(m for b in BACKENDS for m in b.metrics),
-    Metric("occupancy", " | ".join(b.unit for b in BACKENDS), "theoretical occupancy (may not drop)",
+    Metric("occupancy", " | ".join(words_of(b.vendor).unit for b in BACKENDS), "theoretical occupancy (may not drop)",
            higher_is_better=True),
     # not a count of the usage: the compiler's warning codes, judged by gate.diagnostics
     Metric("diagnostics", "codes", "compiler warning codes the baseline entry did not have (a new one fails)"),

@@ -17,6 +17,9 @@ keyword but the library's own (``arch``, ``jobs``, ``use_cache``, ``cache``, ``y
 ``scheduler``, ``executor``, ``on_progress``, ``sort``, ``triton``, ``settings``) is the launch's; a list value makes a grid of
 launches. A kernel parameter named like one of those is given positionally.
 
+A source's keyword (``capture``, ``kernel_dir``, and every other of ``library/registry.py``'s ``SOURCES``) is
+taken by each call that selects kernels, and by the gate's configuration; without one, the bundled variants.
+
 Compiles run in worker processes (started fresh where this process imported triton, as a user's kernel
 does; they are not given the user's script to run again: ``tasks.main_not_rerun``).
 """
@@ -69,6 +72,20 @@ def _launch_of(kernel: Any, args: tuple[Any, ...], selections: dict[str, Any], l
     return launch_capture(kernel, args, {**given, **launch})
 
 
+def _sources(named: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    """The sources' keywords of a call (``library/registry.py``): those its signature names, and any other
+    registered one among its keywords (taken out of ``extra``); an unregistered keyword left in ``extra``
+    is the caller's to refuse."""
+    from .registry import pop_keywords
+
+    return named | pop_keywords(extra)
+
+
+def _unknown(what: str, extra: dict[str, Any]) -> None:
+    if extra:
+        raise UsageError(f"{what}() got an unknown keyword {next(iter(extra))!r}; see help(vgprscope.{what})")
+
+
 def _grid(fields: dict[str, Any], dtype: Any, causal: Any, knob: Any, shape: Any = None) -> list:
     return selection.requests(fields, dtype=dtype, causal=causal, knob=knob, shape=shape)
 
@@ -109,18 +126,16 @@ def analyze(kernel: Any = None, /, *args: Any, variant: Names = None, arch: Name
                               "kernel_dir": kernel_dir}
         launches = _launch_of(kernel, args, sel_given, launch)
         sides = selection.toolchains(triton, settings)
-        sel = Selection(archs=archs, captures=(launches,), toolchains=tuple(sides))
+        sel = Selection.of((), archs, (), {"capture": launches}, toolchains=sides)
         requests: list = [sel.requests[0]]
     else:
+        keywords = _sources({"capture": capture, "kernel_dir": kernel_dir}, launch)
         _no_launch("analyze", args, launch)
         requests = _grid(fields, dtype, causal, knob)
         sides = selection.toolchains(triton, settings)
-        sel = Selection.of(selection.names(variant, "variant"), archs, requests, kernel_dir, capture,
-                           toolchains=sides)
-        if sel.captures and not sel.with_variants and not any(c.launches for c in sel.captures):
-            named = f" {capture}" if isinstance(capture, (str, Path)) else ""
-            raise UsageError(f"the capture{named} records no kernel launch: nothing to analyse (capture a command "
-                             "that launches a Triton kernel)")
+        sel = Selection.of(selection.names(variant, "variant"), archs, requests, keywords, toolchains=sides)
+        if (why := sel.empty()) is not None:
+            raise UsageError(why)
     records = sweep(sel, yes=yes, max_compiles=max_compiles, scheduler=scheduler, executor=executor, **run)
     if len(sides) <= 1:  # a history keeps the toolchains' order; one table sorts as asked
         records = sort_records(group_records(records) if len(requests) > 1 else records, sort)
@@ -135,35 +150,37 @@ def compare(*, strategies: Names = None, variant: Names = None, arch: Names = No
             kernel_dir: PathLike | None = None, triton: Any = None, settings: Any = None, jobs: int | None = None,
             use_cache: bool = True, cache: PathLike | None = None, yes: bool = False,
             max_compiles: int | None = None, scheduler: str | None = None, executor: Executor | None = None,
-            on_progress: Progress | None = None) -> CompareResult:
+            on_progress: Progress | None = None, **sources: Any) -> CompareResult:
     """Each strategy (``strategies`` or ``variant``, default all) side by side per arch, with the memory
     traffic of the reference problem ``shape`` and each metric's change against the baseline variant (in
     the JSON and the table); with ``frontier``, each strategy's spill-free occupancy too; with ``bench``,
     timings on this process's GPU (without one: compile-only, the reason in ``.notes``)."""
+    from dataclasses import replace
+
     from .grid import sort_lines
     from .tasks import Selection, bench_columns, compare_tables, frontier_of, sweep, with_frontiers
 
     fields = {"block_m": block_m, "block_n": block_n, "head_dim": head_dim, "num_warps": num_warps,
               "num_stages": num_stages, "waves_per_eu": waves_per_eu, "matrix_instr_nonkdim": matrix_instr_nonkdim,
               "kpack": kpack, "maxnreg": maxnreg}
+    keywords = _sources({"capture": capture, "kernel_dir": kernel_dir}, sources)
+    _unknown("compare", sources)
     run = _run(jobs, use_cache, cache, on_progress)
     names = selection.names(strategies, "strategies") + selection.names(variant, "variant")
     requests = _grid(fields, dtype, causal, knob, shape)
     archs = selection.arch_names(arch)
     side = selection.one_toolchain("compare", triton, settings)
     sides = (side,) if side is not None else ()
-    sel = Selection.of(tuple(dict.fromkeys(names)), archs, requests, kernel_dir, capture, toolchains=sides)
+    sel = Selection.of(tuple(dict.fromkeys(names)), archs, requests, keywords, toolchains=sides)
     common = {"yes": yes, "max_compiles": max_compiles, "scheduler": scheduler, "executor": executor, **run}
     records = sweep(sel, **common)
     per_arch = compare_tables(sel, records)
     if frontier:  # the variants' frontier (a capture's launches are compared, not searched)
-        levels = frontier_of(Selection.of(sel.variants, archs, requests, kernel_dir, toolchains=sides), **common)
+        levels = frontier_of(replace(sel, sources=(sel.variant_source(),)), **common)
         per_arch = with_frontiers(per_arch, levels)
     per_arch = sort_lines(per_arch, sort)
     result = CompareResult({k: tuple(v) for k, v in per_arch.items()}, tuple(records))
     if bench:
-        from dataclasses import replace
-
         timings = bench_columns(per_arch, requests, selection.shape_value(shape))
         result = replace(result, **timings)
     return result
@@ -192,14 +209,15 @@ def frontier(kernel: Any = None, /, *args: Any, variant: Names = None, strategie
                           "knob": knob, "capture": capture, "kernel_dir": kernel_dir}
         launches = _launch_of(kernel, args, given, launch)
         side = selection.one_toolchain("frontier", triton, settings)
-        sel = Selection(archs=archs, captures=(launches,), toolchains=(side,) if side is not None else ())
+        sel = Selection.of((), archs, (), {"capture": launches}, toolchains=(side,) if side is not None else ())
     else:
+        keywords = _sources({"capture": capture, "kernel_dir": kernel_dir}, launch)
         _no_launch("frontier", args, launch)
         names = selection.names(strategies, "strategies") + selection.names(variant, "variant")
         requests = _grid(fields, dtype, causal, knob)
         side = selection.one_toolchain("frontier", triton, settings)
         # the launch options are "what if" overrides of the captured launches, as analyze takes them
-        sel = Selection.of(tuple(dict.fromkeys(names)), archs, requests, kernel_dir, capture,
+        sel = Selection.of(tuple(dict.fromkeys(names)), archs, requests, keywords,
                            toolchains=(side,) if side is not None else ())
     frontiers = frontier_of(sel, yes=yes, max_compiles=max_compiles, scheduler=scheduler, executor=executor, **run)
     return FrontierResult(tuple(sort_frontiers(frontiers, sort)))
@@ -228,30 +246,41 @@ def explain(kernel: Any = None, /, *args: Any, variant: Names = None, arch: Name
                           "kernel_dir": kernel_dir}
         launches = _launch_of(kernel, args, given, launch)
         side = selection.one_toolchain("explain", triton, settings)
-        sel = Selection(archs=archs, captures=(launches,), toolchains=(side,) if side is not None else ())
+        sel = Selection.of((), archs, (), {"capture": launches}, toolchains=(side,) if side is not None else ())
     else:
+        from .registry import only_default
+
+        keywords = _sources({"capture": capture, "kernel_dir": kernel_dir}, launch)
         _no_launch("explain", args, launch)
         names = selection.names(variant, "variant")
-        if capture is None and not names:
+        if only_default(keywords) and not names:  # no other source: the baseline variant
             names = ("baseline",)
         requests = _grid(fields, dtype, causal, knob)
         side = selection.one_toolchain("explain", triton, settings)
         # a grid's launch options are "what if" overrides of the captured launches, as analyze takes them
         # (a capture alone refuses the variants' own options)
-        sel = Selection.of(names, archs, requests, kernel_dir, capture, toolchains=(side,) if side is not None else ())
+        sel = Selection.of(names, archs, requests, keywords, toolchains=(side,) if side is not None else ())
     return ExplainResult(tuple(explain_of(sel, **run)))
 
 
-def _gate_paths(config: PathLike | None, baseline: PathLike | None, kernel_dir: PathLike | None,
-                capture: PathLike | None) -> tuple[Path | None, ...]:
-    return tuple(Path(p) if p else None for p in (config, baseline, kernel_dir, capture))
+def _gate_paths(what: str, config: PathLike | None, baseline: PathLike | None, named: dict[str, Any],
+                extra: dict[str, Any]) -> tuple[Path | None, Path | None, dict[str, Path]]:
+    """The gate's files, and its sources' keywords as paths (a capture file, a kernel directory, ...)."""
+    keywords = _sources(named, extra)
+    _unknown(what, extra)
+    bad = next((k for k, v in keywords.items() if v and not isinstance(v, (str, os.PathLike))), None)
+    if bad is not None:
+        raise UsageError(f"{what}: {bad}={keywords[bad]!r} is not allowed; the gate's sources are files: give "
+                         "a path")
+    paths = {k: Path(v) for k, v in keywords.items() if v}
+    return Path(config) if config else None, Path(baseline) if baseline else None, paths
 
 
 def check(*, config: PathLike | None = None, baseline: PathLike | None = None, variant: Names = None,
           arch: Names = None, rule: Names = None, allow_missing: bool = False, fail_on_change: bool = False,
           strict: bool = False, allow_version_change: bool = False, kernel_dir: PathLike | None = None, capture: PathLike | None = None,
           triton: Any = None, settings: Any = None, jobs: int | None = None, use_cache: bool = True,
-          cache: PathLike | None = None, on_progress: Progress | None = None) -> CheckResult:
+          cache: PathLike | None = None, on_progress: Progress | None = None, **sources: Any) -> CheckResult:
     """The register gate: the configuration (``config``, default the nearest pyproject.toml's
     [tool.vgprscope]) compiled and compared with its baseline. ``.passed`` / ``.exit_code`` give the
     verdict; a baseline that cannot be compared raises NotComparableError. The rules judge cost (spills,
@@ -263,12 +292,13 @@ def check(*, config: PathLike | None = None, baseline: PathLike | None = None, v
 
     run = _run(jobs, use_cache, cache, on_progress)
     rules = [rule] if isinstance(rule, str) else list(rule or [])
-    cfg_file, base_file, kdir, cap = _gate_paths(config, baseline, kernel_dir, capture)
+    cfg_file, base_file, paths = _gate_paths("check", config, baseline,
+                                             {"kernel_dir": kernel_dir, "capture": capture}, sources)
     side = selection.one_toolchain("check", triton, settings)
     result, cfg, entries = run_check(
         cfg_file, base_file, list(selection.names(variant, "variant")) or None,
-        list(selection.arch_names(arch)) or None, rules, fail_on_change, allow_version_change, kdir,
-        run["jobs"], run["use_cache"], cap, allow_missing, on_progress, run["cache_dir"], toolchain=side,
+        list(selection.arch_names(arch)) or None, rules, fail_on_change, allow_version_change, paths,
+        run["jobs"], run["use_cache"], allow_missing, on_progress, run["cache_dir"], toolchain=side,
         preview=bool(selection.triton_specs(triton)), strict=strict)
     return CheckResult(result, tuple(entries), str(cfg.baseline), config=cfg)
 
@@ -276,17 +306,19 @@ def check(*, config: PathLike | None = None, baseline: PathLike | None = None, v
 def baseline_save(*, config: PathLike | None = None, baseline: PathLike | None = None, variant: Names = None,
                   arch: Names = None, kernel_dir: PathLike | None = None, capture: PathLike | None = None,
                   triton: Any = None, settings: Any = None, jobs: int | None = None, use_cache: bool = True,
-                  cache: PathLike | None = None, on_progress: Progress | None = None) -> BaselineSaveResult:
+                  cache: PathLike | None = None, on_progress: Progress | None = None,
+                  **sources: Any) -> BaselineSaveResult:
     """Compile the gate's set and write the baseline ``check`` compares against (atomically); with
     ``variant`` or ``arch``, only those entries are replaced. With ``triton``, that release's numbers (and
     its version) are saved. Nothing is written when no entry compiled (``.written`` is None)."""
     from .gate import save
 
     run = _run(jobs, use_cache, cache, on_progress)
-    cfg_file, base_file, kdir, cap = _gate_paths(config, baseline, kernel_dir, capture)
+    cfg_file, base_file, paths = _gate_paths("baseline_save", config, baseline,
+                                             {"kernel_dir": kernel_dir, "capture": capture}, sources)
     side = selection.one_toolchain("baseline save", triton, settings)
     return save(cfg_file, base_file, list(selection.names(variant, "variant")) or None,
-                list(selection.arch_names(arch)) or None, kdir, cap, run["jobs"], run["use_cache"], on_progress,
+                list(selection.arch_names(arch)) or None, paths, run["jobs"], run["use_cache"], on_progress,
                 run["cache_dir"], toolchain=side)
 
 
@@ -297,17 +329,19 @@ def diff(*, triton: Any = None, settings: Any = None, variant: Names = None, arc
          capture: Any = None, kernel_dir: PathLike | None = None, rule: Names = None,
          config: PathLike | None = None, fail_on_change: bool = False, strict: bool = False, jobs: int | None = None,
          use_cache: bool = True, cache: PathLike | None = None, scheduler: str | None = None,
-         executor: Executor | None = None, on_progress: Progress | None = None) -> DiffResult:
+         executor: Executor | None = None, on_progress: Progress | None = None, **sources: Any) -> DiffResult:
     """The same kernels under two sides, judged by the gate's rules: ``triton=["3.8.0", "3.9.0"]``, or one
     Triton (default the installed one) without and with ``settings``. ``.passed`` is the gate's verdict,
     ``.compared`` how many kernels compiled on both sides; each regressed kernel's spill sites by source
     line, before and after, are in ``.spills``. ``strict``: tolerance 0 on every count (as ``check``)."""
     from ..analysis.diff.core import diff as diff_sides
-    from ..gate.config import load_gate_config
     from ..analysis.diff.result import DiffResult
     from ..gate.rules import RuleSet, parse_rule
+    from .gate import load_config
     from .tasks import Selection, executor_for, main_not_rerun, make_engine, selection_tasks
 
+    keywords = _sources({"capture": capture, "kernel_dir": kernel_dir}, sources)
+    _unknown("diff", sources)
     fields = {"block_m": block_m, "block_n": block_n, "head_dim": head_dim, "num_warps": num_warps,
               "num_stages": num_stages, "waves_per_eu": waves_per_eu, "matrix_instr_nonkdim": matrix_instr_nonkdim,
               "kpack": kpack, "maxnreg": maxnreg}
@@ -315,10 +349,9 @@ def diff(*, triton: Any = None, settings: Any = None, variant: Names = None, arc
     requests = _grid(fields, dtype, causal, knob)
     rules = [rule] if isinstance(rule, str) else list(rule or [])
     before, after = selection.sides(triton, settings)
-    cfg = load_gate_config(Path(config) if config else None)
+    cfg = load_config(Path(config) if config else None)
     ruleset = RuleSet(cfg.rules.rules + tuple(parse_rule(r) for r in rules), cfg.rules.strict or strict)
-    sel = Selection.of(selection.names(variant, "variant"), selection.arch_names(arch), requests, kernel_dir,
-                       capture)
+    sel = Selection.of(selection.names(variant, "variant"), selection.arch_names(arch), requests, keywords)
     with executor_for(scheduler, executor) as ex, main_not_rerun():
         engine = make_engine(run["jobs"], run["use_cache"], run["cache_dir"], ex, on_progress)
         try:

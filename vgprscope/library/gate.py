@@ -4,12 +4,12 @@ stay the CLI's (``cli/check.py``); ``vgprscope.check`` returns the verdict."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.errors import TritonUnavailableError
-from .selection import selected_variants
+from .selection import selected_variants, set_sources
 
 if TYPE_CHECKING:
     from .results import BaselineSaveResult
@@ -18,18 +18,25 @@ if TYPE_CHECKING:
     from ..gate.diff import GateResult
 
 
+def load_config(config: Path | None = None, cwd: Path | None = None) -> GateConfig:
+    """The gate's configuration (``gate.config.load_gate_config``), its sources' keys the registry's."""
+    from ..gate.config import load_gate_config
+    from .registry import SOURCES
+
+    return load_gate_config(config, cwd, sources=tuple(SOURCES))
+
+
 def settings(config: Path | None, baseline: Path | None, variant: Sequence[str] | None, arch: Sequence[str] | None,
-             kernel_dir: Path | None, rules: Sequence[str] = (), capture: Path | None = None,
-             allow_missing: bool = False, strict: bool = False) -> GateConfig:
-    """The configuration with the caller's options on top, its set completed with the variants' default
-    configs, and the config tables checked (before anything compiles)."""
+             sources: Mapping[str, Path] | None = None, rules: Sequence[str] = (), allow_missing: bool = False,
+             strict: bool = False) -> GateConfig:
+    """The configuration with the caller's options on top (``sources``: a source's keyword -> its path),
+    its set completed with the variants' default configs, and the config tables checked (before anything
+    compiles)."""
     from dataclasses import replace
 
     from ..attention import defaults as attention_defaults
-    from ..gate.config import load_gate_config
 
-    cfg = load_gate_config(config).with_overrides(variant, arch, kernel_dir, baseline, rules or (), capture,
-                                                  allow_missing, strict)
+    cfg = load_config(config).with_overrides(variant, arch, baseline, rules or (), sources, allow_missing, strict)
     if not cfg.set.configs:
         cfg = replace(cfg, set=replace(cfg.set, configs=attention_defaults.DEFAULT_CONFIGS))
     attention_defaults.requests(cfg.set.configs, cfg.where)
@@ -38,12 +45,19 @@ def settings(config: Path | None, baseline: Path | None, variant: Sequence[str] 
 
 def labels(gate_set: GateSet) -> list[str]:
     """The names rows of this set carry first: variant names and the captured kernels' labels."""
-    names = [v.name for v in selected_variants(gate_set)]
-    if gate_set.capture is not None:
-        from ..capture.model import load_capture
+    return list(dict.fromkeys(n for source in set_sources(gate_set) for n in source.names()))
 
-        names += [k.label for k in load_capture(gate_set.capture).kernels]
-    return list(dict.fromkeys(names))
+
+def described(gate_set: GateSet) -> dict[str, Any]:
+    """The set as the baseline file records it: the variants and the config tables as given (where variants
+    compile), the archs, and the file name of each other source."""
+    from .registry import DEFAULT, SOURCES, uses_default
+
+    paths = gate_set.source_paths()
+    with_variants = uses_default(paths, gate_set.variants)
+    out = {"variants": list(gate_set.variants) or (["all"] if with_variants else []), "archs": list(gate_set.archs),
+           "configs": [dict(c) for c in gate_set.configs] if with_variants else []}
+    return out | {k: p.name for k, p in paths.items() if SOURCES.get(k) is not DEFAULT}
 
 
 def _backend_dir(backend: str) -> Path | None:
@@ -56,7 +70,7 @@ def _backend_dir(backend: str) -> Path | None:
         return None
     from ..backends import backend_named
 
-    return Path(str(dist.locate_file(f"triton/backends/{backend_named(backend).triton_dir}")))
+    return Path(str(dist.locate_file(f"triton/backends/{backend_named(backend).facts.triton_dir}")))
 
 
 def _direction(baseline: str, other: str) -> str:
@@ -94,14 +108,37 @@ def compile_set(cfg: GateConfig, jobs: int | None = None, use_cache: bool = True
     ``compile.toolchains.Toolchain``, when given)."""
     from ..attention import defaults as attention_defaults
     from ..gate.baseline import entries_of
+    from .registry import DEFAULT, SOURCES
     from .tasks import Selection, sweep
 
     s = cfg.set
-    sel = Selection.of(list(s.variants), list(s.archs), attention_defaults.requests(s.configs, cfg.where), s.kernel_dir,
-                       s.capture, overrides=False, toolchains=(toolchain,) if toolchain is not None else ())
+    sel = Selection.of(list(s.variants), list(s.archs), attention_defaults.requests(s.configs, cfg.where),
+                       s.source_paths(), overrides=False, toolchains=(toolchain,) if toolchain is not None else ())
     # the gate's set is its own: no grid guard (its size is the configuration's)
-    return entries_of(sweep(sel, jobs=jobs, use_cache=use_cache, cache_dir=cache_dir, yes=True,
-                            on_progress=on_progress))
+    entries = entries_of(sweep(sel, jobs=jobs, use_cache=use_cache, cache_dir=cache_dir, yes=True,
+                               on_progress=on_progress))
+    for name, archs in own_archs(s):  # a variant on the archs it is written for, beside the set's
+        default = {k: v for k, v in s.source_paths().items() if SOURCES.get(k) is DEFAULT}
+        own = Selection.of([name], archs, attention_defaults.requests(s.configs, cfg.where), default,
+                           overrides=False, toolchains=sel.toolchains)
+        entries += entries_of(sweep(own, jobs=jobs, use_cache=use_cache, cache_dir=cache_dir, yes=True,
+                                    on_progress=on_progress))
+    return entries
+
+
+def own_archs(gate_set: GateSet) -> list[tuple[str, list[str]]]:
+    """(variant, archs): the archs a variant of the set declares it is written for (VARIANT['archs']) that the
+    set's archs lack; none when the set has no variants or the command line named the archs."""
+    from .registry import uses_default
+
+    if not (gate_set.own_archs and uses_default(gate_set.source_paths(), gate_set.variants)):
+        return []
+    out = []
+    for v in selected_variants(gate_set):
+        extra = [a for a in v.archs if a not in gate_set.archs]
+        if extra:
+            out.append((v.name, extra))
+    return out
 
 
 def part(cfg: GateConfig, variant: Sequence[str] | None, arch: Sequence[str] | None) -> Callable[[Entry], bool] | None:
@@ -115,8 +152,8 @@ def part(cfg: GateConfig, variant: Sequence[str] | None, arch: Sequence[str] | N
 
 
 def run_check(config: Path | None, baseline: Path | None, variant: Sequence[str] | None, arch: Sequence[str] | None,
-              rule: Sequence[str] | None, fail_on_change: bool, allow_version_change: bool, kernel_dir: Path | None,
-              jobs: int | None, use_cache: bool, capture: Path | None = None, allow_missing: bool = False,
+              rule: Sequence[str] | None, fail_on_change: bool, allow_version_change: bool,
+              sources: Mapping[str, Path] | None, jobs: int | None, use_cache: bool, allow_missing: bool = False,
               on_progress: Callable[[int, int], None] | None = None,
               cache_dir: Path | str | None = None, *, toolchain: Any = None,
               preview: bool = False, strict: bool = False) -> tuple[GateResult, GateConfig, list[Entry]]:
@@ -127,7 +164,7 @@ def run_check(config: Path | None, baseline: Path | None, variant: Sequence[str]
     from ..gate.baseline import check_triton_version, load_baseline
     from ..gate.diff import judge
 
-    cfg = settings(config, baseline, variant, arch, kernel_dir, rule or (), capture, allow_missing, strict)
+    cfg = settings(config, baseline, variant, arch, sources, rule or (), allow_missing, strict)
     base = load_baseline(cfg.baseline)
     tv = toolchain.version if toolchain is not None else triton_version()
     if preview and base.triton_version != tv:
@@ -144,7 +181,7 @@ def run_check(config: Path | None, baseline: Path | None, variant: Sequence[str]
 
 
 def save(config: Path | None, baseline: Path | None, variant: Sequence[str] | None, arch: Sequence[str] | None,
-         kernel_dir: Path | None, capture: Path | None, jobs: int | None, use_cache: bool,
+         sources: Mapping[str, Path] | None, jobs: int | None, use_cache: bool,
          on_progress: Callable[[int, int], None] | None = None, cache_dir: Path | str | None = None, *,
          toolchain: Any = None) -> BaselineSaveResult:
     """``baseline save``: the set compiled (by ``toolchain`` when given) and written to the baseline file,
@@ -156,7 +193,7 @@ def save(config: Path | None, baseline: Path | None, variant: Sequence[str] | No
     from ..gate.baseline import Baseline, save_baseline
     from .results import BaselineSaveResult
 
-    cfg = settings(config, baseline, variant, arch, kernel_dir, capture=capture)
+    cfg = settings(config, baseline, variant, arch, sources)
     check_writable(cfg.baseline)  # before minutes of compiling, not after
     check_targets(cfg.set.archs, toolchain)
     tv = toolchain.version if toolchain is not None else triton_version()
@@ -166,10 +203,10 @@ def save(config: Path | None, baseline: Path | None, variant: Sequence[str] | No
                          f"gates nothing; {shown(cfg.baseline)} was not written")
     if all(e.status != "ok" for e in entries):  # a baseline of failures gates nothing
         return BaselineSaveResult(tuple(entries), None, cfg.baseline, tv, cfg)
-    described = cfg.set.describe()
+    description = described(cfg.set)
     if toolchain is not None and toolchain.settings:  # what the numbers were compiled with
-        described |= {"settings": dict(toolchain.settings)}
-    new = Baseline.of(entries, tv, described)
+        description |= {"settings": dict(toolchain.settings)}
+    new = Baseline.of(entries, tv, description)
     written = save_baseline(cfg.baseline, new, replaces=part(cfg, variant, arch))
     return BaselineSaveResult(tuple(entries), written, cfg.baseline, tv, cfg)
 

@@ -206,10 +206,10 @@ def record_metrics(rec: Record) -> dict[str, Any]:
         d |= {"occ_value": o.value, "occ_percent": o.percent, "occ_max": o.max_value,
               "occ_warps_per_sm": o.warps_per_sm}
     if u is not None:
-        b = backend_of_usage(u)
-        d |= {"regs": b.registers(u), "spills": u.spills, "scratch": b.scratch_bytes(u), "lds": b.memory_bytes(u)}
-        if b.spill_insts(u) is not None:  # where the compiler counts spill instructions (AMD)
-            d["spill_insts"] = b.spill_insts(u)
+        f = backend_of_usage(u).figures(u)
+        d |= {"regs": f.registers, "spills": u.spills, "scratch": f.scratch_bytes, "lds": f.memory_bytes}
+        if f.spill_insts is not None:  # where the compiler counts spill instructions (AMD)
+            d["spill_insts"] = f.spill_insts
     return d
 
 

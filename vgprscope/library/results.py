@@ -181,17 +181,17 @@ def kernel_locations(config: GateConfig | None, result: GateResult) -> dict[str,
 
     files: dict[tuple[str, str], str] = {}
     if config is not None:
-        from .selection import selected_variants
+        from ..core.errors import VgprscopeError
+        from .registry import default_source
+        from .selection import set_sources
 
-        for v in selected_variants(config.set):
-            for name in v.kernels:
-                files[(v.name, name)] = str(v.file)
-        if config.set.capture is not None and Path(config.set.capture).is_file():
-            from ..capture.model import load_capture
-
-            for kernel in load_capture(config.set.capture).kernels:
-                files.setdefault((kernel.label, kernel.qualname), kernel.file)
-                files.setdefault(("inductor", kernel.qualname), kernel.file)
+        try:
+            sources = set_sources(config.set)
+        except VgprscopeError:  # a source's file gone since the run: the variants' files still locate
+            sources = tuple(s for s in [default_source(config.set.source_paths(), config.set.variants)] if s)
+        for source in sources:
+            for key, file in source.files().items():
+                files.setdefault(key, file)
     out: dict[str, Location] = {}
     for d in result.entries:
         e = d.entry

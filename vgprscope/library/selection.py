@@ -13,6 +13,7 @@ from ..attention.config import ConfigRequest
 if TYPE_CHECKING:
     from ..attention.variants import Variant
     from ..gate.config import GateSet
+    from ..sources.base import Source
 
 
 def names(value: Any, keyword: str) -> tuple[str, ...]:
@@ -225,12 +226,19 @@ def sides(triton: Any, settings: Any, say: Any = None) -> tuple[Any, Any]:
     return a, b
 
 
-def selected_variants(gate_set: GateSet) -> list[Variant]:
-    """The variants the set compiles (every variant of the kernel directory when none is named)."""
-    from ..attention import loader
-    from ..attention.variants import select_variants
+def set_sources(gate_set: GateSet) -> tuple[Source, ...]:
+    """The sources of the gate's set (``registry.read``; its configs are the variants' own, never launch
+    options of captured launches)."""
+    from . import registry
 
-    if not gate_set.with_variants:
-        return []
-    directory = gate_set.kernel_dir.resolve() if gate_set.kernel_dir else loader.BUNDLED_DIR
-    return select_variants(list(gate_set.variants), directory)
+    return registry.read(gate_set.source_paths(), gate_set.variants, launch_grid=False)
+
+
+def selected_variants(gate_set: GateSet) -> list[Variant]:
+    """The variants the set compiles (every variant of the kernel directory when none is named; none where a
+    source is given alone)."""
+    from ..attention.source import VariantSource
+    from .registry import default_source
+
+    source = default_source(gate_set.source_paths(), gate_set.variants)
+    return source.selected() if isinstance(source, VariantSource) else []

@@ -26,7 +26,8 @@ def split_tasks(sel: Any, tasks: Sequence[Any], plan: Callable[[Any], list[Any]]
             extra = dict(req.extra)
             requests += ([req] if name in extra else
                          [replace(req, extra=tuple(sorted((extra | {name: v}).items()))) for v in values])
-        planned = plan(replace(sel, variants=(t.label,), requests=tuple(dict.fromkeys(requests)), captures=()))
+        variants = replace(sel.variant_source(), variants=(t.label,))
+        planned = plan(replace(sel, sources=(variants,), requests=tuple(dict.fromkeys(requests))))
         out += _one_refusal(planned, name)
     return out
 

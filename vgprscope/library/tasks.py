@@ -1,11 +1,10 @@
 """From a selection to compile tasks and their results: the orchestration the library's calls (and the CLI
 commands over them) share.
 
-A ``Selection`` is what a command works on: bundled variants (or a kernel directory) x archs x config
-requests, and captured launches (capture files, in-process captures, a user's kernel launched through the
-library), each with the launch-option points of a grid. ``selection_tasks`` turns it into
-``compile.task.Task``s (the variants planned by the workers, a grid over the compile limit refused with
-the time it would take); ``sweep``, ``frontier_of`` and ``explain_of`` compile them on one engine.
+A ``Selection`` is what a command works on: its sources (``registry.read``: bundled variants or a kernel
+directory, captured launches, ...) x archs x config requests, under its toolchains. ``selection_tasks`` asks
+each source for its tasks (a grid over the compile limit refused with the time it would take); ``sweep``,
+``frontier_of`` and ``explain_of`` compile them on one engine.
 """
 
 from __future__ import annotations
@@ -25,9 +24,10 @@ from ..compile.engine import Engine
 from ..compile.task import Task
 from ..core.records import Record
 from ..attention.config import ConfigRequest
+from ..sources.base import Source, Want
 
 if TYPE_CHECKING:
-    from ..capture.model import Capture
+    from ..attention.source import VariantSource
     from ..analysis.compare.core import VariantLine
     from ..analysis.explain.core import KernelExplanation
     from ..analysis.frontier.core import KernelFrontier
@@ -37,63 +37,38 @@ Progress = Callable[[int, int], None]
 
 @dataclass(frozen=True)
 class Selection:
-    """What a command compiles. ``captures``: captured launches (a capture file read, an in-process capture,
-    a user's kernel's launches), each also at every launch-option point of ``overrides``. The variants are
-    compiled when there is no capture, or when variants or a kernel directory are named beside one."""
+    """What a command compiles: its sources (``registry.read``: the bundled variants, a kernel directory's,
+    captured launches, ...) on ``archs`` for the config ``requests``, each task under each of ``toolchains``
+    (none: the installed Triton)."""
 
-    variants: tuple[str, ...] = ()
+    sources: tuple[Source, ...] = ()
     archs: tuple[str, ...] = ()  # arch names; () is the default archs
     requests: tuple[ConfigRequest, ...] = (ConfigRequest(),)
-    kernel_dir: Path | None = None
-    captures: tuple[Capture, ...] = ()
-    overrides: tuple[Mapping[str, int], ...] = ({},)
     toolchains: tuple[Any, ...] = ()  # compile.toolchains.Toolchain: each task under each (else the installed)
-
-    @property
-    def with_variants(self) -> bool:
-        return not self.captures or bool(self.variants) or self.kernel_dir is not None
 
     @classmethod
     def of(cls, variants: Sequence[str] | None, archs: Sequence[str] | None, requests: Sequence[ConfigRequest],
-           kernel_dir: Path | str | None = None, capture: Any = None, overrides: bool = True,
+           keywords: Mapping[str, Any] | None = None, overrides: bool = True,
            toolchains: Sequence[Any] = ()) -> Selection:
-        """A selection as the CLI gives it: ``capture`` a capture file (or a Capture, or several); with
-        ``overrides``, a grid's launch options apply to the captured launches too (a capture alone refuses
-        the variants' own options, which would be ignored)."""
-        from .sweep import launch_overrides
+        """A selection as the calls give it: ``keywords`` the sources' keywords (``capture=``,
+        ``kernel_dir=``, ...; ``registry.SOURCES``); with ``overrides``, a grid's launch options apply to
+        captured launches too."""
+        from . import registry
 
-        captures = tuple(read_capture(c) for c in _as_list(capture))
-        variants = tuple(variants or ())
         requests = tuple(requests) or (ConfigRequest(),)
-        points: tuple[Mapping[str, int], ...] = ({},)
-        if captures and overrides:
-            points = tuple(launch_overrides(requests, not (variants or kernel_dir)))
-        return cls(variants, tuple(archs or ()), requests, Path(kernel_dir) if kernel_dir else None, captures, points,
-                   tuple(toolchains))
+        sources = registry.read(keywords or {}, tuple(variants or ()), requests, overrides)
+        return cls(sources, tuple(archs or ()), requests, tuple(toolchains))
 
+    def variant_source(self) -> VariantSource:
+        """The variants it compiles (the bundled ones when it compiles none: compare's traffic and frontier)."""
+        from ..attention.source import VariantSource
 
-def _as_list(capture: Any) -> list[Any]:
-    if capture is None:
-        return []
-    if isinstance(capture, (list, tuple)):
-        return list(capture)
-    return [capture]
+        return next((s for s in self.sources if isinstance(s, VariantSource)), VariantSource())
 
-
-def read_capture(capture: Any) -> Capture:
-    """A capture file's path, a Capture, or anything holding one (``vgprscope.capture()``'s result)."""
-    from ..capture.model import Capture, load_capture
-    from ..core.errors import UsageError
-
-    if isinstance(capture, Capture):
-        return capture
-    inner = getattr(capture, "capture", None)
-    if isinstance(inner, Capture):
-        return inner
-    if isinstance(capture, (str, os.PathLike)):
-        return load_capture(Path(capture))
-    raise UsageError(f"capture={capture!r} is not a capture; allowed: a capture file's path, or what "
-                     "vgprscope.capture() recorded")
+    def empty(self) -> str | None:
+        """Why it compiles nothing at all, known before compiling (every source says so), else None."""
+        reasons = [s.empty() for s in self.sources]
+        return reasons[0] if reasons and all(reasons) else None
 
 
 @contextlib.contextmanager
@@ -139,22 +114,15 @@ def guard(compiles: int, yes: bool, max_compiles: int | None, sample_tasks: Sequ
 
 def selection_tasks(sel: Selection, engine: Engine, *, guarded: bool = False, yes: bool = False,
                     max_compiles: int | None = None) -> list[Task]:
-    """The selection's tasks: the variants' requests planned into their kernels' jobs (with ``guarded``, a
-    grid over the compile limit is refused first), then every captured launch on every arch at every
-    launch-option point."""
-    from ..attention.source import variant_tasks
-    from .sweep import capture_tasks, sweep_items
+    """The selection's tasks: each source's on every arch for every request, in the sources' order (with
+    ``guarded``, a grid over the compile limit is refused before it is planned)."""
+    from .sweep import select_archs
 
-    tasks: list[Task] = []
-    if sel.with_variants:
-        items = sweep_items(list(sel.variants), list(sel.archs), list(sel.requests), sel.kernel_dir)
-        if guarded:
-            compiles = sum(len(v.kernels) for v, *_ in items)
-            guard(compiles, yes, max_compiles, sample_of(items, engine.jobs),
-                  lambda sample: engine.compile(variant_tasks(sample, engine)))
-        tasks = variant_tasks(items, engine)
-    for capture in sel.captures:
-        tasks += capture_tasks(capture, list(sel.archs), sel.overrides, engine)
+    def guarding(compiles: int, items: Sequence[Any], compile_sample: Callable[[list[Any]], Any]) -> None:
+        guard(compiles, yes, max_compiles, sample_of(items, engine.jobs), compile_sample)
+
+    want = Want(tuple(select_archs(sel.archs)), sel.requests, guarding if guarded else None)
+    tasks = [t for source in sel.sources for t in source.tasks(want, engine)]
     if sel.toolchains:
         tasks = [t.under(tc) for tc in sel.toolchains for t in tasks]
     return tasks
@@ -256,15 +224,15 @@ def per_request(sel: Selection, records: Sequence[Record]) -> dict[str, list[Rec
     """A grid's records split by grid point (a record shared by two points, as a default the points do not
     change is, goes to both), keyed by the point's label ('' when there is one point)."""
     from .grid import point_label, varying_axes
-    from .sweep import sweep_items
+    from .sweep import select_archs
 
     if len(sel.requests) == 1:
         return {"": list(records)}
     axes = varying_axes(sel.requests)
+    variants, archs = sel.variant_source(), select_archs(sel.archs)
     out: dict[str, list[Record]] = {}
     for req in sel.requests:
-        keys = {(v.name, a.name, c.key())
-                for v, c, a, _ in sweep_items(list(sel.variants), list(sel.archs), [req], sel.kernel_dir)}
+        keys = {(v.name, a.name, c.key()) for v, c, a, _ in variants.items(archs, [req])}
         out[point_label(req, axes)] = [r for r in records if (r.variant, r.arch, r.config.key()) in keys]
     return out
 
@@ -276,7 +244,8 @@ def compare_tables(sel: Selection, records: Sequence[Record]) -> dict[str, list[
     from ..attention.variants import load_variants
     from ..analysis.compare.core import compare as compare_lines
 
-    traffic = line_traffic(load_variants(sel.kernel_dir.resolve()).values() if sel.kernel_dir else None)
+    kernel_dir = sel.variant_source().kernel_dir
+    traffic = line_traffic(load_variants(kernel_dir.resolve()).values() if kernel_dir else None)
     return {f"{arch}{' ' + point if point else ''}": lines
             for point, recs in per_request(sel, records).items()
             for arch, lines in compare_lines(recs, traffic).items()}

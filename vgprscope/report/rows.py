@@ -11,13 +11,15 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from ..backends import BACKENDS, Backend, backend_of_usage
+from ..backends import BACKENDS, UsageFigures, backend_of_usage, memory_metric
 from ..core.records import Occupancy, Record
 from ..sources.inductor import spill_verdict
+from . import usage_text
 from .formats import Column, Footnotes
+from .vendor_words import VENDOR_WORDS
 
 # short names of the occupancy units, for the compact occupancy cell
-_UNIT_SHORT = {b.unit: b.unit_short for b in BACKENDS}
+_UNIT_SHORT = {w.unit: w.unit_short for w in VENDOR_WORDS.values()}
 
 
 def occupancy_label(rec: Record) -> str:
@@ -38,7 +40,7 @@ def config_columns(config: Any) -> dict[str, Any]:
     the kernel is not autotuned). Every field is in the JSON."""
     fields = dict(config.flat())
     kind = fields.pop("kind", None) or getattr(config, "kind", "") or ""
-    names = ("num_warps", "num_stages", *dict.fromkeys(o for b in BACKENDS for o in b.options))
+    names = ("num_warps", "num_stages", *dict.fromkeys(o for b in BACKENDS for o in b.facts.options))
     given = {n: fields.pop(n) for n in names if n in fields}  # a config whose options are fields of its own
     options = fields.pop("options", None)
     if options is None:
@@ -68,7 +70,7 @@ def flat(rec: Record) -> dict[str, Any]:
         u = rec.usage
         b = backend_of_usage(u)
         d |= {f"usage_{k}": v for k, v in vars(u).items()}
-        d[f"usage_{b.memory_field}"] = b.memory_bytes(u)
+        d[f"usage_{memory_metric(b).name}"] = b.figures(u).memory_bytes
     if rec.occupancy is not None:
         o = rec.occupancy
         d |= {"occ_value": o.value, "occ_unit": o.unit, "occ_max": o.max_value, "occ_percent": o.percent,
@@ -87,26 +89,31 @@ def flat(rec: Record) -> dict[str, Any]:
 
 
 # ---- compact cells (the default view) -------------------------------------------------------------
-# A usage's cells are its backend's words (vgprscope.backends); a record without one shows "-".
+# A usage's cells: its backend's figures in its vendor's words (report.usage_text); a record without one
+# shows "-".
 
 
-def _cell(rec: Record, cell: Callable[[Backend, Any], Any]) -> str:
+def _text(rec: Record, cell: Callable[[Any], str]) -> str:
+    return "-" if rec.usage is None else cell(rec.usage)
+
+
+def _cell(rec: Record, figure: Callable[[UsageFigures], Any]) -> str:
     u = rec.usage
     if u is None:
         return "-"
-    value = cell(backend_of_usage(u), u)
+    value = figure(backend_of_usage(u).figures(u))
     return "-" if value is None else str(value)
 
 
 def fmt_regs(rec: Record) -> str:
     """``264 (256v+8a)``: the unified total occupancy sees, and its arch VGPR and AGPR parts (AMD)."""
-    return _cell(rec, lambda b, u: b.registers_text(u))
+    return _text(rec, usage_text.registers_text)
 
 
 def fmt_spills(rec: Record) -> str:
     """``0``, or ``1 (0 in loop)``: registers spilled (AMD: VGPRs + SGPRs) and spill instructions inside a
     loop; NVIDIA: spill store + load bytes."""
-    return _cell(rec, lambda b, u: b.spills_text(u))
+    return _text(rec, usage_text.spills_text)
 
 
 def pct(p: float) -> str:
@@ -196,27 +203,27 @@ def fmt_status(rec: Record, notes: Footnotes) -> str:
 
 
 def fmt_spills_full(rec: Record) -> str:
-    return _cell(rec, lambda b, u: b.spills_full_text(u))
+    return _text(rec, usage_text.spills_full_text)
 
 
 def fmt_scratch(rec: Record) -> str:
     """Scratch bytes per lane (AMD) or the stack frame per thread (NVIDIA)."""
-    return _cell(rec, lambda b, u: b.scratch_bytes(u))
+    return _cell(rec, lambda f: f.scratch_bytes)
 
 
 def fmt_lds(rec: Record) -> str:
     """LDS (AMD) or shared memory (NVIDIA) per workgroup / block, static and Triton's dynamic."""
-    return _cell(rec, lambda b, u: b.memory_bytes(u))
+    return _cell(rec, lambda f: f.memory_bytes)
 
 
 def fmt_sgpr(rec: Record) -> str:
     """Scalar registers, where the backend has them (AMD)."""
-    return _cell(rec, lambda b, u: b.scalar_registers(u))
+    return _cell(rec, lambda f: f.scalar_registers)
 
 
 def fmt_llvm(rec: Record) -> str:
     """The compiler's own occupancy line, where it prints one (LLVM's ``; Occupancy:``)."""
-    return _cell(rec, lambda b, u: b.compiler_occupancy(u))
+    return _cell(rec, lambda f: f.compiler_occupancy)
 
 
 def fmt_pct(rec: Record) -> str:

@@ -10,24 +10,27 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sys
-from dataclasses import replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..core.archs import Arch
 from ..capture.model import Capture, CapturedKernel, CapturedLaunch
 from ..compile.task import RowInfo, Task, target_of
-from ..backends import BACKENDS
+from ..backends import BACKENDS, all_options, foreign_options
 from ..core.job import Arg, CompileJob, FunctionSource, Target
 from ..core.errors import UsageError
 from ..core.records import ArgSpec, AutotunePick, KernelIdentity, LaunchConfig
+from .base import Reading, Want
 from .inductor import THRESHOLD_EXTRA, inductor_slot, spill_threshold
 
 if TYPE_CHECKING:
     from ..compile.engine import Engine
 
-__all__ = ["capture_tasks", "launch_config", "slot_of", "CaptureImportError"]
+__all__ = ["CaptureSource", "capture_tasks", "launch_config", "slot_of", "CaptureImportError"]
 
 BACKENDS_BY_NAME = {b.name: b for b in BACKENDS}
 
@@ -116,7 +119,7 @@ def options_for(x: CapturedLaunch, target: Target) -> dict:
     recorded = (x.target or {}).get("backend")
     if not recorded or recorded == target.backend:
         return x.options
-    foreign = set(BACKENDS_BY_NAME[recorded].cache_options) if recorded in BACKENDS_BY_NAME else set()
+    foreign = set(BACKENDS_BY_NAME[recorded].facts.cache_options) if recorded in BACKENDS_BY_NAME else set()
     return {k: v for k, v in x.options.items() if k not in foreign}
 
 
@@ -300,3 +303,101 @@ def shown_path(path: Path) -> str:
         return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
     except ValueError:
         return str(path)
+
+
+# ---- the source: capture= (a file, a Capture, vgprscope.capture()'s session, a kernel's launches) ----------
+
+
+@dataclass(frozen=True)
+class CaptureSource:
+    """Captured launches (capture files read, in-process captures, a user's kernel's launches): every
+    launch on every arch, each also at every launch-option point of ``overrides``."""
+
+    captures: tuple[Capture, ...] = ()
+    overrides: tuple[Mapping[str, int], ...] = ({},)
+    given: str = ""  # the file named, as messages show it ("" when given as an object)
+    label: ClassVar[str] = "capture"
+
+    @classmethod
+    def read(cls, value: Any, reading: Reading) -> CaptureSource:
+        """A capture file's path, a Capture, anything holding one (``vgprscope.capture()``'s session), or a
+        list of them; with ``reading.launch_grid``, a grid's launch options apply to the launches too (without
+        variants beside, the variants' own options are refused: they would be ignored)."""
+        items = list(value) if isinstance(value, (list, tuple)) else [] if value is None else [value]
+        captures = tuple(read_capture(c) for c in items)
+        points: tuple[Mapping[str, int], ...] = ({},)
+        if reading.launch_grid:
+            points = tuple(launch_overrides(reading.requests, not reading.with_variants))
+        return cls(captures, points, str(value) if isinstance(value, (str, os.PathLike)) else "")
+
+    def tasks(self, want: Want, engine: Engine) -> list[Task]:
+        """Every specialisation (and autotune config) of each capture on every arch, at each launch-option
+        point (an arch's vendor's own options only)."""
+        out = []
+        for capture in self.captures:
+            base = capture_tasks(capture, list(want.archs), engine)
+            for opts in self.overrides:
+                for t in base:
+                    foreign = foreign_options(t.arch)
+                    own = {k: v for k, v in opts.items() if k not in foreign}
+                    out.append(t.vary(**own) if own else t)
+        return out
+
+    def names(self) -> list[str]:
+        return list(dict.fromkeys(k.label for c in self.captures for k in c.kernels))
+
+    def files(self) -> dict[tuple[str, str], str]:
+        out: dict[tuple[str, str], str] = {}
+        for kernel in (k for c in self.captures for k in c.kernels):
+            out.setdefault((kernel.label, kernel.qualname), kernel.file)
+            out.setdefault(("inductor", kernel.qualname), kernel.file)  # an Inductor kernel's rows
+        return out
+
+    def empty(self) -> str | None:
+        if any(c.launches for c in self.captures):
+            return None
+        named = f" {self.given}" if self.given else ""
+        return (f"the capture{named} records no kernel launch: nothing to analyse (capture a command that "
+                "launches a Triton kernel)")
+
+
+def read_capture(capture: Any) -> Capture:
+    """A capture file's path, a Capture, or anything holding one (``vgprscope.capture()``'s result)."""
+    from ..capture.model import load_capture
+
+    if isinstance(capture, Capture):
+        return capture
+    inner = getattr(capture, "capture", None)
+    if isinstance(inner, Capture):
+        return inner
+    if isinstance(capture, (str, os.PathLike)):
+        return load_capture(Path(capture))
+    raise UsageError(f"capture={capture!r} is not a capture; allowed: a capture file's path, or what "
+                     "vgprscope.capture() recorded")
+
+
+def launch_fields() -> tuple[str, ...]:
+    """The fields of a config request that are launch options: they apply to a captured launch too ("what if
+    it ran with 8 warps"); the others are the bundled variants' own."""
+    return ("num_warps", "num_stages", *all_options())
+
+
+def launch_overrides(requests: Sequence[Any], alone: bool) -> list[dict[str, int]]:
+    """The launch options a grid sets, one dict per distinct point ([{}] when it sets none). With a capture
+    alone, a request that sets anything else is a usage error (it would be silently ignored)."""
+    launch = launch_fields()
+    out: list[dict[str, int]] = []
+    for req in requests:
+        if alone:
+            default = type(req)()
+            others = [f.name for f in fields(req) if f.name not in launch
+                      and getattr(req, f.name) != getattr(default, f.name)]
+            if others:
+                flag = "--knob" if others[0] == "extra" else "--" + others[0].replace("_", "-")
+                raise UsageError(f"{flag} applies to the bundled variants, not to captured launches; with --capture "
+                                 "alone give launch options (--num-warps, --num-stages, --waves-per-eu, "
+                                 "--matrix-instr-nonkdim, --kpack, --maxnreg), or name variants too")
+        point = {f: getattr(req, f) for f in launch if getattr(req, f) is not None}
+        if point not in out:
+            out.append(point)
+    return out or [{}]

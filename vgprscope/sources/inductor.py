@@ -48,7 +48,7 @@ def spill_threshold(meta: dict[str, Any] | None, recorded_backend: str | None, b
     given = (meta or {}).get("spill_threshold")
     if isinstance(given, int) and recorded_backend == backend:
         return given
-    return backend_named(backend).inductor_spill_threshold if backend in BACKEND_NAMES else None
+    return backend_named(backend).facts.inductor_spill_threshold if backend in BACKEND_NAMES else None
 
 
 def n_spills(usage: Any) -> int | None:
@@ -56,7 +56,7 @@ def n_spills(usage: Any) -> int | None:
     scratch bytes per lane; NVIDIA: the stack frame per thread, what the driver reports for it)."""
     if usage is None:
         return None
-    return int(backend_of_usage(usage).scratch_bytes(usage)) // 4
+    return int(backend_of_usage(usage).figures(usage).scratch_bytes) // 4
 
 
 @dataclass(frozen=True)
@@ -280,7 +280,7 @@ def _as_on_device(torch: Any, backend: str) -> Iterator[None]:
     as on the machine the kernel was generated for."""
     saved = torch.cuda.is_available, torch.version.hip
     torch.cuda.is_available = lambda: True
-    torch.version.hip = "vgprscope" if backend_named(backend).pytorch_hip else None
+    torch.version.hip = "vgprscope" if backend_named(backend).facts.pytorch_hip else None
     try:
         yield
     finally:

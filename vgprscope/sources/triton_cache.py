@@ -25,7 +25,7 @@ from ..core.records import KernelIdentity, LaunchConfig
 # Options a TTIR keeps its meaning with on any target, and those only its own backend reads (each backend's
 # ``cache_options``).
 COMMON_OPTIONS = ("num_warps", "num_stages", "num_ctas", "enable_fp_fusion")
-VENDOR_OPTIONS = {b.name: b.cache_options for b in BACKENDS}
+VENDOR_OPTIONS = {b.name: b.facts.cache_options for b in BACKENDS}
 _LOC_RE = re.compile(r'^#loc\d* = loc\("([^"]+)":\d+:\d+\)', re.M)
 
 
@@ -142,12 +142,12 @@ def read_entry(directory: Path) -> CacheEntry:
     # its intermediates, *.llir / *.ptx). Without the artifact the entry is partial; without an intermediate
     # it is read, and what needs that file says so (no .ptx: no ptxas figures; no .ttir: no retarget).
     known = key[0] in VENDOR_OPTIONS
-    if missing and (not known or f"{name}.{backend_named(key[0]).cache_artifact}" in missing):
+    if missing and (not known or f"{name}.{backend_named(key[0]).facts.cache_artifact}" in missing):
         return CacheEntry(directory, name, key, meta, files, f"partial entry: {', '.join(missing)} missing")
     if entry.arch() is None:
         return CacheEntry(directory, name, key, meta, files,
                           f"built for {key[0]} {key[1]}, an arch vgprscope's table does not have")
-    artifact = backend_named(key[0]).cache_artifact
+    artifact = backend_named(key[0]).facts.cache_artifact
     if entry.file(artifact) is None:
         return CacheEntry(directory, name, key, meta, files, f"no .{artifact} in the entry to read resources from")
     return entry
@@ -204,11 +204,11 @@ def vendor_library_reason(text: str, arch: Arch) -> str | None:
     ``tt.extern_elementwise`` symbols; None: it does not)."""
     own = backend_of(arch).name
     for b in BACKENDS:
-        library, symbol = b.device_library
+        library, symbol = b.facts.device_library
         found = list(dict.fromkeys(re.findall(symbol, text))) if b.name != own else []
         if found:
             more = f", +{len(found) - 3} more" if len(found) > 3 else ""
-            return (f"calls {library} ({', '.join(found[:3])}{more}), which an {backend_of(arch).label} target "
+            return (f"calls {library} ({', '.join(found[:3])}{more}), which an {backend_of(arch).vendor.name} target "
                     f"cannot link: its TTIR does not cross vendors; compile the kernel's source for {arch.name} "
                     "instead")
     return None

@@ -52,9 +52,9 @@ def _usage_figures(u: ResourceUsage | None) -> dict[str, int | None]:
     """The line's figures of one kernel, as its backend reads them (spills: AMD registers, NVIDIA bytes)."""
     if u is None:
         return dict.fromkeys(("regs", "sgprs", "spills", "scratch", "lds"))
-    b = backend_of_usage(u)
-    return {"regs": b.registers(u), "sgprs": b.scalar_registers(u), "spills": u.spills,
-            "scratch": b.scratch_bytes(u), "lds": b.memory_bytes(u)}
+    f = backend_of_usage(u).figures(u)
+    return {"regs": f.registers, "sgprs": f.scalar_registers, "spills": u.spills,
+            "scratch": f.scratch_bytes, "lds": f.memory_bytes}
 
 
 TrafficHook = Callable[[Sequence[Record]], Any]

@@ -18,11 +18,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .core import REFERENCE, VariantLine
-from ...backends import Backend, backend_of_usage
+from ...backends import backend_of_usage
 from ...core.records import SCHEMA_VERSION, LaunchConfig, Record
 from ...report.deltas import Delta, judge, legend, with_delta
 from ...report.formats import Footnotes, add_title, drop_order, md_table, new_table, render_table, _plain
 from ...report.machine import Machine
+from ...report.usage_text import usage_words
+from ...report.vendor_words import VendorWords
 from ...report.labels import LABEL_MAX, common_config
 from ...report.rows import NEXT_LEGEND, SPILLS_LEGEND, fmt_lds, fmt_scratch, fmt_sgpr, fmt_spills, occupancy_label, short_next_step
 
@@ -45,10 +47,10 @@ def _gb(x: float | None) -> str:
     return "-" if x is None else f"{x / 1e9:.2f}"
 
 
-def _backend(lines: Sequence[VariantLine]) -> Backend | None:
-    """The backend of a table's kernels (a table is one arch): what its columns are called. None: nothing
-    compiled."""
-    return next((backend_of_usage(r.usage) for ln in lines for r in ln.kernels if r.usage is not None), None)
+def _words(lines: Sequence[VariantLine]) -> VendorWords | None:
+    """The words of a table's kernels' vendor (a table is one arch): what its columns are called. None:
+    nothing compiled."""
+    return next((usage_words(r.usage) for ln in lines for r in ln.kernels if r.usage is not None), None)
 
 
 def _unit(lines: Sequence[VariantLine]) -> str:
@@ -68,14 +70,14 @@ def _status(status: str, notes: Footnotes | None) -> str:
 def _total(r: Record) -> str:
     """The registers occupancy sees: AMD's unified VGPR+AGPR total, NVIDIA's registers per thread."""
     u = r.usage
-    return "-" if u is None else str(backend_of_usage(u).registers(u))
+    return "-" if u is None else str(backend_of_usage(u).figures(u).registers)
 
 
 def _split(r: Record) -> str:
     """``256+21``: an AMD kernel's arch VGPRs and AGPRs (the total is not always their sum: the arch part is
     rounded up to 4 when there are AGPRs)."""
     u = r.usage
-    parts = backend_of_usage(u).register_parts(u) if u is not None else None
+    parts = backend_of_usage(u).figures(u).register_parts if u is not None else None
     return "-" if parts is None else "+".join(map(str, parts))
 
 
@@ -152,12 +154,12 @@ def _columns(lines: Sequence[VariantLine], extra_headers: Sequence[str], wide: b
     never fold (a change stays beside its value), its names fold at spaces only; where it cannot fit,
     ``limiter: next`` is left out first, then the traffic, then LDS / shared memory (``drop``; the table
     says so; columns a command adds on request, --frontier's and --bench's, stay)."""
-    backend = _backend(lines)
-    split = backend.register_split if backend is not None else ""
+    words = _words(lines)
+    split = words.register_split if words is not None else ""
     d = " (Δ)" if _has_reference(lines) else ""
     traffic = _has_traffic(lines)
     # a table where nothing compiled has no backend's words: the shorter ones
-    regs, lds = (backend.register_header, backend.memory_header) if backend else ("regs", "smem B")
+    regs, lds = (words.register_header, words.memory_header) if words else ("regs", "smem B")
     unit = _unit(lines)
     if wide:
         cols = [("variant", "variant", {}), ("kernel", "kernel", {}), ("config", "config", {}),
@@ -328,6 +330,8 @@ def _delta_json(d: Delta) -> dict[str, Any]:
 
 def to_json(per_arch: Mapping[str, list[VariantLine]], machine: Machine, extra=None) -> str:
     """Every field; ``deltas``: per metric the signed change against the baseline variant and its verdict."""
+    from ..frontier.view import variant_json
+
     doc: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "tool": "vgprscope", "command": "compare",
                            "machine": machine.as_dict(), "reference": REFERENCE, "archs": {}}
     for arch, lines in per_arch.items():
@@ -342,7 +346,7 @@ def to_json(per_arch: Mapping[str, list[VariantLine]], machine: Machine, extra=N
                 "flops": ln.traffic.flops, "intensity": ln.traffic.intensity, "formula": ln.traffic.formula},
             "kernels": [r.as_dict() for r in ln.kernels],
             **({"bench": dict(extra[arch][ln.variant])} if extra and ln.variant in extra.get(arch, {}) else {}),
-            **({"frontier": ln.frontier.as_dict()} if ln.frontier is not None else {}),
+            **({"frontier": variant_json(ln.frontier)} if ln.frontier is not None else {}),
         } for ln in lines]
     return json.dumps(doc, indent=2, default=str) + "\n"
 

@@ -151,7 +151,7 @@ def _in_loop(usage) -> int | None:
         return None
     from ...backends import backend_of_usage
 
-    return backend_of_usage(usage).spill_insts_in_loop(usage)
+    return backend_of_usage(usage).figures(usage).spill_insts_in_loop
 
 
 def _spills(rec: Record | None) -> int:

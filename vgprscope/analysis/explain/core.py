@@ -43,6 +43,7 @@ from ...core.parse.loops import LoopMix
 from ...core.parse.ttgir import IrLoop, IrValue, TtgirModule, WarpPartition, parse_ttgir, warp_partitions
 from ...core.parse.setmaxnreg import with_given_registers
 from ...core.records import Diagnostic, ResourceUsage
+from ...report.vendor_words import words_of
 
 
 class ExplainError(VgprscopeError):
@@ -305,10 +306,14 @@ def spill_sites(instructions: Sequence[SpillInstruction]) -> tuple[SpillSite, ..
 def allocation_of(usage: ResourceUsage, spills: Sequence[SpillInstruction]) -> Allocation:
     """The compiler's allocation; spill counts as the backend counts them (AMD: the parser's own count;
     NVIDIA: the instructions found)."""
-    backend = backend_of_usage(usage)
-    arch_vgpr, agpr = backend.register_parts(usage) or (None, None)
-    stores, reloads = backend.spill_counts(usage, spills)
-    return Allocation(registers=backend.registers(usage), arch_vgpr=arch_vgpr, agpr=agpr, spill_stores=stores,
+    f = backend_of_usage(usage).figures(usage)
+    arch_vgpr, agpr = f.register_parts or (None, None)
+    if f.spill_stores is not None and f.spill_loads is not None:
+        stores, reloads = f.spill_stores, f.spill_loads
+    else:
+        stores = sum(1 for s in spills if s.kind == "store")
+        reloads = len(spills) - stores
+    return Allocation(registers=f.registers, arch_vgpr=arch_vgpr, agpr=agpr, spill_stores=stores,
                       spill_reloads=reloads)
 
 
@@ -334,10 +339,10 @@ def explain_raw(arch: Arch, raw: dict[str, Any], label: str, config: str = "",
         sass = backend.disassemble(raw)  # once, for the spill sites and the loops
     found = backend.spill_instructions(raw, sass)
     if found is None:
-        notes.append(f"no {backend.spill_artifact} in the compiler outputs: spill sites not read")
+        notes.append(f"no {words_of(arch.vendor).spill_artifact} in the compiler outputs: spill sites not read")
     instructions = found or []
     alloc = allocation_of(usage, instructions)
-    shared = backend.memory_bytes(usage)
+    shared = backend.figures(usage).memory_bytes
     return KernelExplanation(
         **base | {"num_warps": module.num_warps, "lanes": module.threads_per_warp, "allocation": alloc},
         loops=tuple(loop_state(lp, module) for lp in module.loops), spills=spill_sites(instructions),

@@ -283,9 +283,9 @@ MIX_WIDE = ("nop cyc", "cvt", "matrix ops")
 
 def _lane_word(arch: str) -> str:
     from ...core.archs import ARCHS
-    from ...backends import backend_of
+    from ...report.vendor_words import words_of
 
-    return backend_of(ARCHS[arch]).lane_word if arch in ARCHS else "lane"
+    return words_of(ARCHS[arch].vendor).lane_word if arch in ARCHS else "lane"
 
 
 def mix_summary(e: KernelExplanation) -> str:

@@ -32,13 +32,12 @@ from typing import Any, Generic, TypeVar
 from ...core.archs import Arch
 from ...backends import backend_of, backend_of_usage
 from ...core.records import Record
+from ...report.vendor_words import words_of
 
 T = TypeVar("T")
 # the usage's gate-loop fields each level shows (records.AmdUsage.loop_*)
 LOOP_FIELDS = ("loop_matrix_share", "loop_spill_bytes", "loop_scratch_insts", "loop_lines")
-# the limiters a frontier level names in words when they, not the registers, hold the occupancy down
-LIMITER_WORDS = {"lds": "LDS", "shared": "shared memory", "workgroup": "whole workgroups", "warps": "the warp slots",
-                 "blocks": "the blocks-per-SM limit", "sgpr": "SGPRs"}
+
 
 
 @dataclass(frozen=True)
@@ -56,7 +55,7 @@ def occupancy_levels(arch: Arch, num_warps: int) -> list[LevelPlan]:
     """Every occupancy level of ``arch`` for a launch of ``num_warps`` warps/waves, fewest first (the
     arch's backend's levels and knob)."""
     backend = backend_of(arch)
-    return [LevelPlan(lv.target, lv.budget, backend.knob, lv.setting) for lv in backend.levels(arch, num_warps)]
+    return [LevelPlan(lv.target, lv.budget, backend.facts.knob, lv.setting) for lv in backend.levels(arch, num_warps)]
 
 
 @dataclass(frozen=True)
@@ -89,7 +88,7 @@ class Level:
     @property
     def allocation(self) -> int | None:
         u = self.record.usage
-        return backend_of_usage(u).allocation(u) if u is not None else None
+        return backend_of_usage(u).figures(u).allocation if u is not None else None
 
     @property
     def reached(self) -> int | None:
@@ -107,7 +106,10 @@ class Level:
                              "spill_insts_in_loop": None, "scratch_bytes": None, "spill_store_bytes": None,
                              "spill_load_bytes": None}
         if u is not None:
-            d |= backend_of_usage(u).frontier_figures(u)
+            f = backend_of_usage(u).figures(u)
+            d |= {"used": f.registers, **dict(f.spilled), "scratch_bytes": f.scratch_bytes}
+            if f.spill_insts is not None:
+                d |= {"spill_insts": f.spill_insts, "spill_insts_in_loop": f.spill_insts_in_loop}
         return d | self.loop_figures()
 
     def loop_figures(self) -> dict[str, Any]:
@@ -130,7 +132,8 @@ class Level:
 
 @dataclass(frozen=True)
 class KernelFrontier:
-    """One kernel of one spec on one arch across its levels, with the summary the levels give."""
+    """One kernel of one spec on one arch across its levels: numbers, names and the levels it picked (the
+    sentence they make is the view's: ``summary.summary``)."""
 
     variant: str
     kernel: str
@@ -147,7 +150,6 @@ class KernelFrontier:
     next_level: Level | None = None  # the first level whose target is above the spill-free occupancy
     spill_free_occupancy: int | None = None  # the highest occupancy any spill-free compile reached
     min_spill_free_maxnreg: int | None = None  # NVIDIA: the bisection's answer, at the spill-free occupancy
-    summary: str = ""
     # True: the levels are the settings of the variant's register-split knob (``knob``), not occupancy levels
     split: bool = False
     spill_free_settings: tuple[int, ...] = ()  # split: the knob's settings that compiled without spilling
@@ -164,99 +166,8 @@ class KernelFrontier:
             "spill_free_budget": self.spill_free.plan.budget if self.spill_free else None,
             "spill_free_occupancy": self.spill_free_occupancy,
             "next_level": self.next_level.as_dict() if self.next_level else None,
-            "min_spill_free_maxnreg": self.min_spill_free_maxnreg, "summary": self.summary,
+            "min_spill_free_maxnreg": self.min_spill_free_maxnreg,
         } | ({"split": True, "spill_free_settings": list(self.spill_free_settings)} if self.split else {})
-
-
-# --------------------------------------------------------------------------------------------- wording
-
-
-def _plural(n: int, unit: str) -> str:
-    noun, _, per = unit.partition("/")
-    if n == 1 and noun.endswith("s"):
-        noun = noun[:-1]
-    return f"{n} {noun}/{per}"
-
-
-def price(level: Level, arch: Arch) -> str:
-    """What a level costs, in its backend's words: '233 spills (163 spill instructions, 124 in the loop)';
-    NVIDIA in bytes."""
-    if not level.ok:
-        return f"does not compile ({level.record.status})"
-    u = level.record.usage
-    return backend_of_usage(u).spill_price(u) + _loop_price(level)
-
-
-def _loop_price(level: Level) -> str:
-    """', 128 B of scratch traffic per trip of the hot loop (12 % matrix instructions)' where the level's spills
-    reach the loop; ', none in the hot loop' where they stay out of it; '' where the loop was not read."""
-    f = level.loop_figures()
-    if not level.spills or f["loop_spill_bytes"] is None:
-        return ""
-    if not f["loop_spill_bytes"]:
-        return ", none in the hot loop"
-    share = f" ({f['loop_matrix_share']} % matrix instructions)" if f["loop_matrix_share"] is not None else ""
-    return f", {f['loop_spill_bytes']} B of scratch traffic per trip of the hot loop{share}"
-
-
-def _cap_words(level: Level) -> str:
-    """'LDS', 'LDS and SGPRs': what, besides the registers, holds the level below its target."""
-    return " and ".join(LIMITER_WORDS.get(x, x) for x in level.limiters if x not in ("vgpr", "regs"))
-
-
-def _capped(level: Level, unit: str) -> str:
-    """'; LDS caps it at 2 anyway' when something other than the registers holds the level down."""
-    if level.reached is None or level.reached >= level.plan.target:
-        return ""
-    words = _cap_words(level)
-    if not words:
-        return f"; {_whole(level)}, so it reaches {_plural(level.reached, unit)}"
-    return f"; {words} {'cap' if ' and ' in words else 'caps'} it at {level.reached} anyway"
-
-
-def _whole(level: Level) -> str:
-    """Why a register budget of N waves gives fewer: the workgroup's waves are resident all or none."""
-    warps = getattr(level.record.config, "num_warps", None)
-    return f"{warps}-wave workgroups are resident whole" if warps else "whole workgroups are resident"
-
-
-def _uncapped_words(level: Level) -> str:
-    return f"with no {level.plan.knob}"
-
-
-def summarize(kf: KernelFrontier, arch: Arch) -> str:
-    unit, reg = kf.unit, backend_of(arch).register_word
-    compiled = [lv for lv in (*kf.levels, *((kf.uncapped,) if kf.uncapped else ())) if lv.ok]
-    if not compiled:
-        return "no level compiled"
-    top = max(kf.levels, key=lambda lv: lv.plan.target)
-    if kf.spill_free is None:
-        fewest = min(compiled, key=lambda lv: (lv.spills or 0, lv.uncapped))
-        where = (f"{_uncapped_words(fewest)}, at {_plural(fewest.reached or 0, unit)}" if fewest.uncapped
-                 else f"at {_plural(fewest.plan.target, unit)}")
-        every = "every level" + (" and uncapped" if kf.uncapped is not None and kf.uncapped.ok else "")
-        return f"spills at {every}; fewest {where}: {price(fewest, arch)}"
-    sf = kf.spill_free
-    if sf.uncapped:
-        head = f"spill-free to {_plural(sf.plan.target, unit)} {_uncapped_words(sf)} ({sf.plan.budget} {reg})"
-        words = _cap_words(sf)
-        if words:
-            head += f", {words} {'cap' if ' and ' in words else 'caps'} it"
-    else:
-        head = f"spill-free to {_plural(sf.plan.target, unit)} ({sf.plan.budget} {reg})"
-        if sf.reached is not None and sf.reached < sf.plan.target:
-            words = _cap_words(sf)
-            head += (f", {sf.reached} reached ({words} {'cap' if ' and ' in words else 'caps'} it)" if words
-                     else f", {sf.reached} reached ({_whole(sf)})")
-    if kf.next_level is None:
-        if (kf.spill_free_occupancy or 0) >= top.plan.target:
-            return head + "; that is the arch's top level"
-        return head
-    nxt = kf.next_level
-    text = f"{head}; {_plural(nxt.plan.target, unit)}: {price(nxt, arch)}{_capped(nxt, unit)}"
-    if kf.min_spill_free_maxnreg is not None:
-        text += f"; smallest spill-free {kf.knob} {kf.min_spill_free_maxnreg}"
-    return text
 
 
 # ------------------------------------------------------------------------------------------------ core
@@ -341,7 +252,7 @@ def run_frontier(tasks: Sequence[T], compile_fn: Callable[[list[T]], list[Record
 
 
 def _knob(arch: Arch) -> str:
-    return backend_of(arch).knob
+    return backend_of(arch).facts.knob
 
 
 def _uncapped_level(rec: Record, knob: str) -> Level:
@@ -381,13 +292,12 @@ def _frontier(task: Any, kernel: str, levels: list[Level], access: SpecAccess,
     # the next level must aim higher than what is already reached without spills
     nxt = next((lv for lv in levels if reached is not None and lv.plan.target > max(reached, sf.plan.target)),
                None)
-    kf = KernelFrontier(
+    return KernelFrontier(
         variant=access.label(task), kernel=kernel, arch=arch.name, config=access.config(task),
-        unit=backend_of(arch).unit, knob=_knob(arch), levels=tuple(levels),
+        unit=words_of(arch.vendor).unit, knob=_knob(arch), levels=tuple(levels),
         probes=tuple(probes), uncapped=uncapped, spill_free=sf, next_level=nxt, spill_free_occupancy=reached,
         min_spill_free_maxnreg=minimum,
     )
-    return replace(kf, summary=summarize(kf, arch))
 
 
 @dataclass
@@ -407,7 +317,7 @@ def _bisect(tasks: Sequence[Any], frontiers: dict[tuple[int, str], KernelFrontie
         # only below a level that reaches the spill-free occupancy under its own cap: every maxnreg between
         # it and the spilling level above gives that same occupancy, so the answer never lowers it (with
         # the uncapped compile ahead of every spill-free level, no spill-free cap is known at that occupancy)
-        if backend_of(arch).bisects and kf.spill_free is not None and not kf.spill_free.uncapped \
+        if backend_of(arch).facts.bisects and kf.spill_free is not None and not kf.spill_free.uncapped \
                 and kf.next_level is not None and kf.next_level.ok and not kf.next_level.spill_free \
                 and kf.next_level.plan.budget < kf.spill_free.plan.budget:
             searches[k] = _Search(lo=kf.next_level.plan.budget, hi=kf.spill_free.plan.budget)

@@ -5,8 +5,8 @@ Raising a worker partition's ``worker_num_regs`` takes registers from the defaul
 AllocateWarpGroups rule, :mod:`vgprscope.core.parse.setmaxnreg`); the kernel-wide count ptxas reports does not
 move, so the occupancy levels say nothing here. Each setting is an ordinary compile of the spec with the knob
 set (what ``analyze -k NAME=V`` prints for it); its row gives each partition's registers as ``explain`` reads
-them (the rule, checked against the SASS's ``setmaxnreg``), the kernel's count, its spills and stack, and
-the summary names the settings that compile without spilling.
+them (the rule, checked against the SASS's ``setmaxnreg``), the kernel's count, its spills and stack; the
+summary (``summary.split_summary``) names the settings that compile without spilling.
 """
 
 from __future__ import annotations
@@ -15,12 +15,13 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from .core import KernelFrontier, Level, LevelPlan, price
+from .core import KernelFrontier, Level, LevelPlan
 from ...backends import backend_of
 from ...core.archs import Arch
 from ...core.parse.setmaxnreg import with_given_registers
 from ...core.parse.ttgir import warp_partitions
 from ...core.records import Record
+from ...report.vendor_words import words_of
 
 
 def split_level(knob: str, value: int, record: Record, raw: dict[str, Any] | None, arch: Arch) -> Level:
@@ -53,53 +54,14 @@ def workers_given(level: Level) -> str:
     return ",".join("?" if p.given_registers is None else str(p.given_registers) for p in workers) or "-"
 
 
-def _runs(levels: Sequence[Level]) -> list[list[Level]]:
-    """The spill-free levels in runs of neighbours (levels sorted by setting; a spilling one breaks a run)."""
-    runs: list[list[Level]] = []
-    prev_free = False
-    for lv in levels:
-        if lv.spill_free:
-            if not prev_free:
-                runs.append([])
-            runs[-1].append(lv)
-        prev_free = lv.spill_free
-    return runs
-
-
-def _span(values: Sequence[int | None]) -> str:
-    shown = ["?" if v is None else str(v) for v in values]
-    return shown[0] if len(set(shown)) == 1 else f"{shown[0]}-{shown[-1]}"
-
-
-def split_summary(knob: str, levels: Sequence[Level], arch: Arch) -> str:
-    """'spill-free at producer_regs 24-104 (default partition 240-200 registers); 120: 140+140 B spilled'."""
-    compiled = [lv for lv in levels if lv.ok]
-    if not compiled:
-        return "no setting compiled"
-    runs = _runs(levels)
-    if not runs:
-        fewest = min(compiled, key=lambda lv: (lv.spills or 0, lv.plan.setting))
-        return f"spills at every {knob} compiled; fewest at {fewest.plan.setting}: {price(fewest, arch)}"
-    parts = [f"{_span([r[0].plan.setting, r[-1].plan.setting])} (default partition "
-             f"{_span([given(r[0], 'default'), given(r[-1], 'default')])} registers)" for r in runs]
-    text = f"spill-free at {knob} " + ", ".join(parts)
-    if len(compiled) == sum(len(r) for r in runs):
-        return text + "; every setting compiled is spill-free"
-    last = runs[-1][-1]
-    after = next((lv for lv in levels if lv.plan.setting > last.plan.setting and lv.ok), None)
-    if after is not None:
-        text += f"; {after.plan.setting}: {price(after, arch)}"
-    return text
-
-
 def split_frontier(variant: str, kernel: str, arch: Arch, config: Any, knob: str,
                    levels: Sequence[Level]) -> KernelFrontier:
     """One kernel's register-split frontier: its settings' compiles, fewest registers for the knob first."""
     ordered = tuple(sorted(levels, key=lambda lv: lv.plan.setting or 0))
     free = tuple(lv.plan.setting for lv in ordered if lv.spill_free and lv.plan.setting is not None)
     return KernelFrontier(variant=variant, kernel=kernel, arch=arch.name, config=config,
-                          unit=backend_of(arch).unit, knob=knob, levels=ordered, split=True,
-                          spill_free_settings=free, summary=split_summary(knob, ordered, arch))
+                          unit=words_of(arch.vendor).unit, knob=knob, levels=ordered, split=True,
+                          spill_free_settings=free)
 
 
 def knob_of(task: Any) -> tuple[str, tuple[int, ...]] | None:

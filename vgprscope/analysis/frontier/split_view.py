@@ -7,6 +7,7 @@ from typing import Any
 
 from .core import KernelFrontier, Level
 from .split import given, toolchain_words, workers_given
+from .summary import summary
 
 
 def _num(x: Any) -> str:
@@ -63,7 +64,7 @@ def tables_text(frontiers: Sequence[KernelFrontier], width: int, wide: bool = Fa
         title = f"frontier: {kf.arch} {name} ({cfg}): the register split"
         table = build_table(kf.levels, cols, title=title, wide=wide, row_style=lambda lv: None if lv.ok else "red")
         parts.append(render_table(table, footnotes=notes, notes=[legend(kf.knob)], wide=wide, width=width))
-        parts.append(wrap(f"{name} {cfg}: {kf.summary}", width, "    ") + "\n\n")
+        parts.append(wrap(f"{name} {cfg}: {summary(kf)}", width, "    ") + "\n\n")
     return parts
 
 
@@ -84,5 +85,5 @@ def tables_md(frontiers: Sequence[KernelFrontier]) -> str:
             rows.append([_num(lv.plan.setting), _num(given(lv, "default")), workers_given(lv), _num(lv.allocation),
                          st_ld, _scratch(lv), _free(lv), _num(lv.reached), lv.record.status])
         out.append(f"\n### {kf.arch} {name} ({cfg}): the register split ({kf.knob})\n\n"
-                   + md_table([kf.knob, *MD_HEADERS], rows) + f"\n- {name} ({cfg}): {kf.summary}\n")
+                   + md_table([kf.knob, *MD_HEADERS], rows) + f"\n- {name} ({cfg}): {summary(kf)}\n")
     return "".join(out)

@@ -8,13 +8,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import split_view
-from .core import KernelFrontier, Level
+from .core import KernelFrontier, Level, VariantFrontier
 from .split import given, workers_given
+from .summary import summary
 from ...backends import backend_of_usage
 from ...core.records import SCHEMA_VERSION
 from ...report.machine import Machine
+from ...report.usage_text import spills_level_text, spills_next_text
+from ...report.vendor_words import VENDOR_WORDS, VendorWords, words_of_unit
 
-_UNIT_SHORT = {"waves/SIMD": "w/SIMD", "blocks/SM": "blk/SM"}
+_UNIT_SHORT = {w.unit: w.unit_short for w in VENDOR_WORDS.values()}
 
 
 @dataclass(frozen=True)
@@ -95,21 +98,21 @@ def _plan(lv: Level, value: int) -> str:
 
 def _spills(lv: Level) -> str:
     u = lv.record.usage if lv.ok else None
-    return "-" if u is None else backend_of_usage(u).spills_level_text(u)
+    return "-" if u is None else spills_level_text(u)
 
 
 def _insts(lv: Level) -> str:
     """Spill instructions (in loops), where the compiler counts them (AMD)."""
     u = lv.record.usage if lv.ok else None
-    b = backend_of_usage(u) if u is not None else None
-    if b is None or b.spill_insts(u) is None:
+    f = backend_of_usage(u).figures(u) if u is not None else None
+    if f is None or f.spill_insts is None:
         return "-"
-    return f"{b.spill_insts(u)} ({b.spill_insts_in_loop(u)})"
+    return f"{f.spill_insts} ({f.spill_insts_in_loop})"
 
 
 def _scratch(lv: Level) -> str:
     u = lv.record.usage
-    return "-" if u is None else str(backend_of_usage(u).scratch_bytes(u))
+    return "-" if u is None else str(backend_of_usage(u).figures(u).scratch_bytes)
 
 
 def _loop(lv: Level) -> str:
@@ -138,7 +141,7 @@ def _num(x: Any) -> str:
     return "-" if x is None else str(x)
 
 
-def _columns(amd: bool, notes: Any, own: dict[int, str] | None = None, knob_column: bool = True,
+def _columns(words: VendorWords, notes: Any, own: dict[int, str] | None = None, knob_column: bool = True,
              wide: bool = False) -> list:
     """The level table's columns. The kernel is named by a title line above its levels (the default
     view) or, with ``wide``, in a column of its own. ``knob_column`` False: the knob's setting equals the
@@ -151,18 +154,18 @@ def _columns(amd: bool, notes: Any, own: dict[int, str] | None = None, knob_colu
     cols = [Column("kernel", lambda r: _name(r.kf), wide_only=True),
             Column("config", lambda r: _config_label(r.kf), wide_only=True)] if wide else []
     if knob_column:
-        cols.append(Column("wpe" if amd else "maxnreg", _setting, justify="right"))
+        cols.append(Column(words.knob_header, _setting, justify="right"))
     cols += [
         Column("level", lambda r: _plan(r.level, r.level.plan.target), justify="right"),
         Column("budget", lambda r: _plan(r.level, r.level.plan.budget), justify="right"),
         Column("alloc", lambda r: _num(r.level.allocation), justify="right"),
         Column("used", lambda r: _num(r.level.figures()["used"]), justify="right", wide_only=True),
-        Column("spills" if amd else "spill st+ld B", lambda r: _spills(r.level), justify="right"),
+        Column(words.spills_header, lambda r: _spills(r.level), justify="right"),
     ]
-    if amd:
-        cols.append(Column("spill insts (loop)", lambda r: _insts(r.level), justify="right"))
+    if words.spill_insts_header:
+        cols.append(Column(words.spill_insts_header, lambda r: _insts(r.level), justify="right"))
     cols += [
-        Column("scratch B" if amd else "stack B", lambda r: _scratch(r.level), justify="right"),
+        Column(words.scratch_header, lambda r: _scratch(r.level), justify="right"),
         Column("hot loop", lambda r: _loop(r.level), justify="right"),
         Column("occupancy", lambda r: _occ(r.level), justify="right"),
         Column("limiter", lambda r: ",".join(r.level.limiters) or "-", wide_only=True),
@@ -171,19 +174,10 @@ def _columns(amd: bool, notes: Any, own: dict[int, str] | None = None, knob_colu
     return cols
 
 
-def legend(amd: bool, unit: str, knob_column: bool = True) -> str:
-    if amd:
-        level = ("wpe: the waves_per_eu hint compiled (-: none); level: the {unit} its VGPR budget allows"
-                 if knob_column else
-                 "level: the {unit} its VGPR budget allows, compiled as waves_per_eu = level").format(unit=unit)
-        return (f"{level}; -: the uncapped compile, as analyze does it; alloc: the VGPRs allocated (the "
-                f"descriptor's; LLVM pads it up to what the level's budget allows, so it may be far above what the "
-                f"kernel uses, the '-' row's); spills: VGPR (+SGPR) values; occupancy: the {unit} reached, "
-                "with what else limits it; " + _LOOP_LEGEND.format(lane="lane"))
-    return (f"maxnreg: the register cap compiled (* a bisection step; -: none, the uncapped compile as "
-            f"analyze does it); level: the {unit} that budget allows; spill st+ld B: spill store + load bytes "
-            f"per thread; occupancy: the {unit} reached, with what else limits it; "
-            + _LOOP_LEGEND.format(lane="thread"))
+def legend(words: VendorWords, knob_column: bool = True) -> str:
+    """What the level table's columns say, in the vendor's words (with or without the knob's column)."""
+    return words.frontier_legend[0 if knob_column else 1].format(unit=words.unit) + "; " + _LOOP_LEGEND.format(
+        lane=words.lane_word)
 
 
 _LOOP_LEGEND = ("hot loop: one trip of the loop whose own body holds the most matrix instructions: their share "
@@ -209,21 +203,21 @@ def tables_text(frontiers: Sequence[KernelFrontier], machine: Machine, *, wide: 
     parts = [machine.text(width) + "\n"]
     for arch, kfs in _groups([kf for kf in frontiers if not kf.split]).items():
         notes = Footnotes()
-        amd = kfs[0].unit == "waves/SIMD"
+        words = words_of_unit(kfs[0].unit)
         shared, own = _shared_config(kfs)
         rows = _rows(kfs)
         # the uncapped row has no setting: it alone does not need the knob's column
         knob_column = wide or any(r.level.plan.setting != r.level.plan.target or r.level.probe
                                   for r in rows if not r.level.uncapped)
         title = f"frontier: {arch}" + (f" (every config: {shared})" if shared else "")
-        table = build_table(rows, _columns(amd, notes, own, knob_column, wide), title=title, wide=wide,
+        table = build_table(rows, _columns(words, notes, own, knob_column, wide), title=title, wide=wide,
                             row_style=lambda r: None if r.level.ok else "red",
                             section=lambda r: id(r.kf), title_of=None if wide else lambda r: _title(r.kf, own))  # noqa: B023 (used in this iteration)
-        summary = [wrap(f"{_name(kf)}{' ' + own[id(kf)] if own.get(id(kf)) else ''}: {kf.summary}", width, "    ")
-                   for kf in kfs]
-        parts.append(render_table(table, footnotes=notes, notes=[legend(amd, kfs[0].unit, knob_column)],
+        lines = [wrap(f"{_name(kf)}{' ' + own[id(kf)] if own.get(id(kf)) else ''}: {summary(kf)}", width, "    ")
+                 for kf in kfs]
+        parts.append(render_table(table, footnotes=notes, notes=[legend(words, knob_column)],
                                   wide=wide, width=width))
-        parts.append("\n".join(summary) + "\n\n")
+        parts.append("\n".join(lines) + "\n\n")
     parts += split_view.tables_text([kf for kf in frontiers if kf.split], width, wide)
     return "".join(parts).rstrip("\n") + "\n"
 
@@ -251,7 +245,7 @@ def tables_md(frontiers: Sequence[KernelFrontier], machine: Machine, title: str 
     for arch, kfs in _groups([kf for kf in frontiers if not kf.split]).items():
         out.append(f"\n### {arch} ({kfs[0].unit})\n\n" + md_table(["config", *MD_HEADERS],
                    [[_config_label(r.kf) if r.index == 0 else "", *_md_row(r)] for r in _rows(kfs)]))
-        out.append("\n" + "".join(f"- {_name(kf)} ({_config_label(kf)}): {kf.summary}\n" for kf in kfs))
+        out.append("\n" + "".join(f"- {_name(kf)} ({_config_label(kf)}): {summary(kf)}\n" for kf in kfs))
     out.append(split_view.tables_md([kf for kf in frontiers if kf.split]))
     return "".join(out)
 
@@ -259,8 +253,24 @@ def tables_md(frontiers: Sequence[KernelFrontier], machine: Machine, title: str 
 def to_json(frontiers: Sequence[KernelFrontier], machine: Machine, command: str = "frontier") -> str:
     doc = {"schema_version": SCHEMA_VERSION, "tool": "vgprscope", "command": command,
            "machine": machine.as_dict(), "triton_version": machine.triton,
-           "kernels": [kf.as_dict() for kf in frontiers]}
+           "kernels": [kernel_json(kf) for kf in frontiers]}
     return json.dumps(doc, indent=2, default=str) + "\n"
+
+
+def kernel_json(kf: KernelFrontier) -> dict[str, Any]:
+    """A kernel's frontier as the JSON exports write it: its data, and its summary after the bisection's
+    answer."""
+    out: dict[str, Any] = {}
+    for k, v in kf.as_dict().items():
+        out[k] = v
+        if k == "min_spill_free_maxnreg":
+            out["summary"] = summary(kf)
+    return out
+
+
+def variant_json(vf: VariantFrontier) -> dict[str, Any]:
+    """A variant's frontier as ``compare --frontier``'s JSON writes it: its kernels as ``kernel_json``."""
+    return vf.as_dict() | {"kernels": [kernel_json(k) for k in vf.kernels]}
 
 
 def to_csv(frontiers: Sequence[KernelFrontier]) -> str:
@@ -280,7 +290,7 @@ def csv_rows(frontiers: Sequence[KernelFrontier]) -> list[dict[str, Any]]:
                   "spill_free_settings": ",".join(map(str, r.kf.spill_free_settings))}
         rows.append({"variant": r.kf.variant, "kernel": r.kf.kernel, "arch": r.kf.arch,
                      "config": _config_label(r.kf), **d, "spill_free_occupancy": r.kf.spill_free_occupancy,
-                     "min_spill_free_maxnreg": r.kf.min_spill_free_maxnreg, "summary": r.kf.summary})
+                     "min_spill_free_maxnreg": r.kf.min_spill_free_maxnreg, "summary": summary(r.kf)})
     return rows
 
 
@@ -288,20 +298,47 @@ def csv_rows(frontiers: Sequence[KernelFrontier]) -> list[dict[str, Any]]:
 
 
 def spill_free_cell(vf: Any) -> str:
-    """'2 w/SIMD' (the variant's most limited kernel), 'none' when a kernel spills at every level."""
+    """'2 w/SIMD' (the variant's most limited kernel), 'none' when a kernel spills at every level, 'split knob'
+    where the variant's frontier varies its register split instead (the next cell says which splits are free)."""
     if vf is None:
         return "-"
+    if vf.limiting is not None and not any(lv.ok for lv in vf.limiting.levels):
+        return "-"
+    if vf.limiting is not None and vf.limiting.split:
+        return "split knob"
     if vf.spill_free_occupancy is None:
         return "none"
     unit = vf.limiting.unit if vf.limiting else ""
     return f"{vf.spill_free_occupancy} {_UNIT_SHORT.get(unit, unit)}"
 
 
+def split_runs(k: Any) -> str:
+    """A split frontier's spill-free settings as runs of neighbouring settings: '24-56, 120'."""
+    runs: list[list[int]] = []
+    last_free = False
+    for lv in k.levels:
+        free = lv.spill_free and lv.plan.setting is not None
+        if free:
+            if last_free:
+                runs[-1].append(lv.plan.setting)
+            else:
+                runs.append([lv.plan.setting])
+        last_free = free
+    return ", ".join(f"{r[0]}-{r[-1]}" if len(r) > 1 else f"{r[0]}" for r in runs)
+
+
 def next_level_cell(vf: Any) -> str:
-    """'3: 233 (124 loop)': the next level of the limiting kernel and its spills (NVIDIA: bytes)."""
+    """'3: 233 (124 loop)': the next level of the limiting kernel and its spills (NVIDIA: bytes); a split
+    frontier's spill-free settings ('producer_regs 24-56 spill-free'); 'compiles at no level' where nothing
+    compiled (an arch the variant cannot target)."""
     if vf is None or vf.limiting is None:
         return "-"
     k = vf.limiting
+    if not any(lv.ok for lv in k.levels):
+        return "compiles at no setting" if k.split else "compiles at no level"
+    if k.split:
+        free = split_runs(k)
+        return f"{k.knob} {free} spill-free" if free else f"{k.knob}: spills at every setting"
     if vf.spill_free_occupancy is None:
         return "spills at every level"
     nxt = k.next_level
@@ -310,4 +347,4 @@ def next_level_cell(vf: Any) -> str:
     if not nxt.ok:
         return f"{nxt.plan.target}: fails"
     u = nxt.record.usage
-    return f"{nxt.plan.target}: {backend_of_usage(u).spills_next_text(u)}"
+    return f"{nxt.plan.target}: {spills_next_text(u)}"

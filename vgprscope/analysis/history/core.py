@@ -22,7 +22,7 @@ SPILL_JUMP = 2
 def registers(rec: Record) -> int | None:
     """What occupancy sees of a kernel's registers: the unified VGPR count (AMD) or registers per thread."""
     u = rec.usage
-    return backend_of_usage(u).registers(u) if u is not None else None
+    return backend_of_usage(u).figures(u).registers if u is not None else None
 
 
 def register_limit(rec: Record) -> int | None:

@@ -186,7 +186,8 @@ def _draw_steps(ax, arch: str, drawn: Sequence[HistoryRow]) -> None:
     from collections import Counter
 
     from ...core.archs import ARCHS
-    from ...backends import backend_of, ladder
+    from ...backends import ladder
+    from ...report.vendor_words import words_of
 
     a = ARCHS.get(arch)
     ys = [registers(rec) for r in drawn for rec in r.records if rec is not None and rec.ok]
@@ -198,11 +199,11 @@ def _draw_steps(ax, arch: str, drawn: Sequence[HistoryRow]) -> None:
     steps = [s for s in ladder(a, threads=threads) if s.hi < max(ys) * 2]
     lo, hi = min(ys), max(ys)
     shown = [s for s in steps if lo * 0.8 <= s.hi <= hi] + [s for s in steps if s.hi > hi][:1]
-    backend = backend_of(a)
-    unit = backend.ladder_words
+    words = words_of(a.vendor)
+    unit = words.ladder_words
     for s in shown:
         ax.axhline(s.hi + 0.5, color="grey", linestyle="--", linewidth=0.8, alpha=0.6, zorder=0)
-        ax.annotate(f"<= {s.hi}: {s.value} {backend.unit}", (0, s.hi + 0.5),
+        ax.annotate(f"<= {s.hi}: {s.value} {words.unit}", (0, s.hi + 0.5),
                     textcoords="offset points", xytext=(2, 2), fontsize=6, color="grey")
     if shown:
         ax.set_ylabel(f"registers ({unit}); dashed: occupancy steps")

@@ -117,7 +117,7 @@ def scan(directory: Path, archs: Sequence = (), jobs: int | None = None, use_cac
                                   identity=row.identity, extras=row.extras, triton_version=triton_version()))
         else:
             # a stored cubin's spill figures come from the ptxas that built it: the writing release's
-            needs = backend_of(task.arch).stored_read_needs_release
+            needs = backend_of(task.arch).facts.stored_read_needs_release
             tasks.append(task.under(reader) if needs and reader and reader.kind != "installed" else task)
         if entry.reason is not None:
             continue
