@@ -69,10 +69,15 @@ def parse_file(file: Path) -> ast.Module:
 
 
 def parsed(file: Path) -> ast.Module:
-    """``parse_file``, once per file and state in a process: a variant file's declaration and its relative
-    imports are read from one tree (parsing the kernel files is most of a warm ``analyze``'s own work)."""
+    """``parse_file``, once per file and state while a directory is read: a variant file's declaration and
+    its relative imports come from one tree (parsing the kernel files is most of a warm ``analyze``'s own
+    work); ``forget_trees`` lets them go once read (about 4 MB for the bundled kernels)."""
     st = file.stat()
     return _parsed(file, st.st_mtime_ns, st.st_size)
+
+
+def forget_trees() -> None:
+    _parsed.cache_clear()
 
 
 @cache

@@ -223,6 +223,7 @@ def load_variants(directory: Path = loader.BUNDLED_DIR) -> dict[str, Variant]:
             frontier_knob=((decl["frontier_knob"]["name"], _frontier_values(decl["frontier_knob"]))
                            if "frontier_knob" in decl else None),
         )
+    loader.forget_trees()  # what they declare and import is read
     if not out:
         raise UsageError(f"kernel directory {str(directory)!r} has no variant: no .py file (outside _*.py) "
                          "defines VARIANT = {...}")
