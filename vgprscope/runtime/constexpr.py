@@ -127,7 +127,10 @@ def object_of(ref: dict[str, Any], field: Any) -> Any:
             cls = getattr(cls, part)
     except (ImportError, AttributeError):
         raise LoadError(f"this Triton has no {qualname} (the launch's {ref['class']})") from None
-    return cls(**{k: field(x) for k, x in ref["fields"].items()})
+    try:
+        return cls(**{k: field(x) for k, x in ref["fields"].items()})
+    except TypeError as exc:  # another release's class with other fields
+        raise LoadError(f"this Triton's {qualname} does not take the launch's fields ({exc})") from None
 
 
 def _function(ref: Any) -> Any:
