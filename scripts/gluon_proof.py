@@ -53,6 +53,14 @@ def skip_package_init(name: str) -> None:
 DIRECT = r"""
 import importlib, importlib.util, json, sys, types
 load, specs = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+for name in ("pytest", "torch"):  # a release's toolchain has neither: the tutorials' tests and launchers use them
+    try:
+        importlib.import_module(name)
+    except ImportError:
+        stub = types.ModuleType(name)
+        stub.mark = types.SimpleNamespace(parametrize=lambda *a, **k: (lambda f: f),
+                                          skipif=lambda *a, **k: (lambda f: f))
+        sys.modules[name] = stub
 if "aiter" in load:
     sys.path.insert(0, load["aiter"])
     s = importlib.util.find_spec("aiter")
@@ -83,6 +91,7 @@ for spec in specs:
     except Exception as exc:
         print(json.dumps({"error": f"{type(exc).__name__}: {' '.join(str(exc).split())}"}), flush=True)
         continue
+    text = k.asm["amdgcn"] if hip else cuobjdump_resources(k.asm["cubin"])
     print(json.dumps({"text": text, "name": k.metadata.name, "shared": k.metadata.shared}), flush=True)
 """
 
@@ -202,6 +211,7 @@ TUTORIAL_COMMITS = {  # the revision of each file this report read (the stored o
     "02-layouts.py": "3142bd1c90982049ca2acda66e9fbbe2367ecbe6",
     "03-async-copy.py": "2618691b76cfb633e829acf1ca4d9cdcc33c783a",
     "04-tma.py": "752beb52775c790b5b7f53b8b844171c2f8df73c",
+    "08-warp-specialization.py": "12d909bff965bccb355e41133615bf8331cf9475",  # its first kernel
 }
 EVERY_ARCH = ["sm_90", "sm_100", "gfx942", "gfx950"]
 HOPPER_ON = ["sm_90", "sm_100"]  # cp.async, TMA and mbarriers: NVIDIA Hopper and Blackwell
@@ -275,10 +285,23 @@ def _launches_04(m):
     return []
 
 
+def _launches_08(m):
+    import torch
+
+    for xnumel, ynumel in ((1000, 2000), (4000, 120)):  # test_elementwise_add_warp_specialized
+        for num_load_buffers, num_store_buffers in ((1, 1), (2, 2)):
+            for num_warps in (4, 8):
+                a, b = _cpu(xnumel, ynumel), _cpu(xnumel, ynumel)
+                m.elementwise_add_warp_specialized(a, b, torch.empty_like(a), 32, 64, num_load_buffers,
+                                                   num_store_buffers, num_warps)
+    return []
+
+
 # (file, the archs its kernels are written for, the launches of its tests and launchers, the release it is
 # written for where the installed one removed an op it calls: compiled under both)
 TUTORIALS = [("01-intro.py", EVERY_ARCH, _launches_01, None), ("02-layouts.py", EVERY_ARCH, _launches_02, None),
-             ("03-async-copy.py", HOPPER_ON, _launches_03, "3.7.1"), ("04-tma.py", HOPPER_ON, _launches_04, "3.7.1")]
+             ("03-async-copy.py", HOPPER_ON, _launches_03, "3.7.1"), ("04-tma.py", HOPPER_ON, _launches_04, "3.7.1"),
+             ("08-warp-specialization.py", HOPPER_ON, _launches_08, "3.7.1")]
 
 
 class Recorder:
@@ -351,7 +374,7 @@ def direct_values(kernel, args, kwargs, config) -> tuple[dict, dict, dict, dict]
         options |= {k: getattr(config, k) for k in ("num_warps", "num_stages") if getattr(config, k, None)}
     signature, constexprs, attrs = {}, {}, {}
     for name in names:
-        v = values.get(name, fn.params[names.index(name)].default)
+        v = values[name] if name in values else options.get(name, fn.params[names.index(name)].default)
         if hasattr(v, "data_ptr"):
             signature[name] = "*" + TORCH_TRITON[str(v.dtype).removeprefix("torch.")]
             attrs[name] = POINTER_ATTRS
@@ -413,6 +436,31 @@ def _tutorial_rows(triton_src: str, file: str, archs: list[str], launches, relea
         rows.append((f"tutorial {file.removesuffix('.py')}", kname, _short(launch), spec["arch"], row.status,
                      counts(row), direct, why))
     return rows
+
+
+def ws_explain(triton_src: str, release: str = "3.7.1") -> list[str]:
+    """``vgprscope.explain`` of 08's warp-specialised kernel at the tutorial's launcher defaults on sm_90: the
+    lines of its warp_specialize block (each partition's warps and registers)."""
+    import vgprscope
+
+    module, _ = load_tutorial(triton_src, "08-warp-specialization.py")
+
+    def launch(m):
+        a = _cpu(1000, 2000)
+        m.elementwise_add_warp_specialized(a, _cpu(1000, 2000), _cpu(1000, 2000))
+        return []
+
+    ((name, args, kwargs), ) = recorded_launches(module, launch)
+    text = vgprscope.explain(getattr(module, name), *args, arch="sm_90", triton=release, jobs=1,
+                             **kwargs).table()
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if "warp_specialize:" in line)
+    block = [lines[start].strip()]
+    for line in lines[start + 1:]:
+        if not line.startswith("    "):
+            break
+        block.append(line.strip())
+    return [" ".join(block)]
 
 
 def _short(text: str) -> str:
@@ -523,6 +571,10 @@ def main() -> None:
         lines += [f"- aiter 0.1.7.post2.dev18 (AMD, MIT license) `{AITER_MODULE}.{AITER_KERNEL}`: fp8 block-scale "
                   "GEMM written in Gluon for CDNA4 (MFMA v4 layouts), on gfx950 at each M bucket of aiter's own "
                   "MI350X config file, N = K = 7168.", ""]
+    if args.triton_src and (not args.only or "08-warp-specialization.py" in args.only):
+        lines += ["`vgprscope.explain` of 08's `elementwise_add_warp_specialized_kernel` (the launcher's defaults: "
+                  "XBLOCK=32, YBLOCK=64, two load and two store buffers, num_warps=4, maxnreg=128) on sm_90 under "
+                  "3.7.1, its partitions:", "", *(f"> {line}" for line in ws_explain(args.triton_src)), ""]
     lines += ["| source | kernel | launch | arch | Triton | vgprscope | direct | equal |",
               "|---|---|---|---|---|---|---|---|"]
     for (source, kernel, launch, arch, status, ours, direct, why, release), eq in zip(rows, agree):

@@ -41,6 +41,22 @@ def load(spec: str, tmp: Path) -> tuple[Path, str]:
     return out, f"{Path(path).name} launches {picks}"
 
 
+def _registers(rec) -> int | None:
+    """The row's register count: VGPRs (AMD, the unified count) or registers per thread (NVIDIA)."""
+    u = rec.usage
+    if u is None:
+        return None
+    return getattr(u, "vgpr_total", None) or getattr(u, "regs", None)
+
+
+def _limit(arch: str) -> int:
+    """The most registers a thread (NVIDIA) or a lane (AMD: VGPRs and AGPRs together) can have on ``arch``."""
+    from vgprscope.core.archs import get_arch
+
+    a = get_arch(arch)
+    return int(getattr(a, "max_regs_per_thread", 0) or a.max_vgprs_total)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--capture", action="append", required=True, help="a capture file, or PATH:I,J,... (repeatable)")
@@ -54,7 +70,7 @@ def main() -> None:
     from vgprscope.sources.inductor import spill_verdict
 
     releases = args.triton or [triton.__version__]
-    rows = []  # (capture, kernel, config, arch, release, n_spills | None, threshold | None, status)
+    rows = []  # (capture, kernel, config, arch, release, n_spills | None, threshold | None, status, registers)
     with tempfile.TemporaryDirectory() as tmp:
         for spec in args.capture:
             path, shown = load(spec, Path(tmp))
@@ -65,7 +81,7 @@ def main() -> None:
                     v = spill_verdict(r)
                     rows.append((shown, r.kernel, r.config.short(), r.arch, release,
                                  v.n_spills if v else None, v.threshold if v else None,
-                                 "ok" if r.ok else r.status))
+                                 "ok" if r.ok else r.status, _registers(r)))
                     print(*rows[-1], file=sys.stderr)
     compiled = [r for r in rows if r[5] is not None]
     crossing = [r for r in compiled if r[5] > r[6]]
@@ -73,7 +89,7 @@ def main() -> None:
     for r in compiled:
         sides[(r[0], r[1], r[2], r[3])][r[4]] = r[5] > r[6]
     opposite = [k for k, v in sides.items() if len(set(v.values())) > 1]
-    top = sorted(compiled, key=lambda r: -r[5])[:10]
+    top = sorted(compiled, key=lambda r: (-r[5], -(r[8] or 0)))[:12]
     given = " ".join([*(f"--capture {c}" for c in args.capture), *(f"--arch {a}" for a in args.arch),
                       *(f"--triton {t}" for t in args.triton)])
     lines = ["# Inductor's spill threshold: real Inductor kernels searched for a crossing", "",
@@ -87,7 +103,7 @@ def main() -> None:
     if crossing:
         lines += ["## Over the threshold (Inductor's autotuner skips these)", "",
                   "| capture | kernel | config | arch | Triton | n_spills | threshold |", "|---|---|---|---|---|---|---|"]
-        lines += [f"| {c} | `{k}` | {cfg} | {a} | {t} | {n} | {th} |" for c, k, cfg, a, t, n, th, _ in crossing]
+        lines += [f"| {c} | `{k}` | {cfg} | {a} | {t} | {n} | {th} |" for c, k, cfg, a, t, n, th, _, _ in crossing]
         lines.append("")
     if opposite:
         lines += ["## Opposite sides across releases", "", "| capture | kernel | config | arch | " +
@@ -98,14 +114,18 @@ def main() -> None:
                      if (*key, t) in by else "-" for t in releases]
             lines.append(f"| {key[0]} | `{key[1]}` | {key[2]} | {key[3]} | " + " | ".join(cells) + " |")
         lines.append("")
-    lines += ["## The largest n_spills seen", "", "| capture | kernel | config | arch | Triton | n_spills | threshold |",
-              "|---|---|---|---|---|---|---|"]
-    lines += [f"| {c} | `{k}` | {cfg} | {a} | {t} | {n} | {th} |" for c, k, cfg, a, t, n, th, _ in top]
+    lines += ["## The largest n_spills seen (then the most registers)", "",
+              "Registers: VGPRs (AMD, the unified count) or registers per thread (NVIDIA), of the arch's most "
+              "(`vgprscope/core/archs.py`).", "",
+              "| capture | kernel | config | arch | Triton | registers | n_spills | threshold |",
+              "|---|---|---|---|---|---|---|---|"]
+    lines += [f"| {c} | `{k}` | {cfg} | {a} | {t} | {reg} of {_limit(a)} | {n} | {th} |"
+              for c, k, cfg, a, t, n, th, _, reg in top]
     refused = [r for r in rows if r[5] is None]
     if refused:
         lines += ["", "## Rows not compiled", "", "| capture | kernel | config | arch | Triton | why |",
                   "|---|---|---|---|---|---|"]
-        lines += [f"| {c} | `{k}` | {cfg} | {a} | {t} | {s[:120]} |" for c, k, cfg, a, t, _, _, s in refused]
+        lines += [f"| {c} | `{k}` | {cfg} | {a} | {t} | {s[:120]} |" for c, k, cfg, a, t, _, _, s, _ in refused]
     Path(args.out).write_text("\n".join(lines) + "\n")
     print(f"wrote {args.out}: {len(crossing)} over, {len(opposite)} opposite, largest "
           f"{top[0][5] if top else '-'}", file=sys.stderr)

@@ -116,3 +116,19 @@ def test_a_kernel_taking_a_tma_descriptor_compiles_as_a_direct_gluon_compile(ops
                      {"layout": reg}, {"out_ptr": [["tt.divisibility", 16]]}, arch, num_warps=4)
     assert _counts(row) == direct
     assert row.usage.shared_bytes >= 64 * 64 * 2  # the descriptor's tile is staged in shared memory
+
+
+@pytest.mark.parametrize("num_warps", [4, 8])
+def test_num_warps_naming_a_parameter_and_the_option_reaches_both_as_in_tritons_jit(ops, num_warps):
+    """Triton's JIT parses every launch keyword as a compile option, so ``num_warps=8`` given to a kernel with
+    a ``num_warps`` parameter is the parameter's value and the compile's warp count alike (a layout over 8
+    warps in an 8-warp compile)."""
+    f32 = vgprscope.pointer("fp32")
+    (row,) = vgprscope.analyze(ops.warps_param_copy, f32, f32, 4096, 1024, arch="sm_90", jobs=1,
+                               num_warps=num_warps).records
+    direct = _direct(ops.warps_param_copy, {"in_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32",
+                                            "BLOCK": "constexpr", "num_warps": "constexpr"},
+                     {"BLOCK": 1024, "num_warps": num_warps},
+                     {"in_ptr": [["tt.divisibility", 16]], "out_ptr": [["tt.divisibility", 16]],
+                      "n": [["tt.divisibility", 16]]}, "sm_90", num_warps=num_warps)
+    assert _counts(row) == direct
