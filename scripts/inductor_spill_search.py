@@ -2,10 +2,9 @@
 HIP), or that two Triton releases put on opposite sides of it: every launch of the given captures (or the
 launches named) compiled GPU-free for each arch under each release. Writes a Markdown report.
 
-    python scripts/inductor_spill_search.py --capture tests/fixtures/inductor_block_h100_capture.json.gz \\
-        --capture /work/gpu/inductor-max-autotune-capture.json:99,98,97,96,92,6,91 \\
-        --arch gfx942 --arch gfx950 --arch gfx1201 --arch sm_80 --arch sm_90 \\
-        --triton 3.9.0 --triton 3.8.0 --triton 3.6.0 --out reports/inductor-spill-threshold.md
+    python scripts/inductor_spill_search.py --capture tests/fixtures/inductor_max_autotune_mm_capture.json.gz \\
+        --arch gfx1201 --arch sm_80 --arch gfx942 --arch gfx950 --arch sm_90 \\
+        --triton 3.9.0 --triton 3.8.0 --triton 3.7.1 --triton 3.6.0 --triton 3.4.0
 
 A capture given as ``PATH:I,J,...`` keeps only those launches (their indices in the capture's ``launches``).
 ``n_spills`` and the threshold are vgprscope's (``sources/inductor.py``: the kernel's local memory per thread
@@ -17,6 +16,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import re
 import sys
 import tempfile
 from collections import defaultdict
@@ -26,19 +26,34 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 
-def load(spec: str, tmp: Path) -> tuple[Path, str]:
-    """The capture file to analyse (a subset written to ``tmp``) and how the report names it."""
+_TILE = re.compile(r"(BLOCK_[MNK])\s*:\s*tl\.constexpr\s*=\s*(\d+)")
+
+
+def tiles(data: dict) -> dict[str, str]:
+    """Each generated module's matmul tile (``BLOCK 128x128x64``: Inductor's templates write their tile
+    into the kernel's source), by the module name rows carry as their variant."""
+    out = {}
+    for k in data["kernels"]:
+        text = "".join(f.get("source", "") for f in ((k.get("snapshot") or {}).get("functions") or {}).values())
+        found = dict(_TILE.findall(text))
+        if len(found) == 3:
+            out[k["module"]] = f"BLOCK {found['BLOCK_M']}x{found['BLOCK_N']}x{found['BLOCK_K']}"
+    return out
+
+
+def load(spec: str, tmp: Path) -> tuple[Path, str, dict[str, str]]:
+    """The capture file to analyse (a subset written to ``tmp``), how the report names it, its tiles."""
     path, _, picks = spec.partition(":")
-    if not picks:
-        return Path(path), Path(path).name
     opener = gzip.open if path.endswith(".gz") else open
     with opener(path, "rt") as f:
         data = json.load(f)
-    keep = [int(i) for i in picks.split(",")]
-    data["launches"] = [data["launches"][i] for i in keep]
+    if not picks and not path.endswith(".gz"):
+        return Path(path), Path(path).name, tiles(data)
+    if picks:
+        data["launches"] = [data["launches"][int(i)] for i in picks.split(",")]
     out = tmp / (Path(path).name.removesuffix(".gz").removesuffix(".json") + "-subset.json")
     out.write_text(json.dumps(data))
-    return out, f"{Path(path).name} launches {picks}"
+    return out, Path(path).name + (f" launches {picks}" if picks else ""), tiles(data)
 
 
 def _registers(rec) -> int | None:
@@ -62,6 +77,7 @@ def main() -> None:
     ap.add_argument("--capture", action="append", required=True, help="a capture file, or PATH:I,J,... (repeatable)")
     ap.add_argument("--arch", action="append", required=True)
     ap.add_argument("--triton", action="append", default=[], help="a release (repeatable; default: the installed)")
+    ap.add_argument("--about", action="append", default=[], help="a paragraph on where the captures come from")
     ap.add_argument("--out", default=str(ROOT / "reports" / "inductor-spill-threshold.md"))
     args = ap.parse_args()
     import triton
@@ -73,13 +89,14 @@ def main() -> None:
     rows = []  # (capture, kernel, config, arch, release, n_spills | None, threshold | None, status, registers)
     with tempfile.TemporaryDirectory() as tmp:
         for spec in args.capture:
-            path, shown = load(spec, Path(tmp))
+            path, shown, tile = load(spec, Path(tmp))
             for release in releases:
                 extra = {} if release == triton.__version__ else {"triton": release}
                 result = vgprscope.analyze(capture=str(path), arch=args.arch, jobs=1, **extra)
                 for r in result.records:
                     v = spill_verdict(r)
-                    rows.append((shown, r.kernel, r.config.short(), r.arch, release,
+                    cfg = " ".join(x for x in (tile.get(r.variant, ""), r.config.short()) if x)
+                    rows.append((shown, r.kernel, cfg, r.arch, release,
                                  v.n_spills if v else None, v.threshold if v else None,
                                  "ok" if r.ok else r.status, _registers(r)))
                     print(*rows[-1], file=sys.stderr)
@@ -90,11 +107,12 @@ def main() -> None:
         sides[(r[0], r[1], r[2], r[3])][r[4]] = r[5] > r[6]
     opposite = [k for k, v in sides.items() if len(set(v.values())) > 1]
     top = sorted(compiled, key=lambda r: (-r[5], -(r[8] or 0)))[:12]
-    given = " ".join([*(f"--capture {c}" for c in args.capture), *(f"--arch {a}" for a in args.arch),
+    given = " ".join([*(f"--capture {c}" for c in args.capture), *("--about ..." for _ in args.about[:1]), *(f"--arch {a}" for a in args.arch),
                       *(f"--triton {t}" for t in args.triton)])
     lines = ["# Inductor's spill threshold: real Inductor kernels searched for a crossing", "",
              f"Reproduce: `python scripts/inductor_spill_search.py {given}`. GPU-free; vgprscope "
              f"{vgprscope.__version__}, installed Triton {triton.__version__}, the others as toolchains.", "",
+             *(x for a in args.about for x in (a, "")),
              f"Searched: {len({(r[0], r[1], r[2]) for r in rows})} kernel configs x {len(args.arch)} archs "
              f"({', '.join(args.arch)}) x {len(releases)} releases ({', '.join(releases)}) = {len(rows)} rows, "
              f"{len(compiled)} compiled ({len(rows) - len(compiled)} rows a compile error or resource refusal).", "",
