@@ -488,7 +488,8 @@ def aiter_rows(site: str) -> list[tuple]:
         (row,) = vgprscope.analyze(kernel, *call_args, arch="gfx950", jobs=1, **kwargs).records
         signature, constexprs, attrs = direct_spec(values, ptrs, declared)
         direct, why = direct_compile({"aiter": site, "module": AITER_MODULE}, {
-            "kernel": AITER_KERNEL, "arch": "gfx950", "signature": signature, "constexprs": constexprs,
+            "kernel": AITER_KERNEL, "arch": "gfx950", "signature": signature,
+            "constexprs": {k: repr(v) for k, v in constexprs.items()},
             "attrs": attrs, "options": options})
         rows.append(("aiter", AITER_KERNEL, f"{bucket}; {_opts(options)}", "gfx950", row.status, counts(row),
                      direct, why))
