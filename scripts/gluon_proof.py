@@ -13,6 +13,13 @@ config file (``configs/gemm/gluon/MI350X-GEMM-A8W8_BLOCKSCALE.json``) for N = K 
 that ``__init__`` skipped (the kernel's own file and the helpers it imports are aiter's, unchanged). The
 launch arguments are the ones aiter's ``gemm_a8w8_blockscale`` passes for tensors of those shapes.
 
+Triton's Gluon tutorials (``--triton-src TRITON``: a directory holding ``python/tutorials/gluon/NN-*.py`` at
+the revisions ``TUTORIAL_COMMITS`` names) are launched through their own launchers: the script replaces each
+``@gluon.jit`` kernel of the module with a recorder, calls the launcher with CPU tensors at the shapes of the
+tutorial's tests, and hands each recorded ``kernel[grid](*args, **kwargs)`` to ``vgprscope.analyze``. A
+tutorial written for an older Gluon API (03, 04, 08: ``async_copy_global_to_shared``) is compiled under the
+installed release (its error, on both sides) and under the release it is written for, as a toolchain.
+
 The direct compile's signature is written from the launch values by Triton's specialisation rules (an int
 equal to 1 is a constexpr, one divisible by 16 carries ``tt.divisibility``; a pointer is 16-byte aligned and,
 on AMD, within 2 GiB), independently of vgprscope's capture and worker.
@@ -543,7 +550,7 @@ def main() -> None:
         "# Gluon kernels nobody here wrote: vgprscope against a direct Gluon compile", "",
         f"Reproduce: `python scripts/gluon_proof.py {given}` (TRITON: a directory with Triton's Gluon tutorial "
         "files at the revisions below; AMD's aiter installed as the script's docstring says). GPU-free. "
-        f"Installed Triton {triton.__version__}; 03 and 04 also under Triton 3.7.1 as a toolchain (below). "
+        f"Installed Triton {triton.__version__}; 03, 04 and 08 also under Triton 3.7.1 as a toolchain (below). "
         "vgprscope: "
         "`vgprscope.analyze(kernel, *args, arch=ARCH, **launch)` with the arguments the tutorial's own launcher "
         "builds (its `kernel[grid](...)` recorded, nothing launched; CPU tensors, `TensorDescriptor`s and layouts "
@@ -558,20 +565,29 @@ def main() -> None:
                   "(the stored revision found here; the repository's snapshot is over what can be fetched, so "
                   "the v" + triton.__version__ + " tag's own files could not be read): "
                   + ", ".join(f"`{f}` {c[:12]}" for f, c in TUTORIAL_COMMITS.items()) + ". Code as written, "
-                  "docstrings, comments and `__main__` benchmarks left out. Archs: 01 and 02 use no "
-                  "arch-specific op (every arch: sm_90, sm_100, gfx942, gfx950); 03 (cp.async) and 04 (TMA, "
-                  "mbarrier) are NVIDIA Hopper-and-newer (sm_90, sm_100).", "",
+                  "docstrings, comments and `__main__` benchmarks left out (08: its first kernel, the warp-specialized "
+                  "elementwise add, with its launcher and test values). Archs: 01 and 02 use no arch-specific op "
+                  "(every arch: sm_90, sm_100, gfx942, gfx950); 03 (cp.async), 04 (TMA, mbarrier) and 08 (TMA, "
+                  "`gl.warp_specialize`) are NVIDIA Hopper-and-newer (sm_90, sm_100). Rows: one per distinct "
+                  "compile of the tests' launches (launches that specialise alike are one row).", "",
                   "- 02's layouts name 32 threads per warp (NVIDIA's warp): on gfx942 / gfx950 (64-thread "
                   "wavefronts) vgprscope's row names the warp size and Triton's own compile rejects the layout.",
-                  "- 03 and 04 at these revisions call `async_copy_global_to_shared` / "
+                  "- 03, 04 and 08 at these revisions call `async_copy_global_to_shared` / "
                   "`async_copy_shared_to_global`, which Triton 3.8 renamed and " + triton.__version__ + " "
                   "removes (\"call async_load instead\"): under " + triton.__version__ + " each is that "
                   "release's own error on both sides; under 3.7.1, the release they are written for, they "
-                  "compile, with the counts compared.", ""]
+                  "compile, with the counts compared.",
+                  "- What this proof fixed in vgprscope: a layout passed as a constexpr argument (02, 03) and a "
+                  "TMA `TensorDescriptor` argument (04, 08) could not be recorded (\"a capture cannot record "
+                  "yet\"); 08's launcher passes `num_warps=8` to a kernel that also takes `num_warps` as a "
+                  "parameter, which vgprscope gave to the parameter only (its compile ran 4 warps and Triton "
+                  "refused the 8-warp layout) where Triton's JIT gives it to both "
+                  "(`tests/test_gluon_launch_values.py`).", ""]
     if args.aiter:
         lines += [f"- aiter 0.1.7.post2.dev18 (AMD, MIT license) `{AITER_MODULE}.{AITER_KERNEL}`: fp8 block-scale "
                   "GEMM written in Gluon for CDNA4 (MFMA v4 layouts), on gfx950 at each M bucket of aiter's own "
-                  "MI350X config file, N = K = 7168.", ""]
+                  "MI350X config file, N = K = 7168. Two buckets allocate 256 VGPRs and spill 68 B of scratch: "
+                  "the compiler's own allocation, the same both ways.", ""]
     if args.triton_src and (not args.only or "08-warp-specialization.py" in args.only):
         lines += ["`vgprscope.explain` of 08's `elementwise_add_warp_specialized_kernel` (the launcher's defaults: "
                   "XBLOCK=32, YBLOCK=64, two load and two store buffers, num_warps=4, maxnreg=128) on sm_90 under "

@@ -31,7 +31,7 @@ _TILE = re.compile(r"(BLOCK_[MNK])\s*:\s*tl\.constexpr\s*=\s*(\d+)")
 
 def tiles(data: dict) -> dict[str, str]:
     """Each generated module's matmul tile (``BLOCK 128x128x64``: Inductor's templates write their tile
-    into the kernel's source), by the module name rows carry as their variant."""
+    into the kernel's source), by the generated module each row's kernel identity names."""
     out = {}
     for k in data["kernels"]:
         text = "".join(f.get("source", "") for f in ((k.get("snapshot") or {}).get("functions") or {}).values())
@@ -95,7 +95,8 @@ def main() -> None:
                 result = vgprscope.analyze(capture=str(path), arch=args.arch, jobs=1, **extra)
                 for r in result.records:
                     v = spill_verdict(r)
-                    cfg = " ".join(x for x in (tile.get(r.variant, ""), r.config.short()) if x)
+                    module = r.identity.module if r.identity else ""
+                    cfg = " ".join(x for x in (tile.get(module, ""), r.config.short()) if x)
                     rows.append((shown, r.kernel, cfg, r.arch, release,
                                  v.n_spills if v else None, v.threshold if v else None,
                                  "ok" if r.ok else r.status, _registers(r)))
