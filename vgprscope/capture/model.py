@@ -221,6 +221,8 @@ def _fact(a: Any) -> dict[str, Any]:
             out[k] = True
     if a["type"] == "constexpr":
         out["value"] = a.get("value")
+    elif "descriptor" in a:
+        out["descriptor"] = a["descriptor"]
     return out
 
 

@@ -30,8 +30,9 @@ class Arg:
     ``aligned``: a pointer whose address is a multiple of 16, an integer divisible by 16. ``one``: an
     integer equal to 1 (Triton folds it into a constant unless the parameter is ``do_not_specialize``).
     ``small``: a pointer into at most 2 GiB (AMD buffer operations). ``value``: a constexpr's value as JSON
-    (numbers, strings, None, ``{"dtype": "fp16"}``, ``{"jit": {...}}``, ``{"tuple": [...]}``), kept as its
-    canonical JSON text so that a job stays hashable.
+    (numbers, strings, None, ``{"dtype": "fp16"}``, ``{"jit": {...}}``, ``{"tuple": [...]}``), or a tensor
+    descriptor's class and fields (``descriptor`` in the facts), kept as its canonical JSON text so that a job
+    stays hashable.
     """
 
     name: str
@@ -52,13 +53,15 @@ class Arg:
                 d[k] = True
         if self.type == CONSTEXPR:
             d["value"] = self.value
+        elif self.type.startswith("tensordesc") and self.value is not None:
+            d["descriptor"] = self.value
         return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Arg:
         return cls(name=str(d["name"]), type=str(d["type"]), aligned=bool(d.get("aligned", False)),
                    one=bool(d.get("one", False)), small=bool(d.get("small", False)),
-                   value_json=json.dumps(d.get("value"), sort_keys=True, separators=(",", ":")))
+                   value_json=json.dumps(d.get("value", d.get("descriptor")), sort_keys=True, separators=(",", ":")))
 
 
 @dataclass(frozen=True)

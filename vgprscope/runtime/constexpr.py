@@ -4,7 +4,9 @@ Plain values (None, bool, int, float, str) are themselves; a Triton dtype is ``{
 ``{"tuple": [...]}``; a ``@triton.jit`` function (an activation passed as a constexpr) is ``{"jit": {"file":
 ..., "qualname": ...}}``, identified as a kernel is (``compile.job.FunctionSource``): by its file and qualified
 name, never by the module name it was imported under, so a capture and a kernel-directory variant of one
-launch are one job. What cannot be named is ``{"unsupported": "<type> <repr>"}``, and a compile of it says so.
+launch are one job. A Triton dataclass (a Gluon layout: ``gl.BlockedLayout(...)`` passed as a constexpr, or a
+tensor descriptor's fields) is ``{"object": {"class": "module:qualname", "fields": {...}}}``, its list fields
+``{"list": [...]}``. What cannot be named is ``{"unsupported": "<type> <repr>"}``, and a compile of it says so.
 
 The hook (capture), planning (kernel-directory variants), derivation (the current source's defaults and
 heuristics) and the compile worker all go through here.
@@ -12,6 +14,7 @@ heuristics) and the compile worker all go through here.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import inspect
 import os
@@ -48,16 +51,41 @@ def encode(v: Any) -> Any:
         return {"dtype": str(v)}
     if isinstance(v, tuple):
         return {"tuple": [encode(x) for x in v]}
+    if is_triton_object(v):
+        return {"object": object_ref(v, encode_field)}
     fn = unwrap(v)
     if is_jit(fn):
         return {"jit": jit_ref(fn)}
     return {"unsupported": f"{type(v).__name__} {repr(v)[:80]}"}
 
 
+def is_triton_object(v: Any) -> bool:
+    """An instance of one of Triton's dataclasses (a Gluon layout, a tensor descriptor)."""
+    return dataclasses.is_dataclass(v) and not isinstance(v, type) and type(v).__module__.startswith("triton")
+
+
+def encode_field(v: Any) -> Any:
+    """A field of a Triton dataclass: as ``encode``, and a list (a layout's shape, order or bases) too."""
+    if isinstance(v, list):
+        return {"list": [encode_field(x) for x in v]}
+    return encode(v)
+
+
+def object_ref(v: Any, field: Any) -> dict[str, Any]:
+    """A dataclass instance as its class and its constructor's fields, each written by ``field``."""
+    cls = type(v)
+    return {"class": f"{cls.__module__}:{cls.__qualname__}",
+            "fields": {f.name: field(getattr(v, f.name)) for f in dataclasses.fields(v) if f.init}}
+
+
 def unsupported(value: Any) -> str | None:
-    """What an encoded value could not name (None: it names everything)."""
-    if isinstance(value, dict) and "unsupported" in value:
-        return str(value["unsupported"])
+    """What an encoded value could not name, at any depth (None: it names everything)."""
+    if isinstance(value, dict):
+        if "unsupported" in value:
+            return str(value["unsupported"])
+        return next((w for w in map(unsupported, value.values()) if w), None)
+    if isinstance(value, list):
+        return next((w for w in map(unsupported, value) if w), None)
     return None
 
 
@@ -78,9 +106,31 @@ def decode(value: Any) -> Any:
             return _function(v)
         if tag == "tuple":
             return tuple(decode(x) for x in v)
+        if tag == "list":
+            return [decode(x) for x in v]
+        if tag == "object":
+            return object_of(v, decode)
         if tag == "unsupported":
             raise LoadError(f"a constexpr the launch could not record ({v})")
     return value
+
+
+def object_of(ref: dict[str, Any], field: Any) -> Any:
+    """The dataclass instance ``object_ref`` wrote, its class imported from Triton, each field read by
+    ``field``."""
+    module, _, qualname = str(ref["class"]).partition(":")
+    if not module.startswith("triton"):
+        raise LoadError(f"a constexpr names {ref['class']}, which is not Triton's")
+    try:
+        cls: Any = importlib.import_module(module)
+        for part in qualname.split("."):
+            cls = getattr(cls, part)
+    except (ImportError, AttributeError):
+        raise LoadError(f"this Triton has no {qualname} (the launch's {ref['class']})") from None
+    try:
+        return cls(**{k: field(x) for k, x in ref["fields"].items()})
+    except TypeError as exc:  # another release's class with other fields
+        raise LoadError(f"this Triton's {qualname} does not take the launch's fields ({exc})") from None
 
 
 def _function(ref: Any) -> Any:

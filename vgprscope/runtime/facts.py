@@ -4,13 +4,16 @@ A fact is what Triton's JIT specialises an argument on, not one release's encodi
 type, whether its address is a multiple of 16 (``aligned``) and whether it addresses at most 2 GiB
 (``small``, AMD's buffer operations); an integer's type by its range, whether it is divisible by 16
 (``aligned``) or equal to 1 (``one``); a float is fp32, a bool u1; None and constexprs are ``constexpr``
-with their value (``constexpr.encode``). The capture hook (a real launch), planning (a variant's example
+with their value (``constexpr.encode``); a tensor descriptor (Triton's or Gluon's TMA ``TensorDescriptor``) is the type
+the binder gives it (``tensordesc<fp16[64,64],NVMMASharedLayout(...)>``) with its class and fields, its base
+tensor as a pointer's facts. The capture hook (a real launch), planning (a variant's example
 values) and derivation (a default or a heuristic's value) all write facts here; the compile worker turns
 them back into stand-in values (``stand_in``) for the installed release's own binder.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from . import constexpr
@@ -87,11 +90,39 @@ def launch_fact(name: str, is_constexpr: bool, value: Any, typ: Any) -> tuple[di
         return fact, (f"constexpr {name} is a {what}, which a capture cannot name" if what else None)
     if hasattr(value, "data_ptr"):
         return pointer_fact(name, str(typ), value.data_ptr() % 16 == 0, within_2gb(value)), None
+    if is_descriptor(value):
+        fact = descriptor_fact(name, str(typ), value)
+        what = constexpr.unsupported(fact["descriptor"])
+        return fact, (f"argument {name}: a tensor descriptor with a {what}, which a capture cannot name" if what
+                      else None)
     scalar = scalar_fact(name, value)
     if scalar is not None:
         return scalar, None
     return {"name": name, "type": str(typ)}, \
         f"argument {name} is a {type(value).__name__}, which a capture cannot record yet"
+
+
+def is_descriptor(value: Any) -> bool:
+    """A tensor descriptor of Triton's (``triton.tools.tensor_descriptor``) or Gluon's (a vendor's TMA
+    descriptor): a Triton dataclass over a base tensor with a block shape."""
+    return constexpr.is_triton_object(value) and hasattr(value, "base") and hasattr(value, "block_shape")
+
+
+# The element type in the binder's type of a descriptor (``tensordesc<fp16[64,64]...>``, ``tensordesc_im2col<``).
+_DESC_DTYPE = re.compile(r"tensordesc(?:_im2col)?<([^\[>]*)\[")
+
+
+def descriptor_fact(name: str, typ: str, value: Any) -> dict[str, Any]:
+    """A tensor descriptor argument: the binder's type for it, and its class and fields to build one like it
+    (its base tensor as a pointer: element type, alignment, range)."""
+    m = _DESC_DTYPE.match(typ)
+    base = value.base
+    pointer = pointer_fact("base", f"*{m.group(1) if m else '?'}", base.data_ptr() % 16 == 0, within_2gb(base))
+
+    def field(v: Any) -> Any:
+        return {"pointer": pointer} if v is base else constexpr.encode_field(v)
+
+    return {"name": name, "type": typ, "descriptor": constexpr.object_ref(value, field)}
 
 
 def example_fact(name: str, value: Any) -> dict[str, Any]:
@@ -151,6 +182,12 @@ class _Pointer:
         return 1 << 20 if self._small else 1 << 33
 
 
+def _descriptor_field(value: Any) -> Any:
+    if isinstance(value, dict) and "pointer" in value:
+        return stand_in(value["pointer"])
+    return constexpr.decode(value)
+
+
 # The smallest value of each integer type, so that the binder classifies a stand-in as the fact says.
 _INT_BASE = {"i32": 0, "i64": 1 << 32, "u64": 1 << 63}
 
@@ -170,5 +207,6 @@ def stand_in(arg: dict[str, Any]) -> Any:
         return True
     if typ == "constexpr":
         return constexpr.decode(arg.get("value"))
-    raise ValueError(f"argument {arg['name']}: type {typ!r} has no stand-in (tuples and descriptors are not "
-                     "supported yet)")
+    if "descriptor" in arg:
+        return constexpr.object_of(arg["descriptor"], _descriptor_field)
+    raise ValueError(f"argument {arg['name']}: type {typ!r} has no stand-in (tuples are not supported yet)")

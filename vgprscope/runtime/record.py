@@ -77,6 +77,24 @@ def _get_backends() -> dict[str, object]:
     return _backends
 
 
+_options: set[str] | None = None
+
+
+def _option_names() -> set[str]:
+    """The compile options of each backend (num_warps, num_stages, maxnreg, ...). Triton's JIT parses every
+    launch keyword as an option (``JITFunction._pack_args``), so a keyword that names a kernel parameter as
+    well (a kernel taking ``num_warps`` as a constexpr) is both; its binder hands it to the parameter only."""
+    global _options
+    if _options is None:
+        _options = set()
+        for be in _get_backends().values():
+            try:
+                _options |= set(vars(be.parse_options({})))  # type: ignore[attr-defined]
+            except Exception:  # a backend whose options need more than nothing: its names stay unknown
+                pass
+    return _options
+
+
 def _params(kernel):
     """(python function, inspect.Signature, KernelParams) of a JITFunction or an InterpretedFunction."""
     from triton.runtime.jit import KernelParam
@@ -136,6 +154,7 @@ def launch_facts(kernel, args, kwargs, pick: dict | None = None) -> dict:
         fact, why = launch_fact(name, getattr(param, "is_constexpr", False), bound[name], spec[i][0])
         reason = reason or why
         out_args.append(fact)
+    options = dict(options) | {k: v for k, v in kwargs.items() if k in st["names"] and k in _option_names()}
     opts = {k: constexpr.encode(v) for k, v in sorted(options.items()) if k not in ("grid", "warmup")}
     gluon = _is_gluon(kernel)  # compiled through Gluon's own source (explicit layouts), never interpreted
     out = {"kernel": st["id"], "args": out_args, "options": opts, "autotune": pick, "reason": reason,
