@@ -57,7 +57,8 @@ VARIANT = {
     # persistent: 1 launches one program per SM that walks the (query block, head) tiles, heads in sections
     # whose K/V fit L2, heaviest causal blocks first (LPT), the next tile's Q loaded under the current tile's
     # last P V and its K/V under the O store; 0 (default): one program per query block and head
-    "knobs": ["producer_regs", "overlap", "pingpong", "tma_store", "persistent"],
+    # l2_mib (with persistent=1): the MiB of K/V a section of heads keeps in L2 (32 by default)
+    "knobs": ["producer_regs", "overlap", "pingpong", "tma_store", "persistent", "l2_mib"],
     # `vgprscope frontier` varies the register split (producer_regs) instead of the occupancy levels: every
     # legal setmaxnreg count, multiples of 8 from 24 to 256 (what check_config accepts; at 8 consumer warps
     # the consumers' share stays above setmaxnreg's 24 at every one; under sm_90's ping-pong the second consumer
@@ -102,10 +103,11 @@ PRODUCER_REGS_RANGE = (24, 256)
 TMA_HEAD_DIM_MULTIPLE = 8  # 16-byte rows of fp16 / bf16
 CONSUMER_WARPS = (4, 8)  # one or two warp groups
 ROWS_PER_WARP = 16  # the M of one wgmma instruction, per warp
-KNOBS = ("producer_regs", "overlap", "pingpong", "tma_store", "persistent")
-# persistent=1: the K/V bytes of the heads one section of tiles walks together (FA3's tile scheduler sizes its
-# head swizzle to L2 the same way; an H100's L2 is 50 MiB)
-L2_SECTION_BYTES = 32 * 2**20
+KNOBS = ("producer_regs", "overlap", "pingpong", "tma_store", "persistent", "l2_mib")
+# persistent=1: the MiB of K/V of the heads one section of tiles walks together (knob l2_mib; FA3's tile
+# scheduler sizes its head swizzle to L2 the same way; an H100's L2 is 50 MiB)
+L2_SECTION_MIB = 32
+L2_MIB_RANGE = (1, 1024)
 
 
 @gluon.constexpr_function
@@ -590,6 +592,11 @@ def check_config(cfg):
     if ps and not (o and not ts):
         return (f"persistent=1 needs overlap=1 and tma_store=0 (the next tile's Q is loaded into the rows O would "
                 f"leave through); got overlap={o}, tma_store={ts}")
+    mib = knob(cfg, "l2_mib")
+    lo, hi = L2_MIB_RANGE
+    if mib is not None and (not ps or not isinstance(mib, int) or isinstance(mib, bool) or not lo <= mib <= hi):
+        return (f"l2_mib {mib!r} is not allowed; allowed: with persistent=1, an integer from {lo} to {hi} (MiB of "
+                f"K/V per section of heads; default {L2_SECTION_MIB})")
     return None
 
 
@@ -601,15 +608,16 @@ def _constexprs(cfg, head_dim, causal):
             "PERSISTENT": bool(knob(cfg, "persistent", 0))}
 
 
-def l2_heads(n_bh, seqlen_k, head_dim, elem_bytes, kv_group):
+def l2_heads(n_bh, seqlen_k, head_dim, elem_bytes, kv_group, mib=L2_SECTION_MIB):
     """The persistent kernel's section of heads (``_tile_coords``' swizzle): as many query heads as share K/V
-    heads whose K and V together fit L2_SECTION_BYTES, at least one K/V head's group, at most every head."""
+    heads whose K and V together fit ``mib`` MiB, at least one K/V head's group, at most every head."""
     kv_head_bytes = 2 * seqlen_k * head_dim * elem_bytes
-    return max(1, min(n_bh, max(1, L2_SECTION_BYTES // kv_head_bytes) * kv_group))
+    return max(1, min(n_bh, max(1, mib * 2**20 // kv_head_bytes) * kv_group))
 
 
-def _tile_args(b, h, nk, d, hkv, elem_bytes):
-    return {"n_bh": b * h, "swizzle": l2_heads(b * h, nk, d, elem_bytes, h // hkv)}
+def _tile_args(cfg, b, h, nk, d, hkv, elem_bytes):
+    mib = knob(cfg, "l2_mib", L2_SECTION_MIB)
+    return {"n_bh": b * h, "swizzle": l2_heads(b * h, nk, d, elem_bytes, h // hkv, mib)}
 
 
 def target_refusal(target):
@@ -629,7 +637,7 @@ def kernel_specs(cfg):
     if (why := target_refusal(cfg.get("target"))) is not None:
         raise ValueError(why)
     b, h, _, nk, hkv = problem(cfg)
-    args = example_args(cfg) | _tile_args(b, h, nk, cfg["head_dim"], hkv, 2)
+    args = example_args(cfg) | _tile_args(cfg, b, h, nk, cfg["head_dim"], hkv, 2)
     return [spec("attn_fwd_ws", attn_fwd_ws, args, _constexprs(cfg, cfg["head_dim"], cfg["causal"]))]
 
 
@@ -648,7 +656,7 @@ def launch(q, k, v, causal, sm_scale, cfg):
                              f"aligned; got strides {tuple(t.stride())} at address {t.data_ptr():#x} (a contiguous "
                              f"tensor with a head dim that is a multiple of {TMA_HEAD_DIM_MULTIPLE})")
     ensure_allocator()  # the descriptors are built in the kernel: a little global scratch per program
-    args = launch_args(q, k, v, sm_scale, O=o) | _tile_args(b, h, k.shape[2], q.shape[3], k.shape[1],
+    args = launch_args(q, k, v, sm_scale, O=o) | _tile_args(cfg, b, h, k.shape[2], q.shape[3], k.shape[1],
                                                              q.element_size())
     grid = (query_blocks(nq, cfg["block_m"]), b * h)
     if knob(cfg, "persistent", 0):

@@ -38,6 +38,20 @@ def test_ws_regalloc_persistent_one_partition_matches_float64_reference_on_gpu(s
     assert res.ok, f"ws-regalloc persistent=1 pingpong=0 {shape}: {res.message}"
 
 
+@pytest.mark.parametrize("shape", [(2, 6, 777, 777, 80, False, 3), (2, 4, 257, 1031, 128, True, 4),
+                                   (3, 5, 300, 1500, 64, True, 5), (1, 32, 16, 8192, 128, True, 8)],
+                         ids=lambda s: "x".join(map(str, s)))
+def test_ws_regalloc_persistent_head_sections_match_float64_reference_on_gpu(shape):
+    """l2_mib=1: the heads in sections of a few (12 heads in sections of 8 and 4; 8 of 1; 15 of 2, the last
+    of 1; 32 of 4), so a program's tiles cross sections, the last one short."""
+    from vgprscope.attention.correctness import check_variant
+
+    b, h, nq, nk, d, causal, hkv = shape
+    res = check_variant("ws-regalloc", b, h, nq, nk, d, causal, "bf16", "cuda", seed=sum(shape) + 1, kv_heads=hkv,
+                        persistent=1, l2_mib=1)
+    assert res.ok, f"ws-regalloc persistent=1 l2_mib=1 {shape}: {res.message}"
+
+
 def test_broken_ws_regalloc_copy_fails_persistent(tmp_path):
     """The copy without the rescale of acc fails the gate under persistent=1, which the bundled file passes."""
     from pathlib import Path
