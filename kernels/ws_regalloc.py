@@ -16,7 +16,11 @@ splits it in two:
   sm_90's default): the two consumer warp groups become two partitions (the second a worker asking for 240
   registers) that take turns issuing their matrix products through two mbarriers, so one's softmax runs under
   the other's wgmma. Knob ``tma_store`` (0 by default: measured no faster): O leaves through Q's shared memory
-  by one TMA store per consumer.
+  by one TMA store per consumer. Knob ``persistent`` (0 by default: measured faster on some cases, slower on
+  others): one program per SM walks the (query block, head) tiles in sections of heads whose K/V fit
+  ``l2_mib`` MiB, heaviest causal blocks first; descriptors over the flattened [B*H*N, D] views, built once;
+  the ring's, the turns' and Q's barrier phases carried from tile to tile; the next tile's Q loaded as soon as
+  each consumer's last S is done.
 Triton pads the producer to a whole warp group and, since every worker names its registers, emits
 ``setmaxnreg``: the producer's warp group drops to ``producer_regs`` and the consumers rise above the count
 ptxas reports for the whole kernel (the cap every warp starts with: the 64K-register file over all 12 warps,
