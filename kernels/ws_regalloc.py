@@ -16,7 +16,11 @@ splits it in two:
   sm_90's default): the two consumer warp groups become two partitions (the second a worker asking for 240
   registers) that take turns issuing their matrix products through two mbarriers, so one's softmax runs under
   the other's wgmma. Knob ``tma_store`` (0 by default: measured no faster): O leaves through Q's shared memory
-  by one TMA store per consumer.
+  by one TMA store per consumer. Knob ``persistent`` (0 by default: measured faster on some cases, slower on
+  others): one program per SM walks the (query block, head) tiles in sections of heads whose K/V fit
+  ``l2_mib`` MiB, heaviest causal blocks first; descriptors over the flattened [B*H*N, D] views, built once;
+  the ring's, the turns' and Q's barrier phases carried from tile to tile; the next tile's Q loaded as soon as
+  each consumer's last S is done.
 Triton pads the producer to a whole warp group and, since every worker names its registers, emits
 ``setmaxnreg``: the producer's warp group drops to ``producer_regs`` and the consumers rise above the count
 ptxas reports for the whole kernel (the cap every warp starts with: the 64K-register file over all 12 warps,
@@ -33,8 +37,8 @@ from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.hopper import (fence_async_shared, mbarrier, tma, warpgroup_mma,
                                                               warpgroup_mma_wait)
 
-from ._launch import (TMA_ALIGN_BYTES, check_common, example_args, knob, launch_args, problem, query_blocks, run,
-                      spec, tensor_shape)
+from ._launch import (TMA_ALIGN_BYTES, check_common, device_compute_units, example_args, knob, launch_args, problem,
+                      query_blocks, run, spec, tensor_shape)
 
 VARIANT = {
     "name": "ws-regalloc",
@@ -54,7 +58,11 @@ VARIANT = {
     # products (FA3's inter-warp-group ping-pong; num_warps 4 each, block_m 128); 0 (default): one partition
     # tma_store: 1 writes O through shared memory (Q's slots, free once the K/V loop is done) with one TMA store
     # per consumer (FA3's epilogue); 0 (default): each thread stores its accumulator rows to global memory
-    "knobs": ["producer_regs", "overlap", "pingpong", "tma_store"],
+    # persistent: 1 launches one program per SM that walks the (query block, head) tiles, heads in sections
+    # whose K/V fit L2, heaviest causal blocks first (LPT), the next tile's Q loaded under the current tile's
+    # last P V and its K/V under the O store; 0 (default): one program per query block and head
+    # l2_mib (with persistent=1): the MiB of K/V a section of heads keeps in L2 (32 by default)
+    "knobs": ["producer_regs", "overlap", "pingpong", "tma_store", "persistent", "l2_mib"],
     # `vgprscope frontier` varies the register split (producer_regs) instead of the occupancy levels: every
     # legal setmaxnreg count, multiples of 8 from 24 to 256 (what check_config accepts; at 8 consumer warps
     # the consumers' share stays above setmaxnreg's 24 at every one; under sm_90's ping-pong the second consumer
@@ -99,6 +107,11 @@ PRODUCER_REGS_RANGE = (24, 256)
 TMA_HEAD_DIM_MULTIPLE = 8  # 16-byte rows of fp16 / bf16
 CONSUMER_WARPS = (4, 8)  # one or two warp groups
 ROWS_PER_WARP = 16  # the M of one wgmma instruction, per warp
+KNOBS = ("producer_regs", "overlap", "pingpong", "tma_store", "persistent", "l2_mib")
+# persistent=1: the MiB of K/V of the heads one section of tiles walks together (knob l2_mib; FA3's tile
+# scheduler sizes its head swizzle to L2 the same way; an H100's L2 is 50 MiB)
+L2_SECTION_MIB = 32
+L2_MIB_RANGE = (1, 1024)
 
 
 @gluon.constexpr_function
@@ -207,30 +220,35 @@ def _pass_turn(turn, WG: gl.constexpr, PINGPONG: gl.constexpr):
 
 @gluon.jit
 def _attend_overlapped(q_smem, k_smem, v_smem, k_full, v_full, kv_empty, turn, acc, m_i, l_i, offs_m, n_full,
-                       n_iter, seqlen_q, seqlen_k, qk_scale, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr,
-                       NUM_STAGES: gl.constexpr, CAUSAL: gl.constexpr, num_warps: gl.constexpr, WG: gl.constexpr,
-                       PINGPONG: gl.constexpr):
+                       n_iter, seqlen_q, seqlen_k, qk_scale, ring0, turn0, q_empty, BLOCK_M: gl.constexpr,
+                       BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr, CAUSAL: gl.constexpr,
+                       num_warps: gl.constexpr, WG: gl.constexpr, PINGPONG: gl.constexpr,
+                       RELEASE_Q: gl.constexpr):
     """FA3's intra-warp-group overlap: block i's S = Q K^T is issued before block i-1's P V, and its softmax runs
     while that P V is in flight (two score tiles live: the registers the producer gave up). n_iter >= 1.
     PINGPONG (FA3's inter-warp-group schedule): two consumer warp groups take turns issuing their matrix
-    products, so one's softmax runs while the other's products use the tensor cores."""
+    products, so one's softmax runs while the other's products use the tensor cores.
+    ring0 / turn0: the K/V blocks and turns this consumer has taken before (the persistent kernel's earlier
+    tiles; 0 otherwise): the ring slot and barrier phase of block i follow from ring0 + i. RELEASE_Q: arrive on
+    q_empty once the last S is done, so the producer may load the next tile's Q under the last P V."""
     s_layout: gl.constexpr = _mma_layout(num_warps, BLOCK_N)
     p_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=acc.type.layout, k_width=2)
     zero = gl.zeros([BLOCK_M, BLOCK_N], gl.float32, s_layout)
-    mbarrier.wait(k_full.index(0), 0)
-    _turn(turn, 0, WG, PINGPONG)
-    qk = warpgroup_mma(q_smem, k_smem.index(0).permute((1, 0)), zero, use_acc=False, is_async=True)
+    mbarrier.wait(k_full.index(ring0 % NUM_STAGES), (ring0 // NUM_STAGES) & 1)
+    _turn(turn, turn0, WG, PINGPONG)
+    qk = warpgroup_mma(q_smem, k_smem.index(ring0 % NUM_STAGES).permute((1, 0)), zero, use_acc=False,
+                       is_async=True)
     _pass_turn(turn, WG, PINGPONG)
     qk = warpgroup_mma_wait(num_outstanding=0, deps=(qk,))
     m_i, alpha, p, l_i = _softmax_step(qk, m_i, l_i, offs_m, 0, n_full, seqlen_q, seqlen_k, qk_scale, BLOCK_N,
                                        CAUSAL)
     p = gl.convert_layout(p.to(k_smem.dtype), p_layout)
     for i in range(1, n_iter):
-        s = i % NUM_STAGES
-        prev = (i - 1) % NUM_STAGES
-        mbarrier.wait(k_full.index(s), (i // NUM_STAGES) & 1)
-        mbarrier.wait(v_full.index(prev), ((i - 1) // NUM_STAGES) & 1)
-        _turn(turn, i, WG, PINGPONG)
+        s = (ring0 + i) % NUM_STAGES
+        prev = (ring0 + i - 1) % NUM_STAGES
+        mbarrier.wait(k_full.index(s), ((ring0 + i) // NUM_STAGES) & 1)
+        mbarrier.wait(v_full.index(prev), ((ring0 + i - 1) // NUM_STAGES) & 1)
+        _turn(turn, turn0 + i, WG, PINGPONG)
         qk = warpgroup_mma(q_smem, k_smem.index(s).permute((1, 0)), zero, use_acc=False, is_async=True)
         acc = warpgroup_mma(p, v_smem.index(prev), acc, is_async=True)
         _pass_turn(turn, WG, PINGPONG)
@@ -243,9 +261,11 @@ def _attend_overlapped(q_smem, k_smem, v_smem, k_full, v_full, kv_empty, turn, a
         alpha_o = gl.convert_layout(alpha, gl.SliceLayout(1, acc.type.layout))
         acc = acc * gl.expand_dims(alpha_o, 1)
         p = p_new
-    last = (n_iter - 1) % NUM_STAGES
-    mbarrier.wait(v_full.index(last), ((n_iter - 1) // NUM_STAGES) & 1)
-    _turn(turn, n_iter, WG, PINGPONG)
+    if RELEASE_Q:  # every S of the tile is done: Q's rows are read by no wgmma any more
+        mbarrier.arrive(q_empty, count=1)
+    last = (ring0 + n_iter - 1) % NUM_STAGES
+    mbarrier.wait(v_full.index(last), ((ring0 + n_iter - 1) // NUM_STAGES) & 1)
+    _turn(turn, turn0 + n_iter, WG, PINGPONG)
     acc = warpgroup_mma(p, v_smem.index(last), acc, is_async=True)
     _pass_turn(turn, WG, PINGPONG)
     acc, p = warpgroup_mma_wait(num_outstanding=0, deps=(acc, p))
@@ -273,8 +293,8 @@ def _consumer(O, q_all, k_smem, v_smem, q_bar, k_full, v_full, kv_empty, turn, q
     mbarrier.wait(q_bar, 0)
     if OVERLAP:
         acc, m_i, l_i = _attend_overlapped(q_smem, k_smem, v_smem, k_full, v_full, kv_empty, turn, acc, m_i, l_i,
-                                           offs_m, n_full, n_end, seqlen_q, seqlen_k, qk_scale, BLOCK_M,
-                                           BLOCK_N, NUM_STAGES, CAUSAL, num_warps, WG, PINGPONG)
+                                           offs_m, n_full, n_end, seqlen_q, seqlen_k, qk_scale, 0, 0, q_bar,
+                                           BLOCK_M, BLOCK_N, NUM_STAGES, CAUSAL, num_warps, WG, PINGPONG, False)
     else:
         acc, m_i, l_i = _attend(q_smem, k_smem, v_smem, k_full, v_full, kv_empty, acc, m_i, l_i, offs_m, 0,
                                 n_full, seqlen_q, seqlen_k, qk_scale, BLOCK_M, BLOCK_N, NUM_STAGES, CAUSAL, False,
@@ -301,13 +321,134 @@ def _consumer(O, q_all, k_smem, v_smem, q_bar, k_full, v_full, kv_empty, turn, q
         gl.store(ptrs, o, mask=ok)
 
 
-@gluon.jit(do_not_specialize=["seqlen_q", "seqlen_k"])
+@gluon.jit
+def _key_blocks(q_first, seqlen_q, seqlen_k, TILE_M: gl.constexpr, BLOCK_N: gl.constexpr, CAUSAL: gl.constexpr):
+    """(n_full, n_end) of the query tile at rows [q_first, q_first + TILE_M): key blocks [0, n_full) need no
+    mask, [n_full, n_end) do (kernels/_fa_common.key_block_bounds); at least one block (n_end >= 1)."""
+    if CAUSAL:
+        diag = seqlen_k - seqlen_q
+        lo = gl.minimum(gl.maximum(q_first + diag + 1, 0), seqlen_k)
+        hi = gl.minimum(gl.maximum(q_first + TILE_M + diag, 0), seqlen_k)
+        n_full = lo // BLOCK_N
+        n_end = gl.cdiv(hi, BLOCK_N)
+    else:
+        n_full = seqlen_k // BLOCK_N
+        n_end = gl.cdiv(seqlen_k, BLOCK_N)
+    return n_full, gl.maximum(n_end, 1)
+
+
+@gluon.jit
+def _tile_coords(tile, n_qb, n_bh, swizzle, CAUSAL: gl.constexpr):
+    """(query block, batch*head) of tile number ``tile`` in the persistent kernel's order: the heads in sections
+    of ``swizzle`` (as many as keep their K/V in L2), each section query block by query block over its heads,
+    the heaviest causal blocks first (LPT: the programs that take the last tiles take the lightest)."""
+    per_section = swizzle * n_qb
+    section = tile // per_section
+    within = tile - section * per_section
+    heads = gl.minimum(swizzle, n_bh - section * swizzle)
+    r = within // heads
+    bh = section * swizzle + within - r * heads
+    if CAUSAL:
+        blk = n_qb - 1 - r
+    else:
+        blk = r
+    return blk, bh
+
+
+@gluon.jit
+def _producer_persistent(Q, K, V, q_all, k_smem, v_smem, q_full, q_empty, k_full, v_full, kv_empty, stride_qm,
+                         stride_kn, stride_vn, kv_group, n_bh, swizzle, seqlen_q, seqlen_k, TILE_M: gl.constexpr,
+                         BLOCK_N: gl.constexpr, BLOCK_D: gl.constexpr, HEAD_DIM: gl.constexpr,
+                         NUM_STAGES: gl.constexpr, CAUSAL: gl.constexpr, Q_PARTS: gl.constexpr):
+    """The persistent producer: the tiles pid, pid + programs, ... in turn; each tile's Q (one TMA load per
+    consumer, as soon as that consumer has done its last S of the tile before), then its K and V blocks into
+    the ring, the ring's slot and phase counted over every tile. The descriptors are built once, over the
+    flattened [B*H*N, D] views (contiguous heads: launch checks it): a tile is a row offset, so no descriptor
+    is rewritten while a TMA load may still read it; rows past a head's end read the next head's rows (or
+    zeros past the tensor), which the consumers mask (keys) or never store (query rows)."""
+    Q_ROWS: gl.constexpr = TILE_M // Q_PARTS
+    q_part = q_all.slice(0, Q_ROWS)
+    q_desc = tma.make_tensor_descriptor(Q, [n_bh * seqlen_q, HEAD_DIM], [stride_qm, 1], [Q_ROWS, BLOCK_D],
+                                        q_part.type.layout)
+    n_kv_rows = (n_bh // kv_group) * seqlen_k
+    k_desc = tma.make_tensor_descriptor(K, [n_kv_rows, HEAD_DIM], [stride_kn, 1], [BLOCK_N, BLOCK_D],
+                                        k_smem.type.layout)
+    v_desc = tma.make_tensor_descriptor(V, [n_kv_rows, HEAD_DIM], [stride_vn, 1], [BLOCK_N, BLOCK_D],
+                                        v_smem.type.layout)
+    elem: gl.constexpr = Q.dtype.element_ty.primitive_bitwidth // 8
+    n_qb = gl.cdiv(seqlen_q, TILE_M)
+    it = 0
+    tc = 0
+    for tile in range(gl.program_id(0), n_qb * n_bh, gl.num_programs(0)):
+        blk, bh = _tile_coords(tile, n_qb, n_bh, swizzle, CAUSAL)
+        n_full, n_end = _key_blocks(blk * TILE_M, seqlen_q, seqlen_k, TILE_M, BLOCK_N, CAUSAL)
+        q_row = bh * seqlen_q + blk * TILE_M
+        kv_row = (bh // kv_group) * seqlen_k  # b * H + h over the group is b * H_kv + h // group
+        for p in gl.static_range(Q_PARTS):
+            # the first tile's wait passes at once (the phase before the barrier's first)
+            mbarrier.wait(q_empty.index(p), (tc & 1) ^ 1)
+            mbarrier.expect(q_full.index(p), Q_ROWS * BLOCK_D * elem)
+            _tma_load(q_desc, [q_row + p * Q_ROWS, 0], q_full.index(p), q_all.slice(p * Q_ROWS, Q_ROWS))
+        for i in range(n_end):
+            s = it % NUM_STAGES
+            mbarrier.wait(kv_empty.index(s), ((it // NUM_STAGES) & 1) ^ 1)
+            mbarrier.expect(k_full.index(s), BLOCK_N * BLOCK_D * elem)
+            _tma_load(k_desc, [kv_row + i * BLOCK_N, 0], k_full.index(s), k_smem.index(s))
+            mbarrier.expect(v_full.index(s), BLOCK_N * BLOCK_D * elem)
+            _tma_load(v_desc, [kv_row + i * BLOCK_N, 0], v_full.index(s), v_smem.index(s))
+            it += 1
+        tc += 1
+
+
+@gluon.jit
+def _consumer_persistent(O, q_all, k_smem, v_smem, q_full, q_empty, k_full, v_full, kv_empty, turn, stride_ob,
+                         stride_oh, stride_om, num_heads, n_bh, swizzle, seqlen_q, seqlen_k, qk_scale,
+                         TILE_M: gl.constexpr, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr,
+                         BLOCK_D: gl.constexpr, HEAD_DIM: gl.constexpr, NUM_STAGES: gl.constexpr,
+                         CAUSAL: gl.constexpr, WG: gl.constexpr, PINGPONG: gl.constexpr):
+    """The persistent consumer: the producer's tiles in the same order, BLOCK_M rows of each (all TILE_M, or
+    under PINGPONG warp group WG's half); the ring's and the turns' counts carried from tile to tile. Its O
+    store is issued while the producer's loads of the next tile are already in flight."""
+    num_warps: gl.constexpr = gl.num_warps()
+    q_smem = q_all.slice(WG * BLOCK_M, BLOCK_M) if PINGPONG else q_all
+    o_layout: gl.constexpr = _mma_layout(num_warps, BLOCK_D)
+    s_layout: gl.constexpr = _mma_layout(num_warps, BLOCK_N)
+    row_layout: gl.constexpr = gl.SliceLayout(1, s_layout)
+    n_qb = gl.cdiv(seqlen_q, TILE_M)
+    it = 0  # K/V blocks taken so far; the tiles taken so far follow from the tile number, the turns from both
+    for tile in range(gl.program_id(0), n_qb * n_bh, gl.num_programs(0)):
+        tc = (tile - gl.program_id(0)) // gl.num_programs(0)
+        blk, bh = _tile_coords(tile, n_qb, n_bh, swizzle, CAUSAL)
+        n_full, n_end = _key_blocks(blk * TILE_M, seqlen_q, seqlen_k, TILE_M, BLOCK_N, CAUSAL)
+        q_row0 = blk * TILE_M + WG * BLOCK_M
+        offs_m = q_row0 + gl.arange(0, BLOCK_M, layout=row_layout)
+        acc = gl.zeros([BLOCK_M, BLOCK_D], gl.float32, o_layout)
+        m_i = gl.full([BLOCK_M], float("-inf"), gl.float32, row_layout)
+        l_i = gl.zeros([BLOCK_M], gl.float32, row_layout)
+        mbarrier.wait(q_full.index(WG), tc & 1)
+        acc, m_i, l_i = _attend_overlapped(q_smem, k_smem, v_smem, k_full, v_full, kv_empty, turn, acc, m_i, l_i,
+                                           offs_m, n_full, n_end, seqlen_q, seqlen_k, qk_scale, it, it + tc,
+                                           q_empty.index(WG), BLOCK_M, BLOCK_N, NUM_STAGES, CAUSAL, num_warps, WG,
+                                           PINGPONG, True)
+        it += n_end  # and one turn more than blocks per tile: it + tc turns taken before the next
+        l_safe = gl.where(l_i == 0.0, 1.0, l_i)  # a row that saw no key is written as zeros
+        l_o = gl.convert_layout(l_safe, gl.SliceLayout(1, o_layout))
+        o = (acc / gl.expand_dims(l_o, 1)).to(O.dtype.element_ty)
+        o_base = (bh // num_heads) * stride_ob + (bh % num_heads) * stride_oh
+        rows = q_row0 + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(1, o_layout))
+        cols = gl.arange(0, BLOCK_D, layout=gl.SliceLayout(0, o_layout))
+        ptrs = O + o_base + gl.expand_dims(rows, 1) * stride_om + gl.expand_dims(cols, 0)
+        ok = (gl.expand_dims(rows, 1) < seqlen_q) & (gl.expand_dims(cols, 0) < HEAD_DIM)
+        gl.store(ptrs, o, mask=ok)
+
+
+@gluon.jit(do_not_specialize=["seqlen_q", "seqlen_k", "n_bh", "swizzle"])
 def attn_fwd_ws(Q, K, V, O, sm_scale, stride_qb, stride_qh, stride_qm, stride_kb, stride_kh, stride_kn,
                 stride_vb, stride_vh, stride_vn, stride_ob, stride_oh, stride_om, num_heads, kv_group, seqlen_q,
-                seqlen_k, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, BLOCK_D: gl.constexpr,
+                seqlen_k, n_bh, swizzle, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, BLOCK_D: gl.constexpr,
                 HEAD_DIM: gl.constexpr, CAUSAL: gl.constexpr, NUM_STAGES: gl.constexpr,
                 PRODUCER_REGS: gl.constexpr, OVERLAP: gl.constexpr, PINGPONG: gl.constexpr,
-                TMA_STORE: gl.constexpr):
+                TMA_STORE: gl.constexpr, PERSISTENT: gl.constexpr):
     bh = gl.program_id(1)
     if CAUSAL:  # heaviest query blocks first (kernels/_fa_common.program_rows)
         blk = gl.num_programs(0) - 1 - gl.program_id(0)
@@ -348,13 +489,48 @@ def attn_fwd_ws(Q, K, V, O, sm_scale, stride_qb, stride_qh, stride_qm, stride_kb
         mbarrier.init(kv_empty.index(s), count=2 if PINGPONG else 1)  # every consumer frees the slot
     mbarrier.init(turn.index(0), count=1)
     mbarrier.init(turn.index(1), count=1)
+    if PERSISTENT:  # Q by parts, one per consumer: each frees its rows for the next tile's Q on its own
+        Q_PARTS: gl.constexpr = 2 if PINGPONG else 1
+        q_full = gl.allocate_shared_memory(gl.int64, [Q_PARTS, 1], mbarrier.MBarrierLayout())
+        q_empty = gl.allocate_shared_memory(gl.int64, [Q_PARTS, 1], mbarrier.MBarrierLayout())
+        for p in gl.static_range(Q_PARTS):
+            mbarrier.init(q_full.index(p), count=1)
+            mbarrier.init(q_empty.index(p), count=1)
     fence_async_shared()
 
     q_base = batch * stride_qb + head * stride_qh
     o_base = batch * stride_ob + head * stride_oh
     k_base = batch * stride_kb + kv_head * stride_kh
     v_base = batch * stride_vb + kv_head * stride_vh
-    if PINGPONG:  # the kernel's warps are consumer 0; consumer 1 is a worker of as many warps, given CONSUMER_REGS
+    if PERSISTENT:  # one program per SM, walking the tiles (grid: the SM count; launch)
+        if PINGPONG:
+            HALF_P: gl.constexpr = BLOCK_M // 2
+            gl.warp_specialize([
+                (_consumer_persistent, (O, q_smem, k_smem, v_smem, q_full, q_empty, k_full, v_full, kv_empty, turn,
+                                        stride_ob, stride_oh, stride_om, num_heads, n_bh, swizzle, seqlen_q,
+                                        seqlen_k, sm_scale * LOG2E, BLOCK_M, HALF_P, BLOCK_N, BLOCK_D, HEAD_DIM,
+                                        NUM_STAGES, CAUSAL, 0, PINGPONG)),
+                (_consumer_persistent, (O, q_smem, k_smem, v_smem, q_full, q_empty, k_full, v_full, kv_empty, turn,
+                                        stride_ob, stride_oh, stride_om, num_heads, n_bh, swizzle, seqlen_q,
+                                        seqlen_k, sm_scale * LOG2E, BLOCK_M, HALF_P, BLOCK_N, BLOCK_D, HEAD_DIM,
+                                        NUM_STAGES, CAUSAL, 1, PINGPONG)),
+                (_producer_persistent, (Q, K, V, q_smem, k_smem, v_smem, q_full, q_empty, k_full, v_full, kv_empty,
+                                        stride_qm, stride_kn, stride_vn, kv_group, n_bh, swizzle, seqlen_q,
+                                        seqlen_k, BLOCK_M, BLOCK_N, BLOCK_D, HEAD_DIM, NUM_STAGES, CAUSAL,
+                                        Q_PARTS)),
+            ], [gl.num_warps(), 1], [CONSUMER_REGS, PRODUCER_REGS])
+        else:
+            gl.warp_specialize([
+                (_consumer_persistent, (O, q_smem, k_smem, v_smem, q_full, q_empty, k_full, v_full, kv_empty, turn,
+                                        stride_ob, stride_oh, stride_om, num_heads, n_bh, swizzle, seqlen_q,
+                                        seqlen_k, sm_scale * LOG2E, BLOCK_M, BLOCK_M, BLOCK_N, BLOCK_D, HEAD_DIM,
+                                        NUM_STAGES, CAUSAL, 0, PINGPONG)),
+                (_producer_persistent, (Q, K, V, q_smem, k_smem, v_smem, q_full, q_empty, k_full, v_full, kv_empty,
+                                        stride_qm, stride_kn, stride_vn, kv_group, n_bh, swizzle, seqlen_q,
+                                        seqlen_k, BLOCK_M, BLOCK_N, BLOCK_D, HEAD_DIM, NUM_STAGES, CAUSAL,
+                                        Q_PARTS)),
+            ], [1], [PRODUCER_REGS])
+    elif PINGPONG:  # the kernel's warps are consumer 0; consumer 1 is a worker of as many warps, given CONSUMER_REGS
         HALF: gl.constexpr = BLOCK_M // 2
         gl.warp_specialize([
             (_consumer, (O, q_smem, k_smem, v_smem, q_bar, k_full, v_full, kv_empty, turn, q_row0, o_base,
@@ -384,7 +560,7 @@ def producer_regs(cfg):
 
 def check_config(cfg):
     """Why this variant cannot take ``cfg``, or None."""
-    why = check_common(cfg, knobs=("producer_regs", "overlap", "pingpong", "tma_store"))
+    why = check_common(cfg, knobs=KNOBS)
     if why:
         return why
     if cfg["head_dim"] % TMA_HEAD_DIM_MULTIPLE:
@@ -413,6 +589,18 @@ def check_config(cfg):
     ts = knob(cfg, "tma_store", 0)
     if ts not in (0, 1) or isinstance(ts, bool):
         return f"tma_store {ts!r} is not allowed; allowed: 0 (each thread stores its rows) or 1 (O through TMA)"
+    ps = knob(cfg, "persistent", 0)
+    if ps not in (0, 1) or isinstance(ps, bool):
+        return (f"persistent {ps!r} is not allowed; allowed: 0 (one program per query block and head) or 1 (one "
+                f"per SM, walking the tiles)")
+    if ps and not (o and not ts):
+        return (f"persistent=1 needs overlap=1 and tma_store=0 (the next tile's Q is loaded into the rows O would "
+                f"leave through); got overlap={o}, tma_store={ts}")
+    mib = knob(cfg, "l2_mib")
+    lo, hi = L2_MIB_RANGE
+    if mib is not None and (not ps or not isinstance(mib, int) or isinstance(mib, bool) or not lo <= mib <= hi):
+        return (f"l2_mib {mib!r} is not allowed; allowed: with persistent=1, an integer from {lo} to {hi} (MiB of "
+                f"K/V per section of heads; default {L2_SECTION_MIB})")
     return None
 
 
@@ -420,7 +608,20 @@ def _constexprs(cfg, head_dim, causal):
     return {"BLOCK_M": cfg["block_m"], "BLOCK_N": cfg["block_n"], "BLOCK_D": max(16, 1 << (head_dim - 1).bit_length()),
             "HEAD_DIM": head_dim, "CAUSAL": bool(causal), "NUM_STAGES": cfg["num_stages"],
             "PRODUCER_REGS": producer_regs(cfg), "OVERLAP": bool(knob(cfg, "overlap", 1)),
-            "PINGPONG": bool(knob(cfg, "pingpong", 0)), "TMA_STORE": bool(knob(cfg, "tma_store", 0))}
+            "PINGPONG": bool(knob(cfg, "pingpong", 0)), "TMA_STORE": bool(knob(cfg, "tma_store", 0)),
+            "PERSISTENT": bool(knob(cfg, "persistent", 0))}
+
+
+def l2_heads(n_bh, seqlen_k, head_dim, elem_bytes, kv_group, mib=L2_SECTION_MIB):
+    """The persistent kernel's section of heads (``_tile_coords``' swizzle): as many query heads as share K/V
+    heads whose K and V together fit ``mib`` MiB, at least one K/V head's group, at most every head."""
+    kv_head_bytes = 2 * seqlen_k * head_dim * elem_bytes
+    return max(1, min(n_bh, max(1, mib * 2**20 // kv_head_bytes) * kv_group))
+
+
+def _tile_args(cfg, b, h, nk, d, hkv, elem_bytes):
+    mib = knob(cfg, "l2_mib", L2_SECTION_MIB)
+    return {"n_bh": b * h, "swizzle": l2_heads(b * h, nk, d, elem_bytes, h // hkv, mib)}
 
 
 def target_refusal(target):
@@ -439,7 +640,9 @@ def kernel_specs(cfg):
     other than sm_90 (``cfg['target']``, given by the compile worker), why not, raised."""
     if (why := target_refusal(cfg.get("target"))) is not None:
         raise ValueError(why)
-    return [spec("attn_fwd_ws", attn_fwd_ws, example_args(cfg), _constexprs(cfg, cfg["head_dim"], cfg["causal"]))]
+    b, h, _, nk, hkv = problem(cfg)
+    args = example_args(cfg) | _tile_args(cfg, b, h, nk, cfg["head_dim"], hkv, 2)
+    return [spec("attn_fwd_ws", attn_fwd_ws, args, _constexprs(cfg, cfg["head_dim"], cfg["causal"]))]
 
 
 def launch(q, k, v, causal, sm_scale, cfg):
@@ -457,6 +660,15 @@ def launch(q, k, v, causal, sm_scale, cfg):
                              f"aligned; got strides {tuple(t.stride())} at address {t.data_ptr():#x} (a contiguous "
                              f"tensor with a head dim that is a multiple of {TMA_HEAD_DIM_MULTIPLE})")
     ensure_allocator()  # the descriptors are built in the kernel: a little global scratch per program
-    run(attn_fwd_ws, (query_blocks(nq, cfg["block_m"]), b * h), launch_args(q, k, v, sm_scale, O=o),
-        _constexprs(cfg, q.shape[3], causal), cfg)
+    args = launch_args(q, k, v, sm_scale, O=o) | _tile_args(cfg, b, h, k.shape[2], q.shape[3], k.shape[1],
+                                                             q.element_size())
+    grid = (query_blocks(nq, cfg["block_m"]), b * h)
+    if knob(cfg, "persistent", 0):
+        # the descriptors span every head as one [B*H*N, D] matrix: each tensor's heads must follow each other
+        for name, t in (("q", q), ("k", k), ("v", v)):
+            if t.stride()[:3] != (t.shape[1] * t.shape[2] * t.stride(2), t.shape[2] * t.stride(2), t.stride(2)):
+                raise ValueError(f"ws-regalloc persistent=1 reads {name} as one [B*H*N, D] matrix: its batches and "
+                                 f"heads must follow each other (contiguous); got strides {tuple(t.stride())}")
+        grid = (min(device_compute_units(q), grid[0] * grid[1]),)
+    run(attn_fwd_ws, grid, args, _constexprs(cfg, q.shape[3], causal), cfg)
     return o

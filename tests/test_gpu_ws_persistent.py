@@ -1,0 +1,69 @@
+"""GPU tests (marker ``gpu``) of ws-regalloc's knob persistent=1: one program per SM walking the (query block,
+head) tiles, the ring's and barriers' phases carried from tile to tile, the descriptors over the flattened
+[B*H*N, D] views (rows past a head's end belong to the next head, masked or never stored). Every case of
+tests/test_gpu.py against the float64 reference, at the sm_90 defaults (ping-pong) and with one consumer
+partition of 8 warps; a copy without the rescale of acc must fail under it too."""
+
+from __future__ import annotations
+
+import pytest
+
+from test_gpu import GQA_SHAPES, SHAPES
+
+pytestmark = pytest.mark.gpu
+
+
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+@pytest.mark.parametrize("shape", [s + (s[1],) for s in SHAPES] + GQA_SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_ws_regalloc_persistent_matches_float64_reference_on_gpu(shape, dtype):
+    """Ragged, Nq 1, Nq > Nk and Nq < Nk causal, head dims 40 to 256, MQA and odd groups: more tiles than SMs
+    (a program takes several, its ring and turns carried) and fewer (B2 H3 Nq1: 6 programs)."""
+    from vgprscope.attention.correctness import check_variant
+
+    b, h, nq, nk, d, causal, hkv = shape
+    res = check_variant("ws-regalloc", b, h, nq, nk, d, causal, dtype, "cuda", seed=sum(shape) + 5, kv_heads=hkv,
+                        persistent=1)
+    assert res.ok, f"ws-regalloc persistent=1 {shape} {dtype}: {res.message}"
+
+
+@pytest.mark.parametrize("shape", [(2, 4, 257, 1031, 128, True, 4), (2, 6, 777, 777, 80, False, 3),
+                                   (4, 32, 1024, 1024, 64, True, 32)], ids=lambda s: "x".join(map(str, s)))
+def test_ws_regalloc_persistent_one_partition_matches_float64_reference_on_gpu(shape):
+    """persistent=1 with one consumer partition of 8 warps (pingpong=0): Q loaded whole, one q_empty arrival."""
+    from vgprscope.attention.correctness import check_variant
+
+    b, h, nq, nk, d, causal, hkv = shape
+    res = check_variant("ws-regalloc", b, h, nq, nk, d, causal, "fp16", "cuda", seed=sum(shape), kv_heads=hkv,
+                        num_warps=8, num_stages=2, pingpong=0, persistent=1)
+    assert res.ok, f"ws-regalloc persistent=1 pingpong=0 {shape}: {res.message}"
+
+
+@pytest.mark.parametrize("shape", [(2, 6, 777, 777, 80, False, 3), (2, 4, 257, 1031, 128, True, 4),
+                                   (3, 5, 300, 1500, 64, True, 5), (1, 32, 16, 8192, 128, True, 8)],
+                         ids=lambda s: "x".join(map(str, s)))
+def test_ws_regalloc_persistent_head_sections_match_float64_reference_on_gpu(shape):
+    """l2_mib=1: the heads in sections of a few (12 heads in sections of 8 and 4; 8 of 1; 15 of 2, the last
+    of 1; 32 of 4), so a program's tiles cross sections, the last one short."""
+    from vgprscope.attention.correctness import check_variant
+
+    b, h, nq, nk, d, causal, hkv = shape
+    res = check_variant("ws-regalloc", b, h, nq, nk, d, causal, "bf16", "cuda", seed=sum(shape) + 1, kv_heads=hkv,
+                        persistent=1, l2_mib=1)
+    assert res.ok, f"ws-regalloc persistent=1 l2_mib=1 {shape}: {res.message}"
+
+
+def test_broken_ws_regalloc_copy_fails_persistent(tmp_path):
+    """The copy without the rescale of acc fails the gate under persistent=1, which the bundled file passes."""
+    from pathlib import Path
+
+    from vgprscope.attention.correctness import check_variant
+
+    src = (Path(__file__).parent / ".." / "kernels" / "ws_regalloc.py").read_text()
+    rescale = "        acc = acc * gl.expand_dims(alpha_o, 1)\n"
+    assert src.count(rescale) == 2
+    broken = (src.replace(rescale, "").replace("from ._launch import", "from vgprscope.kernels._launch import")
+              .replace('"name": "ws-regalloc"', '"name": "ws-no-rescale"'))
+    (tmp_path / "ws_no_rescale.py").write_text(broken)
+    shape = (2, 4, 300, 1031, 128, True)
+    assert check_variant("ws-regalloc", *shape, "fp16", "cuda", seed=3, persistent=1).ok
+    assert not check_variant("ws-no-rescale", *shape, "fp16", "cuda", seed=3, kernel_dir=tmp_path, persistent=1).ok
