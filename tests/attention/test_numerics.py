@@ -21,7 +21,7 @@ from vgprscope.core.errors import ConfigError
 from vgprscope.attention.correctness import tolerance
 from vgprscope.attention.variants import load_variants
 
-BROKEN = Path(__file__).parent / "fixtures" / "broken_kernels"
+BROKEN = Path(__file__).parents[1] / "fixtures" / "broken_kernels"
 # Gluon variants (ws-regalloc) do not run in the interpreter: their numerics are GPU tests (tests/test_gpu.py)
 VARIANTS = [name for name, v in load_variants().items() if v.interpreter]
 

@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 from vgprscope.cli.app import _register, app
 
 _register()
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 ONE = ["--variant", "baseline", "--arch", "gfx942"]
 
 

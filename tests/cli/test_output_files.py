@@ -165,7 +165,7 @@ def test_a_missing_directory_is_refused_before_anything_compiles(tmp_path, args)
 # ---- stderr closed, stdout in an encoding without the table's marks ----
 
 def _check(tmp_path, *args: str, **kw) -> subprocess.CompletedProcess:
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     return subprocess.run([sys.executable, "-m", "vgprscope", "check", "--variant", "baseline", "--arch", "gfx942",
                            *args], stdout=subprocess.PIPE, text=True, timeout=600, cwd=root,
                           env={**os.environ, "VGPRSCOPE_CACHE_DIR": str(tmp_path / "cache"), **kw.pop("env", {})},

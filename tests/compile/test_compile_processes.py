@@ -188,7 +188,7 @@ def _torch_in_binder(own_process: bool) -> str:
             + "with compile._torch_if_missing():\n    import torch\n    inside = hasattr(torch, 'cuda')\n"
             + "print('real' if inside else 'placeholder', 'torch' in sys.modules)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd="/",
-                         env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)})
+                         env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
     assert out.returncode == 0, out.stderr
     return out.stdout.strip()
 

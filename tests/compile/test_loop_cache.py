@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from test_compile_identity import _compile  # type: ignore[import-not-found]
+from tests.compile.test_compile_identity import _compile  # type: ignore[import-not-found]
 
 from vgprscope.attention.variants import load_variants
 from vgprscope.backends import backend_of_usage
@@ -107,7 +107,7 @@ def test_a_triton_cache_entrys_stored_cubin_gives_its_loop(tmp_path, monkeypatch
     from vgprscope.analysis.scan.core import scan
 
     monkeypatch.setenv("VGPRSCOPE_TOOLCHAIN_DIR", str(tmp_path / "no-toolchains"))
-    with tarfile.open(Path(__file__).resolve().parent / "fixtures" / "triton36_cache.tar.xz") as tar:
+    with tarfile.open(Path(__file__).resolve().parents[1] / "fixtures" / "triton36_cache.tar.xz") as tar:
         tar.extractall(tmp_path / "cache", filter="data")
     rows = {(r.kernel, r.arch): r.usage for r in scan(tmp_path / "cache", jobs=1).records
             if dict(r.extras)["cache"] == "stored"}

@@ -13,7 +13,7 @@ from pathlib import Path
 from vgprscope.attention.config import AttentionConfig
 from vgprscope.core.records import DataConfig, LaunchConfig, config_from_dict
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 BASELINE = ROOT / "vgprscope-baseline.json"
 
 

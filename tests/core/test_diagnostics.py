@@ -15,7 +15,7 @@ from vgprscope.core.parse.diagnostics import (
 )
 from vgprscope.core.records import Diagnostic, Record
 
-FIX = Path(__file__).parent / "fixtures"
+FIX = Path(__file__).parents[1] / "fixtures"
 DIAG = FIX / "diagnostics"
 
 C7512 = Diagnostic("ptxas", "C7512", "info", "Potential Performance Loss: wgmma.mma_async instructions are serialized "

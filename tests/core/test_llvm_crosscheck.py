@@ -36,7 +36,7 @@ from vgprscope.core.records import KernelIdentity, LaunchConfig
 
 pytestmark = pytest.mark.slow
 
-USER_KERNELS = Path(__file__).parent / "fixtures" / "user_kernels"
+USER_KERNELS = Path(__file__).parents[1] / "fixtures" / "user_kernels"
 
 # bundled variants: (block_m, block_n, head_dim, num_warps, waves_per_eu)
 CONFIGS = {

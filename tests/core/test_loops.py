@@ -11,7 +11,7 @@ from pathlib import Path
 
 from vgprscope.core.parse.loops import amd_class, amdgcn_loops, sass_class, sass_loops
 
-FIX = Path(__file__).resolve().parent / "fixtures" / "explain"
+FIX = Path(__file__).resolve().parents[1] / "fixtures" / "explain"
 
 
 def text(name: str) -> str:

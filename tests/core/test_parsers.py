@@ -18,7 +18,7 @@ from vgprscope.core.parse.amdgcn import AmdgcnParseError, kernel_info, parse_amd
 from vgprscope.core.parse.nvidia import NvidiaParseError, nvidia_usage, parse_cuobjdump_resources, parse_ptxas_log
 from vgprscope.analysis.frontier.core import LOOP_FIELDS
 
-FIX = Path(__file__).parent / "fixtures"
+FIX = Path(__file__).parents[1] / "fixtures"
 
 
 def amdgcn(name: str) -> tuple[str, dict]:

@@ -14,7 +14,7 @@ from capture_helpers import cli
 from vgprscope.core.errors import NotComparableError
 from vgprscope.gate.baseline import load_baseline
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parents[1] / "fixtures"
 SLOT = "block_m=64 block_n=32 head_dim=64 num_warps=4 num_stages=1"
 KEY = f"split-k/merge/gfx942/{SLOT}"  # an ok gfx942 entry
 NV = f"baseline/attn_fwd/sm_80/{SLOT}"  # an ok sm_80 entry

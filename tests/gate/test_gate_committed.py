@@ -13,7 +13,7 @@ from vgprscope.attention.variants import select_variants
 def test_the_committed_baseline_is_readable_pinned_and_has_no_stale_entries():
     """What CI's `vgprscope check` reads: the current schema, the Triton that constraints.txt pins, and only
     entries of bundled variants and configured archs (new variants are the gate's to report, not this test's)."""
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     committed = load_baseline(root / "vgprscope-baseline.json")
     assert committed.schema_version == SCHEMA_VERSION
     pin = re.search(r"^triton==(\S+)$", (root / "constraints.txt").read_text(), re.M)

@@ -23,7 +23,7 @@ from vgprscope.gate.rules import RuleSet
 from vgprscope.report.formats import Footnotes
 from vgprscope.core.records import ArgSpec, AutotunePick, LaunchConfig
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 MARKER = re.compile(r"\[\d+\]")
 
 

@@ -27,8 +27,8 @@ from vgprscope.core.records import AmdUsage, Record
 from vgprscope.attention import defaults as attention_defaults
 from vgprscope.attention.config import AttentionConfig
 
-ROOT = Path(__file__).resolve().parent.parent
-FIXTURES = Path(__file__).parent / "fixtures"
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = Path(__file__).parents[1] / "fixtures"
 SLOT = "block_m=64 block_n=32 head_dim=64 num_warps=4 num_stages=1"  # the fixtures' one request
 
 

@@ -19,7 +19,7 @@ import pytest
 from vgprscope.backends import CUDA, HIP
 from vgprscope.core.parse.loops import amdgcn_loops, gate_loop, loop_fields, sass_loops
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 EXPLAIN = FIXTURES / "explain"
 
 

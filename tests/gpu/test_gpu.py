@@ -183,7 +183,7 @@ def test_broken_variant_gets_no_time(tmp_path):
 
     from vgprscope.attention.correctness import check_variant
 
-    broken = Path(__file__).parent / "fixtures" / "broken_kernels"
+    broken = Path(__file__).parents[1] / "fixtures" / "broken_kernels"
     if not broken.exists():
         pytest.skip("no broken-kernel fixture")
     from vgprscope.attention import variants
@@ -223,7 +223,7 @@ def test_broken_ws_regalloc_copy_fails(tmp_path):
 
     from vgprscope.attention.correctness import check_variant
 
-    src = (Path(__file__).parent.parent / "kernels" / "ws_regalloc.py").read_text()
+    src = (Path(__file__).parents[2] / "kernels" / "ws_regalloc.py").read_text()
     rescale = "        acc = acc * gl.expand_dims(alpha_o, 1)\n"
     assert src.count(rescale) == 2
     broken = (src.replace(rescale, "").replace("from ._launch import", "from vgprscope.kernels._launch import")

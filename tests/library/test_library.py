@@ -719,7 +719,7 @@ def test_results_render_as_html_where_a_notebook_takes_html():
     from vgprscope.core.records import Record
     from vgprscope.report.html import markdown_to_html
 
-    with gzip.open(Path(__file__).parent / "fixtures" / "bundled_gfx942_sm_90_analyze.json.gz", "rt") as f:
+    with gzip.open(Path(__file__).parents[1] / "fixtures" / "bundled_gfx942_sm_90_analyze.json.gz", "rt") as f:
         records = tuple(Record.from_dict(r) for r in json.load(f)["rows"])
     result = AnalyzeResult(records)
 

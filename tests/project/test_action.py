@@ -18,7 +18,7 @@ import pytest
 import yaml
 from capture_helpers import ROOT
 
-from test_sarif import HEAVY, KERNEL, SCHEMA, baselined_project
+from tests.report.test_sarif import HEAVY, KERNEL, SCHEMA, baselined_project
 
 ACTION = ROOT / "action.yml"
 GATE = ROOT / ".github" / "action" / "gate.sh"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = (ROOT / "docs/architecture.md", ROOT / "vgprscope/backends/README.md", ROOT / "vgprscope/sources/README.md",
         ROOT / "kernels/README.md")
 

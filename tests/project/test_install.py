@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 # The README's command for running kernels ("install the `bench` extra ..."), with the repository's pins.
 INSTALL = [".[bench]", "torch==2.13.0", "-c", "constraints.txt"]
 

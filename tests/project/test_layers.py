@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-PKG = Path(__file__).resolve().parent.parent / "vgprscope"
+PKG = Path(__file__).resolve().parents[2] / "vgprscope"
 KERNELS = PKG.parent / "kernels"  # the bundled variants, installed as vgprscope.kernels
 
 # Lowest first: the folders of vgprscope/ (a module still at its top is named as a folder would be). A module

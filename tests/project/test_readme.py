@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from vgprscope.cli.app import _register, app
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+README = Path(__file__).resolve().parents[2] / "README.md"
 EXAMPLES = re.findall(r"^\$ (vgprscope .+)$", README.read_text(), re.M)
 _register()
 

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from vgprscope.cli.app import _register, app
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 SECTION = README.read_text().split("\n## torch.compile\n", 1)[1].split("\n## ", 1)[0]
 COMMANDS = [line for block in re.findall(r"^```console\n(.*?)^```$", SECTION, re.M | re.S)

@@ -14,7 +14,7 @@ import pytest
 from vgprscope.core.archs import get_arch
 from vgprscope.core.occupancy.nvidia import nvidia_occupancy
 
-SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "validate_occupancy_gpu.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "validate_occupancy_gpu.py"
 
 
 @pytest.fixture(scope="module")

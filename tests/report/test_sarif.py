@@ -11,7 +11,7 @@ import jsonschema
 import pytest
 from capture_helpers import cli
 
-SCHEMA = json.loads((Path(__file__).parent / "fixtures" / "sarif" / "sarif-schema-2.1.0.json").read_text())
+SCHEMA = json.loads((Path(__file__).parents[1] / "fixtures" / "sarif" / "sarif-schema-2.1.0.json").read_text())
 
 KERNEL = '''import triton
 import triton.language as tl

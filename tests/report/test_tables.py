@@ -38,8 +38,8 @@ def compare(records):
 
 _register()
 
-ROOT = Path(__file__).resolve().parent.parent
-FIXTURES = Path(__file__).parent / "fixtures"
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = Path(__file__).parents[1] / "fixtures"
 WIDTHS = (100, 160)
 SMALL = ["--head-dim", "64", "--block-m", "64", "--block-n", "32"]  # the small config other CLI tests compile
 

@@ -33,7 +33,7 @@ from vgprscope.compile.cache import CompileCache
 from vgprscope.compile.engine import Engine
 from vgprscope.sources.capture import capture_tasks
 
-PKG = Path(__file__).resolve().parent.parent / "vgprscope"
+PKG = Path(__file__).resolve().parents[2] / "vgprscope"
 RUNTIME = PKG / "runtime"
 BOOT = RUNTIME / "boot"
 MAX_LINES = 600

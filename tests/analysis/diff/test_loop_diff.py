@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
-from test_loop_gate import _amd_raw  # type: ignore[import-not-found]
+from tests.gate.test_loop_gate import _amd_raw  # type: ignore[import-not-found]
 
 from vgprscope.backends import HIP
 from vgprscope.compile.toolchains import Toolchain

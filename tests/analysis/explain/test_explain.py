@@ -24,7 +24,7 @@ from vgprscope.core.parse.layouts import (
 from vgprscope.core.parse.lineinfo import amd_loc_chain, amdgcn_spills, sass_spills
 from vgprscope.core.parse.ttgir import parse_ttgir, resolve_loc, source_name
 
-FIX = Path(__file__).parent / "fixtures" / "explain"
+FIX = Path(__file__).parents[2] / "fixtures" / "explain"
 
 
 def read(name: str) -> str:

@@ -23,7 +23,7 @@ from vgprscope.core.archs import get_arch
 from vgprscope.core.parse.layouts import elements_per_lane, parse_layout
 from vgprscope.core.parse.ttgir import parse_tensor_type
 
-FIX = Path(__file__).parent / "fixtures" / "explain"
+FIX = Path(__file__).parents[2] / "fixtures" / "explain"
 # every arch the installed Triton targets; the bundled variants' kernels on each
 ORACLE_ARCHS = ("gfx90a", "gfx942", "gfx950", "gfx1100", "sm_80", "sm_90", "sm_100")
 
@@ -177,7 +177,7 @@ def test_explain_a_captured_user_kernel(tmp_path):
     import subprocess
     import sys
 
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[3]
     cap = tmp_path / "cap.json"
     done = subprocess.run([sys.executable, "-m", "vgprscope", "capture", "-o", str(cap), "--", sys.executable,
                            str(root / "tests" / "fixtures" / "user_kernels" / "run_ops.py")],

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
-from test_frontier import CFG, _access, _amd_record  # type: ignore[import-not-found]
+from tests.analysis.frontier.test_frontier import CFG, _access, _amd_record  # type: ignore[import-not-found]
 
 from vgprscope.analysis.frontier.core import run_frontier
 
