@@ -139,10 +139,13 @@ def mentions() -> None:
     tracked = subprocess.run(["git", "ls-files"], capture_output=True, text=True, check=True, cwd=ROOT).stdout
     for name in tracked.splitlines():
         path = ROOT / name
-        if (not name.endswith(TEXT) or name.startswith(("reports/", "tests/fixtures/")) or not path.is_file()
-                or path.is_symlink()):
+        if (not name.endswith(TEXT) and "." in Path(name).name or name.startswith(("reports/", "tests/fixtures/"))
+                or not path.is_file() or path.is_symlink()):
             continue
-        text = path.read_text()
+        try:
+            text = path.read_text()
+        except UnicodeDecodeError:
+            continue
         new = pattern.sub(lambda m: where[m.group(1)][0] if len(where.get(m.group(1), [])) == 1 else m.group(0),
                           text)
         if new != text:
