@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# One device call: ws-regalloc's GPU numerics (every case of tests/test_gpu.py, the broken copy), then the four
+# One device call: ws-regalloc's GPU numerics (every case of tests/gpu/test_gpu.py, the broken copy), then the four
 # prefill cases of issue 28 beside SDPA (every backend, same process), fp16 and bf16.
 #   bash .ci/gpu_ws_regalloc.sh OUTDIR
 set -uo pipefail
 source .ci/gpu_env.sh "${1:-reports}"
-timeout "${GPU_TEST_TIMEOUT:-200}" python3 -m pytest -m gpu -q -p no:cacheprovider -n 8 tests/test_gpu.py \
+timeout "${GPU_TEST_TIMEOUT:-200}" python3 -m pytest -m gpu -q -p no:cacheprovider -n 8 tests/gpu/test_gpu.py \
   -k "(ws-regalloc or ws_regalloc) and not pingpong" 2>&1 | tee "$out/gpu-tests-ws.log" | tail -15
 # the ping-pong schedule apart: a wrong turn would hang, not fail, and must not cost the tests above
-timeout "${PINGPONG_TEST_TIMEOUT:-90}" python3 -m pytest -m gpu -q -p no:cacheprovider -n 6 tests/test_gpu.py \
+timeout "${PINGPONG_TEST_TIMEOUT:-90}" python3 -m pytest -m gpu -q -p no:cacheprovider -n 6 tests/gpu/test_gpu.py \
   -k "pingpong" 2>&1 | tee "$out/gpu-tests-ws-pingpong.log" | tail -8
 export COLUMNS=220
 V=${WS_VARIANTS:-ws-regalloc,baseline}
