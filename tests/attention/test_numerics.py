@@ -22,7 +22,7 @@ from vgprscope.attention.correctness import tolerance
 from vgprscope.attention.variants import load_variants
 
 BROKEN = Path(__file__).parents[1] / "fixtures" / "broken_kernels"
-# Gluon variants (ws-regalloc) do not run in the interpreter: their numerics are GPU tests (tests/test_gpu.py)
+# Gluon variants (ws-regalloc) do not run in the interpreter: their numerics are GPU tests (tests/gpu/test_gpu.py)
 VARIANTS = [name for name, v in load_variants().items() if v.interpreter]
 
 # (b, h, seqlen_q, seqlen_k, head_dim, causal, dtype)

@@ -1,7 +1,7 @@
 """ws-regalloc (kernels/ws_regalloc.py), FA forward for Hopper in Gluon, GPU-free: it compiles for sm_90 under
 the installed Triton and the GPU machine's 3.6.0, explain gives each warp_specialize partition the registers
 its setmaxnreg sets, the producer's worker_num_regs moves them, every other arch's row says why, and compare
-puts it beside the other strategies with its traffic. Its numerics are GPU tests (tests/test_gpu.py)."""
+puts it beside the other strategies with its traffic. Its numerics are GPU tests (tests/gpu/test_gpu.py)."""
 
 from __future__ import annotations
 

@@ -58,7 +58,7 @@ def test_table_csv_md_from_the_same_rows(analyzed_json):
 
 def test_output_file_is_written_whole(tmp_path):
     out = tmp_path / "sub" / "rows.json"
-    out.parent.mkdir()  # a directory that does not exist is refused (tests/test_output_files.py)
+    out.parent.mkdir()  # a directory that does not exist is refused (tests/cli/test_output_files.py)
     res = run("analyze", "--variant", "baseline", *SMALL, "-f", "json", "-o", str(out))
     assert res.exit_code == 0 and res.stdout == ""
     assert json.loads(out.read_text())["rows"]

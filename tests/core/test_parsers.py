@@ -52,7 +52,7 @@ AMD_EXPECTED = {
 def test_amdgcn_fixture_exact(name):
     text, meta = amdgcn(name)
     usage = parse_amdgcn(text, meta["shared"], kernel=meta["name"])
-    # the hot loop's fields are the backend's (parse.loops, tests/test_loop_gate.py): unset by this parser
+    # the hot loop's fields are the backend's (parse.loops, tests/gate/test_loop_gate.py): unset by this parser
     assert asdict(usage) == AMD_EXPECTED[name] | dict.fromkeys(LOOP_FIELDS)
 
 

@@ -1,7 +1,7 @@
 """The gate's loop metrics (``loop_matrix_share``, ``loop_spill_bytes``): read at parse time from each compiled
 kernel's assembly, unknown (never 0) where the assembly was not read, compared by check and diff.
 
-Expected values are hand counts on the committed listings (tests/test_loops.py's docstring): gfx942's hot
+Expected values are hand counts on the committed listings (tests/core/test_loops.py's docstring): gfx942's hot
 K/V loop, lines 539-1359 of baseline-gfx942-wpe3.amdgcn, has 536 instructions of which 64 ``v_mfma``
 (11.94 % -> 12), 50 scratch loads (420 B) and 8 ``scratch_store_dwordx4`` (8 x 16 = 128 B): 548 B and 58
 scratch instructions per trip; sm_90's loop under maxnreg 128, lines 951-3859 of the SASS: 1886 instructions,

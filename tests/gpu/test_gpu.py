@@ -1,6 +1,6 @@
 """GPU tests (marker ``gpu``): skipped without a CUDA / ROCm device. Run them on a GPU machine with
 
-    TRITON_INTERPRET=0 python -m pytest -m gpu tests/test_gpu.py
+    TRITON_INTERPRET=0 python -m pytest -m gpu tests/gpu/test_gpu.py
 """
 
 from __future__ import annotations

@@ -1,12 +1,12 @@
 """``--triton`` and ``--set`` on every command that compiles, and ``triton=`` / ``settings=`` on the library's
 calls: a command that compares one set takes one toolchain (several are a usage
 error naming the commands that take several), each compiles with the release named (the counts of
-``analyze --triton X``, which tests/test_toolchains.py checks against a direct compile under X), ``check --triton
+``analyze --triton X``, which tests/compile/test_toolchains.py checks against a direct compile under X), ``check --triton
 X`` previews the upgrade against the committed baseline, ``baseline save --triton X`` saves X's numbers, and
 ``vgprscope.diff(...)`` returns the diff with ``.to_pandas()`` / ``.to_json()``.
 
 The other release is installed once per test session into $VGPRSCOPE_TOOLCHAIN_DIR (tests/conftest.py), as
-tests/test_toolchains.py does.
+tests/compile/test_toolchains.py does.
 """
 
 from __future__ import annotations

@@ -144,7 +144,7 @@ def layer_of(module: str) -> int | None:
     for i, (_, folders) in enumerate(LAYERS):
         if folder in folders:
             return i
-    raise AssertionError(f"{module} is in no layer: add its folder to LAYERS (tests/test_layers.py)")
+    raise AssertionError(f"{module} is in no layer: add its folder to LAYERS (tests/project/test_layers.py)")
 
 
 def upward_imports(file: Path) -> list[str]:

@@ -1,7 +1,7 @@
 """``python -m tools.reports ...``: the committed reports are built by the repository's development command
 (tools/reports/, outside the wheel; vgprscope itself has no `report` command), each report's header names the
 command that reproduces it, and the commands a report names reproduce its sections. (The history report under
-another release: tests/test_toolchain_commands.py.)"""
+another release: tests/library/test_toolchain_commands.py.)"""
 
 from __future__ import annotations
 

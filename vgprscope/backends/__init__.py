@@ -5,7 +5,7 @@ target and the launch options only that vendor reads, the raw compiler outputs a
 limits, the occupancy rule and register ladder, the frontier's knob and levels, the gate's metrics, the
 spill-site reader, and the words and cells the views show. Callers ask the backend of an arch
 (``backend_of``) or of a usage (``backend_of_usage``); outside this package and the arch table
-(``vgprscope.core.archs``) no module tells the vendors apart (tests/test_layers.py checks it). The compile
+(``vgprscope.core.archs``) no module tells the vendors apart (tests/project/test_layers.py checks it). The compile
 worker (``runtime``) is the exception: it runs under other Python
 environments with nothing but Triton and the standard library, so it keeps its own per-backend lines.
 
