@@ -7,6 +7,8 @@ one name. ``python scripts/place_tests.py`` says where a module goes and moves i
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -47,6 +49,14 @@ def test_every_test_module_sits_in_the_folder_of_a_package_or_an_extra():
 
 def test_every_folder_of_the_tests_is_a_package():
     assert without_init(ROOT / "tests") == []
+
+
+def test_a_test_in_the_gpu_folder_without_the_gpu_marker_runs_without_a_gpu():
+    """The conftest skips by the ``gpu`` marker, not by a keyword: the folder's name (a keyword of every test in
+    it) does not skip the CPU checks of tests/gpu/test_gpu_expectations.py."""
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rs",
+                          "tests/gpu/test_gpu_expectations.py"], cwd=ROOT, capture_output=True, text=True)
+    assert run.returncode == 0 and " passed" in run.stdout and "skipped" not in run.stdout, run.stdout
 
 
 def test_the_checks_see_what_they_are_for(tmp_path):
