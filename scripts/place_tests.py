@@ -124,7 +124,11 @@ def move(plan: dict[Path, str]) -> None:
         for init in init_files(target.parent):
             init.write_text("")
             subprocess.run(["git", "add", str(init)], check=True, cwd=ROOT)
-        subprocess.run(["git", "mv", str(file), str(target)], check=True, cwd=ROOT)
+        tracked = subprocess.run(["git", "ls-files", "--error-unmatch", str(file)], capture_output=True, cwd=ROOT)
+        if tracked.returncode == 0:
+            subprocess.run(["git", "mv", str(file), str(target)], check=True, cwd=ROOT)
+        else:  # not committed yet: a plain rename
+            file.rename(target)
         fix_paths(target)
         print(f"{file.relative_to(ROOT)} -> {target.relative_to(ROOT)}")
 
