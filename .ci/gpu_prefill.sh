@@ -3,7 +3,7 @@
 # sm_90 tiles around the default, beside SDPA.   bash .ci/gpu_prefill.sh OUTDIR
 set -uo pipefail
 source .ci/gpu_env.sh "${1:-reports}"
-timeout "${GPU_TEST_TIMEOUT:-240}" python3 -m pytest -m gpu -q -p no:cacheprovider -n 12 tests/test_gpu.py 2>&1 \
+timeout "${GPU_TEST_TIMEOUT:-240}" python3 -m pytest -m gpu -q -p no:cacheprovider -n 12 tests/gpu/test_gpu.py 2>&1 \
   | tee "$out/gpu-tests.log" | tail -6
 export COLUMNS=200
 for c in --no-causal --causal; do

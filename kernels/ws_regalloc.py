@@ -29,7 +29,7 @@ ptxas reports for the whole kernel (the cap every warp starts with: the 64K-regi
 Gluon targets one arch: ``warpgroup_mma`` is sm_90's instruction; every other arch's row says so
 (``kernel_specs`` reads the compile's target: ``target_refusal``), AMD's that TMA, mbarriers and wgmma are
 NVIDIA's. TMA needs 16-byte rows: head dims that are multiples of 8. Gluon does not run in Triton's interpreter:
-the numerics are ``gpu`` tests (tests/test_gpu.py) against the float64 reference.
+the numerics are ``gpu`` tests (tests/gpu/test_gpu.py) against the float64 reference.
 """
 
 from triton.experimental import gluon
@@ -92,7 +92,7 @@ VARIANT = {
     "live_state": {"acc": ["BLOCK_M", "Dp", 4], "s": ["BLOCK_M", "BLOCK_N", 4], "m_l": [2, "BLOCK_M", 4]},
     # the tile is the consumer warp groups' (16 rows per warp): the variant's own defaults at every shape
     "tiling": "own",
-    # Gluon does not run in Triton's interpreter: the CPU numerics skip it, tests/test_gpu.py checks it
+    # Gluon does not run in Triton's interpreter: the CPU numerics skip it, tests/gpu/test_gpu.py checks it
     "interpreter": False,
 }
 

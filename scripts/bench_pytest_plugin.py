@@ -84,7 +84,7 @@ Reproduce: `python scripts/bench_pytest_plugin.py --runs {args.runs}`
 The plugin module (`vgprscope.cli.pytest_plugin`) is what pytest loads through the entry point, with the
 package roots above it (`vgprscope`, whose `__init__` imports the light `vgprscope.attention` package, and
 `vgprscope.cli`); nothing else of vgprscope, nor Triton, torch or pandas, until a test carries
-`@pytest.mark.vgprscope` or asks for the `vgprscope` fixture (tests/test_pytest_plugin.py checks the list).
+`@pytest.mark.vgprscope` or asks for the `vgprscope` fixture (tests/cli/test_pytest_plugin.py checks the list).
 """
     args.out.write_text(text)
     print(text)

@@ -2,7 +2,7 @@
 
     python scripts/make_fixtures.py
 
-Each fixture is the raw output of one compile of the bundled baseline; tests/test_parsers.py holds the
+Each fixture is the raw output of one compile of the bundled baseline; tests/core/test_parsers.py holds the
 values expected from them, checked by hand against the files (grep the metadata and comment lines).
 """
 

@@ -1,7 +1,7 @@
 """Write tests/fixtures/triton36_cache.tar.xz: a Triton cache as a GPU run under another Triton release leaves
 it, made GPU-free (``triton.compile`` writes TRITON_CACHE_DIR without a device), and beside it
 ``triton36_cache.json``: what that release's own ptxas and cuobjdump say of each NVIDIA entry (the truth
-``tests/test_scan.py`` holds ``vgprscope scan`` to).
+``tests/analysis/scan/test_scan.py`` holds ``vgprscope scan`` to).
 
 Run it with the interpreter of a Triton 3.6.0 toolchain (``vgprscope`` installs one with ``--triton 3.6.0``;
 ``vgprscope toolchains`` lists them), from the repository root:

@@ -33,10 +33,10 @@ def _has_gpu() -> bool:
 
 
 def pytest_collection_modifyitems(config, items):
-    if any("gpu" in item.keywords for item in items) and not _has_gpu():
+    if any(item.get_closest_marker("gpu") for item in items) and not _has_gpu():
         skip = pytest.mark.skip(reason="needs a CUDA or ROCm GPU (run with TRITON_INTERPRET=0 on a GPU machine)")
         for item in items:
-            if "gpu" in item.keywords:
+            if item.get_closest_marker("gpu"):
                 item.add_marker(skip)
 
 

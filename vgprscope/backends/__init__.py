@@ -6,7 +6,7 @@ limits, the occupancy rule and register ladder, the frontier's knob and levels, 
 spill-site reader and a usage's figures. What the views call these is a vendor's row of
 ``vgprscope.report.vendor_words``, not a backend's answer. Callers ask the backend of an arch
 (``backend_of``) or of a usage (``backend_of_usage``); outside this package and the arch table
-(``vgprscope.core.archs``) no module tells the vendors apart (tests/test_layers.py checks it). The compile
+(``vgprscope.core.archs``) no module tells the vendors apart (tests/project/test_layers.py checks it). The compile
 worker (``runtime``) is the exception: it runs under other Python
 environments with nothing but Triton and the standard library, so it keeps its own per-backend lines.
 

@@ -5,7 +5,7 @@ A command is an option bundle, one library call and a view: its signature names 
 options and hands the command the bundles back, built. An option means the same wherever it appears; a flag
 whose meaning differs by command is a separate declaration here, named for what it is (``OneArchOpt``:
 occupancy's single arch; ``RetargetArchOpt``: scan's optional archs; the ``--format`` of each command's
-formats), and tests/test_cli_options.py checks that no other flag is declared twice and that no command
+formats), and tests/cli/test_cli_options.py checks that no other flag is declared twice and that no command
 declares an option of its own outside this module.
 
 Arch names in help text come from the arch table (``archs.ARCHS``), never a list typed here.

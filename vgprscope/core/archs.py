@@ -148,7 +148,7 @@ ARCHS: dict[str, Arch] = {
         # (AMDGPUBaseInfo.cpp getTotalNumVGPRs, getVGPRAllocGranule); the rest is _RDNA's. LDS granule: LLVM
         # encodes 128 dwords (getLdsDwGranularity), as on gfx1100 (whether the hardware allocates 1 KiB is
         # as unresolved there; docs/occupancy-rules.md). Checked against LLVM's `; Occupancy:` on real
-        # compiles (tests/test_llvm_crosscheck.py).
+        # compiles (tests/core/test_llvm_crosscheck.py).
         AmdArch("gfx1201", "AMD RX 9070 (RDNA4), wave32, WGP mode", "gfx1201", wave_size=32,
                 vgprs_per_simd_lane=1536, vgpr_granule=24, compute_units=32, **_RDNA),  # RX 9070 XT: 64 CUs
         NvidiaArch("sm_80", "NVIDIA A100 (Ampere)", 80, max_warps_per_sm=64, max_blocks_per_sm=32,

@@ -425,7 +425,7 @@ def render_table(renderable, *, footnotes: Footnotes | Sequence[str] = (), notes
 
     - ``width``: the columns to fit; default :func:`output_width` (the terminal's, else $COLUMNS, else 100
       in a pipe or file). Columns made with ``no_wrap=True`` keep one line; the others fold, so design the
-      default view to need at most two lines a row at 100 columns (tests/test_tables.py checks).
+      default view to need at most two lines a row at 100 columns (tests/report/test_tables.py checks).
     - ``footnotes``: a :class:`Footnotes` (cells hold its ``[n]`` markers) or lines, printed under the table
       and wrapped to the width; ``notes``: unnumbered lines after them (a legend).
     - ``wide``: every row at its natural width (the --wide view), however wide that is.

@@ -1,0 +1,117 @@
+"""`vgprscope analyze` through typer's runner: rows, formats, bad input, exit codes."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import subprocess
+import sys
+
+import pytest
+from typer.testing import CliRunner
+
+from vgprscope.cli.app import _register, app
+
+_register()
+SMALL = ["--block-m", "64", "--block-n", "32", "--head-dim", "64", "--num-warps", "4", "--num-stages", "1"]
+
+
+def run(*args: str):
+    return CliRunner().invoke(app, list(args))
+
+
+@pytest.fixture(scope="module")
+def analyzed_json():
+    res = run("analyze", "--variant", "baseline", *SMALL, "--format", "json")
+    assert res.exit_code == 0, res.output
+    return json.loads(res.stdout)
+
+
+def test_json_has_schema_version_triton_and_full_configs(analyzed_json):
+    doc = analyzed_json
+    assert doc["schema_version"] == 1
+    assert doc["triton_version"] == doc["machine"]["triton"]
+    assert doc["machine"]["gpu"] == "compile-only"
+    assert [r["arch"] for r in doc["rows"]] == ["gfx90a", "gfx942", "sm_80"]
+    for row in doc["rows"]:
+        assert row["status"] == "ok"
+        cfg = row["config"]
+        assert (cfg["block_m"], cfg["block_n"], cfg["head_dim"], cfg["num_warps"], cfg["num_stages"]) == (64, 32, 64, 4, 1)
+        assert row["config_key"] and row["triton_version"] == doc["triton_version"]
+        assert row["occupancy"]["value"] >= 1 and row["occupancy"]["limiters"]
+    amd = doc["rows"][1]["usage"]
+    assert amd["vendor"] == "amd" and amd["vgpr_total"] > 0 and amd["llvm_occupancy"] >= 1
+    assert doc["rows"][2]["usage"]["regs"] > 0
+
+
+def test_table_csv_md_from_the_same_rows(analyzed_json):
+    table = run("analyze", "--variant", "baseline", *SMALL)
+    assert table.exit_code == 0
+    assert "compile-only (compiled here, no GPU: " in table.stdout and "gfx942" in table.stdout
+    md = run("analyze", "--variant", "baseline", *SMALL, "--format", "md")
+    assert md.stdout.count("| baseline |") == 3
+    rows = list(csv.DictReader(io.StringIO(run("analyze", "--variant", "baseline", *SMALL, "-f", "csv").stdout)))
+    assert [r["arch"] for r in rows] == ["gfx90a", "gfx942", "sm_80"]
+    assert rows[1]["usage_vgpr_total"] == str(analyzed_json["rows"][1]["usage"]["vgpr_total"])
+
+
+def test_output_file_is_written_whole(tmp_path):
+    out = tmp_path / "sub" / "rows.json"
+    out.parent.mkdir()  # a directory that does not exist is refused (tests/cli/test_output_files.py)
+    res = run("analyze", "--variant", "baseline", *SMALL, "-f", "json", "-o", str(out))
+    assert res.exit_code == 0 and res.stdout == ""
+    assert json.loads(out.read_text())["rows"]
+    assert [p.name for p in out.parent.iterdir()] == ["rows.json"]
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--arch", "gfx999"], "unknown arch 'gfx999'; valid: gfx90a, gfx942, gfx950, gfx1100, gfx1100-wave64, gfx1201, sm_80"),
+        (["--variant", "nope"], "unknown variant 'nope'; valid: baseline"),
+        (["--arch", "sm_80", "--waves-per-eu", "2"], "--waves-per-eu applies to AMD archs only"),
+        (["--arch", "gfx942", "--maxnreg", "128"], "--maxnreg applies to NVIDIA archs only"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(args, message):
+    res = run("analyze", *args)
+    assert res.exit_code == 2
+    assert message in res.stderr
+    assert "Traceback" not in res.output
+    assert len(res.stderr.strip().splitlines()) == 1
+
+
+def test_bad_dtype_is_a_usage_error():
+    res = run("analyze", "--dtype", "fp8")
+    assert res.exit_code == 2 and "fp16" in res.output and "bf16" in res.output
+
+
+def test_help_is_fast_to_import():
+    # the CLI module must not import torch or triton before a command needs them
+    code = ("import sys; import vgprscope.cli.app as a; a._register(); "
+            "print(any(m in sys.modules for m in ('torch', 'triton', 'pandas')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_python_dash_m_works():
+    out = subprocess.run([sys.executable, "-m", "vgprscope", "--version"], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.startswith("vgprscope ")
+
+
+def test_a_knob_goes_to_the_variants_that_take_it_and_a_refusal_is_a_row():
+    res = run("compare", "--strategies", "baseline,split-k", "--arch", "sm_80", *SMALL, "--knob", "num_splits=1000",
+              "--format", "json")
+    assert res.exit_code == 0, res.output
+    lines = {ln["variant"]: ln for ln in json.loads(res.stdout)["archs"]["sm_80"]}
+    assert lines["baseline"]["status"] == "ok"
+    assert "num_splits 1000" in lines["split-k"]["status"]
+
+
+def test_a_knob_no_variant_takes_is_a_usage_error():
+    res = run("analyze", "--variant", "baseline", "--knob", "num_splits=2")
+    assert res.exit_code == 2
+    assert "no selected variant takes the knob 'num_splits'" in res.stderr
+    bad = run("analyze", "--knob", "num_splits")
+    assert bad.exit_code == 2 and "is not NAME=VALUE" in bad.stderr

@@ -1,0 +1,261 @@
+"""The compile engine as processes: what a user's module prints goes to stderr, workers die with
+their parent, Ctrl-C stops within a second and says so, an unwritable cache is a warning and the results
+are still reported, and the compiler's own messages (ptxas, a failed static assertion) reach the row."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+VARIANT = '''
+import triton
+import triton.language as tl
+
+print("hello from the user's module")  # at import time, as some users' modules do
+
+VARIANT = {"name": "noisy", "strategy": "-", "seed": "-", "trades": "-", "kernels": ["k"],
+           "defaults": {"block_m": 64, "block_n": 64, "num_warps": 4, "num_stages": 1}}
+
+
+@triton.jit
+def k(X, n, BLOCK: tl.constexpr, CHECK: tl.constexpr):
+    tl.static_assert(CHECK < 100, "CHECK must stay below 100")
+    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(X + i, i, mask=i < n)
+
+
+def check_config(cfg):
+    return None
+
+
+def kernel_specs(cfg):
+    return [{"name": "k", "fn": k, "args": {"X": "*fp32", "n": 1000},
+             "constexprs": {"BLOCK": cfg["block_m"], "CHECK": cfg["block_n"]}}]
+'''
+
+
+def vgprscope(*args: str, env: dict[str, str] | None = None, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "vgprscope", *args], capture_output=True, text=True,
+                          env={**os.environ, **(env or {})}, **kw)
+
+
+@pytest.fixture()
+def kernel_dir(tmp_path) -> Path:
+    d = tmp_path / "kd"
+    d.mkdir()
+    (d / "noisy.py").write_text(textwrap.dedent(VARIANT))
+    return d
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_what_a_users_module_prints_goes_to_stderr(kernel_dir, tmp_path, jobs):
+    done = vgprscope("analyze", "--kernel-dir", str(kernel_dir), "--arch", "gfx942", "-f", "json", "--jobs", jobs,
+                     env={"VGPRSCOPE_CACHE_DIR": str(tmp_path / "cache")})
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)  # stdout is the JSON document only
+    assert [r["status"] for r in doc["rows"]] == ["ok"]
+    assert "hello from the user's module" in done.stderr
+
+
+def test_a_failed_static_assertion_is_its_message(kernel_dir, tmp_path):
+    done = vgprscope("analyze", "--kernel-dir", str(kernel_dir), "--arch", "sm_90", "--block-n", "128", "-f", "json",
+                     env={"VGPRSCOPE_CACHE_DIR": str(tmp_path / "cache")})
+    (row,) = json.loads(done.stdout)["rows"]
+    assert row["status"] == "CompileTimeAssertionFailure: CHECK must stay below 100"
+
+
+def test_a_ptxas_failure_is_ptxas_own_message():
+    """Triton wraps ptxas's stderr between 'Internal Triton PTX codegen error' and its repro command."""
+    from vgprscope.runtime.protocol import one_line
+
+    class PTXASError(RuntimeError):
+        pass
+
+    exc = PTXASError("PTXAS error: Internal Triton PTX codegen error\n`ptxas` stderr:\n"
+                     "ptxas-blackwell fatal   : Unknown option '-bogus-flag'\n\nRepro command: /x/ptxas -v k.ptx\n")
+    assert one_line(exc) == "PTXASError: ptxas-blackwell fatal : Unknown option '-bogus-flag'"
+
+
+def test_an_unwritable_cache_is_a_warning_and_the_rows_are_reported(kernel_dir, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("in the way")
+    done = vgprscope("analyze", "--kernel-dir", str(kernel_dir), "--arch", "gfx942", "-f", "json",
+                     env={"VGPRSCOPE_CACHE_DIR": str(blocker / "cache")})
+    assert done.returncode == 0, done.stderr
+    assert [r["status"] for r in json.loads(done.stdout)["rows"]] == ["ok"]
+    warnings = [ln for ln in done.stderr.splitlines() if "warning" in ln]
+    assert len(warnings) == 1 and warnings[0].startswith("vgprscope: warning: cannot write the compile cache in ")
+    assert "VGPRSCOPE_CACHE_DIR" in warnings[0]
+
+
+def _children(pid: int) -> list[int]:
+    out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True, text=True).stdout
+    return [int(x) for x in out.split()]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    state = subprocess.run(["ps", "-o", "stat=", "-p", str(pid)], capture_output=True, text=True).stdout.strip()
+    return bool(state) and not state.startswith("Z")
+
+
+GRID = ["analyze", "--variant", "baseline", "--arch", "gfx942", "--block-m", "16,32,64", "--block-n", "16,32",
+        "--head-dim", "64,128", "--jobs", "2"]
+
+
+def _start(tmp_path: Path) -> subprocess.Popen:
+    proc = subprocess.Popen([sys.executable, "-m", "vgprscope", *GRID], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            env={**os.environ, "VGPRSCOPE_CACHE_DIR": str(tmp_path / "cache")})
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and len(_children(proc.pid)) < 2:
+        time.sleep(0.2)
+    assert len(_children(proc.pid)) >= 2, "the compile workers did not start"
+    time.sleep(2)  # compiling
+    return proc
+
+
+def test_workers_die_with_their_parent(tmp_path):
+    """Killing the analyze process alone (not its group) leaves no compile worker alive."""
+    proc = _start(tmp_path)
+    workers = _children(proc.pid)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and any(_alive(w) for w in workers):
+        time.sleep(0.1)
+    assert not [w for w in workers if _alive(w)]
+
+
+def test_ctrl_c_stops_within_a_second_and_says_so(tmp_path):
+    proc = _start(tmp_path)
+    t0 = time.monotonic()
+    os.killpg(proc.pid, signal.SIGINT)  # a terminal's Ctrl-C reaches the whole process group
+    _, stderr = proc.communicate(timeout=30)
+    elapsed = time.monotonic() - t0
+    assert proc.returncode == 130
+    assert "interrupted: stopped the running compiles" in stderr and "Traceback" not in stderr
+    assert elapsed < 1.5, elapsed
+
+
+def test_killing_the_pool_prints_no_traceback_and_settles_every_future(monkeypatch):
+    """Ctrl-C kills the local pool with compiles waiting and running, with no thread's traceback after
+    "interrupted": the engine leaves its pool's futures to the pool, which cancels what waits (shutdown's
+    cancel_futures) and fails what runs (cancelling them from outside would race the pool's manager thread:
+    InvalidStateError, KeyError). This checks that kill path in both orders its
+    thread can see (the engine's side is test_ctrl_c_stops_within_a_second_and_says_so, end to end)."""
+    import threading
+
+    from vgprscope.compile.executors import Pool
+
+    raised: list[BaseException] = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: raised.append(args.exc_value))
+    for late in (False, True):
+        pool = Pool.get(2)
+        futures = [pool.submit(time.sleep, 30) for _ in range(12)]
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and sum(f.running() for f in futures) < 2:
+            time.sleep(0.1)
+        manager = pool._executor_manager_thread
+        if late:  # the manager thread sees dead workers before the shutdown (a busy machine's order)
+            for p in list(pool._processes.values()):
+                p.kill()
+            time.sleep(1)
+        Pool.kill()
+        if manager is not None:
+            manager.join(timeout=30)
+        assert all(f.done() for f in futures)
+        assert not all(f.cancelled() for f in futures)  # the running ones failed, not cancelled
+    assert raised == []
+
+
+def _torch_in_binder(own_process: bool) -> str:
+    """What ``import torch`` gives inside the worker's binder guard, in a fresh interpreter."""
+    code = ("import sys\nfrom vgprscope.runtime import compile, protocol\n"
+            + ("protocol.configure()\n" if own_process else "")
+            + "with compile._torch_if_missing():\n    import torch\n    inside = hasattr(torch, 'cuda')\n"
+            + "print('real' if inside else 'placeholder', 'torch' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd="/",
+                         env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
+    assert out.returncode == 0, out.stderr
+    return out.stdout.strip()
+
+
+def test_a_compile_worker_never_imports_torch_for_the_hip_binder():
+    """Triton's HIP binder imports torch (is_within_2gb): 1.3 s of every cold compile worker. A worker of its
+    own gets a placeholder during the binder and is left without torch; a user's process keeps the real one."""
+    pytest.importorskip("torch")
+    assert _torch_in_binder(own_process=True) == "placeholder False"
+    assert _torch_in_binder(own_process=False) == "real True"
+
+
+# the first seconds of a cold run, where Ctrl-C can land: the interpreter and the CLI starting, the options
+# parsed, the pool starting its workers (forked, each in its initializer), the first compiles
+CTRL_C_POINTS = [0.2 + 0.2 * i for i in range(20)]
+
+
+def _interrupted_cold(tmp_path: Path, after: float) -> tuple[int, str, str]:
+    proc = subprocess.Popen([sys.executable, "-m", "vgprscope", *GRID], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            env={**os.environ, "VGPRSCOPE_CACHE_DIR": str(tmp_path / f"cache-{after:.2f}")})
+    time.sleep(after)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGINT)  # a terminal's Ctrl-C reaches the whole process group
+    try:
+        stdout, stderr = proc.communicate(timeout=60)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    return proc.returncode, stdout, stderr
+
+
+@pytest.mark.slow
+def test_ctrl_c_anywhere_in_the_first_seconds_of_a_cold_run_is_one_line_and_130(tmp_path):
+    """Ctrl-C while the CLI starts, while the pool forks its workers (before their initializer ignores it)
+    or while they compile was a raw KeyboardInterrupt (exit -2), a worker's traceback, or every row "compile
+    worker failed: BrokenProcessPool" with exit 1. Whenever it lands it is one line and exit 130."""
+    bad = []
+    for after in CTRL_C_POINTS:
+        code, stdout, stderr = _interrupted_cold(tmp_path, after)
+        lines = stderr.splitlines()
+        if code != 130 or stdout or len(lines) != 1 or not lines[0].startswith("vgprscope: interrupted"):
+            bad.append((after, code, stderr[-600:]))
+    assert bad == [], f"{len(bad)} of {len(CTRL_C_POINTS)} not clean: {bad}"
+
+
+def test_a_toolchain_worker_whose_parent_is_gone_ends_without_a_traceback():
+    """A toolchain's worker (``python <runtime> --serve``) answering after its parent was killed printed a
+    BrokenPipeError traceback, and a Ctrl-C to the group gave it a KeyboardInterrupt one: it ends quietly."""
+    from vgprscope.runtime import worker_command
+
+    proc = subprocess.Popen(worker_command(sys.executable, "--serve"), stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        proc.stdin.write(json.dumps({"op": "unknown"}) + "\n")
+        proc.stdin.flush()
+        assert "unknown request" in proc.stdout.readline()  # serving
+        proc.stdout.close()  # the parent is gone: nobody reads the answers
+        os.killpg(proc.pid, signal.SIGINT)  # and the Ctrl-C that stopped it reached the worker too
+        time.sleep(0.5)
+        with contextlib.suppress(BrokenPipeError):  # a worker that died of the Ctrl-C reads no more
+            proc.stdin.write(json.dumps({"op": "unknown"}) + "\n")
+            proc.stdin.flush()
+            proc.stdin.close()
+        stderr = proc.stderr.read()
+        code = proc.wait(timeout=60)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+    assert stderr == "" and code == 0, (code, stderr)

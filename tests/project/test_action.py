@@ -1,0 +1,82 @@
+"""The repository's GitHub Action (action.yml, composite): its steps as a user's CI runs them, on a user's
+repository built here. The install step is pip's; the gate step (.github/action/gate.sh) runs as a shell
+script with the variables Actions gives it, and must leave a job summary, annotations, a SARIF file that
+validates, and the gate's exit code for the last step."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+import yaml
+from capture_helpers import ROOT
+
+from tests.report.test_sarif import HEAVY, KERNEL, SCHEMA, baselined_project
+
+ACTION = ROOT / "action.yml"
+GATE = ROOT / ".github" / "action" / "gate.sh"
+
+
+def test_the_action_is_composite_and_each_step_uses_its_own_inputs_and_scripts():
+    action = yaml.safe_load(ACTION.read_text())
+    assert action["runs"]["using"] == "composite"
+    inputs = set(action["inputs"])
+    assert {"triton-version", "archs", "capture", "baseline", "strict", "diff-triton", "sarif"} <= inputs
+    text = ACTION.read_text()
+    assert set(re.findall(r"inputs\.([a-z-]+)", text)) <= inputs
+    for step in action["runs"]["steps"]:
+        for script in re.findall(r"github\.action_path \}\}/([^\"]+)\"", step.get("run", "")):
+            assert (ROOT / script).is_file(), script
+    uses = {s.get("uses", "").split("@")[0] for s in action["runs"]["steps"]}
+    assert "github/codeql-action/upload-sarif" in uses and "actions/setup-python" in uses
+
+
+@pytest.fixture(scope="module")
+def repository(tmp_path_factory):
+    """A user's repository with a captured kernel and a saved baseline (a git checkout, as Actions has)."""
+    return baselined_project(tmp_path_factory.mktemp("action-repo"), '"gfx942"')
+
+
+def run_gate(root: Path, tmp_path: Path, **inputs: str) -> tuple[subprocess.CompletedProcess, dict, Path]:
+    output, summary = tmp_path / "output", tmp_path / "summary.md"
+    env = {**os.environ, "GITHUB_ACTIONS": "true", "GITHUB_OUTPUT": str(output), "GITHUB_STEP_SUMMARY": str(summary),
+           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+           **{f"VGPRSCOPE_{k.upper()}": v for k, v in inputs.items()}}
+    done = subprocess.run([shutil.which("bash") or "bash", str(GATE)], cwd=root, env=env, capture_output=True,
+                          text=True, timeout=900)
+    outputs = dict(line.split("=", 1) for line in output.read_text().splitlines()) if output.exists() else {}
+    return done, outputs, summary
+
+
+def test_an_unchanged_repository_passes_with_an_empty_sarif(repository, tmp_path):
+    done, outputs, summary = run_gate(repository, tmp_path, sarif="out.sarif")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert outputs["exit-code"] == "0" and outputs["sarif"] == "out.sarif"
+    log = json.loads((repository / "out.sarif").read_text())
+    jsonschema.Draft4Validator(SCHEMA).validate(log)
+    assert log["runs"][0]["results"] == []
+    assert "vgprscope check" in summary.read_text()
+
+
+def test_a_regression_fails_with_summary_annotations_and_sarif_results(repository, tmp_path):
+    kernel = (repository / "ops.py").read_text()
+    (repository / "ops.py").write_text(KERNEL.format(body=HEAVY))
+    try:
+        done, outputs, summary = run_gate(repository, tmp_path, strict="true")
+    finally:
+        (repository / "ops.py").write_text(kernel)
+    assert done.returncode == 0, done.stderr[-2000:]  # the step succeeds; the action's last step exits 1
+    assert outputs["exit-code"] == "1"
+    assert "::error" in done.stdout
+    log = json.loads((repository / outputs["sarif"]).read_text())
+    jsonschema.Draft4Validator(SCHEMA).validate(log)
+    errors = [r for r in log["runs"][0]["results"] if r["level"] == "error"]
+    assert errors and errors[0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "ops.py"
+    assert "worse" in summary.read_text()

@@ -1,0 +1,139 @@
+"""The register gate runs where torch is not installed.
+
+Each command runs in a subprocess whose ``sitecustomize`` (first on PYTHONPATH) puts a finder on
+``sys.meta_path`` that refuses ``torch``: ``import torch`` raises ModuleNotFoundError there, as in an
+environment installed without the ``bench`` extra. Compile workers inherit it (forked, or spawned with
+the same PYTHONPATH). The commands that need torch say so in one line naming the extra.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+BLOCKER = '''
+import sys
+
+class _NoTorch:
+    """No torch here: the environment of `pip install vgprscope` without the bench extra."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name == "torch" or name.startswith("torch."):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+sys.meta_path.insert(0, _NoTorch())
+'''
+SMALL = ["--variant", "baseline", "--block-m", "64", "--block-n", "32", "--head-dim", "64", "--num-warps", "4",
+         "--num-stages", "1"]
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory) -> dict[str, str]:
+    site = tmp_path_factory.mktemp("no_torch_site")
+    (site / "sitecustomize.py").write_text(BLOCKER)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(site), str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    env.pop("TRITON_INTERPRET", None)  # an installed gate compiles; it does not interpret
+    env["VGPRSCOPE_CACHE_DIR"] = str(tmp_path_factory.mktemp("no_torch_cache"))  # compile for real here
+    return env
+
+
+def vgprscope(env, *args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "vgprscope", *args], env=env, cwd=cwd, capture_output=True,
+                          text=True, timeout=600)
+
+
+def test_the_blocker_blocks(env):
+    out = subprocess.run([sys.executable, "-c", "import torch"], env=env, capture_output=True, text=True)
+    assert out.returncode == 1 and "No module named 'torch'" in out.stderr
+
+
+def test_bundled_kernel_files_import_without_torch(env):
+    code = ("import sys; from vgprscope.attention import loader\n"
+            "for f in loader.variant_files(loader.BUNDLED_DIR): loader.load_file(loader.BUNDLED_DIR, f.name)\n"
+            "import vgprscope.kernels._launch, vgprscope.kernels._fa_common, vgprscope.kernels.reference\n"
+            "print(sorted(m.rsplit('.', 1)[-1] for m in sys.modules if m.startswith('vgprscope.kernels.')))")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    loaded = set(eval(out.stdout))  # noqa: S307 (our own print of a list of names)
+    assert {p.stem for p in (ROOT / "kernels").glob("*.py") if p.stem != "__init__"} <= loaded
+
+
+def test_analyze_compiles_for_amd_and_nvidia_without_torch(env):
+    out = vgprscope(env, "analyze", *SMALL, "--arch", "gfx942,sm_80", "--format", "json")
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert [(r["arch"], r["status"]) for r in doc["rows"]] == [("gfx942", "ok"), ("sm_80", "ok")]
+    assert doc["rows"][0]["usage"]["vgpr_total"] > 0 and doc["rows"][1]["usage"]["regs"] > 0
+
+
+def test_compare_and_occupancy_without_torch(env):
+    out = vgprscope(env, "compare", "--strategies", "baseline,remat-q", "--arch", "gfx942", *SMALL[2:],
+                    "--format", "json")
+    assert out.returncode == 0, out.stderr
+    assert [ln["variant"] for ln in json.loads(out.stdout)["archs"]["gfx942"]] == ["baseline", "remat-q"]
+    occ = vgprscope(env, "occupancy", "--arch", "gfx942", "--vgprs", "128", "--agprs", "64", "--format", "json")
+    assert occ.returncode == 0, occ.stderr
+    assert json.loads(occ.stdout)["waves_per_simd"] == 2
+
+
+def test_baseline_save_and_check_without_torch(env, tmp_path):
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.vgprscope]\nbaseline = "b.json"\nvariants = ["baseline"]\narchs = ["gfx942"]\n'
+        'configs = [{head_dim = 64, block_m = 64, block_n = 32, num_warps = 4, num_stages = 1}]\n')
+    save = vgprscope(env, "baseline", "save", cwd=tmp_path)
+    assert save.returncode == 0, save.stderr
+    assert json.loads((tmp_path / "b.json").read_text())["entries"]
+    check = vgprscope(env, "check", cwd=tmp_path)
+    assert check.returncode == 0, check.stderr + check.stdout
+
+
+@pytest.mark.parametrize("args", [["bench", "--strategies", "baseline"], ["bench"]])
+def test_bench_names_the_extra(env, args):
+    out = vgprscope(env, *args)
+    assert out.returncode == 2
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in out.stderr, out.stderr
+    assert "needs torch, which is not installed" in lines[0] and "pip install 'vgprscope[bench]'" in lines[0]
+    assert out.stdout == ""
+
+
+def test_importing_vgprscope_needs_no_torch(env):
+    """``vgprscope.attention`` runs on torch tensors, so torch is there when it is called; the package and
+    its API module import without it."""
+    out = subprocess.run([sys.executable, "-c", "import vgprscope, vgprscope.attention.run; print(callable(vgprscope.attention))"],
+                         env=env, capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 0 and out.stdout.strip() == "True", out.stderr
+
+
+def test_install_commands_agree():
+    """The README's test command is what CI runs; the gate's workflow installs no torch."""
+    readme = (ROOT / "README.md").read_text()
+    block = readme.split("## Quick start", 1)[1].split("```console", 1)[1].split("```", 1)[0]
+    tool_cmd, test_cmd = [ln.strip() for ln in block.strip().splitlines()]
+    assert "torch" not in tool_cmd and tool_cmd.endswith("vgprscope analyze")
+    install, run_tests = test_cmd.split(" && ")
+    ci = (ROOT / ".ci" / "run").read_text().splitlines()
+    assert install.replace("pip install ", "pip install -q ", 1) in ci
+    assert run_tests.replace("pytest", "pytest -q") in ci
+    assert 'python -m pytest -q -m "slow or install"' in ci  # what a plain run leaves out (pyproject's addopts)
+    workflow = (ROOT / ".github" / "workflows" / "vgprscope.yml").read_text()
+    installs = [ln for ln in workflow.splitlines() if "pip install" in ln]
+    assert installs and not any("torch" in ln for ln in installs)
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert not any(d.startswith("torch") for d in meta["dependencies"])
+    assert any(d.startswith("torch") for d in meta["optional-dependencies"]["bench"])
+    assert any(d.startswith("torch") for d in meta["optional-dependencies"]["test"])
