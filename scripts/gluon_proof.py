@@ -582,7 +582,7 @@ def main() -> None:
                   "yet\"); 08's launcher passes `num_warps=8` to a kernel that also takes `num_warps` as a "
                   "parameter, which vgprscope gave to the parameter only (its compile ran 4 warps and Triton "
                   "refused the 8-warp layout) where Triton's JIT gives it to both "
-                  "(`tests/test_gluon_launch_values.py`).",
+                  "(`tests/runtime/test_gluon_launch_values.py`).",
                   "- Not here: 05-wgmma at its stored revision (0c8ca22f3ce3) calls `gl.constexpr_function`, "
                   "which no release from 3.4.0 to " + triton.__version__ + " has (they have "
                   "`gluon.constexpr_function`): it imports under none. 06, 07, 08's matmul kernels, 09 on and "

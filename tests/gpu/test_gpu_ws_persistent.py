@@ -1,14 +1,14 @@
 """GPU tests (marker ``gpu``) of ws-regalloc's knob persistent=1: one program per SM walking the (query block,
 head) tiles, the ring's and barriers' phases carried from tile to tile, the descriptors over the flattened
 [B*H*N, D] views (rows past a head's end belong to the next head, masked or never stored). Every case of
-tests/test_gpu.py against the float64 reference, at the sm_90 defaults (ping-pong) and with one consumer
+tests/gpu/test_gpu.py against the float64 reference, at the sm_90 defaults (ping-pong) and with one consumer
 partition of 8 warps; a copy without the rescale of acc must fail under it too."""
 
 from __future__ import annotations
 
 import pytest
 
-from test_gpu import GQA_SHAPES, SHAPES
+from tests.gpu.test_gpu import GQA_SHAPES, SHAPES  # type: ignore[import-not-found]
 
 pytestmark = pytest.mark.gpu
 
@@ -58,7 +58,7 @@ def test_broken_ws_regalloc_copy_fails_persistent(tmp_path):
 
     from vgprscope.attention.correctness import check_variant
 
-    src = (Path(__file__).parent / ".." / "kernels" / "ws_regalloc.py").read_text()
+    src = (Path(__file__).resolve().parents[2] / "kernels" / "ws_regalloc.py").read_text()
     rescale = "        acc = acc * gl.expand_dims(alpha_o, 1)\n"
     assert src.count(rescale) == 2
     broken = (src.replace(rescale, "").replace("from ._launch import", "from vgprscope.kernels._launch import")

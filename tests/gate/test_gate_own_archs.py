@@ -14,7 +14,7 @@ from vgprscope.core.errors import UsageError
 from vgprscope.gate.config import GateConfig, GateSet
 from vgprscope.library.gate import own_archs
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 BASELINE = ROOT / "vgprscope-baseline.json"
 
 

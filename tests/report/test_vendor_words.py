@@ -16,7 +16,7 @@ from vgprscope.core.records import AmdUsage, NvidiaUsage
 from vgprscope.report import usage_text
 from vgprscope.report.vendor_words import VENDOR_WORDS, VendorWords, words_of
 
-BACKENDS_DIR = Path(__file__).resolve().parent.parent / "vgprscope" / "backends"
+BACKENDS_DIR = Path(__file__).resolve().parents[2] / "vgprscope" / "backends"
 PROTOCOL = {
     "name", "vendor", "facts", "metrics",  # data
     "target", "arch_for_target", "device_arch",  # the arch table and targets

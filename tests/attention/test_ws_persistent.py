@@ -1,7 +1,7 @@
 """ws-regalloc's knob persistent=1 (one program per SM walking the tiles), GPU-free: it compiles for sm_90 under
 the installed Triton and the GPU machine's 3.6.0 with the registers split as at the default (the producer
 24, both ping-pong consumers 240), and its bad settings are refused with the reason. Its numerics and speed
-are GPU tests (tests/test_gpu_ws_persistent.py, reports/ws-regalloc-h100.md)."""
+are GPU tests (tests/gpu/test_gpu_ws_persistent.py, reports/ws-regalloc-h100.md)."""
 
 from __future__ import annotations
 
