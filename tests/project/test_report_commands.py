@@ -70,7 +70,7 @@ def test_scripts_holds_development_tooling_only():
     assert left == ["_speed.py", "bench_capture_overhead.py", "bench_grid_speed.py", "bench_pytest_plugin.py",
                     "bench_scan.py",
                     "bench_tool_speed.py", "bench_toolchain_speed.py", "compare_cubins.py", "gluon_proof.py",
-                    "gpu_fla_ops.py", "gpu_inductor_block.py", "gpu_loop_counts.py", "make_fixtures.py",
+                    "gpu_fla_ops.py", "gpu_inductor_block.py", "gpu_loop_counts.py", "inductor_spill_search.py", "make_fixtures.py",
                     "make_scan_fixture.py", "measure_tolerances.py", "place_tests.py", "validate_occupancy_gpu.py"]
     assert sorted(p.name for p in (ROOT / ".ci").glob("gpu_*.sh")) == [
         "gpu_capture.sh", "gpu_capture_fla.sh", "gpu_capture_inductor.sh", "gpu_env.sh", "gpu_loop_counts.sh",
