@@ -4,6 +4,9 @@
   imported. Compiles are unaffected: the compile engine runs them in worker processes with it off.
 - One compile cache per test session, so tests never read or write the user's cache.
 - Tests marked ``gpu`` are skipped where no CUDA / ROCm device is visible.
+- Tables are laid out for $COLUMNS, else 100 columns in a pipe; the tests read that 100-column layout, so a
+  width exported in the shell (or the COLUMNS=80 pytest-xdist gives its workers) is dropped. A test that wants
+  another width sets it.
 """
 
 from __future__ import annotations
@@ -12,6 +15,8 @@ import os
 import tempfile
 
 os.environ.setdefault("TRITON_INTERPRET", "1")
+os.environ.pop("COLUMNS", None)
+os.environ.pop("LINES", None)
 os.environ.setdefault("VGPRSCOPE_CACHE_DIR", tempfile.mkdtemp(prefix="vgprscope-test-cache-"))
 # Other Triton releases the toolchain tests install (about 250 MB each): once per session unless a developer
 # points this at a directory kept between sessions.
