@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import typer
 
-from .common import ReflowedHelp, emit, err, handles_errors
+from .common import ReflowedHelp, emit, err, handles_errors, headed, in_project
 from .options import Compiles, DiffFormat, DiffFormatOpt, Grid, Kernels, Output, ReleaseArg, Rules, SchedulerOpt, Toolchains, bundled
 
 
@@ -21,10 +21,12 @@ def diff(*, tc: Toolchains, kernels: Kernels, grid: Grid, rules: Rules, format: 
     from ..library import api
     from .progress import compile_progress
 
+    selection, note = in_project(kernels.library(), rules.config)
     with compile_progress() as progress:
-        result = api.diff(**tc.library(), **kernels.library(), **grid.library(), rule=rules.rule, config=rules.config,
+        result = api.diff(**tc.library(), **selection, **grid.library(), rule=rules.rule, config=rules.config,
                           fail_on_change=rules.fail_on_change, strict=rules.strict, **run.library(), scheduler=scheduler,
                           on_progress=progress)
+    result = headed(result, note)
     render = {DiffFormat.table: lambda: result.table(wide=out.wide), DiffFormat.md: result.markdown,
               DiffFormat.json: result.to_json, DiffFormat.csv: result.to_csv, DiffFormat.sarif: result.to_sarif}
     emit(render[format](), out.output)

@@ -83,6 +83,7 @@ class GateConfig:
     # fnmatch patterns over entry keys (label/kernel/arch/slot): a missing entry matching one does not fail
     allow_missing: tuple[str, ...] = ()
     source: Path | None = field(default=None, compare=False)  # the file it was read from
+    keys: tuple[str, ...] = field(default=(), compare=False)  # the keys that file sets (the rest are defaults)
 
     @property
     def where(self) -> str:
@@ -202,7 +203,7 @@ def _from_table(section: Mapping[str, Any], path: Path, sources: Sequence[str]) 
     if not isinstance(strict, bool):
         raise UsageError(f"{where}: strict must be true or false; got {strict!r}")
     return GateConfig(s, baseline, RuleSet(_rules(section.get("rules", {}), where), strict),
-                      _allow_missing(section.get("allow_missing", False), where), path)
+                      _allow_missing(section.get("allow_missing", False), where), path, tuple(section))
 
 
 def _names(value: Any, key: str, where: str) -> list[str]:

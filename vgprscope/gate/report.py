@@ -144,8 +144,7 @@ def config_text(d: EntryDiff) -> str:
 def details(d: EntryDiff) -> str:
     """What changed in one entry, worst first."""
     if d.state is State.NEW:
-        return "new: no baseline entry" + ("" if d.entry.status == "ok" else f"; status: {d.entry.status}") + \
-            (f"; {d.entry.note}" if d.entry.note else "")
+        return "new: no baseline entry" + ("" if d.entry.status == "ok" else f"; status: {d.entry.status}")
     if d.state is State.MISSING:
         return "missing: in the baseline, not produced by this run" + (" (accepted)" if d.accepted else "")
     parts = []
@@ -159,8 +158,6 @@ def details(d: EntryDiff) -> str:
     parts += [metric_text(m) for m in sorted(d.changed_metrics, key=lambda m: order[m.change])]
     if not parts and d.entry.status != "ok":
         parts.append(f"still fails: {d.entry.status}")
-    if d.current is not None and d.current.note:  # compiled from a capture's snapshot, not the files here
-        parts.append(d.current.note)
     return "; ".join(parts)
 
 

@@ -90,6 +90,17 @@ def _grid(fields: dict[str, Any], dtype: Any, causal: Any, knob: Any, shape: Any
     return selection.requests(fields, dtype=dtype, causal=causal, knob=knob, shape=shape)
 
 
+def _noted(result: Any, records: Sequence[Any]) -> Any:
+    """A result whose header says, once, which of its rows were compiled from a capture's snapshot (their
+    files not on this machine), rather than each row."""
+    from dataclasses import replace
+
+    from ..report.machine import snapshot_note
+
+    line = snapshot_note((str(dict(r.extras).get("note") or "") for r in records), len(records))
+    return replace(result, machine=result.machine.with_notes(line)) if line else result
+
+
 Ints = int | Sequence[int] | None
 Names = str | Sequence[str] | None
 
@@ -139,7 +150,7 @@ def analyze(kernel: Any = None, /, *args: Any, variant: Names = None, arch: Name
     records = sweep(sel, yes=yes, max_compiles=max_compiles, scheduler=scheduler, executor=executor, **run)
     if len(sides) <= 1:  # a history keeps the toolchains' order; one table sorts as asked
         records = sort_records(group_records(records) if len(requests) > 1 else records, sort)
-    return AnalyzeResult(tuple(records), toolchains=tuple(sides))
+    return _noted(AnalyzeResult(tuple(records), toolchains=tuple(sides)), records)
 
 
 def compare(*, strategies: Names = None, variant: Names = None, arch: Names = None, block_m: Ints = None,
@@ -179,7 +190,7 @@ def compare(*, strategies: Names = None, variant: Names = None, arch: Names = No
         levels = frontier_of(replace(sel, sources=(sel.variant_source(),)), **common)
         per_arch = with_frontiers(per_arch, levels)
     per_arch = sort_lines(per_arch, sort)
-    result = CompareResult({k: tuple(v) for k, v in per_arch.items()}, tuple(records))
+    result = _noted(CompareResult({k: tuple(v) for k, v in per_arch.items()}, tuple(records)), records)
     if bench:
         timings = bench_columns(per_arch, requests, selection.shape_value(shape))
         result = replace(result, **timings)
@@ -220,7 +231,8 @@ def frontier(kernel: Any = None, /, *args: Any, variant: Names = None, strategie
         sel = Selection.of(tuple(dict.fromkeys(names)), archs, requests, keywords,
                            toolchains=(side,) if side is not None else ())
     frontiers = frontier_of(sel, yes=yes, max_compiles=max_compiles, scheduler=scheduler, executor=executor, **run)
-    return FrontierResult(tuple(sort_frontiers(frontiers, sort)))
+    return _noted(FrontierResult(tuple(sort_frontiers(frontiers, sort))),
+                  [lv.record for kf in frontiers for lv in kf.levels])
 
 
 def explain(kernel: Any = None, /, *args: Any, variant: Names = None, arch: Names = None, block_m: Ints = None,

@@ -28,6 +28,7 @@ from ..compile.task import RowInfo, Task, target_of
 from ..backends import BACKENDS, all_options, foreign_options
 from ..core.job import Arg, CompileJob, FunctionSource, Target
 from ..core.errors import UsageError
+from ..core.records import SNAPSHOT_NOTE as SNAPSHOT
 from ..core.records import ArgSpec, AutotunePick, KernelIdentity, LaunchConfig
 from .base import Reading, Want
 from .inductor import THRESHOLD_EXTRA, inductor_slot, spill_threshold
@@ -134,7 +135,6 @@ def generated(x: CapturedLaunch) -> bool:
     return bool(x.producer) and (x.producer or {}).get("by") == "inductor"
 
 
-SNAPSHOT = "compiled from the capture's snapshot of its source"
 _DERIVE_FORMAT = 2
 
 

@@ -34,11 +34,20 @@ def _sites_text(result: DiffResult, width: int) -> list[str]:
     return out
 
 
+def _noted(result: DiffResult, machine: Any) -> Any:
+    """The gate's result with the header's notes (what was compiled) above its own."""
+    from dataclasses import replace
+
+    notes = tuple(getattr(machine, "notes", ()))
+    return replace(result.gate, notes=(*notes, *result.gate.notes)) if notes else result.gate
+
+
 def to_table(result: DiffResult, machine: Any, *, wide: bool = False, width: int | None = None) -> str:
     from ...report.formats import output_width
 
     width = width or output_width()
-    text = report.to_table(result.gate, machine.fields(), _versions(result), wide=wide, width=width, command="diff")
+    text = report.to_table(_noted(result, machine), machine.fields(), _versions(result), wide=wide, width=width,
+                           command="diff")
     sites = _sites_text(result, width if not wide else 10**4)
     sites += [wrap(f"Inductor's spill threshold crossed: {c.text()}", width, "  ") for c in result.crossings]
     sites += [wrap(c.text(), width if not wide else 10**4, "  ") for c in result.loops]
@@ -57,7 +66,7 @@ def _sites_md(s: SpillSites) -> str:
 
 
 def to_markdown(result: DiffResult, machine: Any) -> str:
-    text = report.to_markdown(result.gate, machine.line(), _versions(result), command="diff")
+    text = report.to_markdown(_noted(result, machine), machine.line(), _versions(result), command="diff")
     parts = [f"**{result.summary()}**", "", text]
     spilling = [s for s in result.spills if s.sites]
     if spilling:
