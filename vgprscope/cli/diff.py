@@ -16,8 +16,9 @@ def diff(*, tc: Toolchains, kernels: Kernels, grid: Grid, rules: Rules, format: 
     """What the next Triton (or a compiler setting) does to the same kernels, before you upgrade.
 
     Two sides: --triton A --triton B; or one --triton (or the installed one) with and without --set
-    NAME=VALUE. Each side compiles the same kernels; the second is judged by the gate's rules (as `check`,
-    pyproject included). Exit 1: a regression; 0: none; 2: nothing could be compared."""
+    NAME=VALUE. Each side compiles the same kernels from their current source; the second is judged by the gate's
+    rules (as `check`, pyproject included). Exit 1: a regression; 0: none; 2: nothing could be compared, or a side
+    could not compile a kernel from its current source (the summary says which side and why)."""
     from ..library import api
     from .progress import compile_progress
 
@@ -34,6 +35,8 @@ def diff(*, tc: Toolchains, kernels: Kernels, grid: Grid, rules: Rules, format: 
         err(result.summary())
     if result.compared == 0:
         err("error: nothing could be compared: no kernel compiled on both sides")
+        raise typer.Exit(2)
+    if not result.comparable:  # a side that could not read a kernel's current source: no verdict on it
         raise typer.Exit(2)
     raise typer.Exit(0 if result.passed else 1)
 

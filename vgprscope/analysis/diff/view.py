@@ -99,6 +99,8 @@ def to_json(result: DiffResult, machine: Any) -> str:
              "after": {"triton_version": result.after.version, "label": result.after.label,
                        "settings": dict(result.after.settings)},
              "diff_summary": result.summary(), "spill_sites": [_sites_json(s) for s in result.spills],
+             # entries a side could not compile from their current source: not judged (exit 2)
+             "unloaded": [{"side": side, "key": key, "reason": why} for side, key, why in result.unloaded],
              "loop_changes": [c.as_dict() for c in result.loops],
              "inductor_threshold_crossings": [
                  {"key": c.key, "before": {"n_spills": c.before.n_spills, "threshold": c.before.threshold,
