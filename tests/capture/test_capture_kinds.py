@@ -1,6 +1,7 @@
 """Kernels as users' libraries write them, each captured and analysed: an autotuner subclass
 with its own run(), a kernel in a generated module loaded under another name, a kernel in a script without
-a main guard, and a library that needs a GPU to import (compiled from the capture's snapshot of its source).
+a main guard, a library that needs a GPU to import (read from its file), and one gone from this machine (compiled
+from the capture's snapshot of its source).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from pathlib import Path
 
 
 import vgprscope
-from capture_helpers import USER_KERNELS, cli, direct_compile, usage_counts
+from capture_helpers import USER_KERNELS, cli, direct_compile, gone_library, usage_counts
 from vgprscope.capture.model import load_capture
 
 ARCHS = ["gfx942", "sm_90"]
@@ -55,22 +56,13 @@ def test_a_kernel_in_a_script_without_a_main_guard_is_analysed_without_running_i
     assert marker.read_text() == "ran\n"  # analysing it did not run the script
 
 
-def test_a_library_that_needs_a_gpu_to_import_compiles_from_the_snapshot(tmp_path):
-    cap_file = capture(tmp_path, "run_gpu_only.py", env={"FAKE_GPU": "1"})
-    (kernel,) = load_capture(cap_file).kernels
-    snap = json.loads(kernel.snapshot)
-    assert not snap["problems"] and set(snap["functions"]) == {"gpu_only_ops:rms", "helpers_for_gpu_only:square"}
-    records = vgprscope.analyze(capture=cap_file, arch=ARCHS, jobs=2).records  # no FAKE_GPU here: the import fails
-    assert [r.status for r in records] == ["ok", "ok"]
-    note = dict(records[0].extras)["note"]
-    assert note.startswith("compiled from the capture's snapshot of its source (cannot import gpu_only_ops: "
-                           "RuntimeError: gpu_only_ops needs a GPU to import)")
-    # the counts of a direct compile of the real module (imported where the "GPU" is)
+def _direct_gpu_only(module_dir: Path) -> dict:
+    """The counts of a direct compile of the real module, imported where the "GPU" is."""
     import os
 
     os.environ["FAKE_GPU"] = "1"
     try:
-        direct = direct_compile(USER_KERNELS, {
+        return direct_compile(module_dir, {
             "module": "gpu_only_ops", "name": "rms",
             "signature": {"X": "*fp32", "Y": "*fp32", "n": "i32", "BLOCK": "constexpr"},
             "constexprs": {"BLOCK": 128},
@@ -80,7 +72,37 @@ def test_a_library_that_needs_a_gpu_to_import_compiles_from_the_snapshot(tmp_pat
             "options": {}})
     finally:
         del os.environ["FAKE_GPU"]
+
+
+def test_a_library_that_needs_a_gpu_to_import_is_read_from_its_file(tmp_path):
+    """Where its module does not import (no GPU here), the kernel is read from its current file: the same counts
+    as the real module's direct compile, and no row says "snapshot"."""
+    cap_file = capture(tmp_path, "run_gpu_only.py", env={"FAKE_GPU": "1"})
+    (kernel,) = load_capture(cap_file).kernels
+    snap = json.loads(kernel.snapshot)
+    assert not snap["problems"] and set(snap["functions"]) == {"gpu_only_ops:rms", "helpers_for_gpu_only:square"}
+    records = vgprscope.analyze(capture=cap_file, arch=ARCHS, jobs=2).records  # no FAKE_GPU here: the import fails
+    assert [r.status for r in records] == ["ok", "ok"]
+    assert not any(dict(r.extras).get("note") for r in records)
+    direct = _direct_gpu_only(USER_KERNELS)
     for rec in records:
+        assert usage_counts(rec) == direct[rec.arch], rec.arch
+
+
+def test_a_library_gone_from_this_machine_compiles_from_the_snapshot(tmp_path):
+    """Only where the file itself is gone (a library installed where the capture ran, not here) does the
+    capture's snapshot compile: to the same counts, and the result's header says so once."""
+    cap_file, moved = gone_library(tmp_path)
+    result = vgprscope.analyze(capture=cap_file, arch=ARCHS, jobs=2)
+    assert [r.status for r in result.records] == ["ok", "ok"]
+    notes = {dict(r.extras)["note"] for r in result.records}
+    assert notes == {"compiled from the capture's snapshot of its source "
+                     f"({tmp_path / 'capturing-machine' / 'site-packages' / 'gpu_only_ops.py'} is not on this machine)"}
+    assert result.machine.notes == (f"every row (2) compiled from the capture's snapshot of their source: "
+                                    f"{tmp_path / 'capturing-machine' / 'site-packages' / 'gpu_only_ops.py'} is not "
+                                    "on this machine",)
+    direct = _direct_gpu_only(moved)
+    for rec in result.records:
         assert usage_counts(rec) == direct[rec.arch], rec.arch
 
 

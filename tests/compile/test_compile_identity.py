@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from capture_helpers import USER_KERNELS, cli
+from capture_helpers import cli, gone_library
 from vgprscope.core.archs import get_arch
 from vgprscope.attention.config import ConfigRequest
 from vgprscope.attention.source import variant_tasks
@@ -275,22 +275,14 @@ def test_the_worker_tells_a_toolchain_fault_from_a_verdict():
 
 # ------------------------------------------------------------------------- item 8: snapshot compiles
 
-def _gpu_only_capture(tmp_path: Path) -> Path:
-    out = tmp_path / "cap.json"
-    done = cli("capture", "-o", str(out), "--", sys.executable, str(USER_KERNELS / "run_gpu_only.py"),
-               env={"TRITON_INTERPRET": "1", "FAKE_GPU": "1"})
-    assert done.returncode == 0, done.stderr
-    return out
-
-
 def test_a_kernel_compiled_from_its_snapshot_is_cached_and_keeps_the_users_lines(tmp_path, monkeypatch):
-    """A kernel whose module cannot be imported here compiles from the capture's snapshot: a warm re-run
+    """A kernel whose file is gone from this machine compiles from the capture's snapshot: a warm re-run
     compiles nothing, and its line info names the user's file and lines, not the snapshot's temp file."""
     from vgprscope.capture.model import load_capture
     from vgprscope.sources.capture import capture_tasks
 
     monkeypatch.setenv("VGPRSCOPE_CACHE_DIR", str(tmp_path / "cache"))
-    cap_file = _gpu_only_capture(tmp_path)
+    cap_file, moved = gone_library(tmp_path)
     cap = load_capture(cap_file)
     cache = CompileCache(tmp_path / "cache")
     engine = Engine(1, cache)
@@ -305,10 +297,10 @@ def test_a_kernel_compiled_from_its_snapshot_is_cached_and_keeps_the_users_lines
     assert found and not any("vgprscope_snapshot" in f for f, _ in found)
     triton_files = str(identity.triton_dir())
     files = {(f, n) for f, n in found if not f.startswith(triton_files)}  # tl.sum's own lines are Triton's
-    ops = (USER_KERNELS / "gpu_only_ops.py").resolve()
-    helpers = (USER_KERNELS / "helpers_for_gpu_only.py").resolve()
+    was = tmp_path / "capturing-machine" / "site-packages"  # where the files were when captured
+    ops, helpers = was / "gpu_only_ops.py", was / "helpers_for_gpu_only.py"
     assert {Path(f) for f, _ in files} <= {ops, helpers}
-    lines = ops.read_text().splitlines()
+    lines = (moved / ops.name).read_text().splitlines()
     for f, n in files:  # each location is a line of the user's file that holds the kernel's code
         if Path(f) == ops:
             assert lines[int(n) - 1].startswith(("    ", "def rms(")), (f, n)
@@ -323,7 +315,7 @@ def test_a_changed_snapshot_is_a_miss(tmp_path, monkeypatch):
     from vgprscope.capture.model import load_capture
     from vgprscope.sources.capture import capture_tasks
 
-    cap = load_capture(_gpu_only_capture(tmp_path))
+    cap = load_capture(gone_library(tmp_path)[0])
     cache = CompileCache(tmp_path / "cache")
     (task,) = capture_tasks(cap, [get_arch("gfx942")])
     (first,) = Engine(1, cache).compile([task])
@@ -434,8 +426,8 @@ print("ok")
 
 
 def test_a_warm_diff_compiles_nothing_kernels_that_import_torch_included(tmp_path, monkeypatch):
-    """A kernel module importing torch compiles from the capture's snapshot in a release's environment
-    (Triton alone): the warm re-run of the diff compiles nothing on either side (it recompiled, 5-17 s)."""
+    """A kernel module importing torch is read from its file in a release's environment (Triton alone): the
+    warm re-run of the diff compiles nothing on either side (it recompiled, 5-17 s)."""
     import vgprscope
 
     tc, _ = _fake_release(tmp_path, monkeypatch)
