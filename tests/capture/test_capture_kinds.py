@@ -39,6 +39,44 @@ def test_an_autotuner_subclass_with_its_own_run_records_every_config(tmp_path):
     assert len(records) == 6 and all(r.ok for r in records)
 
 
+def test_a_librarys_own_autotuner_keeps_every_config_and_is_never_stale(tmp_path):
+    """A library's Autotuner subclass (its own run() passes the chosen config's keyword arguments to fn.run),
+    made by a call around the kernel under another name, or stacked under an entry wrapper and
+    ``@triton.heuristics`` with a ``prune_configs_by``: captured under the interpreter, every config of each
+    compiles on each arch, from the current source (never "the parameters changed": the capture is seconds
+    old), with torch and without it (the module imports torch at the top), to the same numbers."""
+    import os
+    import subprocess
+
+    from tests.project.test_no_torch import BLOCKER
+
+    cap_file = capture(tmp_path, "run_lib_ops.py")
+    cap = load_capture(cap_file)
+    assert sorted((x.kernel.qualname, x.autotune["index"], x.autotune["count"]) for x in cap.launches) == [
+        ("double_kernel", 0, 3), ("double_kernel", 1, 3), ("double_kernel", 2, 3), ("gelu_kernel", 0, 1)]
+    records = vgprscope.analyze(capture=cap_file, arch=ARCHS, jobs=2).records
+    assert all(r.ok for r in records), [r.status for r in records]
+    rows = sorted((r.kernel, r.arch, dict(r.config.constexprs)["BLOCK"]) for r in records)
+    assert rows == sorted([(k, a, b) for a in ARCHS for k, b in
+                           [("double_kernel", 32), ("double_kernel", 64), ("double_kernel", 128), ("gelu_kernel", 32)]])
+    assert {dict(r.config.constexprs).get("EVEN") for r in records if r.kernel == "gelu_kernel"} == {False}
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(BLOCKER)
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"} | {"PYTHONPATH": str(site)}
+    done = subprocess.run([sys.executable, "-m", "vgprscope", "analyze", "--capture", str(cap_file), "--arch",
+                           ",".join(ARCHS), "--format", "json"], env=env, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-2000:]
+    torch_free = {(r["kernel"], r["arch"], r["slot"]): r["usage"] for r in json.loads(done.stdout)["rows"]}
+    assert torch_free == {(r.kernel, r.arch, r.slot): json.loads(json.dumps(_usage(r))) for r in records}
+
+
+def _usage(rec) -> dict:
+    from vgprscope.core.records import usage_to_dict
+
+    return usage_to_dict(rec.usage)
+
+
 def test_a_kernel_in_a_generated_module_is_analysed(tmp_path):
     cap_file = capture(tmp_path, "run_generated.py", str(tmp_path / "generated"))
     (x,) = load_capture(cap_file).launches
