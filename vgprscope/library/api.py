@@ -92,12 +92,13 @@ def _grid(fields: dict[str, Any], dtype: Any, causal: Any, knob: Any, shape: Any
 
 def _noted(result: Any, records: Sequence[Any]) -> Any:
     """A result whose header says, once, which of its rows were compiled from a capture's snapshot (their
-    files not on this machine), rather than each row."""
+    files not on this machine), rather than each row (``records``: Records, or each row's note)."""
     from dataclasses import replace
 
     from ..report.machine import snapshot_note
 
-    line = snapshot_note((str(dict(r.extras).get("note") or "") for r in records), len(records))
+    notes = [r if isinstance(r, str) else str(dict(r.extras).get("note") or "") for r in records]
+    line = snapshot_note(notes, len(notes))
     return replace(result, machine=result.machine.with_notes(line)) if line else result
 
 
@@ -272,7 +273,8 @@ def explain(kernel: Any = None, /, *args: Any, variant: Names = None, arch: Name
         # a grid's launch options are "what if" overrides of the captured launches, as analyze takes them
         # (a capture alone refuses the variants' own options)
         sel = Selection.of(names, archs, requests, keywords, toolchains=(side,) if side is not None else ())
-    return ExplainResult(tuple(explain_of(sel, **run)))
+    explained = explain_of(sel, **run)
+    return _noted(ExplainResult(tuple(explained)), [e.compiled_from for e in explained])
 
 
 def _gate_paths(what: str, config: PathLike | None, baseline: PathLike | None, named: dict[str, Any],
