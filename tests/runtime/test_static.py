@@ -187,3 +187,41 @@ def test_a_file_that_is_not_python_says_so(tmp_path, clean_modules):
     source = _package(tmp_path, OPS + "\nthis is no Python\n")
     answer = derive({"kernel": source, "launches": []})
     assert answer["import_error"].startswith("ops.py is not valid Python here (SyntaxError: ")
+
+
+BY_CALL = '''
+import not_installed_pkg
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def kernel(X, Y, n, BLOCK: tl.constexpr, EVEN: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(Y + offs, tl.load(X + offs, mask=offs < n), mask=offs < n)
+
+
+tuned = triton.autotune(configs=[triton.Config({"BLOCK": b}) for b in (32, 64, 128)], key=["n"])(kernel)
+even = triton.heuristics({"EVEN": lambda a: a["n"] % 128 == 0})(tuned)
+'''
+
+
+def test_wrappers_made_by_a_call_under_other_names_are_the_current_sources(tmp_path, clean_modules):
+    """A library's tuner made by a call around the kernel (the kernel's own name holds the bare JIT function):
+    the recorded call is derived through the wrappers the module builds around it now (every config, the
+    heuristic evaluated again), never "the kernel's parameters changed"."""
+    source = _package(tmp_path, BY_CALL)
+    args = [{"name": "X", "type": "*fp32"}, {"name": "Y", "type": "*fp32"}, {"name": "n", "type": "i32"},
+            {"name": "BLOCK", "type": "constexpr", "value": 32}, {"name": "EVEN", "type": "constexpr", "value": False}]
+    recorded = {"args": args, "options": {}, "autotune": {"index": 0, "count": 3, "declared": 3, "key": ["256"]},
+                "values": {"n": 256}, "tensors": {}, "call": {"positional": 3, "keywords": []}}
+    (launch,) = derive({"kernel": source, "launches": [recorded]})["launches"]
+    assert "derived" in launch, launch
+    assert [{a["name"]: a["value"] for a in d["args"] if a["type"] == "constexpr"} for d in launch["derived"]] == [
+        {"BLOCK": 32, "EVEN": True}, {"BLOCK": 64, "EVEN": True}, {"BLOCK": 128, "EVEN": True}]
+    untuned = BY_CALL.replace('tuned = triton.autotune(configs=[triton.Config({"BLOCK": b}) for b in (32, 64, 128)], '
+                              'key=["n"])(kernel)\n', "").replace("(tuned)", "(kernel)")
+    source = _package(tmp_path / "untuned", untuned)
+    (launch,) = derive({"kernel": source, "launches": [recorded]})["launches"]
+    assert launch["stale"] == "kernel was launched through an autotuner (3 configs) that its module no longer holds: " \
+                              "capture again"

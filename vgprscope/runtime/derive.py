@@ -122,8 +122,9 @@ def _classes() -> tuple[Any, Any]:
 
 def _wrapped_elsewhere(module: Any, file: str, fn: Any) -> list[list[Any]]:
     """The wrapper chains the module builds around ``fn`` under other names than the kernel's own (a library's
-    autotuner made by a call, ``tuned = LibTuner(kernel, ...)``, rather than as a decorator): each top-level
-    statement that reads the kernel's name, the names it binds looked up in the module."""
+    autotuner made by a call, ``tuned = LibTuner(kernel, ...)``, and what wraps that in turn): each top-level
+    statement that reads the kernel's name, or a name already found wrapping it, the names it binds looked up
+    in the module."""
     import ast
 
     try:
@@ -131,34 +132,59 @@ def _wrapped_elsewhere(module: Any, file: str, fn: Any) -> list[list[Any]]:
             tree = ast.parse(f.read(), file)
     except (OSError, SyntaxError, ValueError):
         return []
-    name = fn.fn.__name__
-    out = []
-    for stmt in tree.body:
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)):
-            continue
-        if not any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(stmt)):
-            continue
-        for target in (n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)):
-            chain, inner = _chain(getattr(module, target, None))
-            if inner is fn and chain and chain not in out:
-                out.append(chain)
+    statements = [s for s in tree.body
+                  if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom))]
+    wrapping, out = {fn.fn.__name__}, []
+    for _ in range(8):  # a wrapper of a wrapper of ...
+        found = False
+        for stmt in statements:
+            if not any(isinstance(n, ast.Name) and n.id in wrapping for n in ast.walk(stmt)):
+                continue
+            for target in (n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)):
+                if target in wrapping:
+                    continue
+                chain, inner = _chain(getattr(module, target, None))
+                if inner is fn and chain:
+                    wrapping.add(target)
+                    out.append(chain)
+                    found = True
+        if not found:
+            break
     return out
 
 
-def _chain_for(chain: list[Any], others: list[list[Any]], recorded: dict[str, Any], qualname: str) -> list[Any]:
-    """The wrappers a recorded call went through: the kernel's own (its decorators); for a call an autotuner
-    made that the kernel's name does not hold, the module's autotuner around it with the recorded number of
-    configs (else its first). What the current source declares is what is compared with the recording."""
+def _unset(fn: Any, recorded: dict[str, Any]) -> set[str]:
+    """The parameters a recorded call leaves without a value: not passed by the call, without a default (a
+    wrapper set them: one the kernel's own name may not hold)."""
+    call = recorded.get("call")
+    if call is None:
+        return set()
+    names = [p.name for p in fn.params]
+    passed = set(names[: call["positional"]]) | set(call.get("keywords", []))
+    return {n for n in names if n not in passed and fn.signature.parameters[n].default is inspect.Parameter.empty}
+
+
+def _chain_for(chain: list[Any], others: list[list[Any]], fn: Any, recorded: dict[str, Any],
+               qualname: str) -> list[Any]:
+    """The wrappers a recorded call went through: the kernel's own (its decorators); for a call through
+    wrappers the kernel's name does not hold (a library's autotuner made by a call, ``tuned = LibTuner(kernel,
+    ...)``), the module's wrappers around it that set what the call left unset: for an autotuned call one
+    with an autotuner, of the recorded number of configs where there is one. What the current source
+    declares is what is compared with the recording."""
     autotuner_cls, _ = _classes()
     pick = recorded.get("autotune")
-    if not pick or any(isinstance(w, autotuner_cls) for w in chain):
-        return chain
-    tuned = [c for c in others if any(isinstance(w, autotuner_cls) for w in c)]
-    if not tuned:
-        raise Stale(f"{qualname} was launched through an autotuner ({pick.get('declared')} configs) that its module "
-                    "no longer holds")
-    declared = [c for c in tuned if any(len(getattr(w, "configs", ())) == pick.get("declared") for w in c)]
-    return (declared or tuned)[0]
+    unset = _unset(fn, recorded)
+    if pick and not any(isinstance(w, autotuner_cls) for w in chain):
+        tuned = [c for c in others if any(isinstance(w, autotuner_cls) for w in c)]
+        if not tuned:
+            raise Stale(f"{qualname} was launched through an autotuner ({pick.get('declared')} configs) that its "
+                        "module no longer holds")
+        return max(tuned, key=lambda c: (unset <= _set_by_wrappers(c),
+                                         any(len(getattr(w, "configs", ())) == pick.get("declared") for w in c)))
+    if not pick and not chain and unset:
+        setting = [c for c in others if unset <= _set_by_wrappers(c)]
+        return setting[0] if setting else chain
+    return chain
 
 
 def _chain(obj: Any) -> tuple[list[Any], Any]:
@@ -383,9 +409,9 @@ def derive(request: dict[str, Any]) -> dict[str, Any]:
     answers: list[dict[str, Any]] = []
     for recorded in request["launches"]:
         try:
-            if recorded.get("autotune") and others is None:
+            if others is None and (recorded.get("autotune") or (not chain and _unset(fn, recorded))):
                 others = _wrapped_elsewhere(loaded.module, source["file"], fn)
-            answers.append({"derived": derive_launch(_chain_for(chain, others or [], recorded, qualname), fn,
+            answers.append({"derived": derive_launch(_chain_for(chain, others or [], fn, recorded, qualname), fn,
                                                      recorded, qualname)})
         except Stale as exc:
             answers.append({"stale": f"{exc}: {STALE}"})
