@@ -1,13 +1,17 @@
-"""A page as a person sees it: Debian's Chromium renders an HTML file headless, takes a screenshot and its
-rendered DOM, and logs every request it made (a net log); the HTML validates with html5lib. The tests that
+"""A page as a person sees it: Debian's Chromium renders an HTML file headless, served from a loopback HTTP
+server, takes a screenshot and its rendered DOM, and logs every request (a net log): what the page itself asked
+for is every request whose initiator is the page's origin (Chromium's own background requests have none), and
+the server says which files it served; the HTML validates with html5lib. The tests that
 use it skip, with the reason, where Chromium is not installed (`.ci/run` installs it: apt-get install chromium)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import subprocess
 from dataclasses import dataclass
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -26,7 +30,8 @@ FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-
 class Rendered:
     png: Path
     dom: str  # the DOM after rendering (what the page shows, as markup)
-    requests: tuple[str, ...]  # every URL the page asked for, the page itself included
+    requests: tuple[str, ...]  # every URL the page itself asked for (its initiator: the page), favicon aside
+    served: tuple[str, ...]  # the paths the loopback server served (the page, and a favicon the browser asks for)
 
 
 def _chromium(args: list[str], profile: Path) -> subprocess.CompletedProcess:
@@ -36,28 +41,54 @@ def _chromium(args: list[str], profile: Path) -> subprocess.CompletedProcess:
     return done
 
 
-def _requested(net_log: Path) -> tuple[str, ...]:
-    """The URLs of a Chromium net log's requests (``URL_REQUEST_START_JOB`` and friends carry ``params.url``)."""
+def _requested(net_log: Path, origin: str) -> tuple[str, ...]:
+    """The URLs a Chromium net log's requests asked for on behalf of ``origin`` (their ``params.initiator``)."""
     text = net_log.read_text(errors="replace").rstrip().rstrip(",")
     if not text.endswith("}"):
         text += "]}"  # a log cut at exit: close its event list
+    events = json.loads(text).get("events", [])
+    urls = [e["params"]["url"] for e in events
+            if isinstance(e.get("params"), dict) and e["params"].get("initiator") == origin and e["params"].get("url")]
+    return tuple(dict.fromkeys(u for u in urls if not u.endswith("/favicon.ico")))
+
+
+@contextlib.contextmanager
+def _serve(directory: Path) -> Iterator[tuple[str, list[str]]]:
+    """A loopback HTTP server of ``directory``: (its origin, the paths it served so far)."""
+    import functools
+    import http.server
+    import threading
+
+    served: list[str] = []
+
+    class Handler(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args) -> None:
+            served.append(self.path)
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0),
+                                             functools.partial(Handler, directory=str(directory)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
     try:
-        events = json.loads(text).get("events", [])
-    except json.JSONDecodeError:
-        events = [json.loads(line.rstrip(",")) for line in text.splitlines() if line.startswith('{"params"')]
-    urls = [e.get("params", {}).get("url") for e in events]
-    return tuple(dict.fromkeys(u for u in urls if u))
+        yield f"http://127.0.0.1:{server.server_address[1]}", served
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(10)
 
 
 def render(page: Path, tmp_path: Path, width: int = 1280, height: int = 1600) -> Rendered:
-    """``page`` rendered at ``width`` x ``height``: its screenshot, its DOM and the URLs it requested."""
+    """``page`` rendered at ``width`` x ``height``: its screenshot, its DOM and what it requested."""
     png, net = tmp_path / f"{page.stem}.png", tmp_path / f"{page.stem}-net.json"
-    shot = _chromium([f"--window-size={width},{height}", f"--screenshot={png}", f"--log-net-log={net}",
-                      "--net-log-capture-mode=Everything", page.resolve().as_uri()], tmp_path / "profile-shot")
-    assert png.is_file(), shot.stderr[-3000:]
-    dom = _chromium(["--dump-dom", page.resolve().as_uri()], tmp_path / "profile-dom")
-    assert dom.returncode == 0, dom.stderr[-3000:]
-    return Rendered(png, dom.stdout, _requested(net) if net.is_file() else ())
+    with _serve(page.parent) as (origin, served):
+        url = f"{origin}/{page.name}"
+        shot = _chromium([f"--window-size={width},{height}", f"--screenshot={png}", f"--log-net-log={net}",
+                          "--net-log-capture-mode=Everything", url], tmp_path / "profile-shot")
+        assert png.is_file(), shot.stderr[-3000:]
+        dom = _chromium(["--dump-dom", url], tmp_path / "profile-dom")
+        assert dom.returncode == 0, dom.stderr[-3000:]
+        paths = tuple(p for p in dict.fromkeys(served) if p != "/favicon.ico")
+    return Rendered(png, dom.stdout, _requested(net, origin), paths)
 
 
 def validate_html(text: str) -> None:
@@ -76,7 +107,7 @@ def non_blank_bands(png: Path, bands: int = 8) -> list[float]:
     out = []
     for i in range(bands):
         box = img.crop((0, i * h // bands, w, (i + 1) * h // bands)).resize((w // 4, max(h // bands // 4, 1)))
-        px = list(box.getdata())
+        px = list(box.get_flattened_data() if hasattr(box, "get_flattened_data") else box.getdata())
         out.append(sum(1 for p in px if sum(p) < 740) / len(px))
     return out
 
@@ -87,7 +118,8 @@ def has_colour(png: Path, rgb: tuple[int, int, int], top: int, tolerance: int = 
 
     img = Image.open(png).convert("RGB")
     region = img.crop((0, 0, img.size[0], min(top, img.size[1])))
-    return any(all(abs(a - b) <= tolerance for a, b in zip(p, rgb)) for p in region.getdata())
+    pixels = region.get_flattened_data() if hasattr(region, "get_flattened_data") else region.getdata()
+    return any(all(abs(a - b) <= tolerance for a, b in zip(p, rgb)) for p in pixels)
 
 
 def remote_references(text: str) -> list[str]:

@@ -68,7 +68,7 @@ def test_the_check_report_shows_the_failing_verdict_first_links_the_kernel_and_s
     assert 'class="verdict fail"' in head and "vgprscope check FAILED" in head
     assert '<tr class="worse">' in text
     # the kernel's file and line, through [tool.vgprscope] source_url (the def line: 6)
-    assert re.search(r'<a href="https://example\.org/repo/blob/[0-9a-f]+/ops\.py#L6">scale</a>', text), text[:3000]
+    assert re.search(r'<a href="https://example\.org/repo/blob/(HEAD|[0-9a-f]+)/ops\.py#L6">scale</a>', text), text[:3000]
     assert "vgpr_total" in text or "regs" in text
     assert "Where the changed entries stand" in text  # each changed entry on its staircases
 
@@ -90,20 +90,36 @@ def test_the_staircase_point_is_the_records_own_occupancy(reports, project):
 @needs_chromium
 @pytest.mark.parametrize("name", list(COMMANDS))
 def test_each_report_renders_in_chromium_with_content_and_loads_nothing(reports, name, tmp_path):
+    Image = pytest.importorskip("PIL.Image", reason="Pillow (matplotlib's, the plots extra) reads the screenshot")
     page, _ = reports[name]
     shot = render(page, tmp_path)
-    from PIL import Image
 
     assert Image.open(shot.png).size == (1280, 1600)
     bands = non_blank_bands(shot.png)
     assert all(b > 0.01 for b in bands[:3]), bands  # the header and the first chart or table, not a blank sheet
     assert sum(b > 0.01 for b in bands) >= 4, bands
-    assert shot.requests and all(u.startswith("file://") for u in shot.requests), shot.requests
+    assert shot.requests == (), shot.requests  # nothing but itself: no script, style, font or image fetched
+    assert shot.served == (f"/{page.name}",), shot.served
     assert "<svg" in shot.dom and "vgprscope" in shot.dom
 
 
 @needs_chromium
+def test_the_network_check_sees_a_page_that_loads_from_elsewhere(tmp_path):
+    """The check above can fail: a page with a remote stylesheet and image is caught by it, and by the static
+    check."""
+    page = tmp_path / "bad.html"
+    text = ('<!DOCTYPE html><html lang="en"><head><title>x</title><link rel="stylesheet" '
+            'href="https://cdn.example.com/x.css"></head><body><img src="https://example.org/x.png" alt="x"></body></html>')
+    page.write_text(text)
+    shot = render(page, tmp_path)
+    assert set(shot.requests) == {"https://cdn.example.com/x.css", "https://example.org/x.png"}
+    assert "<img src=https://example.org/x.png>" in remote_references(text)
+    assert "<link href=https://cdn.example.com/x.css>" in remote_references(text)
+
+
+@needs_chromium
 def test_a_failing_check_shows_its_verdict_at_the_top_in_red(reports, tmp_path):
+    pytest.importorskip("PIL.Image", reason="Pillow (matplotlib's, the plots extra) reads the screenshot")
     shot = render(reports["check"][0], tmp_path)
     assert has_colour(shot.png, BAD_BG, top=260)
     verdict = re.search(r'<div class="verdict fail" id="verdict">(.*?)</div>', shot.dom, re.S)

@@ -589,17 +589,19 @@ def to_html(result: GateResult, machine: Any, baseline_path: str, *, command: st
     same = [d for d in result.entries if not _changed(d)]
     body = (page.table(headers, [row(d) for d in changed], [_row_class(d) for d in changed], raw=raw)
             if changed else "<p>No entry changed.</p>")
-    cards = [entry_record(d.current) for d in changed if d.current is not None and d.current.status == "ok"]
-    titles = [f"{_row_class(d)}: {d.entry.variant} / {d.entry.kernel} on {d.entry.arch} ({d.entry.slot})"
-              for d in changed if d.current is not None and d.current.status == "ok"]
+    shown = [d for d in changed if d.current is not None and d.current.status == "ok"]
+    cards = [entry_record(d.current) for d in shown if d.current is not None]
+    titles = [f"{_row_class(d)}: {d.entry.variant} / {d.entry.kernel} on {d.entry.arch} ({d.entry.slot})" for d in shown]
+    before = [entry_record(d.baseline) if d.baseline is not None and d.baseline.status == "ok" else None for d in shown]
     sections = [
         f'<p class="meta">{page.esc(versions_line(result, baseline_path))}</p>'
         + "".join(f'<p class="meta">{page.esc(n)}</p>' for n in result.notes),
         page.section(f"Entries that changed ({len(changed)})", body, "changed"),
         *extra_sections,
-        page.section("Where the changed entries stand", page.occupancy_cards(cards, titles), "occupancy"),
+        page.section("Where the changed entries stand (hollow: the baseline's point)",
+                     page.occupancy_cards(cards, titles, before), "occupancy"),
         page.section(f"Unchanged ({len(same)})", page.folded(f"{len(same)} entries unchanged", page.table(
-            headers, [row(d) for d in same], raw=raw)), "unchanged"),
+            headers, [row(d) for d in same], raw=raw)), "unchanged") if same else "",
         page.section("Legend", f"<p class=\"meta\">{page.esc(LEGEND if command == 'check' else legend_for(command))}</p>",
                      "legend"),
     ]

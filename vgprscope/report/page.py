@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ..core.records import Diagnostic, Record
 from . import svg
@@ -33,7 +34,8 @@ pre { background: #f6f8fa; border: 1px solid var(--line); border-radius: 6px; pa
 .verdict.fail { background: var(--bad-bg); border-color: var(--bad); color: #a40e26; }
 .verdict.none { background: var(--warn-bg); border-color: #bf8700; color: #7d4e00; }
 .verdict small { display: block; font-size: 13px; font-weight: 400; color: var(--ink); margin-top: 3px; }
-table { border-collapse: collapse; margin: 6px 0 12px; font-size: 13px; }
+table { border-collapse: collapse; margin: 6px 0 12px; font-size: 13px; display: block; max-width: 100%;
+  overflow-x: auto; }
 th, td { border: 1px solid var(--line); padding: 3px 8px; text-align: left; vertical-align: top; }
 th { background: #f6f8fa; font-weight: 600; }
 td.n { text-align: right; font-variant-numeric: tabular-nums; }
@@ -42,7 +44,7 @@ tr.better td:first-child { border-left: 3px solid var(--good); }
 tr.changed td:first-child, tr.new td:first-child { border-left: 3px solid #bf8700; }
 .cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(520px, 1fr)); gap: 14px; }
 .cards.one { grid-template-columns: 1fr; }
-.card { border: 1px solid var(--line); border-radius: 8px; padding: 10px 12px; background: #fff; }
+.card { border: 1px solid var(--line); border-radius: 8px; padding: 10px 12px; background: #fff; margin-bottom: 12px; }
 .card h3 { margin: 0 0 4px; } .card .charts { display: flex; flex-wrap: wrap; gap: 6px; }
 .card .charts > div { flex: 1 1 420px; min-width: 320px; max-width: 620px; }
 .card.failed { background: var(--bad-bg); }
@@ -162,10 +164,12 @@ def diagnostics_html(diagnostics: Sequence[Diagnostic]) -> str:
 # ---- a record's occupancy: its place on the arch's staircases ---------------------------------------------
 
 
-def occupancy_card(rec: Record, title: str | None = None, extra: Sequence[str] = ()) -> str:
+def occupancy_card(rec: Record, title: str | None = None, extra: Sequence[str] = (),
+                   before: Record | None = None) -> str:
     """One kernel x arch: the register staircase (occupancy against registers, from the arch's ladder for this
     launch's workgroup / block) with the kernel's point, the LDS / shared memory staircase with its point when
-    it uses any, the limiter, the next step and the headroom as the occupancy model said them."""
+    it uses any, the limiter, the next step and the headroom as the occupancy model said them; ``before``: the
+    same kernel's baseline record, its point drawn where it stood."""
     name = title or f"{rec.variant} / {rec.kernel} on {rec.arch}"
     config = esc(rec.config.short())
     if not rec.ok or rec.usage is None or rec.occupancy is None:
@@ -189,10 +193,12 @@ def occupancy_card(rec: Record, title: str | None = None, extra: Sequence[str] =
         ceiling = (other, f"other limits: {other}") if other is not None and other < max(
             s.value for s in backend.ladder(arch, size)) else None
         steps = [svg.Step(s.lo, s.hi, s.value) for s in backend.ladder(arch, size)]
+        was = _was(before, backend, reg_key, mem_key)
         charts.append(svg.staircase(
             steps, (figures.registers, limits.get(reg_key, occ.value)), x_label=words.ladder_words,
             y_label=occ.unit, label=f"{name}: {occ.unit} against {words.ladder_words}",
-            point_label=f"{figures.registers} → {limits.get(reg_key, occ.value)}", ceiling=ceiling))
+            point_label=f"{figures.registers} → {limits.get(reg_key, occ.value)}", ceiling=ceiling,
+            before=was[0] if was else None))
         if figures.memory_bytes > 0:
             msteps = [svg.Step(s.lo, s.hi, s.value) for s in backend.memory_ladder(arch, size)]
             other_m = min((v for k, v in limits.items() if k != mem_key), default=None)
@@ -202,10 +208,12 @@ def occupancy_card(rec: Record, title: str | None = None, extra: Sequence[str] =
                 msteps, (figures.memory_bytes, limits.get(mem_key, occ.value)),
                 x_label=words.memory_axis,
                 y_label=occ.unit, label=f"{name}: {occ.unit} against {words.memory_header}",
-                point_label=f"{figures.memory_bytes} B → {limits.get(mem_key, occ.value)}", ceiling=mceil))
+                point_label=f"{figures.memory_bytes} B → {limits.get(mem_key, occ.value)}", ceiling=mceil,
+                before=was[1] if was else None))
     facts = [f"occupancy <b>{occ.value} {esc(occ.unit)}</b> of {occ.max_value} ({occ.percent:g} %)"
              + (f", {occ.warps_per_sm} warps/SM" if occ.warps_per_sm is not None else ""),
-             f"limited by <b>{esc(', '.join(occ.limiters) or '-')}</b>"
+             (f"limited by <b>{esc(', '.join(occ.limiters))}</b>" if occ.limiters else "at the launch's maximum")
+             +
              f" (each limit: {esc(', '.join(f'{k} {v}' for k, v in occ.limits))})",
              f"next step: {esc(occ.next_step)}", f"headroom: {esc(occ.headroom)}"]
     if occ.note:
@@ -216,8 +224,21 @@ def occupancy_card(rec: Record, title: str | None = None, extra: Sequence[str] =
             f'<ul class="facts">{"".join(f"<li>{f}</li>" for f in facts)}</ul></div>')
 
 
-def occupancy_cards(records: Sequence[Record], titles: Sequence[str] | None = None) -> str:
+def _was(before: Record | None, backend: Any, reg_key: str, mem_key: str) -> tuple[Any, Any] | None:
+    """Where the baseline record stood on the two staircases: (registers, occupancy, words), (bytes, ...)."""
+    if before is None or before.usage is None or before.occupancy is None or before.usage.vendor != backend.vendor.value:
+        return None
+    f, limits = backend.figures(before.usage), dict(before.occupancy.limits)
+    reg = (f.registers, limits.get(reg_key, before.occupancy.value), f"baseline {f.registers}")
+    mem = (f.memory_bytes, limits.get(mem_key, before.occupancy.value), f"baseline {f.memory_bytes} B") \
+        if f.memory_bytes else None
+    return reg, mem
+
+
+def occupancy_cards(records: Sequence[Record], titles: Sequence[str] | None = None,
+                    before: Sequence[Record | None] | None = None) -> str:
     if not records:
         return ""
-    cards = [occupancy_card(r, titles[i] if titles else None) for i, r in enumerate(records)]
+    cards = [occupancy_card(r, titles[i] if titles else None, before=before[i] if before else None)
+             for i, r in enumerate(records)]
     return f'<div class="cards one">{"".join(cards)}</div>'

@@ -88,15 +88,19 @@ class Step:
 
 
 def staircase(steps: Sequence[Step], point: tuple[int, int] | None, *, x_label: str, y_label: str, label: str,
-              point_label: str = "", ceiling: tuple[int, str] | None = None) -> str:
+              point_label: str = "", ceiling: tuple[int, str] | None = None,
+              before: tuple[int, int, str] | None = None) -> str:
     """Occupancy against a resource: the steps (a falling staircase), the kernel's ``point`` (x, its
-    occupancy) with ``point_label``, the step it stands on shaded, and ``ceiling`` (a value and its words: what
-    another resource allows) as a dashed line."""
+    occupancy) with ``point_label``, the step it stands on shaded, ``ceiling`` (a value and its words: what
+    another resource allows) as a dashed line, and ``before`` (x, occupancy, words: where the baseline stood)
+    as a hollow grey point with an arrow to the point."""
     if not steps:
         return ""
     x_max = max(s.hi for s in steps)
     if point is not None:
         x_max = max(x_max, point[0])
+    if before is not None:
+        x_max = max(x_max, before[0])
     y_max = max([s.value for s in steps] + ([point[1]] if point else [])) or 1
     ax = Axes(x_max, y_max + max(1, y_max // 8))
     out = ax.frame(x_label, y_label, _ticks(y_max, min(y_max, 8)))
@@ -119,6 +123,14 @@ def staircase(steps: Sequence[Step], point: tuple[int, int] | None, *, x_label: 
                    f'stroke-dasharray="5 4"/>')
         out.append(f'<text x="{ax.width - PAD_R - 2}" y="{_num(ax.y(ceiling[0]) + 12)}" text-anchor="end" '
                    f'class="bad">{esc(ceiling[1])}</text>')
+    if before is not None:
+        bx, by = ax.x(before[0]), ax.y(before[1])
+        out.append(f'<circle cx="{_num(bx)}" cy="{_num(by)}" r="5" fill="#fff" stroke="{MUTED}" stroke-width="2">'
+                   f'<title>{esc(before[2])}</title></circle>')
+        if point is not None and (before[0], before[1]) != (point[0], point[1]):
+            out.append(f'<line x1="{_num(bx)}" y1="{_num(by)}" x2="{_num(ax.x(point[0]))}" y2="{_num(ax.y(point[1]))}" '
+                       f'stroke="{MUTED}" stroke-dasharray="3 2"/>')
+        out.append(f'<text x="{_num(bx)}" y="{_num(by + 16)}" text-anchor="middle" class="axis">{esc(before[2])}</text>')
     if point is not None:
         px, py = ax.x(point[0]), ax.y(point[1])
         anchor = "end" if px > ax.width * 0.6 else "start"
@@ -173,7 +185,8 @@ def stacked(rows: Sequence[tuple[str, Sequence[tuple[str, int]]]], *, label: str
     row, label_w = 24, min(160, 12 + 7 * max(len(r[0]) for r in rows))
     legend_rows = (len(names) + 4) // 5
     height = PAD_T + row * len(rows) + 14 + 18 * legend_rows
-    span = width - label_w - 16
+    span = width - label_w - 46
+    widest = max(sum(v for _, v in parts) for _, parts in rows) or 1
     out = []
     for i, (name, parts) in enumerate(rows):
         y = PAD_T + i * row
@@ -184,13 +197,14 @@ def stacked(rows: Sequence[tuple[str, Sequence[tuple[str, int]]]], *, label: str
         for part, v in parts:
             if not v:
                 continue
-            w = span * v / total
+            w = span * v / widest
             out.append(f'<rect x="{_num(x)}" y="{y + 3}" width="{_num(w)}" height="{row - 8}" fill="{colour[part]}">'
                        f'<title>{esc(f"{part}: {v} of {total}")}</title></rect>')
             if w > 26:
                 out.append(f'<text x="{_num(x + w / 2)}" y="{y + 11}" text-anchor="middle" dominant-baseline="middle" '
                            f'class="on">{v}</text>')
             x += w
+        out.append(f'<text x="{_num(x + 4)}" y="{y + 11}" dominant-baseline="middle">{total}</text>')
     ly = PAD_T + row * len(rows) + 10
     for i, n in enumerate(names):
         lx, lyy = label_w + (i % 5) * 100, ly + (i // 5) * 18

@@ -351,12 +351,13 @@ def next_level_cell(vf: Any) -> str:
 
 
 def _point(kf: KernelFrontier, lv: Level) -> Any:
-    """A level as a chart point: x its registers (a split frontier: the knob's setting), y the occupancy it
-    reached; red where it spills, with the hot loop's spill bytes per trip (else the spill figure)."""
+    """A level as a chart point: x the registers it was allowed (its budget; the uncapped compile: what it
+    allocated; a split frontier: the knob's setting), y the occupancy it reached; red where it spills, with the
+    hot loop's spill bytes per trip (else the spill figure)."""
     from ...report import svg
 
     f = lv.figures()
-    x = (lv.plan.setting or 0) if kf.split else (f["used"] or 0)
+    x = (lv.plan.setting or 0) if kf.split else (lv.allocation or 0) if lv.uncapped else lv.plan.budget
     trip = f.get("loop_spill_bytes")
     bad = not lv.spill_free
     text = ("✗" if not lv.ok else f"{trip} B/trip" if trip else f"spills {lv.spills}") if bad else ""
@@ -382,7 +383,7 @@ def to_html(frontiers: Sequence[KernelFrontier], machine: Machine, command: str,
         marks = [(kf.min_spill_free_maxnreg, f"spill-free from maxnreg {kf.min_spill_free_maxnreg}") for kf in kfs
                  if kf.min_spill_free_maxnreg is not None][:1]
         words = words_of_unit(kfs[0].unit)
-        chart = svg.points(series, x_label=kfs[0].knob if split else f"{words.register_word} used",
+        chart = svg.points(series, x_label=kfs[0].knob if split else f"{words.register_word} allowed (the level's budget)",
                            y_label=kfs[0].unit, label=f"frontier on {arch}", marks=marks)
         lines = "".join(f"<li><b>{page.esc(_name(kf))}</b> ({page.esc(_config_label(kf))}): "
                         f"{page.esc(summary(kf))}</li>" for kf in kfs)
