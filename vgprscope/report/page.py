@@ -34,8 +34,9 @@ pre { background: #f6f8fa; border: 1px solid var(--line); border-radius: 6px; pa
 .verdict.fail { background: var(--bad-bg); border-color: var(--bad); color: #a40e26; }
 .verdict.none { background: var(--warn-bg); border-color: #bf8700; color: #7d4e00; }
 .verdict small { display: block; font-size: 13px; font-weight: 400; color: var(--ink); margin-top: 3px; }
-table { border-collapse: collapse; margin: 6px 0 12px; font-size: 13px; display: block; max-width: 100%;
-  overflow-x: auto; }
+.scroll { max-width: 100%; overflow-x: auto; margin: 6px 0 12px; }
+table { border-collapse: collapse; font-size: 13px; }
+td { max-width: 460px; }
 th, td { border: 1px solid var(--line); padding: 3px 8px; text-align: left; vertical-align: top; }
 th { background: #f6f8fa; font-weight: 600; }
 td.n { text-align: right; font-variant-numeric: tabular-nums; }
@@ -128,14 +129,14 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[str]], row_classes: Se
         tds = "".join(f"<td{NUMERIC if j in numeric else ''}>{c if j in raw else esc(c)}</td>"
                       for j, c in enumerate(row))
         body.append(f"<tr{cls}>{tds}</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    return f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>'
 
 
 def from_markdown(md: str) -> str:
     """A view's markdown (its ``--format md``: the same tables) as HTML."""
     from .html import markdown_to_html
 
-    return markdown_to_html(md)
+    return markdown_to_html(md).replace("<table>", '<div class="scroll"><table>').replace("</table>", "</table></div>")
 
 
 def folded(summary: str, body: str, open_: bool = False) -> str:
@@ -189,27 +190,20 @@ def occupancy_card(rec: Record, title: str | None = None, extra: Sequence[str] =
         limits = dict(occ.limits)
         reg_key = next((m.step for m in backend.metrics if m.role == "registers"), "")
         mem_key = next((m.step for m in backend.metrics if m.role == "memory"), "")
-        other = min((v for k, v in limits.items() if k != reg_key), default=None)
-        ceiling = (other, f"other limits: {other}") if other is not None and other < max(
-            s.value for s in backend.ladder(arch, size)) else None
-        steps = [svg.Step(s.lo, s.hi, s.value) for s in backend.ladder(arch, size)]
         was = _was(before, backend, reg_key, mem_key)
-        charts.append(svg.staircase(
-            steps, (figures.registers, limits.get(reg_key, occ.value)), x_label=words.ladder_words,
-            y_label=occ.unit, label=f"{name}: {occ.unit} against {words.ladder_words}",
-            point_label=f"{figures.registers} → {limits.get(reg_key, occ.value)}", ceiling=ceiling,
-            before=was[0] if was else None))
+        ladders = [(reg_key, backend.ladder(arch, size), figures.registers, "", words.ladder_words)]
         if figures.memory_bytes > 0:
-            msteps = [svg.Step(s.lo, s.hi, s.value) for s in backend.memory_ladder(arch, size)]
-            other_m = min((v for k, v in limits.items() if k != mem_key), default=None)
-            mceil = (other_m, f"other limits: {other_m}") if other_m is not None and msteps and other_m < max(
-                s.value for s in msteps) else None
+            ladders.append((mem_key, backend.memory_ladder(arch, size), figures.memory_bytes, " B", words.memory_axis))
+        for i, (key, ladder, x, unit, axis) in enumerate(ladders):
+            steps = [svg.Step(s.lo, s.hi, s.value) for s in ladder]
+            y = on_ladder(backend, limits, key, occ.value)
+            # what the kernel's other counts allow (a dashed line where it is below the staircase's top)
+            other = min((v for k, v in limits.items() if k != key and k in _counts(backend)), default=None)
+            ceiling = (other, f"its other counts allow {other}") if other is not None and steps and other < max(
+                s.value for s in steps) else None
             charts.append(svg.staircase(
-                msteps, (figures.memory_bytes, limits.get(mem_key, occ.value)),
-                x_label=words.memory_axis,
-                y_label=occ.unit, label=f"{name}: {occ.unit} against {words.memory_header}",
-                point_label=f"{figures.memory_bytes} B → {limits.get(mem_key, occ.value)}", ceiling=mceil,
-                before=was[1] if was else None))
+                steps, (x, y), x_label=axis, y_label=occ.unit, label=f"{name}: {occ.unit} against {axis}",
+                point_label=f"{x}{unit} → {y}", ceiling=ceiling, before=was[i] if was else None))
     facts = [f"occupancy <b>{occ.value} {esc(occ.unit)}</b> of {occ.max_value} ({occ.percent:g} %)"
              + (f", {occ.warps_per_sm} warps/SM" if occ.warps_per_sm is not None else ""),
              (f"limited by <b>{esc(', '.join(occ.limiters))}</b>" if occ.limiters else "at the launch's maximum")
@@ -224,14 +218,27 @@ def occupancy_card(rec: Record, title: str | None = None, extra: Sequence[str] =
             f'<ul class="facts">{"".join(f"<li>{f}</li>" for f in facts)}</ul></div>')
 
 
+def _counts(backend: Any) -> set[str]:
+    """The occupancy limits a kernel's own counts drive (registers, SGPRs, LDS / shared memory): the keys of
+    ``Occupancy.limits`` its backend's metrics step on; the others are the launch's own ceiling."""
+    return {m.step for m in backend.metrics if m.step}
+
+
+def on_ladder(backend: Any, limits: dict[str, int], key: str, default: int) -> int:
+    """Where a count's staircase puts the kernel: the occupancy that count alone allows, under the launch's own
+    ceiling (the ladder's value at the kernel's count)."""
+    launch = [v for k, v in limits.items() if k not in _counts(backend)]
+    return min([limits.get(key, default), *launch])
+
+
 def _was(before: Record | None, backend: Any, reg_key: str, mem_key: str) -> tuple[Any, Any] | None:
     """Where the baseline record stood on the two staircases: (registers, occupancy, words), (bytes, ...)."""
     if before is None or before.usage is None or before.occupancy is None or before.usage.vendor != backend.vendor.value:
         return None
     f, limits = backend.figures(before.usage), dict(before.occupancy.limits)
-    reg = (f.registers, limits.get(reg_key, before.occupancy.value), f"baseline {f.registers}")
-    mem = (f.memory_bytes, limits.get(mem_key, before.occupancy.value), f"baseline {f.memory_bytes} B") \
-        if f.memory_bytes else None
+    reg = (f.registers, on_ladder(backend, limits, reg_key, before.occupancy.value), f"baseline {f.registers}")
+    mem = (f.memory_bytes, on_ladder(backend, limits, mem_key, before.occupancy.value),
+           f"baseline {f.memory_bytes} B") if f.memory_bytes else None
     return reg, mem
 
 

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 # the palette (also named in page.py's CSS): one meaning per colour across every chart
 INK, GRID, STEP, STEP_FILL, POINT, BAD, GOOD, MUTED = (
     "#1f2328", "#d0d7de", "#0969da", "#ddf4ff", "#8250df", "#cf222e", "#1a7f37", "#656d76")
-SERIES = ("#0969da", "#bf8700", "#8250df", "#1a7f37", "#cf222e", "#57606a", "#e16f24")
+SERIES = ("#0969da", "#bf8700", "#8250df", "#1a7f37", "#cf222e", "#57606a", "#e16f24", "#54aeff", "#d4a72c",
+          "#c297ff", "#4ac26b", "#ff8182", "#8c959f")
 
 WIDTH, HEIGHT = 520, 250
 PAD_L, PAD_R, PAD_T, PAD_B = 52, 18, 26, 44
@@ -158,7 +159,7 @@ def bars(items: Sequence[Bar], *, label: str, unit: str = "", width: int = WIDTH
     row, label_w = 22, min(200, 12 + 7 * max(len(b.label) for b in items))
     height = PAD_T + row * len(items) + 18
     top = max(b.value for b in items) or 1
-    span = width - label_w - 110
+    span = width - label_w - 200
     out = []
     for i, b in enumerate(items):
         y = PAD_T + i * row
@@ -183,7 +184,7 @@ def stacked(rows: Sequence[tuple[str, Sequence[tuple[str, int]]]], *, label: str
     names = list(dict.fromkeys(n for _, parts in rows for n, v in parts if v))
     colour = {n: SERIES[i % len(SERIES)] for i, n in enumerate(names)}
     row, label_w = 24, min(160, 12 + 7 * max(len(r[0]) for r in rows))
-    legend_rows = (len(names) + 4) // 5
+    legend_rows = (len(names) + 3) // 4
     height = PAD_T + row * len(rows) + 14 + 18 * legend_rows
     span = width - label_w - 46
     widest = max(sum(v for _, v in parts) for _, parts in rows) or 1
@@ -207,7 +208,7 @@ def stacked(rows: Sequence[tuple[str, Sequence[tuple[str, int]]]], *, label: str
         out.append(f'<text x="{_num(x + 4)}" y="{y + 11}" dominant-baseline="middle">{total}</text>')
     ly = PAD_T + row * len(rows) + 10
     for i, n in enumerate(names):
-        lx, lyy = label_w + (i % 5) * 100, ly + (i // 5) * 18
+        lx, lyy = label_w + (i % 4) * 100, ly + (i // 4) * 18
         out.append(f'<rect x="{lx}" y="{lyy}" width="10" height="10" fill="{colour[n]}"/>'
                    f'<text x="{lx + 14}" y="{lyy + 9}">{esc(n)}</text>')
     if rows:

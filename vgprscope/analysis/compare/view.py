@@ -463,6 +463,6 @@ def to_html(per_arch: Mapping[str, list[VariantLine]], machine: Machine, command
         body = (f'<div class="cards"><div class="card">{regs}</div><div class="card">{occ}</div></div>'
                 + page.from_markdown(md.split("\n", 1)[-1]).split("\n", 1)[-1]
                 + page.folded(f"{len(records)} kernels on their occupancy staircases",
-                              page.occupancy_cards(records, titles), open_=len(records) <= 12))
+                              page.occupancy_cards(records, titles), open_=len(records) <= 40))
         sections.append(page.section(arch, body, f"arch-{arch}"))
     return page.document(title, sections, machine=machine, command=command, versions=page.versions_of(every))

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ..archs import AmdArch, NvidiaArch, expect_amd, expect_nvidia
 from ..errors import UsageError
 from .amd import _AmdLaunch
@@ -86,7 +88,7 @@ def nvidia_memory_ladder(arch: NvidiaArch, threads: int | None = None) -> list[L
     return _steps_of(rows, g)
 
 
-def _steps_of(rows: list[tuple[int, int, float, int | None]], granule: int) -> list[LadderStep]:
+def _steps_of(rows: Sequence[tuple[int, int, float, int | None]], granule: int) -> list[LadderStep]:
     """Rows one granule apart -> steps whose ``lo`` is the step's first byte (the granule before it + 1)."""
     steps: list[LadderStep] = []
     for value, n, percent, warps in rows:
