@@ -238,9 +238,11 @@ def points(series: Sequence[tuple[str, Sequence[Point]]], *, x_label: str, y_lab
     out = ax.frame(x_label, y_label, _ticks(y_max, min(y_max, 8)))
     for x, words in marks:
         px = _num(ax.x(x))
+        anchor = "end" if ax.x(x) > ax.width * 0.6 else "start"
         out.append(f'<line x1="{px}" y1="{PAD_T}" x2="{px}" y2="{ax.height - PAD_B}" stroke="{GOOD}" '
-                   f'stroke-dasharray="4 3"/><text x="{px}" y="{PAD_T - 6}" text-anchor="middle" class="good">'
+                   f'stroke-dasharray="4 3"/><text x="{px}" y="{PAD_T - 6}" text-anchor="{anchor}" class="good">'
                    f'{esc(words)}</text>')
+    taken: list[tuple[float, float, float]] = []  # the labels drawn: (left, right, y), none drawn over another
     for i, (_, ps) in enumerate(series):
         colour = SERIES[i % len(SERIES)]
         ordered = sorted(ps, key=lambda p: p.x)
@@ -251,8 +253,13 @@ def points(series: Sequence[tuple[str, Sequence[Point]]], *, x_label: str, y_lab
             fill = BAD if p.bad else GOOD
             out.append(f'<circle cx="{_num(ax.x(p.x))}" cy="{_num(ax.y(p.y))}" r="4.5" fill="{fill}" '
                        f'stroke="{colour}" stroke-width="1.5"><title>{esc(p.title or p.text)}</title></circle>')
-            if p.text:
-                out.append(f'<text x="{_num(ax.x(p.x) + 6)}" y="{_num(ax.y(p.y) - 7)}" class="bad">{esc(p.text)}</text>')
+            if p.text:  # above the point, else below it, else only in its tooltip
+                left, right = ax.x(p.x) + 6, ax.x(p.x) + 6 + 6 * len(p.text)
+                for y in (ax.y(p.y) - 7, ax.y(p.y) + 15):
+                    if right < ax.width and not any(a < right and left < b and abs(y - ty) < 12 for a, b, ty in taken):
+                        taken.append((left, right, y))
+                        out.append(f'<text x="{_num(left)}" y="{_num(y)}" class="bad">{esc(p.text)}</text>')
+                        break
     if len(series) > 1:
         for i, (name, _) in enumerate(series):
             lx = PAD_L + 8 + (i % 3) * 150
