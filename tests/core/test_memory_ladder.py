@@ -1,4 +1,4 @@
-"""The LDS / shared memory staircase the HTML report draws (``memory_ladder``) is the occupancy model's own:
+"""The LDS / shared memory staircase the HTML report draws (a backend's ``ladder(..., memory=True)``) is the occupancy model's own:
 at both ends of every step, a kernel using that much memory and almost no registers gets the step's value
 from the full rule (``amd_occupancy`` / ``nvidia_occupancy``), and one byte more falls to the next step."""
 
@@ -22,7 +22,7 @@ def _value(arch, memory: int, size: int) -> int:
                                              ("sm_90", 128), ("sm_90", 256), ("sm_80", 128)])
 def test_each_step_of_the_memory_ladder_is_the_occupancy_rule(arch_name, size):
     arch = ARCHS[arch_name]
-    steps = backend_of(arch).memory_ladder(arch, size)
+    steps = backend_of(arch).ladder(arch, size, memory=True)
     assert steps[0].lo == 1 and len(steps) >= 3
     for a, b in zip(steps, steps[1:]):
         assert b.lo == a.hi + 1 and b.value < a.value
@@ -35,6 +35,6 @@ def test_the_gfx942_lds_steps_are_the_worked_ones():
     """64 KiB of LDS per CU, 512-byte granules, 4-wave workgroups: 8 KiB each -> 8 workgroups -> 8 waves/SIMD;
     8 KiB + 1 B rounds to 8.5 KiB -> 7 workgroups -> 7 waves/SIMD; over 32 KiB: 1 workgroup, 1 wave/SIMD."""
     arch = ARCHS["gfx942"]
-    steps = backend_of(arch).memory_ladder(arch, 256)
+    steps = backend_of(arch).ladder(arch, 256, memory=True)
     assert [(s.lo, s.hi, s.value) for s in steps][:2] == [(1, 8192, 8), (8193, 9216, 7)]
     assert (steps[-1].lo, steps[-1].hi, steps[-1].value) == (32769, 65536, 1)

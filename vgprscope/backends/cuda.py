@@ -149,11 +149,8 @@ class CudaBackend:
                   waves_per_eu: int | None = None) -> Occupancy:
         return nvidia_occupancy(arch, usage.regs, usage.shared_bytes, check_warps(num_warps, arch.wave_size))
 
-    def ladder(self, arch: NvidiaArch, size: int | None = None) -> list[LadderStep]:
-        return nvidia_ladder(arch, size)
-
-    def memory_ladder(self, arch: NvidiaArch, size: int | None = None) -> list[LadderStep]:
-        return nvidia_memory_ladder(arch, size)
+    def ladder(self, arch: NvidiaArch, size: int | None = None, *, memory: bool = False) -> list[LadderStep]:
+        return nvidia_memory_ladder(arch, size) if memory else nvidia_ladder(arch, size)
 
     def levels(self, arch: NvidiaArch, num_warps: int) -> list[KnobLevel]:
         # maxnreg at the top register count of every blocks-per-SM step of the launch's block size

@@ -123,11 +123,8 @@ class HipBackend:
             llvm_max_workgroup=usage.max_flat_workgroup_size, waves_per_eu=waves_per_eu,
         )
 
-    def ladder(self, arch: AmdArch, size: int | None = None) -> list[LadderStep]:
-        return amd_ladder(arch, size)
-
-    def memory_ladder(self, arch: AmdArch, size: int | None = None) -> list[LadderStep]:
-        return amd_memory_ladder(arch, size)
+    def ladder(self, arch: AmdArch, size: int | None = None, *, memory: bool = False) -> list[LadderStep]:
+        return amd_memory_ladder(arch, size) if memory else amd_ladder(arch, size)
 
     def levels(self, arch: AmdArch, num_warps: int) -> list[KnobLevel]:
         # registers alone: the waves_per_eu budget is per SIMD, whatever the workgroup size

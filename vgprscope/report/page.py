@@ -193,7 +193,7 @@ def occupancy_card(rec: Record, title: str | None = None, extra: Sequence[str] =
         was = _was(before, backend, reg_key, mem_key)
         ladders = [(reg_key, backend.ladder(arch, size), figures.registers, "", words.ladder_words)]
         if figures.memory_bytes > 0:
-            ladders.append((mem_key, backend.memory_ladder(arch, size), figures.memory_bytes, " B", words.memory_axis))
+            ladders.append((mem_key, backend.ladder(arch, size, memory=True), figures.memory_bytes, " B", words.memory_axis))
         for i, (key, ladder, x, unit, axis) in enumerate(ladders):
             steps = [svg.Step(s.lo, s.hi, s.value) for s in ladder]
             y = on_ladder(backend, limits, key, occ.value)

@@ -135,6 +135,7 @@ def to_html(result: DiffResult, machine: Any, command: str, locations: Any = Non
     to its kernel's file and line, the after side's compiler diagnostics beside it, each on its occupancy
     staircases), the regressed kernels' spill sites before and after, the hot loops whose spill traffic per
     trip changed."""
+    from ...gate import html as gate_html
     from ...gate.baseline import Entry
     from ...report import page
 
@@ -161,6 +162,6 @@ def to_html(result: DiffResult, machine: Any, command: str, locations: Any = Non
                                   "<ul>" + "".join(f"<li><code>{page.esc(c.text())}</code></li>"
                                                    for c in result.crossings) + "</ul>", "crossings"))
     versions = page.versions_of([*result.records_before, *result.records_after])
-    return report.to_html(result.gate, machine, _versions(result), command="diff", command_line=command,
+    return gate_html.to_html(result.gate, machine, _versions(result), command="diff", command_line=command,
                           locations=locations, url_template=url_template, commit=commit, diagnostics=diags,
                           exit_code=None if result.compared else 2, extra_sections=extra, versions=versions)
