@@ -87,6 +87,7 @@ def test_skipped_examples_are_gpu_only_and_every_page_with_code_runs_some():
         for e in examples(page):
             assert e.skip in (None, GPU_ONLY), f"{page.name}:{e.line}: skipped for {e.skip!r}"
     assert len(RUNNABLE) >= 8, [p.name for p in RUNNABLE]
+    assert {"your-kernels.md", "ci-gate.md", "triton-upgrade.md", "html-reports.md"} <= {p.name for p in RUNNABLE}
 
 
 def _env() -> dict[str, str]:
@@ -97,8 +98,11 @@ def _env() -> dict[str, str]:
 
 @pytest.mark.parametrize("page", RUNNABLE, ids=lambda p: p.relative_to(DOCS).as_posix())
 def test_every_example_of_the_page_runs(page, tmp_path):
-    """The page's examples in its order, in one fresh directory (a command may read what an earlier one wrote),
-    in a user's environment: no TRITON_INTERPRET unless the example sets it."""
+    """The page's examples in its order, in one fresh directory (a command may read what an earlier one wrote)
+    holding the site's example project (docs/examples: a kernel module and the command that launches it), in a
+    user's environment: no TRITON_INTERPRET unless the example sets it."""
+    for f in (DOCS / "examples").glob("*.py"):
+        shutil.copy(f, tmp_path / f.name)
     for e in examples(page):
         where = f"{page.relative_to(ROOT)}:{e.line}"
         if e.skip is not None or (e.kind == "python" and page.relative_to(DOCS).as_posix() in CHECKED_THERE):
