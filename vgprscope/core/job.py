@@ -90,6 +90,8 @@ class FunctionSource:
     package_dir: str = field(default="", compare=False)
     package: str = field(default="", compare=False)
     snapshot: str = field(default="", compare=False, repr=False)  # a capture's snapshot (JSON), if the import fails
+    # compile the snapshot alone, never loading the file: a module read but never run (scan's generated modules)
+    from_snapshot: bool = field(default=False, compare=False)
 
     def identity(self) -> dict[str, Any]:
         return {"function": [self.file, self.qualname]}
