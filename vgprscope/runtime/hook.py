@@ -136,7 +136,11 @@ def _inductor_dir_of_its_own() -> None:
         import atexit
         import shutil
 
-        atexit.register(lambda: [shutil.rmtree(d, ignore_errors=True) for d in _OWN_DIRS])
+        def remove() -> None:
+            for d in _OWN_DIRS:
+                shutil.rmtree(d, ignore_errors=True)
+
+        atexit.register(remove)
     _OWN_DIRS.append(directory)
     if STATE.undo is not None:
         STATE.undo.append((_Environ(), _INDUCTOR_DIR, os.environ.get(_INDUCTOR_DIR, MISSING)))
