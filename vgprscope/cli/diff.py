@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import typer
 
-from .common import ReflowedHelp, emit, err, handles_errors, headed, in_project
+from .common import ReflowedHelp, command_line, emit, err, handles_errors, headed, in_project
 from .options import Compiles, DiffFormat, DiffFormatOpt, Grid, Kernels, Output, ReleaseArg, Rules, SchedulerOpt, Toolchains, bundled
 
 
@@ -29,7 +29,8 @@ def diff(*, tc: Toolchains, kernels: Kernels, grid: Grid, rules: Rules, format: 
                           on_progress=progress)
     result = headed(result, note)
     render = {DiffFormat.table: lambda: result.table(wide=out.wide), DiffFormat.md: result.markdown,
-              DiffFormat.json: result.to_json, DiffFormat.csv: result.to_csv, DiffFormat.sarif: result.to_sarif}
+              DiffFormat.json: result.to_json, DiffFormat.csv: result.to_csv, DiffFormat.sarif: result.to_sarif,
+              DiffFormat.html: lambda: result.to_html(command=command_line())}
     emit(render[format](), out.output)
     if format is not DiffFormat.table or out.output is not None:  # the table ends with it already
         err(result.summary())

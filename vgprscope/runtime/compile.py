@@ -27,6 +27,10 @@ from .guard import deadline, quiet, stdout_to_stderr
 from .protocol import COMPILE, ENVIRONMENT, compile_env, one_line, timed_out, toolchain_fault, triton_version
 from .stored import cuobjdump_resources, nvdisasm, ptxas_version, read_stored
 
+# the row's note where a kernel was compiled from its module's text alone (``FunctionSource.from_snapshot``)
+SOURCE_TEXT_NOTE = "compiled from its source text, its module read and never run"
+
+
 def _function_source(fn: Any, job: dict[str, Any], backend: Any) -> Any:
     """ASTSource of the launch: the installed release's own binder specialises the facts, and the result is
     packed the way its JIT packs a launch (``JITFunction._pack_args``)."""
@@ -250,7 +254,8 @@ def _compile(job: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
                 return out | {"error": f"{why}; the capture's snapshot does not load either: {one_line(snap_exc)}",
                               "error_kind": ENVIRONMENT}
             # cached by the snapshot (the engine checks it) and the user's files it was captured from, as they are
-            out["note"] = f"compiled from the capture's snapshot of its source ({why})"
+            out["note"] = SOURCE_TEXT_NOTE if source.get("from_snapshot") else \
+                f"compiled from the capture's snapshot of its source ({why})"
             out["deps"] = {p: loader.file_hash(p) for p in {source["file"], *snapshot.snapshot_files(snap)}
                            if os.path.isfile(p)}
         jits = [constexpr.decode(a.get("value")) for a in job["args"]
@@ -297,6 +302,8 @@ def _snapshot_reason(source: dict[str, Any]) -> str | None:
     module does not import here (the generated module is the compiler's, never edited: the snapshot is it)."""
     if not source.get("snapshot"):
         return None
+    if source.get("from_snapshot"):  # a module read but never run (scan's generated modules)
+        return "its module is never run"
     if not os.path.isfile(source["file"]):
         return f"{source['file']} is not on this machine"
     if source.get("load") != "generated":
