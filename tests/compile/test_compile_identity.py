@@ -450,3 +450,28 @@ def test_a_warm_diff_compiles_nothing_kernels_that_import_torch_included(tmp_pat
     warm, second = run()
     assert sum(warm) == 0  # nothing compiled
     assert first.to_json() == second.to_json()
+
+
+def test_the_import_environment_follows_what_decides_whether_a_module_imports(tmp_path, monkeypatch):
+    """What the cache keeps of a captured kernel (its derivation, a kernel directory's plan) is keyed by whether
+    its module imports here: the search path, a distribution installed or removed on it, a start-up file
+    refusing a module (a sitecustomize), the GPUs a process sees. The same environment gives the same key."""
+    seen = [identity.import_environment()]
+    assert identity.import_environment() == seen[0]
+
+    def changed() -> None:
+        now = identity.import_environment()
+        assert now not in seen
+        seen.append(now)
+
+    monkeypatch.syspath_prepend(str(tmp_path))
+    changed()
+    (tmp_path / "torch-2.13.0.dist-info").mkdir()
+    changed()
+    (tmp_path / "sitecustomize.py").write_text("import sys\n")
+    changed()
+    os.utime(tmp_path / "sitecustomize.py", ns=(1, 1))  # another file, whatever its time
+    (tmp_path / "sitecustomize.py").write_text("import sys  # refuses torch\n")
+    changed()
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    changed()

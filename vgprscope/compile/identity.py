@@ -161,11 +161,23 @@ def import_environment() -> str:
     captured call, a kernel directory's plan): two environments sharing one cache never read each other's."""
     import sys
 
-    return _import_environment(sys.executable, tuple(sys.path),
-                               tuple(os.environ.get(v, "") for v in _DEVICE_VARIABLES))
+    path = tuple(sys.path)
+    return _import_environment(sys.executable, path, tuple(os.environ.get(v) for v in _DEVICE_VARIABLES),
+                               tuple(_mtime(os.path.join(entry, name)) for entry in path for name in ("", *_STARTUP)))
 
 
-def _import_environment(executable: str, path: tuple[str, ...], variables: tuple[str, ...]) -> str:
+def _mtime(entry: str) -> int:
+    """A search path entry's state (a distribution installed changes its listing and so its modification time),
+    or a start-up file's."""
+    try:
+        return os.stat(entry or os.curdir).st_mtime_ns
+    except OSError:
+        return -1
+
+
+@functools.lru_cache(maxsize=16)
+def _import_environment(executable: str, path: tuple[str, ...], variables: tuple[str | None, ...],
+                        states: tuple[int, ...]) -> str:
     h = hashlib.sha256(json.dumps([os.path.realpath(executable), list(path), list(variables),
                                    [os.path.exists(d) for d in _DEVICES]]).encode())
     for entry in path:

@@ -309,12 +309,13 @@ class Session:
                 self.saved.setdefault(name, sys.modules.get(name))
                 sys.modules[name] = f.module
             parent, _, leaf = name.rpartition(".")
-            if parent:
-                owner = self.load(parent)
-                if owner is not None and not isinstance(owner, Missing):
-                    with contextlib.suppress(Exception):
-                        setattr(owner, leaf, f.module) if parent not in self.files else \
-                            owner.__dict__.setdefault(leaf, f.module)
+            owner = self.load(parent) if parent else None
+            if parent in self.files:  # its package read statically too: the submodule as its attribute
+                owner.__dict__.setdefault(leaf, f.module)
+            elif isinstance(owner, types.ModuleType):
+                # a package that imports (its __init__ does) whose submodule does not: ``package.sub`` as an
+                # import would bind it, kept there (a JIT function reads it through the package when it compiles)
+                setattr(owner, leaf, f.module)
         return self.files[name]
 
     def load(self, name: str) -> Any:
