@@ -475,3 +475,25 @@ def test_the_import_environment_follows_what_decides_whether_a_module_imports(tm
     changed()
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
     changed()
+
+
+def test_a_snapshot_compile_is_never_served_for_the_files_compile(tmp_path):
+    """A kernel compiled from the capture's snapshot where its file was gone, then its file back (the library
+    installed again, edited since the capture): the same cache compiles the file, never hands back the
+    snapshot's entry."""
+    from vgprscope.capture.model import load_capture
+    from vgprscope.sources.capture import capture_tasks
+
+    cap_file, moved = gone_library(tmp_path)
+    cache = CompileCache(tmp_path / "cache")
+    gfx = [get_arch("gfx942")]
+    (from_snapshot,) = Engine(1, cache).compile(capture_tasks(load_capture(cap_file), gfx))
+    assert from_snapshot.ok and "snapshot" in dict(from_snapshot.extras)["note"]
+    back = tmp_path / "capturing-machine"
+    moved.parent.rename(back)
+    ops = back / "site-packages" / "gpu_only_ops.py"
+    # it imports here now (no GPU probe), so its compile is an import's, keyed as the file's
+    ops.write_text(ops.read_text().replace("x / r", "x / r * tl.exp(x)").replace(
+        'raise RuntimeError("gpu_only_ops needs a GPU to import")', "pass"))
+    (from_file,) = Engine(1, cache).compile(capture_tasks(load_capture(cap_file), gfx))
+    assert from_file.ok and not from_file.cached and "note" not in dict(from_file.extras)

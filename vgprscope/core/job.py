@@ -94,7 +94,10 @@ class FunctionSource:
     snapshot: str = field(default="", compare=False, repr=False)  # a capture's snapshot (JSON), if the file is gone
     # compile the snapshot alone, never loading the file: a module read but never run (scan's generated modules)
     from_snapshot: bool = field(default=False, compare=False)
-    load: str = ""  # "static": the file read statically (its module does not import where it was derived)
+    # how it was found where it was derived: "" its module imported, "static" its file read statically (its
+    # module does not import there), "snapshot" the capture's snapshot (its file is gone there), "generated"
+    # imported else the snapshot (Inductor's generated module)
+    load: str = ""
 
     def identity(self) -> dict[str, Any]:
         return {"function": [self.file, self.qualname]} | ({"load": self.load} if self.load else {})

@@ -304,7 +304,7 @@ def _snapshot_reason(source: dict[str, Any]) -> str | None:
         return None
     if source.get("from_snapshot"):  # a module read but never run (scan's generated modules)
         return "its module is never run"
-    if not os.path.isfile(source["file"]):
+    if source.get("load") == "snapshot" or not os.path.isfile(source["file"]):
         return f"{source['file']} is not on this machine"
     if source.get("load") != "generated":
         return None

@@ -226,12 +226,15 @@ def _row(k: CapturedKernel, path: Path | None, x: CapturedLaunch, slot: str, sna
                    source="capture", source_hash=k.source_hash, slot=slot, extras=extras)
 
 
-def _load_mode(generated_kernel: bool, answer: dict[str, Any]) -> str:
-    """How a compile worker reads the kernel (``FunctionSource.load``): as its derivation did here (its module
-    imported, or its file read statically); a generated kernel (Inductor's) imported, else its snapshot (the
-    generated module is the compiler's, never edited)."""
+def _load_mode(generated_kernel: bool, snapshot: str | None, answer: dict[str, Any]) -> str:
+    """How a compile worker reads the kernel (``FunctionSource.load``, part of the compile's key): as its
+    derivation did here (its module imported, or its file read statically); from the capture's snapshot where
+    the file is gone here (never an entry of the file's compile elsewhere, nor the reverse); a generated kernel
+    (Inductor's) imported, else its snapshot (the generated module is the compiler's, never edited)."""
     if generated_kernel:
         return "generated"
+    if snapshot:
+        return "snapshot"
     return "static" if "static" in answer else ""
 
 
@@ -297,7 +300,7 @@ def capture_tasks(capture: Capture, archs: list[Arch], engine: Engine | None = N
                                          f"{answer['import_error']}")
             else:
                 broken = f"{answer['import_error']}: {UNDERIVABLE} {k.module or shown}"
-        load = _load_mode(k in made, answer)
+        load = _load_mode(k in made, snapshot, answer)
         seen: dict[str, set[str]] = {}
         derived_all = answer.get("launches") or [None] * len(groups)
         for group, derived in zip(groups, derived_all):
