@@ -73,10 +73,6 @@ class AttentionConfig:
         """A variant knob's value (``extra``)."""
         return dict(self.extra).get(name, default)
 
-    def with_extra(self, **kw: Any) -> AttentionConfig:
-        merged = dict(self.extra) | kw
-        return replace(self, extra=tuple(sorted(merged.items())))
-
     def option(self, name: str) -> Any:
         """A launch option's value (None where unset or not one of this config's)."""
         return getattr(self, name) if name in LAUNCH_FIELDS else LAUNCH_DEFAULTS.get(name)

@@ -372,7 +372,7 @@ def scan(directory: PathLike | None = None, *, arch: Names = None, jobs: int | N
     (``TORCHINDUCTOR_CACHE_DIR``): its generated kernels, each config compiled from its source (README, "torch.compile")."""
     from ..analysis.scan.core import scan as scan_cache
     from ..sources.triton_cache import default_dir
-    from .sweep import select_archs
+    from .selection import select_archs
 
     if directory is not None and not isinstance(directory, (str, os.PathLike)):
         raise UsageError(f"scan({directory!r}): the directory is not a path; allowed: a Triton cache directory's "

@@ -4,13 +4,14 @@ naming the keyword as it was given (``block_m=100 is not allowed; allowed: power
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..core.errors import UsageError
 from ..attention.config import ConfigRequest
 
 if TYPE_CHECKING:
+    from ..core.archs import Arch
     from ..attention.variants import Variant
     from ..gate.config import GateSet
     from ..sources.base import Source
@@ -44,6 +45,14 @@ def arch_names(value: Any) -> tuple[str, ...]:
     for n in found:
         get_arch(n)
     return found
+
+
+def select_archs(names: Sequence[str] | None) -> list[Arch]:
+    """The archs of names (comma lists allowed), each once in order; the default archs when none is named."""
+    from ..core.archs import DEFAULT_ARCHS, get_arch
+
+    flat = [n.strip() for item in (names or []) for n in item.split(",") if n.strip()]
+    return [get_arch(n) for n in dict.fromkeys(flat or DEFAULT_ARCHS)]
 
 
 def _values(value: Any) -> list[Any]:
