@@ -1,4 +1,4 @@
-"""What the register gate needs to know about the bundled attention variants, handed to it as data (DESIGN.md:
+"""What the register gate needs to know about the bundled attention variants, handed to it as data (docs/design.md:
 attention knowledge stays out of the gate).
 
 - ``DEFAULT_CONFIGS``: the gate's default set of config requests, as ``[tool.vgprscope] configs`` tables.
