@@ -54,13 +54,14 @@ def test_plain_ptxas_logs_have_no_diagnostics():
 
 def test_failed_ptxas_error_line_gives_its_code():
     """baseline at its defaults with maxnreg=64 on sm_90: ptxas gives up (C7602); the worker's error line joins
-    its stderr, the closing "aborted" line says nothing more."""
+    its stderr, the closing "aborted" line says nothing more; the PTX line its message names ("at line 1596")
+    is its ``where``."""
     error = ("PTXASError: ptxas-blackwell fatal : (C7602) Insufficient registers (64) to compile instruction at line "
              "1596 in function attn_fwd. Try to compile with register target of 94 or higher. ptxas-blackwell fatal : "
              "Ptx assembly aborted due to errors")
     assert compile_diagnostics({"error": error}) == (
         Diagnostic("ptxas", "C7602", "error", "Insufficient registers (64) to compile instruction at line 1596 in "
-                   "function attn_fwd. Try to compile with register target of 94 or higher."),)
+                   "function attn_fwd. Try to compile with register target of 94 or higher.", "PTX line 1596"),)
 
 
 def test_llvm_error_of_a_failed_pass_is_the_reason():

@@ -142,7 +142,10 @@ class Backend(Protocol):
     def device_arch(self, props: Any) -> Arch: ...
 
     # ---- compiler outputs
-    def parse(self, raw: Mapping[str, Any]) -> ResourceUsage: ...
+    def parse(self, raw: Mapping[str, Any], loops: bool = True) -> ResourceUsage:
+        """The usage in a compile's raw outputs; ``loops`` False: the loop figures left unread where they cost
+        a disassembly (``loops.read_loops``)."""
+        ...
     def spill_instructions(self, raw: Mapping[str, Any], sass: str | None = None) -> list[SpillInstruction] | None: ...
 
     def disassemble(self, raw: Mapping[str, Any]) -> str | None:
@@ -152,6 +155,16 @@ class Backend(Protocol):
 
     def loop_mixes(self, raw: Mapping[str, Any], sass: str | None = None) -> tuple[LoopMix, ...] | None:
         """Each loop's one-trip instruction mix from the kernel's assembly; None when there is none to read."""
+        ...
+
+    def gate_loop_mixes(self, raw: Mapping[str, Any]) -> tuple[LoopMix, ...] | None:
+        """The loops the gate's figures are read from (``backends.loops.read_loops``); None where the assembly
+        cannot be read (no cubin, no disassembler here, a listing without its loop comments)."""
+        ...
+
+    def scratch_free(self, usage: ResourceUsage) -> bool:
+        """Whether the kernel has no scratch / local memory, stack or spill: then no loop of it moves a
+        spilled byte, known without reading its assembly."""
         ...
 
     # ---- launch, occupancy, frontier
@@ -165,6 +178,12 @@ class Backend(Protocol):
     # ---- a usage's numbers
     def metric_values(self, usage: ResourceUsage) -> dict[str, int]: ...
     def figures(self, usage: ResourceUsage) -> UsageFigures: ...
+
+    def bounds(self, arch: Arch) -> Mapping[str, int]:
+        """The most each count of its usage can be on ``arch`` (its registers, from the arch table): a usage
+        read back from the cache past one is damaged (``compile.results.valid_result``). A count not named
+        is bounded by ``records.COUNT_LIMIT``."""
+        ...
 
 
 def threads_reason(arch: Arch, num_warps: int | None, limit: int, group_word: str) -> str | None:

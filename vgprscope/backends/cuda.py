@@ -24,7 +24,7 @@ from ..core.occupancy.ladder import check_warps, nvidia_ladder
 from ..core.occupancy.nvidia import nvidia_occupancy
 from ..core.records import NvidiaUsage, Occupancy
 from .base import Calculation, Facts, KnobLevel, Metric, UsageFigures, require_outputs, threads_reason
-from .loops import LOOP_METRICS, loop_values, with_loop
+from .loops import LOOP_BOUNDS, LOOP_METRICS, loop_values, read_loops
 
 if TYPE_CHECKING:  # the parsers are imported when an output is parsed: a warm run reads the cache only
     from ..core.parse.lineinfo import SpillInstruction
@@ -92,7 +92,7 @@ class CudaBackend:
 
     # ---- compiler outputs
 
-    def parse(self, raw: Mapping[str, Any]) -> NvidiaUsage:
+    def parse(self, raw: Mapping[str, Any], loops: bool = True) -> NvidiaUsage:
         from ..core.parse.nvidia import nvidia_usage
 
         if "stored" in raw:  # a Triton cache entry read as stored: the cubin's counts, spills where known
@@ -105,11 +105,7 @@ class CudaBackend:
             require_outputs(raw, RAW_OUTPUTS)
             usage = nvidia_usage(raw["ptxas_log"], raw["cuobjdump"], raw["shared"], kernel=raw.get("name"),
                                  ptxas_version=raw.get("ptxas_version"))
-        try:  # the loop from the cubin's SASS; unknown where there is no cubin or no nvdisasm to read it
-            mixes = self.loop_mixes(raw)
-        except (OSError, subprocess.SubprocessError, ImportError, AttributeError):
-            mixes = None
-        return with_loop(usage, mixes)
+        return read_loops(self, raw, usage, loops)
 
     def spill_instructions(self, raw: Mapping[str, Any], sass: str | None = None) -> list[SpillInstruction] | None:
         """The SASS's local-memory instructions (``sass``: the cubin's ``nvdisasm -gi`` text, disassembled
@@ -133,6 +129,19 @@ class CudaBackend:
         if sass is None:
             sass = self.disassemble(raw)
         return sass_loops(sass, raw.get("name")) if sass is not None else None
+
+    def gate_loop_mixes(self, raw: Mapping[str, Any]) -> tuple[LoopMix, ...] | None:
+        try:  # unknown where there is no cubin, or no nvdisasm here reads it
+            return self.loop_mixes(raw)
+        except (OSError, subprocess.SubprocessError, ImportError, AttributeError):
+            return None
+
+    def scratch_free(self, u: NvidiaUsage) -> bool:
+        # spills live in local memory, within the stack frame: without either no loop moves a spilled byte
+        return u.stack_bytes == 0 and u.local_bytes == 0 and not u.spills
+
+    def bounds(self, arch: NvidiaArch) -> Mapping[str, int]:
+        return {"regs": arch.max_regs_per_thread, **LOOP_BOUNDS}
 
     # ---- launch, occupancy, frontier
 

@@ -20,7 +20,7 @@ from ..core.occupancy.common import LadderStep
 from ..core.occupancy.ladder import amd_ladder, check_warps
 from ..core.records import AmdUsage, Occupancy
 from .base import Calculation, Facts, KnobLevel, Metric, UsageFigures, require_outputs, threads_reason
-from .loops import LOOP_METRICS, loop_values, with_loop
+from .loops import LOOP_BOUNDS, LOOP_METRICS, loop_values, read_loops
 
 if TYPE_CHECKING:  # the parsers are imported when an output is parsed: a warm run reads the cache only
     from ..core.parse.lineinfo import SpillInstruction
@@ -82,14 +82,11 @@ class HipBackend:
 
     # ---- compiler outputs
 
-    def parse(self, raw: Mapping[str, Any]) -> AmdUsage:
+    def parse(self, raw: Mapping[str, Any], loops: bool = True) -> AmdUsage:
         from ..core.parse.amdgcn import parse_amdgcn
 
         require_outputs(raw, RAW_OUTPUTS)
-        from ..core.parse.loops import amdgcn_gate_loops
-
-        usage = parse_amdgcn(raw["amdgcn"], raw["shared"], kernel=raw.get("name"))
-        return with_loop(usage, amdgcn_gate_loops(raw["amdgcn"], kernel=raw.get("name")))
+        return read_loops(self, raw, parse_amdgcn(raw["amdgcn"], raw["shared"], kernel=raw.get("name")), loops)
 
     def spill_instructions(self, raw: Mapping[str, Any], sass: str | None = None) -> list[SpillInstruction]:
         from ..core.parse.lineinfo import amdgcn_spills
@@ -103,6 +100,20 @@ class HipBackend:
         from ..core.parse.loops import amdgcn_loops
 
         return amdgcn_loops(raw["amdgcn"], kernel=raw.get("name")) if raw.get("amdgcn") else None
+
+    def gate_loop_mixes(self, raw: Mapping[str, Any]) -> tuple[LoopMix, ...] | None:
+        from ..core.parse.loops import amdgcn_gate_loops
+
+        return amdgcn_gate_loops(raw["amdgcn"], kernel=raw.get("name")) if raw.get("amdgcn") else None
+
+    def scratch_free(self, u: AmdUsage) -> bool:
+        # spills and reloads are scratch instructions: without scratch memory or a spill no loop moves one
+        return u.scratch_bytes == 0 and not u.spills and u.spill_stores == 0 and u.spill_loads == 0
+
+    def bounds(self, arch: AmdArch) -> Mapping[str, int]:
+        return {"arch_vgpr": arch.max_arch_vgprs, "agpr": arch.max_agprs, "vgpr_total": arch.max_vgprs_total,
+                "vgpr_alloc": arch.max_vgprs_total, "sgpr": arch.max_sgprs, "llvm_occupancy": arch.max_waves_per_simd,
+                "max_flat_workgroup_size": arch.max_threads_per_workgroup, **LOOP_BOUNDS}
 
     # ---- launch, occupancy, frontier
 

@@ -26,6 +26,12 @@ def render(records, fmt: Format, command: str, title: str | None = None, wide: b
     return records_view.table_text(records, machine, title=title, wide=wide, naming=naming)
 
 
+def reads_loops(fmt: Format, out: Output, sort: str | None = None) -> bool:
+    """Whether the output shows the hot loop's matrix share and lines (every field of JSON, CSV and markdown,
+    --wide's columns, a sort by one): else the compile leaves them unread where they cost a disassembly."""
+    return fmt is not Format.table or out.wide or bool(sort and "loop" in sort)
+
+
 def summarize_failures(records) -> int:
     """One stderr line on the rows that did not compile; the exit code: 1 when none did, else 0."""
     from .common import nothing_compiled
@@ -83,7 +89,7 @@ def analyze(*, kernels: Kernels, grid: Grid, sort: SortOpt = None, format: Forma
         _plot_needs_a_history(tc.triton or [])
     with compile_progress() as progress:
         result = api.analyze(**kernels.library(), **grid.library(), sort=sort, **tc.library(), **run.library(),
-                             **large.library(), on_progress=progress)
+                             **large.library(), on_progress=progress, loops=reads_loops(format, out, sort))
     if len(result.toolchains) > 1:
         history_output(result, format, out, plot)
         return

@@ -101,7 +101,7 @@ def analyze(kernel: Any = None, /, *args: Any, variant: Names = None, arch: Name
             kernel_dir: PathLike | None = None, sort: str | None = None, triton: Any = None, settings: Any = None,
             jobs: int | None = None, use_cache: bool = True, cache: PathLike | None = None, yes: bool = False,
             max_compiles: int | None = None, scheduler: str | None = None, executor: Executor | None = None,
-            on_progress: Progress | None = None, **launch: Any) -> AnalyzeResult:
+            on_progress: Progress | None = None, loops: bool = True, **launch: Any) -> AnalyzeResult:
     """Registers, spills, LDS / shared memory and occupancy of each kernel on each arch, compiled here.
 
     Without ``kernel``: the bundled variants (``variant``, default all; or ``kernel_dir``'s) x ``arch``
@@ -112,7 +112,9 @@ def analyze(kernel: Any = None, /, *args: Any, variant: Names = None, arch: Name
     ``triton``: several releases (or a range) compile every kernel under each, oldest first
     (``.history()``: each kernel release by release).
     ``cache``: a compile-cache directory (default $VGPRSCOPE_CACHE_DIR or ~/.cache/vgprscope);
-    ``use_cache=False`` compiles everything again; ``yes`` runs a grid of more than 10,000 compiles."""
+    ``use_cache=False`` compiles everything again; ``yes`` runs a grid of more than 10,000 compiles.
+    ``loops=False``: the hot loop's matrix share and source lines are left unread (None) where reading them
+    costs a disassembly, as for a table that does not show them; the loops' spill figures are always read."""
     from .grid import group_records, sort_records
     from .tasks import Selection, sweep
 
@@ -136,7 +138,8 @@ def analyze(kernel: Any = None, /, *args: Any, variant: Names = None, arch: Name
         sel = Selection.of(selection.names(variant, "variant"), archs, requests, keywords, toolchains=sides)
         if (why := sel.empty()) is not None:
             raise UsageError(why)
-    records = sweep(sel, yes=yes, max_compiles=max_compiles, scheduler=scheduler, executor=executor, **run)
+    records = sweep(sel, yes=yes, max_compiles=max_compiles, scheduler=scheduler, executor=executor, loops=loops,
+                    **run)
     if len(sides) <= 1:  # a history keeps the toolchains' order; one table sorts as asked
         records = sort_records(group_records(records) if len(requests) > 1 else records, sort)
     return AnalyzeResult(tuple(records), toolchains=tuple(sides))
@@ -150,11 +153,12 @@ def compare(*, strategies: Names = None, variant: Names = None, arch: Names = No
             kernel_dir: PathLike | None = None, triton: Any = None, settings: Any = None, jobs: int | None = None,
             use_cache: bool = True, cache: PathLike | None = None, yes: bool = False,
             max_compiles: int | None = None, scheduler: str | None = None, executor: Executor | None = None,
-            on_progress: Progress | None = None, **sources: Any) -> CompareResult:
+            on_progress: Progress | None = None, loops: bool = True, **sources: Any) -> CompareResult:
     """Each strategy (``strategies`` or ``variant``, default all) side by side per arch, with the memory
     traffic of the reference problem ``shape`` and each metric's change against the baseline variant (in
     the JSON and the table); with ``frontier``, each strategy's spill-free occupancy too; with ``bench``,
-    timings on this process's GPU (without one: compile-only, the reason in ``.notes``)."""
+    timings on this process's GPU (without one: compile-only, the reason in ``.notes``). ``loops``: as
+    ``analyze``'s."""
     from dataclasses import replace
 
     from .grid import sort_lines
@@ -173,7 +177,7 @@ def compare(*, strategies: Names = None, variant: Names = None, arch: Names = No
     sides = (side,) if side is not None else ()
     sel = Selection.of(tuple(dict.fromkeys(names)), archs, requests, keywords, toolchains=sides)
     common = {"yes": yes, "max_compiles": max_compiles, "scheduler": scheduler, "executor": executor, **run}
-    records = sweep(sel, **common)
+    records = sweep(sel, **common, loops=loops)
     per_arch = compare_tables(sel, records)
     if frontier:  # the variants' frontier (a capture's launches are compared, not searched)
         levels = frontier_of(replace(sel, sources=(sel.variant_source(),)), **common)

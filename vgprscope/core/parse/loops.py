@@ -255,8 +255,8 @@ def amdgcn_loops(text: str, kernel: str | None = None) -> tuple[LoopMix, ...]:
         if not inst or not chain or line.lstrip().startswith((".", ";")):
             continue
         mnemonic, operands, comment = inst.group(1), inst.group(2) or "", inst.group(3) or ""
-        if mnemonic in ("s_clause",):
-            continue
+        # every instruction of the body counts, the hint instructions too (s_clause on gfx11 / gfx12 as
+        # s_delay_alu and s_waitcnt): the share is of what the loop issues
         cls_ = amd_class(mnemonic, comment)
         nop = 0
         if cls_ == "nop":
@@ -405,15 +405,40 @@ def gate_loop(mixes: tuple[LoopMix, ...]) -> LoopMix | None:
 
 def loop_fields(mixes: tuple[LoopMix, ...] | None) -> dict[str, int | str | None]:
     """The usage's loop fields (``records.AmdUsage.loop_*``) from every loop's mix: the gate loop's matrix
-    share in percent (rounded half up), its scratch bytes and instructions per trip and its source lines.
-    ``mixes`` None (no assembly read): every field None, unknown. No loop: no spill traffic in a loop (0), no
-    share (None)."""
+    share in percent (rounded half up) and its source lines; the spill traffic of every loop: the worst loop's
+    scratch bytes and instructions per trip of its own body, and those bytes of every loop together (each
+    instruction once). ``mixes`` None (no assembly read): every
+    field None, unknown. No loop: no spill traffic in a loop (0), no share (None)."""
     if mixes is None:
-        return {"loop_matrix_share": None, "loop_spill_bytes": None, "loop_scratch_insts": None, "loop_lines": None}
+        return {"loop_matrix_share": None, "loop_spill_bytes": None, "loop_spill_bytes_sum": None,
+                "loop_scratch_insts": None, "loop_lines": None}
     m = gate_loop(mixes)
     if m is None:
-        return {"loop_matrix_share": None, "loop_spill_bytes": 0, "loop_scratch_insts": 0, "loop_lines": None}
+        return {"loop_matrix_share": None, "loop_spill_bytes": 0, "loop_spill_bytes_sum": 0, "loop_scratch_insts": 0,
+                "loop_lines": None}
     share = (200 * m.count("matrix") + m.instructions) // (2 * m.instructions) if m.instructions else 0
-    return {"loop_matrix_share": share, "loop_spill_bytes": m.spill_bytes,
-            "loop_scratch_insts": m.count("scratch_load") + m.count("scratch_store"),
-            "loop_lines": ", ".join(m.lines) or None}
+    own = _own_spills(mixes)
+    # the worst loop: the most bytes per trip of its own body, then the most scratch instructions (the first in
+    # the listing of equals)
+    worst = max(own)
+    return {"loop_matrix_share": share, "loop_spill_bytes": worst[0],
+            "loop_spill_bytes_sum": sum(b for b, _ in own),
+            "loop_scratch_insts": worst[1], "loop_lines": ", ".join(m.lines) or None}
+
+
+def _own_spills(mixes: tuple[LoopMix, ...]) -> list[tuple[int, int]]:
+    """Each loop's scratch bytes and instructions of one trip of its own body: a nested loop's are its own (an
+    outer loop's trip runs the inner loop's many times, not once), so the sum counts each instruction once."""
+    def insts(m: LoopMix) -> int:
+        return m.count("scratch_load") + m.count("scratch_store")
+
+    out = []
+    for m in mixes:
+        inner = [c for c in mixes if c.parent == m.name]
+        out.append((m.spill_bytes - sum(c.spill_bytes for c in inner), insts(m) - sum(insts(c) for c in inner)))
+    return out
+
+
+def spill_free_loop_fields() -> dict[str, int]:
+    """The spill fields of a kernel without scratch / local memory: no loop of it moves a spilled byte."""
+    return {"loop_spill_bytes": 0, "loop_spill_bytes_sum": 0, "loop_scratch_insts": 0}
