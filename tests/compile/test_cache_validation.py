@@ -33,6 +33,7 @@ def _results() -> dict[str, dict[str, Any]]:
 DAMAGE = {
     "loop_spill_bytes 10**30": lambda r: r["usage"].update(loop_spill_bytes=10**30),
     "loop_spill_bytes_sum 10**30": lambda r: r["usage"].update(loop_spill_bytes_sum=10**30),
+    "loop_spill_bytes_max null": lambda r: r["usage"].update(loop_spill_bytes_max=None),
     "loop_matrix_share 250": lambda r: r["usage"].update(loop_matrix_share=250),
     "loop_matrix_share -1": lambda r: r["usage"].update(loop_matrix_share=-1),
     "loop_lines 5": lambda r: r["usage"].update(loop_lines=5),

@@ -1,11 +1,11 @@
-"""The gate's loop metrics (``loop_matrix_share``, ``loop_spill_bytes``, ``loop_spill_bytes_sum``): read from each
-compiled kernel's assembly, unknown (never 0) where the assembly was not read, compared by check and diff.
+"""The gate's loop metrics (``loop_matrix_share``, ``loop_spill_bytes``, every loop's ``loop_spill_bytes_max`` and
+``loop_spill_bytes_sum``): read from each compiled kernel's assembly, unknown (never 0) where the assembly was not read, compared by check and diff.
 
 Expected values are hand counts on the committed listings (tests/core/test_loops.py's docstring): gfx942's hot
 K/V loop, lines 539-1359 of baseline-gfx942-wpe3.amdgcn, has 536 instructions of which 64 ``v_mfma``
 (11.94 % -> 12), 50 scratch loads (420 B) and 8 ``scratch_store_dwordx4`` (8 x 16 = 128 B): 548 B and 58
-scratch instructions per trip; its second K/V loop (the masked blocks) 580 B and 66, the worst loop, 1128 B
-the two together; sm_90's loop under maxnreg 128, lines 951-3859 of the SASS: 1886 instructions,
+scratch instructions per trip; its second K/V loop (the masked blocks) 580 B, the worst loop, 1128 B the two
+together; sm_90's loop under maxnreg 128, lines 951-3859 of the SASS: 1886 instructions,
 16 HGMMA (0.85 % -> 1), LDL 3148 B + STL 3148 B = 6296 B, 514 + 421 = 935 local instructions."""
 
 from __future__ import annotations
@@ -39,14 +39,15 @@ def _nvidia_raw(cubin: bool) -> dict:
 
 
 def test_gfx942_usage_carries_its_hot_loops_mix_and_every_loops_spill_traffic_from_the_amdgcn():
-    """baseline at waves_per_eu 3 on gfx942 has two K/V loops: the hot one (the full blocks, its share and lines)
-    spills 548 B per trip, the masked tail's 580 B: the worst loop's 580 B (66 scratch instructions) is gated,
-    and both loops' 1128 B together."""
+    """baseline at waves_per_eu 3 on gfx942 has two K/V loops: the hot one (the full blocks) spills 548 B per
+    trip, the masked tail's 580 B: the worst loop's 580 B is gated beside the hot loop's, and both together."""
     u = HIP.parse(_amd_raw())
-    assert (u.loop_matrix_share, u.loop_spill_bytes, u.loop_scratch_insts, u.loop_lines, u.loop_spill_bytes_sum) == \
-        (12, 580, 66, "_fa_common.py:67-171", 1128)
+    assert (u.loop_matrix_share, u.loop_spill_bytes, u.loop_scratch_insts, u.loop_lines) == \
+        (12, 548, 58, "_fa_common.py:67-171")
+    assert (u.loop_spill_bytes_max, u.loop_spill_bytes_sum) == (580, 1128)
     values = HIP.metric_values(u)
-    assert (values["loop_matrix_share"], values["loop_spill_bytes"], values["loop_spill_bytes_sum"]) == (12, 580, 1128)
+    assert (values["loop_matrix_share"], values["loop_spill_bytes"], values["loop_spill_bytes_max"],
+            values["loop_spill_bytes_sum"]) == (12, 548, 580, 1128)
 
 
 _TWO_LOOPS_SASS = """\
@@ -68,18 +69,22 @@ attn_fwd:
 
 def test_a_second_loop_spilling_is_gated_though_the_hot_loop_does_not_spill(monkeypatch):
     """A two-loop kernel on sm_90: the hot loop (two HGMMA) moves nothing to local memory, the second stores
-    1,024 B per trip (64 STL.128): the gate's loop_spill_bytes is the second loop's 1,024, not the hot loop's 0;
-    the hot loop keeps the share and the lines."""
+    1,024 B per trip (64 STL.128): the hot loop's loop_spill_bytes is 0, the worst loop's loop_spill_bytes_max and
+    every loop's loop_spill_bytes_sum 1,024, both gated: 1,024 more B is a regression."""
     import vgprscope.backends.cuda as cuda
+    from vgprscope.gate.rules import RuleSet
 
     stores = "\n".join(f"        /*{0x40 + 16 * i:04x}*/                   STL.128 [R1+{hex(16 * i)}], R4  ;"
                        for i in range(64))
     sass = _TWO_LOOPS_SASS.format(stores=stores, last=f"{0x40 + 16 * 64:04x}", exit=f"{0x50 + 16 * 64:04x}")
     monkeypatch.setattr(cuda, "nvdisasm", lambda cubin: sass)
     u = CUDA.parse(_nvidia_raw(cubin=True))
-    assert (u.loop_spill_bytes, u.loop_spill_bytes_sum, u.loop_scratch_insts) == (1024, 1024, 64)
-    assert (u.loop_matrix_share, u.loop_lines) == (67, "k.py:10")
-    assert CUDA.metric_values(u)["loop_spill_bytes"] == 1024
+    assert (u.loop_matrix_share, u.loop_lines, u.loop_spill_bytes, u.loop_scratch_insts) == (67, "k.py:10", 0, 0)
+    assert (u.loop_spill_bytes_max, u.loop_spill_bytes_sum) == (1024, 1024)
+    values = CUDA.metric_values(u)
+    assert (values["loop_spill_bytes_max"], values["loop_spill_bytes_sum"]) == (1024, 1024)
+    rules = RuleSet()
+    assert all(rules.rule_for("k", m).judge(0, 1024)[1] for m in ("loop_spill_bytes_max", "loop_spill_bytes_sum"))
 
 
 def test_sm90_usage_reads_the_loop_from_the_cubins_sass(monkeypatch):
@@ -107,10 +112,11 @@ def test_without_the_assembly_the_loop_metrics_are_unknown_never_zero(monkeypatc
     u = CUDA.parse(_spilling_nvidia_raw())
     assert u.stack_bytes > 0
     assert (u.loop_matrix_share, u.loop_spill_bytes, u.loop_spill_bytes_sum, u.loop_lines) == (None,) * 4
-    assert not {"loop_matrix_share", "loop_spill_bytes"} & set(CUDA.metric_values(u))
+    assert not {"loop_matrix_share", "loop_spill_bytes", "loop_spill_bytes_max"} & set(CUDA.metric_values(u))
     plain = CUDA.parse(_nvidia_raw(cubin=False))
-    assert (plain.loop_matrix_share, plain.loop_spill_bytes, plain.loop_spill_bytes_sum, plain.loop_lines) == \
-        (None, 0, 0, None)
+    assert (plain.loop_matrix_share, plain.loop_lines) == (None, None)
+    assert (plain.loop_spill_bytes, plain.loop_scratch_insts, plain.loop_spill_bytes_max,
+            plain.loop_spill_bytes_sum) == (0, 0, 0, 0)
 
     def fails(cubin: bytes) -> str:
         raise FileNotFoundError("nvdisasm")
@@ -137,7 +143,7 @@ def test_usage_dicts_keep_the_loop_fields_and_old_dicts_read_back_unknown():
 
     u = HIP.parse(_amd_raw())
     d = usage_to_dict(u)
-    assert d["loop_spill_bytes"] == 580 and usage_from_dict(d) == u
+    assert d["loop_spill_bytes"] == 548 and usage_from_dict(d) == u
     old = {k: v for k, v in d.items() if not k.startswith("loop_")}
     assert usage_from_dict(old).loop_spill_bytes is None
 
@@ -171,9 +177,9 @@ def test_check_passes_a_baseline_saved_without_loop_metrics_and_judges_one_saved
     assert d.state is State.COMPARED and d.change is Change.SAME and not d.fails
     assert not {"loop_matrix_share", "loop_spill_bytes"} & {m.metric for m in d.metrics}  # not compared
 
-    grown = diff_entry(cur, entries(loop_spill_bytes=580 + 64), RuleSet())
+    grown = diff_entry(cur, entries(loop_spill_bytes=548 + 64), RuleSet())
     spill = next(m for m in grown.metrics if m.metric == "loop_spill_bytes")
-    assert grown.fails and spill.change is Change.WORSE and (spill.baseline, spill.current) == (580, 644)
+    assert grown.fails and spill.change is Change.WORSE and (spill.baseline, spill.current) == (548, 612)
 
     dropped = entries(loop_matrix_share=10)
     shown = diff_entry(cur, dropped, RuleSet())
@@ -191,10 +197,10 @@ def test_a_saved_baseline_carries_the_loop_metrics(entries, tmp_path):
     path = tmp_path / "b.json"
     save_baseline(path, Baseline.of([entries()], "3.9.0"))
     usage = json.loads(path.read_text())["entries"]["baseline/attn_fwd/gfx942/defaults"]["usage"]
-    assert (usage["loop_matrix_share"], usage["loop_spill_bytes"], usage["loop_lines"]) == (12, 580,
+    assert (usage["loop_matrix_share"], usage["loop_spill_bytes"], usage["loop_lines"]) == (12, 548,
                                                                                             "_fa_common.py:67-171")
     (back,) = load_baseline(path).entries.values()
-    assert (back.metrics["loop_matrix_share"], back.metrics["loop_spill_bytes"]) == (12, 580)
+    assert (back.metrics["loop_matrix_share"], back.metrics["loop_spill_bytes"]) == (12, 548)
 
 
 def _gemm(release: str) -> dict:
@@ -210,7 +216,7 @@ def test_the_hot_loop_of_nested_loops_is_the_one_whose_own_body_holds_the_most_m
     + _dwordx4 x8 = 148 B: 364 B and 43 instructions per trip. The tile loop around it holds 256 MFMAs counting
     the K loop's body once, 128 of its own (the pipeline's peeled iterations): a tie, which the inner loop wins.
     3.7.1's K loop, lines 1742-2090: 297 instructions, 128 MFMAs (43.1 % -> 43), no scratch instruction; its tile
-    loop's own body moves 16 B in 4 scratch instructions per trip: the worst loop's traffic, gated."""
+    loop's own body moves 16 B per trip: the worst loop's, 3.8.0's K loop's 364 B."""
     loops = {m.name: m for m in amdgcn_loops(_gemm("380")["amdgcn"])}
     inner, outer = loops["BB0_7"], loops["BB0_5"]
     assert (inner.depth, inner.parent, inner.hot, outer.hot) == (2, "BB0_5", True, False)
@@ -219,7 +225,8 @@ def test_the_hot_loop_of_nested_loops_is_the_one_whose_own_body_holds_the_most_m
     assert (inner.count("scratch_load"), inner.count("scratch_store")) == (30, 13)
     after, before = HIP.parse(_gemm("380")), HIP.parse(_gemm("371"))
     assert (after.loop_matrix_share, after.loop_spill_bytes, after.loop_scratch_insts) == (26, 364, 43)
-    assert (before.loop_matrix_share, before.loop_spill_bytes, before.loop_scratch_insts) == (43, 16, 4)
+    assert (before.loop_matrix_share, before.loop_spill_bytes, before.loop_scratch_insts) == (43, 0, 0)
+    assert (after.loop_spill_bytes_max, before.loop_spill_bytes_max, before.loop_spill_bytes_sum) == (364, 16, 16)
 
 
 def test_a_listing_without_loop_comments_but_with_a_backward_branch_has_its_loop_unknown():

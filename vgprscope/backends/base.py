@@ -78,6 +78,20 @@ class Facts:
 
 
 @dataclass(frozen=True)
+class CompilerWarnings:
+    """The compiler's own warnings a run asks for beyond its defaults, each on the vendor whose compiler has it
+    (``Backend.warning_options``): ptxas's ``--warn-on-spills`` (NVIDIA), LLVM's ``warn-stack-size`` function
+    attribute (AMD: a warning where the stack frame is over ``stack_size`` bytes). They add diagnostics; the
+    code the compiler writes is the same."""
+
+    spills: bool = False
+    stack_size: int | None = None
+
+    def __bool__(self) -> bool:
+        return self.spills or self.stack_size is not None
+
+
+@dataclass(frozen=True)
 class UsageFigures:
     """A usage's numbers in the terms every view uses, whatever its vendor calls them."""
 
@@ -174,6 +188,11 @@ class Backend(Protocol):
     def ladder(self, arch: Arch, size: int | None = None) -> list[LadderStep]: ...
     def levels(self, arch: Arch, num_warps: int) -> list[KnobLevel]: ...
     def calculate(self, arch: Arch, values: Mapping[str, int | None], ladder: bool) -> Calculation: ...
+
+    def warning_options(self, warnings: CompilerWarnings, options: Mapping[str, Any]) -> dict[str, Any]:
+        """The launch options that ask this vendor's compiler for ``warnings``, added to a job's ``options``
+        (its own ptxas options or LLVM attributes kept)."""
+        ...
 
     # ---- a usage's numbers
     def metric_values(self, usage: ResourceUsage) -> dict[str, int]: ...

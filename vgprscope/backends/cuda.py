@@ -23,7 +23,7 @@ from ..core.occupancy.common import DEFAULT_THREADS, LadderStep
 from ..core.occupancy.ladder import check_warps, nvidia_ladder
 from ..core.occupancy.nvidia import nvidia_occupancy
 from ..core.records import NvidiaUsage, Occupancy
-from .base import Calculation, Facts, KnobLevel, Metric, UsageFigures, require_outputs, threads_reason
+from .base import Calculation, CompilerWarnings, Facts, KnobLevel, Metric, UsageFigures, require_outputs, threads_reason
 from .loops import LOOP_BOUNDS, LOOP_METRICS, loop_values, read_loops
 
 if TYPE_CHECKING:  # the parsers are imported when an output is parsed: a warm run reads the cache only
@@ -139,6 +139,12 @@ class CudaBackend:
     def scratch_free(self, u: NvidiaUsage) -> bool:
         # spills live in local memory, within the stack frame: without either no loop moves a spilled byte
         return u.stack_bytes == 0 and u.local_bytes == 0 and not u.spills
+
+    def warning_options(self, warnings: CompilerWarnings, options: Mapping[str, Any]) -> dict[str, Any]:
+        own = str(options.get("ptx_options") or "")
+        if not warnings.spills or "--warn-on-spills" in own.split():
+            return {}
+        return {"ptx_options": f"{own} --warn-on-spills".strip()}
 
     def bounds(self, arch: NvidiaArch) -> Mapping[str, int]:
         return {"regs": arch.max_regs_per_thread, **LOOP_BOUNDS}

@@ -19,7 +19,7 @@ from ..core.occupancy.amd import amd_occupancy, total_vgprs
 from ..core.occupancy.common import LadderStep
 from ..core.occupancy.ladder import amd_ladder, check_warps
 from ..core.records import AmdUsage, Occupancy
-from .base import Calculation, Facts, KnobLevel, Metric, UsageFigures, require_outputs, threads_reason
+from .base import Calculation, CompilerWarnings, Facts, KnobLevel, Metric, UsageFigures, require_outputs, threads_reason
 from .loops import LOOP_BOUNDS, LOOP_METRICS, loop_values, read_loops
 
 if TYPE_CHECKING:  # the parsers are imported when an output is parsed: a warm run reads the cache only
@@ -109,6 +109,17 @@ class HipBackend:
     def scratch_free(self, u: AmdUsage) -> bool:
         # spills and reloads are scratch instructions: without scratch memory or a spill no loop moves one
         return u.scratch_bytes == 0 and not u.spills and u.spill_stores == 0 and u.spill_loads == 0
+
+    def warning_options(self, warnings: CompilerWarnings, options: Mapping[str, Any]) -> dict[str, Any]:
+        if warnings.stack_size is None:
+            return {}
+        own = options.get("llvm_fn_attrs") or ""
+        attr = f"warn-stack-size={warnings.stack_size}"
+        if isinstance(own, str):
+            kept = [a for a in own.split(",") if a.strip() and not a.strip().startswith("warn-stack-size")]
+            return {"llvm_fn_attrs": ",".join([*kept, attr])}
+        return {"llvm_fn_attrs": tuple(p for p in own if p[0] != "warn-stack-size") + (("warn-stack-size",
+                                                                                         str(warnings.stack_size)),)}
 
     def bounds(self, arch: AmdArch) -> Mapping[str, int]:
         return {"arch_vgpr": arch.max_arch_vgprs, "agpr": arch.max_agprs, "vgpr_total": arch.max_vgprs_total,

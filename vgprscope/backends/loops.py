@@ -25,9 +25,11 @@ LOOP_METRICS = (
     Metric("loop_matrix_share", "% points", "the hot loop's matrix instructions, percent of its instructions per "
            "trip (a rule -N gates it)", higher_is_better=True, gated=False),
     Metric("loop_spill_bytes", "bytes/lane per trip", "scratch / local bytes loaded and stored by one trip of the "
-           "loop that moves the most (any loop; AMD per lane, NVIDIA per thread)"),
+           "hot loop (AMD per lane, NVIDIA per thread)"),
+    Metric("loop_spill_bytes_max", "bytes/lane per trip", "scratch / local bytes of one trip of the loop that moves "
+           "the most, any loop (its own body: a nested loop's are its own)"),
     Metric("loop_spill_bytes_sum", "bytes/lane per trip", "scratch / local bytes of one trip of every loop "
-           "together (AMD per lane, NVIDIA per thread)"),
+           "together"),
 )
 
 # the loop fields' own bounds (the rest are counts: ``records.COUNT_LIMIT``)
@@ -67,20 +69,21 @@ def read_loops(backend: Backend, raw: Mapping[str, Any], usage: U, every: bool) 
     return usage
 
 
-_SPILL_FIELDS = ("loop_spill_bytes", "loop_spill_bytes_sum", "loop_scratch_insts")
-
-
 def loop_fields_consistent(usage: Mapping[str, Any], unread: bool = False) -> bool:
     """Whether a usage dict's loop fields are what ``read_loops`` writes together: the spill figures all known
-    or all unknown, the worst loop's bytes within every loop's sum; a share only with them; lines only with a
+    or all unknown, the hot loop's and the worst loop's bytes within every loop's sum; a share only with them; lines only with a
     share. ``unread``: the share and lines were left unread, the spill figures 0 (a kernel without scratch)."""
-    spills = [usage.get(f) for f in _SPILL_FIELDS]
+    from ..core.parse.loops import SPILL_FIELDS
+
+    spills = dict(zip(SPILL_FIELDS, (usage.get(f) for f in SPILL_FIELDS)))
     share, lines = usage.get("loop_matrix_share"), usage.get("loop_lines")
     if unread:
-        return spills == [0, 0, 0] and share is None and lines is None
-    if None in spills:
-        return spills == [None] * 3 and share is None and lines is None
-    return spills[0] <= spills[1] and (lines is None or share is not None)
+        return set(spills.values()) == {0} and share is None and lines is None
+    if None in spills.values():
+        return set(spills.values()) == {None} and share is None and lines is None
+    every = spills["loop_spill_bytes_sum"]
+    return spills["loop_spill_bytes"] <= every and spills["loop_spill_bytes_max"] <= every \
+        and (lines is None or share is not None)
 
 
 def loop_values(usage: Any) -> dict[str, int]:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import typer
 
 from .common import emit, err, handles_errors
-from .options import Compiles, Format, FormatOpt, Grid, Kernels, Large, Output, PlotOpt, SortOpt, Toolchains, bundled
+from .options import (Compiles, Format, FormatOpt, Grid, Kernels, Large, Output, PlotOpt, SortOpt, Toolchains, Warnings,
+                      bundled)
 
 
 def render(records, fmt: Format, command: str, title: str | None = None, wide: bool = False,
@@ -75,7 +76,7 @@ def _plot_needs_a_history(specs: list[str]) -> None:
 @handles_errors
 @bundled
 def analyze(*, kernels: Kernels, grid: Grid, sort: SortOpt = None, format: FormatOpt = Format.table, out: Output,
-            run: Compiles, large: Large, tc: Toolchains, plot: PlotOpt = None) -> None:
+            run: Compiles, warn: Warnings, large: Large, tc: Toolchains, plot: PlotOpt = None) -> None:
     """Registers, spills, LDS and occupancy of each variant on each arch, compiled here without a GPU.
 
     Several values of a config option make a grid: every combination is compiled. Several --triton (or a
@@ -89,7 +90,8 @@ def analyze(*, kernels: Kernels, grid: Grid, sort: SortOpt = None, format: Forma
         _plot_needs_a_history(tc.triton or [])
     with compile_progress() as progress:
         result = api.analyze(**kernels.library(), **grid.library(), sort=sort, **tc.library(), **run.library(),
-                             **large.library(), on_progress=progress, loops=reads_loops(format, out, sort))
+                             **warn.library(), **large.library(), on_progress=progress,
+                             loops=reads_loops(format, out, sort))
     if len(result.toolchains) > 1:
         history_output(result, format, out, plot)
         return

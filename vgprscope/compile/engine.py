@@ -20,9 +20,11 @@ import hashlib
 import os
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
+from ..backends import backend_of
+from ..backends.base import CompilerWarnings
 from ..core.archs import Arch
 from ..core.errors import UsageError
 from ..runtime import worker
@@ -126,6 +128,9 @@ class Engine:
     # every loop figure (the gate loop's matrix share and lines too), or only those that come free and the
     # gate's spill figures (False: a view that shows neither, as analyze's table): ``backends.loops.read_loops``
     loops: bool = True
+    # the compiler's warnings asked for beyond its defaults (ptxas --warn-on-spills, LLVM warn-stack-size): launch
+    # options added to every job of their vendor, so part of each key
+    warnings: CompilerWarnings = field(default_factory=CompilerWarnings)
 
     def _executor(self, toolchain_id: str, workers: int) -> Any:
         """Where requests of a toolchain go: the installed Triton's process pool (or the cluster); another
@@ -253,7 +258,7 @@ class Engine:
     def compile(self, tasks: Iterable[Task]) -> list[Record]:
         """Records of every task, in order. Cached entries are read (and checked), the rest compiled, each
         under its job's toolchain (one after the other, each on ``jobs`` workers)."""
-        tasks = list(tasks)
+        tasks = [self._with_warnings(t) for t in tasks]
         records: list[Record | None] = [None] * len(tasks)
         misses: list[int] = []
         unread: list[tuple[int, dict[str, Any]]] = []  # cached with loop figures this run reads, and unread
@@ -339,6 +344,12 @@ class Engine:
                                "timeout": timeout, "disassemble": "always" if self.loops else "local"}
                               for i in group], in_group, toolchain_id)
         return [r for r in records if r is not None]
+
+    def _with_warnings(self, task: Task) -> Task:
+        if not self.warnings or task.job is None:
+            return task
+        extra = backend_of(task.arch).warning_options(self.warnings, dict(task.job.options))
+        return replace(task, job=task.job.with_options(**extra)) if extra else task
 
     def _read_loops(self, tasks: list[Task], keys: dict[int, str],
                     unread: list[tuple[int, dict[str, Any]]]) -> list[tuple[int, dict[str, Any] | None]]:

@@ -17,8 +17,8 @@ from ..core.records import COUNT_LIMIT, Diagnostic, Record, ResourceUsage, usage
 from ..runtime import worker
 from .task import Task
 
-PARSER_VERSION = 6  # 4: the usage carries the hot loop's figures; 5: the compiler's diagnostics and LLVM version
-# beside the usage, a failed ptxas's own error line; 6: every loop's spill traffic, s_clause counted in a loop
+PARSER_VERSION = 7  # 4: the usage carries the hot loop's figures; 5: the compiler's diagnostics and LLVM version
+# beside the usage, a failed ptxas's own error line; 7: every loop's spill traffic, s_clause counted in a loop
 
 
 def parse_output(arch: Arch, out: dict[str, Any], loops: bool = True) -> ResourceUsage:

@@ -311,11 +311,12 @@ class AmdUsage:
     vgpr_alloc: int | None = None
     # the gate's loop: its one trip (parse.loops.gate_loop); None: no assembly was read, or no loop
     loop_matrix_share: int | None = None  # matrix instructions, percent of its instructions (rounded)
-    # the spill traffic of every loop (parse.loops.loop_fields): the worst loop's scratch bytes loaded + stored
-    # per trip, per lane (0: no loop), and every loop's one trip together
-    loop_spill_bytes: int | None = None
-    loop_scratch_insts: int | None = None  # the worst loop's scratch loads + stores per trip
-    loop_lines: str | None = None  # the gate loop's source lines ("baseline.py:45-69")
+    loop_spill_bytes: int | None = None  # scratch bytes loaded + stored per trip, per lane (0: no loop)
+    loop_scratch_insts: int | None = None  # scratch loads + stores per trip
+    loop_lines: str | None = None  # its source lines ("baseline.py:45-69")
+    # every loop's spill traffic (parse.loops.loop_fields): the worst loop's scratch bytes per trip of its own
+    # body, and every loop's together
+    loop_spill_bytes_max: int | None = None
     loop_spill_bytes_sum: int | None = None
 
     vendor = "amd"
@@ -355,6 +356,7 @@ class NvidiaUsage:
     loop_spill_bytes: int | None = None
     loop_scratch_insts: int | None = None
     loop_lines: str | None = None
+    loop_spill_bytes_max: int | None = None
     loop_spill_bytes_sum: int | None = None
 
     vendor = "nvidia"
@@ -423,7 +425,7 @@ def usage_from_dict(d: dict[str, Any] | None) -> ResourceUsage | None:
 # fields a usage carries only when it has them (a stored cubin's provenance, the loop read from the assembly):
 # left out when unset, so the records and baselines written without them read back as they were written
 _OPTIONAL_FIELDS = ("counts_from", "spills_from", "loop_matrix_share", "loop_spill_bytes", "loop_scratch_insts",
-                   "loop_lines", "loop_spill_bytes_sum")
+                   "loop_lines", "loop_spill_bytes_max", "loop_spill_bytes_sum")
 
 
 def usage_to_dict(u: ResourceUsage | None) -> dict[str, Any] | None:

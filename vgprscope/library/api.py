@@ -32,7 +32,9 @@ from concurrent.futures import Executor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..backends.base import CompilerWarnings
 from ..core.errors import UsageError
+from ..core.records import COUNT_LIMIT
 from . import selection
 from ..analysis.analyze.result import AnalyzeResult
 from ..analysis.compare.result import CompareResult
@@ -52,6 +54,17 @@ def _run(jobs: int | None, use_cache: bool, cache: PathLike | None, on_progress:
     if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
         raise UsageError(f"jobs={jobs!r} is not allowed; allowed: a whole number of processes, 1 or more")
     return {"jobs": jobs, "use_cache": bool(use_cache), "cache_dir": cache, "on_progress": on_progress}
+
+
+def _warnings(spills: Any, stack_size: Any) -> CompilerWarnings:
+    """The compiler warnings asked for, checked (a library caller's values; the CLI's are typed)."""
+    if not isinstance(spills, bool):
+        raise UsageError(f"warn_on_spills={spills!r} is not allowed; allowed: True or False")
+    if stack_size is not None and (isinstance(stack_size, bool) or not isinstance(stack_size, int)
+                                   or not 0 <= stack_size <= COUNT_LIMIT):
+        raise UsageError(f"warn_stack_size={stack_size!r} is not allowed; allowed: a number of bytes, 0 to "
+                         f"{COUNT_LIMIT}")
+    return CompilerWarnings(spills, stack_size)
 
 
 def _no_launch(what: str, args: tuple[Any, ...], launch: dict[str, Any]) -> None:
@@ -101,7 +114,8 @@ def analyze(kernel: Any = None, /, *args: Any, variant: Names = None, arch: Name
             kernel_dir: PathLike | None = None, sort: str | None = None, triton: Any = None, settings: Any = None,
             jobs: int | None = None, use_cache: bool = True, cache: PathLike | None = None, yes: bool = False,
             max_compiles: int | None = None, scheduler: str | None = None, executor: Executor | None = None,
-            on_progress: Progress | None = None, loops: bool = True, **launch: Any) -> AnalyzeResult:
+            on_progress: Progress | None = None, loops: bool = True, warn_on_spills: bool = False,
+            warn_stack_size: int | None = None, **launch: Any) -> AnalyzeResult:
     """Registers, spills, LDS / shared memory and occupancy of each kernel on each arch, compiled here.
 
     Without ``kernel``: the bundled variants (``variant``, default all; or ``kernel_dir``'s) x ``arch``
@@ -114,7 +128,9 @@ def analyze(kernel: Any = None, /, *args: Any, variant: Names = None, arch: Name
     ``cache``: a compile-cache directory (default $VGPRSCOPE_CACHE_DIR or ~/.cache/vgprscope);
     ``use_cache=False`` compiles everything again; ``yes`` runs a grid of more than 10,000 compiles.
     ``loops=False``: the hot loop's matrix share and source lines are left unread (None) where reading them
-    costs a disassembly, as for a table that does not show them; the loops' spill figures are always read."""
+    costs a disassembly, as for a table that does not show them; the loops' spill figures are always read.
+    ``warn_on_spills``: ptxas's ``--warn-on-spills`` on every NVIDIA compile; ``warn_stack_size``: LLVM's
+    ``warn-stack-size`` attribute (bytes) on every AMD compile: their warnings are each row's diagnostics."""
     from .grid import group_records, sort_records
     from .tasks import Selection, sweep
 
@@ -138,8 +154,9 @@ def analyze(kernel: Any = None, /, *args: Any, variant: Names = None, arch: Name
         sel = Selection.of(selection.names(variant, "variant"), archs, requests, keywords, toolchains=sides)
         if (why := sel.empty()) is not None:
             raise UsageError(why)
+    warnings = _warnings(warn_on_spills, warn_stack_size)
     records = sweep(sel, yes=yes, max_compiles=max_compiles, scheduler=scheduler, executor=executor, loops=loops,
-                    **run)
+                    warnings=warnings, **run)
     if len(sides) <= 1:  # a history keeps the toolchains' order; one table sorts as asked
         records = sort_records(group_records(records) if len(requests) > 1 else records, sort)
     return AnalyzeResult(tuple(records), toolchains=tuple(sides))

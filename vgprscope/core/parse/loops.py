@@ -405,40 +405,35 @@ def gate_loop(mixes: tuple[LoopMix, ...]) -> LoopMix | None:
 
 def loop_fields(mixes: tuple[LoopMix, ...] | None) -> dict[str, int | str | None]:
     """The usage's loop fields (``records.AmdUsage.loop_*``) from every loop's mix: the gate loop's matrix
-    share in percent (rounded half up) and its source lines; the spill traffic of every loop: the worst loop's
-    scratch bytes and instructions per trip of its own body, and those bytes of every loop together (each
-    instruction once). ``mixes`` None (no assembly read): every
-    field None, unknown. No loop: no spill traffic in a loop (0), no share (None)."""
+    share in percent (rounded half up), its scratch bytes and instructions per trip and its source lines; and
+    the spill traffic of every loop: the worst loop's scratch bytes per trip of its own body, and those bytes
+    of every loop together (each instruction once). ``mixes`` None (no assembly read): every field None,
+    unknown. No loop: no spill traffic in a loop (0), no share (None)."""
     if mixes is None:
-        return {"loop_matrix_share": None, "loop_spill_bytes": None, "loop_spill_bytes_sum": None,
-                "loop_scratch_insts": None, "loop_lines": None}
+        return dict.fromkeys(LOOP_FIELDS)
     m = gate_loop(mixes)
     if m is None:
-        return {"loop_matrix_share": None, "loop_spill_bytes": 0, "loop_spill_bytes_sum": 0, "loop_scratch_insts": 0,
-                "loop_lines": None}
+        return {"loop_matrix_share": None, "loop_lines": None, **spill_free_loop_fields()}
     share = (200 * m.count("matrix") + m.instructions) // (2 * m.instructions) if m.instructions else 0
     own = _own_spills(mixes)
-    # the worst loop: the most bytes per trip of its own body, then the most scratch instructions (the first in
-    # the listing of equals)
-    worst = max(own)
-    return {"loop_matrix_share": share, "loop_spill_bytes": worst[0],
-            "loop_spill_bytes_sum": sum(b for b, _ in own),
-            "loop_scratch_insts": worst[1], "loop_lines": ", ".join(m.lines) or None}
+    return {"loop_matrix_share": share, "loop_spill_bytes": m.spill_bytes,
+            "loop_scratch_insts": m.count("scratch_load") + m.count("scratch_store"),
+            "loop_lines": ", ".join(m.lines) or None, "loop_spill_bytes_max": max(own),
+            "loop_spill_bytes_sum": sum(own)}
 
 
-def _own_spills(mixes: tuple[LoopMix, ...]) -> list[tuple[int, int]]:
-    """Each loop's scratch bytes and instructions of one trip of its own body: a nested loop's are its own (an
-    outer loop's trip runs the inner loop's many times, not once), so the sum counts each instruction once."""
-    def insts(m: LoopMix) -> int:
-        return m.count("scratch_load") + m.count("scratch_store")
+def _own_spills(mixes: tuple[LoopMix, ...]) -> list[int]:
+    """Each loop's scratch bytes of one trip of its own body: a nested loop's are its own (an outer loop's trip
+    runs the inner loop's many times, not once), so the sum counts each instruction once."""
+    return [m.spill_bytes - sum(c.spill_bytes for c in mixes if c.parent == m.name) for m in mixes]
 
-    out = []
-    for m in mixes:
-        inner = [c for c in mixes if c.parent == m.name]
-        out.append((m.spill_bytes - sum(c.spill_bytes for c in inner), insts(m) - sum(insts(c) for c in inner)))
-    return out
+
+# the usage's loop fields (records.AmdUsage), the spill figures last
+LOOP_FIELDS = ("loop_matrix_share", "loop_lines", "loop_spill_bytes", "loop_scratch_insts", "loop_spill_bytes_max",
+               "loop_spill_bytes_sum")
+SPILL_FIELDS = LOOP_FIELDS[2:]
 
 
 def spill_free_loop_fields() -> dict[str, int]:
     """The spill fields of a kernel without scratch / local memory: no loop of it moves a spilled byte."""
-    return {"loop_spill_bytes": 0, "loop_spill_bytes_sum": 0, "loop_scratch_insts": 0}
+    return dict.fromkeys(SPILL_FIELDS, 0)
