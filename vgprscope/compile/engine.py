@@ -409,6 +409,6 @@ def _interpreting() -> bool:
 
 def compile_tasks(tasks: Iterable[Task], jobs: int | None = None, cache: CompileCache | None = None,
                   on_progress: Callable[[int, int], None] | None = None,
-                  executor: Executor | None = None) -> list[Record]:
+                  executor: Executor | None = None, loops: bool = True) -> list[Record]:
     """Records of every task, in order (see ``Engine``)."""
-    return Engine(jobs, cache or CompileCache(), executor, on_progress).compile(tasks)
+    return Engine(jobs, cache or CompileCache(), executor, on_progress, loops=loops).compile(tasks)

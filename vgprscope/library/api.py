@@ -385,12 +385,13 @@ def diff(*, triton: Any = None, settings: Any = None, variant: Names = None, arc
 
 def scan(directory: PathLike | None = None, *, arch: Names = None, jobs: int | None = None,
          use_cache: bool = True, cache: PathLike | None = None, on_progress: Progress | None = None,
-         triton: str | Sequence[str] | None = None) -> ScanResult:
+         triton: str | Sequence[str] | None = None, loops: bool = True) -> ScanResult:
     """The kernels of a Triton cache directory (default $TRITON_CACHE_DIR, else ~/.triton/cache): read from
     the stored AMDGCN / cubin for the arch each was built for, and with ``arch`` recompiled there too.
     ``triton``: one release (or environment) for the entries another Triton wrote: their TTIR compiles there
     and its ptxas gives a stored cubin's spill figures (installed once, as everywhere). An Inductor cache directory
-    (``TORCHINDUCTOR_CACHE_DIR``): its generated kernels, each config compiled from its source (README, "torch.compile")."""
+    (``TORCHINDUCTOR_CACHE_DIR``): its generated kernels, each config compiled from its source (README, "torch.compile").
+    ``loops``: as ``analyze``'s."""
     from ..analysis.scan.core import scan as scan_cache
     from ..sources.triton_cache import default_dir
     from .sweep import select_archs
@@ -408,5 +409,5 @@ def scan(directory: PathLike | None = None, *, arch: Names = None, jobs: int | N
     names = selection.arch_names(arch)
     result = scan_cache(Path(directory) if directory else default_dir(), select_archs(names) if names else [],
                         jobs=run["jobs"], use_cache=run["use_cache"], on_progress=on_progress,
-                        cache_dir=run["cache_dir"], triton=given[0] if given else None)
+                        cache_dir=run["cache_dir"], triton=given[0] if given else None, loops=loops)
     return ScanResult(result.records, directory=result.directory, entries=result.entries, summary=result.summary())
