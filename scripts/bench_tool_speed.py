@@ -297,7 +297,7 @@ def floors(args: argparse.Namespace) -> str:
         cuobjdump = _nvidia_tool("cuobjdump")
         scan: dict[str, list[tuple[float, float]]] = {"scan": [], "floor": []}
         for i in range(runs):
-            wall, cpu, _ = _measured(exe + ["scan", str(cubins_cache), "--format", "csv"],
+            wall, cpu, _ = _measured(exe + ["scan", str(cubins_cache)],
                                      env | {"VGPRSCOPE_CACHE_DIR": str(tmp / f"scan-{i}")})
             scan["scan"].append((wall, cpu))
             loop = ["bash", "-c", 'for c in "$@"; do "$0" -res-usage "$c" > /dev/null; done', cuobjdump,
@@ -321,8 +321,11 @@ def floors(args: argparse.Namespace) -> str:
         n_ind = 0
         for i in range(runs):
             vc = tmp / f"ind-{i}"
-            wall, cpu, _ = _measured(exe + ["scan", str(inductor), "--format", "csv"],
-                                     env | {"VGPRSCOPE_CACHE_DIR": str(vc), "TRITON_CACHE_DIR": str(tmp / f"tc-i{i}")})
+            # the installed Triton compiles them (no toolchain of the release that wrote the cache at hand), as the
+            # floor does
+            wall, cpu, _ = _measured(exe + ["scan", str(inductor)],
+                                     env | {"VGPRSCOPE_CACHE_DIR": str(vc), "TRITON_CACHE_DIR": str(tmp / f"tc-i{i}"),
+                                            "VGPRSCOPE_TOOLCHAIN_DIR": str(tmp / "no-toolchains")})
             ind["scan"].append((wall, cpu))
             jobs = _jobs_of(vc)
             n_ind = len(json.loads(jobs.read_text()))

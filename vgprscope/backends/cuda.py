@@ -23,8 +23,8 @@ from ..core.occupancy.common import DEFAULT_THREADS, LadderStep
 from ..core.occupancy.ladder import check_warps, nvidia_ladder
 from ..core.occupancy.nvidia import nvidia_occupancy
 from ..core.records import NvidiaUsage, Occupancy
-from .base import Calculation, CompilerWarnings, Facts, KnobLevel, Metric, UsageFigures, require_outputs, threads_reason
-from .loops import LOOP_BOUNDS, LOOP_METRICS, loop_values, read_loops
+from .base import Calculation, Facts, KnobLevel, Metric, UsageFigures, require_outputs, threads_reason
+from .loops import LOOP_METRICS, loop_values, read_loops
 
 if TYPE_CHECKING:  # the parsers are imported when an output is parsed: a warm run reads the cache only
     from ..core.parse.lineinfo import SpillInstruction
@@ -66,6 +66,10 @@ class CudaBackend:
         calculator_options=("--regs", "--shared", "--threads"),
         driver_command=("nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"),
         hardware_verified=True,
+        usage_bounds=(("regs", "max_regs_per_thread"),),
+        # spills live in local memory, within the stack frame
+        scratch_fields=("stack_bytes", "local_bytes", "spill_store_bytes", "spill_load_bytes"),
+        warning_options=(("spills", "ptx_options", "--warn-on-spills", " "),),
     )
     metrics = (
         Metric("regs", "registers/thread", "NVIDIA: registers per thread", step="regs",
@@ -129,25 +133,6 @@ class CudaBackend:
         if sass is None:
             sass = self.disassemble(raw)
         return sass_loops(sass, raw.get("name")) if sass is not None else None
-
-    def gate_loop_mixes(self, raw: Mapping[str, Any]) -> tuple[LoopMix, ...] | None:
-        try:  # unknown where there is no cubin, or no nvdisasm here reads it
-            return self.loop_mixes(raw)
-        except (OSError, subprocess.SubprocessError, ImportError, AttributeError):
-            return None
-
-    def scratch_free(self, u: NvidiaUsage) -> bool:
-        # spills live in local memory, within the stack frame: without either no loop moves a spilled byte
-        return u.stack_bytes == 0 and u.local_bytes == 0 and not u.spills
-
-    def warning_options(self, warnings: CompilerWarnings, options: Mapping[str, Any]) -> dict[str, Any]:
-        own = str(options.get("ptx_options") or "")
-        if not warnings.spills or "--warn-on-spills" in own.split():
-            return {}
-        return {"ptx_options": f"{own} --warn-on-spills".strip()}
-
-    def bounds(self, arch: NvidiaArch) -> Mapping[str, int]:
-        return {"regs": arch.max_regs_per_thread, **LOOP_BOUNDS}
 
     # ---- launch, occupancy, frontier
 

@@ -19,8 +19,8 @@ from ..core.occupancy.amd import amd_occupancy, total_vgprs
 from ..core.occupancy.common import LadderStep
 from ..core.occupancy.ladder import amd_ladder, check_warps
 from ..core.records import AmdUsage, Occupancy
-from .base import Calculation, CompilerWarnings, Facts, KnobLevel, Metric, UsageFigures, require_outputs, threads_reason
-from .loops import LOOP_BOUNDS, LOOP_METRICS, loop_values, read_loops
+from .base import Calculation, Facts, KnobLevel, Metric, UsageFigures, require_outputs, threads_reason
+from .loops import LOOP_METRICS, loop_values, read_loops
 
 if TYPE_CHECKING:  # the parsers are imported when an output is parsed: a warm run reads the cache only
     from ..core.parse.lineinfo import SpillInstruction
@@ -50,6 +50,13 @@ class HipBackend:
         calculator_options=("--vgprs", "--agprs", "--sgprs", "--lds", "--workgroup"),
         driver_command=("rocm-smi", "--showdriverversion"),
         hardware_verified=False,  # the bench has not yet been run on AMD hardware by a person
+        usage_bounds=(("arch_vgpr", "max_arch_vgprs"), ("agpr", "max_agprs"), ("vgpr_total", "max_vgprs_total"),
+                      ("vgpr_alloc", "max_vgprs_total"), ("sgpr", "max_sgprs"),
+                      ("llvm_occupancy", "max_waves_per_simd"),
+                      ("max_flat_workgroup_size", "max_threads_per_workgroup")),
+        # spills and reloads are scratch instructions: the scratch, the spilled registers, the instructions LLVM marks
+        scratch_fields=("scratch_bytes", "vgpr_spill", "sgpr_spill", "spill_stores", "spill_loads"),
+        warning_options=(("stack_size", "llvm_fn_attrs", "warn-stack-size={}", ","),),
     )
     metrics = (
         Metric("vgpr_total", "VGPRs", "AMD: unified VGPR+AGPR count per wave (what occupancy sees)",
@@ -97,34 +104,9 @@ class HipBackend:
         return None  # the AMDGCN the compiler prints is the text
 
     def loop_mixes(self, raw: Mapping[str, Any], sass: str | None = None) -> tuple[LoopMix, ...] | None:
-        from ..core.parse.loops import amdgcn_loops
-
-        return amdgcn_loops(raw["amdgcn"], kernel=raw.get("name")) if raw.get("amdgcn") else None
-
-    def gate_loop_mixes(self, raw: Mapping[str, Any]) -> tuple[LoopMix, ...] | None:
         from ..core.parse.loops import amdgcn_gate_loops
 
         return amdgcn_gate_loops(raw["amdgcn"], kernel=raw.get("name")) if raw.get("amdgcn") else None
-
-    def scratch_free(self, u: AmdUsage) -> bool:
-        # spills and reloads are scratch instructions: without scratch memory or a spill no loop moves one
-        return u.scratch_bytes == 0 and not u.spills and u.spill_stores == 0 and u.spill_loads == 0
-
-    def warning_options(self, warnings: CompilerWarnings, options: Mapping[str, Any]) -> dict[str, Any]:
-        if warnings.stack_size is None:
-            return {}
-        own = options.get("llvm_fn_attrs") or ""
-        attr = f"warn-stack-size={warnings.stack_size}"
-        if isinstance(own, str):
-            kept = [a for a in own.split(",") if a.strip() and not a.strip().startswith("warn-stack-size")]
-            return {"llvm_fn_attrs": ",".join([*kept, attr])}
-        return {"llvm_fn_attrs": tuple(p for p in own if p[0] != "warn-stack-size") + (("warn-stack-size",
-                                                                                         str(warnings.stack_size)),)}
-
-    def bounds(self, arch: AmdArch) -> Mapping[str, int]:
-        return {"arch_vgpr": arch.max_arch_vgprs, "agpr": arch.max_agprs, "vgpr_total": arch.max_vgprs_total,
-                "vgpr_alloc": arch.max_vgprs_total, "sgpr": arch.max_sgprs, "llvm_occupancy": arch.max_waves_per_simd,
-                "max_flat_workgroup_size": arch.max_threads_per_workgroup, **LOOP_BOUNDS}
 
     # ---- launch, occupancy, frontier
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from collections.abc import Mapping
+from subprocess import SubprocessError
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .base import Metric
@@ -45,9 +46,15 @@ def with_loop(usage: U, mixes: tuple[LoopMix, ...] | None) -> U:
     return replace(usage, **loop_fields(mixes))  # type: ignore[type-var]
 
 
+def scratch_free(backend: Backend, usage: Any) -> bool:
+    """Whether the kernel has no scratch / local memory, stack frame or spill (its backend's
+    ``facts.scratch_fields`` all 0): then no loop of it moves a spilled byte, known without its assembly."""
+    return not any(getattr(usage, f) for f in backend.facts.scratch_fields)
+
+
 def loops_unread(backend: Backend, usage: Any, every: bool) -> bool:
     """Whether ``read_loops`` leaves the gate loop's matrix share and lines of ``usage`` unread."""
-    return not every and backend.scratch_free(usage)
+    return not every and scratch_free(backend, usage)
 
 
 def read_loops(backend: Backend, raw: Mapping[str, Any], usage: U, every: bool) -> U:
@@ -61,8 +68,12 @@ def read_loops(backend: Backend, raw: Mapping[str, Any], usage: U, every: bool) 
         from ..core.parse.loops import spill_free_loop_fields
 
         return replace(usage, **spill_free_loop_fields())  # type: ignore[type-var]
-    usage = with_loop(usage, backend.gate_loop_mixes(raw))
-    if getattr(usage, "loop_spill_bytes", None) is None and backend.scratch_free(usage):
+    try:  # unknown where there is no assembly, or no disassembler here reads it
+        mixes = backend.loop_mixes(raw)
+    except (OSError, SubprocessError, ImportError, AttributeError):
+        mixes = None
+    usage = with_loop(usage, mixes)
+    if getattr(usage, "loop_spill_bytes", None) is None and scratch_free(backend, usage):
         from ..core.parse.loops import spill_free_loop_fields
 
         usage = replace(usage, **spill_free_loop_fields())  # type: ignore[type-var]

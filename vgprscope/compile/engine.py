@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
 from ..backends import backend_of
-from ..backends.base import CompilerWarnings
+from ..backends.base import CompilerWarnings, warning_options
 from ..core.archs import Arch
 from ..core.errors import UsageError
 from ..runtime import worker
@@ -348,7 +348,7 @@ class Engine:
     def _with_warnings(self, task: Task) -> Task:
         if not self.warnings or task.job is None:
             return task
-        extra = backend_of(task.arch).warning_options(self.warnings, dict(task.job.options))
+        extra = warning_options(backend_of(task.arch), self.warnings, dict(task.job.options))
         return replace(task, job=task.job.with_options(**extra)) if extra else task
 
     def _read_loops(self, tasks: list[Task], keys: dict[int, str],

@@ -10,6 +10,7 @@ from pathlib import PurePath
 from typing import Any, cast
 
 from ..backends import backend_of, occupancy_of
+from ..backends.base import usage_bounds
 from ..backends.loops import loop_fields_consistent, loops_unread, read_loops
 from ..core.archs import Arch
 from ..core.parse.diagnostics import compile_diagnostics, failure_reason
@@ -88,7 +89,7 @@ def with_every_loop_figure(arch: Arch, result: dict[str, Any],
 
 def valid_result(result: Any, arch: Arch) -> bool:
     """A cached result as ``result_of`` writes it: an error line or a usage (never both), every field of its
-    type and range (the usage's counts whole numbers within what ``arch`` holds: ``Backend.bounds``). Anything
+    type and range (the usage's counts whole numbers within what ``arch`` holds: ``backends.base.usage_bounds``). Anything
     else is a damaged entry: the engine compiles it again, which heals it."""
     if not isinstance(result, dict) or set(result) - _RESULT_FIELDS:
         return False
@@ -113,7 +114,7 @@ def valid_result(result: Any, arch: Arch) -> bool:
     usage = result["usage"]
     if not isinstance(usage, dict) or backend_of(arch).vendor.value != usage.get("vendor"):
         return False
-    return usage_dict_valid(usage, dict(backend_of(arch).bounds(arch))) and \
+    return usage_dict_valid(usage, usage_bounds(backend_of(arch), arch)) and \
         loop_fields_consistent(usage, bool(result.get("loops_unread")))
 
 
