@@ -29,7 +29,8 @@ def scan(directory: CacheDirArg = None, *, arch: RetargetArchOpt = None, triton:
                           loops=reads_loops(format, out))
     err(f"scanned {result.summary}")
     if not result.records:
-        err("no kernel in the cache")
+        if result.caches:
+            err("no kernel in the cache")
         raise typer.Exit(1)
     emit(render(list(result.records), format, "scan", title="vgprscope scan", wide=out.wide, by_kernel=True),
          out.output)
