@@ -284,7 +284,9 @@ class Engine:
                 result = entry["result"]
                 if entry.get("parser") != PARSER_VERSION:  # compiled before, parsed by an older parser
                     raw = self.cache.load_raw(keys[i])
-                    result = result_of(task.arch, raw, self.loops) if raw is not None else None
+                    # every figure where its text is at hand (an NVIDIA entry whose SASS was read with it)
+                    result = result_of(task.arch, raw, self.loops or bool(raw.get("sass"))) if raw is not None \
+                        else None
                     if result is not None:
                         self.cache.store(keys[i], entry | {"parser": PARSER_VERSION, "result": result}, None)
                 if result is not None and valid_result(result, task.arch):
