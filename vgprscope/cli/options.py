@@ -26,7 +26,7 @@ import typer
 
 from ..core.archs import ARCHS, DEFAULT_ARCHS
 from ..core.options import Option
-from ..library.grid import dtype_values, field_named, grid_fields, grid_requests, option_values
+from ..attention.tiles import field_named, grid_fields
 from .common import nonempty_names, writable_output
 
 _GRID = "; a comma list or a repeated option makes a grid"
@@ -303,6 +303,8 @@ class _GridValues:
     def library(self) -> dict[str, Any]:
         """The library's keywords: each integer option's values checked and parsed here (a message naming the
         flag, ``--block-m 100 ...``), lists where the library takes lists."""
+        from ..library.grid import dtype_values, option_values
+
         given = self._given()
         out: dict[str, Any] = {o.name: option_values(o, given[o.name], cli=True) or None
                                for o in grid_fields() if o.name in given}
@@ -316,6 +318,8 @@ class _GridValues:
 
     def requests(self, shape: tuple[int, ...] | None = None) -> list[Any]:
         """The ConfigRequests of the grid (one when nothing varies)."""
+        from ..library.grid import grid_requests
+
         given = self._given()
         return grid_requests(given, knob=given.get("knob"), causal=given.get("causal", False), shape=shape)
 
