@@ -124,7 +124,10 @@ def fix_libdevice(module: Any, set_attr: Setter = setattr) -> None:
             h = arg0.handle
             return tl.tensor(TensorHandle(op(h.data).astype(h.data.dtype), h.dtype.scalar), arg0.type)
 
-        fn.__name__ = name
+        # named as the function it stands for, so that a capture's snapshot of a kernel that reads it records
+        # libdevice's own function (compiled where the kernel is compiled), not this stand-in
+        fn.__name__ = fn.__qualname__ = name
+        fn.__module__ = module.__name__
         fn._vgprscope_fix = True  # type: ignore[attr-defined]
         return fn
 

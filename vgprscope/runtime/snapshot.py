@@ -6,6 +6,7 @@ imported (it needs a GPU to import, or it was a script), with line info naming t
 from __future__ import annotations
 
 import ast
+import builtins
 import contextlib
 import hashlib
 import importlib
@@ -274,3 +275,36 @@ def load_snapshot(snap: dict[str, Any], directory: str) -> Any:
     return built[snap["kernel"]]
 
 
+
+
+def bind_recorded_names(fn: Any, snap: dict[str, Any]) -> list[str]:
+    """Bind, in the modules of a kernel loaded from its file, the names its JIT functions read that the file
+    does not define but the launch's module held: what a code generator put there after loading the file
+    (FlagGems' ``pointwise_dynamic`` copies the scalar function's globals, ``erf`` among them, into the module
+    it generated), taken from the capture's snapshot of the kernel. Only values a snapshot decodes by itself
+    (numbers, constexprs, dtypes, Triton's modules and functions, namespaces); the names bound, sorted."""
+    functions = snap.get("functions") or {}
+    bound: list[str] = []
+    seen: set[str] = set()
+
+    def walk(jit: Any, key: str) -> None:
+        if key in seen or key not in functions:
+            return
+        seen.add(key)
+        scope = jit.fn.__globals__
+        for var, enc in functions[key].get("names", {}).items():
+            if var in scope:
+                callee = unwrap(scope[var])
+                if "jit" in enc and is_jit(callee):
+                    walk(callee, enc["jit"])
+                continue
+            if "jit" in enc or hasattr(builtins, var):
+                continue
+            try:
+                scope[var] = _decode(enc, {})
+            except Exception:  # not decodable here (a module this machine lacks): the compile says what is missing
+                continue
+            bound.append(var)
+
+    walk(unwrap(fn), str(snap.get("kernel", "")))
+    return sorted(bound)
