@@ -1,0 +1,337 @@
+"""reports/ecosystem-<gpu>.md: the ecosystem run's fidelity table (tools/reports/ecosystem.py runs it on a GPU).
+
+``collect_results`` reads the run's archives on any machine: each cubin the JIT compiled through cuobjdump (the
+cuobjdump Triton ships), the capture's sm_90 and AMD rows, and ``vgprscope scan`` of each cache, into one JSON
+per workload (tests/fixtures/ecosystem/NAME.json.gz, which the CPU tests read); for a model, also its Inductor
+cache directory as torch left it (NAME-inductor-cache.tar.xz). ``ecosystem_report`` writes the table from them.
+
+    python -m tools.reports ecosystem tests/fixtures/ecosystem --collect GPU_OUT   # read the archives, then write
+    python -m tools.reports ecosystem tests/fixtures/ecosystem                     # the report from the results
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import re
+import subprocess
+import sys
+import tarfile
+import tempfile
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any
+
+from .ecosystem import AMD_ARCHS, NVIDIA_ARCH, WORKLOADS, Workload
+
+COMMAND = "python -m tools.reports ecosystem"
+SCAN_TIMEOUT_S = 900
+# a model's Inductor directory is committed for scan's tests only while it stays this small
+INDUCTOR_FIXTURE_LIMIT = 4 * 2**20
+
+
+def _cuobjdump() -> str:
+    import triton
+
+    return str(Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "cuobjdump")
+
+
+def cubins(root: Path) -> list[dict[str, Any]]:
+    """Every distinct cubin below ``root`` (identical bytes count once: one compile stored under two keys) with
+    cuobjdump's registers and stack and its shared memory (cuobjdump's static plus Triton's dynamic, from the
+    entry's metadata), and where it lies."""
+    out: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for path in sorted(root.rglob("*.cubin")):
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        if digest in seen:
+            continue
+        seen.add(digest)
+        meta = json.loads(path.with_suffix(".json").read_text())
+        text = subprocess.run([_cuobjdump(), "-res-usage", str(path)], capture_output=True, text=True,
+                              check=True).stdout
+        m = re.search(r"REG:(\d+) STACK:(\d+) SHARED:(\d+)", text)
+        if m is None:
+            raise RuntimeError(f"{path}: no resource line in cuobjdump's output")
+        out.append({"name": meta["name"], "regs": int(m[1]), "stack": int(m[2]),
+                    "shared": int(m[3]) + int(meta.get("shared", 0)), "num_warps": meta.get("num_warps"),
+                    "num_stages": meta.get("num_stages"), "path": str(path.relative_to(root))})
+    return out
+
+
+def _rows(path: Path) -> list[dict[str, Any]]:
+    """An analyze/scan JSON's rows, reduced to what the table compares."""
+    if not path.is_file():
+        return []
+    out = []
+    for r in json.loads(path.read_text())["rows"]:
+        u = r.get("usage") or {}
+        row: dict[str, Any] = {"kernel": r["kernel"], "arch": r["arch"], "status": r["status"],
+                               "slot": r.get("slot", "")}
+        if u.get("vendor") == "nvidia":
+            row |= {"regs": u["regs"], "shared": u["shared_static"] + u["shared_dynamic"],
+                    "stack": u.get("stack_bytes", 0)}
+        elif u:
+            row |= {"vgprs": u.get("vgpr_total"), "lds": u.get("lds_bytes"), "scratch": u.get("scratch_bytes")}
+        note = (r.get("extras") or {}).get("note")
+        if note:
+            row["note"] = note
+        out.append(row)
+    return out
+
+
+def _scan(directory: Path, out: Path) -> dict[str, Any]:
+    """``vgprscope scan`` of one directory (its stored rows: what each stored cubin says), with its summary."""
+    if not directory.is_dir():
+        return {"directory": directory.name, "error": "not in the archive"}
+    try:
+        done = subprocess.run([sys.executable, "-m", "vgprscope", "scan", str(directory), "--format", "json", "-o",
+                               str(out)], capture_output=True, text=True, timeout=SCAN_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        return {"directory": directory.name, "error": f"did not finish in {SCAN_TIMEOUT_S} s"}
+    said = [ln for ln in done.stderr.splitlines() if ln.startswith("vgprscope")]
+    return {"directory": directory.name, "rc": done.returncode, "said": said[-3:], "rows": _rows(out)}
+
+
+def _ops(log: Path) -> list[str]:
+    if not log.is_file():
+        return []
+    return [ln.strip() for ln in log.read_text(errors="replace").splitlines() if ln.startswith(("ok ", "FAIL "))]
+
+
+def _captured(log: Path) -> str:
+    if not log.is_file():
+        return ""
+    lines = [ln for ln in log.read_text(errors="replace").splitlines() if ln.startswith("vgprscope: wrote")]
+    return lines[-1].split(": ", 2)[-1] if lines else ""
+
+
+def collect_results(archives: Path, results: Path) -> list[Path]:
+    """Each workload's archive in ``archives`` -> ``results/NAME.json.gz`` (and a model's Inductor directory)."""
+    results.mkdir(parents=True, exist_ok=True)
+    summary_path = archives / "summary.json"
+    machine = json.loads(summary_path.read_text())["machine"] if summary_path.is_file() else {}
+    written: list[Path] = []
+    for w in WORKLOADS:
+        tar = archives / f"{w.name}.tar.xz"
+        if not tar.is_file():
+            continue
+        with tempfile.TemporaryDirectory(prefix="vgprscope-ecosystem-") as tmp:
+            with tarfile.open(tar) as t:
+                t.extractall(tmp, filter="data")
+            written += _collect_one(w, Path(tmp) / w.name, results, machine)
+    return written
+
+
+def _collect_one(w: Workload, wdir: Path, results: Path, machine: dict[str, Any]) -> list[Path]:
+    status = json.loads((wdir / "status.json").read_text()) if (wdir / "status.json").is_file() else {}
+    cache = wdir / ("inductor" if w.inductor else "jit")
+    data: dict[str, Any] = {
+        "workload": w.name, "package": w.package, "machine": machine, "steps": status.get("steps", {}),
+        "ops": _ops(wdir / "capture.log"), "captured": _captured(wdir / "capture.log"),
+        "capture": json.loads((wdir / "capture.json").read_text()) if (wdir / "capture.json").is_file() else None,
+        "cubins": cubins(cache) if cache.is_dir() else [],
+        "sm_90": _rows(wdir / f"analyze-{NVIDIA_ARCH}.json"),
+        "amd": [r for a in AMD_ARCHS for r in _rows(wdir / f"analyze-{a}.json")],
+    }
+    with tempfile.TemporaryDirectory() as tmp:
+        data["scan"] = [_scan(cache, Path(tmp) / "scan.json")]
+        if w.inductor:
+            plain = wdir / "inductor-plain"
+            data["scan"].append(_scan(plain, Path(tmp) / "scan-plain.json"))
+            data["plain_cubins"] = cubins(plain) if plain.is_dir() else []
+            # Triton's own cache directories below Inductor's, each scanned as a Triton cache
+            for root in sorted({p.parent.parent for p in cache.rglob("__grp__*.json")}):
+                data["scan"].append(_scan(root, Path(tmp) / "scan-root.json") | {
+                    "directory": str(root.relative_to(wdir))})
+    path = results / f"{w.name}.json.gz"
+    with gzip.open(path, "wt") as f:
+        json.dump(data, f, sort_keys=True)
+    written = [path]
+    if w.inductor and cache.is_dir():
+        fixture = results / f"{w.name}-inductor-cache.tar.xz"
+        with tarfile.open(fixture, "w:xz", preset=9) as t:
+            t.add(cache, arcname="inductor")
+        written.append(fixture)
+        if fixture.stat().st_size > INDUCTOR_FIXTURE_LIMIT:
+            print(f"warning: {fixture} is {fixture.stat().st_size} B", file=sys.stderr)
+    return written
+
+
+def load_results(results: Path) -> list[dict[str, Any]]:
+    out = []
+    for w in WORKLOADS:
+        path = results / f"{w.name}.json.gz"
+        if path.is_file():
+            with gzip.open(path, "rt") as f:
+                out.append(json.load(f))
+    return out
+
+
+# ------------------------------------------------------------------------------------------- comparisons
+
+
+def compare(cubin_list: list[dict[str, Any]], rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The JIT's cubins against a list of rows (the capture's sm_90 rows, or scan's stored rows), kernel by
+    kernel, as multisets of (registers, shared memory): how many cubins have an equal row, which kernels
+    differ and how."""
+    by_cubin: dict[str, Counter] = defaultdict(Counter)
+    by_row: dict[str, Counter] = defaultdict(Counter)
+    for c in cubin_list:
+        by_cubin[c["name"]][(c["regs"], c["shared"])] += 1
+    for r in rows:
+        if "regs" in r:
+            by_row[r["kernel"]][(r["regs"], r["shared"])] += 1
+    equal = sum(sum((by_cubin[n] & by_row.get(n, Counter())).values()) for n in by_cubin)
+    differ = {}
+    for name in sorted(set(by_cubin) | set(by_row)):
+        a, b = by_cubin.get(name, Counter()), by_row.get(name, Counter())
+        if a != b:
+            differ[name] = {"cubins_only": sorted((a - b).elements()), "rows_only": sorted((b - a).elements())}
+    return {"cubins": len(cubin_list), "equal": equal, "rows": sum(map(len, (list(c.elements()) for c in
+                                                                          by_row.values()))), "differ": differ}
+
+
+def refusals(rows: list[dict[str, Any]], arch: str) -> tuple[int, int, Counter]:
+    """Rows of ``arch``: how many compiled, how many not, and each reason with its count."""
+    mine = [r for r in rows if r["arch"] == arch]
+    bad = Counter(_reason(r["status"]) for r in mine if r["status"] != "ok")
+    return len(mine) - sum(bad.values()), sum(bad.values()), bad
+
+
+def _reason(status: str) -> str:
+    return " ".join(status.split())[:240]
+
+
+def capture_counts(capture: dict[str, Any] | None) -> tuple[int, int]:
+    """Kernels and launches (specialisations x autotune configs) in a capture file."""
+    if not capture:
+        return 0, 0
+    return len(capture.get("kernels") or {}), len(capture.get("launches") or [])
+
+
+# ------------------------------------------------------------------------------------------------ the report
+
+# Why a difference the table shows is what it is, found by reading the run's files (per workload, per kernel
+# or per kind of difference); the report prints each next to the difference it explains, and says so where a
+# difference has no explanation here.
+EXPLAINED: dict[tuple[str, str], str] = {}
+
+
+def _machine_line(machine: dict[str, Any]) -> str:
+    gpu = machine.get("gpu") or "?"
+    return (f"{gpu} | torch {machine.get('torch', '?')} | Triton {machine.get('triton', '?')} | "
+            f"{machine.get('date', '?')}")
+
+
+def _gpu_slug(machine: dict[str, Any]) -> str:
+    name = (machine.get("gpu") or "gpu").split(",")[0].strip().lower()
+    return re.sub(r"[^a-z0-9]+", "-", name.replace("nvidia", "")).strip("-") or "gpu"
+
+
+def _cell(ok: int, bad: int) -> str:
+    return f"{ok} ok" + (f", {bad} refused" if bad else "") if ok + bad else "-"
+
+
+def ecosystem_report(results: Path, out: Path) -> list[Path]:
+    """reports/ecosystem-<gpu>.md from the collected results; the files written."""
+    from vgprscope.core.fsutil import atomic_write
+    from vgprscope.report.formats import md_table
+
+    data = load_results(results)
+    if not data:
+        from vgprscope.core.errors import UsageError
+
+        raise UsageError(f"no ecosystem results in {results}: collect them first (--collect GPU_OUT)")
+    machine = data[0]["machine"]
+    rows, sections = [], []
+    for d in data:
+        w = next(x for x in WORKLOADS if x.name == d["workload"])
+        kernels, launches = capture_counts(d["capture"])
+        sm90 = compare(d["cubins"], [r for r in d["sm_90"] if "regs" in r])
+        stored = [r for s in d["scan"][:1] for r in s.get("rows", [])]
+        scan = compare(d["cubins"], stored)
+        amd = {a: refusals(d["amd"], a) for a in AMD_ARCHS}
+        ok_ops = sum(o.startswith("ok ") for o in d["ops"])
+        names = len({c["name"] for c in d["cubins"]})
+        rows.append([w.name, w.package, f"{ok_ops} of {len(d['ops'])}", f"{names} / {len(d['cubins'])}",
+                     f"{kernels} / {launches}", f"{sm90['equal']} of {sm90['cubins']}",
+                     *(_cell(*amd[a][:2]) for a in AMD_ARCHS), f"{scan['equal']} of {scan['cubins']}"])
+        sections += _section(w, d, sm90, scan, amd)
+    header = ["workload", "package", "ops ran", "JIT kernels / cubins", "captured kernels / launches",
+              f"{NVIDIA_ARCH} rows = cubins", *AMD_ARCHS, "scan = cuobjdump"]
+    lines = [
+        f"# The ecosystem's Triton kernels on an {machine.get('gpu', 'a GPU').split(',')[0]}: the JIT's cubins "
+        "against vgprscope without a GPU",
+        "",
+        f"Machine: {_machine_line(machine)} | vgprscope (the commit adding this file)",
+        "",
+        "Reproduce (one device call; the libraries' wheels carried, see `.ci/gpu_ecosystem.sh`), then on any "
+        "machine:",
+        "",
+        "```",
+        "bash .ci/gpu_ecosystem.sh OUTDIR                                     # on the GPU machine",
+        f"{COMMAND} tests/fixtures/ecosystem --collect OUTDIR    # cuobjdump, scan; the fixtures",
+        f"{COMMAND} tests/fixtures/ecosystem                     # this report",
+        "```",
+        "",
+        "Each workload ran once under `vgprscope capture` through Triton's JIT, with a Triton cache of its own "
+        "(a model: an Inductor cache directory of its own, Triton's cache inside it as torch puts it). JIT "
+        "kernels / cubins: the distinct kernel names and the distinct cubins in that cache (each one compile the "
+        "library made); registers and shared memory read with `cuobjdump -res-usage` (shared: cuobjdump's static "
+        "plus Triton's dynamic, from the entry's metadata). Captured: the capture's kernels and launches (one "
+        "per specialisation and autotune config). sm_90 rows = cubins: the capture analysed GPU-free on the GPU "
+        "machine (Triton 3.6, no launch), cubins with an equal row (registers, shared memory), kernel by kernel. "
+        "gfx942 / gfx950: the same capture's rows. scan = cuobjdump: `vgprscope scan` of the JIT's cache, each "
+        "stored cubin's row against cuobjdump.",
+        "",
+        md_table(header, rows),
+        "",
+    ]
+    lines += sections
+    path = out / f"ecosystem-{_gpu_slug(machine)}.md"
+    out.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, "\n".join(lines))
+    return [path]
+
+
+def _section(w: Workload, d: dict[str, Any], sm90: dict[str, Any], scan: dict[str, Any],
+             amd: dict[str, tuple[int, int, Counter]]) -> list[str]:
+    out = [f"## {w.name} ({w.package})", "", f"What ran: {w.what}.", ""]
+    steps = d.get("steps") or {}
+    timed = [f"{k} {v.get('seconds', 0)} s" + (" (stopped at the run's deadline)" if v.get("timed_out") else "")
+             + (f" (exit {v['rc']})" if v.get("rc") not in (0, None) else "") for k, v in steps.items()]
+    if timed:
+        out += [f"Steps on the GPU machine: {', '.join(timed)}.", ""]
+    if d["ops"]:
+        out += ["Ops: " + "; ".join(d["ops"]), ""]
+    if d["captured"]:
+        out += [f"Capture: {d['captured']}.", ""]
+    out += [f"{NVIDIA_ARCH}: {sm90['equal']} of {sm90['cubins']} cubins have an equal row ({sm90['rows']} rows "
+            "with counts)."]
+    out += _differences(w, sm90["differ"], "row")
+    for a in AMD_ARCHS:
+        ok, bad, why = amd[a]
+        out.append(f"{a}: {_cell(ok, bad)}.")
+        out += [f"- {n} x {reason}" for reason, n in why.most_common()]
+    for s in d["scan"]:
+        if "error" in s:
+            out.append(f"scan {s['directory']}: {s['error']}.")
+            continue
+        read = [r for r in s.get("rows", [])]
+        said = "; ".join(x.removeprefix("vgprscope: ") for x in s.get("said", []))
+        out.append(f"scan {s['directory']}: {len(read)} rows (exit {s.get('rc')}){': ' + said if said else ''}.")
+    out.append(f"scan of the JIT's cache against cuobjdump: {scan['equal']} of {scan['cubins']} cubins equal.")
+    out += _differences(w, scan["differ"], "scan row")
+    return out + [""]
+
+
+def _differences(w: Workload, differ: dict[str, Any], what: str) -> list[str]:
+    out = []
+    for name, d in differ.items():
+        text = (f"- `{name}`: cubins without an equal {what} {d['cubins_only'] or 'none'}, {what}s without a "
+                f"cubin {d['rows_only'] or 'none'}")
+        why = EXPLAINED.get((w.name, name)) or EXPLAINED.get((w.name, "*"))
+        out.append(text + (f": {why}" if why else ": not explained yet"))
+    return out
