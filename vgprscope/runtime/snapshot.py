@@ -6,7 +6,6 @@ imported (it needs a GPU to import, or it was a script), with line info naming t
 from __future__ import annotations
 
 import ast
-import builtins
 import contextlib
 import hashlib
 import importlib
@@ -298,7 +297,7 @@ def bind_recorded_names(fn: Any, snap: dict[str, Any]) -> list[str]:
                 if "jit" in enc and is_jit(callee):
                     walk(callee, enc["jit"])
                 continue
-            if "jit" in enc or hasattr(builtins, var):
+            if "jit" in enc:
                 continue
             try:
                 scope[var] = _decode(enc, {})
