@@ -11,5 +11,5 @@ export PYTHONPATH=/tmp/site
 source .ci/gpu_env.sh "${1:-ecosystem-out}"
 nproc
 python3 -m tools.reports ecosystem-run --work /tmp/vgprscope-ecosystem --out "$out" --deadline "${DEADLINE:-400}" \
-  --jobs "${JOBS:-8}" ${ONLY:-}
+  --jobs "${JOBS:-8}" ${ONLY:-} ${ANALYZE_ONLY:+--analyze-only}
 ls -la "$out"

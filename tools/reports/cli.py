@@ -42,6 +42,8 @@ OnlyOpt = Annotated[list[str] | None, typer.Option(
 InterpretOpt = Annotated[bool, typer.Option(
     "--interpret", help="Check the run itself on a CPU: Triton's interpreter, each workload's CPU sizes (the "
     "workloads that have them)")]
+AnalyzeOnlyOpt = Annotated[bool, typer.Option(
+    "--analyze-only", help="Only the analyses again, of the captures an earlier run left in --work")]
 ResultsArg = Annotated[Path, typer.Argument(
     help="The ecosystem run's collected results (tests/fixtures/ecosystem), or with --collect the GPU run's "
          "returned archives")]
@@ -196,7 +198,7 @@ def bench_cmd(preset: PresetOpt = None, strategies: StrategiesOpt = None, rep_ms
 @handles_errors
 def ecosystem_run_cmd(work: WorkDirOpt = Path("/tmp/vgprscope-ecosystem"), out: ReportDirOpt = Path("ecosystem-out"),
                       deadline: DeadlineOpt = 420.0, only: OnlyOpt = None, jobs: JobsOpt = None,
-                      interpret: InterpretOpt = False) -> None:
+                      interpret: InterpretOpt = False, analyze_only: AnalyzeOnlyOpt = False) -> None:
     """On a GPU: every ecosystem workload captured through the JIT and analysed, one archive each in --out.
 
     Five Triton libraries and two torch.compile'd models, as their users run them (tools/reports/ecosystem.py);
@@ -207,7 +209,8 @@ def ecosystem_run_cmd(work: WorkDirOpt = Path("/tmp/vgprscope-ecosystem"), out: 
     known = [w.name for w in WORKLOADS]
     if any(n not in known for n in only or ()):
         raise UsageError(f"--only {', '.join(only or ())}: allowed: {', '.join(known)}")
-    summary = run_all(work, out, deadline_s=deadline, only=only or (), jobs=jobs or 8, interpret=interpret)
+    summary = run_all(work, out, deadline_s=deadline, only=only or (), jobs=jobs or 8, interpret=interpret,
+                      analyze_only=analyze_only)
     done = [n for n, s in summary["workloads"].items() if "error" not in s]
     err(f"ecosystem run: {len(done)} of {len(summary['workloads'])} workloads archived in {out}")
 

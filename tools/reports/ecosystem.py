@@ -151,21 +151,25 @@ def _environment(w: Workload, wdir: Path, repo: Path, interpret: bool) -> dict[s
 
 
 def run_workload(w: Workload, work: Path, out: Path, run: _Run, repo: Path, jobs: int,
-                 interpret: bool = False) -> dict:
+                 interpret: bool = False, analyze_only: bool = False) -> dict:
     """Capture the workload through the JIT, analyse the capture for sm_90, then gfx942 and gfx950 (in the
     order of what matters most, so a deadline leaves the most useful part done), and archive it all. A model
     runs once more without vgprscope, Inductor's caches on: its cache directory as torch leaves it for users.
-    ``interpret``: a check of the run itself on a CPU (Triton's interpreter, the workload's CPU sizes)."""
+    ``interpret``: a check of the run itself on a CPU (Triton's interpreter, the workload's CPU sizes).
+    ``analyze_only``: the analyses again, of the capture an earlier run left in the workload's directory (its
+    library's generated modules there too), archived alone."""
     wdir = work / w.name
-    shutil.rmtree(wdir, ignore_errors=True)
-    (wdir / "home").mkdir(parents=True)
+    if not analyze_only:
+        shutil.rmtree(wdir, ignore_errors=True)
+    (wdir / "home").mkdir(parents=True, exist_ok=True)
     env = _environment(w, wdir, repo, interpret)
     py = sys.executable
     args = (w.cpu_args or ()) if interpret else w.args
     status: dict = {"workload": w.name, "package": w.package, "steps": {}}
     steps = status["steps"]
-    steps["capture"] = run.step([py, "-m", "vgprscope", "capture", "-o", str(wdir / "capture.json"), "--", py, "-m",
-                                 w.module, *args], wdir / "capture.log", env, repo)
+    if not analyze_only:
+        steps["capture"] = run.step([py, "-m", "vgprscope", "capture", "-o", str(wdir / "capture.json"), "--", py,
+                                     "-m", w.module, *args], wdir / "capture.log", env, repo)
     if (wdir / "capture.json").is_file():
         # vgprscope's own compiles go to a Triton cache of their own, never among the JIT's cubins
         analyse = env | {"TRITON_CACHE_DIR": str(wdir / "vgprscope-triton"), "TRITON_INTERPRET": "0"}
@@ -174,11 +178,19 @@ def run_workload(w: Workload, work: Path, out: Path, run: _Run, repo: Path, jobs
                 [py, "-m", "vgprscope", "analyze", "--capture", str(wdir / "capture.json"), "--arch", arch,
                  "--format", "json", "-o", str(wdir / f"analyze-{arch}.json"), "--jobs", str(jobs)],
                 wdir / f"analyze-{arch}.log", analyse, repo)
-    if w.inductor:
+    if w.inductor and not analyze_only:
         plain = env | {"TORCHINDUCTOR_CACHE_DIR": str(wdir / "inductor-plain")}
         plain.pop("TORCHINDUCTOR_FORCE_DISABLE_CACHES", None)
         steps["plain"] = run.step([py, "-m", w.module, *args], wdir / "plain.log", plain, repo)
     status["seconds"] = round(time.monotonic() - run.start, 1)
+    if analyze_only:
+        (wdir / "status-analyze.json").write_text(json.dumps(status, indent=1))
+        path = out / f"{w.name}-analyze.tar.xz"
+        with tarfile.open(path, "w:xz") as tar:
+            for f in sorted(wdir.glob("*analyze*")):
+                tar.add(f, arcname=f"{w.name}/{f.name}")
+        status["archive"] = f"{path.name} ({path.stat().st_size} B)"
+        return status
     (wdir / "status.json").write_text(json.dumps(status, indent=1))
     status["archive"] = archive(wdir, out / f"{w.name}.tar.xz")
     return status
@@ -209,7 +221,7 @@ def archive(wdir: Path, path: Path) -> str:
 
 
 def run_all(work: Path, out: Path, *, deadline_s: float, only: Sequence[str] = (), jobs: int = 8,
-            interpret: bool = False) -> dict:
+            interpret: bool = False, analyze_only: bool = False) -> dict:
     """Every workload at once (each is mostly one process compiling on one core), under one deadline;
     ``out/summary.json`` rewritten as each finishes."""
     repo = Path(__file__).resolve().parents[2]
@@ -222,12 +234,12 @@ def run_all(work: Path, out: Path, *, deadline_s: float, only: Sequence[str] = (
 
     def one(w: Workload) -> None:
         try:
-            status = run_workload(w, work, out, run, repo, jobs, interpret)
+            status = run_workload(w, work, out, run, repo, jobs, interpret, analyze_only)
         except Exception as exc:  # one workload's failure is its row, never the end of the run
             status = {"workload": w.name, "error": f"{type(exc).__name__}: {exc}"}
         with lock:
             summary["workloads"][w.name] = status
-            _write_json(out / "summary.json", summary)
+            _write_json(out / ("summary-analyze.json" if analyze_only else "summary.json"), summary)
         print(f"[{time.monotonic() - run.start:6.1f}s] {w.name}: {json.dumps(status)[:400]}", flush=True)
 
     threads = [threading.Thread(target=one, args=(w,)) for w in chosen]
@@ -236,7 +248,7 @@ def run_all(work: Path, out: Path, *, deadline_s: float, only: Sequence[str] = (
     for t in threads:
         t.join(timeout=max(1.0, run.left() + 60))
     run.stop_all()
-    _write_json(out / "summary.json", summary)
+    _write_json(out / ("summary-analyze.json" if analyze_only else "summary.json"), summary)
     return summary
 
 
