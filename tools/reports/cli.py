@@ -217,7 +217,8 @@ def ecosystem_run_cmd(work: WorkDirOpt = Path("/tmp/vgprscope-ecosystem"), out: 
 
 @app.command("ecosystem")
 @handles_errors
-def ecosystem_cmd(results: ResultsArg, collect: CollectOpt = None, out: ReportDirOpt = Path("reports")) -> None:
+def ecosystem_cmd(results: ResultsArg, collect: CollectOpt = None, only: OnlyOpt = None,
+                  out: ReportDirOpt = Path("reports")) -> None:
     """The ecosystem's fidelity table: ecosystem-<gpu>.md.
 
     Per workload, the kernels and specialisations the JIT compiled (cubins read with cuobjdump), what the
@@ -226,5 +227,5 @@ def ecosystem_cmd(results: ResultsArg, collect: CollectOpt = None, out: ReportDi
     from .ecosystem_report import collect_results, ecosystem_report
 
     if collect is not None:
-        _wrote(collect_results(collect, results))
+        _wrote(collect_results(collect, results, only or ()))
     _wrote(ecosystem_report(results, out))

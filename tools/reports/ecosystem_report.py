@@ -20,6 +20,7 @@ import sys
 import tarfile
 import tempfile
 from collections import Counter, defaultdict
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,17 +39,16 @@ def _cuobjdump() -> str:
 
 
 def cubins(root: Path) -> list[dict[str, Any]]:
-    """Every distinct cubin below ``root`` (identical bytes count once: one compile stored under two keys) with
-    cuobjdump's registers and stack and its shared memory (cuobjdump's static plus Triton's dynamic, from the
-    entry's metadata), and where it lies."""
+    """Every cubin below ``root``, each entry of a Triton cache once, with cuobjdump's registers and stack, its
+    shared memory (cuobjdump's static plus Triton's dynamic, from the entry's metadata) and where it lies.
+    ``repeat``: the same compile stored again (identical bytes, warps and stages: Inductor compiles a
+    template's kernel in its benchmark module and its output code under two keys); two configs that differ
+    in stages only and give identical bytes are two compiles, as the JIT made them."""
     out: list[dict[str, Any]] = []
-    seen: set[str] = set()
+    seen: set[tuple[str, Any, Any]] = set()
     for path in sorted(root.rglob("*.cubin")):
-        digest = hashlib.sha256(path.read_bytes()).hexdigest()
-        if digest in seen:
-            continue
-        seen.add(digest)
         meta = json.loads(path.with_suffix(".json").read_text())
+        key = (hashlib.sha256(path.read_bytes()).hexdigest(), meta.get("num_warps"), meta.get("num_stages"))
         text = subprocess.run([_cuobjdump(), "-res-usage", str(path)], capture_output=True, text=True,
                               check=True).stdout
         m = re.search(r"REG:(\d+) STACK:(\d+) SHARED:(\d+)", text)
@@ -56,8 +56,15 @@ def cubins(root: Path) -> list[dict[str, Any]]:
             raise RuntimeError(f"{path}: no resource line in cuobjdump's output")
         out.append({"name": meta["name"], "regs": int(m[1]), "stack": int(m[2]),
                     "shared": int(m[3]) + int(meta.get("shared", 0)), "num_warps": meta.get("num_warps"),
-                    "num_stages": meta.get("num_stages"), "path": str(path.relative_to(root))})
+                    "num_stages": meta.get("num_stages"), "path": str(path.relative_to(root)),
+                    **({"repeat": True} if key in seen else {})})
+        seen.add(key)
     return out
+
+
+def compiles(cubin_list: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The distinct compiles among a cache's cubins (a repeated one counted once)."""
+    return [c for c in cubin_list if not c.get("repeat")]
 
 
 def _rows(path: Path) -> list[dict[str, Any]]:
@@ -107,24 +114,34 @@ def _captured(log: Path) -> str:
     return lines[-1].split(": ", 2)[-1] if lines else ""
 
 
-def collect_results(archives: Path, results: Path) -> list[Path]:
-    """Each workload's archive in ``archives`` -> ``results/NAME.json.gz`` (and a model's Inductor directory)."""
+def collect_results(archives: Path, results: Path, only: Sequence[str] = ()) -> list[Path]:
+    """Each workload's archive in ``archives`` -> ``results/NAME.json.gz`` (and a model's Inductor directory);
+    ``only``: these workloads."""
     results.mkdir(parents=True, exist_ok=True)
     summary_path = archives / "summary.json"
     machine = json.loads(summary_path.read_text())["machine"] if summary_path.is_file() else {}
     written: list[Path] = []
     for w in WORKLOADS:
         tar = archives / f"{w.name}.tar.xz"
-        if not tar.is_file():
+        if not tar.is_file() or (only and w.name not in only):
             continue
         with tempfile.TemporaryDirectory(prefix="vgprscope-ecosystem-") as tmp:
-            with tarfile.open(tar) as t:
-                t.extractall(tmp, filter="data")
-            written += _collect_one(w, Path(tmp) / w.name, results, machine)
+            # the run's archive, then the later ones over it (NAME-analyze.tar.xz: ecosystem-run --analyze-only;
+            # NAME-cpu.tar.xz: analyses made GPU-free elsewhere), each analysis file named with where it came from
+            origin: dict[str, str] = {}
+            for archive in [tar, *sorted(archives.glob(f"{w.name}-*.tar.xz"))]:
+                with tarfile.open(archive) as t:
+                    members = [m for m in t.getmembers() if m.isfile()]
+                    t.extractall(tmp, members=members, filter="data")
+                for m in members:
+                    if Path(m.name).name.startswith("analyze-") and m.name.endswith(".json"):
+                        origin[Path(m.name).name] = archive.name
+            written += _collect_one(w, Path(tmp) / w.name, results, machine, origin)
     return written
 
 
-def _collect_one(w: Workload, wdir: Path, results: Path, machine: dict[str, Any]) -> list[Path]:
+def _collect_one(w: Workload, wdir: Path, results: Path, machine: dict[str, Any],
+                 origin: dict[str, str]) -> list[Path]:
     status = json.loads((wdir / "status.json").read_text()) if (wdir / "status.json").is_file() else {}
     cache = wdir / ("inductor" if w.inductor else "jit")
     data: dict[str, Any] = {
@@ -133,7 +150,7 @@ def _collect_one(w: Workload, wdir: Path, results: Path, machine: dict[str, Any]
         "capture": json.loads((wdir / "capture.json").read_text()) if (wdir / "capture.json").is_file() else None,
         "cubins": cubins(cache) if cache.is_dir() else [],
         "sm_90": _rows(wdir / f"analyze-{NVIDIA_ARCH}.json"),
-        "amd": [r for a in AMD_ARCHS for r in _rows(wdir / f"analyze-{a}.json")],
+        "amd": [r for a in AMD_ARCHS for r in _rows(wdir / f"analyze-{a}.json")], "analyses_from": origin,
     }
     with tempfile.TemporaryDirectory() as tmp:
         data["scan"] = [_scan(cache, Path(tmp) / "scan.json")]
@@ -249,13 +266,13 @@ def ecosystem_report(results: Path, out: Path) -> list[Path]:
     for d in data:
         w = next(x for x in WORKLOADS if x.name == d["workload"])
         kernels, launches = capture_counts(d["capture"])
-        sm90 = compare(d["cubins"], [r for r in d["sm_90"] if "regs" in r])
+        sm90 = compare(compiles(d["cubins"]), [r for r in d["sm_90"] if "regs" in r])
         stored = [r for s in d["scan"][:1] for r in s.get("rows", [])]
         scan = compare(d["cubins"], stored)
         amd = {a: refusals(d["amd"], a) for a in AMD_ARCHS}
         ok_ops = sum(o.startswith("ok ") for o in d["ops"])
         names = len({c["name"] for c in d["cubins"]})
-        rows.append([w.name, w.package, f"{ok_ops} of {len(d['ops'])}", f"{names} / {len(d['cubins'])}",
+        rows.append([w.name, w.package, f"{ok_ops} of {len(d['ops'])}", f"{names} / {len(compiles(d['cubins']))}",
                      f"{kernels} / {launches}", f"{sm90['equal']} of {sm90['cubins']}",
                      *(_cell(*amd[a][:2]) for a in AMD_ARCHS), f"{scan['equal']} of {scan['cubins']}"])
         sections += _section(w, d, sm90, scan, amd)
