@@ -181,7 +181,8 @@ def _row(entry: CacheEntry, how: str, vendor: str | None) -> RowInfo:
     written = (("written_by", f"Triton {entry.release}"),) if entry.release else ()
     return RowInfo(label=label, kernel=entry.name, config=_config(entry, vendor),
                    identity=KernelIdentity("", entry.name, src, entry.hash[:16]), source="triton-cache",
-                   source_hash=entry.hash[:16], extras=(("cache", how), ("entry", entry.hash), *written))
+                   source_hash=entry.hash[:16],
+                   extras=(("cache", how), ("entry", entry.hash), ("entry_dir", str(entry.directory)), *written))
 
 
 def stored_task(entry: CacheEntry) -> tuple[Task | None, RowInfo, Arch | None]:
