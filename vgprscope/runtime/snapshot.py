@@ -151,7 +151,11 @@ def _decode(enc: Any, built: dict[str, Any]) -> Any:
     if tag == "module":
         return importlib.import_module(v)
     if tag == "namespace":
-        return types.SimpleNamespace(**{a: _decode(x, built) for a, x in v.items()})
+        # a module, as the kernel read it (``tle.program_id``): Triton reads a module global's attributes as it
+        # does a module's, where it would copy another object's (and a JIT function in it cannot be copied)
+        namespace = types.ModuleType("vgprscope_snapshot_namespace")
+        namespace.__dict__.update({a: _decode(x, built) for a, x in v.items()})
+        return namespace
     if tag == "jit":
         return built[v]
     if tag == "import":
@@ -257,7 +261,7 @@ def load_snapshot(snap: dict[str, Any], directory: str) -> Any:
         # what the definitions read when they run (annotations, defaults: tl.constexpr), JIT functions after
         for _, f in fns:
             for var, enc in f["names"].items():
-                if "jit" not in enc:
+                if not _reaches_jit(enc):
                     mod.__dict__[var] = _decode(enc, built)
         sys.modules[name] = mod
         with open(path, encoding="utf-8") as src:
@@ -269,9 +273,19 @@ def load_snapshot(snap: dict[str, Any], directory: str) -> Any:
         scope = modules[module].__dict__
         for _, f in fns:
             for var, enc in f["names"].items():
-                if "jit" in enc:
-                    scope[var] = built[enc["jit"]]
+                if _reaches_jit(enc):  # a JIT function, or a namespace holding one (``tle.program_id``)
+                    scope[var] = _decode(enc, built)
     return built[snap["kernel"]]
+
+
+def _reaches_jit(enc: Any) -> bool:
+    """Whether a snapshot value is, or holds at any depth, a JIT function of the snapshot (bound once every
+    function is built)."""
+    if isinstance(enc, dict):
+        return "jit" in enc or any(_reaches_jit(v) for v in enc.values())
+    if isinstance(enc, list):
+        return any(_reaches_jit(v) for v in enc)
+    return False
 
 
 
@@ -297,7 +311,7 @@ def bind_recorded_names(fn: Any, snap: dict[str, Any]) -> list[str]:
                 if "jit" in enc and is_jit(callee):
                     walk(callee, enc["jit"])
                 continue
-            if "jit" in enc:
+            if _reaches_jit(enc):
                 continue
             try:
                 scope[var] = _decode(enc, {})

@@ -53,6 +53,17 @@ def _installed(path: Path) -> bool:
     return any(part in ("site-packages", "dist-packages") for part in path.parts)
 
 
+def _generated_module(kernel: CapturedKernel) -> bool:
+    """A module loaded from its file under a name its path does not spell (a code generator's, as FlagGems'
+    pointwise ops write theirs to ~/.flaggems/code_cache): no import finds it anywhere, its snapshot is its
+    source."""
+    names = kernel.module.split(".")
+    path = Path(kernel.file)
+    spelled = [*path.parent.parts[len(path.parent.parts) - (len(names) - 1):], path.stem] if len(names) > 1 \
+        else [path.stem]
+    return names != spelled
+
+
 def resolve_file(kernel: CapturedKernel) -> tuple[Path | None, str | None]:
     """The kernel's file on this machine, or why there is none."""
     path = Path(kernel.file)
@@ -66,9 +77,10 @@ def resolve_file(kernel: CapturedKernel) -> tuple[Path | None, str | None]:
         found = module_file(kernel.module, kernel.root)
         if found is not None:
             return found, None
-        if kernel.snapshot and _installed(path):
-            # an installed library this machine lacks: its snapshot compiles (the row says so); a file of the
-            # user's own that is gone was moved or deleted, and says so
+        if kernel.snapshot and (_installed(path) or _generated_module(kernel)):
+            # an installed library this machine lacks, or a module a code generator wrote and loaded by its path:
+            # its snapshot compiles (the row says so); a file of the user's own that is gone was moved or
+            # deleted, and says so
             return path, None
         return None, (f"{path} does not exist (moved or deleted since the capture) and {kernel.module} is not on "
                       "this Python's path: install it, or capture again")
