@@ -104,7 +104,9 @@ def _scan(directory: Path, out: Path) -> dict[str, Any]:
 def _ops(log: Path) -> list[str]:
     if not log.is_file():
         return []
-    return [ln.strip() for ln in log.read_text(errors="replace").splitlines() if ln.startswith(("ok ", "FAIL "))]
+    # each op's ok / FAIL line, or a workload's one line for all its ops ("liger ops ran on cuda: ...")
+    return [ln.strip() for ln in log.read_text(errors="replace").splitlines()
+            if ln.startswith(("ok ", "FAIL ")) or re.search(r" ran on (cuda|cpu)\b", ln)]
 
 
 def _captured(log: Path) -> str:
@@ -162,6 +164,8 @@ def _collect_one(w: Workload, wdir: Path, results: Path, machine: dict[str, Any]
             for root in sorted({p.parent.parent for p in cache.rglob("__grp__*.json")}):
                 data["scan"].append(_scan(root, Path(tmp) / "scan-root.json") | {
                     "directory": str(root.relative_to(wdir))})
+    if w.inductor and cache.is_dir():
+        data["inductor_dir"] = inductor_layout(cache)
     path = results / f"{w.name}.json.gz"
     with gzip.open(path, "wt") as f:
         json.dump(data, f, sort_keys=True)
@@ -174,6 +178,19 @@ def _collect_one(w: Workload, wdir: Path, results: Path, machine: dict[str, Any]
         if fixture.stat().st_size > INDUCTOR_FIXTURE_LIMIT:
             print(f"warning: {fixture} is {fixture.stat().st_size} B", file=sys.stderr)
     return written
+
+
+def inductor_layout(directory: Path) -> dict[str, int]:
+    """What an Inductor cache directory holds: its temporary caches (``tmp*/``), the generated modules that
+    define Triton kernels (and how many kernels), the Triton cache entries and cubins below it."""
+    modules = kernels = 0
+    for py in directory.rglob("*.py"):
+        n = py.read_text(errors="replace").count("@triton.jit")
+        modules += bool(n)
+        kernels += n
+    return {"temporary_caches": sum(1 for p in directory.glob("tmp*") if p.is_dir()), "kernel_modules": modules,
+            "jit_functions": kernels, "triton_entries": sum(1 for _ in directory.rglob("__grp__*.json")),
+            "cubins": sum(1 for _ in directory.rglob("*.cubin"))}
 
 
 def load_results(results: Path) -> list[dict[str, Any]]:
@@ -211,14 +228,27 @@ def compare(cubin_list: list[dict[str, Any]], rows: list[dict[str, Any]]) -> dic
 
 
 def refusals(rows: list[dict[str, Any]], arch: str) -> tuple[int, int, Counter]:
-    """Rows of ``arch``: how many compiled, how many not, and each reason with its count."""
+    """Rows of ``arch``: how many compiled, how many not, and each reason with its count (a memory limit's
+    rows as one reason, with the range of what they need)."""
     mine = [r for r in rows if r["arch"] == arch]
-    bad = Counter(_reason(r["status"]) for r in mine if r["status"] != "ok")
-    return len(mine) - sum(bad.values()), sum(bad.values()), bad
+    bad = [" ".join(r["status"].split()) for r in mine if r["status"] != "ok"]
+    out: Counter = Counter()
+    needs: dict[str, list[int]] = defaultdict(list)
+    for status in bad:
+        m = _NEEDS.fullmatch(status)
+        if m:
+            needs[f"needs more {m['what']} than {m['arch']}'s {m['limit']} B per {m['unit']}"].append(int(m["need"]))
+        else:
+            out[status[:240]] += 1
+    for reason, values in needs.items():
+        lo, hi = min(values), max(values)
+        out[f"{reason} ({lo} B)" if lo == hi else f"{reason} ({lo} to {hi} B)"] += len(values)
+    return len(mine) - len(bad), len(bad), out
 
 
-def _reason(status: str) -> str:
-    return " ".join(status.split())[:240]
+_NEEDS = re.compile(r"needs (?P<need>\d+) B of (?P<what>LDS|shared memory); (?P<arch>\S+) (?:has|allows) "
+                    r"(?P<limit>\d+) B per (?P<unit>workgroup|block)")
+_STEPS = ("capture", "analyze-sm_90", "analyze-gfx942", "analyze-gfx950", "plain")
 
 
 def capture_counts(capture: dict[str, Any] | None) -> tuple[int, int]:
@@ -233,7 +263,51 @@ def capture_counts(capture: dict[str, Any] | None) -> tuple[int, int]:
 # Why a difference the table shows is what it is, found by reading the run's files (per workload, per kernel
 # or per kind of difference); the report prints each next to the difference it explains, and says so where a
 # difference has no explanation here.
-EXPLAINED: dict[tuple[str, str], str] = {}
+EXPLAINED: dict[tuple[str, str], str] = {
+    ("flag-gems", "zeros_kernel"): (
+        "the JIT's third zeros_kernel compile writes an int32 output (its TTIR: `!tt.ptr<i32>`); the capture holds "
+        "the float32 and bf16 launches only. FlagGems' libentry launches a compiled kernel itself once its own "
+        "cache holds it, and compiles through the JIT on a miss; why this compile left no launch in the capture "
+        "is not established (no capture error was recorded)"),
+    ("torchao", "triton_fp8_gemm_1x128_128x128_kernel"): (
+        "torchao passes the GEMM's output dtype as a constexpr holding a torch dtype (`out_dtype=torch.bfloat16`), "
+        "which a capture cannot name yet: its 6 launches are rows saying so (\"constexpr out_dtype is a dtype "
+        "torch.bfloat16, which a capture cannot name\"), and the JIT's 6 cubins of the kernel have no row"),
+    ("mlp-max-autotune", "triton_tem_fused_addmm_t_0"): (
+        "Inductor generates this template kernel twice, in its benchmark module and in the output code, with the "
+        "same source: Triton compiles it once (one cubin), the capture holds a launch of each module (two equal "
+        "rows)"),
+    ("mlp-max-autotune", "triton_"): (
+        "Inductor's benchmark modules name their kernel `triton_`: of its matmul-template candidates with 255 "
+        "registers and 99328 B of shared memory (heavy spills: 144, 968 and 1000 B of stack), the JIT's cache holds "
+        "4 compiles and the capture 2 launches (one per benchmark module: the forward's and the backward's); the "
+        "other 2 were compiled again under other cache keys (other stack sizes, so other code) without a launch "
+        "the capture saw: not established further"),
+}
+
+# What the run found about a workload, said at the top of its section.
+NOTES: dict[str, str] = {
+    "flag-gems": (
+        "Found and fixed by this run (issue 38, item 6): at 1813242 the capture's analysis on the GPU machine failed "
+        "432 rows of `mm_kernel_general_host_tma` with \"accumulator shape is incompatible\" (each config's "
+        "LibTuner pre_hook sets the host-side TMA descriptors' block shape, and the launches derived from the "
+        "current source took every config's descriptors from the call's first launch) and "
+        "`gelu_backward_none_kernel_rank_1` with \"NameError('pow is not defined')\" (pointwise_dynamic binds "
+        "`pow = tl_extra_shim.pow` into its generated module after loading it; `pow` also names a Python builtin). "
+        "Before, `'_Dtype' object has no attribute 'itemsize'` (the descriptor's base tensor stand-in) and "
+        "`NameError('erf is not defined')` (the same binding, for `erf`). The sm_90 rows below are the analysis "
+        "again after the fixes (`ecosystem-run --analyze-only`); the gfx942 and gfx950 rows are GPU-free analyses "
+        "of the same capture under Triton 3.6 (the GPU machine's release), made after the fixes. LibTuner kept "
+        "every config: each tuned key holds its whole list (mm_kernel_general_host_tma: 162 configs at each of "
+        "its 3 keys, addmm_kernel 8, bmm_kernel 12 at each of 3), issue 34's GPU check. `sum_mean_amax` fails in "
+        "FlagGems itself (its amax backward returns a gradient of the reduced shape); its forward kernels ran "
+        "and were captured."),
+    "fla-core": (
+        "fla-core refuses `chunk_gated_delta_rule`'s backward under Triton 3.6 on Hopper (its own check, fla "
+        "issue 640); the forward kernels ran and were captured. The capture's sm_90 analysis is the second device "
+        "call's (`ecosystem-run --analyze-only`: the first call's deadline came during it); gfx942 and gfx950 "
+        "are GPU-free analyses of the same capture under Triton 3.6."),
+}
 
 
 def _machine_line(machine: dict[str, Any]) -> str:
@@ -263,6 +337,7 @@ def ecosystem_report(results: Path, out: Path) -> list[Path]:
         raise UsageError(f"no ecosystem results in {results}: collect them first (--collect GPU_OUT)")
     machine = data[0]["machine"]
     rows, sections = [], []
+    totals: Counter[str] = Counter()
     for d in data:
         w = next(x for x in WORKLOADS if x.name == d["workload"])
         kernels, launches = capture_counts(d["capture"])
@@ -270,12 +345,14 @@ def ecosystem_report(results: Path, out: Path) -> list[Path]:
         stored = [r for s in d["scan"][:1] for r in s.get("rows", [])]
         scan = compare(d["cubins"], stored)
         amd = {a: refusals(d["amd"], a) for a in AMD_ARCHS}
-        ok_ops = sum(o.startswith("ok ") for o in d["ops"])
+        ok_ops = sum(not o.startswith("FAIL ") for o in d["ops"])
         names = len({c["name"] for c in d["cubins"]})
         rows.append([w.name, w.package, f"{ok_ops} of {len(d['ops'])}", f"{names} / {len(compiles(d['cubins']))}",
-                     f"{kernels} / {launches}", f"{sm90['equal']} of {sm90['cubins']}",
+                     f"{kernels} / {launches}", f"{sm90['equal']} of {sm90['cubins']} ({len(d['sm_90'])} rows)",
                      *(_cell(*amd[a][:2]) for a in AMD_ARCHS), f"{scan['equal']} of {scan['cubins']}"])
         sections += _section(w, d, sm90, scan, amd)
+        totals.update({"equal": sm90["equal"], "cubins": sm90["cubins"], "scan_equal": scan["equal"],
+                       "scan_cubins": scan["cubins"], "workloads": 1, "differ": len(sm90["differ"])})
     header = ["workload", "package", "ops ran", "JIT kernels / cubins", "captured kernels / launches",
               f"{NVIDIA_ARCH} rows = cubins", *AMD_ARCHS, "scan = cuobjdump"]
     lines = [
@@ -284,14 +361,9 @@ def ecosystem_report(results: Path, out: Path) -> list[Path]:
         "",
         f"Machine: {_machine_line(machine)} | vgprscope (the commit adding this file)",
         "",
-        "Reproduce (one device call; the libraries' wheels carried, see `.ci/gpu_ecosystem.sh`), then on any "
-        "machine:",
-        "",
-        "```",
-        "bash .ci/gpu_ecosystem.sh OUTDIR                                     # on the GPU machine",
-        f"{COMMAND} tests/fixtures/ecosystem --collect OUTDIR    # cuobjdump, scan; the fixtures",
-        f"{COMMAND} tests/fixtures/ecosystem                     # this report",
-        "```",
+        f"Reproduce: `bash .ci/gpu_ecosystem.sh OUTDIR` on the GPU machine (one device call, the libraries' wheels "
+        f"carried), then anywhere `{COMMAND} tests/fixtures/ecosystem --collect OUTDIR` (cuobjdump of each cubin, "
+        f"scan of each cache: the committed results); this report: `{COMMAND} tests/fixtures/ecosystem`.",
         "",
         "Each workload ran once under `vgprscope capture` through Triton's JIT, with a Triton cache of its own "
         "(a model: an Inductor cache directory of its own, Triton's cache inside it as torch puts it). JIT "
@@ -305,6 +377,11 @@ def ecosystem_report(results: Path, out: Path) -> list[Path]:
         "",
         md_table(header, rows),
         "",
+        f"Over the {totals['workloads']} workloads: {totals['equal']} of the JIT's {totals['cubins']} compiles have an "
+        f"equal {NVIDIA_ARCH} row computed without a GPU; scan read {totals['scan_equal']} of {totals['scan_cubins']} "
+        "stored cubins equal to cuobjdump. Each kernel where the two differ is listed in its workload's section "
+        "with why.",
+        "",
     ]
     lines += sections
     path = out / f"ecosystem-{_gpu_slug(machine)}.md"
@@ -316,9 +393,15 @@ def ecosystem_report(results: Path, out: Path) -> list[Path]:
 def _section(w: Workload, d: dict[str, Any], sm90: dict[str, Any], scan: dict[str, Any],
              amd: dict[str, tuple[int, int, Counter]]) -> list[str]:
     out = [f"## {w.name} ({w.package})", "", f"What ran: {w.what}.", ""]
+    if w.name in NOTES:
+        out += [NOTES[w.name], ""]
+    if d.get("analyses_from"):
+        out += ["Analyses from: " + ", ".join(f"{k.removeprefix('analyze-').removesuffix('.json')} {v}"
+                                               for k, v in sorted(d["analyses_from"].items())) + ".", ""]
     steps = d.get("steps") or {}
     timed = [f"{k} {v.get('seconds', 0)} s" + (" (stopped at the run's deadline)" if v.get("timed_out") else "")
-             + (f" (exit {v['rc']})" if v.get("rc") not in (0, None) else "") for k, v in steps.items()]
+             + (f" (exit {v['rc']})" if v.get("rc") not in (0, None) and not v.get("timed_out") else "")
+             for k in _STEPS if (v := steps.get(k))]
     if timed:
         out += [f"Steps on the GPU machine: {', '.join(timed)}.", ""]
     if d["ops"]:
@@ -337,9 +420,17 @@ def _section(w: Workload, d: dict[str, Any], sm90: dict[str, Any], scan: dict[st
             out.append(f"scan {s['directory']}: {s['error']}.")
             continue
         read = [r for r in s.get("rows", [])]
-        said = "; ".join(x.removeprefix("vgprscope: ") for x in s.get("said", []))
+        said = "; ".join(re.sub(r"/tmp/\S+?/" + re.escape(w.name) + "/", "", x.removeprefix("vgprscope: "))
+                         for x in s.get("said", []) if not x.startswith("vgprscope: wrote"))
         out.append(f"scan {s['directory']}: {len(read)} rows (exit {s.get('rc')}){': ' + said if said else ''}.")
     out.append(f"scan of the JIT's cache against cuobjdump: {scan['equal']} of {scan['cubins']} cubins equal.")
+    lay = d.get("inductor_dir")
+    if lay:
+        out += ["", f"Its Inductor cache directory as torch left it under the capture (committed as "
+                f"`tests/fixtures/ecosystem/{w.name}-inductor-cache.tar.xz`): {lay['temporary_caches']} temporary "
+                f"caches (`tmp*/`, each with its Triton cache in `triton/<HASH>/`), {lay['kernel_modules']} generated "
+                f"modules defining {lay['jit_functions']} `@triton.jit` functions, {lay['triton_entries']} Triton "
+                f"cache entries, {lay['cubins']} cubins."]
     out += _differences(w, scan["differ"], "scan row")
     return out + [""]
 
