@@ -59,6 +59,8 @@ def _generated_module(kernel: CapturedKernel) -> bool:
     source."""
     names = kernel.module.split(".")
     path = Path(kernel.file)
+    if path.stem == "__init__":  # a package's own file: the package's directory spells its name
+        path = path.parent
     spelled = [*path.parent.parts[len(path.parent.parts) - (len(names) - 1):], path.stem] if len(names) > 1 \
         else [path.stem]
     return names != spelled
