@@ -44,6 +44,8 @@ InterpretOpt = Annotated[bool, typer.Option(
     "workloads that have them)")]
 AnalyzeOnlyOpt = Annotated[bool, typer.Option(
     "--analyze-only", help="Only the analyses again, of the captures an earlier run left in --work")]
+ScanTimeoutOpt = Annotated[float, typer.Option(
+    "--scan-timeout", help="Seconds each cache's scan may take while collecting (a slower one is a row saying so)")]
 ResultsArg = Annotated[Path, typer.Argument(
     help="The ecosystem run's collected results (tests/fixtures/ecosystem), or with --collect the GPU run's "
          "returned archives")]
@@ -218,7 +220,7 @@ def ecosystem_run_cmd(work: WorkDirOpt = Path("/tmp/vgprscope-ecosystem"), out: 
 @app.command("ecosystem")
 @handles_errors
 def ecosystem_cmd(results: ResultsArg, collect: CollectOpt = None, only: OnlyOpt = None,
-                  out: ReportDirOpt = Path("reports")) -> None:
+                  scan_timeout: ScanTimeoutOpt = 900.0, out: ReportDirOpt = Path("reports")) -> None:
     """The ecosystem's fidelity table: ecosystem-<gpu>.md.
 
     Per workload, the kernels and specialisations the JIT compiled (cubins read with cuobjdump), what the
@@ -227,5 +229,5 @@ def ecosystem_cmd(results: ResultsArg, collect: CollectOpt = None, only: OnlyOpt
     from .ecosystem_report import collect_results, ecosystem_report
 
     if collect is not None:
-        _wrote(collect_results(collect, results, only or ()))
+        _wrote(collect_results(collect, results, only or (), scan_timeout))
     _wrote(ecosystem_report(results, out))
