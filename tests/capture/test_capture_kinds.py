@@ -167,18 +167,3 @@ def test_each_autotune_config_keeps_the_descriptors_its_pre_hook_set(tmp_path):
     records = vgprscope.analyze(capture=cap_file, arch=ARCHS, jobs=2).records
     assert len(records) == 6 and [r.status for r in records] == ["ok"] * 6
 
-
-def test_a_generated_module_is_told_from_a_users_file_by_its_name():
-    """A module a code generator loaded by its path under a name its path does not spell (FlagGems'
-    pointwise ops, in ~/.flaggems/code_cache) has no other source than its snapshot once its file is gone; a
-    module whose path spells its name is a file of the user's or a library's (gone: moved or deleted)."""
-    from vgprscope.capture.model import CapturedKernel
-    from vgprscope.sources.capture import _generated_module
-
-    def kernel(module: str, file: str) -> CapturedKernel:
-        return CapturedKernel(module=module, qualname="k", file=file, source_hash="0")
-
-    assert _generated_module(kernel("_gen_module_gelu_none_rank_1", "/h/.flaggems/code_cache/pointwise_ab12_bptr.py"))
-    assert not _generated_module(kernel("my_ops", "/work/project/my_ops.py"))
-    assert not _generated_module(kernel("hopper.ops.mm", "/x/flag_gems/runtime/backend/_nvidia/hopper/ops/mm.py"))
-    assert not _generated_module(kernel("pkg.sub", "/x/pkg/sub/__init__.py"))  # a package's own file

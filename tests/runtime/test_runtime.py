@@ -342,6 +342,52 @@ def test_the_interpreter_fixes_mark_what_they_replaced():
         interpreter.InterpreterBuilder.create_dot, interpreter._implicit_cvt = saved
 
 
+_REDUCING_KERNEL = """
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def row_max(X, Y, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for b in range(tl.cdiv(n, BLOCK)):
+        acc = tl.maximum(acc, tl.load(X + b * BLOCK + offs, mask=b * BLOCK + offs < n, other=0.0))
+    tl.store(Y, tl.max(acc, axis=0))
+"""
+
+_RUN_THEN_GLUON = """
+import sys
+import torch
+import triton.language as tl
+from vgprscope.runtime.interp import fix_interpreter
+
+fix_interpreter()
+import reducing
+
+before = {name: value for name, value in vars(tl.core).items() if tl.core.is_builtin(value)}
+x, y = torch.arange(100, dtype=torch.float32), torch.zeros(1)
+reducing.row_max[(1,)](x, y, 100, BLOCK=32)
+assert y.item() == 99.0, y
+changed = sorted(name for name in before if vars(tl.core)[name] is not before[name])
+from triton.experimental.gluon import language as gl
+bound = sorted(n for n, v in vars(gl).items() if getattr(v, "__module__", "") == "triton.runtime.interpreter")
+print(changed, bound)
+"""
+
+
+def test_a_kernel_run_under_the_interpreter_leaves_the_language_as_it_found_it(tmp_path):
+    """In a fresh process (what a first launch imports is the point): tl.cdiv, tl.zeros and tl.max are @jit
+    helpers whose module sees ``triton.language.core``, and the interpreter restored none of the builtins they
+    patched; Triton imports Gluon's language inside a kernel's first launch, where Gluon kept the interpreter's
+    builtins, and every later Gluon compile in the process failed ("'value' object has no attribute 'dtype'")."""
+    (tmp_path / "reducing.py").write_text(_REDUCING_KERNEL)
+    done = subprocess.run([sys.executable, "-c", _RUN_THEN_GLUON], capture_output=True, text=True, timeout=300,
+                          cwd=tmp_path, env={**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(tmp_path)})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split("\n")[-2] == "[] []"
+
+
 def test_the_worker_runs_by_its_package_name_as_by_its_directory():
     """``python -m vgprscope.runtime`` (where vgprscope is installed) answers as ``python <runtime directory>``
     does: the probe's JSON line, and a usage error as one line with exit 2."""

@@ -54,7 +54,7 @@ def config_for_tensors(variant, q, k, causal: bool, overrides: dict[str, Any]) -
     if arch is not None:  # the variant's defaults for this arch and head dim (VARIANT['defaults_for'])
         from ..core.archs import get_arch
 
-        base = variant.defaults_on(get_arch(arch), d)
+        base = variant.defaults_on(get_arch(arch), d, causal)
     else:
         base = {name: variant.default(name, vendor) for name, _ in variant.defaults}
     base |= shape_defaults(variant, vendor, arch, shape, d)
@@ -90,13 +90,13 @@ def attention(q, k, v, causal: bool = False, variant: str = "baseline", sm_scale
     if reason:
         raise ConfigError(f"{var.name}: {reason}")
     from ..core.errors import NoGpuDriverError
-    from ..runtime.interp import interpreting, no_driver_hint, patch_bf16_dot
+    from ..runtime.interp import fix_interpreter, interpreting, no_driver_hint
 
     if interpreting():
         if not var.interpreter:
             raise ConfigError(f"{var.name} is written in Gluon, which does not run in Triton's interpreter "
                               f"(TRITON_INTERPRET=1): run it on a GPU")
-        patch_bf16_dot()
+        fix_interpreter()
     scale = sm_scale if sm_scale is not None else 1.0 / math.sqrt(q.shape[-1])
     # the kernels take each row's max on unscaled scores and scale it once: that needs a positive scale
     if not (isinstance(scale, (int, float)) and math.isfinite(scale) and scale > 0):
@@ -106,7 +106,7 @@ def attention(q, k, v, causal: bool = False, variant: str = "baseline", sm_scale
         raise NoGpuDriverError(no_driver_hint(RuntimeError("0 active drivers")) or "")
     q, k, v = (t.contiguous() for t in (q, k, v))
     try:
-        return var.module().launch(q, k, v, causal, scale, cfg.as_dict())
+        return var.module().launch(q, k, v, causal, scale, cfg.launch_dict())
     except RuntimeError as exc:
         if (hint := no_driver_hint(exc)) is not None:
             raise NoGpuDriverError(hint) from exc

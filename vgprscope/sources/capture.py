@@ -18,9 +18,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..core.archs import Arch
+from ..core.options import LAUNCH_OPTIONS, launch_option_names
 from ..capture.model import Capture, CapturedKernel, CapturedLaunch
 from ..compile.task import RowInfo, Task, target_of
-from ..backends import BACKENDS, all_options, foreign_options
+from ..backends import BACKENDS, foreign_options
 from ..core.job import Arg, CompileJob, FunctionSource, Target
 from ..core.errors import UsageError
 from ..core.records import ArgSpec, AutotunePick, KernelIdentity, LaunchConfig
@@ -53,19 +54,6 @@ def _installed(path: Path) -> bool:
     return any(part in ("site-packages", "dist-packages") for part in path.parts)
 
 
-def _generated_module(kernel: CapturedKernel) -> bool:
-    """A module loaded from its file under a name its path does not spell (a code generator's, as FlagGems'
-    pointwise ops write theirs to ~/.flaggems/code_cache): no import finds it anywhere, its snapshot is its
-    source."""
-    names = kernel.module.split(".")
-    path = Path(kernel.file)
-    if path.stem == "__init__":  # a package's own file: the package's directory spells its name
-        path = path.parent
-    spelled = [*path.parent.parts[len(path.parent.parts) - (len(names) - 1):], path.stem] if len(names) > 1 \
-        else [path.stem]
-    return names != spelled
-
-
 def resolve_file(kernel: CapturedKernel) -> tuple[Path | None, str | None]:
     """The kernel's file on this machine, or why there is none."""
     path = Path(kernel.file)
@@ -79,10 +67,9 @@ def resolve_file(kernel: CapturedKernel) -> tuple[Path | None, str | None]:
         found = module_file(kernel.module, kernel.root)
         if found is not None:
             return found, None
-        if kernel.snapshot and (_installed(path) or _generated_module(kernel)):
-            # an installed library this machine lacks, or a module a code generator wrote and loaded by its path:
-            # its snapshot compiles (the row says so); a file of the user's own that is gone was moved or
-            # deleted, and says so
+        if kernel.snapshot:
+            # the file is gone and its module is nowhere on this Python's path (a library not installed here, an
+            # upstream checkout not fetched): the capture's snapshot is its source (the rows say so)
             return path, None
         return None, (f"{path} does not exist (moved or deleted since the capture) and {kernel.module} is not on "
                       "this Python's path: install it, or capture again")
@@ -414,7 +401,7 @@ def read_capture(capture: Any) -> Capture:
 def launch_fields() -> tuple[str, ...]:
     """The fields of a config request that are launch options: they apply to a captured launch too ("what if
     it ran with 8 warps"); the others are the bundled variants' own."""
-    return ("num_warps", "num_stages", *all_options())
+    return launch_option_names()
 
 
 def launch_overrides(requests: Sequence[Any], alone: bool) -> list[dict[str, int]]:
@@ -430,8 +417,8 @@ def launch_overrides(requests: Sequence[Any], alone: bool) -> list[dict[str, int
             if others:
                 flag = "--knob" if others[0] == "extra" else "--" + others[0].replace("_", "-")
                 raise UsageError(f"{flag} applies to the bundled variants, not to captured launches; with --capture "
-                                 "alone give launch options (--num-warps, --num-stages, --waves-per-eu, "
-                                 "--matrix-instr-nonkdim, --kpack, --maxnreg), or name variants too")
+                                 f"alone give launch options ({', '.join(o.flag for o in LAUNCH_OPTIONS)}), or "
+                                 "name variants too")
         point = {f: getattr(req, f) for f in launch if getattr(req, f) is not None}
         if point not in out:
             out.append(point)

@@ -19,6 +19,7 @@ from ...compile.cache import CompileCache
 from ...compile.engine import compile_tasks, triton_version
 from ...compile.task import Task
 from ...core.errors import UsageError
+from ...core.job import FunctionSource
 from ...capture.model import Capture
 from ...core.records import LaunchConfig, Record
 from ...sources.capture import capture_tasks
@@ -230,7 +231,11 @@ def _generated_tasks(cache: InductorCache, archs: Sequence, chosen: Toolchain | 
         on = list(dict.fromkeys([*([built] if built else []), *archs]))
         for task in capture_tasks(Capture((launch,)), on):
             extras = (*task.row.extras, ("cache", "generated"), ("configs", (launch.producer or {}).get("configs_from")))
-            task = replace(task, row=replace(task.row, source=INDUCTOR_SOURCE, extras=extras))
+            # compiled from the module's text alone: the worker never imports the module (its code never runs)
+            job = task.job
+            if job is not None and isinstance(job.source, FunctionSource):
+                job = replace(job, source=replace(job.source, from_snapshot=True))
+            task = replace(task, job=job, row=replace(task.row, source=INDUCTOR_SOURCE, extras=extras))
             out.append(task.under(chosen) if chosen is not None and task.job is not None else task)
     return out
 
