@@ -37,7 +37,7 @@ def test_report_explain_writes_the_report_and_each_section_is_its_named_command(
     ("explain-gfx942.md", "python -m tools.reports explain --arch gfx942"),
     ("third-party-liger-kernel.md", "python -m tools.reports third-party"),
     ("ecosystem-h200.md", "python -m tools.reports ecosystem tests/fixtures/ecosystem"),
-    ("bench-h200.md", "python -m tools.reports bench --preset prefill"),
+    ("bench-h200.md", "python -m tools.reports bench --preset hopper-prefill --preset decode"),
     ("scan-h100-triton36-inductor-block.md", "python -m tools.reports scan-cache h100-triton36-inductor-block --triton "
                                              "3.6.0 --arch gfx942"),
 ])
