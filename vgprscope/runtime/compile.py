@@ -250,6 +250,9 @@ def _compile(job: dict[str, Any], out: dict[str, Any], disassemble: str = "alway
             if source.get("from_snapshot"):  # a module read but never run (scan's generated modules)
                 raise loader.LoadError("its module is never run")
             fn = loader.load_function(source)
+            if source.get("snapshot"):
+                # names a code generator bound in the module after loading its file, as the launch saw them
+                snapshot.bind_recorded_names(fn, json.loads(source["snapshot"]))
         except Exception as exc:  # not here, or its module failed to import (it may need a GPU to import)
             why = str(exc) if isinstance(exc, loader.LoadError) else \
                 f"cannot import {source.get('module') or os.path.basename(source['file'])}: {one_line(exc)}"
