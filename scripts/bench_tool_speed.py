@@ -180,8 +180,8 @@ import json, os, sys, tempfile
 import triton
 from triton.backends.compiler import GPUTarget
 from triton.compiler.compiler import make_backend
-from vgprscope.runtime import loader, protocol
-from vgprscope.runtime.compile import _function_source, _lld_for
+from vgprscope.runtime import loader, protocol, snapshot
+from vgprscope.runtime.compile import _function_source, _lld_for, _scratch_dir
 for job in json.load(open(sys.argv[1])):
     (kind, source), = job["source"].items()
     t = job["target"]
@@ -191,7 +191,10 @@ for job in json.load(open(sys.argv[1])):
         if t["backend"] == "hip":
             _lld_for(backend)
         if kind == "function":
-            src = _function_source(loader.load_function(source), job, backend)
+            # a module vgprscope reads but never runs (Inductor's generated ones) compiles from its source text
+            fn = (snapshot.load_snapshot(json.loads(source["snapshot"]), _scratch_dir())
+                  if source.get("from_snapshot") else loader.load_function(source))
+            src = _function_source(fn, job, backend)
         else:
             f = tempfile.NamedTemporaryFile("w", suffix="." + source["suffix"], delete=False)
             f.write(source["text"]); f.close(); src = f.name
@@ -262,7 +265,7 @@ def floors(args: argparse.Namespace) -> str:
     exe = [sys.executable, "-m", "vgprscope"]
     runs = args.cold_runs
     yes = lambda b: "yes" if b else "**no**"  # noqa: E731
-    rows: list[str] = []
+    rows = _Rows()
     with tempfile.TemporaryDirectory(prefix="vgprscope-floors-") as tmp_:
         tmp = Path(tmp_)
         env = clean_env(TRITON_CACHE_DIR=str(tmp / "tc"))
@@ -364,6 +367,14 @@ def floors(args: argparse.Namespace) -> str:
                         f"| - | - | < 1 s wall | {yes(med < 1.0)} |")
     return "\n".join(["| measurement | vgprscope | floor | ratio | target | met |", "|---|---|---|---|---|---|",
                       *rows])
+
+
+class _Rows(list):  # type: ignore[type-arg]
+    """The table's rows, each also printed as it is measured (a run cut short keeps what it measured)."""
+
+    def append(self, row: str) -> None:
+        print(row, flush=True)
+        super().append(row)
 
 
 INDUCTOR_CACHE = ROOT / "tests" / "fixtures" / "inductor_block_h100_cache.tar.xz"
