@@ -117,6 +117,12 @@ def _nonempty(value: str | None) -> str | None:
     return value
 
 
+WarnOnSpillsOpt = Annotated[bool, typer.Option(
+    "--warn-on-spills", help="NVIDIA: ptxas's --warn-on-spills on every compile (its warnings are each row's "
+    "diagnostics)")]
+WarnStackSizeOpt = Annotated[int | None, typer.Option(
+    "--warn-stack-size", min=0, metavar="BYTES", help="AMD: LLVM's warn-stack-size on every compile: a warning where "
+    "a kernel's stack frame is over BYTES")]
 SchedulerOpt = Annotated[str | None, typer.Option(
     "--scheduler", callback=_nonempty, help="Compile on this Dask scheduler (tcp://HOST:PORT) instead of local processes; "
     "needs the distributed extra")]
@@ -358,6 +364,17 @@ class Compiles:
 
 
 @dataclasses.dataclass(frozen=True)
+class Warnings:
+    """The compiler's own warnings asked for beyond its defaults."""
+
+    warn_on_spills: WarnOnSpillsOpt = False
+    warn_stack_size: WarnStackSizeOpt = None
+
+    def library(self) -> dict[str, Any]:
+        return {"warn_on_spills": self.warn_on_spills, "warn_stack_size": self.warn_stack_size}
+
+
+@dataclasses.dataclass(frozen=True)
 class Large:
     """A large grid: the size guard and a Dask scheduler."""
 
@@ -411,7 +428,7 @@ class Cases:
     causal: CausalOpt = None
 
 
-BUNDLES = (Kernels, Grid, FrontierGrid, BenchGrid, Compiles, Large, Toolchains, Output, Rules, Cases)
+BUNDLES = (Kernels, Grid, FrontierGrid, BenchGrid, Compiles, Warnings, Large, Toolchains, Output, Rules, Cases)
 
 
 def _is_bundle(annotation: Any) -> bool:
