@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.analysis.scan.test_scan import cache  # noqa: F401  (a Triton cache this module's scan test reads)
 from tests.capture.test_capture_without_torch import Project, build_project
 
 SMALL = ["--block-m", "64", "--block-n", "32", "--head-dim", "64", "--num-warps", "4", "--num-stages", "1"]
@@ -73,3 +74,17 @@ def test_outside_a_project_the_header_says_the_bundled_variants_are_shown(projec
     assert "pyproject.toml [tool.vgprscope] names no capture, kernel_dir or variants" in \
         " ".join(json.loads(done.stdout)["machine"]["notes"])
     assert os.path.exists(tmp_path / "pyproject.toml")
+
+
+def test_scan_retargets_to_the_projects_archs(cache, tmp_path):  # noqa: F811
+    """In a project, `scan` recompiles a cache's kernels for its archs, as --arch would; --arch wins."""
+    from capture_helpers import cli
+
+    directory, _ = cache
+    (tmp_path / "pyproject.toml").write_text('[tool.vgprscope]\narchs = ["gfx950"]\n')
+    done = cli("scan", str(directory), "--format", "json", "--jobs", "2", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    recompiled = {r["arch"] for r in json.loads(done.stdout)["rows"] if (r.get("extras") or {}).get("cache") == "recompiled"}
+    assert recompiled == {"gfx950"}
+    done = cli("scan", str(directory), "--format", "json", "--jobs", "2", "--arch", "sm_90", cwd=tmp_path)
+    assert {r["arch"] for r in json.loads(done.stdout)["rows"] if (r.get("extras") or {}).get("cache") == "recompiled"} == {"sm_90"}

@@ -225,3 +225,14 @@ def test_wrappers_made_by_a_call_under_other_names_are_the_current_sources(tmp_p
     (launch,) = derive({"kernel": source, "launches": [recorded]})["launches"]
     assert launch["stale"] == "kernel was launched through an autotuner (3 configs) that its module no longer holds: " \
                               "capture again"
+
+
+def test_a_scripts_kernel_and_the_helpers_beside_it_are_read(tmp_path, clean_modules):
+    """A kernel defined in a script (module ``__main__`` at the launch) whose helper file beside it imports the
+    missing package too: both read from their files, the script's own work never run."""
+    (tmp_path / "helpers.py").write_text(textwrap.dedent(HELPERS))
+    (tmp_path / "train.py").write_text("import not_installed_pkg\nimport triton\nimport triton.language as tl\n"
+                                       "from helpers import scale\n\n\n@triton.jit\ndef kernel(X, n):\n"
+                                       "    tl.store(X, scale(tl.load(X)))\n\n\nraise SystemExit('the script ran')\n")
+    loaded = current.load({"file": str(tmp_path / "train.py"), "module": "__main__", "root": "", "qualname": "kernel"})
+    assert loaded.static and loaded.obj.fn.__globals__["scale"].fn.__module__ == "helpers"

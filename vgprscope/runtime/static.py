@@ -402,7 +402,8 @@ def kernel(source: dict[str, Any]) -> tuple[Any, types.ModuleType, list[str]]:
     definition that needs it, raises Underivable naming it."""
     path, module = os.path.realpath(source["file"]), source.get("module") or ""
     name = _name_for(module, path)
-    with session(module if module != "__main__" else "", source.get("root") or "") as s:
+    script = module in ("", "__main__")  # a script's project is its directory (its imports resolve from there)
+    with session("" if script else module, source.get("root") or (os.path.dirname(path) if script else "")) as s:
         f = s.file(name, path)
         parts = source["qualname"].split(".")
         f.need({parts[0]})
