@@ -11,11 +11,11 @@ cannot target) with a one-line reason.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import typer
 
 from ..core.errors import VgprscopeError
+from ..core.paths import relative_path, shown_path
 from .common import ReflowedHelp, command_line, emit, err, handles_errors
 from .options import (
     AllowMissingOpt, AllowVersionChangeOpt, BaselineOpt, Compiles, ConfigOpt, FailOnChangeOpt, GateFormat,
@@ -39,13 +39,10 @@ def _variant_files(cfg) -> dict[str, str]:
     """variant -> its kernel file relative to the working directory, for annotations on the PR diff."""
     from ..library.selection import selected_variants
 
-    cwd = Path.cwd().resolve()
     out = {}
     for v in selected_variants(cfg.set):
-        try:
-            out[v.name] = v.file.resolve().relative_to(cwd).as_posix()
-        except ValueError:  # outside the repository: an annotation without a file
-            pass
+        if (relative := relative_path(v.file)) is not None:  # outside the repository: an annotation without a file
+            out[v.name] = relative
     return out
 
 
@@ -64,7 +61,6 @@ def save(*, config: ConfigOpt = None, baseline: BaselineOpt = None, kernels: Ker
     Saves of one file wait for each other, so two saves of different parts at once both land.
     """
     from ..library import api
-    from ..library.gate import shown
     from .common import nothing_compiled
     from .progress import compile_progress
 
@@ -72,12 +68,12 @@ def save(*, config: ConfigOpt = None, baseline: BaselineOpt = None, kernels: Ker
         saved = api.baseline_save(config=config, baseline=baseline, **kernels.library(), **tc.library(),
                                   **run.library(), on_progress=progress)
     if saved.written is None:  # a baseline of failures gates nothing
-        err(nothing_compiled([e.status for e in saved.entries]) + f"; {shown(saved.path)} was not written")
+        err(nothing_compiled([e.status for e in saved.entries]) + f"; {shown_path(saved.path)} was not written")
         raise typer.Exit(FAILURE)
     if saved.failed:
         err(f"{len(saved.failed)} of {len(saved.entries)} entries did not compile or cannot launch; saved with "
             "their status")
-    err(f"wrote {shown(saved.path)}: {len(saved.written.entries)} entries, Triton {saved.triton_version}")
+    err(f"wrote {shown_path(saved.path)}: {len(saved.written.entries)} entries, Triton {saved.triton_version}")
 
 
 @handles_errors
@@ -120,11 +116,10 @@ def check(*, config: ConfigOpt = None, baseline: BaselineOpt = None, kernels: Ke
 
 def _report(checked, fmt: GateFormat, out: Output, code: int) -> None:
     from ..gate import report
-    from ..library.gate import shown
 
     result, cfg, entries, machine, output, wide = (checked.result, checked.config, checked.entries, checked.machine,
                                                    out.output, out.wide)
-    where = shown(cfg.baseline)
+    where = shown_path(cfg.baseline)
     render = {
         GateFormat.table: lambda: report.to_table(result, machine.fields(), where, wide=wide),
         GateFormat.md: lambda: report.to_markdown(result, machine.line(), where),

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.errors import TritonUnavailableError
+from ..core.paths import shown_path
 from .selection import selected_variants, set_sources
 
 if TYPE_CHECKING:
@@ -31,7 +32,7 @@ BUNDLED = "the bundled FlashAttention variants"
 
 def bundled_note(cfg: GateConfig) -> str:
     """The header's line where the bundled variants are compiled because nothing else is configured."""
-    why = (f"{shown(cfg.source)} [tool.vgprscope] names no capture, kernel_dir or variants"
+    why = (f"{shown_path(cfg.source)} [tool.vgprscope] names no capture, kernel_dir or variants"
            if cfg.source is not None else "no pyproject.toml with [tool.vgprscope] is here")
     return f"kernels: {BUNDLED}, as {why} (--capture, --kernel-dir or --variant choose others)"
 
@@ -234,7 +235,7 @@ def save(config: Path | None, baseline: Path | None, variant: Sequence[str] | No
     entries = compile_set(cfg, jobs, use_cache, on_progress, cache_dir, toolchain)
     if not entries:
         raise UsageError(f"the gate's set is empty (no variant, kernel or launch to compile): a baseline of nothing "
-                         f"gates nothing; {shown(cfg.baseline)} was not written")
+                         f"gates nothing; {shown_path(cfg.baseline)} was not written")
     if all(e.status != "ok" for e in entries):  # a baseline of failures gates nothing
         return BaselineSaveResult(tuple(entries), None, cfg.baseline, tv, cfg)
     description = described(cfg.set)
@@ -245,9 +246,3 @@ def save(config: Path | None, baseline: Path | None, variant: Sequence[str] | No
     return BaselineSaveResult(tuple(entries), written, cfg.baseline, tv, cfg)
 
 
-def shown(path: Path) -> str:
-    """A path as the messages show it: relative to the working directory when inside it."""
-    try:
-        return Path(path).resolve().relative_to(Path.cwd().resolve()).as_posix()
-    except ValueError:
-        return str(path)

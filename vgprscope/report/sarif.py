@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..core.paths import relative_path
+
 SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 VERSION = "2.1.0"
 
@@ -39,10 +41,8 @@ class Location:
 
 
 def _uri(path: Path, root: Path) -> str:
-    try:
-        return path.resolve().relative_to(root.resolve()).as_posix()
-    except ValueError:
-        return path.resolve().as_uri()
+    relative = relative_path(path, root)
+    return relative if relative is not None else path.resolve().as_uri()
 
 
 def relative_uri(file: str, root: Path | None = None) -> str:

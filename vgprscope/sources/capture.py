@@ -29,6 +29,7 @@ from ..compile.task import RowInfo, Task, target_of
 from ..backends import BACKENDS, foreign_options
 from ..core.job import Arg, CompileJob, FunctionSource, Target
 from ..core.errors import UsageError
+from ..core.paths import shown_path
 from ..core.records import SNAPSHOT_NOTE as SNAPSHOT
 from ..core.records import ArgSpec, AutotunePick, KernelIdentity, LaunchConfig
 from .base import Reading, Want
@@ -362,13 +363,6 @@ def capture_tasks(capture: Capture, archs: list[Arch], engine: Engine | None = N
                     job = CompileJob.of(source, target, tuple(Arg.from_dict(a) for a in x.args), options_for(x, target))
                     out.append(Task(job, arch, rowed))
     return out
-
-
-def shown_path(path: Path) -> str:
-    try:
-        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
-    except ValueError:
-        return str(path)
 
 
 # ---- the source: capture= (a file, a Capture, vgprscope.capture()'s session, a kernel's launches) ----------
