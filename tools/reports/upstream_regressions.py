@@ -154,8 +154,11 @@ def judge(case: Case, directory: Path, config: Path | None = None) -> Any:
 
 
 def exit_code(passed: bool, compared: int) -> int:
-    """`vgprscope diff`'s exit code: 2 when nothing compiled on both sides, else 1 on a regression."""
-    return 2 if compared == 0 else 0 if passed else 1
+    """`vgprscope diff`'s exit code (``core.exit_codes.of_gate``): 2 when nothing compiled on both sides, else 1 on
+    a regression."""
+    from vgprscope.core.exit_codes import of_gate
+
+    return of_gate(compared > 0, passed)
 
 
 def _sides_table(sides: Sequence[tuple[str, Sequence[Any]]]) -> list[str]:

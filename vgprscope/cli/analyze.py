@@ -7,7 +7,7 @@ import typer
 from .common import emit, err, handles_errors, headed, in_project
 from .options import (Compiles, Format, FormatOpt, Grid, Kernels, Large, Output, PlotOpt, SortOpt, Toolchains, Warnings,
                       bundled)
-from .exit_codes import FAILURE, SUCCESS
+from ..core.exit_codes import FAILURE, SUCCESS
 
 
 def render(records, fmt: Format, command: str, title: str | None = None, wide: bool = False,

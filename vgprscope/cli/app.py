@@ -110,7 +110,7 @@ def _exit_interrupted(argv: list[str] | None) -> None:
     import signal
     import sys
 
-    from .exit_codes import INTERRUPTED
+    from ..core.exit_codes import INTERRUPTED
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if argv is not None:  # a caller's process (a test): a plain exit

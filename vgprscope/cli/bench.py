@@ -9,7 +9,7 @@ from .options import (
     AnchorsOpt, AutotuneOpt, BenchGrid, BudgetSOpt, Cases, CudaGraphOpt, Format, FormatOpt, Output, RepMsOpt,
     StrategiesOpt, bundled,
 )
-from .exit_codes import FAILURE
+from ..core.exit_codes import FAILURE
 
 
 @handles_errors

@@ -8,7 +8,7 @@ import typer
 
 from .common import err, handles_errors
 from .options import CaptureOutputOpt, CommandArg
-from .exit_codes import FAILURE, of_signal
+from ..core.exit_codes import FAILURE, of_signal
 
 
 @handles_errors

@@ -21,7 +21,7 @@ from .options import (
     AllowMissingOpt, AllowVersionChangeOpt, BaselineOpt, Compiles, ConfigOpt, FailOnChangeOpt, GateFormat,
     GateFormatOpt, Kernels, Output, RuleOpt, StrictOpt, Toolchains, bundled,
 )
-from .exit_codes import FAILURE
+from ..core.exit_codes import FAILURE
 
 baseline_app = typer.Typer(cls=ReflowedHelp, help="Save the register baseline that `vgprscope check` compares against.",
                            no_args_is_help=True)

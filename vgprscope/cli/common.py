@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from . import exit_codes
+from ..core import exit_codes
 
 import typer
 from typer.core import TyperGroup

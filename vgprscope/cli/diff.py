@@ -7,7 +7,6 @@ import typer
 
 from .common import ReflowedHelp, command_line, emit, err, handles_errors, headed, in_project
 from .options import Compiles, DiffFormat, DiffFormatOpt, Grid, Kernels, Output, ReleaseArg, Rules, SchedulerOpt, Toolchains, bundled
-from .exit_codes import USAGE, of_verdict
 
 
 @handles_errors
@@ -37,10 +36,7 @@ def diff(*, tc: Toolchains, kernels: Kernels, grid: Grid, rules: Rules, format: 
         err(result.summary())
     if result.compared == 0:
         err("error: nothing could be compared: no kernel compiled on both sides")
-        raise typer.Exit(USAGE)
-    if not result.comparable:  # a side that could not read a kernel's current source: no verdict on it
-        raise typer.Exit(USAGE)
-    raise typer.Exit(of_verdict(result.passed))
+    raise typer.Exit(result.exit_code)  # no verdict where a side could not read a kernel's current source
 
 
 toolchains_app = typer.Typer(cls=ReflowedHelp, help="The Triton releases vgprscope has installed to compile with.",

@@ -6,7 +6,7 @@ import typer
 
 from .common import command_line, emit, err, handles_errors, headed, in_project
 from .options import Compiles, ExplainFormat, ExplainFormatOpt, Grid, Kernels, Output, Toolchains, bundled
-from .exit_codes import FAILURE
+from ..core.exit_codes import FAILURE
 
 
 @handles_errors

@@ -8,7 +8,7 @@ from .common import command_line, emit, err, handles_errors, headed, in_project
 from .options import (
     Compiles, Format, FormatOpt, FrontierGrid, Kernels, Large, Output, SortOpt, StrategiesOpt, Toolchains, bundled,
 )
-from .exit_codes import FAILURE
+from ..core.exit_codes import FAILURE
 
 
 @handles_errors

@@ -14,7 +14,7 @@ from .options import (
     AgprsOpt, LadderOpt, LdsOpt, OccFormat, OccFormatOpt, OneArchOpt, RegsOpt, SgprsOpt, SharedOpt, ThreadsOpt,
     VgprsOpt, WideOpt, WorkgroupOpt,
 )
-from .exit_codes import FAILURE
+from ..core.exit_codes import FAILURE
 
 
 def _verb(names: list[str]) -> str:

@@ -6,7 +6,7 @@ import typer
 
 from .common import emit, err, handles_errors
 from .options import CacheDirArg, Compiles, Format, FormatOpt, Output, RetargetArchOpt, TritonOpt, bundled
-from .exit_codes import FAILURE
+from ..core.exit_codes import FAILURE
 
 
 @handles_errors

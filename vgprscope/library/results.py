@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..core import exit_codes
 from ..report.machine import Machine
 from ..analysis.result import NotebookDisplay, _machine, dataframe
 
@@ -103,10 +104,13 @@ class CheckResult(NotebookDisplay):
         return self.result.passed
 
     @property
+    def judged(self) -> bool:
+        """Whether the gate could judge every entry: never a verdict on a launch it did not derive."""
+        return not any(underived(e.status) for e in self.entries)
+
+    @property
     def exit_code(self) -> int:
-        if any(underived(e.status) for e in self.entries):
-            return 2  # never a verdict on a launch the gate did not derive
-        return 0 if self.result.passed else 1
+        return exit_codes.of_gate(self.judged, self.passed)
 
     def rows(self) -> list[dict[str, Any]]:
         """One row per entry and metric, the shape of ``DiffResult.to_pandas()`` (``gate_rows``)."""

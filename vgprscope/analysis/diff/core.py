@@ -92,6 +92,12 @@ class DiffResult:
     def passed(self) -> bool:
         return self.gate.passed
 
+    @property
+    def judged(self) -> bool:
+        """Whether the gate could judge the upgrade: something compiled on both sides, each from its current
+        source."""
+        return self.compared > 0 and self.comparable
+
     def loop_spills(self) -> tuple[int, int]:
         """Spill instructions inside loops over every kernel that compiled on both sides (AMD counts them;
         NVIDIA's ptxas does not say where its spills are, so its kernels add nothing here)."""

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ...core import exit_codes
 from .core import DiffResult as CoreDiffResult
 from ...report.machine import Machine
 from ..result import NotebookDisplay, _machine, dataframe
@@ -33,6 +34,11 @@ class DiffResult(CoreDiffResult, NotebookDisplay):
 
     def __repr__(self) -> str:
         return f"DiffResult({self.summary()})"
+
+    @property
+    def exit_code(self) -> int:
+        """The code ``vgprscope diff`` exits with: 0 passed, 1 a regression, 2 not judged (``judged``)."""
+        return exit_codes.of_gate(self.judged, self.passed)
 
     def rows(self) -> list[dict[str, Any]]:
         """The CSV export's rows: one per entry and metric, both sides, the change, the verdict."""

@@ -1,5 +1,6 @@
 """Every exit code of the command line, in one module (pip keeps its own so); the commands, the error handler
-and the entry point take them from here, and the README and ``vgprscope --help`` say the same.
+and the entry point take them from here, and so do the gate's results, which say the code their command exits
+with (``CheckResult.exit_code``, the JSON's ``exit_code``); the README and ``vgprscope --help`` say the same.
 
 - ``SUCCESS`` 0: the command did what was asked.
 - ``FAILURE`` 1: a regression, a failed check, a kernel that cannot launch, or no row that compiled (the rows
@@ -15,7 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..core.errors import VgprscopeError
+    from .errors import VgprscopeError
 
 SUCCESS = 0
 FAILURE = 1
@@ -25,6 +26,12 @@ INTERRUPTED = 130  # 128 + SIGINT (2)
 
 def of_verdict(passed: bool) -> int:
     return SUCCESS if passed else FAILURE
+
+
+def of_gate(judged: bool, passed: bool) -> int:
+    """The gate's exit code (``check``, ``diff``): its verdict where it could judge every entry, else USAGE (no
+    verdict on a kernel it could not judge: a captured launch not derived, nothing compiled on both sides)."""
+    return of_verdict(passed) if judged else USAGE
 
 
 def of_signal(signum: int) -> int:
