@@ -25,7 +25,7 @@ from ..core.job import Arg, CompileJob, FunctionSource, Target
 from ..core.errors import UsageError
 from ..core.records import ArgSpec, AutotunePick, KernelIdentity, LaunchConfig
 from .base import Reading, Want
-from .inductor import THRESHOLD_EXTRA, inductor_slot, spill_threshold
+from .inductor import THRESHOLD_EXTRA, inductor_slot, launch_tile, spill_threshold
 
 if TYPE_CHECKING:
     from ..compile.engine import Engine
@@ -93,7 +93,8 @@ def launch_config(x: CapturedLaunch) -> LaunchConfig:
     return LaunchConfig(
         args=tuple(_arg_spec(a) for a in x.args), constexprs=tuple(constexprs.items()),
         options=tuple(sorted((k, v) for k, v in x.options.items() if v is not None)),
-        autotune=AutotunePick(at["index"], at["count"], at["declared"], tuple(at["key"])) if at else None)
+        autotune=AutotunePick(at["index"], at["count"], at["declared"], tuple(at["key"])) if at else None,
+        tile=launch_tile(x) if generated(x) else ())
 
 
 def _types(args: tuple[dict, ...] | list[dict]) -> str:
@@ -278,7 +279,7 @@ def capture_tasks(capture: Capture, archs: list[Arch], engine: Engine | None = N
             ordinal = len(taken)
             taken.add(identity)
             for x in launches:
-                slot = (inductor_slot(x.args, x.options) if generated(x)
+                slot = (inductor_slot(x.args, x.options, launch_tile(x)) if generated(x)
                         else slot_of(kind[0], x.autotune["index"] if x.autotune else None, ordinal))
                 row = _row(k, path, x, slot, snapshot)
                 for arch in archs:

@@ -25,6 +25,8 @@ import builtins
 import contextlib
 import hashlib
 import json
+import re
+import textwrap
 import types
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -85,14 +87,70 @@ def spill_verdict(rec: Record | None) -> SpillVerdict | None:
     return SpillVerdict(n, threshold)
 
 
-def inductor_slot(args: tuple[dict[str, Any], ...], options: dict[str, Any]) -> str:
-    """Record.slot of an Inductor config: the config itself (its constexprs, num_warps, num_stages), so that the
-    same config is compared across releases wherever the heuristic lists it, and a config a PyTorch release
-    no longer generates is an entry gone, not another config compared with it."""
-    parts = [f"{a['name']}={1 if a.get('one') else a.get('value')}" for a in args
-             if a["type"] == "constexpr"]
+def inductor_slot(args: tuple[dict[str, Any], ...], options: dict[str, Any],
+                  tile: tuple[tuple[str, int], ...] = ()) -> str:
+    """Record.slot of an Inductor config: the config itself (a template's tile, its constexprs, num_warps,
+    num_stages), so that the same config is compared across releases wherever the heuristic lists it, and a
+    config a PyTorch release no longer generates is an entry gone, not another config compared with it."""
+    parts = [f"{k}={v}" for k, v in tile]
+    parts += [f"{a['name']}={1 if a.get('one') else a.get('value')}" for a in args
+              if a["type"] == "constexpr"]
     parts += [f"{k}={options[k]}" for k in ("num_warps", "num_stages") if options.get(k) is not None]
     return "cfg " + ",".join(parts)
+
+
+# A template's tile as its generated source fixes it (``BLOCK_M : tl.constexpr = 128``), in this order first
+_TILE_ORDER = ("BLOCK_M", "BLOCK_N", "BLOCK_K")
+
+
+def template_tile(source: str) -> tuple[tuple[str, int], ...]:
+    """The tile an Inductor template's body fixes: its ``BLOCK_* : tl.constexpr = N`` lines, BLOCK_M, BLOCK_N,
+    BLOCK_K first (a matmul's M x N x K); () for a kernel that takes its block sizes as arguments."""
+    try:
+        tree = ast.parse(textwrap.dedent(source))
+    except SyntaxError:
+        return ()
+    fn = next((n for n in tree.body if isinstance(n, ast.FunctionDef)), None)
+    found: dict[str, int] = {}
+    for node in fn.body if fn is not None else []:
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and \
+                node.target.id.startswith("BLOCK") and isinstance(node.value, ast.Constant) and \
+                type(node.value.value) is int:
+            found[node.target.id] = node.value.value
+    first = [(k, found[k]) for k in _TILE_ORDER if k in found]
+    return (*first, *sorted((k, v) for k, v in found.items() if k not in _TILE_ORDER))
+
+
+def launch_tile(x: Any) -> tuple[tuple[str, int], ...]:
+    """The tile of a captured Inductor launch's kernel (``capture.model.CapturedLaunch``): the one scan read from
+    the module, else read from the capture's snapshot of the kernel's source."""
+    given = (x.producer or {}).get("tile")
+    if isinstance(given, dict):
+        return tuple((str(k), int(v)) for k, v in given.items())
+    snap = x.kernel.snapshot
+    try:
+        snap = json.loads(snap) if isinstance(snap, str) else snap
+        return template_tile(snap["functions"][snap["kernel"]]["source"])
+    except (TypeError, KeyError, ValueError):
+        return ()
+
+
+# Inductor's graph module names each kernel's module and the operations it fuses in comments above its source
+_KERNEL_PATH_RE = re.compile(r"^# kernel path: (?P<path>\S+)\n# [^\n]*Original ATen: \[(?P<aten>[^\]]*)\]", re.M)
+
+
+def fused_ops(directory: Path) -> dict[str, str]:
+    """What each generated module's kernel fuses, as the graph modules of an Inductor cache say it: module file
+    name -> ``aten.mm, aten.t`` (a kernel no graph module names, an autotuning candidate, is not in it)."""
+    out: dict[str, str] = {}
+    for path in _module_files(directory):
+        try:
+            text = path.read_text(errors="replace")
+        except OSError:
+            continue
+        for m in _KERNEL_PATH_RE.finditer(text):
+            out.setdefault(Path(m["path"]).name, m["aten"].strip())
+    return out
 
 
 # ------------------------------------------------------------------------------------------ the cache
@@ -546,6 +604,7 @@ class InductorCache:
 def inductor_capture(directory: Path) -> InductorCache:
     """An Inductor cache's kernels as a capture: one launch per (kernel, config), from the module's snapshot."""
     kernels = read_inductor_cache(directory)
+    fuses = fused_ops(directory)
     launches: list[CapturedLaunch] = []
     unread: list[tuple[GeneratedKernel, str]] = []
     for k in kernels:
@@ -565,13 +624,19 @@ def inductor_capture(directory: Path) -> InductorCache:
             continue
         source_hash = hashlib.sha256(k.file.read_bytes()).hexdigest()[:16]
         kernel = CapturedKernel(MODULE_PREFIX + k.file.stem, k.name, str(k.file), source_hash, None, snap)
+        fn = json.loads(snap)["functions"]
+        fn = next(iter(f for f in fn.values() if f["name"] == k.name and f.get("file")), {})
+        # what names it where a person looks: the template's tile, the module's line, what the graph fuses in it
+        named = {"tile": dict(template_tile(fn.get("source", ""))), "line": fn.get("line"),
+                 "fuses": fuses.get(k.file.name)}
         for i, cfg in enumerate(configs):
             pick = {"index": i, "count": len(configs), "declared": len(configs), "key": []} \
                 if len(configs) > 1 else None
             producer = {"by": "inductor", "kernel_name": k.name, "heuristic": k.heuristic, "configs_from": origin,
                         "config": json.dumps(cfg, sort_keys=True, default=str),
                         "meta": {n: v for n, v in k.inductor_meta.items()
-                                 if isinstance(v, (bool, int, float, str)) or v is None}}
+                                 if isinstance(v, (bool, int, float, str)) or v is None},
+                        **{n: v for n, v in named.items() if v}}
             launches.append(CapturedLaunch(kernel, launch_args(k, cfg["kwargs"]), launch_options(k, cfg), pick,
                                            origin="triton.compile", target=k.target, producer=producer))
     return InductorCache(tuple(kernels), Capture(tuple(launches)), tuple(unread))
