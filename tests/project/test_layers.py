@@ -1,4 +1,4 @@
-"""The folders are the layers (DESIGN.md, "Layers"; docs/architecture.md): a module imports its own folder's
+"""The folders are the layers (docs/design.md, "Layers"; docs/architecture.md): a module imports its own folder's
 layer and the layers below, never one above; no module reaches itself through its imports (no cycle);
 attention knowledge stays in ``vgprscope/attention``; only the backends tell the vendors apart.
 

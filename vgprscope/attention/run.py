@@ -54,7 +54,7 @@ def config_for_tensors(variant, q, k, causal: bool, overrides: dict[str, Any]) -
     if arch is not None:  # the variant's defaults for this arch and head dim (VARIANT['defaults_for'])
         from ..core.archs import get_arch
 
-        base = variant.defaults_on(get_arch(arch), d)
+        base = variant.defaults_on(get_arch(arch), d, causal)
     else:
         base = {name: variant.default(name, vendor) for name, _ in variant.defaults}
     base |= shape_defaults(variant, vendor, arch, shape, d)
@@ -106,7 +106,7 @@ def attention(q, k, v, causal: bool = False, variant: str = "baseline", sm_scale
         raise NoGpuDriverError(no_driver_hint(RuntimeError("0 active drivers")) or "")
     q, k, v = (t.contiguous() for t in (q, k, v))
     try:
-        return var.module().launch(q, k, v, causal, scale, cfg.as_dict())
+        return var.module().launch(q, k, v, causal, scale, cfg.launch_dict())
     except RuntimeError as exc:
         if (hint := no_driver_hint(exc)) is not None:
             raise NoGpuDriverError(hint) from exc

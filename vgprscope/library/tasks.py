@@ -116,7 +116,7 @@ def selection_tasks(sel: Selection, engine: Engine, *, guarded: bool = False, ye
                     max_compiles: int | None = None) -> list[Task]:
     """The selection's tasks: each source's on every arch for every request, in the sources' order (with
     ``guarded``, a grid over the compile limit is refused before it is planned)."""
-    from .sweep import select_archs
+    from .selection import select_archs
 
     def guarding(compiles: int, items: Sequence[Any], compile_sample: Callable[[list[Any]], Any]) -> None:
         guard(compiles, yes, max_compiles, sample_of(items, engine.jobs), compile_sample)
@@ -224,7 +224,7 @@ def per_request(sel: Selection, records: Sequence[Record]) -> dict[str, list[Rec
     """A grid's records split by grid point (a record shared by two points, as a default the points do not
     change is, goes to both), keyed by the point's label ('' when there is one point)."""
     from .grid import point_label, varying_axes
-    from .sweep import select_archs
+    from .selection import select_archs
 
     if len(sel.requests) == 1:
         return {"": list(records)}
