@@ -5,7 +5,9 @@ from __future__ import annotations
 import typer
 
 from .common import emit, err, handles_errors
-from .options import Compiles, Format, FormatOpt, Grid, Kernels, Large, Output, PlotOpt, SortOpt, Toolchains, bundled
+from .options import (Compiles, Format, FormatOpt, Grid, Kernels, Large, Output, PlotOpt, SortOpt, Toolchains, Warnings,
+                      bundled)
+from .exit_codes import FAILURE, SUCCESS
 
 
 def render(records, fmt: Format, command: str, title: str | None = None, wide: bool = False,
@@ -30,6 +32,12 @@ def render(records, fmt: Format, command: str, title: str | None = None, wide: b
     return records_view.table_text(records, machine, title=title, wide=wide, naming=naming)
 
 
+def reads_loops(fmt: Format, out: Output, sort: str | None = None) -> bool:
+    """Whether the output shows the hot loop's matrix share and lines (every field of JSON, CSV and markdown,
+    --wide's columns, a sort by one): else the compile leaves them unread where they cost a disassembly."""
+    return fmt is not Format.table or out.wide or bool(sort and "loop" in sort)
+
+
 def summarize_failures(records) -> int:
     """One stderr line on the rows that did not compile; the exit code: 1 when none did, else 0."""
     from .common import nothing_compiled
@@ -37,10 +45,10 @@ def summarize_failures(records) -> int:
     failed = [r for r in records if not r.ok]
     if records and len(failed) == len(records):
         err(nothing_compiled([r.status for r in records]))
-        return 1
+        return FAILURE
     if failed:
         err(f"{len(failed)} of {len(records)} rows did not compile or cannot launch (see their status)")
-    return 0
+    return SUCCESS
 
 
 def history_output(result, fmt: Format, out: Output, plot_path) -> None:
@@ -59,7 +67,7 @@ def history_output(result, fmt: Format, out: Output, plot_path) -> None:
         err(f"wrote {history_view.plot(rows, plot_path)}")
     if result.records and all(not r.ok for r in result.records):
         err("error: no row compiled under any of the toolchains")
-        raise typer.Exit(1)
+        raise typer.Exit(FAILURE)
 
 
 def _plot_needs_a_history(specs: list[str]) -> None:
@@ -75,7 +83,7 @@ def _plot_needs_a_history(specs: list[str]) -> None:
 @handles_errors
 @bundled
 def analyze(*, kernels: Kernels, grid: Grid, sort: SortOpt = None, format: FormatOpt = Format.table, out: Output,
-            run: Compiles, large: Large, tc: Toolchains, plot: PlotOpt = None) -> None:
+            run: Compiles, warn: Warnings, large: Large, tc: Toolchains, plot: PlotOpt = None) -> None:
     """Registers, spills, LDS and occupancy of each variant on each arch, compiled here without a GPU.
 
     Several values of a config option make a grid: every combination is compiled. Several --triton (or a
@@ -89,7 +97,8 @@ def analyze(*, kernels: Kernels, grid: Grid, sort: SortOpt = None, format: Forma
         _plot_needs_a_history(tc.triton or [])
     with compile_progress() as progress:
         result = api.analyze(**kernels.library(), **grid.library(), sort=sort, **tc.library(), **run.library(),
-                             **large.library(), on_progress=progress)
+                             **warn.library(), **large.library(), on_progress=progress,
+                             loops=reads_loops(format, out, sort))
     if len(result.toolchains) > 1:
         history_output(result, format, out, plot)
         return

@@ -9,6 +9,7 @@ from .options import (
     AnchorsOpt, AutotuneOpt, BenchGrid, BudgetSOpt, Cases, CudaGraphOpt, Format, FormatOpt, Output, RepMsOpt,
     StrategiesOpt, bundled,
 )
+from .exit_codes import FAILURE
 
 
 @handles_errors
@@ -71,7 +72,7 @@ def bench(*, strategies: StrategiesOpt = None, cases: Cases, grid: BenchGrid, au
         err(f"{len(failed)} of {len(rows)} rows have no time (see their status)")
     emit(RENDERERS[format.value](rows, m, **({"wide": out.wide} if format is Format.table else {})), out.output)
     if rows and len(failed) == len(rows):
-        raise typer.Exit(1)
+        raise typer.Exit(FAILURE)
 
 
 def register(app: typer.Typer) -> None:

@@ -6,6 +6,7 @@ import typer
 
 from .common import emit, err, handles_errors
 from .options import CacheDirArg, Compiles, Format, FormatOpt, Output, RetargetArchOpt, TritonOpt, bundled
+from .exit_codes import FAILURE
 
 
 @handles_errors
@@ -21,20 +22,21 @@ def scan(directory: CacheDirArg = None, *, arch: RetargetArchOpt = None, triton:
     ptxas that rebuilds it, else are unknown. Inductor's cache directory (TORCHINDUCTOR_CACHE_DIR): each
     generated kernel's configs compiled from its source for the arch it was generated for and --arch."""
     from ..library import api
-    from .analyze import render
+    from .analyze import reads_loops, render
     from .progress import compile_progress
 
     with compile_progress() as progress:
-        result = api.scan(directory, arch=arch, triton=triton, **run.library(), on_progress=progress)
+        result = api.scan(directory, arch=arch, triton=triton, **run.library(), on_progress=progress,
+                          loops=reads_loops(format, out))
     err(f"scanned {result.summary}")
     if not result.records:
         if result.caches:
             err("no kernel in the cache")
-        raise typer.Exit(1)
+        raise typer.Exit(FAILURE)
     emit(render(list(result.records), format, "scan", title="vgprscope scan", wide=out.wide, by_kernel=True),
          out.output)
     if not any(r.ok for r in result.records):
-        raise typer.Exit(1)
+        raise typer.Exit(FAILURE)
 
 
 def register(app: typer.Typer) -> None:

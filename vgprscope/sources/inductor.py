@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import hashlib
 import json
 import re
 import textwrap
@@ -35,6 +34,7 @@ from ..core.archs import Arch
 from ..backends import BACKENDS, backend_named, backend_of_usage
 from ..capture.model import Capture, CapturedKernel, CapturedLaunch
 from ..core.records import Record
+from ..runtime.loader import source_hash as file_source_hash
 from .generated_text import snapshot_of_module
 
 BACKEND_NAMES = {b.name for b in BACKENDS}
@@ -463,7 +463,7 @@ def inductor_capture(directory: Path) -> InductorCache:
         if snap is None:
             unread.append((k, why or "no snapshot"))
             continue
-        source_hash = hashlib.sha256(k.file.read_bytes()).hexdigest()[:16]
+        source_hash = file_source_hash(str(k.file))
         kernel = CapturedKernel(MODULE_PREFIX + k.file.stem, k.name, str(k.file), source_hash, None, snap)
         fn = json.loads(snap)["functions"]
         fn = next(iter(f for f in fn.values() if f["name"] == k.name and f.get("file")), {})
