@@ -315,8 +315,9 @@ class Engine:
             if "error" in answer and (answer.get("toolchain") or ident.changed()):
                 raise _broken(job.toolchain, ident, str(answer["error"]))
             stored = "stored" in job.source.as_dict()
-            # a Triton cache entry's outputs are not kept: every figure is read now or never
-            result = result_of(task.arch, answer, self.loops or stored)
+            # a Triton cache entry's outputs are not kept: a figure left unread is read again from the entry's
+            # files when asked (``_read_loops`` finds no raw outputs: the entry is read again, disassembled then)
+            result = result_of(task.arch, answer, self.loops)
             deps = answer.get("deps")
             if answer.get("error_kind") != worker.ENVIRONMENT:
                 # a Triton cache entry's outputs stay in that cache: only what was parsed from them is kept

@@ -347,7 +347,7 @@ def compile_job(job: dict[str, Any], timeout: float | None = None, disassemble: 
     try:
         with compile_env(job.get("settings")), stdout_to_stderr(), snapshot.snapshot_lines(), deadline(timeout):
             if "stored" in job["source"]:
-                return read_stored(job, out)
+                return read_stored(job, out, disassemble)
             return _compile(job, out, disassemble)
     except Exception as exc:
         late = timed_out(exc)
