@@ -141,12 +141,10 @@ def config_text(d: EntryDiff) -> str:
     return d.entry.config.short()
 
 
-def details(d: EntryDiff, note: bool = True) -> str:
-    """What changed in one entry, worst first; with ``note``, how this run compiled it when not from the files
-    (a table says that once, under it: ``notes_once``)."""
+def details(d: EntryDiff) -> str:
+    """What changed in one entry, worst first."""
     if d.state is State.NEW:
-        return "new: no baseline entry" + ("" if d.entry.status == "ok" else f"; status: {d.entry.status}") + \
-            (f"; {d.entry.note}" if d.entry.note else "")
+        return "new: no baseline entry" + ("" if d.entry.status == "ok" else f"; status: {d.entry.status}")
     if d.state is State.MISSING:
         return "missing: in the baseline, not produced by this run" + (" (accepted)" if d.accepted else "")
     parts = []
@@ -160,25 +158,7 @@ def details(d: EntryDiff, note: bool = True) -> str:
     parts += [metric_text(m) for m in sorted(d.changed_metrics, key=lambda m: order[m.change])]
     if not parts and d.entry.status != "ok":
         parts.append(f"still fails: {d.entry.status}")
-    if note and d.current is not None and d.current.note:  # compiled from a capture's snapshot, not the files here
-        parts.append(d.current.note)
     return "; ".join(parts)
-
-
-def notes_once(result: GateResult) -> list[str]:
-    """How this run compiled its entries where not from the files (a capture's snapshot), each said once under
-    the table with the number of entries it holds for, rather than on every row."""
-    said: dict[str, set[str]] = {}  # a note's words before its reason (``compiled from ...``) -> its full texts
-    counts: dict[str, int] = {}
-    for d in result.entries:
-        if d.current is not None and d.current.note:
-            head = d.current.note.split(" (", 1)[0]
-            said.setdefault(head, set()).add(d.current.note)
-            counts[head] = counts.get(head, 0) + 1
-    total = len(result.entries)
-    return [f"{'every entry' if counts[head] == total else f'{counts[head]} of {total} entries'}: "
-            + (next(iter(texts)) if len(texts) == 1 else f"{head} (each entry's reason: its note in --format json)")
-            for head, texts in said.items()]
 
 
 def short_details(d: EntryDiff, notes: Footnotes, marker_only: bool = False, prefix: str = "") -> str:
@@ -186,7 +166,7 @@ def short_details(d: EntryDiff, notes: Footnotes, marker_only: bool = False, pre
     (values, rules, statuses) as a footnote; ``marker_only``: the footnote's marker, after a change of the
     spills (``spills 4 -> 64``) or the registers' headroom (``16 VGPRs left``) where there is one;
     ``prefix``: what the table moved out of its columns, at the head of the footnote."""
-    full = "; ".join(p for p in (prefix, details(d, note=False)) if p)
+    full = "; ".join(p for p in (prefix, details(d)) if p)
     if not full:
         return "-"
     # a register count that grew within its occupancy step: how much more fits before the next one
@@ -217,7 +197,7 @@ def cells(d: EntryDiff) -> list[str]:
     """Every field of a row, as plain text (markdown)."""
     e = d.entry
     return [verdict_word(d), e.variant, e.kernel, e.arch, e.slot, config_text(d),
-            _value_cell(d, REGISTERS, plain=True), _value_cell(d, ("occupancy",), plain=True), details(d, note=False)]
+            _value_cell(d, REGISTERS, plain=True), _value_cell(d, ("occupancy",), plain=True), details(d)]
 
 
 def summary(result: GateResult, command: str = "check") -> str:
@@ -348,6 +328,11 @@ def _cut_or_too_wide(text: str, table: Any, width: int) -> bool:
     return any(cell_len(ln) > width or any(w not in words for w in ln.split()) for ln in rows)
 
 
+def natural_key(text: str) -> tuple[Any, ...]:
+    """Sorts "cfg 2" before "cfg 10": the digits of a text as numbers."""
+    return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text))
+
+
 def _slot_id(i: int) -> str:
     """a, b, ..., z, aa, ab, ...: a slot's short name in the table (letters: ``s1`` would read as stages)."""
     out = ""
@@ -390,9 +375,11 @@ def to_table(result: GateResult, machine_line: str | Sequence[str], baseline_pat
     show_config = wide or not set(labels.values()) <= {"-"}
     show_slot = wide or _needs_slots(result)
     # a column of dashes says nothing the summary line does not (every entry unchanged, no note)
-    show_details = wide or any(details(d, note=False) for d in result.entries)
+    show_details = wide or any(details(d) for d in result.entries)
     title = f"vgprscope {command}" + (f" (every config: {shared})" if shared and not wide else "")
-    slots = list(dict.fromkeys(d.entry.slot for d in result.entries))
+    # letters by the slots' own names, never by the rows' order (which puts failures first): a slot keeps its
+    # letter from one run to the next
+    slots = sorted({d.entry.slot for d in result.entries}, key=natural_key)
     def build(level: int) -> Any:
         notes = Footnotes()
         ids = {s: _slot_id(i) for i, s in enumerate(slots)} if level >= _LEVELS.index("slot ids") else None
@@ -422,7 +409,6 @@ def to_table(result: GateResult, machine_line: str | Sequence[str], baseline_pat
         chosen = (min(fitting, key=lambda a: a[4]) if fitting else tried[-1])[:3]
     notes, ids, table = chosen
     legend_lines = [f"slot {i}: {s}" for s, i in ids.items()] if ids and show_slot else []
-    legend_lines += notes_once(result)
     if any(str(c.header) in _SHORT_HEADERS.values() for c in table.columns):
         legend_lines.append(_SHORT_HEADERS_LEGEND)
     head = wrap_fields(machine_line, width) if not isinstance(machine_line, str) else wrap(machine_line, width, "  ")
@@ -449,7 +435,6 @@ def to_markdown(result: GateResult, machine_line: str, baseline_path: str, comma
     out.append(md_table(HEADERS, rows) if rows else "No entry changed.\n")
     if same:
         out += [f"<details><summary>{len(same)} unchanged</summary>", "", md_table(HEADERS, same), "</details>", ""]
-    out += [f"{n}  " for n in notes_once(result)]
     out.append(LEGEND)
     if any(spills_change(d) for d in result.entries):
         out.append(f"\n{SPILLS_CHANGE_LEGEND}")
