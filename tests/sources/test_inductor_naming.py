@@ -99,8 +99,8 @@ def test_a_checks_snapshot_note_is_said_once(autotuned, tmp_path):
     done = cli("check", "--capture", str(autotuned), "--arch", "sm_90", "--baseline", str(base), "--jobs", "2",
                env={"COLUMNS": "100"})
     assert done.returncode == 0, done.stderr
-    assert done.stdout.count("compiled from the capture's snapshot of its source") == 1, done.stdout
-    assert "every entry: compiled from the capture's snapshot of its source" in done.stdout
+    said = done.stdout.replace("\n  ", " ")
+    assert said.count("compiled from the capture's snapshot") == 1, done.stdout
     assert all(len(ln) <= 100 for ln in done.stdout.splitlines())
 
 
