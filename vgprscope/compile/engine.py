@@ -60,10 +60,14 @@ def toolchain_identity(toolchain_id: str) -> Identity:
 
 
 def cache_key(job: CompileJob, triton_version: str, ident: Identity | None = None) -> str:
-    """The cache entry of a job: what it compiles, the Triton version, and the toolchain's identity (its
-    files' fingerprint and the environment variables its Triton reads, inherited or set)."""
+    """The cache entry of a job: what it compiles, the Triton version, the toolchain's identity (its
+    files' fingerprint and the environment variables its Triton reads, inherited or set) and the runtime's
+    code that turns the job into the compiler's inputs (``runtime.code_hash``: an answer, failures included,
+    made by other code is made again)."""
+    from .. import runtime
+
     ident = ident if ident is not None else toolchain_identity(job.toolchain)
-    return entry_key(job.key(), triton_version, ident.key())
+    return entry_key(job.key(), triton_version, ident.key() + runtime.code_hash())
 
 
 def compile_timeout() -> float:
@@ -208,7 +212,10 @@ class Engine:
         directory's content, the file, the config and the arch)."""
         from .identity import import_environment
 
-        tv, env = triton_version(), import_environment()  # a plan is its import's: keyed by where it imports
+        from .. import runtime
+
+        # a plan is its import's (keyed by where it imports) and its planning code's
+        tv, env = triton_version(), import_environment() + runtime.code_hash()
         out: list[Plan | None] = [None] * len(requests)
         todo: list[int] = []
         for i, req in enumerate(requests):

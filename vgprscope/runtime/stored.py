@@ -11,7 +11,7 @@ import subprocess
 import tempfile
 from typing import Any
 
-from .loader import file_hash
+from .hashing import file_hash
 from .protocol import one_line, triton_version
 
 def _nvidia_tool(name: str) -> str:

@@ -185,7 +185,7 @@ def _recorded(x: CapturedLaunch) -> dict[str, Any]:
 
 
 def _fresh(deps: Any) -> bool:
-    from ..runtime.loader import file_hash
+    from ..runtime.hashing import file_hash
 
     if not isinstance(deps, dict):
         return False
@@ -200,10 +200,8 @@ def _deriving_code() -> str:
     """The runtime modules a derivation runs, hashed: a derivation made by other code is made again."""
     from .. import runtime
 
-    h = hashlib.sha256()
-    for name in ("derive.py", "current.py", "static.py", "loader.py", "manifest.py", "facts.py", "constexpr.py"):
-        h.update(Path(runtime.DIRECTORY, name).read_bytes())
-    return h.hexdigest()[:16]
+    return runtime.code_hash(("derive.py", "current.py", "static.py", "loader.py", "manifest.py", "facts.py",
+                              "constexpr.py"))
 
 
 def derive(requests: list[dict[str, Any]], engine: Engine) -> list[dict[str, Any]]:

@@ -34,7 +34,7 @@ from ..core.archs import Arch
 from ..backends import BACKENDS, backend_named, backend_of_usage
 from ..capture.model import Capture, CapturedKernel, CapturedLaunch
 from ..core.records import Record
-from ..runtime.loader import source_hash as file_source_hash
+from ..runtime.hashing import source_hash as file_source_hash
 from .generated_text import snapshot_of_module
 
 BACKEND_NAMES = {b.name for b in BACKENDS}
