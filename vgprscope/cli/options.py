@@ -196,6 +196,10 @@ OccFormatOpt = Annotated[OccFormat, _format()]
 OutputOpt = Annotated[Path | None, typer.Option(
     "--output", "-o", callback=writable_output, help="Write to this file (atomically) instead of stdout (- for stdout)")]
 CaptureOutputOpt = Annotated[Path, typer.Option("--output", "-o", help="Capture file to write (atomically)")]
+KeepSourcesOpt = Annotated[Path | None, typer.Option(
+    "--keep-sources", metavar="DIR",
+    help="Write the generated modules of the captured kernels (torch.compile's, which live in a temporary cache) "
+         "into DIR; the capture names them, so spill sites are at their own lines")]
 WideOpt = Annotated[bool, typer.Option(
     "--wide", help="Table: every column, each row on one line. Without it the table fits the terminal "
     "(in a pipe or file: $COLUMNS, else 100 columns) with long notes as footnotes")]
