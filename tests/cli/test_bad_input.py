@@ -196,7 +196,7 @@ def test_parse_errors_are_one_line(args, needle):
     assert res.stdout == ""
 
 
-# ---- exit 1: well-formed, but no row compiled; the rows are still printed ----
+# ---- exit 1: well-formed, but no row compiled; each refusal said (a note, JSON's ``refused``) ----
 
 @pytest.mark.parametrize("cmd, args, reason", [
     ("analyze", ["--head-dim", "100000"], "head_dim 100000 is out of range; allowed: 16 to 256"),
@@ -204,13 +204,13 @@ def test_parse_errors_are_one_line(args, needle):
     ("compare", ["--block-n", "512"], "block_n 512 is not allowed"),
     ("analyze", ["--num-warps", "32"], "num_warps 32 is not allowed; allowed: 1, 2, 4, 8, 16"),
 ])
-def test_nothing_compiled_is_exit_1_with_the_rows(cmd, args, reason):
+def test_nothing_compiled_is_exit_1_with_each_refusal(cmd, args, reason):
     flag = "--strategies" if cmd == "compare" else "--variant"
     res = run(cmd, flag, "baseline", "--arch", "gfx942", *args, "--format", "json")
     assert_one_line(res, 1, "no row compiled", reason)
     doc = json.loads(res.stdout)
-    rows = doc["rows"] if "rows" in doc else doc["archs"]["gfx942"]
-    assert rows and all(reason in r["status"] for r in rows)
+    assert not (doc["rows"] if "rows" in doc else doc["archs"])
+    assert doc["refused"] and all(reason in r["reason"] for r in doc["refused"])
 
 
 # ---- values Triton never takes: usage errors before anything compiles ----
@@ -240,9 +240,9 @@ def test_an_empty_value_is_a_usage_error_not_the_default(cmd, args, needle):
     assert res.stdout == ""
 
 
-def test_an_explicit_block_m_a_variant_does_not_honour_is_refused_on_its_row():
+def test_an_explicit_block_m_a_variant_does_not_honour_is_refused_in_a_note():
     """small-tiles caps BLOCK_M at 64: its default is 64, but an explicit --block-m 128 (the design card's
-    example) is never silently turned into 64: the row says why it is refused."""
+    example) is never silently turned into 64: a note says why it is refused."""
     from vgprscope.core.archs import get_arch
     from vgprscope.attention.config import ConfigRequest
     from vgprscope.attention.variants import get_variant, resolve_config
@@ -255,8 +255,8 @@ def test_an_explicit_block_m_a_variant_does_not_honour_is_refused_on_its_row():
     assert resolve_config(small, arch, ConfigRequest(block_m=32)).block_m == 32
     res = run("analyze", "--variant", "small-tiles", "--arch", "gfx942", "--block-m", "128", "--format", "json")
     assert_one_line(res, 1, "no row compiled", "block_m 128 is not a small tile")
-    (row,) = json.loads(res.stdout)["rows"]
-    assert row["config"]["block_m"] == 128 and "not a small tile" in row["status"]
+    (row,) = json.loads(res.stdout)["refused"]
+    assert row["config"]["block_m"] == 128 and "not a small tile" in row["reason"]
 
 
 def test_real_entry_point_prints_one_line(tmp_path, file_in_the_way):
@@ -516,3 +516,4 @@ def test_a_diagnostic_folds_at_spaces_on_a_terminal_and_stays_one_line_in_a_pipe
     assert all(len(ln) <= 40 for ln in folded.splitlines()) and len(folded.splitlines()) > 1
     assert folded.split() == text.split()  # no word cut in two
     assert fold_for_terminal(text, io.StringIO()) == text  # a pipe: one line
+

@@ -9,27 +9,32 @@ from .options import Compiles, Format, FormatOpt, Grid, Kernels, Large, Output, 
 
 
 def render(records, fmt: Format, command: str, title: str | None = None, wide: bool = False,
-           by_kernel: bool = False) -> str:
+           by_kernel: bool = False, refused=()) -> str:
     """Records in ``fmt``. ``by_kernel``: rows named by kernel, the file beside it (scan), rather than
-    by variant and kernel."""
+    by variant and kernel; ``refused``: the rows the kernels' source does not take (a note each)."""
     from ..analysis.analyze import view as records_view
     from ..report.machine import compile_only
 
     machine = compile_only()
     if fmt is Format.json:
-        return records_view.to_json(records, machine, command)
+        return records_view.to_json(records, machine, command, refused=refused)
     if fmt is Format.csv:
         return records_view.to_csv(records)
     if fmt is Format.md:
-        return records_view.to_markdown(records, machine, title=title)
+        return records_view.to_markdown(records, machine, title=title, refused=refused)
     naming = records_view.SCAN if by_kernel else records_view.ANALYZE
-    return records_view.table_text(records, machine, title=title, wide=wide, naming=naming)
+    return records_view.table_text(records, machine, title=title, wide=wide, naming=naming, refused=refused)
 
 
-def summarize_failures(records) -> int:
-    """One stderr line on the rows that did not compile; the exit code: 1 when none did, else 0."""
+def summarize_failures(records, refused=()) -> int:
+    """One stderr line on the rows that did not compile; the exit code: 1 when none did, else 0. ``refused``:
+    the rows the kernels' source does not take; when they are all there is, nothing compiled (exit 1)."""
+    from ..report.refusals import refusals
     from .common import nothing_compiled
 
+    if refused and not records:
+        err(f"error: no row compiled: {'; '.join(refusals(refused))}")
+        return 1
     failed = [r for r in records if not r.ok]
     if records and len(failed) == len(records):
         err(nothing_compiled([r.status for r in records]))
@@ -87,8 +92,9 @@ def analyze(*, kernels: Kernels, grid: Grid, sort: SortOpt = None, format: Forma
     if len(result.toolchains) > 1:
         history_output(result, format, out, plot)
         return
-    code = summarize_failures(result.records)
-    emit(render(list(result.records), format, "analyze", title="vgprscope analyze", wide=out.wide), out.output)
+    code = summarize_failures(result.records, result.refused)
+    emit(render(list(result.records), format, "analyze", title="vgprscope analyze", wide=out.wide,
+                refused=result.refused), out.output)
     if code:
         raise typer.Exit(code)
 

@@ -39,7 +39,7 @@ def compare(*, strategies: StrategiesOpt = None, kernels: Kernels, grid: Grid, s
         result = api.compare(strategies=strategies, **kernels.library(), **grid.library(), shape=ref_shape,
                              frontier=frontier, bench=bench, sort=sort, **tc.library(), **run.library(),
                              **large.library(), on_progress=progress)
-    code = summarize_failures(result.records)
+    code = summarize_failures(result.records, result.refused)
     for note in result.notes:
         err(f"warning: {note}")
     renderers = {

@@ -28,6 +28,9 @@ class AnalyzeResult(NotebookDisplay):
     machine: Machine = field(default_factory=_machine, compare=False)
     # the Tritons that compiled (``triton=``), oldest first; () for the installed one as is
     toolchains: tuple[Toolchain, ...] = ()
+    # the rows the kernels' source does not take (a variant written for other archs, a value outside its
+    # range: ``Record.refused``): not records of the table, a note under it
+    refused: tuple[Record, ...] = ()
 
     def __iter__(self) -> Iterator[Record]:
         return iter(self.records)
@@ -59,7 +62,7 @@ class AnalyzeResult(NotebookDisplay):
     def to_json(self) -> str:
         from .view import to_json
 
-        return to_json(self.records, self.machine, self.command)
+        return to_json(self.records, self.machine, self.command, refused=self.refused)
 
     def history(self) -> list[HistoryRow]:
         """Each kernel x config x arch release by release (several ``triton=``), oldest first, with the
@@ -80,7 +83,8 @@ class AnalyzeResult(NotebookDisplay):
             return history_view.to_markdown(self.history(), self.machine)
         from . import view as records_view
 
-        return records_view.to_markdown(self.records, self.machine, title=title or f"vgprscope {self.command}")
+        return records_view.to_markdown(self.records, self.machine, title=title or f"vgprscope {self.command}",
+                                        refused=self.refused)
 
     def table(self, wide: bool = False) -> str:
         """The CLI's terminal table of these records (several toolchains: the history)."""
@@ -92,4 +96,4 @@ class AnalyzeResult(NotebookDisplay):
             return history_view.to_table(self.history(), self.machine, wide=wide)
         naming = records_view.SCAN if self.command == "scan" else records_view.ANALYZE
         return records_view.table_text(self.records, self.machine, title=f"vgprscope {self.command}", wide=wide,
-                                       naming=naming)
+                                       naming=naming, refused=self.refused)

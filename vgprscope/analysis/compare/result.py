@@ -30,6 +30,8 @@ class CompareResult(NotebookDisplay):
     timings: Mapping[str, Mapping[str, Mapping[str, str]]] | None = None
     timing_headers: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    # the variants' rows not compared: written for other archs, a value outside their range (a note each)
+    refused: tuple[Record, ...] = ()
 
     def __repr__(self) -> str:
         return f"CompareResult({len(self.per_arch)} tables; {_counts(self.records)})"
@@ -52,7 +54,8 @@ class CompareResult(NotebookDisplay):
     def to_json(self) -> str:
         from . import view as compare_view
 
-        return compare_view.to_json(self._per_arch(), self.machine, self.timings)  # the frontier has its own key
+        # the frontier has its own key
+        return compare_view.to_json(self._per_arch(), self.machine, self.timings, refused=self.refused)
 
     def columns(self) -> tuple[tuple[str, ...], Any]:
         """The columns beside the view's own: the frontier's two (``frontier``), then the timings
@@ -70,13 +73,14 @@ class CompareResult(NotebookDisplay):
         from . import view as compare_view
 
         headers, extra = self.columns()
-        return compare_view.tables_text(self._per_arch(), self.machine, headers, extra, wide=wide)
+        return compare_view.tables_text(self._per_arch(), self.machine, headers, extra, wide=wide,
+                                        refused=self.refused)
 
     def markdown(self, title: str = "vgprscope compare") -> str:
         from . import view as compare_view
 
         headers, extra = self.columns()
-        return compare_view.tables_md(self._per_arch(), self.machine, title, headers, extra)
+        return compare_view.tables_md(self._per_arch(), self.machine, title, headers, extra, refused=self.refused)
 
     def to_csv(self) -> str:
         from . import view as compare_view
