@@ -517,3 +517,31 @@ def test_a_diagnostic_folds_at_spaces_on_a_terminal_and_stays_one_line_in_a_pipe
     assert folded.split() == text.split()  # no word cut in two
     assert fold_for_terminal(text, io.StringIO()) == text  # a pipe: one line
 
+
+# ---- a symlink loop, as an output or an input: one line before any work, the link left as it was ----
+
+@pytest.mark.parametrize("args", [
+    ["analyze", "--variant", "baseline", "--arch", "gfx942", "-o", "{loop}"],
+    ["archs", "-o", "{loop}"],
+    ["analyze", "--variant", "baseline", "--arch", "gfx942", "--triton", "3.9.0", "--triton", "3.8.0",
+     "--plot", "{loop}"],
+    ["capture", "-o", "{loop}", "--", sys.executable, "-c", "open({ran!r}, 'w').close()"],
+    ["analyze", "--kernel-dir", "{loop}"],
+    ["variants", "--kernel-dir", "{loop}"],
+    ["analyze", "--capture", "{loop}", "--arch", "gfx942"],
+    ["check", "--baseline", "{loop}"],
+    ["scan", "{loop}"],
+])
+def test_a_symlink_loop_is_one_line_before_any_work(tmp_path, args):
+    loop, other, ran = tmp_path / "l1", tmp_path / "l2", tmp_path / "RAN"
+    loop.symlink_to(other)
+    other.symlink_to(loop)
+    argv = [a.format(loop=loop, ran=str(ran)) for a in args]
+    done = subprocess.run([sys.executable, "-m", "vgprscope", *argv], capture_output=True, text=True, cwd=tmp_path,
+                          timeout=300)
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "symlink loop" in lines[0] and str(loop.name) in lines[0], done.stderr
+    assert "Traceback" not in done.stderr and "Errno" not in done.stderr
+    assert loop.is_symlink() and not ran.exists()  # not replaced by a file; the command never ran
+

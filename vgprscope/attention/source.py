@@ -22,6 +22,7 @@ from ..compile.engine import Engine
 from ..compile.plan import Plan, PlanRequest
 from ..compile.task import RowInfo, Task
 from ..core.errors import UsageError
+from ..core.fsutil import resolve_input
 from ..core.records import KernelIdentity
 from ..sources.base import Reading, Want
 from . import loader
@@ -155,7 +156,7 @@ class VariantSource:
 
     @property
     def directory(self) -> Path:
-        return self.kernel_dir.resolve() if self.kernel_dir else loader.BUNDLED_DIR
+        return resolve_input(self.kernel_dir, "kernel directory") if self.kernel_dir else loader.BUNDLED_DIR
 
     def selected(self) -> list[Variant]:
         return select_variants(list(self.variants), self.directory)

@@ -11,6 +11,7 @@ file the shell creates would.
 
 from __future__ import annotations
 
+import errno
 import functools
 import json
 import os
@@ -19,7 +20,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from .errors import OutputError
+from .errors import OutputError, UsageError
 
 _KINDS = ((stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISCHR, "a character device"),
           (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
@@ -36,9 +37,44 @@ def _not_regular(path: Path) -> str | None:
 
 
 def target_of(path: str | os.PathLike[str]) -> Path:
-    """The file a write to ``path`` replaces: the path itself, or where its symlinks lead (kept as links)."""
+    """The file a write to ``path`` replaces: the path itself, or where its symlinks lead (kept as links). A
+    symlink loop leads nowhere: an OutputError (writing would replace the link with a file)."""
     path = Path(path)
-    return Path(os.path.realpath(path)) if path.is_symlink() else path
+    if not path.is_symlink():
+        return path
+    try:
+        return Path(os.path.realpath(path, strict=True))
+    except FileNotFoundError:  # a link to a file not made yet: that file
+        return Path(os.path.realpath(path))
+    except OSError as exc:
+        raise OutputError(f"cannot write {path}: {why_not(exc)}") from None
+
+
+def why_not(exc: OSError) -> str:
+    """An OSError in words, without Python's ``[Errno N]``: a symlink loop said as one."""
+    if exc.errno == errno.ELOOP:
+        return "it is a symlink loop (its links lead back to themselves)"
+    return exc.strerror or str(exc)
+
+
+def loop_in(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` cannot be reached because a symlink on the way leads back to itself."""
+    try:
+        os.stat(path)
+    except OSError as exc:
+        return exc.errno == errno.ELOOP
+    return False
+
+
+def resolve_input(path: str | os.PathLike[str], what: str) -> Path:
+    """An input path made absolute, its symlinks followed; one that is a symlink loop is a UsageError naming
+    ``what`` and the path (pathlib would raise a RuntimeError)."""
+    if loop_in(path):
+        raise UsageError(f"cannot read {what} {path}: it is a symlink loop (its links lead back to themselves)")
+    try:
+        return Path(path).resolve()
+    except (OSError, RuntimeError) as exc:  # a loop made meanwhile, or a parent that cannot be read
+        raise UsageError(f"cannot read {what} {path}: {exc}") from None
 
 
 @functools.cache
@@ -144,7 +180,9 @@ def read_versioned_json(path: str | os.PathLike[str], *, what: str, schema: str,
         text = path.read_text()
     except FileNotFoundError:
         raise error(f"no {what} at {path}; {missing}") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
+        raise error(f"cannot read {what} {path}: {why_not(exc)}") from None
+    except UnicodeDecodeError as exc:
         raise error(f"cannot read {what} {path}: {exc}") from None
     try:
         doc = json.loads(text)

@@ -36,6 +36,7 @@ from typing import Any
 
 from ..core.archs import DEFAULT_ARCHS, get_arch
 from ..core.errors import UsageError
+from ..core.fsutil import why_not
 from .baseline import DEFAULT_BASELINE, Entry
 from .rules import Rule, RuleSet, parse_rule, parse_tolerance
 
@@ -166,7 +167,7 @@ def _read_toml(path: Path) -> dict[str, Any]:
     except FileNotFoundError:
         raise UsageError(f"config file {path} does not exist") from None
     except OSError as exc:
-        raise UsageError(f"cannot read config file {path}: {exc.strerror or exc}") from None
+        raise UsageError(f"cannot read config file {path}: {why_not(exc)}") from None
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:

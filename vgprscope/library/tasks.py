@@ -254,7 +254,7 @@ def compare_tables(sel: Selection, records: Sequence[Record]) -> dict[str, list[
     from ..analysis.compare.core import compare as compare_lines
 
     kernel_dir = sel.variant_source().kernel_dir
-    traffic = line_traffic(load_variants(kernel_dir.resolve()).values() if kernel_dir else None)
+    traffic = line_traffic(load_variants(sel.variant_source().directory).values() if kernel_dir else None)
     return {f"{arch}{' ' + point if point else ''}": lines
             for point, recs in per_request(sel, records).items()
             for arch, lines in compare_lines(recs, traffic).items()}
