@@ -545,3 +545,34 @@ def test_a_symlink_loop_is_one_line_before_any_work(tmp_path, args):
     assert "Traceback" not in done.stderr and "Errno" not in done.stderr
     assert loop.is_symlink() and not ran.exists()  # not replaced by a file; the command never ran
 
+
+# ---- a document nested 100,000 deep (a capture, a baseline, a pyproject.toml): one line, exit 2 ----
+
+DEEP = 100_000
+
+
+@pytest.mark.parametrize("kind", ["capture", "baseline", "pyproject", "config", "tool-not-a-table"])
+def test_a_deeply_nested_or_misshapen_input_is_one_line(tmp_path, kind):
+    deep = "[" * DEEP + "]" * DEEP
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n')
+    if kind == "capture":
+        (tmp_path / "deep.json").write_text('{"schema": "vgprscope-capture", "schema_version": 3, "kernels": '
+                                            f'[{{"snapshot": {deep}}}], "launches": []}}')
+        args, needle = ["analyze", "--capture", "deep.json", "--arch", "gfx942"], "nested too deeply"
+    elif kind == "baseline":
+        (tmp_path / "deep.json").write_text(deep)
+        args, needle = ["check", "--baseline", "deep.json"], "nested too deeply"
+    elif kind == "pyproject":
+        (tmp_path / "pyproject.toml").write_text(f"[tool.vgprscope]\nrules = {deep}\n")
+        args, needle = ["check"], "nested too deeply"
+    elif kind == "config":
+        (tmp_path / "gate.toml").write_text(f"rules = {deep}\n")
+        args, needle = ["baseline", "save", "--config", "gate.toml"], "nested too deeply"
+    else:
+        (tmp_path / "pyproject.toml").write_text("tool = 5\n")
+        args, needle = ["check"], "tool must be a table"
+    done = subprocess.run([sys.executable, "-m", "vgprscope", *args], capture_output=True, text=True, cwd=tmp_path,
+                          timeout=300)
+    assert done.returncode == 2, done.stderr[-2000:]
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and needle in lines[0] and "Traceback" not in done.stderr, done.stderr[-2000:]

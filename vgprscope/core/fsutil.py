@@ -188,6 +188,8 @@ def read_versioned_json(path: str | os.PathLike[str], *, what: str, schema: str,
         doc = json.loads(text)
     except ValueError as exc:
         raise error(f"{what} {path} is not valid JSON (truncated or corrupt): {exc}") from None
+    except RecursionError:
+        raise error(f"{what} {path} is corrupt: nested too deeply to read (not what vgprscope writes)") from None
     kind = what.removesuffix(" file")
     if not isinstance(doc, dict) or doc.get("schema") != schema:
         raise error(f"{path} is not a vgprscope {kind} (no \"schema\": \"{schema}\")")

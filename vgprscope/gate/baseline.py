@@ -290,6 +290,9 @@ def _read(path: Path) -> dict[str, Any]:
                                  f"{exc.start}") from None
     except ValueError as exc:
         raise NotComparableError(f"baseline {path} is not valid JSON (truncated or corrupt): {exc}") from None
+    except RecursionError:
+        raise NotComparableError(f"baseline {path} is corrupt: nested too deeply to read (not what `vgprscope "
+                                 f"baseline save` writes)") from None
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
         raise NotComparableError(f"{path} is not a vgprscope baseline (no \"schema\": \"{SCHEMA}\")")
     version = doc.get("schema_version")

@@ -177,6 +177,9 @@ def _read_toml(path: Path) -> dict[str, Any]:
         return dict(tomllib.loads(text))
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"config file {path} is not valid TOML: {str(exc).splitlines()[0]}") from None
+    except RecursionError:
+        raise UsageError(f"config file {path} is nested too deeply to read (arrays or tables within each other "
+                         f"thousands of levels down); a configuration is a few levels deep") from None
 
 
 def _from_table(section: Mapping[str, Any], path: Path, sources: Sequence[str]) -> GateConfig:
