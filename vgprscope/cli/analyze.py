@@ -83,9 +83,12 @@ def analyze(*, kernels: Kernels, grid: Grid, sort: SortOpt = None, format: Forma
     from ..library import api
     from .progress import compile_progress
 
-    if plot is not None:
-        check_writable(plot)  # before minutes of compiling, not after
+    if plot is not None:  # before minutes of compiling, not after
+        from ..core.extras import require_matplotlib
+
+        check_writable(plot)
         _plot_needs_a_history(tc.triton or [])
+        require_matplotlib("analyze --plot")
     with compile_progress() as progress:
         result = api.analyze(**kernels.library(), **grid.library(), sort=sort, **tc.library(), **run.library(),
                              **large.library(), on_progress=progress)
