@@ -106,9 +106,9 @@ def _merge(acc, m, l, weighted):
 def test_split_merge_weighs_empty_splits_to_zero_and_never_nans():
     """Rows 0-1: no split saw a key (m = -inf, l = 0 everywhere) -> zeros. Row 2: split 0 empty, split 1 not.
     Row 3: both splits, the merge rule by hand."""
-    from vgprscope.runtime.interp import patch_bf16_dot
+    from vgprscope.runtime.interp import fix_interpreter
 
-    patch_bf16_dot()
+    fix_interpreter()
     inf = float("inf")
     d = 16
     acc = torch.zeros(1, 2, 4, d)

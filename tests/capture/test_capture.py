@@ -110,7 +110,16 @@ def test_the_current_source_is_compiled_with_the_recorded_launch(tmp_path):
     assert stale["add"].status.startswith("the kernel's parameters changed since the launch was recorded (")
     assert stale["add"].status.endswith("): capture again") and stale["scale_rows"].ok
     (work / "my_ops.py").unlink()
+    # gone, and its module nowhere on the path: the capture's snapshot is compiled, and each row says so
     records = vgprscope.analyze(capture=cap, arch=["gfx942"], jobs=1).records
+    assert [r.status for r in records] == ["ok"] * 3
+    assert all(dict(r.extras)["note"].startswith("compiled from the capture's snapshot") for r in records)
+    doc = json.loads(cap.read_text())
+    for k in doc["kernels"]:
+        del k["snapshot"]
+    bare = tmp_path / "bare.json"
+    bare.write_text(json.dumps(doc))
+    records = vgprscope.analyze(capture=bare, arch=["gfx942"], jobs=1).records
     assert all(r.status.endswith("does not exist (moved or deleted since the capture) and my_ops is not on "
                                  "this Python's path: install it, or capture again") for r in records), records[0].status
     # moved (a capture from another machine's checkout): found by module on the recorded root, compiled

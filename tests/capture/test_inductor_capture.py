@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import gzip
 import os
+import sys
+from pathlib import Path
 
 import pytest
 from capture_helpers import ROOT
@@ -71,6 +73,109 @@ def test_a_recording_block_has_inductor_compile_again_and_restores_its_setting()
     with vgprscope.capture():
         assert config.force_disable_caches is True
     assert config.force_disable_caches == before
+
+
+# What torch does with each compile while force_disable_caches is on (compile_fx's with_fresh_cache_if_config,
+# called by every torch.compile'd graph's compile): a temporary Inductor cache made inside Inductor's directory,
+# with Triton's cache inside it, left there. The script writes what a compile writes in both, and where they were.
+FRESH = r"""
+import os, sys, time
+import torch._inductor.config as config
+from torch._inductor.compile_fx import with_fresh_cache_if_config
+
+assert config.force_disable_caches
+with with_fresh_cache_if_config():
+    inductor, triton = os.environ["TORCHINDUCTOR_CACHE_DIR"], os.environ["TRITON_CACHE_DIR"]
+    os.makedirs(os.path.join(inductor, "ab"))
+    open(os.path.join(inductor, "ab", "cabgenerated.py"), "w").write("# a generated module")
+    os.makedirs(os.path.join(triton, "HASH"))
+    open(os.path.join(triton, "HASH", "k.cubin"), "wb").write(b"x" * 1000)
+open(sys.argv[1], "w").write(inductor)
+if len(sys.argv) > 2:
+    time.sleep(60)
+"""
+
+
+def _listing(*dirs: Path) -> list[str]:
+    return sorted(str(p) for d in dirs for p in d.rglob("*"))
+
+
+@pytest.fixture
+def user_dirs(tmp_path) -> tuple[Path, Path, dict[str, str]]:
+    """The user's Inductor and Triton cache directories, each holding what an earlier run left."""
+    inductor, triton = tmp_path / "torchinductor_alice", tmp_path / "triton-cache"
+    (inductor / "fxgraph" / "ab").mkdir(parents=True)
+    (inductor / "fxgraph" / "ab" / "entry").write_text("x")
+    (triton / "OLDHASH").mkdir(parents=True)
+    (triton / "OLDHASH" / "k.cubin").write_text("x")
+    env = {"TORCHINDUCTOR_CACHE_DIR": str(inductor), "TRITON_CACHE_DIR": str(triton), "TRITON_INTERPRET": "0"}
+    env.pop(INDUCTOR_NO_CACHE, None)
+    return inductor, triton, env
+
+
+def test_a_capture_leaves_the_users_inductor_and_triton_caches_as_they_were(tmp_path, user_dirs):
+    """The compiles capture forces make their temporary caches in a directory of capture's own, removed at the
+    end: the user's TORCHINDUCTOR_CACHE_DIR and TRITON_CACHE_DIR list the same files before and after."""
+    from capture_helpers import cli
+
+    inductor, triton, env = user_dirs
+    before = _listing(inductor, triton)
+    used = tmp_path / "used"
+    env = {**{k: v for k, v in os.environ.items() if k != INDUCTOR_NO_CACHE}, **env}
+    done = cli("capture", "-o", str(tmp_path / "cap.json"), "--", sys.executable, "-c", FRESH, str(used), env=env)
+    assert used.exists(), done.stderr[-2000:]  # the command ran, with force_disable_caches on
+    assert "launched no Triton kernel" in done.stderr
+    assert _listing(inductor, triton) == before
+    fresh = Path(used.read_text())
+    assert not fresh.exists() and not fresh.is_relative_to(inductor)  # capture's own directory, gone with it
+
+
+def test_a_capture_stopped_by_ctrl_c_removes_the_forced_compiles_directory(tmp_path, user_dirs):
+    import signal
+    import subprocess
+    import time
+
+    inductor, triton, env = user_dirs
+    before = _listing(inductor, triton)
+    used = tmp_path / "used"
+    proc = subprocess.Popen([sys.executable, "-m", "vgprscope", "capture", "-o", str(tmp_path / "cap.json"), "--",
+                             sys.executable, "-c", FRESH, str(used), "wait"],
+                            env={**{k: v for k, v in os.environ.items() if k != INDUCTOR_NO_CACHE}, **env},
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    deadline = time.monotonic() + 120
+    while not used.exists() and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.2)
+    assert used.exists(), "the captured command never started"
+    fresh = Path(used.read_text())
+    assert fresh.is_dir()
+    os.killpg(proc.pid, signal.SIGINT)  # the terminal's Ctrl-C, to the whole foreground group
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    assert not fresh.exists()
+    assert _listing(inductor, triton) == before
+
+
+def test_a_recording_block_leaves_the_users_inductor_cache_as_it_was(tmp_path, user_dirs):
+    """``vgprscope.capture()`` forces the compiles inside its block: their temporary caches go to a directory of
+    the process's own (removed at its exit); the user's setting is back when the block ends."""
+    import subprocess
+
+    inductor, triton, env = user_dirs
+    before = _listing(inductor, triton)
+    used = tmp_path / "used"
+    script = ("import os, sys, runpy, torch._inductor.config\nimport vgprscope\n"
+              "with vgprscope.capture():\n"
+              f"    sys.argv = ['fresh', {str(used)!r}]\n"
+              f"    runpy.run_path({str(tmp_path / 'fresh.py')!r})\n"
+              f"assert os.environ['TORCHINDUCTOR_CACHE_DIR'] == {str(inductor)!r}\n")
+    (tmp_path / "fresh.py").write_text(FRESH)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          env={**{k: v for k, v in os.environ.items() if k != INDUCTOR_NO_CACHE}, **env})
+    assert done.returncode == 0, done.stderr[-2000:]
+    fresh = Path(used.read_text())
+    assert not fresh.exists() and not fresh.is_relative_to(inductor)
+    assert _listing(inductor, triton) == before
 
 
 @pytest.mark.gpu

@@ -342,6 +342,46 @@ def test_the_interpreter_fixes_mark_what_they_replaced():
         interpreter.InterpreterBuilder.create_dot, interpreter._implicit_cvt = saved
 
 
+_REDUCING_KERNEL = """
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def row_max(X, Y, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for b in range(tl.cdiv(n, BLOCK)):
+        acc = tl.maximum(acc, tl.load(X + b * BLOCK + offs, mask=b * BLOCK + offs < n, other=0.0))
+    tl.store(Y, tl.max(acc, axis=0))
+"""
+
+
+def test_a_kernel_run_under_the_interpreter_leaves_the_language_as_it_found_it(tmp_path):
+    """tl.cdiv, tl.zeros and tl.max are @jit helpers whose module sees ``triton.language.core``: called from a
+    kernel under the interpreter, each patched core's builtins with the interpreter's and Triton restored
+    none of them: whatever ran next in the process met the interpreter's builtins."""
+    import importlib.util
+
+    import torch
+    import triton.language as tl
+
+    from vgprscope.runtime.interp import fix_interpreter, interpreting
+
+    if not interpreting():
+        pytest.skip("runs kernels under TRITON_INTERPRET=1 (the test session's default)")
+    fix_interpreter()
+    (tmp_path / "reducing.py").write_text(_REDUCING_KERNEL)
+    spec = importlib.util.spec_from_file_location("reducing", tmp_path / "reducing.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    before = {name: value for name, value in vars(tl.core).items() if tl.core.is_builtin(value)}
+    x, y = torch.arange(100, dtype=torch.float32), torch.zeros(1)
+    module.row_max[(1,)](x, y, 100, BLOCK=32)
+    assert y.item() == 99.0
+    assert {name: vars(tl.core)[name] for name in before} == before
+
+
 def test_the_worker_runs_by_its_package_name_as_by_its_directory():
     """``python -m vgprscope.runtime`` (where vgprscope is installed) answers as ``python <runtime directory>``
     does: the probe's JSON line, and a usage error as one line with exit 2."""

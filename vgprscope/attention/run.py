@@ -90,13 +90,13 @@ def attention(q, k, v, causal: bool = False, variant: str = "baseline", sm_scale
     if reason:
         raise ConfigError(f"{var.name}: {reason}")
     from ..core.errors import NoGpuDriverError
-    from ..runtime.interp import interpreting, no_driver_hint, patch_bf16_dot
+    from ..runtime.interp import fix_interpreter, interpreting, no_driver_hint
 
     if interpreting():
         if not var.interpreter:
             raise ConfigError(f"{var.name} is written in Gluon, which does not run in Triton's interpreter "
                               f"(TRITON_INTERPRET=1): run it on a GPU")
-        patch_bf16_dot()
+        fix_interpreter()
     scale = sm_scale if sm_scale is not None else 1.0 / math.sqrt(q.shape[-1])
     # the kernels take each row's max on unscaled scores and scale it once: that needs a positive scale
     if not (isinstance(scale, (int, float)) and math.isfinite(scale) and scale > 0):

@@ -76,6 +76,8 @@ def _resolve(command: Sequence[str]) -> str:
 
 
 INDUCTOR_NO_CACHE = "TORCHINDUCTOR_FORCE_DISABLE_CACHES"
+INDUCTOR_DIR = "TORCHINDUCTOR_CACHE_DIR"
+INDUCTOR_SUBDIR = "inductor"  # in capture's temporary directory: the recompiles it forces
 
 
 def capture_env(directory: Path, base: dict[str, str] | None = None) -> dict[str, str]:
@@ -85,7 +87,12 @@ def capture_env(directory: Path, base: dict[str, str] | None = None) -> dict[str
     # PyTorch Inductor serves a model compiled before from its own caches (FX graph, autotune, the cubins it
     # bundles) without calling triton.compile, so a capture of a warm run would hold none of its kernels: the
     # captured command compiles them again (Triton's own cache still spares the compiler's work)
-    env.setdefault(INDUCTOR_NO_CACHE, "1")
+    if INDUCTOR_NO_CACHE not in env:
+        env[INDUCTOR_NO_CACHE] = "1"
+        # each compile forced so makes a temporary Inductor cache (with its Triton cache) inside Inductor's
+        # directory and leaves it there (torch._inductor.utils.fresh_cache, delete=False): those go to a
+        # directory of capture's own, removed with it, and the user's TORCHINDUCTOR_CACHE_DIR stays as it was
+        env[INDUCTOR_DIR] = str(directory / INDUCTOR_SUBDIR)
     return env
 
 

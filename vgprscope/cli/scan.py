@@ -28,7 +28,8 @@ def scan(directory: CacheDirArg = None, *, arch: RetargetArchOpt = None, triton:
         result = api.scan(directory, arch=arch, triton=triton, **run.library(), on_progress=progress)
     err(f"scanned {result.summary}")
     if not result.records:
-        err("no kernel in the cache")
+        if result.caches:
+            err("no kernel in the cache")
         raise typer.Exit(1)
     emit(render(list(result.records), format, "scan", title="vgprscope scan", wide=out.wide, by_kernel=True),
          out.output)

@@ -90,6 +90,8 @@ class FunctionSource:
     package_dir: str = field(default="", compare=False)
     package: str = field(default="", compare=False)
     snapshot: str = field(default="", compare=False, repr=False)  # a capture's snapshot (JSON), if the import fails
+    # compile the snapshot alone, never loading the file: a module read but never run (scan's generated modules)
+    from_snapshot: bool = field(default=False, compare=False)
 
     def identity(self) -> dict[str, Any]:
         return {"function": [self.file, self.qualname]}
@@ -126,9 +128,15 @@ class StoredOutputs:
     enable_fp_fusion: bool = True
     ptx_options: str | None = None
     written_by: str | None = None  # the Triton release that wrote the entry (its metadata), if it says
+    # the files' contents (sha256 of each, in ``files``' order): a read is cached by what it reads, so the same
+    # cubin in another entry or another copy of the cache is read once ("" for a source that did not hash them)
+    contents: tuple[str, ...] = ()
 
     def identity(self) -> dict[str, Any]:
-        return {"stored": [list(f) for f in self.files]}
+        if not self.contents:
+            return {"stored": [list(f) for f in self.files]}
+        facts = {k: v for k, v in asdict(self).items() if k not in ("files", "contents")}
+        return {"stored": {"files": [[s, h] for (s, _), h in zip(self.files, self.contents)], **facts}}
 
     def as_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -146,7 +154,8 @@ def source_from_dict(d: dict[str, Any]) -> Source:
     if kind == "ir":
         return IRSource(**body)
     if kind == "stored":
-        return StoredOutputs(**{**body, "files": tuple(tuple(f) for f in body["files"])})
+        return StoredOutputs(**{**body, "files": tuple(tuple(f) for f in body["files"]),
+                                "contents": tuple(body.get("contents") or ())})
     raise ValueError(f"unknown compile source {kind!r}")
 
 

@@ -398,4 +398,5 @@ def scan(directory: PathLike | None = None, *, arch: Names = None, jobs: int | N
     result = scan_cache(Path(directory) if directory else default_dir(), select_archs(names) if names else [],
                         jobs=run["jobs"], use_cache=run["use_cache"], on_progress=on_progress,
                         cache_dir=run["cache_dir"], triton=given[0] if given else None)
-    return ScanResult(result.records, directory=result.directory, entries=result.entries, summary=result.summary())
+    return ScanResult(result.records, directory=result.directory, entries=result.entries, summary=result.summary(),
+                      caches=result.caches)

@@ -27,6 +27,10 @@ from .guard import deadline, quiet, stdout_to_stderr
 from .protocol import COMPILE, ENVIRONMENT, compile_env, one_line, timed_out, toolchain_fault, triton_version
 from .stored import cuobjdump_resources, nvdisasm, ptxas_version, read_stored
 
+# the row's note where a kernel was compiled from its module's text alone (``FunctionSource.from_snapshot``)
+SOURCE_TEXT_NOTE = "compiled from its source text, its module read and never run"
+
+
 def _function_source(fn: Any, job: dict[str, Any], backend: Any) -> Any:
     """ASTSource of the launch: the installed release's own binder specialises the facts, and the result is
     packed the way its JIT packs a launch (``JITFunction._pack_args``)."""
@@ -234,6 +238,8 @@ def _compile(job: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
     fn = None
     if kind == "function":
         try:
+            if source.get("from_snapshot"):  # a module read but never run (scan's generated modules)
+                raise loader.LoadError("its module is never run")
             fn = loader.load_function(source)
         except Exception as exc:  # not here, or its module failed to import (it may need a GPU to import)
             why = str(exc) if isinstance(exc, loader.LoadError) else \
@@ -248,7 +254,8 @@ def _compile(job: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
                               "error_kind": ENVIRONMENT}
             # compiled from what the capture recorded, not from a file here, and the row says so; cached by the
             # snapshot (the engine checks it) and the user's files it was captured from, as they are now
-            out["note"] = f"compiled from the capture's snapshot of its source ({why})"
+            out["note"] = (SOURCE_TEXT_NOTE if source.get("from_snapshot")
+                           else f"compiled from the capture's snapshot of its source ({why})")
             out["deps"] = {p: loader.file_hash(p) for p in {source["file"], *snapshot.snapshot_files(snap)}
                            if os.path.isfile(p)}
         jits = [constexpr.decode(a.get("value")) for a in job["args"]

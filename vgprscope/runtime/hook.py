@@ -104,7 +104,47 @@ def _inductor_compiles_again() -> None:
         if STATE.undo is not None:
             STATE.undo.append((config, "force_disable_caches", old))
         config.force_disable_caches = True
+        if not old:
+            _inductor_dir_of_its_own()
         return
+
+
+class _Environ:
+    """os.environ as an owner of attributes, for the undo list: a variable set, or deleted where it was unset."""
+
+    def __setattr__(self, name: str, value: str) -> None:
+        os.environ[name] = value
+
+    def __delattr__(self, name: str) -> None:
+        os.environ.pop(name, None)
+
+
+_INDUCTOR_DIR = "TORCHINDUCTOR_CACHE_DIR"
+_OWN_DIRS: list[str] = []
+
+
+def _inductor_dir_of_its_own() -> None:
+    """Each compile forced inside the block makes a temporary Inductor cache inside Inductor's directory and
+    leaves it there (``torch._inductor.utils.fresh_cache``, delete=False): for the block, Inductor's directory is
+    one of this process's own, removed when the process ends (a kernel compiled in the block may still read its
+    files after it), so the user's TORCHINDUCTOR_CACHE_DIR stays as it was. Named as capture's temporary
+    directories are, a directory a killed process left is removed by the next capture."""
+    import tempfile
+
+    directory = tempfile.mkdtemp(prefix=f"vgprscope-capture-{os.getpid()}-inductor-")
+    if not _OWN_DIRS:
+        import atexit
+        import shutil
+
+        def remove() -> None:
+            for d in _OWN_DIRS:
+                shutil.rmtree(d, ignore_errors=True)
+
+        atexit.register(remove)
+    _OWN_DIRS.append(directory)
+    if STATE.undo is not None:
+        STATE.undo.append((_Environ(), _INDUCTOR_DIR, os.environ.get(_INDUCTOR_DIR, MISSING)))
+    os.environ[_INDUCTOR_DIR] = directory
 
 
 def _end() -> None:

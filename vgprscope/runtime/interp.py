@@ -9,6 +9,10 @@ wherever kernels run there: ``vgprscope.attention`` on the CPU, and the capture 
 - float arguments: the interpreter (3.9 at least) passes a float kernel argument as a Python float where the
   JIT passes an fp32 scalar (``eps.to(tl.float32)`` fails); it gets the fp32 scalar.
 - libdevice: functions the interpreter leaves as stubs returning None get their numpy form.
+- device calls: the interpreter (3.6 through 3.9) patches ``triton.language`` for each @jit function a kernel
+  calls and restores only the kernel's own patches, so a helper whose module sees ``triton.language.core``
+  (``tl.cdiv``, ``tl.zeros``, ``tl.max``: ``triton/language/standard.py``) leaves ``core``'s builtins replaced
+  by the interpreter's for the life of the process. Each device call restores what it patched.
 
 Each fix marks what it replaced, so applying it twice (two copies of the runtime in one process) is once.
 """
@@ -93,6 +97,38 @@ def fix_float_args(interpreter: Any, set_attr: Setter = setattr) -> None:
     set_attr(interpreter, "_implicit_cvt", _implicit_cvt)
 
 
+def fix_device_calls(interpreter: Any = None, set_attr: Setter = setattr) -> None:
+    """A @jit function called from a kernel under the interpreter restores the language patches it made when
+    it returns (the kernel's own launch already does)."""
+    if interpreter is None:
+        from triton.runtime import interpreter as installed
+
+        interpreter = installed
+    cls = getattr(interpreter, "InterpretedFunction", None)
+    if cls is None or not hasattr(interpreter, "_patch_lang") or not hasattr(interpreter, "_LangPatchScope") \
+            or _fixed(cls.__call__):
+        return  # a release whose interpreter patches otherwise: nothing to fix here
+    original = cls.__call__
+
+    def __call__(self: Any, *args: Any, **kwargs: Any) -> Any:
+        # patched here first, so the original call's own patching finds nothing left to replace and this
+        # scope holds every original
+        scope = interpreter._patch_lang(self.fn)
+        try:
+            return original(self, *args, **kwargs)
+        finally:
+            scope.restore()
+
+    __call__._vgprscope_fix = True  # type: ignore[attr-defined]
+    set_attr(cls, "__call__", __call__)
+
+
+def fix_interpreter() -> None:
+    """The fixes of the installed Triton's interpreter that running a kernel in this process needs."""
+    patch_bf16_dot()
+    fix_device_calls()
+
+
 # libdevice functions Triton's interpreter leaves as stubs that return None, with their numpy form.
 _LIBDEVICE = {
     "tanh": "tanh", "rsqrt": None, "sqrt": "sqrt", "exp": "exp", "exp2": "exp2", "log": "log", "log2": "log2",
@@ -140,5 +176,6 @@ def fix(name: str, module: Any, set_attr: Setter = setattr) -> None:
         fix_float_args(module, set_attr)
         if interpreting():
             patch_bf16_dot(module, set_attr)
+            fix_device_calls(module, set_attr)
     elif name == "triton.language.extra.libdevice" and interpreting():
         fix_libdevice(module, set_attr)

@@ -88,11 +88,17 @@ class _Snapshot:
         is_gluon = getattr(fn, "is_gluon", None)
         if callable(is_gluon) and is_gluon():  # redefined with @gluon.jit, compiled through Gluon's source
             entry["gluon"] = True
-        self.functions[key] = entry
         scope: dict[str, Any] = dict(py.__globals__)
         if py.__closure__:
             scope.update({n: c.cell_contents for n, c in zip(py.__code__.co_freevars, py.__closure__)
                           if has_contents(c)})
+        self.add_source(key, entry, scope)
+
+    def add_source(self, key: str, entry: dict[str, Any], scope: dict[str, Any]) -> None:
+        """A function given as its entry (its ``source`` text, module, name, JIT options, where it is) and what
+        the names it reads are (``scope``): those it reads are encoded into the entry's ``names``."""
+        source = entry["source"]
+        self.functions[key] = entry
         try:
             tree = ast.parse(source)
         except SyntaxError as exc:
@@ -132,6 +138,16 @@ def snapshot(fn: Any) -> dict[str, Any]:
     snap = _Snapshot()
     snap.add(unwrap(fn))
     return {"kernel": _fkey(unwrap(fn)), "functions": snap.functions, "problems": snap.problems}
+
+
+def snapshot_of_source(entry: dict[str, Any], scope: dict[str, Any]) -> dict[str, Any]:
+    """The snapshot of a kernel given as its source text rather than as a function (``add_source``): what
+    ``vgprscope scan`` makes of a generated module it reads but never runs, ``scope`` holding only what it
+    resolved of the names the kernel reads."""
+    snap = _Snapshot()
+    key = f"{entry['module']}:{entry['name']}"
+    snap.add_source(key, entry, scope)
+    return {"kernel": key, "functions": snap.functions, "problems": snap.problems}
 
 
 def _decode(enc: Any, built: dict[str, Any]) -> Any:

@@ -4,7 +4,9 @@ the NVIDIA tools both read with: cuobjdump's resource usage, ptxas's version and
 from __future__ import annotations
 
 import base64
+import functools
 import os
+import re
 import subprocess
 import tempfile
 from typing import Any
@@ -45,6 +47,7 @@ def nvdisasm(cubin: bytes) -> str | None:
             return None
 
 
+@functools.cache
 def ptxas_version(capability: int) -> str:
     from triton.backends.nvidia import compiler as nv
 
@@ -57,6 +60,7 @@ def ptxas_version(capability: int) -> str:
     return lines[0].strip() if lines else text.strip()[:80]
 
 
+@functools.cache
 def _release_ptxas_flags() -> list[str]:
     """The flags this release's make_cubin gives ptxas beyond line info, ``-v``, fmad and ``ptx_options``, read
     from its own source (3.9 adds ``--regAllocOptLevel=2``, 3.6 none). A wrong guess costs nothing but the
@@ -150,11 +154,16 @@ def read_stored(job: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
         cubin = f.read()
     out["cuobjdump"] = cuobjdump_resources(cubin)
     out["cubin_b64"] = base64.b64encode(cubin).decode("ascii")  # its SASS: the loop metrics
+    stored: dict[str, Any] = {"written_by": p.get("written_by"), "read_by": triton_version()}
+    out["stored"] = stored
+    if not has_frame(out["cuobjdump"], p["name"]):
+        # no stack frame and no local memory: nothing spilled (spills live there), and registers, stack and
+        # shared memory are the cubin's: no ptxas to run (it would only say the same)
+        return out
     try:
-        short = str(get_ptxas(capability).version)
+        stored["ptxas"] = str(get_ptxas(capability).version)
     except (AttributeError, TypeError):  # releases whose tool lookup differs: the version line says it too
-        short = ptxas_version(capability)
-    stored: dict[str, Any] = {"written_by": p.get("written_by"), "read_by": triton_version(), "ptxas": short}
+        stored["ptxas"] = ptxas_version(capability)
     if "ptx" not in files:
         stored["ptxas_result"] = "no .ptx in the entry to run ptxas on"
     else:
@@ -170,7 +179,23 @@ def read_stored(job: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
                 stored["ptxas_result"] = "rebuilds the stored cubin"
             else:
                 stored["ptxas_result"] = "does not rebuild the stored cubin"
-    out["stored"] = stored
     return out
+
+
+_FUNCTION_RE = re.compile(r"^\s*Function ([^:\s]+):\s*$")
+
+
+def has_frame(resources: str, name: str) -> bool:
+    """Whether cuobjdump's resource usage gives the kernel ``name`` a stack frame or local memory (where spills
+    live), or does not say (then ptxas is asked)."""
+    lines = resources.splitlines()
+    for i, line in enumerate(lines):
+        m = _FUNCTION_RE.match(line)
+        if m and m.group(1) == name and i + 1 < len(lines):
+            figures = dict(re.findall(r"([A-Z_]+):(\d+)", lines[i + 1]))
+            if "STACK" not in figures or "LOCAL" not in figures:
+                return True
+            return int(figures["STACK"]) > 0 or int(figures["LOCAL"]) > 0
+    return True
 
 

@@ -66,9 +66,9 @@ def resolve_file(kernel: CapturedKernel) -> tuple[Path | None, str | None]:
         found = module_file(kernel.module, kernel.root)
         if found is not None:
             return found, None
-        if kernel.snapshot and _installed(path):
-            # an installed library this machine lacks: its snapshot compiles (the row says so); a file of the
-            # user's own that is gone was moved or deleted, and says so
+        if kernel.snapshot:
+            # the file is gone and its module is nowhere on this Python's path (a library not installed here, an
+            # upstream checkout not fetched): the capture's snapshot is its source (the rows say so)
             return path, None
         return None, (f"{path} does not exist (moved or deleted since the capture) and {kernel.module} is not on "
                       "this Python's path: install it, or capture again")

@@ -9,6 +9,7 @@ nothing: only JSON files are opened; a partial or corrupt entry is a spec with i
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -181,7 +182,8 @@ def _row(entry: CacheEntry, how: str, vendor: str | None) -> RowInfo:
     written = (("written_by", f"Triton {entry.release}"),) if entry.release else ()
     return RowInfo(label=label, kernel=entry.name, config=_config(entry, vendor),
                    identity=KernelIdentity("", entry.name, src, entry.hash[:16]), source="triton-cache",
-                   source_hash=entry.hash[:16], extras=(("cache", how), ("entry", entry.hash), *written))
+                   source_hash=entry.hash[:16],
+                   extras=(("cache", how), ("entry", entry.hash), ("entry_dir", str(entry.directory)), *written))
 
 
 def stored_task(entry: CacheEntry) -> tuple[Task | None, RowInfo, Arch | None]:
@@ -192,10 +194,15 @@ def stored_task(entry: CacheEntry) -> tuple[Task | None, RowInfo, Arch | None]:
     if built is None or entry.reason:
         return None, row, built
     files = tuple((s, str(p)) for s in ("amdgcn", "cubin", "ptx") if (p := entry.file(s)) is not None)
+    try:
+        contents = tuple(hashlib.sha256(Path(p).read_bytes()).hexdigest() for _, p in files)
+    except OSError as exc:
+        return Task(None, built, row, f"cannot read the entry's files: {exc.strerror or exc}"), row, built
     source = StoredOutputs(files=files, name=entry.name, shared=int(entry.metadata.get("shared") or 0),
                            num_warps=entry.metadata.get("num_warps"),
                            enable_fp_fusion=bool(entry.metadata.get("enable_fp_fusion", True)),
-                           ptx_options=entry.metadata.get("ptx_options"), written_by=entry.release)
+                           ptx_options=entry.metadata.get("ptx_options"), written_by=entry.release,
+                           contents=contents)
     return Task(CompileJob.of(source, target_of(built)), built, row), row, built
 
 

@@ -93,11 +93,11 @@ def test_scan_reads_stored_artifacts_with_the_compile_counts(cache):
     assert all(r.kernel == "add" and r.variant == "my_ops.py" and dict(r.extras)["cache"] == "stored"
                for r in ok.values())
     assert ok["gfx942"].occupancy is not None and ok["sm_90"].occupancy is not None
-    # the installed Triton wrote this cache: its ptxas rebuilds the stored cubin, so the spill bytes are its
+    # no stack frame and no local memory in the cubin: nothing spilled, and no ptxas is run to say so
     nv = ok["sm_90"].usage
-    assert nv.spills_known and nv.ptxas_version is not None
-    assert nv.spills_from.startswith("ptxas ") and nv.spills_from.endswith(
-        f"(Triton {triton_version()}'s), which rebuilds the stored cubin")
+    assert (nv.stack_bytes, nv.local_bytes, nv.spill_store_bytes, nv.spill_load_bytes) == (0, 0, 0, 0)
+    assert nv.spills_known and nv.ptxas_version is None
+    assert nv.spills_from == "the stored cubin: no stack frame, so nothing spilled"
     reasons = sorted(r.status for r in result.records if not r.ok)
     assert reasons == ["corrupt entry: JSONDecodeError: Unterminated string starting at: line 1 column 10 (char 9)",
                        "partial entry: no __grp__ file (the compile was interrupted, or it is not a kernel entry)"]
@@ -244,16 +244,21 @@ def test_another_releases_cache_reads_registers_and_memory_from_the_stored_cubin
 
 
 def test_another_releases_cache_takes_spills_from_the_ptxas_that_built_it(old_cache, release36):
-    """With the writing release installed as a toolchain, its ptxas rebuilds each stored cubin (every section
-    but the line table, which stamps the source file's mtime where the fixture was made and zero here, where
-    that file does not exist), so its spill figures are the cubin's: equal to that release's own ptxas -v."""
+    """With the writing release installed as a toolchain, its ptxas rebuilds each stored cubin with a stack frame
+    (every section but the line table, which stamps the source file's mtime where the fixture was made and zero
+    here, where that file does not exist), so its spill figures are the cubin's: equal to that release's own
+    ptxas -v. A cubin without one spilled nothing: no ptxas runs for it."""
     directory, truth = old_cache
     rows = _stored(scan(directory, jobs=1))
+    assert any(t["stack"] for t in truth.values()) and not all(t["stack"] for t in truth.values())
     for entry, t in truth.items():
         u = rows[entry].usage
         assert rows[entry].ok, rows[entry].status
         assert (u.regs, u.stack_bytes, u.spill_store_bytes, u.spill_load_bytes) == \
                (t["regs"], t["stack"], t["spill_store_bytes"], t["spill_load_bytes"]), t["kernel"]
+        if not t["stack"]:
+            assert u.ptxas_version is None and u.spills_from == "the stored cubin: no stack frame, so nothing spilled"
+            continue
         assert f"release {t['ptxas_version']}," in u.ptxas_version  # "Cuda compilation tools, release 12.8, V12.8.93"
         assert u.spills_from == f"ptxas {t['ptxas_version']} (Triton {OLD}'s), which rebuilds the stored cubin"
     # named on the command line, the same release gives the same rows
@@ -414,3 +419,20 @@ def test_a_rebuild_is_the_stored_cubin_when_only_the_line_tables_file_stamp_diff
     assert same_machine_code(patched(".debug_line"), stored)
     assert not same_machine_code(patched(".text.matmul"), stored)
     assert not same_machine_code(b"not an elf", stored)
+
+
+def test_a_stored_read_is_cached_by_the_files_it_reads(old_cache, tmp_path, no_toolchains):
+    """A stored entry's read is cached by its files' contents: the same cubins in a copy of the cache (another
+    machine's, another directory) are not read again; an entry whose cubin changed is."""
+    directory, truth = old_cache
+    first = _stored(scan(directory, jobs=1, cache_dir=tmp_path / "vc"))
+    copy = tmp_path / "copy"
+    shutil.copytree(directory, copy)
+    again = _stored(scan(copy, jobs=1, cache_dir=tmp_path / "vc"))
+    assert set(again) == set(first) and all(r.cached for r in again.values())
+    assert {e: r.usage for e, r in again.items()} == {e: r.usage for e, r in first.items()}
+    changed = next(e for e, t in truth.items() if t["kernel"] == "scale_add")
+    other = next(e for e, t in truth.items() if t["kernel"] == "matmul")
+    shutil.copy(next((copy / other).glob("*.cubin")), next((copy / changed).glob("*.cubin")))
+    after = _stored(scan(copy, jobs=1, cache_dir=tmp_path / "vc"))
+    assert not after[changed].cached and all(r.cached for e, r in after.items() if e != changed)

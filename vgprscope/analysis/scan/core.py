@@ -20,14 +20,47 @@ from ...compile.engine import compile_tasks, triton_version
 from ...compile.task import Task
 from ...core.errors import UsageError
 from ...core.fsutil import resolve_input
+from ...core.job import FunctionSource
 from ...capture.model import Capture
 from ...core.records import LaunchConfig, Record
 from ...sources.capture import capture_tasks
-from ...sources.inductor import InductorCache, inductor_capture, is_inductor_cache
-from ...sources.triton_cache import CacheEntry, read_cache, retarget_task, stored_task
+from ...sources.cache_layout import find_caches
+from ...sources.inductor import InductorCache, inductor_capture
+from ...sources.triton_cache import CacheEntry, read_entry, retarget_task, stored_task
 
 if TYPE_CHECKING:
     from ...compile.toolchains import Toolchain
+
+
+@dataclass(frozen=True)
+class CacheDir:
+    """One cache found below the directory scanned, and what was read of it: a Triton cache's entries, or an
+    Inductor cache's generated kernels."""
+
+    path: Path
+    kind: str  # "triton" | "inductor"
+    entries: tuple[CacheEntry, ...] = ()
+    generated: InductorCache | None = None
+
+    def counts(self) -> str:
+        """``7 entries, 2 read, 2 partial or corrupt, 3 of Triton's launcher and utility modules skipped``, or
+        ``86 generated kernels, 120 configs, 0 unread``."""
+        if self.generated is not None:
+            g = self.generated
+            return (f"Inductor's generated modules: {_count(len(g.kernels), 'kernel')}, "
+                    f"{_count(len(g.capture.launches), 'config')}, {len(g.unread)} unread")
+        entries = self.entries
+        broken = sum(e.reason is not None for e in entries)
+        modules = sum(e.helper for e in entries)
+        timings = sum(e.autotune for e in entries)
+        skipped = (f", {modules} of Triton's launcher and utility modules skipped" if modules else "") + \
+            (f", {timings} autotuner timing file{'s' if timings > 1 else ''} skipped" if timings else "")
+        return (f"{_count(len(entries), 'entry', 'entries')}, {len(entries) - broken - modules - timings} read, "
+                f"{broken} partial or corrupt{skipped}")
+
+
+def _count(n: int, one: str, many: str | None = None) -> str:
+    return f"{n} {one if n == 1 else many or one + 's'}"
 
 
 @dataclass(frozen=True)
@@ -36,21 +69,41 @@ class ScanResult:
     entries: tuple[CacheEntry, ...]
     records: tuple[Record, ...]
     repeated: int = 0  # retargeted launches equal to another entry's (the other vendor's options dropped)
-    generated: str = ""  # an Inductor cache's generated modules, counted for the summary
+    caches: tuple[CacheDir, ...] = ()  # every cache found below the directory, in the order of the walk
+    unknown: tuple[tuple[Path, str], ...] = ()  # directories in no layout scan knows, and why
+    notes: tuple[str, ...] = ()  # what the summary says besides the counts (which Triton compiled what)
 
     def summary(self) -> str:
-        broken = sum(e.reason is not None for e in self.entries)
-        helpers = sum(e.helper or e.autotune for e in self.entries)
+        """One line where the directory is one cache; else a line for the directory and one per cache found
+        below it (and per directory in no layout scan knows)."""
         again = sum(dict(r.extras).get("cache") == "recompiled" for r in self.records)
         tail = f", {again} recompiled for other archs" if again else ""
-        modules = sum(e.helper for e in self.entries)
-        timings = helpers - modules
-        skipped = (f", {modules} of Triton's launcher and utility modules skipped" if modules else "") + \
-            (f", {timings} autotuner timing file{'s' if timings > 1 else ''} skipped" if timings else "")
         repeated = (f", {self.repeated} retargeted launch{'es' if self.repeated > 1 else ''} identical to another "
                     "entry's (other vendor's options dropped), shown once") if self.repeated else ""
-        return (f"{self.directory}: {len(self.entries)} entries, {len(self.entries) - broken - helpers} read, "
-                f"{broken} partial or corrupt{skipped}{tail}{repeated}{self.generated}")
+        if not self.caches:
+            found = "no Triton or Inductor cache below it (a Triton cache holds a directory per compile with " \
+                    "__grp__NAME.json and the kernel's files; an Inductor cache, generated modules in XX/cXXXX.py)"
+            return "\n".join([f"{self.directory}: {found}", *self._unknown_lines()])
+        if len(self.caches) == 1 and self.caches[0].path == self.directory and not self.unknown:
+            return "\n".join([f"{self.directory}: {self.caches[0].counts()}{tail}{repeated}", *self.notes])
+        kinds = [sum(c.kind == k for c in self.caches) for k in ("inductor", "triton")]
+        said = " and ".join(f"{n} {name} cache{'s' if n > 1 else ''}"
+                            for n, name in zip(kinds, ("Inductor", "Triton")) if n)
+        lines = [f"{self.directory}: {said}{tail}{repeated}"]
+        for c in self.caches:
+            where = self._relative(c.path)
+            lines.append(f"  {where} ({'Inductor' if c.kind == 'inductor' else 'Triton'}): {c.counts()}")
+        return "\n".join([*lines, *self._unknown_lines(), *self.notes])
+
+    def _relative(self, path: Path) -> str:
+        try:
+            rel = path.relative_to(self.directory)
+        except ValueError:
+            return str(path)
+        return "." if str(rel) == "." else f"{rel}/"
+
+    def _unknown_lines(self) -> list[str]:
+        return [f"  {self._relative(p)}: {why}" for p, why in self.unknown]
 
 
 class _Releases:
@@ -90,17 +143,21 @@ def scan(directory: Path, archs: Sequence = (), jobs: int | None = None, use_cac
                          "(TRITON_CACHE_DIR, by default ~/.triton/cache)")
     if not directory.is_dir():
         raise UsageError(f"Triton cache directory {directory} does not exist")
-    generated = None
-    if is_inductor_cache(directory):  # TORCHINDUCTOR_CACHE_DIR: its generated modules, and its Triton cache
-        generated = inductor_capture(directory)
-        entries = [e for d in _inductor_triton_dirs(directory) for e in read_cache(d)]
-    else:
-        entries = read_cache(directory)
+    layout = find_caches(directory)
+    caches = [CacheDir(c.path, "triton", entries=tuple(read_entry(e) for e in c.entries)) if c.kind == "triton"
+              else CacheDir(c.path, "inductor", generated=inductor_capture(c.path)) for c in layout.caches]
+    entries = [e for c in caches for e in c.entries]
     releases = _Releases(triton)
     tasks: list[Task] = []
     unknown: list[Record] = []
-    if generated is not None:
-        tasks += _generated_tasks(generated, archs, releases.chosen)
+    notes: list[str] = []
+    for c in caches:
+        if c.generated is None:
+            continue
+        generated = c.generated
+        chosen, note = _generated_release(generated, entries, releases)
+        notes += [note] if note and note not in notes else []
+        tasks += _generated_tasks(generated, archs, chosen)
         unknown += [Record(variant="inductor", kernel=k.name, arch=a.name if (a := k.arch()) else "?",
                            config=LaunchConfig(args=(), constexprs=(), options=()), status=why,
                            source=INDUCTOR_SOURCE, triton_version=triton_version(),
@@ -140,22 +197,30 @@ def scan(directory: Path, archs: Sequence = (), jobs: int | None = None, use_cac
             tasks.append(again)
     cache = CompileCache(Path(cache_dir) if cache_dir else None, enabled=use_cache)
     records = [_unread_ttir(r, entries) for r in compile_tasks(tasks, jobs=jobs, cache=cache, on_progress=on_progress)]
-    note = ""
-    if generated is not None:
-        configs = len(generated.capture.launches)
-        note = (f"; Inductor's generated modules: {len(generated.kernels)} kernels, {configs} configs, "
-                f"{len(generated.unread)} unread")
-    return ScanResult(directory, tuple(entries), tuple(records) + tuple(unknown), repeated, note)
+    return ScanResult(directory, tuple(entries), tuple(records) + tuple(unknown), repeated, tuple(caches),
+                      layout.unknown, tuple(notes))
 
 
 INDUCTOR_SOURCE = "inductor-cache"
 
 
-def _inductor_triton_dirs(directory: Path) -> list[Path]:
-    """The Triton cache Inductor keeps inside its own directory when TRITON_CACHE_DIR is not set
-    (``triton/<device index>/``)."""
-    root = directory / "triton"
-    return sorted(d for d in root.iterdir() if d.is_dir()) if root.is_dir() else []
+def _generated_release(cache: InductorCache, entries: Sequence[CacheEntry],
+                       releases: _Releases) -> tuple[Toolchain | None, str]:
+    """Which Triton compiles an Inductor cache's generated kernels: ``--triton``'s; else the release that wrote
+    the stored compiles of those kernels (the Triton caches found beside them) where it is at hand, the
+    installed one where it is not (and a note saying how to get it). (None: the installed Triton; the note.)"""
+    if releases.chosen is not None:
+        return releases.chosen, ""
+    names = {k.name for k in cache.kernels}
+    wrote = sorted({e.release for e in entries if e.name in names and e.release})
+    if len(wrote) != 1 or wrote[0] == releases.here:
+        return None, ""
+    reader = releases.for_release(wrote[0])
+    if reader is None:
+        return None, (f"Inductor's generated kernels compiled by the installed Triton {releases.here}; Triton "
+                      f"{wrote[0]} wrote their stored compiles: add --triton {wrote[0]} to compile them with that "
+                      "release")
+    return reader, ""
 
 
 def _generated_tasks(cache: InductorCache, archs: Sequence, chosen: Toolchain | None) -> list[Task]:
@@ -168,7 +233,11 @@ def _generated_tasks(cache: InductorCache, archs: Sequence, chosen: Toolchain | 
         on = list(dict.fromkeys([*([built] if built else []), *archs]))
         for task in capture_tasks(Capture((launch,)), on):
             extras = (*task.row.extras, ("cache", "generated"), ("configs", (launch.producer or {}).get("configs_from")))
-            task = replace(task, row=replace(task.row, source=INDUCTOR_SOURCE, extras=extras))
+            # compiled from the module's text alone: the worker never imports the module (its code never runs)
+            job = task.job
+            if job is not None and isinstance(job.source, FunctionSource):
+                job = replace(job, source=replace(job.source, from_snapshot=True))
+            task = replace(task, job=job, row=replace(task.row, source=INDUCTOR_SOURCE, extras=extras))
             out.append(task.under(chosen) if chosen is not None and task.job is not None else task)
     return out
 

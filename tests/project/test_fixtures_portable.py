@@ -1,0 +1,67 @@
+"""The committed captures compile on any machine: a capture names its kernels' files, and the tests that
+compile one must not depend on the files of the machine that made it (an upstream checkout in a directory
+of its own, a library's site-packages). Each capture the repository commits is read here with every file
+it names made absent, and each kernel must still resolve (its module found by name, else the capture's
+snapshot); a path inside the repository is written relative to the capture, as `vgprscope capture -o`
+writes it."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from vgprscope.capture.model import READABLE_VERSIONS, SCHEMA, load_capture
+from vgprscope.sources.capture import resolve_file
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _read(path: Path) -> object:
+    text = gzip.open(path, "rt").read() if path.suffix == ".gz" else path.read_text()
+    return json.loads(text)
+
+
+def committed_captures() -> list[Path]:
+    """Every capture file under tests/fixtures/ and reports/ that this vgprscope reads."""
+    found = []
+    for path in sorted([*ROOT.glob("tests/fixtures/**/*.json*"), *ROOT.glob("reports/**/*.json")]):
+        doc = _read(path)
+        if isinstance(doc, dict) and doc.get("schema") == SCHEMA and doc.get("schema_version") in READABLE_VERSIONS:
+            found.append(path)
+    return found
+
+
+CAPTURES = committed_captures()
+
+
+def test_the_captures_are_found():
+    names = {p.name for p in CAPTURES}
+    assert {"aiter-pa-decode.capture.json", "fla_gpu_h100_capture.json.gz"} <= names and len(names) >= 10
+
+
+@pytest.mark.parametrize("path", CAPTURES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_a_committed_capture_names_no_file_that_must_exist(path, tmp_path):
+    doc = _read(path)
+    assert isinstance(doc, dict)
+    for k in doc["kernels"]:
+        for key in ("file", "root"):
+            where = k.get(key)
+            if where and Path(where).is_absolute():
+                # an absolute path is a library's (installed, or a checkout outside the project): never inside
+                # the repository that made it (the capture would name that machine's checkout)
+                assert not Path(where).resolve().is_relative_to(ROOT), (k["qualname"], where)
+    if path.suffix == ".gz":
+        plain = tmp_path / path.stem
+        plain.write_text(json.dumps(doc))
+        path = plain
+    absent = tmp_path / "absent"
+    for x in load_capture(path).launches:
+        k = x.kernel
+        moved = replace(k, file=str(absent / Path(k.file).relative_to(Path(k.file).anchor)),
+                        root=str(absent / Path(k.root).relative_to(Path(k.root).anchor)) if k.root else k.root)
+        _, why = resolve_file(moved)
+        assert why is None, (path.name, k.qualname, why)
