@@ -114,13 +114,60 @@ def check_writable(path: str | os.PathLike[str]) -> None:
     blocker = _blocking_file(path)
     if blocker is not None:
         raise OutputError(f"cannot write {path}: {blocker} is a file, not a directory")
-    if not path.parent.is_dir():  # a typo'd directory is not made: the file would land where nobody looks
-        raise OutputError(f"cannot write {path}: the directory {path.parent} does not exist; create it first")
     existing = next((p for p in path.parents if p.exists()), Path("."))
-    if not os.access(existing, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
+    # what stops the write first: a read-only file system, then permission, then a directory to make
+    if not os.access(existing, os.W_OK | os.X_OK):
         if _read_only(existing):
             raise OutputError(f"cannot write {path}: {existing} is on a read-only file system")
         raise OutputError(f"cannot write {path}: no permission to write in {existing}")
+    if not path.parent.is_dir():  # a typo'd directory is not made: the file would land where nobody looks
+        raise OutputError(f"cannot write {path}: the directory {path.parent} does not exist; create it first")
+    if path.exists() and (not os.access(path, os.W_OK) or _file_flags(path) & (_IMMUTABLE | _APPEND_ONLY)):
+        # the file itself, its directory writable (an append-only file passes access() but cannot be replaced)
+        raise OutputError(f"cannot write {path}: {_unwritable_file(path)}")
+
+
+def _unwritable_file(path: Path) -> str:
+    """Why an existing file cannot be replaced though its directory is writable."""
+    if _read_only(path):
+        return f"{path} is on a read-only file system"
+    flags = _file_flags(path)
+    if flags & _IMMUTABLE:
+        return "the file is immutable (chattr +i; `chattr -i` lifts it)"
+    if flags & _APPEND_ONLY:
+        return "the file is append-only (chattr +a; `chattr -a` lifts it)"
+    return "the file is read-only (its mode; chmod u+w makes it writable)"
+
+
+# Linux's inode flags (FS_IOC_GETFLAGS): a file marked so cannot be replaced, even by root
+_FS_IOC_GETFLAGS, _IMMUTABLE, _APPEND_ONLY = 0x80086601, 0x10, 0x20
+
+
+def _file_flags(path: Path) -> int:
+    try:
+        import fcntl
+
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except (OSError, ImportError):
+        return 0
+    try:
+        buf = bytearray(8)
+        fcntl.ioctl(fd, _FS_IOC_GETFLAGS, buf, True)
+        return int.from_bytes(buf[:4], "little")
+    except OSError:
+        return 0
+    finally:
+        os.close(fd)
+
+
+def _why_dir(directory: Path, exc: OSError) -> str:
+    """Why ``directory`` could not be made: the first existing ancestor's read-only mount or permission."""
+    existing = next((p for p in directory.parents if p.exists()), None)
+    if existing is not None and (exc.errno == errno.EROFS or _read_only(existing)):
+        return f"{existing} is on a read-only file system"
+    if existing is not None and exc.errno in (errno.EACCES, errno.EPERM):
+        return f"no permission to create it in {existing}"
+    return why_not(exc)
 
 
 def _read_only(path: Path) -> bool:
@@ -146,10 +193,14 @@ def atomic_write(path: str | os.PathLike[str], data: bytes | str) -> None:
         existing = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # why the directory cannot be made (a read-only mount, no permission), not "create it"
+        raise OutputError(f"cannot write {given}: cannot create the directory {path.parent}: "
+                          f"{_why_dir(path.parent, exc)}") from None
+    try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     except OSError as exc:
         check_writable(given)  # the precise reason when it is one we know
-        raise OutputError(f"cannot write {given}: {exc.strerror or exc}") from None
+        raise OutputError(f"cannot write {given}: {why_not(exc)}") from None
     try:
         with os.fdopen(fd, "wb") as f:
             # mkstemp makes the file 0600: give it the replaced file's mode, or a new file's (0666 less umask)

@@ -243,14 +243,18 @@ def _compile(job: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
             fn = loader.load_function(source)
         except Exception as exc:  # not here, or its module failed to import (it may need a GPU to import)
             why = str(exc) if isinstance(exc, loader.LoadError) else \
-                f"cannot import {source.get('module') or os.path.basename(source['file'])}: {one_line(exc)}"
+                f"cannot import {source.get('module') or os.path.basename(source['file'])}: " \
+                f"{loader.not_utf8(source.get('file')) or one_line(exc)}"
             if not source.get("snapshot"):
                 return out | {"error": why, "error_kind": ENVIRONMENT}
             try:
                 snap = json.loads(source["snapshot"])
                 fn = snapshot.load_snapshot(snap, _scratch_dir())
             except Exception as snap_exc:
-                return out | {"error": f"{why}; the capture's snapshot does not load either: {one_line(snap_exc)}",
+                also = one_line(snap_exc)
+                if (utf8 := loader.not_utf8(source.get("file"))) is not None and utf8 in also:
+                    return out | {"error": why, "error_kind": ENVIRONMENT}  # the same cause: said once
+                return out | {"error": f"{why}; the capture's snapshot does not load either: {also}",
                               "error_kind": ENVIRONMENT}
             # compiled from what the capture recorded, not from a file here, and the row says so; cached by the
             # snapshot (the engine checks it) and the user's files it was captured from, as they are now

@@ -28,6 +28,25 @@ class LoadError(Exception):
     """The function cannot be loaded here (a file or module missing, a name gone, not a JIT function)."""
 
 
+def not_utf8(path: str | None) -> str | None:
+    """Why Triton cannot read a kernel file's source (it reads it as UTF-8, whatever encoding the file
+    declares), or None: the first byte that is not UTF-8, with its line."""
+    if not path:
+        return None
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        return (f"{os.path.basename(path)} is not UTF-8 text (byte {data[exc.start]:#04x} on line {line}): Triton "
+                f"reads a kernel's source as UTF-8; save the file as UTF-8")
+    return None
+
+
 def file_hash(path: str) -> str:
     with open(path, "rb") as f:
         return hashlib.sha256(f.read()).hexdigest()[:32]
