@@ -62,7 +62,9 @@ VARIANT = {
     # whose K/V fit L2, heaviest causal blocks first (LPT), the next tile's Q loaded under the current tile's
     # last P V and its K/V under the O store; 0 (default): one program per query block and head
     # l2_mib (with persistent=1): the MiB of K/V a section of heads keeps in L2 (32 by default)
-    "knobs": ["producer_regs", "overlap", "pingpong", "tma_store", "persistent", "l2_mib"],
+    # unroll: the overlapped loop's unmasked key blocks per trip (2, default: P alternates between two sets of
+    # registers, so the next P is written while the P V that reads the other runs; 1: one loop-carried P)
+    "knobs": ["producer_regs", "overlap", "pingpong", "tma_store", "persistent", "l2_mib", "unroll"],
     # `vgprscope frontier` varies the register split (producer_regs) instead of the occupancy levels: every
     # legal setmaxnreg count, multiples of 8 from 24 to 256 (what check_config accepts; at 8 consumer warps
     # the consumers' share stays above setmaxnreg's 24 at every one; under sm_90's ping-pong the second consumer
@@ -77,6 +79,9 @@ VARIANT = {
     "defaults": {"block_m": 128, "block_n": 128, "num_warps": 8, "num_stages": 2},
     "defaults_for": [{"arch": ["sm_90"], "set": {"num_warps": 4, "pingpong": 1}},
                      {"arch": ["sm_90"], "head_dim": [65, 128], "set": {"num_stages": 3}},
+                     {"arch": ["sm_90"], "head_dim": [65, 128], "causal": True, "set": {"persistent": 1}},
+                     {"arch": ["sm_90"], "head_dim": [1, 64], "set": {"block_m": 192, "block_n": 64,
+                                                                      "num_stages": 8}},
                      {"head_dim": [129, 256], "set": {"block_n": 64}}],
     # memory traffic per (batch, head) in the traffic model's notation (vgprscope/attention/traffic.py):
     # the same bytes as baseline (Q once, K and V once per query block through TMA), the same FLOPs
@@ -103,11 +108,18 @@ _tma_store = getattr(tma, "async_store", None) or tma.async_copy_shared_to_globa
 LOG2E = gl.constexpr(1.4426950408889634)
 PRODUCER_REGS = 24  # FA3's producer warp group on an H100 (24 to 32 registers)
 CONSUMER_REGS = gl.constexpr(240)  # FA3's consumer warp groups; under ping-pong, what the second consumer (a worker) asks for
+# three consumer warp groups (192-row tiles): FA3's 160 each, what the 64K-register file leaves beside the producer
+CONSUMER_REGS_3 = gl.constexpr(160)
 PRODUCER_REGS_RANGE = (24, 256)
 TMA_HEAD_DIM_MULTIPLE = 8  # 16-byte rows of fp16 / bf16
 CONSUMER_WARPS = (4, 8)  # one or two warp groups
 ROWS_PER_WARP = 16  # the M of one wgmma instruction, per warp
-KNOBS = ("producer_regs", "overlap", "pingpong", "tma_store", "persistent", "l2_mib")
+PINGPONG_ROWS = 64  # under ping-pong, each consumer warp group's query rows (4 warps)
+# ping-pong's query tiles: two consumer warp groups, or FA3's three for small head dims (192 rows: not a power
+# of two, so only a default sets it; the grid's --block-m takes powers of two), with the head dims they take
+PINGPONG_TILES = {128: 256, 192: 64}
+KNOBS = ("producer_regs", "overlap", "pingpong", "tma_store", "persistent", "l2_mib", "unroll")
+UNROLL = 2  # the overlapped loop's blocks per trip over the unmasked blocks (two sets of P registers)
 # persistent=1: the MiB of K/V of the heads one section of tiles walks together (knob l2_mib; FA3's tile
 # scheduler sizes its head swizzle to L2 the same way; an H100's L2 is 50 MiB)
 L2_SECTION_MIB = 32
@@ -124,9 +136,11 @@ def _mma_layout(num_warps, n):
 def _producer(Q, K, V, q_smem, k_smem, v_smem, q_bar, k_full, v_full, kv_empty, q_row0, q_base, k_base, v_base,
               stride_qm, stride_kn, stride_vn, seqlen_q, seqlen_k, n_end,
               BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, BLOCK_D: gl.constexpr, HEAD_DIM: gl.constexpr,
-              NUM_STAGES: gl.constexpr):
-    """TMA loads: Q once, then K and V of key blocks 0 .. n_end-1 into the ring (slot i % NUM_STAGES)."""
-    q_desc = tma.make_tensor_descriptor(Q + q_base, [seqlen_q, HEAD_DIM], [stride_qm, 1], [BLOCK_M, BLOCK_D],
+              NUM_STAGES: gl.constexpr, Q_PARTS: gl.constexpr):
+    """TMA loads: Q once (in Q_PARTS parts, one per consumer warp group under ping-pong), then K and V of key
+    blocks 0 .. n_end-1 into the ring (slot i % NUM_STAGES)."""
+    Q_ROWS: gl.constexpr = BLOCK_M // Q_PARTS
+    q_desc = tma.make_tensor_descriptor(Q + q_base, [seqlen_q, HEAD_DIM], [stride_qm, 1], [Q_ROWS, BLOCK_D],
                                         q_smem.type.layout)
     k_desc = tma.make_tensor_descriptor(K + k_base, [seqlen_k, HEAD_DIM], [stride_kn, 1], [BLOCK_N, BLOCK_D],
                                         k_smem.type.layout)
@@ -134,7 +148,11 @@ def _producer(Q, K, V, q_smem, k_smem, v_smem, q_bar, k_full, v_full, kv_empty, 
                                         v_smem.type.layout)
     elem: gl.constexpr = Q.dtype.element_ty.primitive_bitwidth // 8
     mbarrier.expect(q_bar, BLOCK_M * BLOCK_D * elem)
-    _tma_load(q_desc, [q_row0, 0], q_bar, q_smem)
+    if Q_PARTS > 1:
+        for p in gl.static_range(Q_PARTS):
+            _tma_load(q_desc, [q_row0 + p * Q_ROWS, 0], q_bar, q_smem.index(p))
+    else:
+        _tma_load(q_desc, [q_row0, 0], q_bar, q_smem)
     for i in range(n_end):
         s = i % NUM_STAGES
         # a slot's first use waits on the phase before the barrier's first: it passes at once
@@ -159,22 +177,8 @@ def _attend(q_smem, k_smem, v_smem, k_full, v_full, kv_empty, acc, m_i, l_i, off
         zero = gl.zeros([BLOCK_M, BLOCK_N], gl.float32, s_layout)
         qk = warpgroup_mma(q_smem, k_smem.index(s).permute((1, 0)), zero, use_acc=False, is_async=True)
         qk = warpgroup_mma_wait(num_outstanding=0, deps=(qk,))
-        qk = qk * qk_scale
-        if MASKED:
-            offs_n = i * BLOCK_N + gl.arange(0, BLOCK_N, layout=gl.SliceLayout(0, s_layout))
-            keep = gl.expand_dims(offs_n, 0) < seqlen_k
-            if CAUSAL:
-                keep = keep & (gl.expand_dims(offs_n, 0) <= gl.expand_dims(offs_m, 1) + (seqlen_k - seqlen_q))
-            qk = gl.where(keep, qk, float("-inf"))
-        m_new = gl.maximum(m_i, gl.max(qk, 1))
-        if MASKED:  # a row that has seen no key keeps m = -inf: exponentials against 0, never NaN
-            m_use = gl.where(m_new == float("-inf"), 0.0, m_new)
-        else:
-            m_use = m_new
-        alpha = gl.exp2(m_i - m_use)
-        p = gl.exp2(qk - gl.expand_dims(m_use, 1))
-        l_i = l_i * alpha + gl.sum(p, 1)
-        m_i = m_new
+        m_i, alpha, p, l_i = _softmax_step(qk, m_i, l_i, offs_m, i, seqlen_q, seqlen_k, qk_scale, BLOCK_N, CAUSAL,
+                                           MASKED)
         alpha_o = gl.convert_layout(alpha, gl.SliceLayout(1, acc.type.layout))
         acc = acc * gl.expand_dims(alpha_o, 1)
         p_op = gl.convert_layout(p.to(k_smem.dtype), p_layout)
@@ -186,36 +190,82 @@ def _attend(q_smem, k_smem, v_smem, k_full, v_full, kv_empty, acc, m_i, l_i, off
 
 
 @gluon.jit
-def _softmax_step(qk, m_i, l_i, offs_m, i, n_full, seqlen_q, seqlen_k, qk_scale, BLOCK_N: gl.constexpr,
-                  CAUSAL: gl.constexpr):
-    """The online-softmax update of key block i (masked where i >= n_full): (m, alpha, p, l)."""
+def _softmax_step(qk, m_i, l_i, offs_m, i, seqlen_q, seqlen_k, qk_scale, BLOCK_N: gl.constexpr,
+                  CAUSAL: gl.constexpr, MASKED: gl.constexpr, n_full=0):
+    """The online-softmax update of key block i: (m, alpha, p, l), m the row max of the scaled scores (log2
+    domain). FA3's instruction count: the row max is taken over the raw scores and scaled once per row, so
+    the scale folds into the exponent's FFMA (qk * scale - m); the mask, and the guard for a row that has
+    seen no key yet, only in MASKED blocks (those from n_full on: every earlier block is whole, so each row's
+    max is finite there). MASKED == 2: block i decides at run time (masked from n_full on), for a loop that
+    takes both kinds (one consumer partition of 8 warps: two loops there cost spills)."""
     s_layout: gl.constexpr = qk.type.layout
-    qk = qk * qk_scale
-    if i >= n_full:
+    if MASKED == 2:
+        if i >= n_full:
+            offs_n = i * BLOCK_N + gl.arange(0, BLOCK_N, layout=gl.SliceLayout(0, s_layout))
+            keep = gl.expand_dims(offs_n, 0) < seqlen_k
+            if CAUSAL:
+                keep = keep & (gl.expand_dims(offs_n, 0) <= gl.expand_dims(offs_m, 1) + (seqlen_k - seqlen_q))
+            qk = gl.where(keep, qk, float("-inf"))
+        m_new = gl.maximum(m_i, gl.max(qk, 1) * qk_scale)
+        m_use = gl.where(m_new == float("-inf"), 0.0, m_new)
+    elif MASKED:
         offs_n = i * BLOCK_N + gl.arange(0, BLOCK_N, layout=gl.SliceLayout(0, s_layout))
         keep = gl.expand_dims(offs_n, 0) < seqlen_k
         if CAUSAL:
             keep = keep & (gl.expand_dims(offs_n, 0) <= gl.expand_dims(offs_m, 1) + (seqlen_k - seqlen_q))
         qk = gl.where(keep, qk, float("-inf"))
-    m_new = gl.maximum(m_i, gl.max(qk, 1))
-    m_use = gl.where(m_new == float("-inf"), 0.0, m_new)  # a row that has seen no key yet: never NaN
+        m_new = gl.maximum(m_i, gl.max(qk, 1) * qk_scale)
+        m_use = gl.where(m_new == float("-inf"), 0.0, m_new)  # a row that has seen no key yet: never NaN
+    else:
+        m_new = gl.maximum(m_i, gl.max(qk, 1) * qk_scale)
+        m_use = m_new
     alpha = gl.exp2(m_i - m_use)
-    p = gl.exp2(qk - gl.expand_dims(m_use, 1))
+    p = gl.exp2(qk * qk_scale - gl.expand_dims(m_use, 1))
     return m_new, alpha, p, l_i * alpha + gl.sum(p, 1)
 
 
 @gluon.jit
 def _turn(turn, k, WG: gl.constexpr, PINGPONG: gl.constexpr):
-    """Ping-pong: consumer WG waits for its k-th turn to issue matrix products (WG 0's first is free)."""
+    """Ping-pong (PINGPONG consumer warp groups, round robin): consumer WG waits for its k-th turn to issue
+    matrix products: WG's barrier completes a phase when the one before it has issued (WG 0's first is free)."""
     if PINGPONG:
-        mbarrier.wait(turn.index(WG), (k & 1) ^ (1 - WG))
+        mbarrier.wait(turn.index(WG), (k & 1) ^ (1 if WG == 0 else 0))
 
 
 @gluon.jit
 def _pass_turn(turn, WG: gl.constexpr, PINGPONG: gl.constexpr):
-    """Ping-pong: the other consumer warp group may issue its matrix products now."""
+    """Ping-pong: the next consumer warp group may issue its matrix products now."""
     if PINGPONG:
-        mbarrier.arrive(turn.index(1 - WG), count=1)
+        mbarrier.arrive(turn.index((WG + 1) % PINGPONG), count=1)
+
+
+@gluon.jit
+def _overlapped_step(q_smem, k_smem, v_smem, k_full, v_full, kv_empty, turn, acc, m_i, l_i, p, offs_m, i,
+                     seqlen_q, seqlen_k, qk_scale, ring0, turn0, BLOCK_N: gl.constexpr,
+                     NUM_STAGES: gl.constexpr, CAUSAL: gl.constexpr, MASKED: gl.constexpr, WG: gl.constexpr,
+                     PINGPONG: gl.constexpr, n_full=0):
+    """Key block i >= 1 of the overlapped loop: S_i = Q K_i^T and O += P_{i-1} V_{i-1} issued together, block
+    i's softmax while the P V runs; returns P_i (fp16 / bf16, the A operand of the next step's P V)."""
+    s_layout: gl.constexpr = _mma_layout(gl.num_warps(), BLOCK_N)
+    p_layout: gl.constexpr = p.type.layout
+    zero = gl.zeros([acc.shape[0], BLOCK_N], gl.float32, s_layout)
+    s = (ring0 + i) % NUM_STAGES
+    prev = (ring0 + i - 1) % NUM_STAGES
+    mbarrier.wait(k_full.index(s), ((ring0 + i) // NUM_STAGES) & 1)
+    mbarrier.wait(v_full.index(prev), ((ring0 + i - 1) // NUM_STAGES) & 1)
+    _turn(turn, turn0 + i, WG, PINGPONG)
+    qk = warpgroup_mma(q_smem, k_smem.index(s).permute((1, 0)), zero, use_acc=False, is_async=True)
+    acc = warpgroup_mma(p, v_smem.index(prev), acc, is_async=True)
+    _pass_turn(turn, WG, PINGPONG)
+    qk = warpgroup_mma_wait(num_outstanding=1, deps=(qk,))  # S of block i done; P V of i-1 may run on
+    m_i, alpha, p_new, l_i = _softmax_step(qk, m_i, l_i, offs_m, i, seqlen_q, seqlen_k, qk_scale, BLOCK_N,
+                                           CAUSAL, MASKED, n_full)
+    p_new = gl.convert_layout(p_new.to(k_smem.dtype), p_layout)
+    acc, p = warpgroup_mma_wait(num_outstanding=0, deps=(acc, p))
+    mbarrier.arrive(kv_empty.index(prev), count=1)
+    alpha_o = gl.convert_layout(alpha, gl.SliceLayout(1, acc.type.layout))
+    acc = acc * gl.expand_dims(alpha_o, 1)
+    return acc, m_i, l_i, p_new
 
 
 @gluon.jit
@@ -223,11 +273,16 @@ def _attend_overlapped(q_smem, k_smem, v_smem, k_full, v_full, kv_empty, turn, a
                        n_iter, seqlen_q, seqlen_k, qk_scale, ring0, turn0, q_empty, BLOCK_M: gl.constexpr,
                        BLOCK_N: gl.constexpr, NUM_STAGES: gl.constexpr, CAUSAL: gl.constexpr,
                        num_warps: gl.constexpr, WG: gl.constexpr, PINGPONG: gl.constexpr,
-                       RELEASE_Q: gl.constexpr):
+                       RELEASE_Q: gl.constexpr, UNROLL: gl.constexpr):
     """FA3's intra-warp-group overlap: block i's S = Q K^T is issued before block i-1's P V, and its softmax runs
     while that P V is in flight (two score tiles live: the registers the producer gave up). n_iter >= 1.
     PINGPONG (FA3's inter-warp-group schedule): two consumer warp groups take turns issuing their matrix
     products, so one's softmax runs while the other's products use the tensor cores.
+    FA3's split of the K/V loop: the blocks before n_full in a loop without any mask code, the rest (the
+    causal diagonal, a ragged last block) in a second loop. UNROLL (2): the unmasked loop takes two blocks a
+    trip, P alternating between two sets of registers, so the next P is written while the P V that reads the
+    other is in flight (one loop-carried P would have to wait for that P V before its first write: ptxas then
+    waits for the P V before the exponentials).
     ring0 / turn0: the K/V blocks and turns this consumer has taken before (the persistent kernel's earlier
     tiles; 0 otherwise): the ring slot and barrier phase of block i follow from ring0 + i. RELEASE_Q: arrive on
     q_empty once the last S is done, so the producer may load the next tile's Q under the last P V."""
@@ -240,27 +295,44 @@ def _attend_overlapped(q_smem, k_smem, v_smem, k_full, v_full, kv_empty, turn, a
                        is_async=True)
     _pass_turn(turn, WG, PINGPONG)
     qk = warpgroup_mma_wait(num_outstanding=0, deps=(qk,))
-    m_i, alpha, p, l_i = _softmax_step(qk, m_i, l_i, offs_m, 0, n_full, seqlen_q, seqlen_k, qk_scale, BLOCK_N,
-                                       CAUSAL)
+    if not PINGPONG:  # block 0, its mask decided at run time
+        m_i, alpha, p, l_i = _softmax_step(qk, m_i, l_i, offs_m, 0, seqlen_q, seqlen_k, qk_scale, BLOCK_N, CAUSAL,
+                                           2, n_full)
+    elif n_full > 0:
+        m_i, alpha, p, l_i = _softmax_step(qk, m_i, l_i, offs_m, 0, seqlen_q, seqlen_k, qk_scale, BLOCK_N, CAUSAL,
+                                           False)
+    else:
+        m_i, alpha, p, l_i = _softmax_step(qk, m_i, l_i, offs_m, 0, seqlen_q, seqlen_k, qk_scale, BLOCK_N, CAUSAL,
+                                           True)
     p = gl.convert_layout(p.to(k_smem.dtype), p_layout)
-    for i in range(1, n_iter):
-        s = (ring0 + i) % NUM_STAGES
-        prev = (ring0 + i - 1) % NUM_STAGES
-        mbarrier.wait(k_full.index(s), ((ring0 + i) // NUM_STAGES) & 1)
-        mbarrier.wait(v_full.index(prev), ((ring0 + i - 1) // NUM_STAGES) & 1)
-        _turn(turn, turn0 + i, WG, PINGPONG)
-        qk = warpgroup_mma(q_smem, k_smem.index(s).permute((1, 0)), zero, use_acc=False, is_async=True)
-        acc = warpgroup_mma(p, v_smem.index(prev), acc, is_async=True)
-        _pass_turn(turn, WG, PINGPONG)
-        qk = warpgroup_mma_wait(num_outstanding=1, deps=(qk,))  # S of block i done; P V of i-1 may run on
-        m_i, alpha, p_new, l_i = _softmax_step(qk, m_i, l_i, offs_m, i, n_full, seqlen_q, seqlen_k, qk_scale,
-                                               BLOCK_N, CAUSAL)
-        p_new = gl.convert_layout(p_new.to(k_smem.dtype), p_layout)
-        acc, p = warpgroup_mma_wait(num_outstanding=0, deps=(acc, p))
-        mbarrier.arrive(kv_empty.index(prev), count=1)
-        alpha_o = gl.convert_layout(alpha, gl.SliceLayout(1, acc.type.layout))
-        acc = acc * gl.expand_dims(alpha_o, 1)
-        p = p_new
+    n_whole = gl.minimum(n_full, n_iter)
+    if not PINGPONG:  # one partition of 8 warps: one loop, the mask decided per block
+        for i in range(1, n_iter):
+            acc, m_i, l_i, p = _overlapped_step(q_smem, k_smem, v_smem, k_full, v_full, kv_empty, turn, acc, m_i,
+                                                l_i, p, offs_m, i, seqlen_q, seqlen_k, qk_scale, ring0, turn0,
+                                                BLOCK_N, NUM_STAGES, CAUSAL, 2, WG, PINGPONG, n_full)
+    elif UNROLL == 2:
+        for i in range(1, n_whole - 1, 2):
+            acc, m_i, l_i, p_odd = _overlapped_step(q_smem, k_smem, v_smem, k_full, v_full, kv_empty, turn, acc,
+                                                    m_i, l_i, p, offs_m, i, seqlen_q, seqlen_k, qk_scale, ring0,
+                                                    turn0, BLOCK_N, NUM_STAGES, CAUSAL, False, WG, PINGPONG)
+            acc, m_i, l_i, p = _overlapped_step(q_smem, k_smem, v_smem, k_full, v_full, kv_empty, turn, acc, m_i,
+                                                l_i, p_odd, offs_m, i + 1, seqlen_q, seqlen_k, qk_scale, ring0,
+                                                turn0, BLOCK_N, NUM_STAGES, CAUSAL, False, WG, PINGPONG)
+        if n_whole > 1 and (n_whole - 1) % 2 == 1:
+            acc, m_i, l_i, p = _overlapped_step(q_smem, k_smem, v_smem, k_full, v_full, kv_empty, turn, acc, m_i,
+                                                l_i, p, offs_m, n_whole - 1, seqlen_q, seqlen_k, qk_scale, ring0,
+                                                turn0, BLOCK_N, NUM_STAGES, CAUSAL, False, WG, PINGPONG)
+    else:
+        for i in range(1, n_whole):
+            acc, m_i, l_i, p = _overlapped_step(q_smem, k_smem, v_smem, k_full, v_full, kv_empty, turn, acc, m_i,
+                                                l_i, p, offs_m, i, seqlen_q, seqlen_k, qk_scale, ring0, turn0,
+                                                BLOCK_N, NUM_STAGES, CAUSAL, False, WG, PINGPONG)
+    if PINGPONG:
+        for i in range(gl.maximum(n_whole, 1), n_iter):
+            acc, m_i, l_i, p = _overlapped_step(q_smem, k_smem, v_smem, k_full, v_full, kv_empty, turn, acc, m_i,
+                                                l_i, p, offs_m, i, seqlen_q, seqlen_k, qk_scale, ring0, turn0,
+                                                BLOCK_N, NUM_STAGES, CAUSAL, True, WG, PINGPONG)
     if RELEASE_Q:  # every S of the tile is done: Q's rows are read by no wgmma any more
         mbarrier.arrive(q_empty, count=1)
     last = (ring0 + n_iter - 1) % NUM_STAGES
@@ -277,12 +349,13 @@ def _attend_overlapped(q_smem, k_smem, v_smem, k_full, v_full, kv_empty, turn, a
 def _consumer(O, q_all, k_smem, v_smem, q_bar, k_full, v_full, kv_empty, turn, q_first, o_base, stride_om,
               seqlen_q, seqlen_k, qk_scale, n_full, n_end, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr,
               BLOCK_D: gl.constexpr, HEAD_DIM: gl.constexpr, NUM_STAGES: gl.constexpr, CAUSAL: gl.constexpr,
-              OVERLAP: gl.constexpr, WG: gl.constexpr, PINGPONG: gl.constexpr, TMA_STORE: gl.constexpr):
+              OVERLAP: gl.constexpr, WG: gl.constexpr, PINGPONG: gl.constexpr, TMA_STORE: gl.constexpr,
+              UNROLL: gl.constexpr):
     """The query rows of one consumer: all BLOCK_M of the program's, or under PINGPONG half of them
     (warp group WG's), Q's rows of them in shared memory."""
     num_warps: gl.constexpr = gl.num_warps()
     q_row0 = q_first + WG * BLOCK_M
-    q_smem = q_all.slice(WG * BLOCK_M, BLOCK_M) if PINGPONG else q_all
+    q_smem = q_all.index(WG) if PINGPONG else q_all
     o_layout: gl.constexpr = _mma_layout(num_warps, BLOCK_D)
     s_layout: gl.constexpr = _mma_layout(num_warps, BLOCK_N)
     row_layout: gl.constexpr = gl.SliceLayout(1, s_layout)
@@ -290,11 +363,15 @@ def _consumer(O, q_all, k_smem, v_smem, q_bar, k_full, v_full, kv_empty, turn, q
     acc = gl.zeros([BLOCK_M, BLOCK_D], gl.float32, o_layout)
     m_i = gl.full([BLOCK_M], float("-inf"), gl.float32, row_layout)
     l_i = gl.zeros([BLOCK_M], gl.float32, row_layout)
+    if PINGPONG and CAUSAL:  # this warp group's own rows need no mask on more key blocks than the tile's
+        n_full = gl.minimum(gl.maximum(n_full, _key_blocks(q_row0, seqlen_q, seqlen_k, BLOCK_M, BLOCK_N, CAUSAL)[0]),
+                            n_end)
     mbarrier.wait(q_bar, 0)
     if OVERLAP:
         acc, m_i, l_i = _attend_overlapped(q_smem, k_smem, v_smem, k_full, v_full, kv_empty, turn, acc, m_i, l_i,
                                            offs_m, n_full, n_end, seqlen_q, seqlen_k, qk_scale, 0, 0, q_bar,
-                                           BLOCK_M, BLOCK_N, NUM_STAGES, CAUSAL, num_warps, WG, PINGPONG, False)
+                                           BLOCK_M, BLOCK_N, NUM_STAGES, CAUSAL, num_warps, WG, PINGPONG, False,
+                                           UNROLL)
     else:
         acc, m_i, l_i = _attend(q_smem, k_smem, v_smem, k_full, v_full, kv_empty, acc, m_i, l_i, offs_m, 0,
                                 n_full, seqlen_q, seqlen_k, qk_scale, BLOCK_M, BLOCK_N, NUM_STAGES, CAUSAL, False,
@@ -405,7 +482,7 @@ def _consumer_persistent(O, q_all, k_smem, v_smem, q_full, q_empty, k_full, v_fu
                          stride_oh, stride_om, num_heads, n_bh, swizzle, seqlen_q, seqlen_k, qk_scale,
                          TILE_M: gl.constexpr, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr,
                          BLOCK_D: gl.constexpr, HEAD_DIM: gl.constexpr, NUM_STAGES: gl.constexpr,
-                         CAUSAL: gl.constexpr, WG: gl.constexpr, PINGPONG: gl.constexpr):
+                         CAUSAL: gl.constexpr, WG: gl.constexpr, PINGPONG: gl.constexpr, UNROLL: gl.constexpr):
     """The persistent consumer: the producer's tiles in the same order, BLOCK_M rows of each (all TILE_M, or
     under PINGPONG warp group WG's half); the ring's and the turns' counts carried from tile to tile. Its O
     store is issued while the producer's loads of the next tile are already in flight."""
@@ -429,7 +506,7 @@ def _consumer_persistent(O, q_all, k_smem, v_smem, q_full, q_empty, k_full, v_fu
         acc, m_i, l_i = _attend_overlapped(q_smem, k_smem, v_smem, k_full, v_full, kv_empty, turn, acc, m_i, l_i,
                                            offs_m, n_full, n_end, seqlen_q, seqlen_k, qk_scale, it, it + tc,
                                            q_empty.index(WG), BLOCK_M, BLOCK_N, NUM_STAGES, CAUSAL, num_warps, WG,
-                                           PINGPONG, True)
+                                           PINGPONG, True, UNROLL)
         it += n_end  # and one turn more than blocks per tile: it + tc turns taken before the next
         l_safe = gl.where(l_i == 0.0, 1.0, l_i)  # a row that saw no key is written as zeros
         l_o = gl.convert_layout(l_safe, gl.SliceLayout(1, o_layout))
@@ -448,7 +525,7 @@ def attn_fwd_ws(Q, K, V, O, sm_scale, stride_qb, stride_qh, stride_qm, stride_kb
                 seqlen_k, n_bh, swizzle, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, BLOCK_D: gl.constexpr,
                 HEAD_DIM: gl.constexpr, CAUSAL: gl.constexpr, NUM_STAGES: gl.constexpr,
                 PRODUCER_REGS: gl.constexpr, OVERLAP: gl.constexpr, PINGPONG: gl.constexpr,
-                TMA_STORE: gl.constexpr, PERSISTENT: gl.constexpr):
+                TMA_STORE: gl.constexpr, PERSISTENT: gl.constexpr, UNROLL: gl.constexpr):
     bh = gl.program_id(1)
     if CAUSAL:  # heaviest query blocks first (kernels/_fa_common.program_rows)
         blk = gl.num_programs(0) - 1 - gl.program_id(0)
@@ -474,21 +551,28 @@ def attn_fwd_ws(Q, K, V, O, sm_scale, stride_qb, stride_qh, stride_qm, stride_kb
     dtype: gl.constexpr = Q.dtype.element_ty
     q_layout: gl.constexpr = gl.NVMMASharedLayout.get_default_for([BLOCK_M, BLOCK_D], dtype)
     kv_layout: gl.constexpr = gl.NVMMASharedLayout.get_default_for([BLOCK_N, BLOCK_D], dtype)
-    q_smem = gl.allocate_shared_memory(dtype, [BLOCK_M, BLOCK_D], q_layout)
+    if PINGPONG and not PERSISTENT:  # one [64, D] part per consumer warp group (192 rows: no power of two)
+        Q_SPLIT: gl.constexpr = PINGPONG
+        q_layout_p: gl.constexpr = gl.NVMMASharedLayout.get_default_for([BLOCK_M // PINGPONG, BLOCK_D], dtype)
+        q_smem = gl.allocate_shared_memory(dtype, [PINGPONG, BLOCK_M // PINGPONG, BLOCK_D], q_layout_p)
+    else:
+        Q_SPLIT: gl.constexpr = 1
+        q_smem = gl.allocate_shared_memory(dtype, [BLOCK_M, BLOCK_D], q_layout)
     k_smem = gl.allocate_shared_memory(dtype, [NUM_STAGES, BLOCK_N, BLOCK_D], kv_layout)
     v_smem = gl.allocate_shared_memory(dtype, [NUM_STAGES, BLOCK_N, BLOCK_D], kv_layout)
     q_bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
     k_full = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], mbarrier.MBarrierLayout())
     v_full = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], mbarrier.MBarrierLayout())
     kv_empty = gl.allocate_shared_memory(gl.int64, [NUM_STAGES, 1], mbarrier.MBarrierLayout())
-    turn = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
+    N_TURNS: gl.constexpr = PINGPONG if PINGPONG else 2
+    turn = gl.allocate_shared_memory(gl.int64, [N_TURNS, 1], mbarrier.MBarrierLayout())
     mbarrier.init(q_bar, count=1)
     for s in gl.static_range(NUM_STAGES):
         mbarrier.init(k_full.index(s), count=1)
         mbarrier.init(v_full.index(s), count=1)
-        mbarrier.init(kv_empty.index(s), count=2 if PINGPONG else 1)  # every consumer frees the slot
-    mbarrier.init(turn.index(0), count=1)
-    mbarrier.init(turn.index(1), count=1)
+        mbarrier.init(kv_empty.index(s), count=PINGPONG if PINGPONG else 1)  # every consumer frees the slot
+    for t in gl.static_range(N_TURNS):
+        mbarrier.init(turn.index(t), count=1)
     if PERSISTENT:  # Q by parts, one per consumer: each frees its rows for the next tile's Q on its own
         Q_PARTS: gl.constexpr = 2 if PINGPONG else 1
         q_full = gl.allocate_shared_memory(gl.int64, [Q_PARTS, 1], mbarrier.MBarrierLayout())
@@ -509,11 +593,11 @@ def attn_fwd_ws(Q, K, V, O, sm_scale, stride_qb, stride_qh, stride_qm, stride_kb
                 (_consumer_persistent, (O, q_smem, k_smem, v_smem, q_full, q_empty, k_full, v_full, kv_empty, turn,
                                         stride_ob, stride_oh, stride_om, num_heads, n_bh, swizzle, seqlen_q,
                                         seqlen_k, sm_scale * LOG2E, BLOCK_M, HALF_P, BLOCK_N, BLOCK_D, HEAD_DIM,
-                                        NUM_STAGES, CAUSAL, 0, PINGPONG)),
+                                        NUM_STAGES, CAUSAL, 0, PINGPONG, UNROLL)),
                 (_consumer_persistent, (O, q_smem, k_smem, v_smem, q_full, q_empty, k_full, v_full, kv_empty, turn,
                                         stride_ob, stride_oh, stride_om, num_heads, n_bh, swizzle, seqlen_q,
                                         seqlen_k, sm_scale * LOG2E, BLOCK_M, HALF_P, BLOCK_N, BLOCK_D, HEAD_DIM,
-                                        NUM_STAGES, CAUSAL, 1, PINGPONG)),
+                                        NUM_STAGES, CAUSAL, 1, PINGPONG, UNROLL)),
                 (_producer_persistent, (Q, K, V, q_smem, k_smem, v_smem, q_full, q_empty, k_full, v_full, kv_empty,
                                         stride_qm, stride_kn, stride_vn, kv_group, n_bh, swizzle, seqlen_q,
                                         seqlen_k, BLOCK_M, BLOCK_N, BLOCK_D, HEAD_DIM, NUM_STAGES, CAUSAL,
@@ -524,33 +608,49 @@ def attn_fwd_ws(Q, K, V, O, sm_scale, stride_qb, stride_qh, stride_qm, stride_kb
                 (_consumer_persistent, (O, q_smem, k_smem, v_smem, q_full, q_empty, k_full, v_full, kv_empty, turn,
                                         stride_ob, stride_oh, stride_om, num_heads, n_bh, swizzle, seqlen_q,
                                         seqlen_k, sm_scale * LOG2E, BLOCK_M, BLOCK_M, BLOCK_N, BLOCK_D, HEAD_DIM,
-                                        NUM_STAGES, CAUSAL, 0, PINGPONG)),
+                                        NUM_STAGES, CAUSAL, 0, PINGPONG, UNROLL)),
                 (_producer_persistent, (Q, K, V, q_smem, k_smem, v_smem, q_full, q_empty, k_full, v_full, kv_empty,
                                         stride_qm, stride_kn, stride_vn, kv_group, n_bh, swizzle, seqlen_q,
                                         seqlen_k, BLOCK_M, BLOCK_N, BLOCK_D, HEAD_DIM, NUM_STAGES, CAUSAL,
                                         Q_PARTS)),
             ], [1], [PRODUCER_REGS])
-    elif PINGPONG:  # the kernel's warps are consumer 0; consumer 1 is a worker of as many warps, given CONSUMER_REGS
+    elif PINGPONG == 2:  # the kernel's warps are consumer 0; consumer 1 is a worker of as many warps
         HALF: gl.constexpr = BLOCK_M // 2
         gl.warp_specialize([
             (_consumer, (O, q_smem, k_smem, v_smem, q_bar, k_full, v_full, kv_empty, turn, q_row0, o_base,
                          stride_om, seqlen_q, seqlen_k, sm_scale * LOG2E, n_full, n_end, HALF, BLOCK_N, BLOCK_D,
-                         HEAD_DIM, NUM_STAGES, CAUSAL, OVERLAP, 0, PINGPONG, TMA_STORE)),
+                         HEAD_DIM, NUM_STAGES, CAUSAL, OVERLAP, 0, PINGPONG, TMA_STORE, UNROLL)),
             (_consumer, (O, q_smem, k_smem, v_smem, q_bar, k_full, v_full, kv_empty, turn, q_row0, o_base,
                          stride_om, seqlen_q, seqlen_k, sm_scale * LOG2E, n_full, n_end, HALF, BLOCK_N, BLOCK_D,
-                         HEAD_DIM, NUM_STAGES, CAUSAL, OVERLAP, 1, PINGPONG, TMA_STORE)),
+                         HEAD_DIM, NUM_STAGES, CAUSAL, OVERLAP, 1, PINGPONG, TMA_STORE, UNROLL)),
             (_producer, (Q, K, V, q_smem, k_smem, v_smem, q_bar, k_full, v_full, kv_empty, q_row0, q_base, k_base,
                          v_base, stride_qm, stride_kn, stride_vn, seqlen_q, seqlen_k, n_end, BLOCK_M, BLOCK_N,
-                         BLOCK_D, HEAD_DIM, NUM_STAGES)),
+                         BLOCK_D, HEAD_DIM, NUM_STAGES, Q_SPLIT)),
         ], [gl.num_warps(), 1], [CONSUMER_REGS, PRODUCER_REGS])
+    elif PINGPONG == 3:  # FA3's small-head-dim tile: 192 query rows, three consumer warp groups taking turns
+        THIRD: gl.constexpr = BLOCK_M // 3
+        gl.warp_specialize([
+            (_consumer, (O, q_smem, k_smem, v_smem, q_bar, k_full, v_full, kv_empty, turn, q_row0, o_base,
+                         stride_om, seqlen_q, seqlen_k, sm_scale * LOG2E, n_full, n_end, THIRD, BLOCK_N, BLOCK_D,
+                         HEAD_DIM, NUM_STAGES, CAUSAL, OVERLAP, 0, PINGPONG, TMA_STORE, UNROLL)),
+            (_consumer, (O, q_smem, k_smem, v_smem, q_bar, k_full, v_full, kv_empty, turn, q_row0, o_base,
+                         stride_om, seqlen_q, seqlen_k, sm_scale * LOG2E, n_full, n_end, THIRD, BLOCK_N, BLOCK_D,
+                         HEAD_DIM, NUM_STAGES, CAUSAL, OVERLAP, 1, PINGPONG, TMA_STORE, UNROLL)),
+            (_consumer, (O, q_smem, k_smem, v_smem, q_bar, k_full, v_full, kv_empty, turn, q_row0, o_base,
+                         stride_om, seqlen_q, seqlen_k, sm_scale * LOG2E, n_full, n_end, THIRD, BLOCK_N, BLOCK_D,
+                         HEAD_DIM, NUM_STAGES, CAUSAL, OVERLAP, 2, PINGPONG, TMA_STORE, UNROLL)),
+            (_producer, (Q, K, V, q_smem, k_smem, v_smem, q_bar, k_full, v_full, kv_empty, q_row0, q_base, k_base,
+                         v_base, stride_qm, stride_kn, stride_vn, seqlen_q, seqlen_k, n_end, BLOCK_M, BLOCK_N,
+                         BLOCK_D, HEAD_DIM, NUM_STAGES, Q_SPLIT)),
+        ], [gl.num_warps(), gl.num_warps(), 1], [CONSUMER_REGS_3, CONSUMER_REGS_3, PRODUCER_REGS])
     else:
         gl.warp_specialize([
             (_consumer, (O, q_smem, k_smem, v_smem, q_bar, k_full, v_full, kv_empty, turn, q_row0, o_base,
                          stride_om, seqlen_q, seqlen_k, sm_scale * LOG2E, n_full, n_end, BLOCK_M, BLOCK_N, BLOCK_D,
-                         HEAD_DIM, NUM_STAGES, CAUSAL, OVERLAP, 0, PINGPONG, TMA_STORE)),
+                         HEAD_DIM, NUM_STAGES, CAUSAL, OVERLAP, 0, PINGPONG, TMA_STORE, UNROLL)),
             (_producer, (Q, K, V, q_smem, k_smem, v_smem, q_bar, k_full, v_full, kv_empty, q_row0, q_base, k_base,
                          v_base, stride_qm, stride_kn, stride_vn, seqlen_q, seqlen_k, n_end, BLOCK_M, BLOCK_N,
-                         BLOCK_D, HEAD_DIM, NUM_STAGES)),
+                         BLOCK_D, HEAD_DIM, NUM_STAGES, Q_SPLIT)),
         ], [1], [PRODUCER_REGS])
 
 
@@ -560,7 +660,9 @@ def producer_regs(cfg):
 
 def check_config(cfg):
     """Why this variant cannot take ``cfg``, or None."""
-    why = check_common(cfg, knobs=KNOBS)
+    three = cfg["block_m"] == 3 * PINGPONG_ROWS and knob(cfg, "pingpong", 0) == 1
+    # the 192-row tile is checked as its 64-row share per consumer (check_common takes powers of two)
+    why = check_common(cfg | {"block_m": PINGPONG_ROWS} if three else cfg, knobs=KNOBS)
     if why:
         return why
     if cfg["head_dim"] % TMA_HEAD_DIM_MULTIPLE:
@@ -583,9 +685,13 @@ def check_config(cfg):
     pp = knob(cfg, "pingpong", 0)
     if pp not in (0, 1) or isinstance(pp, bool):
         return f"pingpong {pp!r} is not allowed; allowed: 0 (one consumer partition) or 1 (two, taking turns)"
-    if pp and not (o and cfg["num_warps"] == 4 and cfg["block_m"] == 2 * ROWS_PER_WARP * 4):
+    if pp and not (o and cfg["num_warps"] == 4 and cfg["block_m"] in PINGPONG_TILES):
         return (f"pingpong=1 needs overlap=1, num_warps 4 (each consumer warp group one partition) and block_m 128 "
-                f"(64 rows each); got overlap={o}, num_warps {cfg['num_warps']}, block_m {cfg['block_m']}")
+                f"or 192 (two or three consumer warp groups of 64 rows); got overlap={o}, num_warps "
+                f"{cfg['num_warps']}, block_m {cfg['block_m']}")
+    if pp and cfg["head_dim"] > PINGPONG_TILES[cfg["block_m"]]:
+        return (f"block_m {cfg['block_m']} (three consumer warp groups at {CONSUMER_REGS_3.value} registers) takes "
+                f"head dims up to {PINGPONG_TILES[cfg['block_m']]}; got {cfg['head_dim']}")
     ts = knob(cfg, "tma_store", 0)
     if ts not in (0, 1) or isinstance(ts, bool):
         return f"tma_store {ts!r} is not allowed; allowed: 0 (each thread stores its rows) or 1 (O through TMA)"
@@ -593,9 +699,14 @@ def check_config(cfg):
     if ps not in (0, 1) or isinstance(ps, bool):
         return (f"persistent {ps!r} is not allowed; allowed: 0 (one program per query block and head) or 1 (one "
                 f"per SM, walking the tiles)")
+    if ps and three:
+        return "persistent=1 takes block_m 128 (two consumer warp groups); got block_m 192"
     if ps and not (o and not ts):
         return (f"persistent=1 needs overlap=1 and tma_store=0 (the next tile's Q is loaded into the rows O would "
                 f"leave through); got overlap={o}, tma_store={ts}")
+    u = knob(cfg, "unroll", UNROLL)
+    if u not in (1, 2) or isinstance(u, bool):
+        return f"unroll {u!r} is not allowed; allowed: 1 or 2 (unmasked key blocks per trip of the overlapped loop)"
     mib = knob(cfg, "l2_mib")
     lo, hi = L2_MIB_RANGE
     if mib is not None and (not ps or not isinstance(mib, int) or isinstance(mib, bool) or not lo <= mib <= hi):
@@ -608,8 +719,9 @@ def _constexprs(cfg, head_dim, causal):
     return {"BLOCK_M": cfg["block_m"], "BLOCK_N": cfg["block_n"], "BLOCK_D": max(16, 1 << (head_dim - 1).bit_length()),
             "HEAD_DIM": head_dim, "CAUSAL": bool(causal), "NUM_STAGES": cfg["num_stages"],
             "PRODUCER_REGS": producer_regs(cfg), "OVERLAP": bool(knob(cfg, "overlap", 1)),
-            "PINGPONG": bool(knob(cfg, "pingpong", 0)), "TMA_STORE": bool(knob(cfg, "tma_store", 0)),
-            "PERSISTENT": bool(knob(cfg, "persistent", 0))}
+            "PINGPONG": cfg["block_m"] // PINGPONG_ROWS if knob(cfg, "pingpong", 0) else 0,
+            "TMA_STORE": bool(knob(cfg, "tma_store", 0)),
+            "PERSISTENT": bool(knob(cfg, "persistent", 0)), "UNROLL": knob(cfg, "unroll", UNROLL)}
 
 
 def l2_heads(n_bh, seqlen_k, head_dim, elem_bytes, kv_group, mib=L2_SECTION_MIB):

@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # action.yml's gate step: `vgprscope check` (or `vgprscope diff`, with VGPRSCOPE_DIFF_TRITON), the table in the
 # log, markdown in the job summary, ::error annotations, and a SARIF file for code scanning. The gate's exit
-# code goes to the step's outputs (exit-code) and the step itself succeeds, so that the SARIF upload runs
-# before the action's last step fails the job by that code.
+# code goes to the step's outputs (exit-code) and the step itself succeeds, so that the SARIF and HTML uploads
+# run before the action's last step fails the job by that code. The HTML report (one self-contained page with
+# charts) goes to VGPRSCOPE_HTML, uploaded as the job's artifact and linked from the summary (summary.sh).
 set -uo pipefail
 args=()
 for arch in ${VGPRSCOPE_ARCHS:-}; do args+=(--arch "$arch"); done
 [ -n "${VGPRSCOPE_CAPTURE:-}" ] && args+=(--capture "$VGPRSCOPE_CAPTURE")
 [ "${VGPRSCOPE_STRICT:-false}" = "true" ] && args+=(--strict)
 sarif=${VGPRSCOPE_SARIF:-vgprscope.sarif}
+html=${VGPRSCOPE_HTML-vgprscope-report.html}
 out=${GITHUB_OUTPUT:-/dev/null}
 
 if [ -n "${VGPRSCOPE_DIFF_TRITON:-}" ]; then
@@ -30,6 +32,15 @@ if [ "$code" -le 2 ]; then
     echo "sarif=$sarif" >> "$out"
   else
     echo "::warning title=vgprscope::no SARIF written (exit $sarif_code)"
+  fi
+  if [ -n "$html" ]; then
+    "${cmd[@]}" --format html --output "$html" 2>/dev/null   # from the compile cache too
+    html_code=$?
+    if [ "$html_code" -le 2 ] && [ -s "$html" ]; then
+      echo "html=$html" >> "$out"
+    else
+      echo "::warning title=vgprscope::no HTML report written (exit $html_code)"
+    fi
   fi
   if [ -n "${VGPRSCOPE_DIFF_TRITON:-}" ] && [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then
     "${cmd[@]}" --format md >> "$GITHUB_STEP_SUMMARY" 2>/dev/null || true

@@ -144,3 +144,33 @@ def test_defaults_for_names_known_archs(variant):
     v = load_variants()[variant]
     for rule in v.defaults_for:
         assert set(rule.archs) <= set(ARCHS) | {"amd", "nvidia"}
+
+
+def test_a_defaults_for_rule_may_name_the_mask():
+    """``causal``: a rule for causal (or non-causal) attention only; where the mask is not given (a caller that
+    does not know it), such a rule does not apply. ws-regalloc takes its persistent scheduler so."""
+    from vgprscope.core.archs import get_arch
+
+    rule = DefaultsRule(values=(("num_stages", 4),), archs=("nvidia",), causal=True)
+    sm90 = get_arch("sm_90")
+    assert rule.applies(sm90, 128, True) and not rule.applies(sm90, 128, False) and not rule.applies(sm90, 128)
+    v = next(iter(load_variants().values()))
+    w = replace(v, defaults=(("block_m", 128), ("num_stages", 2)), defaults_for=(rule,))
+    assert [w.defaults_on(sm90, 128, c)["num_stages"] for c in (False, True, None)] == [2, 4, 2]
+    ws = load_variants()["ws-regalloc"]
+    assert [dict(resolve_config(ws, sm90, ConfigRequest(causal=c)).extra).get("persistent") for c in (False, True)] \
+        == [None, 1]
+
+
+def test_a_defaults_for_rule_with_a_mask_that_is_no_boolean_is_refused(tmp_path):
+    from pathlib import Path
+
+    from vgprscope.core.errors import UsageError
+
+    src = (Path(__file__).resolve().parents[2] / "kernels" / "baseline.py").read_text()
+    bad = src.replace('"name": "baseline"', '"name": "mask-rule"', 1).replace(
+        '"defaults_for": [', '"defaults_for": [{"causal": "yes", "set": {"num_stages": 1}}, ', 1)
+    assert bad != src
+    (tmp_path / "mask_rule.py").write_text(bad)
+    with pytest.raises(UsageError, match=r"\['causal'\] must be true or false; got 'yes'"):
+        load_variants(tmp_path)

@@ -66,17 +66,21 @@ def test_explain_gives_each_partition_its_setmaxnreg_registers(producer_regs):
 
 
 def test_sm_90_default_is_two_ping_ponging_consumer_partitions_at_240():
-    """sm_90's default (FA3's ping-pong, measured faster on the GPU: reports/ws-regalloc-h100.md): the kernel's
+    """sm_90's default (FA3's ping-pong, measured faster on the GPU: reports/ws-regalloc-h200.md): the kernel's
     4 warps are consumer 0, a worker of 4 warps asking for 240 registers consumer 1, the producer's warp 24
-    registers; a 3-slot K/V ring up to D128, 2 slots at D64 and beyond D128."""
+    registers; a 3-slot K/V ring up to D128, the persistent scheduler for causal D65-D128; FA3's 192-row tile
+    at D64 (three consumer warp groups at 160 registers, 64-key blocks, 8 slots); 2 slots beyond D128."""
     from vgprscope.attention.config import ConfigRequest
     from vgprscope.attention.variants import get_variant, resolve_config
     from vgprscope.core.archs import ARCHS
 
     v = get_variant("ws-regalloc")
-    at = {d: resolve_config(v, ARCHS["sm_90"], ConfigRequest(head_dim=d)) for d in (64, 128, 256)}
-    assert [(c.num_warps, c.num_stages, c.block_n, dict(c.extra)) for c in at.values()] == [
-        (4, 2, 128, {"pingpong": 1}), (4, 3, 128, {"pingpong": 1}), (4, 2, 64, {"pingpong": 1})]
+    at = {(d, c): resolve_config(v, ARCHS["sm_90"], ConfigRequest(head_dim=d, causal=c))
+          for d in (64, 128, 256) for c in (False, True)}
+    assert [(c.block_m, c.num_warps, c.num_stages, c.block_n, dict(c.extra)) for c in at.values()] == [
+        (192, 4, 8, 64, {"pingpong": 1}), (192, 4, 8, 64, {"pingpong": 1}),
+        (128, 4, 3, 128, {"pingpong": 1}), (128, 4, 3, 128, {"persistent": 1, "pingpong": 1}),
+        (128, 4, 2, 64, {"pingpong": 1}), (128, 4, 2, 64, {"pingpong": 1})]
     # the other archs keep the config every refusal row was saved with
     other = resolve_config(v, ARCHS["sm_80"], ConfigRequest())
     assert (other.num_warps, other.num_stages, other.extra) == (8, 2, ())
@@ -84,6 +88,16 @@ def test_sm_90_default_is_two_ping_ponging_consumer_partitions_at_240():
     assert e.error is None and e.spills == ()
     assert [(p.name, p.num_warps, p.requested_registers, p.given_registers) for p in e.partitions] == [
         ("default", 4, None, 240), ("partition0", 4, 240, 240), ("partition1", 1, 24, 24)]
+
+
+def test_sm_90_d64_default_is_three_consumer_warp_groups_at_160():
+    """192 query rows: consumer 0 (the kernel's 4 warps) takes what the others leave (168), two workers of 4
+    warps 160 each, the producer 24: the 64K-register file over 16 warps; spill-free at 64-key blocks."""
+    (e,) = vgprscope.explain(variant="ws-regalloc", arch="sm_90", head_dim=64, causal=True, jobs=1).explanations
+    assert e.error is None and e.spills == () and e.config.startswith("192x64 d64")
+    assert [(p.name, p.num_warps, p.requested_registers, p.given_registers) for p in e.partitions] == [
+        ("default", 4, None, 168), ("partition0", 4, 160, 160), ("partition1", 4, 160, 160),
+        ("partition2", 1, 24, 24)]
 
 
 def test_every_arch_but_sm_90_says_why():
@@ -111,10 +125,16 @@ def test_compare_puts_it_beside_the_other_strategies_with_its_traffic():
 
 
 def test_compiles_under_the_gpu_machines_triton_3_6(release36):
-    """3.6 names TMA's load async_copy_global_to_shared, 3.9 async_load: the kernel takes either."""
-    (row,) = vgprscope.analyze(variant="ws-regalloc", arch="sm_90", causal=True, dtype="bf16", triton="3.6.0",
-                               jobs=1).records
-    assert row.triton_version == "3.6.0" and row.status == "ok" and row.usage.spills == 0
+    """3.6 names TMA's load async_copy_global_to_shared, 3.9 async_load: the kernel takes either. Causal D128's
+    default (the persistent scheduler) spills 4 B per thread outside the K/V loop under 3.6 (per tile);
+    non-causal and D64 none."""
+    rows = [r for causal in (False, True)
+            for r in vgprscope.analyze(variant="ws-regalloc", arch="sm_90", causal=causal, head_dim=[64, 128],
+                                       dtype="bf16", triton="3.6.0", jobs=1).records]
+    spills = {(r.config.head_dim, r.config.causal): (r.usage.spill_store_bytes, r.usage.spill_load_bytes,
+                                                     r.usage.loop_spill_bytes) for r in rows}
+    assert {(r.triton_version, r.status) for r in rows} == {("3.6.0", "ok")}
+    assert spills == {(64, False): (0, 0, 0), (64, True): (0, 0, 0), (128, False): (0, 0, 0), (128, True): (4, 4, 0)}
 
 
 def test_under_the_interpreter_it_says_gluon_needs_a_gpu():

@@ -21,13 +21,14 @@ from tests.report.test_sarif import HEAVY, KERNEL, baselined_project, validate
 
 ACTION = ROOT / "action.yml"
 GATE = ROOT / ".github" / "action" / "gate.sh"
+SUMMARY = ROOT / ".github" / "action" / "summary.sh"
 
 
 def test_the_action_is_composite_and_each_step_uses_its_own_inputs_and_scripts():
     action = yaml.safe_load(ACTION.read_text())
     assert action["runs"]["using"] == "composite"
     inputs = set(action["inputs"])
-    assert {"triton-version", "archs", "capture", "baseline", "strict", "diff-triton", "sarif"} <= inputs
+    assert {"triton-version", "archs", "capture", "baseline", "strict", "diff-triton", "sarif", "html"} <= inputs
     text = ACTION.read_text()
     assert set(re.findall(r"inputs\.([a-z-]+)", text)) <= inputs
     for step in action["runs"]["steps"]:
@@ -35,6 +36,11 @@ def test_the_action_is_composite_and_each_step_uses_its_own_inputs_and_scripts()
             assert (ROOT / script).is_file(), script
     uses = {s.get("uses", "").split("@")[0] for s in action["runs"]["steps"]}
     assert "github/codeql-action/upload-sarif" in uses and "actions/setup-python" in uses
+    # the HTML report: uploaded as the job's artifact, its URL linked from the job summary by summary.sh
+    upload = next(s for s in action["runs"]["steps"] if s.get("uses", "").startswith("actions/upload-artifact"))
+    assert upload["with"]["path"] == "${{ steps.gate.outputs.html }}"
+    link = next(s for s in action["runs"]["steps"] if "summary.sh" in s.get("run", ""))
+    assert link["env"]["VGPRSCOPE_HTML_URL"] == f"${{{{ steps.{upload['id']}.outputs.artifact-url }}}}"
 
 
 @pytest.fixture(scope="module")
@@ -79,3 +85,27 @@ def test_a_regression_fails_with_summary_annotations_and_sarif_results(repositor
     errors = [r for r in log["runs"][0]["results"] if r["level"] == "error"]
     assert errors and errors[0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "ops.py"
     assert "worse" in summary.read_text()
+
+
+def test_the_html_report_is_written_for_the_upload_and_linked_from_the_summary(repository, tmp_path):
+    """gate.sh writes the HTML report beside the SARIF (from the compile cache) and names it in its outputs
+    for the upload step; summary.sh puts the uploaded artifact's link in the job summary."""
+    from browser_helpers import remote_references, validate_html
+
+    done, outputs, summary = run_gate(repository, tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    page = repository / outputs["html"]
+    assert outputs["html"] == "vgprscope-report.html"
+    text = page.read_text()
+    validate_html(text)
+    assert remote_references(text) == []
+    assert 'class="verdict pass"' in text and "vgprscope check passed" in text
+    url = "https://github.com/org/repo/actions/runs/1/artifacts/2"
+    env = {**os.environ, "GITHUB_STEP_SUMMARY": str(summary), "VGPRSCOPE_HTML": outputs["html"],
+           "VGPRSCOPE_HTML_URL": url}
+    linked = subprocess.run([shutil.which("bash") or "bash", str(SUMMARY)], cwd=repository, env=env,
+                            capture_output=True, text=True, timeout=60)
+    assert linked.returncode == 0, linked.stderr
+    said = summary.read_text()
+    assert "vgprscope check" in said  # the gate's own summary first, then the link under it
+    assert f"[HTML report with charts]({url})" in said

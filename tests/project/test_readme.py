@@ -1,4 +1,7 @@
-"""The README's `$ vgprscope ...` examples run, as written, and succeed."""
+"""The README's `$ vgprscope ...` examples and its Python example run, as written, and succeed; and the site's
+pages whose examples say more than "it ran" (docs/reference/python.md, docs/tasks/gluon.md,
+docs/tasks/pytest-plugin.md: tests/project/test_docs_site.py runs every other example) are checked here for what
+they print."""
 
 from __future__ import annotations
 
@@ -11,7 +14,9 @@ from typer.testing import CliRunner
 
 from vgprscope.cli.app import _register, app
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+ROOT = Path(__file__).resolve().parents[2]
+README = ROOT / "README.md"
+DOCS = ROOT / "docs"
 EXAMPLES = re.findall(r"^\$ (vgprscope .+)$", README.read_text(), re.M)
 _register()
 
@@ -21,19 +26,21 @@ def test_readme_has_examples():
 
 
 @pytest.mark.parametrize("line", EXAMPLES)
-def test_readme_example_runs(line):
+def test_readme_example_runs(line, tmp_path, monkeypatch):
     argv = shlex.split(line)[1:]
     if argv and argv[0] == "bench":
         pytest.skip("needs a GPU")
+    monkeypatch.chdir(tmp_path)  # a file an example writes (-o report.html) lands here
     res = CliRunner().invoke(app, argv)
     assert res.exit_code == 0, f"{line}\n{res.output}"
     assert res.stdout.strip()
 
 
-# ---- "From Python": every example of the section runs, as written, as a script of its own ----------------
+# ---- the Python API page: every example runs, as written, as a script of its own ---------------------------
 
-SECTION = README.read_text().split("\n## From Python\n", 1)[1].split("\n## ", 1)[0]
+SECTION = (DOCS / "reference" / "python.md").read_text().split("\n## The calls\n", 1)[0]
 PYTHON_EXAMPLES = re.findall(r"^```python\n(.*?)^```$", SECTION, re.M | re.S)
+README_PYTHON = re.findall(r"^```python\n(.*?)^```$", README.read_text(), re.M | re.S)
 
 
 def test_from_python_has_examples():
@@ -42,7 +49,8 @@ def test_from_python_has_examples():
     assert any("vgprscope.capture()" in ex for ex in PYTHON_EXAMPLES)
 
 
-@pytest.mark.parametrize("example", PYTHON_EXAMPLES, ids=lambda ex: ex.splitlines()[0][:40])
+@pytest.mark.parametrize("example", list(dict.fromkeys(PYTHON_EXAMPLES + README_PYTHON)),
+                         ids=lambda ex: ex.splitlines()[0][:40])
 def test_from_python_example_runs(example, tmp_path):
     """GPU-free, in a user's environment: no TRITON_INTERPRET unless the example sets it, the repository
     only as the installed package."""
@@ -61,9 +69,9 @@ def test_from_python_example_runs(example, tmp_path):
     assert "error" not in out.lower(), out
 
 
-# ---- "Gluon": its example runs as a script of its own ------------------------------------------------------
+# ---- the Gluon page: its example runs as a script of its own -----------------------------------------------
 
-GLUON_SECTION = README.read_text().split("\n## Gluon\n", 1)[1].split("\n## ", 1)[0]
+GLUON_SECTION = (DOCS / "tasks" / "gluon.md").read_text()
 GLUON_EXAMPLES = re.findall(r"^```python\n(.*?)^```$", GLUON_SECTION, re.M | re.S)
 
 
@@ -92,9 +100,9 @@ def test_gluon_example_runs_and_names_the_warp_size(tmp_path):
     assert "[1] the kernel's layouts are written for 32-thread warps; gfx942 runs 64-thread warps" in out, out
 
 
-# ---- "Budgets in your test suite": the example is a test file a user's pytest runs ------------------------
+# ---- the pytest plugin page: the example is a test file a user's pytest runs -------------------------------
 
-PLUGIN_SECTION = README.read_text().split("\n## Budgets in your test suite (pytest plugin)\n", 1)[1].split("\n## ", 1)[0]
+PLUGIN_SECTION = (DOCS / "tasks" / "pytest-plugin.md").read_text()
 
 
 def test_the_pytest_plugin_example_runs_as_a_users_test_file(tmp_path):

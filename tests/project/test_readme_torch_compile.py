@@ -1,4 +1,4 @@
-"""The README's "torch.compile" section: its CI recipe runs, as written, on the committed capture of a
+"""The torch.compile page of the site (docs/tasks/torch-compile.md): its CI recipe runs, as written, on the committed capture of a
 torch.compile'd block (the capture a GPU run would have committed) and on the Inductor cache directory the
 same run left on the H100, GPU-free and without torch in the commands' path."""
 
@@ -17,8 +17,7 @@ from typer.testing import CliRunner
 from vgprscope.cli.app import _register, app
 
 ROOT = Path(__file__).resolve().parents[2]
-README = ROOT / "README.md"
-SECTION = README.read_text().split("\n## torch.compile\n", 1)[1].split("\n## ", 1)[0]
+SECTION = (ROOT / "docs" / "tasks" / "torch-compile.md").read_text()
 COMMANDS = [line for block in re.findall(r"^```console\n(.*?)^```$", SECTION, re.M | re.S)
             for line in block.splitlines() if line.startswith("vgprscope ")]
 _register()

@@ -57,7 +57,7 @@ def test_no_report_names_a_script_that_is_gone():
     """Every script of scripts/ or .ci/ a report or the README names exists (one kept in git's history is
     named with its commit: `git show SHA:scripts/...`)."""
     named = set()
-    for f in [*REPORTS.glob("*.md"), ROOT / "README.md"]:
+    for f in [*REPORTS.glob("*.md"), ROOT / "README.md", *(ROOT / "docs").rglob("*.md")]:
         named |= {(f.name, m) for m in re.findall(r"(?<![0-9a-f]:)(?:scripts|\.ci)/[\w/]+\.(?:py|sh)", f.read_text())}
     missing = sorted((f, m) for f, m in named if not (ROOT / m).exists())
     assert missing == []

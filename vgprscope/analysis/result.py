@@ -11,6 +11,7 @@ notebook shows (``NotebookDisplay``).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.records import Record
@@ -56,6 +57,34 @@ def _counts(records: Sequence[Record]) -> str:
     failed = sum(not r.ok for r in records)
     archs = ", ".join(dict.fromkeys(r.arch for r in records)) or "none"
     return f"{_n(len(records), 'record')} ({len(records) - failed} ok, {failed} failed; archs: {archs})"
+
+
+def html_out(text: str, path: str | Path | None) -> str:
+    """A result's HTML report, written to ``path`` (atomically) where given; the text either way."""
+    if path is not None:
+        from ..core.fsutil import atomic_write
+
+        atomic_write(Path(path), text)
+    return text
+
+
+def python_command(call: str) -> str:
+    """What made a report from Python (the library does not know its caller's arguments)."""
+    return f"vgprscope.{call}(...) from Python"
+
+
+def source_url(machine: Machine, url_template: str | None = None) -> tuple[str, str]:
+    """(the repository URL template, the commit) an HTML report links kernels' files with: ``url_template``,
+    else ``source_url`` of the nearest ``[tool.vgprscope]`` ("" where none or unreadable)."""
+    if url_template is None:
+        from ..core.errors import VgprscopeError
+        from ..gate.config import source_url_of
+
+        try:
+            url_template = source_url_of()
+        except VgprscopeError:  # an unreadable pyproject: the report links the files themselves
+            url_template = ""
+    return url_template, machine.project.rpartition(" ")[2] if machine.project else ""
 
 
 class NotebookDisplay:

@@ -54,7 +54,7 @@ def config_for_tensors(variant, q, k, causal: bool, overrides: dict[str, Any]) -
     if arch is not None:  # the variant's defaults for this arch and head dim (VARIANT['defaults_for'])
         from ..core.archs import get_arch
 
-        base = variant.defaults_on(get_arch(arch), d)
+        base = variant.defaults_on(get_arch(arch), d, causal)
     else:
         base = {name: variant.default(name, vendor) for name, _ in variant.defaults}
     base |= shape_defaults(variant, vendor, arch, shape, d)

@@ -12,9 +12,9 @@ A variant's own default config is data in that literal, resolved per arch and he
 
 ``defaults`` holds a value per name, or a dict of values per vendor (``amd`` / ``nvidia``).
 ``defaults_for`` refines them where a default would not fit an arch: each entry sets the values of its
-``set`` where both of its conditions hold: ``arch`` (arch or vendor names; absent: every arch) and
-``head_dim`` (an inclusive ``[lo, hi]`` range of the requested head dim; absent: every head dim). Later
-entries win. Above them: the shape's defaults (``vgprscope.attention.tuning``), and above all what the user
+``set`` where all of its conditions hold: ``arch`` (arch or vendor names; absent: every arch), ``head_dim``
+(an inclusive ``[lo, hi]`` range of the requested head dim; absent: every head dim) and ``causal`` (true or
+false: only for causal, or only for non-causal attention; absent: both). Later entries win. Above them: the shape's defaults (``vgprscope.attention.tuning``), and above all what the user
 asks for.
 
 The rest of what is known about a variant is in the same literal, so that a new variant is one file:
@@ -45,14 +45,18 @@ from .tuning import TILINGS, shape_defaults, stages_refusal
 
 @dataclass(frozen=True)
 class DefaultsRule:
-    """One ``defaults_for`` entry: values that replace the defaults on some archs and head dims."""
+    """One ``defaults_for`` entry: values that replace the defaults on some archs, head dims and masks."""
 
     values: tuple[tuple[str, Any], ...]
     archs: tuple[str, ...] = ()  # arch or vendor names; () = every arch
     head_dims: tuple[int, int] | None = None  # inclusive; None = every head dim
+    causal: bool | None = None  # True: causal attention only, False: non-causal only; None = both
 
-    def applies(self, arch: Arch, head_dim: int) -> bool:
+    def applies(self, arch: Arch, head_dim: int, causal: bool | None = None) -> bool:
+        """Whether the entry holds; a rule for one mask does not apply where the mask is not given."""
         if self.archs and arch.name not in self.archs and arch.vendor.value not in self.archs:
+            return False
+        if self.causal is not None and causal is not self.causal:
             return False
         return self.head_dims is None or self.head_dims[0] <= head_dim <= self.head_dims[1]
 
@@ -97,12 +101,12 @@ class Variant:
             return value.get(vendor.value)
         return value
 
-    def defaults_on(self, arch: Arch, head_dim: int) -> dict[str, Any]:
-        """Every default of this variant for ``arch`` at ``head_dim``: ``defaults`` for the arch's vendor,
-        then each ``defaults_for`` entry that applies, in order."""
+    def defaults_on(self, arch: Arch, head_dim: int, causal: bool | None = None) -> dict[str, Any]:
+        """Every default of this variant for ``arch`` at ``head_dim`` (and ``causal``, where given):
+        ``defaults`` for the arch's vendor, then each ``defaults_for`` entry that applies, in order."""
         out = {name: self.default(name, arch.vendor) for name, _ in self.defaults}
         for rule in self.defaults_for:
-            if rule.applies(arch, head_dim):
+            if rule.applies(arch, head_dim, causal):
                 out |= dict(rule.values)
         return out
 
@@ -128,7 +132,7 @@ def _literal_variant(file: Path) -> dict[str, Any] | None:
 
 _REQUIRED = ("name", "strategy", "seed", "trades", "defaults", "kernels")
 _VENDORS = tuple(v.value for v in Vendor)
-_RULE_KEYS = {"arch", "head_dim", "set"}
+_RULE_KEYS = {"arch", "head_dim", "causal", "set"}
 _KNOWN = {*_REQUIRED, "order", "knobs", "caps", "defaults_for", "traffic", "live_state", "tiling", "tolerance",
           "interpreter", "frontier_knob", "archs"}
 
@@ -158,7 +162,8 @@ def _check_declaration(file: Path, decl: dict[str, Any]) -> None:
     for i, rule in enumerate(rules):
         where = f"{file}: VARIANT['defaults_for'][{i}]"
         if not isinstance(rule, dict) or not isinstance(rule.get("set"), dict) or set(rule) - _RULE_KEYS:
-            raise UsageError(f"{where} must be a dict with 'set' (name: value) and optional 'arch', 'head_dim'")
+            raise UsageError(f"{where} must be a dict with 'set' (name: value) and optional 'arch', 'head_dim', "
+                             "'causal'")
         names = rule.get("arch", [])
         if not isinstance(names, list) or not all(isinstance(n, str) and n in known for n in names):
             raise UsageError(f"{where}['arch'] must list arch or vendor names; valid: {', '.join(known)}")
@@ -166,6 +171,8 @@ def _check_declaration(file: Path, decl: dict[str, Any]) -> None:
         if hd is not None and not (isinstance(hd, list) and len(hd) == 2 and all(isinstance(x, int) for x in hd)
                                    and hd[0] <= hd[1]):
             raise UsageError(f"{where}['head_dim'] must be an inclusive range [lo, hi] of integers")
+        if "causal" in rule and not isinstance(rule["causal"], bool):
+            raise UsageError(f"{where}['causal'] must be true or false; got {rule['causal']!r}")
     fk = decl.get("frontier_knob")
     if fk is not None and not (isinstance(fk, dict) and fk.get("name") in decl.get("knobs", ())
                                and _frontier_values(fk)):
@@ -190,7 +197,8 @@ def _frontier_values(fk: dict[str, Any]) -> tuple[int, ...]:
 
 def _rules(decl: dict[str, Any]) -> tuple[DefaultsRule, ...]:
     return tuple(DefaultsRule(values=tuple(sorted(r["set"].items())), archs=tuple(r.get("arch", ())),
-                              head_dims=tuple(r["head_dim"]) if r.get("head_dim") else None)
+                              head_dims=tuple(r["head_dim"]) if r.get("head_dim") else None,
+                              causal=r.get("causal"))
                  for r in decl.get("defaults_for", []))
 
 
@@ -263,7 +271,7 @@ def resolve_config(variant: Variant, arch: Arch, req: ConfigRequest) -> Attentio
     caps = dict(variant.caps)
     # the shape's and arch's defaults (decode tiles, per-arch prefill tiles) come before the variant's own
     tuned = shape_defaults(variant, arch.vendor, arch.name, req.shape, req.head_dim)
-    defaults = variant.defaults_on(arch, req.head_dim)
+    defaults = variant.defaults_on(arch, req.head_dim, req.causal)
 
     def pick(name: str) -> Any:
         asked = getattr(req, name)

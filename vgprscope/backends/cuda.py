@@ -20,7 +20,7 @@ from ..core.archs import ARCHS, Arch, NvidiaArch, Vendor, arch_for_device
 from ..core.job import Target
 from ..core.errors import UsageError
 from ..core.occupancy.common import DEFAULT_THREADS, LadderStep
-from ..core.occupancy.ladder import check_warps, nvidia_ladder
+from ..core.occupancy.ladder import check_warps, nvidia_ladder, nvidia_memory_ladder
 from ..core.occupancy.nvidia import nvidia_occupancy
 from ..core.records import NvidiaUsage, Occupancy
 from .base import Calculation, Facts, KnobLevel, Metric, UsageFigures, require_outputs, threads_reason
@@ -149,8 +149,8 @@ class CudaBackend:
                   waves_per_eu: int | None = None) -> Occupancy:
         return nvidia_occupancy(arch, usage.regs, usage.shared_bytes, check_warps(num_warps, arch.wave_size))
 
-    def ladder(self, arch: NvidiaArch, size: int | None = None) -> list[LadderStep]:
-        return nvidia_ladder(arch, size)
+    def ladder(self, arch: NvidiaArch, size: int | None = None, *, memory: bool = False) -> list[LadderStep]:
+        return nvidia_memory_ladder(arch, size) if memory else nvidia_ladder(arch, size)
 
     def levels(self, arch: NvidiaArch, num_warps: int) -> list[KnobLevel]:
         # maxnreg at the top register count of every blocks-per-SM step of the launch's block size

@@ -17,7 +17,7 @@ from ..core.job import Target
 from ..core.errors import UsageError
 from ..core.occupancy.amd import amd_occupancy, total_vgprs
 from ..core.occupancy.common import LadderStep
-from ..core.occupancy.ladder import amd_ladder, check_warps
+from ..core.occupancy.ladder import amd_ladder, amd_memory_ladder, check_warps
 from ..core.records import AmdUsage, Occupancy
 from .base import Calculation, Facts, KnobLevel, Metric, UsageFigures, require_outputs, threads_reason
 from .loops import LOOP_METRICS, loop_values, with_loop
@@ -123,8 +123,8 @@ class HipBackend:
             llvm_max_workgroup=usage.max_flat_workgroup_size, waves_per_eu=waves_per_eu,
         )
 
-    def ladder(self, arch: AmdArch, size: int | None = None) -> list[LadderStep]:
-        return amd_ladder(arch, size)
+    def ladder(self, arch: AmdArch, size: int | None = None, *, memory: bool = False) -> list[LadderStep]:
+        return amd_memory_ladder(arch, size) if memory else amd_ladder(arch, size)
 
     def levels(self, arch: AmdArch, num_warps: int) -> list[KnobLevel]:
         # registers alone: the waves_per_eu budget is per SIMD, whatever the workgroup size

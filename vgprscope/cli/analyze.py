@@ -22,6 +22,11 @@ def render(records, fmt: Format, command: str, title: str | None = None, wide: b
         return records_view.to_csv(records)
     if fmt is Format.md:
         return records_view.to_markdown(records, machine, title=title, refused=refused)
+    if fmt is Format.html:
+        from .common import command_line
+
+        return records_view.to_html(records, machine, command_line(), title=title or f"vgprscope {command}",
+                                    refused=refused)
     naming = records_view.SCAN if by_kernel else records_view.ANALYZE
     return records_view.table_text(records, machine, title=title, wide=wide, naming=naming, refused=refused)
 
@@ -47,12 +52,14 @@ def summarize_failures(records, refused=()) -> int:
 def history_output(result, fmt: Format, out: Output, plot_path) -> None:
     """Several toolchains: each kernel's resources release by release (oldest first)."""
     from ..analysis.history import view as history_view
+    from .common import command_line
 
     rows = result.history()
     text = {Format.table: lambda: history_view.to_table(rows, result.machine, wide=out.wide),
             Format.json: lambda: history_view.to_json(rows, result.machine),
             Format.csv: lambda: history_view.to_csv(rows),
-            Format.md: lambda: history_view.to_markdown(rows, result.machine)}[fmt]()
+            Format.md: lambda: history_view.to_markdown(rows, result.machine),
+            Format.html: lambda: result.to_html(command=command_line())}[fmt]()
     emit(text, out.output)
     if plot_path is not None:
         err(f"wrote {history_view.plot(rows, plot_path)}")

@@ -16,7 +16,7 @@ from pathlib import Path
 import typer
 
 from ..core.errors import VgprscopeError
-from .common import ReflowedHelp, emit, err, handles_errors
+from .common import ReflowedHelp, command_line, emit, err, handles_errors
 from .options import (
     AllowMissingOpt, AllowVersionChangeOpt, BaselineOpt, Compiles, ConfigOpt, FailOnChangeOpt, GateFormat,
     GateFormatOpt, Kernels, Output, RuleOpt, StrictOpt, Toolchains, bundled,
@@ -130,6 +130,7 @@ def _report(checked, fmt: GateFormat, out: Output, code: int) -> None:
         GateFormat.json: lambda: report.to_json(result, machine.as_dict(), where, exit_code=code),
         GateFormat.benchmark_json: lambda: report.to_benchmark_json(entries),
         GateFormat.sarif: checked.to_sarif,
+        GateFormat.html: lambda: checked.to_html(command=command_line()),
     }
     emit(render[fmt](), output)
     if fmt not in FOR_PEOPLE:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from .common import emit, err, handles_errors
+from .common import command_line, emit, err, handles_errors
 from .options import (
     BenchOpt, Compiles, Format, FormatOpt, FrontierOpt, Grid, Kernels, Large, Output, ShapeOpt, SortOpt,
     StrategiesOpt, Toolchains, bundled,
@@ -47,6 +47,7 @@ def compare(*, strategies: StrategiesOpt = None, kernels: Kernels, grid: Grid, s
         Format.md: lambda: result.markdown("vgprscope compare"),
         Format.json: result.to_json,
         Format.csv: result.to_csv,
+        Format.html: lambda: result.to_html(command=command_line()),
     }
     emit(renderers[format](), out.output)
     if code:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import typer
 
-from .common import ReflowedHelp, emit, err, handles_errors
+from .common import ReflowedHelp, command_line, emit, err, handles_errors
 from .options import Compiles, DiffFormat, DiffFormatOpt, Grid, Kernels, Output, ReleaseArg, Rules, SchedulerOpt, Toolchains, bundled
 
 
@@ -26,7 +26,8 @@ def diff(*, tc: Toolchains, kernels: Kernels, grid: Grid, rules: Rules, format: 
                           fail_on_change=rules.fail_on_change, strict=rules.strict, **run.library(), scheduler=scheduler,
                           on_progress=progress)
     render = {DiffFormat.table: lambda: result.table(wide=out.wide), DiffFormat.md: result.markdown,
-              DiffFormat.json: result.to_json, DiffFormat.csv: result.to_csv, DiffFormat.sarif: result.to_sarif}
+              DiffFormat.json: result.to_json, DiffFormat.csv: result.to_csv, DiffFormat.sarif: result.to_sarif,
+              DiffFormat.html: lambda: result.to_html(command=command_line())}
     emit(render[format](), out.output)
     if format is not DiffFormat.table or out.output is not None:  # the table ends with it already
         err(result.summary())

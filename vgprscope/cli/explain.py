@@ -33,6 +33,7 @@ def explain(*, kernels: Kernels, grid: Grid, format: ExplainFormatOpt = ExplainF
         ExplainFormat.md: lambda: result.markdown("vgprscope explain", command_line()),
         ExplainFormat.json: result.to_json,
         ExplainFormat.sarif: result.to_sarif,
+        ExplainFormat.html: lambda: result.to_html(command=command_line()),
     }
     emit(renderers[format](), out.output)
     if explanations and len(failed) == len(explanations):

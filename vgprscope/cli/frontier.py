@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from .common import emit, err, handles_errors
+from .common import command_line, emit, err, handles_errors
 from .options import (
     Compiles, Format, FormatOpt, FrontierGrid, Kernels, Large, Output, SortOpt, StrategiesOpt, Toolchains, bundled,
 )
@@ -37,6 +37,7 @@ def frontier(*, strategies: StrategiesOpt = None, kernels: Kernels, grid: Fronti
         Format.md: result.markdown,
         Format.json: result.to_json,
         Format.csv: result.to_csv,
+        Format.html: lambda: result.to_html(command=command_line()),
     }
     emit(renderers[format](), out.output)
     if total and failed == total:

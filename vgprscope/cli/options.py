@@ -122,12 +122,14 @@ class Format(str, Enum):
     json = "json"
     csv = "csv"
     md = "md"
+    html = "html"  # one self-contained page with charts (write it with -o report.html)
 
 
 class ExplainFormat(str, Enum):
     table = "table"
     json = "json"
     md = "md"
+    html = "html"
     sarif = "sarif"  # SARIF 2.1.0 for code scanning: a result per spill site, at its source line
 
 
@@ -136,12 +138,14 @@ class DiffFormat(str, Enum):
     json = "json"
     csv = "csv"
     md = "md"
+    html = "html"
     sarif = "sarif"  # SARIF 2.1.0 for code scanning: a result per regression, at the kernel's line
 
 
 class GateFormat(str, Enum):
     table = "table"
     md = "md"
+    html = "html"
     json = "json"
     benchmark_json = "benchmark-json"  # github-action-benchmark's customSmallerIsBetter
     sarif = "sarif"  # SARIF 2.1.0 for code scanning: a result per regression, at the kernel's line

@@ -17,6 +17,7 @@ capture = "vgprscope-capture.json"     # optional: your own kernels as `vgprscop
 configs = [{}, {block_m = 64}]        # the variants' config requests; {} = each variant's defaults
 allow_missing = ["old_kernel/*"]       # optional: missing baseline entries that do not fail (true: all)
 strict = false                         # optional: true gives every count tolerance 0 (as --strict)
+source_url = "https://github.com/ORG/REPO/blob/{commit}/{path}#L{line}"   # optional: HTML reports link there
 
 [tool.vgprscope.rules]
 registers = "+4"                       # vgpr_total on AMD, regs on NVIDIA
@@ -49,7 +50,7 @@ else:  # pragma: no cover - Python 3.10
         tomllib = None
 
 PYPROJECT = "pyproject.toml"
-_KEYS = ("baseline", "variants", "archs", "configs", "rules", "allow_missing", "strict")
+_KEYS = ("baseline", "variants", "archs", "configs", "rules", "allow_missing", "strict", "source_url")
 
 
 def _keys(sources: Sequence[str]) -> tuple[str, ...]:
@@ -84,6 +85,8 @@ class GateConfig:
     # fnmatch patterns over entry keys (label/kernel/arch/slot): a missing entry matching one does not fail
     allow_missing: tuple[str, ...] = ()
     source: Path | None = field(default=None, compare=False)  # the file it was read from
+    # where the HTML report links a kernel's file and line: {path}, {line}, {commit} filled in ("": the file)
+    source_url: str = ""
 
     @property
     def where(self) -> str:
@@ -206,7 +209,25 @@ def _from_table(section: Mapping[str, Any], path: Path, sources: Sequence[str]) 
     if not isinstance(strict, bool):
         raise UsageError(f"{where}: strict must be true or false; got {strict!r}")
     return GateConfig(s, baseline, RuleSet(_rules(section.get("rules", {}), where), strict),
-                      _allow_missing(section.get("allow_missing", False), where), path)
+                      _allow_missing(section.get("allow_missing", False), where), path,
+                      _source_url(section.get("source_url", ""), where))
+
+
+def _source_url(value: Any, where: str) -> str:
+    """A URL template with ``{path}`` (and optionally ``{line}``, ``{commit}``): nothing else in braces."""
+    import string
+
+    if not isinstance(value, str):
+        raise UsageError(f"{where}: source_url must be a string like "
+                         "\"https://github.com/ORG/REPO/blob/{{commit}}/{{path}}#L{{line}}\"; got {value!r}")
+    try:
+        names = {f for _, f, _, _ in string.Formatter().parse(value) if f is not None}
+    except ValueError as exc:
+        raise UsageError(f"{where}: source_url {value!r} is not a template: {exc}") from None
+    if value and ("path" not in names or names - {"path", "line", "commit"}):
+        raise UsageError(f"{where}: source_url must name {{path}} and may name {{line}} and {{commit}}, nothing "
+                         f"else; got {value!r}")
+    return value
 
 
 def _names(value: Any, key: str, where: str) -> list[str]:
@@ -240,3 +261,16 @@ def _rules(table: Any, where: str) -> tuple[Rule, ...]:
             raise UsageError(f"{where}: rule key {target!r} is not allowed; allowed: METRIC or \"VARIANT:METRIC\"")
         out.append(parse_tolerance(parts[-1], spec, parts[0] if len(parts) == 2 else None))
     return tuple(out)
+
+
+def source_url_of(config_file: Path | None = None, cwd: Path | None = None) -> str:
+    """``source_url`` of ``config_file`` or the nearest pyproject.toml's ``[tool.vgprscope]`` ("" where none):
+    the one key an HTML report reads, whatever else the table holds."""
+    path = Path(config_file) if config_file is not None else find_pyproject(Path(cwd or Path.cwd()).resolve())
+    if path is None:
+        return ""
+    table = _read_toml(path)
+    section = table.get("tool", {}).get("vgprscope", {}) if isinstance(table.get("tool"), dict) else table
+    if not isinstance(section, dict):
+        return ""
+    return _source_url(section.get("source_url", ""), str(path))

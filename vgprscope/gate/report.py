@@ -528,3 +528,4 @@ def workflow_annotations(result: GateResult, files: dict[str, str] | None = None
             out.append(annotation("warning", f"vgprscope: {d.state.value} baseline entry", f"{where}: {details(d)}",
                                   files.get(e.variant)))
     return out
+

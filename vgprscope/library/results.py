@@ -131,6 +131,26 @@ class CheckResult(NotebookDisplay):
 
         return report.to_markdown(self.result, self.machine.line(), self.baseline)
 
+    def to_html(self, path: str | Path | None = None, command: str | None = None,
+                url_template: str | None = None) -> str:
+        """The HTML report (``--format html``): one self-contained page with charts drawn from these verdicts;
+        written to ``path`` (atomically) where given; the page's text either way. ``command``: what the page
+        says made it (default: this call from Python)."""
+        from ..analysis.result import html_out, python_command, source_url
+        from ..gate import html as gate_html
+        from ..report.page import versions_of
+
+        given = url_template if url_template is not None else (self.config.source_url if self.config else None)
+        url, commit = source_url(self.machine, given)
+        records = [gate_html.entry_record(e) for e in self.entries]
+        versions = [f"Triton {self.result.current_triton}", *(v for v in versions_of(records)
+                                                              if not v.startswith("Triton "))]
+        text = gate_html.to_html(self.result, self.machine, self.baseline, command="check",
+                              command_line=command or python_command("check"),
+                              locations=kernel_locations(self.config, self.result), url_template=url, commit=commit,
+                              exit_code=self.exit_code, versions=versions)
+        return html_out(text, path)
+
 
 @dataclass(frozen=True, repr=False)
 class BaselineSaveResult(NotebookDisplay):

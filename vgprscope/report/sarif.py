@@ -45,6 +45,11 @@ def _uri(path: Path, root: Path) -> str:
         return path.resolve().as_uri()
 
 
+def relative_uri(file: str, root: Path | None = None) -> str:
+    """``file`` relative to ``root`` (the working directory) where it lies inside it, else its file: URI."""
+    return _uri(Path(file), root or Path.cwd())
+
+
 def kernel_location(file: str | None, kernel: str, root: Path | None = None) -> Location | None:
     """The line of ``def <kernel>(`` in ``file`` (1 when the file has no such line), or None without a file."""
     if not file:

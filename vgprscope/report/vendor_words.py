@@ -36,6 +36,7 @@ class VendorWords:
     ladder_words: str  # the registers a ladder row counts ("VGPRs+AGPRs per wave")
     register_header: str  # the compare table's registers column
     memory_header: str  # the compare table's LDS / shared memory column
+    memory_axis: str  # a chart's axis of the LDS / shared memory a workgroup / block uses
     register_split: str  # the header of a column of a usage's register parts ("arch VGPR+AGPR"); "": none
     spill_artifact: str  # what the spill sites are read from, as a note names it when missing ("AMDGCN")
     # the registers with their two parts, where the second is not 0: "{0} ({1}v+{2}a)" (total, parts); "": none
@@ -117,6 +118,7 @@ _AMD_LEGEND = ("; -: the uncapped compile, as analyze does it; alloc: the VGPRs 
 AMD_WORDS = VendorWords(
     unit=AMD_UNIT, unit_short="w/SIMD", lane_word="lane", register_word="VGPRs",
     ladder_words="VGPRs+AGPRs per wave", register_header="VGPRs", memory_header="LDS B",
+    memory_axis="LDS bytes per workgroup",
     register_split="arch VGPR+AGPR", spill_artifact="AMDGCN",
     registers_parts="{0} ({1}v+{2}a)",  # the unified total occupancy sees, its arch VGPRs and AGPRs
     # registers spilled (VGPRs + SGPRs) and the spill instructions in a loop
@@ -137,6 +139,7 @@ AMD_WORDS = VendorWords(
 NVIDIA_WORDS = VendorWords(
     unit=NVIDIA_UNIT, unit_short="blk/SM", lane_word="thread", register_word="registers",
     ladder_words="registers per thread", register_header="regs", memory_header="smem B",
+    memory_axis="shared memory bytes per block",
     register_split="", spill_artifact="cubin",
     registers_parts="",
     spills_cell="{0}+{1} B",  # spill store + load bytes

@@ -49,11 +49,11 @@ def test_each_split_is_a_row_with_its_partitions_spills_and_stack(result):
         {"default": 240, "partition0": 24}, {"default": 200, "partition0": 104}, {"default": 168, "partition0": 168}]
     f = [lv.figures() for lv in kf.levels]
     assert [(x["spill_store_bytes"], x["spill_load_bytes"], x["scratch_bytes"]) for x in f] == [
-        (0, 0, 0), (0, 0, 0), (140, 140, 128)]
+        (0, 0, 0), (0, 0, 0), (144, 144, 128)]
     assert [lv.spill_free for lv in kf.levels] == [True, True, False]
     assert kf.spill_free_settings == (24, 104)
     assert summary(kf).startswith("spill-free at producer_regs 24-104 (default partition 240-200 registers); "
-                                 "168: 140 B of spill stores, 140 B of spill loads")
+                                 "168: 144 B of spill stores, 144 B of spill loads")
 
 
 def test_table_at_100_columns_keeps_each_split_on_one_line(result, monkeypatch):
@@ -63,7 +63,7 @@ def test_table_at_100_columns_keeps_each_split_on_one_line(result, monkeypatch):
     rows = [ln.split() for ln in text.splitlines() if re.match(r"\s+\d+\s+\d+\s+\d+\s+168\s", ln)]
     assert rows == [["24", "240", "24", "168", "0", "0", "yes", "1", "ok"],
                     ["104", "200", "104", "168", "0", "0", "yes", "1", "ok"],
-                    ["168", "168", "168", "168", "140+140", "128", "no", "1", "ok"]]
+                    ["168", "168", "168", "168", "144+144", "128", "no", "1", "ok"]]
     assert "spill-free at producer_regs 24-104" in " ".join(text.split())
     # the split's columns, not the occupancy levels' (maxnreg, level, budget)
     header = next(ln.split() for ln in text.splitlines() if ln.lstrip().startswith("producer_regs "))
@@ -74,7 +74,7 @@ def test_table_at_100_columns_keeps_each_split_on_one_line(result, monkeypatch):
 def test_markdown_json_and_pandas_carry_the_split(result):
     md = result.markdown()
     assert "| producer_regs | default | workers | regs |" in md
-    assert "| 168 | 168 | 168 | 168 | 140/140 | 128 | no | 1 | ok |" in md
+    assert "| 168 | 168 | 168 | 168 | 144/144 | 128 | no | 1 | ok |" in md
     doc = json.loads(result.to_json())
     (k,) = doc["kernels"]
     assert (k["split"], k["knob"], k["spill_free_settings"]) == (True, "producer_regs", [24, 104])
@@ -83,7 +83,7 @@ def test_markdown_json_and_pandas_carry_the_split(result):
     assert list(df["setting"]) == [24, 104, 168]
     assert list(df["default_registers"]) == [240, 200, 168]
     assert list(df["worker_registers"]) == ["24", "104", "168"]
-    assert list(df["spills"]) == [0, 0, 280]
+    assert list(df["spills"]) == [0, 0, 288]
 
 
 def test_the_cli_prints_the_split_frontier():
@@ -136,13 +136,14 @@ def test_an_arch_it_cannot_target_is_one_row_saying_why():
 
 
 def test_the_split_frontier_under_another_triton_is_named_by_it(release36):
-    """Under 3.6 (the GPU machine's; the hand sweep of reports/ws-regalloc-h100.md: 8 B at 104) the split
+    """Under 3.6 (the GPU machine's; 8 + 12 B at 104, 8 + 8 B in the hand sweep of reports/ws-regalloc-h100.md before
+    the softmax folded its scale into the exponent) the split
     spills earlier than under 3.9, and the table's title says which Triton compiled it."""
     result = vgprscope.frontier(variant="ws-regalloc", arch="sm_90", knob=["producer_regs=24,104", "pingpong=0"],
                                 triton="3.6.0", jobs=1, **ONE_PARTITION)
     (kf,) = result.frontiers
     assert [(lv.plan.setting, lv.record.toolchain, lv.spills) for lv in kf.levels] == [
-        (24, "3.6.0", 0), (104, "3.6.0", 16)]
+        (24, "3.6.0", 0), (104, "3.6.0", 20)]
     assert kf.spill_free_settings == (24,)
     assert "128x128 d128 fp16 w8 s2 pingpong=0 (Triton 3.6.0): spill-free at producer_regs 24 " in " ".join(
         result.table().split())

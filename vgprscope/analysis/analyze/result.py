@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...core.records import Record
@@ -97,3 +98,13 @@ class AnalyzeResult(NotebookDisplay):
         naming = records_view.SCAN if self.command == "scan" else records_view.ANALYZE
         return records_view.table_text(self.records, self.machine, title=f"vgprscope {self.command}", wide=wide,
                                        naming=naming, refused=self.refused)
+
+    def to_html(self, path: str | Path | None = None, command: str | None = None) -> str:
+        """The HTML report (``--format html``): one self-contained page with charts drawn from these records;
+        written to ``path`` (atomically) where given; the page's text either way. ``command``: what the page
+        says made it (default: this call from Python)."""
+        from ..result import html_out, python_command
+        from .view import to_html
+
+        return html_out(to_html(self.records, self.machine, command or python_command(self.command),
+                                title=f"vgprscope {self.command}", refused=self.refused), path)

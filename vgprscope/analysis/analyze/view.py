@@ -19,7 +19,7 @@ from ...report.labels import LABEL_MAX, common_config
 from ...report.formats import (Column, Footnotes, build_table, dicts_to_csv, md_table, new_table, output_width,
                                render_table, wrap)
 from ...report.machine import Machine
-from ...report.refusals import refusal_notes
+from ...report.refusals import refusal_notes, refusals
 from ...report.rows import (
     COLUMNS, INDUCTOR_HEADER, NEXT_LEGEND, RECORD_LEGEND, SPILLS_FULL_LEGEND, SPILLS_LEGEND, cells, flat, fmt_inductor,
     record_columns,
@@ -209,3 +209,26 @@ def record_rows(records: Sequence[Record]) -> list[dict[str, Any]]:
 
 def to_csv(records: Sequence[Record]) -> str:
     return dicts_to_csv(record_rows(records))
+
+
+def to_html(records: Sequence[Record], machine: Machine, command: str, title: str = "vgprscope analyze",
+            refused: Sequence[Record] = ()) -> str:
+    """The HTML report: each kernel x arch on its occupancy staircases, then the markdown export's table (the
+    same records), what was not compiled and why (``refused``), the compilers and the command."""
+    from ...report import page
+
+    ok = sum(r.ok for r in records)
+    counts = f"{len(records)} rows: {ok} compiled, {len(records) - ok} did not compile or cannot launch"
+    said = [(r, d) for r in records for d in r.diagnostics]
+    diags = page.table(["kernel", "arch", "compiler said"],
+                       [[f"{r.variant} / {r.kernel}", r.arch, d.text()] for r, d in said]) if said else ""
+    sections = [
+        f'<p class="meta">{page.esc(counts)}</p>',
+        page.section("Occupancy per kernel and arch", page.occupancy_cards(grouped(records)), "occupancy"),
+        page.section("Table", page.from_markdown(to_markdown(records, machine)).split("\n", 1)[-1], "table"),
+        page.section("What the compiler said", diags, "diagnostics"),
+    ]
+    if refused:
+        sections.insert(2, page.section("Not compiled", "".join(f"<p>{page.esc(n)}</p>" for n in refusals(refused)),
+                                        "refused"))
+    return page.document(title, sections, machine=machine, command=command, versions=page.versions_of(records))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...core.records import Record
@@ -86,3 +87,14 @@ class CompareResult(NotebookDisplay):
         from . import view as compare_view
 
         return compare_view.to_csv(self._per_arch(), self.timings)
+
+    def to_html(self, path: str | Path | None = None, command: str | None = None) -> str:
+        """The HTML report (``--format html``): one self-contained page with charts drawn from these lines;
+        written to ``path`` (atomically) where given; the page's text either way. ``command``: what the page
+        says made it (default: this call from Python)."""
+        from ..result import html_out, python_command
+        from .view import to_html
+
+        headers, extra = self.columns()
+        return html_out(to_html(self._per_arch(), self.machine, command or python_command("compare"),
+                                extra_headers=headers, extra=extra, refused=self.refused), path)

@@ -24,7 +24,7 @@ from ...report.deltas import Delta, judge, legend, with_delta
 from ...report.formats import (Footnotes, add_title, drop_order, md_table, new_table, render_table, _plain,
                                _renumbered)
 from ...report.machine import Machine
-from ...report.refusals import refusal_notes
+from ...report.refusals import refusal_notes, refusals
 from ...report.usage_text import usage_words
 from ...report.vendor_words import VendorWords
 from ...report.labels import LABEL_MAX, common_config
@@ -448,3 +448,41 @@ def merge_columns(per_arch: Mapping[str, Sequence[VariantLine]], a: Mapping[str,
             right = ((b or {}).get(key, {}).get(ln.variant) or dict.fromkeys(b_headers, "-")) if b_headers else {}
             merged.setdefault(key, {})[ln.variant] = {**left, **right}
     return headers, merged
+
+
+def to_html(per_arch: Mapping[str, list[VariantLine]], machine: Machine, command: str, title: str = "vgprscope compare",
+            extra_headers: Sequence[str] = (), extra: Mapping[str, Mapping[str, Sequence[str]]] | None = None,
+            refused: Sequence[Record] = ()) -> str:
+    """The HTML report: per table, each strategy's registers and occupancy as bars (spilling ones red), each
+    kernel on its occupancy staircases, then the table itself (the markdown export's: the same lines)."""
+    from ...report import page, svg
+
+    sections = []
+    every: list[Record] = []
+    for arch, lines in per_arch.items():
+        words = _words(lines)
+        unit = _unit(lines)
+        ok = [ln for ln in lines if ln.regs is not None]
+        regs = svg.bars([svg.Bar(ln.variant, ln.regs or 0, f"{ln.regs}" + (f", spills {ln.spills}" if ln.spills else ""),
+                                 bad=bool(ln.spills)) for ln in ok],
+                        label=f"registers per strategy on {arch}",
+                        unit=f"{words.register_header if words else 'registers'} (the most of a strategy's kernels; "
+                             "red: it spills)")
+        occ = svg.bars([svg.Bar(ln.variant, ln.occupancy or 0, f"{ln.occupancy} {unit}"
+                                + (f" ({ln.limiter})" if ln.limiter else ""), bad=not ln.occupancy)
+                        for ln in ok if ln.occupancy is not None],
+                       label=f"occupancy per strategy on {arch}", unit=f"{unit} (its worst kernel's; limiter)")
+        records = [r for ln in lines for r in ln.kernels]
+        every += records
+        titles = [f"{ln.variant} / {r.kernel} on {r.arch}" for ln in lines for r in ln.kernels]
+        md = tables_md({arch: lines}, machine, "", extra_headers,
+                       {arch: (extra or {}).get(arch, {})} if extra else None)
+        body = (f'<div class="cards"><div class="card">{regs}</div><div class="card">{occ}</div></div>'
+                + page.from_markdown(md.split("\n", 1)[-1]).split("\n", 1)[-1]
+                + page.folded(f"{len(records)} kernels on their occupancy staircases",
+                              page.occupancy_cards(records, titles), open_=len(records) <= 40))
+        sections.append(page.section(arch, body, f"arch-{arch}"))
+    if refused:  # the variants not compared, and why (written for other archs, a value outside their range)
+        sections.append(page.section("Not compiled", "".join(f"<p>{page.esc(n)}</p>" for n in refusals(refused)),
+                                     "refused"))
+    return page.document(title, sections, machine=machine, command=command, versions=page.versions_of(every))

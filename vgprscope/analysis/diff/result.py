@@ -4,6 +4,7 @@ library's exports."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .core import DiffResult as CoreDiffResult
@@ -12,6 +13,8 @@ from ..result import NotebookDisplay, _machine, dataframe
 
 if TYPE_CHECKING:
     import pandas
+
+    from ...report.sarif import Location
 
 
 @dataclass(frozen=True, repr=False)
@@ -66,14 +69,31 @@ class DiffResult(CoreDiffResult, NotebookDisplay):
 
         from ... import __version__
         from ...gate.sarif import gate_sarif
+
+        log = gate_sarif(self.gate, self.locations(), __version__, 0 if self.passed else 1)
+        return json.dumps(log, indent=1) + "\n"
+
+    def locations(self) -> dict[str, Location]:
+        """Each entry's kernel at its ``def`` line in its file (as the records name it); none where it is gone."""
         from ...report.sarif import kernel_location
 
         files = {(r.variant, r.kernel): r.identity.file for r in (*self.records_after, *self.records_before)
                  if r.identity is not None}
-        locations = {}
+        out = {}
         for d in self.gate.entries:
             where = kernel_location(files.get((d.entry.variant, d.entry.kernel)), d.entry.kernel)
             if where is not None:
-                locations[d.key] = where
-        log = gate_sarif(self.gate, locations, __version__, 0 if self.passed else 1)
-        return json.dumps(log, indent=1) + "\n"
+                out[d.key] = where
+        return out
+
+    def to_html(self, path: str | Path | None = None, command: str | None = None,
+                url_template: str | None = None) -> str:
+        """The HTML report (``--format html``): one self-contained page with charts drawn from these verdicts;
+        written to ``path`` (atomically) where given; the page's text either way. ``command``: what the page
+        says made it (default: this call from Python)."""
+        from ..result import html_out, python_command, source_url
+        from .view import to_html
+
+        url, commit = source_url(self.machine, url_template)
+        return html_out(to_html(self, self.machine, command or python_command("diff"), self.locations(), url,
+                                commit), path)

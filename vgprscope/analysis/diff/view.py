@@ -127,3 +127,41 @@ def to_csv(result: DiffResult) -> str:
     for row in csv_rows(result):
         w.writerow(row.values())
     return buf.getvalue()
+
+
+def to_html(result: DiffResult, machine: Any, command: str, locations: Any = None, url_template: str = "",
+            commit: str = "") -> str:
+    """The HTML report: the gate's verdict first, the entries that moved (a failing one highlighted, linked
+    to its kernel's file and line, the after side's compiler diagnostics beside it, each on its occupancy
+    staircases), the regressed kernels' spill sites before and after, the hot loops whose spill traffic per
+    trip changed."""
+    from ...gate import html as gate_html
+    from ...gate.baseline import Entry
+    from ...report import page
+
+    diags = {Entry.from_record(r).key: r.diagnostics for r in result.records_after if r.diagnostics}
+    extra = []
+    spilling = [s for s in result.spills if s.sites]
+    if spilling:
+        body = "".join(f"<h3>{page.esc(s.key)}</h3>" + (f"<p class=\"meta\">{page.esc(s.note)}</p>" if s.note else "")
+                       + page.table(["", "source line", "in loop", "before", "after"],
+                                    [["new" if x.new else "", x.location, "yes" if x.in_loop else "", str(x.before),
+                                      str(x.after)] for x in s.sites], ["worse" if x.new else "" for x in s.sites],
+                                    numeric=(3, 4)) for s in spilling)
+        extra.append(page.section("Where the regressed kernels spill", body, "spills"))
+    if result.loops:
+        extra.append(page.section("Hot loops whose scratch traffic per trip changed", page.table(
+            ["entry", "hot loop (source lines)", "scratch B/trip before", "after", "scratch insts before", "after",
+             "matrix % before", "after"],
+            [[c.key, c.lines, str(c.spill_before), str(c.spill_after), str(c.insts_before), str(c.insts_after),
+              _opt(c.share_before), _opt(c.share_after)] for c in result.loops],
+            ["worse" if (c.spill_after or 0) > (c.spill_before or 0) else "" for c in result.loops],
+            numeric=(2, 3, 4, 5, 6, 7)), "loops"))
+    if result.crossings:
+        extra.append(page.section("Inductor configs across its spill threshold",
+                                  "<ul>" + "".join(f"<li><code>{page.esc(c.text())}</code></li>"
+                                                   for c in result.crossings) + "</ul>", "crossings"))
+    versions = page.versions_of([*result.records_before, *result.records_after])
+    return gate_html.to_html(result.gate, machine, _versions(result), command="diff", command_line=command,
+                          locations=locations, url_template=url_template, commit=commit, diagnostics=diags,
+                          exit_code=None if result.compared else 2, extra_sections=extra, versions=versions)

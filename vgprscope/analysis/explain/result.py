@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...report.machine import Machine
@@ -69,3 +70,15 @@ class ExplainResult(NotebookDisplay):
         from . import view as explain_view
 
         return explain_view.to_table(self.explanations, self.machine, wide=wide)
+
+    def to_html(self, path: str | Path | None = None, command: str | None = None,
+                url_template: str | None = None) -> str:
+        """The HTML report (``--format html``): one self-contained page with charts drawn from these explanations;
+        written to ``path`` (atomically) where given; the page's text either way. ``command``: what the page
+        says made it (default: this call from Python)."""
+        from ..result import html_out, python_command, source_url
+        from .view import to_html
+
+        url, commit = source_url(self.machine, url_template)
+        return html_out(to_html(self.explanations, self.machine, command or python_command("explain"),
+                                url_template=url, commit=commit), path)

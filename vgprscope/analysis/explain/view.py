@@ -448,3 +448,68 @@ def flat_rows(explanations: Sequence[KernelExplanation], what: str = "kernels") 
             out += [head | {"location": chain(s["location"]), "stores": s["stores"], "reloads": s["reloads"],
                             "in_loop": s["in_loop"]} for s in d["spill_sites"]]
     return out
+
+
+def _site_link(e: KernelExplanation, where: str, url_template: str = "", commit: str = "") -> str:
+    """A ``file.py:45`` of the compiler's line info, linked to the kernel's file where it is that file."""
+    from pathlib import Path
+
+    from ...report import page
+    from ...report.sarif import relative_uri
+
+    name, _, line = where.rpartition(":")
+    if e.file and name and Path(e.file).name == Path(name).name and line.isdigit():
+        return page.source_link(relative_uri(e.file), int(line), where, url_template=url_template, commit=commit)
+    return page.esc(where)
+
+
+def _kernel_html(e: KernelExplanation, url_template: str = "", commit: str = "") -> str:
+    from ...core.parse.loops import CLASSES
+    from ...report import page, svg
+
+    if not e.ok:
+        return f'<div class="card failed"><h3>{page.esc(_header(e))}</h3><p class="bad">{page.esc(e.error)}</p></div>'
+    out = [f"<h3>{page.esc(_header(e))}</h3>"]
+    if (said := compiler_lines(e)):
+        out.append("<p class=\"diag\">" + "<br>".join(page.esc(s) for s in said) + "</p>")
+    for lp in e.loops:
+        regs = [t for t in lp.tensors if t.role != "memory" and t.registers is not None]
+        where = "loop at " + " <- ".join(_site_link(e, w, url_template, commit) for w in lp.location)
+        bars = [svg.Bar(tensor_name(t), t.registers or 0, f"{t.registers} ({t.role}, {_shape(t)} {t.dtype})",
+                        title=f"{tensor_name(t)} `{t.ssa}`: {t.layout}") for t in sorted(regs, key=lambda t: -(t.registers or 0))]
+        out.append(f"<p><b>Loop {lp.index + 1}</b>, {where}: {page.esc(loop_summary(e, lp))}</p>")
+        out.append(svg.bars(bars, label=f"registers per live tensor, loop {lp.index + 1}",
+                            unit=f"32-bit registers per {_lane_word(e.arch)}"))
+    if e.mixes:
+        rows = [(("* " if m.hot else "") + m.name, [(c, m.count(c)) for c in CLASSES]) for m in e.mixes]
+        out.append(f"<p>{page.esc(mix_summary(e))}</p>")
+        out.append(svg.stacked(rows, label="instruction mix per loop trip"))
+        hot = next((m for m in e.mixes if m.hot), None)
+        if hot is not None:
+            lines = ", ".join(_site_link(e, ln, url_template, commit) for ln in hot.lines) or "-"
+            out.append(f"<p>hot loop {page.esc(hot.name)}: source lines {lines}</p>")
+    out.append(f"<p>{page.esc(spill_summary(e))}</p>")
+    if e.spills:
+        rows = [[str(s.stores), str(s.reloads), "in loop" if s.in_loop else "outside",
+                 " <- ".join(_site_link(e, w, url_template, commit) for w in s.location)] for s in e.spills]
+        out.append(page.table(["stores", "reloads", "where", "source line <- inlined at"], rows,
+                              ["worse" if s.in_loop else "" for s in e.spills], numeric=(0, 1), raw=(3,)))
+    out += [f"<p class=\"meta\">note: {page.esc(n)}</p>" for n in e.notes]
+    return f'<div class="card">{"".join(out)}</div>'
+
+
+def to_html(explanations: Sequence[KernelExplanation], machine: Machine, command: str,
+            title: str = "vgprscope explain", url_template: str = "", commit: str = "") -> str:
+    """The HTML report: per kernel, each loop's live tensors as bars of registers per lane, the loops'
+    instruction mix per trip (the hot loop marked *), the spill sites by source line (in a loop: highlighted),
+    what the compiler said; then the markdown export (the same explanations), folded."""
+    from ...report import page
+
+    versions = list(dict.fromkeys([*(f"ptxas {e.ptxas_version}" for e in explanations if e.ptxas_version),
+                                   *(f"LLVM {e.llvm_version}" for e in explanations if e.llvm_version)]))
+    versions.insert(0, f"Triton {machine.triton}")
+    sections = [page.section("Where the registers go", "".join(_kernel_html(e, url_template, commit)
+                                                               for e in explanations), "kernels"),
+                page.section("Every field", page.folded("the markdown export", page.from_markdown(
+                    to_markdown(explanations, machine))), "fields")]
+    return page.document(title, sections, machine=machine, command=command, versions=versions)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...report.machine import Machine
@@ -60,3 +61,12 @@ class FrontierResult(NotebookDisplay):
         from . import view as frontier_view
 
         return frontier_view.to_csv(self.frontiers)
+
+    def to_html(self, path: str | Path | None = None, command: str | None = None) -> str:
+        """The HTML report (``--format html``): one self-contained page with charts drawn from these levels;
+        written to ``path`` (atomically) where given; the page's text either way. ``command``: what the page
+        says made it (default: this call from Python)."""
+        from ..result import html_out, python_command
+        from .view import to_html
+
+        return html_out(to_html(self.frontiers, self.machine, command or python_command("frontier")), path)

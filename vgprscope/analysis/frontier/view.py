@@ -348,3 +348,49 @@ def next_level_cell(vf: Any) -> str:
         return f"{nxt.plan.target}: fails"
     u = nxt.record.usage
     return f"{nxt.plan.target}: {spills_next_text(u)}"
+
+
+def _point(kf: KernelFrontier, lv: Level) -> Any:
+    """A level as a chart point: x the registers it was allowed (its budget; the uncapped compile: what it
+    allocated; a split frontier: the knob's setting), y the occupancy it reached; red where it spills, with the
+    hot loop's spill bytes per trip (else the spill figure)."""
+    from ...report import svg
+
+    f = lv.figures()
+    x = (lv.plan.setting or 0) if kf.split else (lv.allocation or 0) if lv.uncapped else lv.plan.budget
+    trip = f.get("loop_spill_bytes")
+    bad = not lv.spill_free
+    text = ("✗" if not lv.ok else f"{trip} B/trip" if trip else f"spills {lv.spills}") if bad else ""
+    tip = (f"{_name(kf)}: {kf.knob} {lv.plan.setting if lv.plan.setting is not None else '-'}, {f['used']} registers, "
+           f"{lv.reached} {kf.unit}, " + (lv.record.status if not lv.ok else f"spills {lv.spills}"
+                                           + (f", {trip} B/trip in the hot loop" if trip is not None else "")))
+    return svg.Point(x, lv.reached or 0, bad, text, tip)
+
+
+def to_html(frontiers: Sequence[KernelFrontier], machine: Machine, command: str,
+            title: str = "vgprscope frontier") -> str:
+    """The HTML report: per arch, each kernel's compiled levels as points (registers or the split knob against
+    the occupancy reached; red where they spill, with the spill bytes per trip), each kernel's one-line
+    summary, then the markdown export's tables (the same levels)."""
+    from ...report import page, svg
+
+    sections = []
+    for arch, kfs in _groups(frontiers).items():
+        split = kfs[0].split
+        series = [(f"{_name(kf)} {_config_label(kf)}".strip(),
+                   [_point(kf, lv) for lv in (*kf.levels, *kf.probes, *((kf.uncapped,) if kf.uncapped else ()))
+                    if lv.ok or kf.split]) for kf in kfs]
+        marks = [(kf.min_spill_free_maxnreg, f"spill-free from maxnreg {kf.min_spill_free_maxnreg}") for kf in kfs
+                 if kf.min_spill_free_maxnreg is not None][:1]
+        words = words_of_unit(kfs[0].unit)
+        chart = svg.points(series, x_label=kfs[0].knob if split else f"{words.register_word} allowed (the level's budget)",
+                           y_label=kfs[0].unit, label=f"frontier on {arch}", marks=marks)
+        lines = "".join(f"<li><b>{page.esc(_name(kf))}</b> ({page.esc(_config_label(kf))}): "
+                        f"{page.esc(summary(kf))}</li>" for kf in kfs)
+        sections.append(page.section(f"{arch}: occupancy against {'the split' if split else 'registers'}",
+                                     f'<div class="card">{chart}<ul class="facts">{lines}</ul></div>',
+                                     f"frontier-{arch}"))
+    md = tables_md(frontiers, machine)
+    sections.append(page.section("Levels", page.from_markdown(md.split("\n", 1)[-1]), "levels"))
+    records = [lv.record for kf in frontiers for lv in (*kf.levels, *kf.probes)]
+    return page.document(title, sections, machine=machine, command=command, versions=page.versions_of(records))

@@ -1,0 +1,1 @@
+"""The documentation site's build pieces (mkdocs.yml names them): the command reference, generated from the CLI."""
