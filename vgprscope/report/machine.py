@@ -83,8 +83,10 @@ class Machine:
     def text(self, width: int | None = None) -> str:
         """The machine line for a terminal table: broken at its separators to fit ``width`` (default: the
         output's width, as the table under it)."""
-        from .formats import output_width, wrap_fields
+        from .formats import alone, output_width, wrap_fields
 
+        if alone():  # a result's table wanted alone (a notebook): no machine line
+            return ""
         return wrap_fields(self.fields(), width or output_width())
 
     def as_dict(self) -> dict[str, str]:

@@ -87,7 +87,16 @@ class AnalyzeResult(NotebookDisplay):
         return records_view.to_markdown(self.records, self.machine, title=title or f"vgprscope {self.command}",
                                         refused=self.refused)
 
-    def table(self, wide: bool = False) -> str:
+    def table(self, wide: bool = False, alone: bool = False) -> str:
+        """The terminal table (``alone``: without the machine line and the legends, as a notebook shows it;
+        the footnotes and what is not shown stay)."""
+        from ...report.formats import table_alone
+
+        with table_alone(alone):
+            text = self._table(wide)
+        return text.lstrip("\n") if alone else text
+
+    def _table(self, wide: bool) -> str:
         """The CLI's terminal table of these records (several toolchains: the history)."""
         from . import view as records_view
 

@@ -131,7 +131,7 @@ def table_text(records: Sequence[Record], machine: Machine, *, title: str | None
         table = build_table(records, columns, title=title, wide=True, row_style=style, section=lambda r: r.variant)
         spilled = any(r.usage is not None and (r.usage.spills or not r.usage.spills_known) for r in records)
         return machine.text(width) + "\n" + render_table(
-            table, wide=True, width=width, notes=[*said_refused, *([SPILLS_FULL_LEGEND] if spilled else [])])
+            table, wide=True, width=width, kept=said_refused, notes=[SPILLS_FULL_LEGEND] if spilled else [])
     shared, rest = common_config([r.config.short() for r in records])
     labels = {r.key: lab for r, lab in zip(records, rest)}
     # a column that says the same on every row is said once, in the title
@@ -173,7 +173,7 @@ def table_text(records: Sequence[Record], machine: Machine, *, title: str | None
         table = build_table(records, [c for c in columns if c.header != "file"], title=heading, row_style=style,
                             title_of=lambda r: [(naming.title(r), "bold")])
     legend = RECORD_LEGEND.format(spills="" if spill_free else SPILLS_LEGEND)
-    text = render_table(table, footnotes=notes, notes=[*said_refused, NEXT_LEGEND, legend], width=width)
+    text = render_table(table, footnotes=notes, kept=said_refused, notes=[NEXT_LEGEND, legend], width=width)
     return machine.text(width) + "\n" + text
 
 

@@ -68,7 +68,16 @@ class CompareResult(NotebookDisplay):
         cells = frontier_cells(per_arch) if fronts else None
         return merge_columns(per_arch, cells, fronts, self.timings, self.timing_headers)
 
-    def table(self, wide: bool = False) -> str:
+    def table(self, wide: bool = False, alone: bool = False) -> str:
+        """The terminal table (``alone``: without the machine line and the legends, as a notebook shows it;
+        the footnotes and what is not shown stay)."""
+        from ...report.formats import table_alone
+
+        with table_alone(alone):
+            text = self._table(wide)
+        return text.lstrip("\n") if alone else text
+
+    def _table(self, wide: bool) -> str:
         """The CLI's tables (with ``frontier``, its two columns: each strategy's spill-free occupancy and the
         next level's spills; with ``bench``, the timings)."""
         from . import view as compare_view

@@ -21,7 +21,7 @@ from .core import REFERENCE, VariantLine
 from ...backends import backend_of_usage
 from ...core.records import SCHEMA_VERSION, LaunchConfig, Record
 from ...report.deltas import Delta, judge, legend, with_delta
-from ...report.formats import (Footnotes, add_title, drop_order, md_table, new_table, render_table, _plain,
+from ...report.formats import (Footnotes, add_title, alone, drop_order, md_table, new_table, render_table, _plain,
                                _renumbered)
 from ...report.machine import Machine
 from ...report.refusals import refusal_notes, refusals
@@ -307,6 +307,8 @@ def tables_text(per_arch: Mapping[str, list[VariantLine]], machine: Machine, ext
         plain = re.sub(r"\x1b\[[0-9;]*m", "", "".join(parts[1:]))
         width = max((len(ln) for ln in plain.splitlines()), default=0)
     width = max(width or output_width(), 20)
+    if alone():  # the tables alone: what was not compiled stays, the legends go
+        legends = refusal_notes(refused)
     return "".join(parts) + "".join(wrap(ln, width, "  ") + "\n" for ln in legends)
 
 
