@@ -102,9 +102,25 @@ class Footnotes:
         return bool(self._texts)
 
 
+# where a word longer than a line may break, after the character: an autotune key's comma, a path's slash, a
+# generated name's underscore or a module path's dot (Inductor's kernel names run past 100 columns)
+_BREAKS = (",", "/", "_", ".")
+
+
+def _break_at(word: str, room: int) -> int:
+    """Where to break ``word`` to fit ``room`` columns: after the last separator that fits, preferring a
+    comma, then a slash, an underscore, a dot; 0 when none does."""
+    for sep in _BREAKS:
+        cut = word.rfind(sep, 0, room) + 1
+        if cut > 1:
+            return cut
+    return 0
+
+
 def wrap(text: str, width: int, indent: str = "") -> str:
-    """``text`` folded at spaces to ``width`` columns, continuation lines indented (footnotes, legends). A
-    word longer than a line (an autotune key) is broken after a comma where it has one, never inside a name."""
+    """``text`` folded at spaces to ``width`` columns, continuation lines indented (footnotes, legends, titles).
+    A word longer than a line (an autotune key, a path, an Inductor kernel's name) is broken after a comma,
+    a slash, an underscore or a dot, never inside a name's own word."""
     width = max(width, 20)
     if all(len(word) <= width - len(indent) for word in text.split()):
         return "\n".join(textwrap.wrap(text, width=width, subsequent_indent=indent, break_on_hyphens=False)) or text
@@ -117,7 +133,7 @@ def wrap(text: str, width: int, indent: str = "") -> str:
                 line += sep + word
                 break
             room = width - len(line) - len(sep)
-            cut = word.rfind(",", 0, room) + 1 if len(word) > width - len(indent) else 0
+            cut = _break_at(word, room) if len(word) > width - len(indent) else 0
             if cut:  # the long word starts on this line and breaks after a comma
                 lines.append(line + sep + word[:cut])
                 word = word[cut:]
