@@ -152,10 +152,9 @@ def _locked(path: Path) -> Iterator[None]:
         f = open(path, "a")
         try:
             fcntl.flock(f, fcntl.LOCK_EX)
-            try:
+            same = False
+            with contextlib.suppress(FileNotFoundError):  # removed meanwhile: not the file at ``path``
                 same = os.path.samestat(os.fstat(f.fileno()), os.stat(path))
-            except FileNotFoundError:
-                same = False
         except BaseException:
             f.close()
             raise
@@ -338,25 +337,19 @@ def release(version: str, say: Callable[[str], None] = lambda s: None) -> Toolch
 
 
 def offered_releases() -> list[str] | None:
-    """The Triton releases the package index pip is configured with offers for this Python and platform
-    (``pip index versions triton``), newest first; None where that cannot be told (no pip, no network, an
-    index that lists nothing): the install then says why itself."""
+    """The Triton releases pip's index offers for this Python and platform (``pip index versions triton``),
+    newest first; None where that cannot be told (no pip, no network): the install then says why itself."""
+    cmd = [sys.executable, "-m", "pip", "index", "versions", "triton", "--disable-pip-version-check"]
     try:
-        done = subprocess.run([sys.executable, "-m", "pip", "index", "versions", "triton",
-                               "--disable-pip-version-check"], capture_output=True, text=True, timeout=60,
-                              env={**os.environ, "PIP_NO_INPUT": "1"})
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=60, env={**os.environ, "PIP_NO_INPUT": "1"})
     except (OSError, subprocess.TimeoutExpired):
         return None
-    found = re.search(r"^Available versions:\s*(.+)$", done.stdout, re.M)
-    if done.returncode != 0 or found is None:
-        return None
-    versions = [v.strip() for v in found.group(1).split(",") if _VERSION.match(v.strip())]
-    return versions or None
+    found = re.search(r"^Available versions:\s*(.+)$", done.stdout, re.M) if done.returncode == 0 else None
+    return [v.strip() for v in found.group(1).split(",") if _VERSION.match(v.strip())] or None if found else None
 
 
 def check_offered(version: str) -> None:
-    """A ToolchainError, one line, when the package index does not offer Triton ``version`` here (3.7.99,
-    9.9.9): said before an environment is made or pip runs, naming the releases it has."""
+    """A ToolchainError naming the releases there are where pip's index does not offer ``version`` here."""
     offered = offered_releases()
     if offered is None or version in offered:
         return
@@ -548,8 +541,7 @@ def list_store() -> list[StoreEntry]:
         return []
     out: list[StoreEntry] = []
     for path in sorted(root.iterdir()):
-        if (m := _ENV.match(path.name)) and (path.is_symlink() or not path.is_dir()):
-            # something else where a toolchain must be: listed as broken, so that `toolchains remove` finds it
+        if (m := _ENV.match(path.name)) and (path.is_symlink() or not path.is_dir()):  # broken: removable
             out.append(StoreEntry(path, m[1], 0, _not_a_toolchain(path)))
             continue
         if not path.is_dir() or path.is_symlink():
@@ -564,10 +556,9 @@ def list_store() -> list[StoreEntry]:
 
 def _not_a_toolchain(path: Path) -> str:
     """What stands where a toolchain's directory must be."""
-    if path.is_symlink():
-        target = os.readlink(path)
-        return f"a symlink to {target}, {'a directory' if path.is_dir() else 'which does not exist'}, not a toolchain"
-    return "a file, not a toolchain's directory"
+    if not path.is_symlink():
+        return "a file, not a toolchain's directory"
+    return f"a symlink to {os.readlink(path)}, {'a directory' if path.is_dir() else 'which does not exist'}, not a toolchain"
 
 
 def clean_stale() -> list[StoreEntry]:

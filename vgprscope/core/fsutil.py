@@ -161,7 +161,11 @@ def _file_flags(path: Path) -> int:
 
 
 def _why_dir(directory: Path, exc: OSError) -> str:
-    """Why ``directory`` could not be made: the first existing ancestor's read-only mount or permission."""
+    """Why ``directory`` could not be made: a file in the way, the first existing ancestor's read-only mount,
+    or permission."""
+    blocker = _blocking_file(directory / "x")
+    if blocker is not None:
+        return f"{blocker} is a file, not a directory"
     existing = next((p for p in directory.parents if p.exists()), None)
     if existing is not None and (exc.errno == errno.EROFS or _read_only(existing)):
         return f"{existing} is on a read-only file system"
