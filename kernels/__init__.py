@@ -1,1 +1,1 @@
-"""The bundled variants: one Triton file each (see DESIGN.md), a torch reference, shared helpers."""
+"""The bundled variants: one Triton file each (see docs/design.md), a torch reference, shared helpers."""

@@ -11,8 +11,6 @@ import math
 TRITON_DTYPES = {"fp16": "fp16", "bf16": "bf16"}
 HEAD_DIM_RANGE = (16, 256)
 BLOCK_RANGE = (16, 256)
-AMD_OPTIONS = ("waves_per_eu", "matrix_instr_nonkdim", "kpack")
-NVIDIA_OPTIONS = ("maxnreg",)
 # Split-K fills one wave: the most splits with which every program of the pass has an SM / CU of its own (the
 # device's count when launching, the arch table's when compiling). Measured on an H100
 # (reports/probe-decode-h100*.txt, the probe at git 53fe4bb), B1 H32 Nq1 Nk65536, 32 programs a split:
@@ -173,20 +171,10 @@ def spec(name, fn, args, constexprs):
     return {"name": name, "fn": fn, "args": pick(args, fn), "constexprs": pick(constexprs, fn)}
 
 
-def is_hip():
-    import torch
-
-    return torch.version.hip is not None
-
-
 def backend_options(cfg, device=None):
-    """Launch keyword arguments: warps, stages and the options of the running backend only."""
-    opts = {"num_warps": cfg["num_warps"], "num_stages": cfg["num_stages"]}
-    own = AMD_OPTIONS if is_hip() else NVIDIA_OPTIONS
-    for name in own:
-        if cfg.get(name) is not None:
-            opts[name] = cfg[name]
-    return opts
+    """Launch keyword arguments: the launch options vgprscope resolved for the running GPU (``launch_options``:
+    warps, stages and its backend's own options); warps and stages alone for a config without them."""
+    return dict(cfg.get("launch_options") or {"num_warps": cfg["num_warps"], "num_stages": cfg["num_stages"]})
 
 
 def run(fn, grid, args, constexprs, cfg):

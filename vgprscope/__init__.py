@@ -27,6 +27,8 @@ def __getattr__(name: str) -> object:
         value = getattr(importlib.import_module(f".{_LIBRARY[name]}", __name__), name)
         globals()[name] = value
         return value
+    if name == "attention":  # the package of the bundled variants, callable as vgprscope.attention(q, k, v, ...)
+        return importlib.import_module(".attention", __name__)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -45,6 +47,3 @@ class _Facade(types.ModuleType):
 
 
 sys.modules[__name__].__class__ = _Facade
-
-# the package of the bundled variants, callable as vgprscope.attention(q, k, v, ...) (its __init__ is light)
-from . import attention  # noqa: E402

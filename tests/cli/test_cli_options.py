@@ -37,13 +37,17 @@ SHORT = {"-a": "--arch", "-f": "--format", "-o": "--output"}
 
 
 def declarations() -> dict[int, str]:
-    """id of each typer parameter declaration in options.py -> the name of its alias."""
+    """id of each typer parameter declaration in options.py -> the name of its alias (a grid field's: the
+    declaration ``options.grid_option`` derives from its row)."""
+    from vgprscope.library.grid import grid_fields
+
+    aliases = dict(vars(options)) | {f"grid_option({o.name})": options.grid_option(o) for o in grid_fields()}
     out = {}
-    for name, value in vars(options).items():
+    for name, value in aliases.items():
         if typing.get_origin(value) is typing.Annotated:
             for meta in value.__metadata__:
                 if isinstance(meta, ParameterInfo):
-                    out[id(meta)] = name
+                    out.setdefault(id(meta), name)
     return out
 
 

@@ -7,11 +7,19 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from vgprscope.cli.grid import grid_requests, parse_knob_axes, point_label, varying_axes
 from vgprscope.core.errors import UsageError
-from vgprscope.library.grid import DEFAULT_MAX_COMPILES, GridSize, GridTooLargeError, check_size, sort_records
+from vgprscope.library.grid import (
+    DEFAULT_MAX_COMPILES, GridSize, GridTooLargeError, check_size, parse_knob_axes, point_label, sort_records,
+    varying_axes,
+)
+from vgprscope.library.grid import grid_requests as requests_of
 from vgprscope.core.records import AmdUsage, Record
 from vgprscope.attention.config import AttentionConfig
+
+
+def grid_requests(knob=None, **given):
+    """The CLI's option strings by their fields' names -> requests (``library.grid``'s one parser)."""
+    return requests_of(given, knob=knob)
 
 
 def test_values_are_comma_separated_or_repeated_and_multiply():

@@ -1,4 +1,4 @@
-"""The folders are the layers (DESIGN.md, "Layers"; docs/architecture.md): a module imports its own folder's
+"""The folders are the layers (docs/design.md, "Layers"; docs/architecture.md): a module imports its own folder's
 layer and the layers below, never one above; no module reaches itself through its imports (no cycle);
 attention knowledge stays in ``vgprscope/attention``; only the backends tell the vendors apart.
 
@@ -169,6 +169,15 @@ def test_every_module_has_a_layer():
 def test_no_module_but_the_facade_sits_at_the_top_of_the_package():
     """A module's folder says its layer: at the top of vgprscope/ only the facade and ``python -m``'s entry."""
     assert sorted(f.name for f in PKG.glob("*.py")) == ["__init__.py", "__main__.py"]
+
+
+def test_the_facade_imports_no_layer_when_imported():
+    """Every module reaches the facade (``vgprscope/__init__.py``) first: at its top it imports the standard
+    library only, so importing the lowest layer never runs a higher one (its calls resolve on first use)."""
+    tree = ast.parse((PKG / "__init__.py").read_text())
+    own = [ast.unparse(n) for n in tree.body
+           if isinstance(n, ast.ImportFrom) and (n.level or (n.module or "").startswith("vgprscope"))]
+    assert own == []
 
 
 @pytest.mark.parametrize("file", package_files(), ids=lambda f: str(f.relative_to(PKG.parent)))

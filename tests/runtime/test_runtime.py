@@ -356,30 +356,36 @@ def row_max(X, Y, n, BLOCK: tl.constexpr):
     tl.store(Y, tl.max(acc, axis=0))
 """
 
+_RUN_THEN_GLUON = """
+import sys
+import torch
+import triton.language as tl
+from vgprscope.runtime.interp import fix_interpreter
+
+fix_interpreter()
+import reducing
+
+before = {name: value for name, value in vars(tl.core).items() if tl.core.is_builtin(value)}
+x, y = torch.arange(100, dtype=torch.float32), torch.zeros(1)
+reducing.row_max[(1,)](x, y, 100, BLOCK=32)
+assert y.item() == 99.0, y
+changed = sorted(name for name in before if vars(tl.core)[name] is not before[name])
+from triton.experimental.gluon import language as gl
+bound = sorted(n for n, v in vars(gl).items() if getattr(v, "__module__", "") == "triton.runtime.interpreter")
+print(changed, bound)
+"""
+
 
 def test_a_kernel_run_under_the_interpreter_leaves_the_language_as_it_found_it(tmp_path):
-    """tl.cdiv, tl.zeros and tl.max are @jit helpers whose module sees ``triton.language.core``: called from a
-    kernel under the interpreter, each patched core's builtins with the interpreter's and Triton restored
-    none of them: whatever ran next in the process met the interpreter's builtins."""
-    import importlib.util
-
-    import torch
-    import triton.language as tl
-
-    from vgprscope.runtime.interp import fix_interpreter, interpreting
-
-    if not interpreting():
-        pytest.skip("runs kernels under TRITON_INTERPRET=1 (the test session's default)")
-    fix_interpreter()
+    """In a fresh process (what a first launch imports is the point): tl.cdiv, tl.zeros and tl.max are @jit
+    helpers whose module sees ``triton.language.core``, and the interpreter restored none of the builtins they
+    patched; Triton imports Gluon's language inside a kernel's first launch, where Gluon kept the interpreter's
+    builtins, and every later Gluon compile in the process failed ("'value' object has no attribute 'dtype'")."""
     (tmp_path / "reducing.py").write_text(_REDUCING_KERNEL)
-    spec = importlib.util.spec_from_file_location("reducing", tmp_path / "reducing.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    before = {name: value for name, value in vars(tl.core).items() if tl.core.is_builtin(value)}
-    x, y = torch.arange(100, dtype=torch.float32), torch.zeros(1)
-    module.row_max[(1,)](x, y, 100, BLOCK=32)
-    assert y.item() == 99.0
-    assert {name: vars(tl.core)[name] for name in before} == before
+    done = subprocess.run([sys.executable, "-c", _RUN_THEN_GLUON], capture_output=True, text=True, timeout=300,
+                          cwd=tmp_path, env={**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(tmp_path)})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split("\n")[-2] == "[] []"
 
 
 def test_the_worker_runs_by_its_package_name_as_by_its_directory():

@@ -1,4 +1,4 @@
-"""Everything about the bundled FlashAttention variants (``kernels/``), in one package (DESIGN.md, "Layers").
+"""Everything about the bundled FlashAttention variants (``kernels/``), in one package (docs/design.md, "Layers").
 
 - ``variants``: the registry and protocol (each kernel file's ``VARIANT = {...}``, read without importing it),
   config resolution; ``loader``: a kernel directory loaded by path;

@@ -9,24 +9,27 @@ as the reader of such dicts. Without it, the core reads them as ``records.DataCo
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.errors import UsageError
-from ..backends import all_options
+from ..core.options import LAUNCH_OPTIONS, launch_option_names, with_launch_fields
 from ..core.records import LAUNCH_DEFAULTS, config_key, register_config_kind
+from .tiles import DTYPES
 
-DTYPES = ("fp16", "bf16")
+__all__ = ["DTYPES", "DEFAULT_SHAPE", "LAUNCH_FIELDS", "AttentionConfig", "ConfigRequest", "request_label",
+           "check_backend_options"]
 
 # The reference problem shape (B, H, Nq, Nk) whose contiguous strides specialise a compile, and on which
 # the traffic model is evaluated. Seqlens are never specialised by the kernels (do_not_specialize).
 DEFAULT_SHAPE = (4, 32, 4096, 4096)
 
-# The fields of the config that are launch options (the rest are constexprs and the shape): warps, stages
-# and every backend's own options (vgprscope.backends; each is a field below).
-LAUNCH_FIELDS = ("num_warps", "num_stages", *all_options())
+# The fields of the config that are launch options (the rest are constexprs and the shape): each of
+# vgprscope.core.options' rows is a field, after ``causal``.
+LAUNCH_FIELDS = launch_option_names()
 
 
 @dataclass(frozen=True)
+@with_launch_fields(after="causal", defaults={"num_warps": 4, "num_stages": 1})
 class AttentionConfig:
     """The whole specialisation of one compile of a bundled variant: constexprs, launch knobs and backend
     options.
@@ -40,22 +43,26 @@ class AttentionConfig:
     head_dim: int
     dtype: str = "fp16"
     causal: bool = False
-    num_warps: int = 4
-    num_stages: int = 1
-    waves_per_eu: int | None = None  # AMD
-    matrix_instr_nonkdim: int | None = None  # AMD
-    kpack: int | None = None  # AMD
-    maxnreg: int | None = None  # NVIDIA
+    # (the launch options' fields: num_warps 4, num_stages 1, a backend's own None where it does not apply)
     extra: tuple[tuple[str, Any], ...] = ()  # variant-specific knobs, sorted by name
     shape: tuple[int, ...] = DEFAULT_SHAPE  # (B, H, Nq, Nk) or (B, H, Nq, Nk, H_kv)
 
     kind = "attention"
+
+    if TYPE_CHECKING:  # the launch options' fields, added from their rows
+        def __getattr__(self, name: str) -> Any: ...
 
     def as_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["extra"] = dict(self.extra)
         d["shape"] = list(self.shape)
         return d
+
+    def launch_dict(self) -> dict[str, Any]:
+        """``as_dict()`` with the launch's keyword arguments (``launch_options``: each launch option set; a
+        backend's own is None on another's archs): what a variant's ``launch`` passes to ``kernel[grid]``."""
+        set_ = {name: getattr(self, name) for name in LAUNCH_FIELDS if getattr(self, name) is not None}
+        return self.as_dict() | {"launch_options": set_}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> AttentionConfig:
@@ -72,10 +79,6 @@ class AttentionConfig:
     def get(self, name: str, default: Any = None) -> Any:
         """A variant knob's value (``extra``)."""
         return dict(self.extra).get(name, default)
-
-    def with_extra(self, **kw: Any) -> AttentionConfig:
-        merged = dict(self.extra) | kw
-        return replace(self, extra=tuple(sorted(merged.items())))
 
     def option(self, name: str) -> Any:
         """A launch option's value (None where unset or not one of this config's)."""
@@ -101,14 +104,10 @@ class AttentionConfig:
                  f"s{self.num_stages}"]
         if self.causal:
             parts.append("causal")
-        if self.waves_per_eu:
-            parts.append(f"wpe{self.waves_per_eu}")
-        if self.matrix_instr_nonkdim:
-            parts.append(f"nonk{self.matrix_instr_nonkdim}")
-        if self.kpack and self.kpack != 1:
-            parts.append(f"kpack{self.kpack}")
-        if self.maxnreg:
-            parts.append(f"maxnreg{self.maxnreg}")
+        for option in LAUNCH_OPTIONS:
+            value = getattr(self, option.name)
+            if option.label and value and value != option.label_hides:
+                parts.append(f"{option.label}{value}")
         parts += [f"{k}={v}" for k, v in self.extra]
         return " ".join(parts)
 
@@ -117,6 +116,7 @@ register_config_kind(None, AttentionConfig.from_dict)
 
 
 @dataclass(frozen=True)
+@with_launch_fields(after="causal")
 class ConfigRequest:
     """What the user asked for; None means "the variant's default"."""
 
@@ -125,14 +125,12 @@ class ConfigRequest:
     head_dim: int = 128
     dtype: str = "fp16"
     causal: bool = False
-    num_warps: int | None = None
-    num_stages: int | None = None
-    waves_per_eu: int | None = None
-    matrix_instr_nonkdim: int | None = None
-    kpack: int | None = None
-    maxnreg: int | None = None
+    # (the launch options' fields, None each)
     extra: tuple[tuple[str, Any], ...] = ()
     shape: tuple[int, ...] = DEFAULT_SHAPE  # (B, H, Nq, Nk) or (B, H, Nq, Nk, H_kv)
+
+    if TYPE_CHECKING:  # the launch options' fields, added from their rows
+        def __getattr__(self, name: str) -> Any: ...
 
 
 def request_label(req: ConfigRequest) -> str:
@@ -160,9 +158,8 @@ def check_backend_options(req: ConfigRequest, archs: list[Any]) -> None:
         if given and backend not in selected:
             opts = ", ".join("--" + n.replace("_", "-") for n in given)
             raise UsageError(f"{opts} applies to {backend.vendor.name} archs only, and none was selected")
-    # a hint over an arch's wave slots: LLVM refuses it, so it is refused here before anything compiles
+    # a value over what an arch takes (LLVM refuses it) is refused here before anything compiles
     for arch in archs:
-        most = getattr(arch, "max_waves_per_simd", None)
-        if req.waves_per_eu is not None and most is not None and req.waves_per_eu > most:
-            raise UsageError(f"--waves-per-eu {req.waves_per_eu} is over the maximum of {most} waves per SIMD on "
-                             f"{arch.name}; allowed: 0 (no hint) to {most}")
+        for option in LAUNCH_OPTIONS:
+            if (why := option.arch_error(getattr(req, option.name), arch)) is not None:
+                raise UsageError(why)

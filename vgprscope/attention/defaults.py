@@ -1,4 +1,4 @@
-"""What the register gate needs to know about the bundled attention variants, handed to it as data (DESIGN.md:
+"""What the register gate needs to know about the bundled attention variants, handed to it as data (docs/design.md:
 attention knowledge stays out of the gate).
 
 - ``DEFAULT_CONFIGS``: the gate's default set of config requests, as ``[tool.vgprscope] configs`` tables.
@@ -12,15 +12,16 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..core.errors import UsageError
+from ..core.options import launch_option_names
 from .config import DTYPES, ConfigRequest
+from .tiles import TILE_FIELDS
 
 # Each variant at its defaults on the reference prefill shape, and one grouped-query decode shape (Llama 3 8B's
 # 32 query heads over 8 K/V heads, one query row, 8k keys): the packed decode kernels and their tiles.
 DEFAULT_CONFIGS: tuple[Mapping[str, Any], ...] = ({}, {"shape": [1, 32, 1, 8192, 8]})
 
 # ConfigRequest fields a config table may set, with the type each takes (bool is not an int here).
-_INT_FIELDS = ("block_m", "block_n", "head_dim", "num_warps", "num_stages", "waves_per_eu", "matrix_instr_nonkdim",
-               "kpack", "maxnreg")
+_INT_FIELDS = (*(o.name for o in TILE_FIELDS), *launch_option_names())
 _CONFIG_KEYS = (*_INT_FIELDS, "dtype", "causal", "extra", "shape")
 
 

@@ -106,7 +106,7 @@ def attention(q, k, v, causal: bool = False, variant: str = "baseline", sm_scale
         raise NoGpuDriverError(no_driver_hint(RuntimeError("0 active drivers")) or "")
     q, k, v = (t.contiguous() for t in (q, k, v))
     try:
-        return var.module().launch(q, k, v, causal, scale, cfg.as_dict())
+        return var.module().launch(q, k, v, causal, scale, cfg.launch_dict())
     except RuntimeError as exc:
         if (hint := no_driver_hint(exc)) is not None:
             raise NoGpuDriverError(hint) from exc

@@ -3,7 +3,6 @@
 Traffic counts the bytes each variant's kernels load from and store to global memory for the config's
 reference problem (B, H, Nq, Nk[, H_kv]) = ``config.shape``: what the kernels ask for, with no cache model, so
 a re-read that L2 serves counts like one from DRAM. It is what the strategies trade registers against.
-``min_dram_bytes`` is the other bound: Q, K, V and O each moved once, what any kernel must move.
 
 Each variant declares its own model in its ``VARIANT['traffic']`` (kernels/*.py): ``read``, ``written`` and
 ``flops`` per (batch, head), as formulas over the notation below (``vgprscope.attention.expr``: evaluated
@@ -122,10 +121,6 @@ class Problem:
         return {"e": self.e, "D": self.d, "S": self.splits, "G": self.group, "Tq": self.tq, "P": self.pairs,
                 "rho": self.rho, "Kb": self.kb, "Nq": self.nq, "Nk": self.nk}
 
-    @property
-    def min_bytes(self) -> float:  # Q and O, and this head's share (1/G) of its K/V head, each once
-        return 2 * (self.nq * self.d * self.e) + 2 * self.nk * self.d * self.e / self.group
-
 
 def _variant(variant: Variant | str) -> Variant:
     if isinstance(variant, str):
@@ -160,13 +155,6 @@ def _modelled() -> list[Variant]:
     from .variants import load_variants
 
     return [v for v in load_variants().values() if v.traffic is not None]
-
-
-def min_dram_bytes(config: AttentionConfig) -> float:
-    """The fewest bytes any kernel moves from and to DRAM for config's problem: Q, K, V read once and O
-    written once, B*H*Nq*D*e*2 + B*H_kv*Nk*D*e*2."""
-    p = Problem.of(config)
-    return p.min_bytes * p.bh
 
 
 def line_traffic(variants: Iterable[Variant] | None = None) -> Callable[[Sequence[Record]], Traffic | None]:

@@ -37,7 +37,8 @@ from ..core.archs import ARCHS, Arch, Vendor
 from ..backends import backend_of
 from ..core.errors import UnknownNameError, UsageError
 from . import loader
-from .config import DTYPES, AttentionConfig, ConfigRequest
+from ..core.options import LAUNCH_OPTIONS
+from .config import DTYPES, LAUNCH_FIELDS, AttentionConfig, ConfigRequest
 from .declared import LiveModel, TrafficModel, live_model, traffic_model
 from .tolerances import Tolerance, tolerance_entries
 from .tuning import TILINGS, shape_defaults, stages_refusal
@@ -290,12 +291,11 @@ def resolve_config(variant: Variant, arch: Arch, req: ConfigRequest) -> Attentio
     # a knob asked for goes to the variants that take it; the others keep their defaults
     own = {k: v for k, v in req.extra if k in variant.knobs}
     extra = {k: v for k, v in defaults.items() if k not in _CONFIG_FIELDS} | own
+    # an option every backend reads, always; a backend's own, only on its archs
+    launch = {o.name: pick(o.name) if o.vendor is None else option(o.name) for o in LAUNCH_OPTIONS}
     cfg = AttentionConfig(
         block_m=pick("block_m"), block_n=pick("block_n"), head_dim=req.head_dim, dtype=req.dtype,
-        causal=req.causal, num_warps=pick("num_warps"), num_stages=pick("num_stages"),
-        waves_per_eu=option("waves_per_eu"), matrix_instr_nonkdim=option("matrix_instr_nonkdim"),
-        kpack=option("kpack"), maxnreg=option("maxnreg"),
-        extra=tuple(sorted(extra.items())), shape=req.shape,
+        causal=req.causal, **launch, extra=tuple(sorted(extra.items())), shape=req.shape,
     )
     if req.num_stages is not None and cfg.block_n is not None:  # asked for: refused when the arch cannot hold it
         refusal = stages_refusal(cfg.num_stages, cfg.block_n, cfg.head_dim, arch.name)
@@ -304,10 +304,7 @@ def resolve_config(variant: Variant, arch: Arch, req: ConfigRequest) -> Attentio
     return cfg
 
 
-_CONFIG_FIELDS = {
-    "block_m", "block_n", "head_dim", "dtype", "causal", "num_warps", "num_stages", "waves_per_eu",
-    "matrix_instr_nonkdim", "kpack", "maxnreg", "shape",
-}
+_CONFIG_FIELDS = {"block_m", "block_n", "head_dim", "dtype", "causal", *LAUNCH_FIELDS, "shape"}
 
 
 def check_knobs(req: ConfigRequest, variants: list[Variant]) -> None:

@@ -1,4 +1,4 @@
-"""One backend per vendor (DESIGN.md, "Layers"): AMD / HIP (``hip``) and NVIDIA / CUDA (``cuda``).
+"""One backend per vendor (docs/design.md, "Layers"): AMD / HIP (``hip``) and NVIDIA / CUDA (``cuda``).
 
 Everything vgprscope computes differently per vendor is a backend's answer (``base.Backend``): the compile
 target and the launch options only that vendor reads, the raw compiler outputs and their parser, launch

@@ -1,7 +1,8 @@
 """The NVIDIA backend (Triton's ``cuda``): ptxas and the cubin in, blocks per SM out.
 
-Targets: ``Target("cuda", capability, 32)``. The launch option only it reads: ``maxnreg`` (ptxas's register
-cap: the frontier's knob, any value a budget, so the frontier bisects for the smallest spill-free one).
+Targets: ``Target("cuda", capability, 32)``. Launch options only it reads: the NVIDIA rows of
+``core/options.py``; ``maxnreg`` (ptxas's register cap) is the frontier's knob, any value a budget, so the
+frontier bisects for the smallest spill-free one.
 The compile worker returns ``ptxas -v``'s log, ``cuobjdump --dump-resource-usage`` of the cubin, the cubin
 itself (base64, for the spill sites: its SASS through ``nvdisasm -gi``) and Triton's dynamic shared memory;
 ``parse.nvidia`` reads the usage, ``parse.lineinfo.sass_spills`` the spill sites; the occupancy rule is
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.archs import ARCHS, Arch, NvidiaArch, Vendor, arch_for_device
 from ..core.job import Target
+from ..core.options import launch_option_names, occupancy_knob
 from ..core.errors import UsageError
 from ..core.occupancy.common import DEFAULT_THREADS, LadderStep
 from ..core.occupancy.ladder import check_warps, nvidia_ladder, nvidia_memory_ladder
@@ -52,8 +54,9 @@ class CudaBackend:
     vendor = Vendor.NVIDIA
     facts = Facts(
         triton_dir="nvidia",
-        options=("maxnreg",),
-        cache_options=("maxnreg", "ptx_options", "ptx_version", "launch_pdl", "enable_reflect_ftz"),
+        options=launch_option_names(Vendor.NVIDIA),
+        cache_options=(*launch_option_names(Vendor.NVIDIA), "ptx_options", "ptx_version", "launch_pdl",
+                       "enable_reflect_ftz"),
         cache_artifact="cubin",
         stored_read_needs_release=True,  # the spill bytes: the ptxas that built the cubin
         device_library=("NVIDIA's libdevice", r'symbol = "(__nv_\w+)"'),  # libdevice.10.bc
@@ -61,7 +64,7 @@ class CudaBackend:
         # and whether PyTorch's build for it sets torch.version.hip
         inductor_spill_threshold=16,
         pytorch_hip=False,
-        knob="maxnreg",
+        knob=occupancy_knob(Vendor.NVIDIA),
         bisects=True,
         calculator_options=("--regs", "--shared", "--threads"),
         driver_command=("nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"),

@@ -1,7 +1,7 @@
 """The AMD backend (Triton's ``hip``): AMDGCN in, waves per SIMD out.
 
-Targets: ``Target("hip", gfx, wave size)`` (RDNA compiles as wave32). Launch options only it reads:
-``waves_per_eu`` (LLVM's ``amdgpu-waves-per-eu``: the frontier's knob), ``matrix_instr_nonkdim``, ``kpack``.
+Targets: ``Target("hip", gfx, wave size)`` (RDNA compiles as wave32). Launch options only it reads: the AMD
+rows of ``core/options.py`` (``waves_per_eu``, LLVM's ``amdgpu-waves-per-eu``, is the frontier's knob).
 The compile worker returns the AMDGCN text (``amdgcn``) and Triton's dynamic LDS (``shared``);
 ``parse.amdgcn`` reads the usage, ``parse.lineinfo.amdgcn_spills`` the spill sites; the occupancy rule is
 ``occupancy.amd_occupancy`` (the unified VGPR+AGPR file, SGPRs on GFX9, LDS and whole workgroups).
@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.archs import ARCHS, AmdArch, Arch, Vendor, arch_for_device
 from ..core.job import Target
+from ..core.options import launch_option_names, occupancy_knob
 from ..core.errors import UsageError
 from ..core.occupancy.amd import amd_occupancy, total_vgprs
 from ..core.occupancy.common import LadderStep
@@ -35,8 +36,8 @@ class HipBackend:
     vendor = Vendor.AMD
     facts = Facts(
         triton_dir="amd",
-        options=("waves_per_eu", "matrix_instr_nonkdim", "kpack"),
-        cache_options=("waves_per_eu", "matrix_instr_nonkdim", "kpack", "schedule_hint"),
+        options=launch_option_names(Vendor.AMD),
+        cache_options=(*launch_option_names(Vendor.AMD), "schedule_hint"),
         cache_artifact="amdgcn",
         stored_read_needs_release=False,  # the AMDGCN text holds every figure
         device_library=("AMD's device libraries", r'symbol = "(__oc[km]l_\w+)"'),  # ocml.bc, ockl.bc
@@ -45,7 +46,7 @@ class HipBackend:
         inductor_spill_threshold=32,
         pytorch_hip=True,
         # waves_per_eu N asks LLVM for N waves/SIMD: a level is a setting, nothing lies between two
-        knob="waves_per_eu",
+        knob=occupancy_knob(Vendor.AMD),
         bisects=False,
         calculator_options=("--vgprs", "--agprs", "--sgprs", "--lds", "--workgroup"),
         driver_command=("rocm-smi", "--showdriverversion"),

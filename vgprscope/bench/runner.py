@@ -157,7 +157,7 @@ def bench_variant(gpu: Gpu, case: Case, variant, cfg: AttentionConfig, sets, opt
                                    f"{(t.bytes_read + t.bytes_written) / 1e9:.4g} GB (~{modelled_s:.3g} s at {BUDGET_BANDWIDTH / 1e12:g} TB/s), "
                                    f"over the {opts.time_budget_s:g} s budget (--budget-s)")
     # bound once: the timed calls go straight to the variant's launcher, without per-call validation
-    launch, cfg_dict, scale = variant.module().launch, cfg.as_dict(), 1.0 / math.sqrt(case.head_dim)
+    launch, cfg_dict, scale = variant.module().launch, cfg.launch_dict(), 1.0 / math.sqrt(case.head_dim)
 
     def run(q, k, v):
         return launch(q, k, v, case.causal, scale, cfg_dict)

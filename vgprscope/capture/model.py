@@ -1,4 +1,4 @@
-"""The capture file (DESIGN.md, "Capture"): versioned JSON, meant to be committed, read and written whole.
+"""The capture file (docs/design.md, "Data model"): versioned JSON, meant to be committed, read and written whole.
 
 Paths live relative to the capture file when the kernel's file is inside the capture's project (the
 nearest directory above the capture file holding ``.git`` or ``pyproject.toml``), so the same file works in

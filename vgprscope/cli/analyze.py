@@ -6,6 +6,7 @@ import typer
 
 from .common import emit, err, handles_errors
 from .options import Compiles, Format, FormatOpt, Grid, Kernels, Large, Output, PlotOpt, SortOpt, Toolchains, bundled
+from .exit_codes import FAILURE, SUCCESS
 
 
 def render(records, fmt: Format, command: str, title: str | None = None, wide: bool = False,
@@ -43,10 +44,10 @@ def summarize_failures(records, refused=()) -> int:
     failed = [r for r in records if not r.ok]
     if records and len(failed) == len(records):
         err(nothing_compiled([r.status for r in records]))
-        return 1
+        return FAILURE
     if failed:
         err(f"{len(failed)} of {len(records)} rows did not compile or cannot launch (see their status)")
-    return 0
+    return SUCCESS
 
 
 def history_output(result, fmt: Format, out: Output, plot_path) -> None:
@@ -65,7 +66,7 @@ def history_output(result, fmt: Format, out: Output, plot_path) -> None:
         err(f"wrote {history_view.plot(rows, plot_path)}")
     if result.records and all(not r.ok for r in result.records):
         err("error: no row compiled under any of the toolchains")
-        raise typer.Exit(1)
+        raise typer.Exit(FAILURE)
 
 
 def _plot_needs_a_history(specs: list[str]) -> None:

@@ -110,13 +110,15 @@ def _exit_interrupted(argv: list[str] | None) -> None:
     import signal
     import sys
 
+    from .exit_codes import INTERRUPTED
+
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if argv is not None:  # a caller's process (a test): a plain exit
-        sys.exit(130)
+        sys.exit(INTERRUPTED)
     for stream in (sys.stdout, sys.stderr):
         try:
             if stream is not None:
                 stream.flush()
         except (OSError, ValueError):
             pass
-    os._exit(130)
+    os._exit(INTERRUPTED)

@@ -9,6 +9,7 @@ from .options import (
     AnchorsOpt, AutotuneOpt, BenchGrid, BudgetSOpt, Cases, CudaGraphOpt, Format, FormatOpt, Output, RepMsOpt,
     StrategiesOpt, bundled,
 )
+from .exit_codes import FAILURE
 
 
 @handles_errors
@@ -26,12 +27,12 @@ def bench(*, strategies: StrategiesOpt = None, cases: Cases, grid: BenchGrid, au
     from ..attention.config import check_backend_options
     from ..attention.variants import check_knobs, select_variants
     from ..core.extras import require_torch
-    from .grid import parse_dtypes, parse_ints
+    from ..library.grid import dtype_values, field_named, option_values
 
     # the command line first (a usage error says so on any machine), then torch, then the GPU;
     # several head dims, dtypes or presets: the cases of each (None: the preset's head dims; fp16)
-    head_dims: list[int | None] = [*parse_ints("--head-dim", cases.head_dim, 1)] or [None]
-    dtypes = parse_dtypes(cases.dtype) or ["fp16"]
+    head_dims: list[int | None] = [*option_values(field_named("head_dim"), cases.head_dim, cli=True)] or [None]
+    dtypes = dtype_values(cases.dtype, cli=True) or ["fp16"]
     presets: list[str | None] = [*dict.fromkeys(cases.preset or [])] or [None]
     problems = list(dict.fromkeys(c for hd, dt, preset in itertools.product(head_dims, dtypes, presets)
                                   for c in build_cases(cases.shape, preset, hd, dt, cases.causal, cases.kv_heads)))
@@ -71,7 +72,7 @@ def bench(*, strategies: StrategiesOpt = None, cases: Cases, grid: BenchGrid, au
         err(f"{len(failed)} of {len(rows)} rows have no time (see their status)")
     emit(RENDERERS[format.value](rows, m, **({"wide": out.wide} if format is Format.table else {})), out.output)
     if rows and len(failed) == len(rows):
-        raise typer.Exit(1)
+        raise typer.Exit(FAILURE)
 
 
 def register(app: typer.Typer) -> None:

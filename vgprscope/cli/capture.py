@@ -8,6 +8,7 @@ import typer
 
 from .common import err, handles_errors
 from .options import CaptureOutputOpt, CommandArg
+from .exit_codes import FAILURE, of_signal
 
 
 @handles_errors
@@ -38,7 +39,7 @@ def capture(command: CommandArg = None, output: CaptureOutputOpt = Path("vgprsco
         signum = getattr(exc, "signum", signal.SIGINT)
         how = "interrupted" if signum == signal.SIGINT else f"stopped by {signal_name(signum)}"
         err(f"{how}; {output} was left as it was")
-        raise typer.Exit(128 + signum) from None
+        raise typer.Exit(of_signal(signum)) from None
     result = run.capture
     save_capture(output, result)
     for line in result.errors:
@@ -52,7 +53,7 @@ def capture(command: CommandArg = None, output: CaptureOutputOpt = Path("vgprsco
     died = f"killed by {signal_name(-rc)}" if rc < 0 else f"exit code {code}"
     if not result.launches:
         err(f"the command launched no Triton kernel ({died}); nothing to analyse")
-        raise typer.Exit(code or 1)
+        raise typer.Exit(code or FAILURE)
     if rc < 0:
         err(f"the command was {died}")
     raise typer.Exit(code)

@@ -21,6 +21,7 @@ from .options import (
     AllowMissingOpt, AllowVersionChangeOpt, BaselineOpt, Compiles, ConfigOpt, FailOnChangeOpt, GateFormat,
     GateFormatOpt, Kernels, Output, RuleOpt, StrictOpt, Toolchains, bundled,
 )
+from .exit_codes import FAILURE
 
 baseline_app = typer.Typer(cls=ReflowedHelp, help="Save the register baseline that `vgprscope check` compares against.",
                            no_args_is_help=True)
@@ -72,7 +73,7 @@ def save(*, config: ConfigOpt = None, baseline: BaselineOpt = None, kernels: Ker
                                   **run.library(), on_progress=progress)
     if saved.written is None:  # a baseline of failures gates nothing
         err(nothing_compiled([e.status for e in saved.entries]) + f"; {shown(saved.path)} was not written")
-        raise typer.Exit(1)
+        raise typer.Exit(FAILURE)
     if saved.failed:
         err(f"{len(saved.failed)} of {len(saved.entries)} entries did not compile or cannot launch; saved with "
             "their status")

@@ -30,6 +30,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from . import exit_codes
+
 import typer
 from typer.core import TyperGroup
 
@@ -85,20 +87,8 @@ def warnings_as_diagnostics() -> Iterator[None]:
 
 
 def exit_code_of(exc: VgprscopeError) -> int:
-    """The CLI's exit code of one of the core's errors (the module docstring says what each means): the
-    core's exceptions carry none. The first class an error is an instance of decides; every one is 2 today
-    (the input or the environment, found before a result)."""
-    from ..core.errors import MissingExtraError, NoGpuError, NotComparableError, TritonUnavailableError, UsageError
-
-    exit_codes: tuple[tuple[type[VgprscopeError], int], ...] = (
-        (UsageError, 2),  # OutputError, ConfigError, UnknownNameError, CaptureFileError among them
-        (NotComparableError, 2),
-        (TritonUnavailableError, 2),
-        (NoGpuError, 2),
-        (MissingExtraError, 2),
-        (VgprscopeError, 2),
-    )
-    return next(code for cls, code in exit_codes if isinstance(exc, cls))
+    """The CLI's exit code of one of the core's errors (``exit_codes.of_error``)."""
+    return exit_codes.of_error(exc)
 
 
 def handles_errors(fn: Callable) -> Callable:
@@ -152,7 +142,7 @@ def interrupted() -> typer.Exit:
     if not CtrlC.said:
         CtrlC.said = True
         err(INTERRUPTED)
-    return typer.Exit(130)
+    return typer.Exit(exit_codes.INTERRUPTED)
 
 
 def nothing_compiled(statuses: list[str], what: str = "compiled or can launch") -> str:
@@ -230,9 +220,9 @@ class OneLineErrors(ReflowedHelp):
         except (typer.Abort, getattr(_click_exceptions, "Abort", typer.Abort)) as exc:
             if CtrlC.seen or isinstance(exc.__context__, KeyboardInterrupt):  # click's word for a Ctrl-C
                 interrupted()
-                sys.exit(130)
+                sys.exit(exit_codes.INTERRUPTED)
             err("aborted")
-            sys.exit(1)
+            sys.exit(exit_codes.FAILURE)
         finally:
             if isinstance(sys.stdout, _GuardedStdout):
                 sys.stdout = real_stdout

@@ -7,6 +7,7 @@ import typer
 
 from .common import ReflowedHelp, command_line, emit, err, handles_errors
 from .options import Compiles, DiffFormat, DiffFormatOpt, Grid, Kernels, Output, ReleaseArg, Rules, SchedulerOpt, Toolchains, bundled
+from .exit_codes import USAGE, of_verdict
 
 
 @handles_errors
@@ -33,8 +34,8 @@ def diff(*, tc: Toolchains, kernels: Kernels, grid: Grid, rules: Rules, format: 
         err(result.summary())
     if result.compared == 0:
         err("error: nothing could be compared: no kernel compiled on both sides")
-        raise typer.Exit(2)
-    raise typer.Exit(0 if result.passed else 1)
+        raise typer.Exit(USAGE)
+    raise typer.Exit(of_verdict(result.passed))
 
 
 toolchains_app = typer.Typer(cls=ReflowedHelp, help="The Triton releases vgprscope has installed to compile with.",

@@ -6,6 +6,7 @@ import typer
 
 from .common import command_line, emit, err, handles_errors
 from .options import Compiles, ExplainFormat, ExplainFormatOpt, Grid, Kernels, Output, Toolchains, bundled
+from .exit_codes import FAILURE
 
 
 @handles_errors
@@ -37,7 +38,7 @@ def explain(*, kernels: Kernels, grid: Grid, format: ExplainFormatOpt = ExplainF
     }
     emit(renderers[format](), out.output)
     if explanations and len(failed) == len(explanations):
-        raise typer.Exit(1)
+        raise typer.Exit(FAILURE)
 
 
 def register(app: typer.Typer) -> None:

@@ -8,6 +8,7 @@ from .common import command_line, emit, err, handles_errors
 from .options import (
     Compiles, Format, FormatOpt, FrontierGrid, Kernels, Large, Output, SortOpt, StrategiesOpt, Toolchains, bundled,
 )
+from .exit_codes import FAILURE
 
 
 @handles_errors
@@ -42,7 +43,7 @@ def frontier(*, strategies: StrategiesOpt = None, kernels: Kernels, grid: Fronti
     emit(renderers[format](), out.output)
     if total and failed == total:
         err("no level of any kernel compiled")
-        raise typer.Exit(1)
+        raise typer.Exit(FAILURE)
 
 
 def register(app: typer.Typer) -> None:

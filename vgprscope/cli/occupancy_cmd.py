@@ -14,6 +14,7 @@ from .options import (
     AgprsOpt, LadderOpt, LdsOpt, OccFormat, OccFormatOpt, OneArchOpt, RegsOpt, SgprsOpt, SharedOpt, ThreadsOpt,
     VgprsOpt, WideOpt, WorkgroupOpt,
 )
+from .exit_codes import FAILURE
 
 
 def _verb(names: list[str]) -> str:
@@ -68,7 +69,7 @@ def occupancy_cmd(
         emit(_tables_text(target, result, steps, calc, wide), None)
     if o is not None and o.value == 0:  # the answer is printed; the exit code says it cannot run
         err(f"error: {o.note}")
-        raise typer.Exit(1)
+        raise typer.Exit(FAILURE)
 
 
 def _tables_text(target: Arch, result: dict[str, Any], steps, calc, wide: bool = False) -> str:

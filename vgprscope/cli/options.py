@@ -25,6 +25,8 @@ from typing import Annotated, Any
 import typer
 
 from ..core.archs import ARCHS, DEFAULT_ARCHS
+from ..core.options import Option
+from ..library.grid import dtype_values, field_named, grid_fields, grid_requests, option_values
 from .common import nonempty_names, writable_output
 
 _GRID = "; a comma list or a repeated option makes a grid"
@@ -64,17 +66,31 @@ CaptureOpt = Annotated[Path | None, typer.Option(
 
 # ---- the config grid ---------------------------------------------------------------------------------------
 
-BlockMOpt = Annotated[list[str] | None, _grid("--block-m", "BLOCK_M, a power of two \\[default: the variant's]")]
-BlockNOpt = Annotated[list[str] | None, _grid("--block-n", "BLOCK_N, a power of two \\[default: the variant's]")]
-HeadDimOpt = Annotated[list[str] | None, _grid(
-    "--head-dim", "Head dim, 16-256 \\[default: 128; bench: the preset's]", "-d")]
-NumWarpsOpt = Annotated[list[str] | None, _grid(
-    "--num-warps", "num_warps, a power of two \\[default: the variant's]")]
-NumStagesOpt = Annotated[list[str] | None, _grid("--num-stages", "num_stages \\[default: the variant's]")]
-WavesPerEuOpt = Annotated[list[str] | None, _grid("--waves-per-eu", "AMD: waves_per_eu hint, 0 for none")]
-NonKDimOpt = Annotated[list[str] | None, _grid("--matrix-instr-nonkdim", "AMD: MFMA size (16 or 32; 0: Triton picks)")]
-KpackOpt = Annotated[list[str] | None, _grid("--kpack", "AMD: kpack (1 or 2)")]
-MaxnregOpt = Annotated[list[str] | None, _grid("--maxnreg", "NVIDIA: maxnreg register cap")]
+@functools.cache
+def grid_option(option: Option) -> Any:
+    """A grid field's option (a tile's or a launch option's row): strings, a comma list or repeated. One
+    declaration each, whichever bundles take it."""
+    return Annotated[list[str] | None, _grid(option.flag, option.cli_help(), option.short or None)]
+
+
+def with_grid_fields(leave_out: Callable[[Option], bool] = lambda option: False) -> Callable[[type], type]:
+    """A class decorator, under ``@dataclass``: a bundle's option per grid field (``library.grid.grid_fields``:
+    the tiles', then the launch options'), before the bundle's own fields."""
+
+    def add(cls: type) -> type:
+        own = dict(cls.__dict__.get("__annotations__", {}))
+        annotations: dict[str, Any] = {}
+        for option in grid_fields():
+            if not leave_out(option):
+                annotations[option.name] = grid_option(option)
+                setattr(cls, option.name, None)
+        cls.__annotations__ = annotations | own
+        return cls
+
+    return add
+
+
+HeadDimOpt = grid_option(field_named("head_dim"))
 DtypeOpt = Annotated[list[str] | None, _grid(
     "--dtype", "Element type of q, k, v \\[default: fp16]", metavar="fp16,bf16")]
 KnobOpt = Annotated[list[str] | None, typer.Option(
@@ -281,14 +297,11 @@ class _GridValues:
     def library(self) -> dict[str, Any]:
         """The library's keywords: each integer option's values checked and parsed here (a message naming the
         flag, ``--block-m 100 ...``), lists where the library takes lists."""
-        from ..library.grid import INT_AXES
-        from .grid import parse_dtypes, parse_ints
-
         given = self._given()
-        out: dict[str, Any] = {field: parse_ints(flag, given[field], lowest) or None
-                               for field, flag, lowest in INT_AXES if field in given}
+        out: dict[str, Any] = {o.name: option_values(o, given[o.name], cli=True) or None
+                               for o in grid_fields() if o.name in given}
         if "dtype" in given:
-            out["dtype"] = parse_dtypes(given["dtype"]) or None
+            out["dtype"] = dtype_values(given["dtype"], cli=True) or None
         if "knob" in given:
             out["knob"] = list(given["knob"] or []) or None
         if "causal" in given:
@@ -297,57 +310,35 @@ class _GridValues:
 
     def requests(self, shape: tuple[int, ...] | None = None) -> list[Any]:
         """The ConfigRequests of the grid (one when nothing varies)."""
-        from .grid import grid_requests
-
-        return grid_requests(**self._given(), shape=shape)
+        given = self._given()
+        return grid_requests(given, knob=given.get("knob"), causal=given.get("causal", False), shape=shape)
 
 
 @dataclasses.dataclass(frozen=True)
+@with_grid_fields()
 class Grid(_GridValues):
     """The config options; several values of one (a comma list or a repeated option) make a grid."""
 
-    block_m: BlockMOpt = None
-    block_n: BlockNOpt = None
-    head_dim: HeadDimOpt = None
-    num_warps: NumWarpsOpt = None
-    num_stages: NumStagesOpt = None
-    waves_per_eu: WavesPerEuOpt = None
-    matrix_instr_nonkdim: NonKDimOpt = None
-    kpack: KpackOpt = None
-    maxnreg: MaxnregOpt = None
     knob: KnobOpt = None
     dtype: DtypeOpt = None
     causal: CausalOpt = None
 
 
 @dataclasses.dataclass(frozen=True)
+@with_grid_fields(leave_out=lambda option: option.occupancy_knob)
 class FrontierGrid(_GridValues):
     """The grid's options but the occupancy knob, which the frontier sets itself (waves_per_eu, maxnreg)."""
 
-    block_m: BlockMOpt = None
-    block_n: BlockNOpt = None
-    head_dim: HeadDimOpt = None
-    num_warps: NumWarpsOpt = None
-    num_stages: NumStagesOpt = None
-    matrix_instr_nonkdim: NonKDimOpt = None
-    kpack: KpackOpt = None
     knob: KnobOpt = None
     dtype: DtypeOpt = None
     causal: CausalOpt = None
 
 
 @dataclasses.dataclass(frozen=True)
+@with_grid_fields(leave_out=lambda option: option.name == "head_dim")
 class BenchGrid(_GridValues):
     """The grid's launch and tile options; bench takes the head dim, dtype and causal mask from its cases."""
 
-    block_m: BlockMOpt = None
-    block_n: BlockNOpt = None
-    num_warps: NumWarpsOpt = None
-    num_stages: NumStagesOpt = None
-    waves_per_eu: WavesPerEuOpt = None
-    matrix_instr_nonkdim: NonKDimOpt = None
-    kpack: KpackOpt = None
-    maxnreg: MaxnregOpt = None
     knob: KnobOpt = None
 
 
@@ -410,7 +401,7 @@ class Cases:
 
     shape: ShapeOpt = None
     preset: PresetOpt = None
-    head_dim: HeadDimOpt = None
+    head_dim: HeadDimOpt = None  # type: ignore[valid-type]  # (its row: attention/tiles.py)
     kv_heads: KvHeadsOpt = None
     dtype: DtypeOpt = None
     causal: CausalOpt = None

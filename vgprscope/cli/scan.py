@@ -6,6 +6,7 @@ import typer
 
 from .common import emit, err, handles_errors
 from .options import CacheDirArg, Compiles, Format, FormatOpt, Output, RetargetArchOpt, TritonOpt, bundled
+from .exit_codes import FAILURE
 
 
 @handles_errors
@@ -30,11 +31,11 @@ def scan(directory: CacheDirArg = None, *, arch: RetargetArchOpt = None, triton:
     if not result.records:
         if result.caches:
             err("no kernel in the cache")
-        raise typer.Exit(1)
+        raise typer.Exit(FAILURE)
     emit(render(list(result.records), format, "scan", title="vgprscope scan", wide=out.wide, by_kernel=True),
          out.output)
     if not any(r.ok for r in result.records):
-        raise typer.Exit(1)
+        raise typer.Exit(FAILURE)
 
 
 def register(app: typer.Typer) -> None:

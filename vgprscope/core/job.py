@@ -1,4 +1,4 @@
-"""CompileJob: what one compile is, as pure data, whichever source yielded it (DESIGN.md, "Layers").
+"""CompileJob: what one compile is, as pure data, whichever source yielded it (docs/design.md, "Layers").
 
 A job names what to compile (a Python function by file and qualified name, Triton IR text, or a Triton cache
 entry's stored outputs to read), the launch as facts (each argument's type and what the JIT specialises on:

@@ -1,4 +1,4 @@
-"""The data model: frozen records every layer passes around (DESIGN.md, "Data model")."""
+"""The data model: frozen records every layer passes around (docs/design.md, "Data model")."""
 
 from __future__ import annotations
 
@@ -101,7 +101,7 @@ class _LaunchOptions:
 @dataclass(frozen=True)
 class LaunchConfig(_LaunchOptions):
     """The generic config of a captured or cached kernel: its signature and specialisation, constexprs
-    and launch options, exactly as the launch gave them (DESIGN.md, "Data model")."""
+    and launch options, exactly as the launch gave them (docs/design.md, "Data model")."""
 
     args: tuple[ArgSpec, ...]
     constexprs: tuple[tuple[str, Any], ...]  # name -> JSON value ({"dtype": "fp16"}, {"jit": {"file", "qualname"}}, ...)

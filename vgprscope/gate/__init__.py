@@ -1,4 +1,4 @@
-"""The CI register gate (DESIGN.md, "gate/"): metrics and rules, the baseline file, the diff, the
+"""The CI register gate (docs/design.md, "Layers"): metrics and rules, the baseline file, the diff, the
 configuration (pure data) and the report. Nothing here compiles (the caller runs the sweep and hands the
 records over) and nothing here knows exit codes (``vgprscope.cli.check`` maps results to 0 / 1 / 2).
 

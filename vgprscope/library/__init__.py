@@ -1,4 +1,4 @@
-"""vgprscope as a library (DESIGN.md, "Layers": ``__init__ / api``): the CLI's commands as calls returning data.
+"""vgprscope as a library (docs/design.md, "Layers": ``__init__ / api``): the CLI's commands as calls returning data.
 
 - ``api``: ``analyze``, ``compare``, ``frontier``, ``explain``, ``check``, ``scan`` (selections by the CLI's
   names; a user's own kernel, launched as in their code).

@@ -26,11 +26,12 @@ does; they are not given the user's script to run again: ``tasks.main_not_rerun`
 
 from __future__ import annotations
 
+import inspect
 import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..core.errors import UsageError
 from . import selection
@@ -90,14 +91,42 @@ def _grid(fields: dict[str, Any], dtype: Any, causal: Any, knob: Any, shape: Any
     return selection.requests(fields, dtype=dtype, causal=causal, knob=knob, shape=shape)
 
 
+def _grid_fields(given: dict[str, Any], frontier: bool = False) -> dict[str, Any]:
+    """A call's grid fields (the tiles' and launch options' rows, ``library.grid.grid_fields``), taken out of
+    its other keywords; the frontier leaves its occupancy knobs, which it sets itself, where they are."""
+    from .grid import grid_fields
+
+    return {o.name: given.pop(o.name) for o in grid_fields() if o.name in given and not (frontier and o.occupancy_knob)}
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _takes_grid_fields(after: str, frontier: bool = False) -> Callable[[F], F]:
+    """The call's signature (``help()``, ``inspect.signature``) names every grid field, after ``after``: the
+    rows of ``core/options.py`` and ``attention/tiles.py``, never written here; the call finds them among its
+    keywords (``_grid_fields``)."""
+
+    def add(fn: F) -> F:
+        from .grid import grid_fields
+
+        sig = inspect.signature(fn)
+        params = list(sig.parameters.values())
+        at = [p.name for p in params].index(after) + 1
+        fields = [inspect.Parameter(o.name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation="Ints")
+                  for o in grid_fields() if not (frontier and o.occupancy_knob)]
+        fn.__signature__ = sig.replace(parameters=params[:at] + fields + params[at:])  # type: ignore[attr-defined]
+        return fn
+
+    return add
+
+
 Ints = int | Sequence[int] | None
 Names = str | Sequence[str] | None
 
 
-def analyze(kernel: Any = None, /, *args: Any, variant: Names = None, arch: Names = None, block_m: Ints = None,
-            block_n: Ints = None, head_dim: Ints = None, num_warps: Ints = None, num_stages: Ints = None,
-            waves_per_eu: Ints = None, matrix_instr_nonkdim: Ints = None, kpack: Ints = None, maxnreg: Ints = None,
-            dtype: Names = None, causal: bool | None = None, knob: Any = None, capture: Any = None,
+@_takes_grid_fields(after="arch")
+def analyze(kernel: Any = None, /, *args: Any, variant: Names = None, arch: Names = None, dtype: Names = None, causal: bool | None = None, knob: Any = None, capture: Any = None,
             kernel_dir: PathLike | None = None, sort: str | None = None, triton: Any = None, settings: Any = None,
             jobs: int | None = None, use_cache: bool = True, cache: PathLike | None = None, yes: bool = False,
             max_compiles: int | None = None, scheduler: str | None = None, executor: Executor | None = None,
@@ -116,9 +145,7 @@ def analyze(kernel: Any = None, /, *args: Any, variant: Names = None, arch: Name
     from .grid import group_records, sort_records
     from .tasks import Selection, sweep
 
-    fields = {"block_m": block_m, "block_n": block_n, "head_dim": head_dim, "num_warps": num_warps,
-              "num_stages": num_stages, "waves_per_eu": waves_per_eu, "matrix_instr_nonkdim": matrix_instr_nonkdim,
-              "kpack": kpack, "maxnreg": maxnreg}
+    fields = _grid_fields(launch) if kernel is None else {}
     run = _run(jobs, use_cache, cache, on_progress)
     archs = selection.arch_names(arch)
     if kernel is not None:
@@ -150,10 +177,8 @@ def split_refused(records: Sequence[Any]) -> tuple[list[Any], list[Any]]:
     return [r for r in records if not r.refused], [r for r in records if r.refused]
 
 
-def compare(*, strategies: Names = None, variant: Names = None, arch: Names = None, block_m: Ints = None,
-            block_n: Ints = None, head_dim: Ints = None, num_warps: Ints = None, num_stages: Ints = None,
-            waves_per_eu: Ints = None, matrix_instr_nonkdim: Ints = None, kpack: Ints = None, maxnreg: Ints = None,
-            dtype: Names = None, causal: bool | None = None, knob: Any = None, shape: Any = "4,32,4096,4096",
+@_takes_grid_fields(after="arch")
+def compare(*, strategies: Names = None, variant: Names = None, arch: Names = None, dtype: Names = None, causal: bool | None = None, knob: Any = None, shape: Any = "4,32,4096,4096",
             frontier: bool = False, bench: bool = False, sort: str | None = None, capture: Any = None,
             kernel_dir: PathLike | None = None, triton: Any = None, settings: Any = None, jobs: int | None = None,
             use_cache: bool = True, cache: PathLike | None = None, yes: bool = False,
@@ -169,9 +194,7 @@ def compare(*, strategies: Names = None, variant: Names = None, arch: Names = No
     from .grid import sort_lines
     from .tasks import Selection, bench_columns, compare_tables, frontier_of, sweep, with_frontiers
 
-    fields = {"block_m": block_m, "block_n": block_n, "head_dim": head_dim, "num_warps": num_warps,
-              "num_stages": num_stages, "waves_per_eu": waves_per_eu, "matrix_instr_nonkdim": matrix_instr_nonkdim,
-              "kpack": kpack, "maxnreg": maxnreg}
+    fields = _grid_fields(sources)
     keywords = _sources({"capture": capture, "kernel_dir": kernel_dir}, sources)
     _unknown("compare", sources)
     run = _run(jobs, use_cache, cache, on_progress)
@@ -196,9 +219,9 @@ def compare(*, strategies: Names = None, variant: Names = None, arch: Names = No
     return result
 
 
+@_takes_grid_fields(after="arch", frontier=True)
 def frontier(kernel: Any = None, /, *args: Any, variant: Names = None, strategies: Names = None, arch: Names = None,
-             block_m: Ints = None, block_n: Ints = None, head_dim: Ints = None, num_warps: Ints = None,
-             num_stages: Ints = None, matrix_instr_nonkdim: Ints = None, kpack: Ints = None, dtype: Names = None,
+             dtype: Names = None,
              causal: bool | None = None, knob: Any = None, capture: Any = None, kernel_dir: PathLike | None = None,
              sort: str | None = None, triton: Any = None, settings: Any = None, jobs: int | None = None,
              use_cache: bool = True, cache: PathLike | None = None, yes: bool = False,
@@ -210,8 +233,7 @@ def frontier(kernel: Any = None, /, *args: Any, variant: Names = None, strategie
     without the knob the frontier sets itself."""
     from .tasks import Selection, frontier_of, sort_frontiers
 
-    fields = {"block_m": block_m, "block_n": block_n, "head_dim": head_dim, "num_warps": num_warps,
-              "num_stages": num_stages, "matrix_instr_nonkdim": matrix_instr_nonkdim, "kpack": kpack}
+    fields = _grid_fields(launch, frontier=True) if kernel is None else {}
     run = _run(jobs, use_cache, cache, on_progress)
     archs = selection.arch_names(arch)
     if kernel is not None:
@@ -233,10 +255,8 @@ def frontier(kernel: Any = None, /, *args: Any, variant: Names = None, strategie
     return FrontierResult(tuple(sort_frontiers(frontiers, sort)))
 
 
-def explain(kernel: Any = None, /, *args: Any, variant: Names = None, arch: Names = None, block_m: Ints = None,
-            block_n: Ints = None, head_dim: Ints = None, num_warps: Ints = None, num_stages: Ints = None,
-            waves_per_eu: Ints = None, matrix_instr_nonkdim: Ints = None, kpack: Ints = None, maxnreg: Ints = None,
-            dtype: Names = None, causal: bool | None = None, knob: Any = None, capture: Any = None,
+@_takes_grid_fields(after="arch")
+def explain(kernel: Any = None, /, *args: Any, variant: Names = None, arch: Names = None, dtype: Names = None, causal: bool | None = None, knob: Any = None, capture: Any = None,
             kernel_dir: PathLike | None = None, triton: Any = None, settings: Any = None, jobs: int | None = None,
             use_cache: bool = True, cache: PathLike | None = None, on_progress: Progress | None = None,
             **launch: Any) -> ExplainResult:
@@ -246,9 +266,7 @@ def explain(kernel: Any = None, /, *args: Any, variant: Names = None, arch: Name
     ``waves_per_eu``, ...) are "what if" overrides of every captured launch, as ``analyze`` takes them."""
     from .tasks import Selection, explain_of
 
-    fields = {"block_m": block_m, "block_n": block_n, "head_dim": head_dim, "num_warps": num_warps,
-              "num_stages": num_stages, "waves_per_eu": waves_per_eu, "matrix_instr_nonkdim": matrix_instr_nonkdim,
-              "kpack": kpack, "maxnreg": maxnreg}
+    fields = _grid_fields(launch) if kernel is None else {}
     run = _run(jobs, use_cache, cache, on_progress)
     archs = selection.arch_names(arch)
     if kernel is not None:
@@ -332,10 +350,9 @@ def baseline_save(*, config: PathLike | None = None, baseline: PathLike | None =
                 run["cache_dir"], toolchain=side)
 
 
+@_takes_grid_fields(after="arch")
 def diff(*, triton: Any = None, settings: Any = None, variant: Names = None, arch: Names = None,
-         block_m: Ints = None, block_n: Ints = None, head_dim: Ints = None, num_warps: Ints = None,
-         num_stages: Ints = None, waves_per_eu: Ints = None, matrix_instr_nonkdim: Ints = None, kpack: Ints = None,
-         maxnreg: Ints = None, dtype: Names = None, causal: bool | None = None, knob: Any = None,
+         dtype: Names = None, causal: bool | None = None, knob: Any = None,
          capture: Any = None, kernel_dir: PathLike | None = None, rule: Names = None,
          config: PathLike | None = None, fail_on_change: bool = False, strict: bool = False, jobs: int | None = None,
          use_cache: bool = True, cache: PathLike | None = None, scheduler: str | None = None,
@@ -350,11 +367,9 @@ def diff(*, triton: Any = None, settings: Any = None, variant: Names = None, arc
     from .gate import load_config
     from .tasks import Selection, executor_for, main_not_rerun, make_engine, selection_tasks
 
+    fields = _grid_fields(sources)
     keywords = _sources({"capture": capture, "kernel_dir": kernel_dir}, sources)
     _unknown("diff", sources)
-    fields = {"block_m": block_m, "block_n": block_n, "head_dim": head_dim, "num_warps": num_warps,
-              "num_stages": num_stages, "waves_per_eu": waves_per_eu, "matrix_instr_nonkdim": matrix_instr_nonkdim,
-              "kpack": kpack, "maxnreg": maxnreg}
     run = _run(jobs, use_cache, cache, on_progress)
     requests = _grid(fields, dtype, causal, knob)
     rules = [rule] if isinstance(rule, str) else list(rule or [])
@@ -382,7 +397,7 @@ def scan(directory: PathLike | None = None, *, arch: Names = None, jobs: int | N
     (``TORCHINDUCTOR_CACHE_DIR``): its generated kernels, each config compiled from its source (README, "torch.compile")."""
     from ..analysis.scan.core import scan as scan_cache
     from ..sources.triton_cache import default_dir
-    from .sweep import select_archs
+    from .selection import select_archs
 
     if directory is not None and not isinstance(directory, (str, os.PathLike)):
         raise UsageError(f"scan({directory!r}): the directory is not a path; allowed: a Triton cache directory's "

@@ -1,7 +1,8 @@
 """Config grids: several values per option -> the cartesian product of requests; the size guard; sorting.
 
-Everything here is pure (no triton, no torch): the CLI parses option strings into axes
-(``vgprscope.cli.grid``), this module expands them, counts what a grid would compile and orders rows.
+Everything here is pure (no triton, no torch): the one parser of a grid's values (the CLI's option strings and
+the library's keywords, by the names of ``core/options.py``'s and ``attention/tiles.py``'s rows), their
+expansion, what a grid would compile, and the order of rows.
 """
 
 from __future__ import annotations
@@ -12,7 +13,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from ..attention.tiles import DTYPES, TILE_FIELDS
 from ..core.errors import UsageError
+from ..core.options import LAUNCH_OPTIONS, Option
 
 if TYPE_CHECKING:  # imported where used: the CLI imports this module at start-up for its option rules
     from ..core.records import Record
@@ -22,44 +25,86 @@ if TYPE_CHECKING:  # imported where used: the CLI imports this module at start-u
 # second per compile and core, 10,000 compiles keep a 2-core machine busy for well over an hour.
 DEFAULT_MAX_COMPILES = 10_000
 
-# ConfigRequest fields a grid may vary, in the order a config label shows them
-AXES = ("block_m", "block_n", "head_dim", "dtype", "num_warps", "num_stages", "waves_per_eu",
-        "matrix_instr_nonkdim", "kpack", "maxnreg")
 KNOB_PREFIX = "knob:"  # an axis over a variant's own knob: "knob:num_splits"
 
-# The integer fields of a request a grid takes: (field, the CLI's flag, smallest value). The library takes
-# the same fields as keyword arguments (``block_m=[64, 128]``).
-INT_AXES = (("block_m", "--block-m", 1), ("block_n", "--block-n", 1), ("head_dim", "--head-dim", 1),
-            ("num_warps", "--num-warps", 1), ("num_stages", "--num-stages", 1), ("waves_per_eu", "--waves-per-eu", 0),
-            ("matrix_instr_nonkdim", "--matrix-instr-nonkdim", 0), ("kpack", "--kpack", 1), ("maxnreg", "--maxnreg", 1))
-# Values Triton never takes, refused before anything compiles: tile sizes feed tl.arange, whose length must
-# be a power of two, and every backend asserts that num_warps is one.
-POWER_OF_TWO = {"block_m": "tile sizes feed tl.arange", "block_n": "tile sizes feed tl.arange",
-                "num_warps": "Triton's rule for num_warps"}
+
+def grid_fields() -> tuple[Option, ...]:
+    """The integer fields of a request a grid varies: the bundled variants' tiles, then the launch options (the
+    library takes them as keyword arguments, ``block_m=[64, 128]``; the CLI as ``--block-m 64,128``)."""
+    return (*TILE_FIELDS, *LAUNCH_OPTIONS)
 
 
-# AMD options with a few values Triton's HIP backend takes: another matrix_instr_nonkdim finds no MFMA
-# instruction and compiles a plain FMA loop without a word; another kpack fails the matmul pass.
-ONE_OF = {"matrix_instr_nonkdim": ((0, 16, 32), "0 (Triton picks), 16 or 32 (the MFMA size)"),
-          "kpack": ((1, 2), "1 or 2")}
-# No tile or warp count is anywhere near this: a suggestion above it would be a number nobody means.
-_LARGEST_SUGGESTION = 1 << 16
+def axis_names() -> tuple[str, ...]:
+    """The ConfigRequest fields a grid may vary, in the order a config label shows them."""
+    names = [o.name for o in grid_fields()]
+    return (*names[:len(TILE_FIELDS)], "dtype", *names[len(TILE_FIELDS):])
 
 
-def int_value_error(field: str, n: int, minimum: int, spelled: str) -> str | None:
-    """Why ``n`` cannot be ``field``'s value, or None. ``spelled``: how the message names the value (the
-    CLI's ``--block-m 100``, the library's ``block_m=100``)."""
-    if n < minimum:
-        return f"{spelled} is below the smallest allowed value, {minimum}"
-    if field in ONE_OF and n not in ONE_OF[field][0]:
-        return f"{spelled} is not allowed; allowed: {ONE_OF[field][1]}"
-    if field in POWER_OF_TWO and n >= 1 and n & (n - 1):
-        lower = 1 << (n.bit_length() - 1)
-        if lower >= _LARGEST_SUGGESTION:
-            return f"{spelled} is not allowed; allowed: powers of two ({POWER_OF_TWO[field]}), such as 64 or 128"
-        return (f"{spelled} is not allowed; allowed: powers of two ({POWER_OF_TWO[field]}), such as {lower} or "
-                f"{lower * 2}")
-    return None
+def field_named(name: str) -> Option:
+    return next(o for o in grid_fields() if o.name == name)
+
+
+# ---- the one parser of a grid's values: the CLI's strings and the library's values ---------------------------
+
+
+def split_values(items: Sequence[str] | None, flag: str = "the option") -> list[str]:
+    """['64,128', '256'] -> ['64', '128', '256'], duplicates dropped, order kept. An empty value ('',
+    '64,,128', '64,') is a usage error, never "the default"."""
+    out = []
+    for item in items or []:
+        pieces = [v.strip() for v in str(item).split(",")]
+        if not all(pieces):
+            raise UsageError(f"{flag} {str(item)!r} has an empty value; give one or more values, comma-separated "
+                             "or repeated, or leave the option out for the default")
+        out += pieces
+    return list(dict.fromkeys(out))
+
+
+def _listed(value: Any) -> list[Any]:
+    if value is None:
+        return []
+    return list(value) if isinstance(value, (list, tuple)) else [value]
+
+
+def option_values(option: Option, value: Any, cli: bool = False) -> list[int]:
+    """An integer field's values, checked: the CLI's strings (``["64,128", "256"]``: comma lists, repeated) or
+    the library's value (None: the default; an int; a list of ints: a grid). A message names the value as it
+    was given (``--block-m 100``, ``block_m=100``)."""
+    out = []
+    if cli:
+        for v in split_values(value, option.flag):
+            try:
+                n = int(v)
+            except ValueError:
+                raise UsageError(f"{option.flag} {v!r} is not a whole number; give one or more, e.g. {option.flag} "
+                                 "64,128") from None
+            if (why := option.value_error(n, f"{option.flag} {n}")) is not None:
+                raise UsageError(why)
+            out.append(n)
+        return out
+    for v in _listed(value):
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise UsageError(f"{option.name}={v!r} is not a whole number; give one, or a list of them for a grid")
+        if (why := option.value_error(v, f"{option.name}={v}")) is not None:
+            raise UsageError(why)
+        out.append(v)
+    return list(dict.fromkeys(out))
+
+
+def dtype_values(value: Any, cli: bool = False) -> list[str]:
+    given = split_values(value, "--dtype") if cli else list(dict.fromkeys(_listed(value)))
+    bad = [d for d in given if d not in DTYPES]
+    if bad:
+        spelled = f"--dtype {bad[0]!r}" if cli else f"dtype={bad[0]!r}"
+        raise UsageError(f"{spelled} is not allowed; allowed: {', '.join(DTYPES)}")
+    return given
+
+
+def grid_axes(given: Mapping[str, Any], cli: bool = False) -> dict[str, list[Any]]:
+    """Each grid field's checked values (and the dtypes'), from what was given by their names."""
+    out: dict[str, list[Any]] = {o.name: option_values(o, given.get(o.name), cli) for o in grid_fields()}
+    out["dtype"] = dtype_values(given.get("dtype"), cli)
+    return out
 
 
 def _knob_value(v: str) -> Any:
@@ -81,13 +126,20 @@ def parse_knob_axes(items: Sequence[str] | None) -> dict[str, list[Any]]:
 
 def config_requests(axes: Mapping[str, Sequence[Any]], knobs: Mapping[str, Sequence[Any]] | None = None,
                     causal: bool = False, shape: tuple[int, ...] | None = None) -> list[ConfigRequest]:
-    """Checked values per request field (``INT_AXES``' fields, ``dtype``) and per knob -> the requests of
-    their cartesian product (one when nothing varies)."""
+    """Checked values per request field (``grid_fields``, ``dtype``) and per knob -> the requests of their
+    cartesian product (one when nothing varies)."""
     from ..attention.config import ConfigRequest
 
     full = {**axes, **{KNOB_PREFIX + name: list(values) for name, values in (knobs or {}).items()}}
     base = ConfigRequest(causal=causal, shape=tuple(shape)) if shape else ConfigRequest(causal=causal)
     return expand(base, full)
+
+
+def grid_requests(given: Mapping[str, Any], *, knob: Any = None, causal: bool | None = False,
+                  shape: tuple[int, ...] | None = None) -> list[ConfigRequest]:
+    """The CLI's option values (strings, by the fields' names) -> the ConfigRequests of their cartesian product
+    (one when nothing varies)."""
+    return config_requests(grid_axes(given, cli=True), parse_knob_axes(knob), bool(causal), shape)
 
 
 def varying_axes(requests: Sequence[Any]) -> list[str]:
@@ -119,8 +171,8 @@ def expand(base: ConfigRequest, axes: Mapping[str, Sequence[Any]]) -> list[Confi
     """
     names = [n for n, values in axes.items() if values]
     for n in names:
-        if not n.startswith(KNOB_PREFIX) and n not in AXES:
-            raise UsageError(f"cannot vary {n!r}; a grid varies: {', '.join(AXES)} and knobs")
+        if not n.startswith(KNOB_PREFIX) and n not in axis_names():
+            raise UsageError(f"cannot vary {n!r}; a grid varies: {', '.join(axis_names())} and knobs")
     out = []
     for combo in itertools.product(*(axes[n] for n in names)):
         fields: dict[str, Any] = {}

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..core.errors import UnknownNameError, UsageError
+from ..core.options import launch_option_names
 
 # Triton's names of the element types a pointer may point to, and torch's (what a tensor's dtype says)
 _TRITON_NAMES = ("fp16", "bf16", "fp32", "fp64", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "i1",
@@ -141,7 +142,7 @@ def launch_capture(kernel: Any, args: Sequence[Any], kwargs: Mapping[str, Any]):
 
 
 # launch options that take a whole number: another value fails deep in Triton's pass manager
-_INT_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "waves_per_eu", "matrix_instr_nonkdim", "kpack")
+_INT_OPTIONS = (*launch_option_names(), "num_ctas")
 
 
 def _launch_option_names() -> set[str]:

@@ -4,13 +4,14 @@ naming the keyword as it was given (``block_m=100 is not allowed; allowed: power
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..core.errors import UsageError
 from ..attention.config import ConfigRequest
 
 if TYPE_CHECKING:
+    from ..core.archs import Arch
     from ..attention.variants import Variant
     from ..gate.config import GateSet
     from ..sources.base import Source
@@ -46,35 +47,18 @@ def arch_names(value: Any) -> tuple[str, ...]:
     return found
 
 
+def select_archs(names: Sequence[str] | None) -> list[Arch]:
+    """The archs of names (comma lists allowed), each once in order; the default archs when none is named."""
+    from ..core.archs import DEFAULT_ARCHS, get_arch
+
+    flat = [n.strip() for item in (names or []) for n in item.split(",") if n.strip()]
+    return [get_arch(n) for n in dict.fromkeys(flat or DEFAULT_ARCHS)]
+
+
 def _values(value: Any) -> list[Any]:
     if value is None:
         return []
     return list(value) if isinstance(value, (list, tuple)) else [value]
-
-
-def int_values(field: str, value: Any) -> list[int]:
-    """An integer field's values: None (the default), an int, or a list of ints (a grid)."""
-    from .grid import INT_AXES, int_value_error
-
-    minimum = next(lo for f, _, lo in INT_AXES if f == field)
-    out = []
-    for v in _values(value):
-        if isinstance(v, bool) or not isinstance(v, int):
-            raise UsageError(f"{field}={v!r} is not a whole number; give one, or a list of them for a grid")
-        if (why := int_value_error(field, v, minimum, f"{field}={v}")) is not None:
-            raise UsageError(why)
-        out.append(v)
-    return list(dict.fromkeys(out))
-
-
-def dtype_values(value: Any) -> list[str]:
-    from ..attention.config import DTYPES
-
-    out = _values(value)
-    bad = [d for d in out if d not in DTYPES]
-    if bad:
-        raise UsageError(f"dtype={bad[0]!r} is not allowed; allowed: {', '.join(DTYPES)}")
-    return list(dict.fromkeys(out))
 
 
 def knob_axes(value: Any) -> dict[str, list[Any]]:
@@ -111,20 +95,14 @@ def shape_value(value: Any) -> tuple[int, ...] | None:
     raise UsageError(f"shape={value!r} is not allowed; give (B, H, Nq, Nk) or (B, H, Nq, Nk, Hkv) as positive integers")
 
 
-INT_FIELDS = ("block_m", "block_n", "head_dim", "num_warps", "num_stages", "waves_per_eu", "matrix_instr_nonkdim",
-              "kpack", "maxnreg")
-
-
 def requests(fields: Mapping[str, Any], *, dtype: Any = None, causal: Any = None, knob: Any = None,
              shape: Any = None) -> list[ConfigRequest]:
     """The requests of the cartesian product of every field's values (one when nothing varies)."""
-    from .grid import config_requests
+    from .grid import config_requests, grid_axes
 
     if causal is not None and not isinstance(causal, bool):
         raise UsageError(f"causal={causal!r} is not allowed; allowed: True or False")
-    axes: dict[str, list[Any]] = {f: int_values(f, fields.get(f)) for f in INT_FIELDS}
-    axes["dtype"] = dtype_values(dtype)
-    return config_requests(axes, knob_axes(knob), bool(causal), shape_value(shape))
+    return config_requests(grid_axes({**fields, "dtype": dtype}), knob_axes(knob), bool(causal), shape_value(shape))
 
 
 

@@ -65,7 +65,7 @@ class Selection:
 
     def want(self, guard: Any = None) -> Want:
         """What each source is asked for: the archs (the default ones when none is named) x the requests."""
-        from .sweep import select_archs
+        from .selection import select_archs
 
         return Want(tuple(select_archs(self.archs)), self.requests, guard, self.own_archs and not self.archs,
                     self.companions)

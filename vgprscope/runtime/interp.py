@@ -13,6 +13,10 @@ wherever kernels run there: ``vgprscope.attention`` on the CPU, and the capture 
   calls and restores only the kernel's own patches, so a helper whose module sees ``triton.language.core``
   (``tl.cdiv``, ``tl.zeros``, ``tl.max``: ``triton/language/standard.py``) leaves ``core``'s builtins replaced
   by the interpreter's for the life of the process. Each device call restores what it patched.
+- Gluon's language imported first: Triton imports it on a kernel's first launch (``mangle_type`` reads Gluon's
+  layouts), inside the launch, while ``triton.language``'s builtins are the interpreter's: Gluon's module keeps
+  those for the life of the process and every later Gluon compile in it fails (``'value' object has no
+  attribute 'dtype'``). It is imported before the first launch.
 
 Each fix marks what it replaced, so applying it twice (two copies of the runtime in one process) is once.
 """
@@ -123,10 +127,39 @@ def fix_device_calls(interpreter: Any = None, set_attr: Setter = setattr) -> Non
     set_attr(cls, "__call__", __call__)
 
 
+def _import_gluon() -> None:
+    import importlib
+
+    try:
+        importlib.import_module("triton.experimental.gluon.language")
+    except Exception:  # a release without Gluon: nothing binds
+        pass
+
+
+def import_gluon_first(interpreter: Any = None, set_attr: Setter = setattr) -> None:
+    """Gluon's language is imported before a kernel's first launch under the interpreter, never inside one."""
+    if interpreter is None:
+        from triton.runtime import interpreter as installed
+
+        interpreter = installed
+    cls = getattr(interpreter, "InterpretedFunction", None)
+    if cls is None or not hasattr(cls, "run") or _fixed(cls.run):
+        return
+    original = cls.run
+
+    def run(self: Any, *args: Any, **kwargs: Any) -> Any:
+        _import_gluon()
+        return original(self, *args, **kwargs)
+
+    run._vgprscope_fix = True  # type: ignore[attr-defined]
+    set_attr(cls, "run", run)
+
+
 def fix_interpreter() -> None:
     """The fixes of the installed Triton's interpreter that running a kernel in this process needs."""
     patch_bf16_dot()
     fix_device_calls()
+    import_gluon_first()
 
 
 # libdevice functions Triton's interpreter leaves as stubs that return None, with their numpy form.
@@ -177,5 +210,6 @@ def fix(name: str, module: Any, set_attr: Setter = setattr) -> None:
         if interpreting():
             patch_bf16_dot(module, set_attr)
             fix_device_calls(module, set_attr)
+            import_gluon_first(module, set_attr)
     elif name == "triton.language.extra.libdevice" and interpreting():
         fix_libdevice(module, set_attr)

@@ -18,9 +18,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..core.archs import Arch
+from ..core.options import LAUNCH_OPTIONS, launch_option_names
 from ..capture.model import Capture, CapturedKernel, CapturedLaunch
 from ..compile.task import RowInfo, Task, target_of
-from ..backends import BACKENDS, all_options, foreign_options
+from ..backends import BACKENDS, foreign_options
 from ..core.job import Arg, CompileJob, FunctionSource, Target
 from ..core.errors import UsageError
 from ..core.records import ArgSpec, AutotunePick, KernelIdentity, LaunchConfig
@@ -379,7 +380,7 @@ def read_capture(capture: Any) -> Capture:
 def launch_fields() -> tuple[str, ...]:
     """The fields of a config request that are launch options: they apply to a captured launch too ("what if
     it ran with 8 warps"); the others are the bundled variants' own."""
-    return ("num_warps", "num_stages", *all_options())
+    return launch_option_names()
 
 
 def launch_overrides(requests: Sequence[Any], alone: bool) -> list[dict[str, int]]:
@@ -395,8 +396,8 @@ def launch_overrides(requests: Sequence[Any], alone: bool) -> list[dict[str, int
             if others:
                 flag = "--knob" if others[0] == "extra" else "--" + others[0].replace("_", "-")
                 raise UsageError(f"{flag} applies to the bundled variants, not to captured launches; with --capture "
-                                 "alone give launch options (--num-warps, --num-stages, --waves-per-eu, "
-                                 "--matrix-instr-nonkdim, --kpack, --maxnreg), or name variants too")
+                                 f"alone give launch options ({', '.join(o.flag for o in LAUNCH_OPTIONS)}), or "
+                                 "name variants too")
         point = {f: getattr(req, f) for f in launch if getattr(req, f) is not None}
         if point not in out:
             out.append(point)

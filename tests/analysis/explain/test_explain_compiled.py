@@ -94,15 +94,16 @@ def test_fixture_counts_equal_triton_layout_view(name):
 def compiled():
     """Raw outputs of the bundled kernels at their defaults on every arch Triton targets."""
     from vgprscope.compile.engine import Engine
-    from vgprscope.library.sweep import sweep_tasks
     from vgprscope.attention.config import ConfigRequest
+    from vgprscope.attention.source import VariantSource, variant_tasks
 
     archs = [a for a in ORACLE_ARCHS if getattr(get_arch(a), "triton_target", True)]
     # baseline alone produces every layout kind the bundled variants produce on each arch (checked with
     # all eight: 3142 tensor types, no difference); VGPRSCOPE_EXPLAIN_ALL_VARIANTS=1 checks all of them
     variants = ["all"] if os.environ.get("VGPRSCOPE_EXPLAIN_ALL_VARIANTS") == "1" else ["baseline"]
     engine = Engine()
-    tasks = sweep_tasks(variants, archs, [ConfigRequest()], engine=engine)
+    source = VariantSource(tuple(variants))
+    tasks = variant_tasks(source.items([get_arch(a) for a in archs], [ConfigRequest()]), engine)
     engine.compile(tasks)
     out = {}
     for t in tasks:

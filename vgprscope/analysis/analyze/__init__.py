@@ -1,2 +1,2 @@
 """``analyze``: the records of a selection, as a table (the computation is the engine's compile of the
-selection's tasks: ``library.sweep``)."""
+selection's tasks: ``library.tasks.sweep``)."""
