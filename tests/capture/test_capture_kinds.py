@@ -126,3 +126,44 @@ def test_kernels_compiled_through_triton_compile_are_captured_with_inductor_conf
     direct = direct_compile(USER_KERNELS, spec)
     first = {r.arch: usage_counts(r) for r in records if r.config.autotune is None}
     assert first == direct
+
+
+def test_a_launch_with_host_tensor_descriptors_compiles_on_every_arch(tmp_path):
+    """FlagGems' Hopper matmul takes host-side TensorDescriptors: the stand-in of each descriptor's base tensor
+    answers what the descriptor checks of its dtype (its element size), so each arch compiles it."""
+    cap_file = capture(tmp_path, "run_host_tma.py")
+    (x,) = load_capture(cap_file).launches
+    assert [a["type"].split("<")[0] for a in x.args[:3]] == ["tensordesc"] * 3
+    records = vgprscope.analyze(capture=cap_file, arch=[*ARCHS, "gfx950"], jobs=2).records
+    assert [(r.arch, r.status) for r in records] == [("gfx942", "ok"), ("sm_90", "ok"), ("gfx950", "ok")]
+
+
+def test_a_generated_kernel_reads_the_globals_its_generator_bound(tmp_path):
+    """FlagGems' pointwise_dynamic writes a kernel module with a copy of the scalar function, then copies that
+    function's module globals (``erf``, ``pow``) into the loaded module: the file alone does not define them,
+    the capture's snapshot recorded them (libdevice's own functions, also under the interpreter's stand-ins)."""
+    cap_file = capture(tmp_path, "run_codegen_globals.py", str(tmp_path / "generated"))
+    (kernel,) = load_capture(cap_file).kernels
+    snap = json.loads(kernel.snapshot)
+    assert not snap["problems"]
+    names = snap["functions"]["pointwise_scalar_ops:gelu_none"]["names"]
+    # pow shadows Python's builtin, which Triton does not take: the module's own binding is what the kernel reads
+    assert {n: names[n] for n in ("erf", "pow")} == {
+        n: {"import": ["triton.language.extra.libdevice", n]} for n in ("erf", "pow")}
+    records = vgprscope.analyze(capture=cap_file, arch=ARCHS, jobs=2).records
+    assert [r.status for r in records] == ["ok", "ok"]
+    assert all("note" not in dict(r.extras) for r in records)  # compiled from the generated file itself
+
+
+def test_each_autotune_config_keeps_the_descriptors_its_pre_hook_set(tmp_path):
+    """FlagGems' Hopper matmul builds its descriptors with a dummy block and each config's pre_hook sets the
+    config's block shape: the launches derived from the current source (the module imports here) take each
+    config's descriptors from that config's recorded launch, not the call's first one (which gave
+    "accumulator shape is incompatible" on every other config)."""
+    cap_file = capture(tmp_path, "run_tma_tuned.py")
+    launches = load_capture(cap_file).launches
+    assert [a["descriptor"]["fields"]["block_shape"] for a in launches[1].args[:3]] == [
+        {"list": [64, 32]}, {"list": [32, 32]}, {"list": [64, 32]}]
+    records = vgprscope.analyze(capture=cap_file, arch=ARCHS, jobs=2).records
+    assert len(records) == 6 and [r.status for r in records] == ["ok"] * 6
+

@@ -118,3 +118,35 @@ def test_a_knob_no_variant_takes_is_a_usage_error():
     assert "no selected variant takes the knob 'num_splits'" in res.stderr
     bad = run("analyze", "--knob", "num_splits")
     assert bad.exit_code == 2 and "is not NAME=VALUE" in bad.stderr
+
+
+@pytest.mark.parametrize("args, warnings, loops", [
+    ([], {"warn_on_spills": False, "warn_stack_size": None}, False),
+    (["--warn-on-spills", "--warn-stack-size", "512"], {"warn_on_spills": True, "warn_stack_size": 512}, False),
+    (["--wide"], {"warn_on_spills": False, "warn_stack_size": None}, True),
+    (["--format", "json"], {"warn_on_spills": False, "warn_stack_size": None}, True),
+    (["--format", "csv"], {"warn_on_spills": False, "warn_stack_size": None}, True),
+    (["--sort", "usage_loop_matrix_share"], {"warn_on_spills": False, "warn_stack_size": None}, True),
+])
+def test_the_compilers_warnings_and_the_loop_figures_a_view_reads_reach_the_library(monkeypatch, args, warnings,
+                                                                                    loops):
+    """--warn-on-spills (ptxas) and --warn-stack-size (LLVM) are the library's warn_on_spills / warn_stack_size;
+    the table's default view shows no hot-loop share or lines, so it asks for none (loops=False): every other
+    view, and a sort by a loop field, reads them."""
+    from vgprscope.analysis.analyze.result import AnalyzeResult
+    from vgprscope.library import api
+
+    seen: dict = {}
+
+    def analyze(**kwargs):
+        seen.update(kwargs)
+        return AnalyzeResult(())
+
+    monkeypatch.setattr(api, "analyze", analyze)
+    run("analyze", "--variant", "baseline", *args)
+    assert {k: seen[k] for k in warnings} == warnings and seen["loops"] is loops
+
+
+def test_a_negative_stack_size_to_warn_at_is_refused():
+    res = run("analyze", "--warn-stack-size", "-1")
+    assert res.exit_code == 2 and "--warn-stack-size" in res.output and "Traceback" not in res.output

@@ -89,11 +89,13 @@ def test_an_entry_parsed_before_the_loop_metrics_gains_them_from_its_raw_outputs
     assert again.cached and again.usage == u  # parsed again, not compiled
     assert json.loads(path.read_text())["result"]["usage"]["loop_spill_bytes"] == 0  # and stored so
 
-    if arch == "sm_90":  # a raw without the cubin and its SASS: unknown, left out of the gate's numbers
+    if arch == "sm_90":  # a raw without the cubin and its SASS: the share unknown, left out of the gate's numbers;
+        # the kernel has no local memory or stack, so no loop of it spills: 0, known without the SASS
         _as_before_the_loop_metrics(path, raw_path, drop=assembly)
         blind = _compile(kernel_dir, cache, arch)
-        assert blind.cached and blind.usage.regs == u.regs and blind.usage.loop_spill_bytes is None
-        assert "loop_spill_bytes" not in backend_of_usage(blind.usage).metric_values(blind.usage)
+        assert blind.cached and blind.usage.regs == u.regs and blind.usage.loop_matrix_share is None
+        assert blind.usage.loop_spill_bytes == 0 and blind.usage.stack_bytes == blind.usage.local_bytes == 0
+        assert "loop_matrix_share" not in backend_of_usage(blind.usage).metric_values(blind.usage)
 
 
 def test_a_triton_cache_entrys_stored_cubin_gives_its_loop(tmp_path, monkeypatch):

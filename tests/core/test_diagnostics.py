@@ -54,13 +54,14 @@ def test_plain_ptxas_logs_have_no_diagnostics():
 
 def test_failed_ptxas_error_line_gives_its_code():
     """baseline at its defaults with maxnreg=64 on sm_90: ptxas gives up (C7602); the worker's error line joins
-    its stderr, the closing "aborted" line says nothing more."""
+    its stderr, the closing "aborted" line says nothing more; the PTX line its message names ("at line 1596")
+    is its ``where``."""
     error = ("PTXASError: ptxas-blackwell fatal : (C7602) Insufficient registers (64) to compile instruction at line "
              "1596 in function attn_fwd. Try to compile with register target of 94 or higher. ptxas-blackwell fatal : "
              "Ptx assembly aborted due to errors")
     assert compile_diagnostics({"error": error}) == (
         Diagnostic("ptxas", "C7602", "error", "Insufficient registers (64) to compile instruction at line 1596 in "
-                   "function attn_fwd. Try to compile with register target of 94 or higher."),)
+                   "function attn_fwd. Try to compile with register target of 94 or higher.", "PTX line 1596"),)
 
 
 def test_llvm_error_of_a_failed_pass_is_the_reason():
@@ -150,9 +151,11 @@ def test_failed_pass_row_says_the_llvm_error(tmp_path):
                                           "unsupported load type for producer commit"),)
 
 
-def test_amd_compile_keeps_llvms_stack_warning():
+@pytest.mark.parametrize("ask", [{"llvm_fn_attrs": "warn-stack-size=512"}, {"warn_stack_size": 512}])
+def test_amd_compile_keeps_llvms_stack_warning(ask):
     """gfx942 at waves_per_eu=8 spills the dot chain to scratch; asked to warn above 512 bytes of stack
-    (``llvm_fn_attrs``), LLVM does, and the row says it with the scratch bytes it is about."""
+    (``llvm_fn_attrs``, or the CLI's ``--warn-stack-size``: ``warn_stack_size``), LLVM does, and the row says it
+    with the scratch bytes it is about."""
     torch = pytest.importorskip("torch")
     import vgprscope
 
@@ -162,8 +165,7 @@ def test_amd_compile_keeps_llvms_stack_warning():
     finally:
         sys.path.remove(str(DIAG))
     x, y = torch.empty(2 * 64 * 64), torch.empty(64 * 64)
-    res = vgprscope.analyze(dot_chain, x, y, N=64, num_warps=1, waves_per_eu=8, llvm_fn_attrs="warn-stack-size=512",
-                            arch=["gfx942"], jobs=1)
+    res = vgprscope.analyze(dot_chain, x, y, N=64, num_warps=1, waves_per_eu=8, **ask, arch=["gfx942"], jobs=1)
     rec, = res.records
     assert rec.ok and rec.usage.scratch_bytes > 512
     line = (DIAG / "stack_kernel.py").read_text().splitlines().index("def dot_chain(X, Y, N: tl.constexpr):") + 1
@@ -398,9 +400,11 @@ def test_cache_entries_of_the_format_before_diagnostics_are_compiled_again(tmp_p
     assert (new.usage.regs, new.usage.spills) == (old.usage.regs, old.usage.spills)
 
 
-def test_ptxas_spill_warning_asked_for_with_ptx_options():
-    """sm_80 with maxnreg=32 spills the dot chain; ``ptx_options="--warn-on-spills"`` makes ptxas warn, and the
-    warning's numbers are the spill bytes the row reports."""
+@pytest.mark.parametrize("ask", [{"ptx_options": "--warn-on-spills"}, {"warn_on_spills": True}])
+def test_ptxas_spill_warning_asked_for_with_ptx_options(ask):
+    """sm_80 with maxnreg=32 spills the dot chain; ``ptx_options="--warn-on-spills"`` (or the CLI's
+    ``--warn-on-spills``: ``warn_on_spills``) makes ptxas warn, and the warning's numbers are the spill bytes the
+    row reports."""
     torch = pytest.importorskip("torch")
     import vgprscope
 
@@ -410,8 +414,7 @@ def test_ptxas_spill_warning_asked_for_with_ptx_options():
     finally:
         sys.path.remove(str(DIAG))
     x, y = torch.empty(2 * 64 * 64), torch.empty(64 * 64)
-    rec, = vgprscope.analyze(dot_chain, x, y, N=64, num_warps=4, maxnreg=32, ptx_options="--warn-on-spills",
-                             arch=["sm_80"], jobs=1).records
+    rec, = vgprscope.analyze(dot_chain, x, y, N=64, num_warps=4, maxnreg=32, **ask, arch=["sm_80"], jobs=1).records
     u = rec.usage
     assert rec.ok and u.spill_store_bytes > 0
     assert rec.diagnostics == (Diagnostic("ptxas", "registers-are-spilled-to", "warning",

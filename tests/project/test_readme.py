@@ -33,7 +33,11 @@ def test_readme_example_runs(line, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # a file an example writes (-o report.html) lands here
     res = CliRunner().invoke(app, argv)
     assert res.exit_code == 0, f"{line}\n{res.output}"
-    assert res.stdout.strip()
+    written = [argv[i + 1] for i, a in enumerate(argv[:-1]) if a in ("-o", "--output")]
+    if written:  # the example writes a file (an HTML report): it is there, and stdout stays empty
+        assert all((tmp_path / w).stat().st_size > 0 for w in written), written
+    else:
+        assert res.stdout.strip()
 
 
 # ---- the Python API page: every example runs, as written, as a script of its own ---------------------------

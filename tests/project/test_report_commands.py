@@ -36,7 +36,8 @@ def test_report_explain_writes_the_report_and_each_section_is_its_named_command(
     ("compare-gfx942.md", "python -m tools.reports compare --arch gfx942"),
     ("explain-gfx942.md", "python -m tools.reports explain --arch gfx942"),
     ("third-party-liger-kernel.md", "python -m tools.reports third-party"),
-    ("bench-h200.md", "python -m tools.reports bench --preset prefill"),
+    ("ecosystem-h200.md", "python -m tools.reports ecosystem tests/fixtures/ecosystem"),
+    ("bench-h200.md", "python -m tools.reports bench --preset hopper-prefill --preset decode"),
     ("scan-h100-triton36-inductor-block.md", "python -m tools.reports scan-cache h100-triton36-inductor-block --triton "
                                              "3.6.0 --arch gfx942"),
 ])
@@ -73,8 +74,8 @@ def test_scripts_holds_development_tooling_only():
                     "gpu_fla_ops.py", "gpu_inductor_block.py", "gpu_loop_counts.py", "inductor_spill_search.py", "make_fixtures.py",
                     "make_scan_fixture.py", "measure_tolerances.py", "place_tests.py", "validate_occupancy_gpu.py"]
     assert sorted(p.name for p in (ROOT / ".ci").glob("gpu_*.sh")) == [
-        "gpu_capture.sh", "gpu_capture_fla.sh", "gpu_capture_inductor.sh", "gpu_env.sh", "gpu_loop_counts.sh",
-        "gpu_prefill.sh", "gpu_run.sh", "gpu_ws_regalloc.sh"]
+        "gpu_capture.sh", "gpu_capture_fla.sh", "gpu_capture_inductor.sh", "gpu_ecosystem.sh", "gpu_env.sh",
+        "gpu_loop_counts.sh", "gpu_prefill.sh", "gpu_run.sh", "gpu_ws_regalloc.sh"]
 
 
 @pytest.mark.parametrize("args, needle", [

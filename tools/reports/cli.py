@@ -1,4 +1,4 @@
-"""``python -m tools.reports compare|explain|third-party|triton-upgrade|scan-cache|upstream-regressions|loop-diff|bench``:
+"""``python -m tools.reports compare|explain|third-party|triton-upgrade|scan-cache|upstream-regressions|loop-diff|bench|ecosystem``:
 the repository's committed reports, each built by a function of this package and written to ``--out``
 (default reports/). A development command, run from the repository root; not part of the wheel."""
 
@@ -33,6 +33,25 @@ CudaGraphDecodeOpt = Annotated[bool, typer.Option(
     "alike")]
 AutotuneDecodeOpt = Annotated[str, typer.Option(
     "--autotune-decode", help="Comma-separated variants to autotune at the decode target cases")]
+
+WorkDirOpt = Annotated[Path, typer.Option("--work", help="Where the GPU run keeps each workload's caches and files")]
+DeadlineOpt = Annotated[float, typer.Option(
+    "--deadline", help="Seconds the whole GPU run may take; what is still running then is stopped and archived")]
+OnlyOpt = Annotated[list[str] | None, typer.Option(
+    "--only", callback=nonempty_names, help="Run only these workloads, repeatable \\[default: all]")]
+InterpretOpt = Annotated[bool, typer.Option(
+    "--interpret", help="Check the run itself on a CPU: Triton's interpreter, each workload's CPU sizes (the "
+    "workloads that have them)")]
+AnalyzeOnlyOpt = Annotated[bool, typer.Option(
+    "--analyze-only", help="Only the analyses again, of the captures an earlier run left in --work")]
+ScanTimeoutOpt = Annotated[float, typer.Option(
+    "--scan-timeout", help="Seconds each cache's scan may take while collecting (a slower one is a row saying so)")]
+ResultsArg = Annotated[Path, typer.Argument(
+    help="The ecosystem run's collected results (tests/fixtures/ecosystem), or with --collect the GPU run's "
+         "returned archives")]
+CollectOpt = Annotated[Path | None, typer.Option(
+    "--collect", help="First read the GPU run's archives in this directory into the results directory (cuobjdump "
+    "of each cubin, scan of each cache)")]
 
 app = typer.Typer(cls=OneLineErrors, help="Write the committed reports (reports/): each names the command that "
                   "reproduces it.", no_args_is_help=True, add_completion=False)
@@ -175,3 +194,40 @@ def bench_cmd(preset: PresetOpt = None, strategies: StrategiesOpt = None, rep_ms
     _wrote(bench_report(out, presets=preset or (), rep_ms=rep_ms, budget_s=budget_s,
                         strategies=",".join(strategies or ["all"]), autotune_targets=autotune_targets, tma=tma,
                         cuda_graph_decode=cuda_graph_decode, autotune_decode=autotune_decode))
+
+
+@app.command("ecosystem-run")
+@handles_errors
+def ecosystem_run_cmd(work: WorkDirOpt = Path("/tmp/vgprscope-ecosystem"), out: ReportDirOpt = Path("ecosystem-out"),
+                      deadline: DeadlineOpt = 420.0, only: OnlyOpt = None, jobs: JobsOpt = None,
+                      interpret: InterpretOpt = False, analyze_only: AnalyzeOnlyOpt = False) -> None:
+    """On a GPU: every ecosystem workload captured through the JIT and analysed, one archive each in --out.
+
+    Five Triton libraries and two torch.compile'd models, as their users run them (tools/reports/ecosystem.py);
+    each archive holds the capture, the JIT's caches and the sm_90, gfx942 and gfx950 analyses."""
+    from vgprscope.core.errors import UsageError
+    from .ecosystem import WORKLOADS, run_all
+
+    known = [w.name for w in WORKLOADS]
+    if any(n not in known for n in only or ()):
+        raise UsageError(f"--only {', '.join(only or ())}: allowed: {', '.join(known)}")
+    summary = run_all(work, out, deadline_s=deadline, only=only or (), jobs=jobs or 8, interpret=interpret,
+                      analyze_only=analyze_only)
+    done = [n for n, s in summary["workloads"].items() if "error" not in s]
+    err(f"ecosystem run: {len(done)} of {len(summary['workloads'])} workloads archived in {out}")
+
+
+@app.command("ecosystem")
+@handles_errors
+def ecosystem_cmd(results: ResultsArg, collect: CollectOpt = None, only: OnlyOpt = None,
+                  scan_timeout: ScanTimeoutOpt = 900.0, out: ReportDirOpt = Path("reports")) -> None:
+    """The ecosystem's fidelity table: ecosystem-<gpu>.md.
+
+    Per workload, the kernels and specialisations the JIT compiled (cubins read with cuobjdump), what the
+    capture holds, its sm_90 rows against the cubins, gfx942 and gfx950 with every refusal's reason, and scan
+    of the caches against cuobjdump."""
+    from .ecosystem_report import collect_results, ecosystem_report
+
+    if collect is not None:
+        _wrote(collect_results(collect, results, only or (), scan_timeout))
+    _wrote(ecosystem_report(results, out))

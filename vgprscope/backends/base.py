@@ -75,6 +75,30 @@ class Facts:
     calculator_options: tuple[str, ...]  # ``vgprscope occupancy`` options of this vendor, first required
     driver_command: tuple[str, ...]  # the command whose last output line is the GPU driver's version
     hardware_verified: bool  # False: bench results on its GPUs are marked unverified
+    # the most each count of its usage can be, as the arch table's attribute that holds it (its registers): a
+    # usage read back from the cache past one is damaged (``compile.results.valid_result``); a count not named
+    # is bounded by ``records.COUNT_LIMIT``
+    usage_bounds: tuple[tuple[str, str], ...] = ()
+    # the usage fields of its scratch / local memory: a kernel with none of them (and no spill) moves no spilled
+    # byte in any loop (``loops.read_loops``)
+    scratch_fields: tuple[str, ...] = ()
+    # the compiler warnings it can be asked for (``CompilerWarnings``' fields): (warning, the launch option that
+    # asks for it, its text with ``{}`` for the warning's value, the separator that joins it to the option's own)
+    warning_options: tuple[tuple[str, str, str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class CompilerWarnings:
+    """The compiler's own warnings a run asks for beyond its defaults, each on the vendor whose compiler has it
+    (``Backend.warning_options``): ptxas's ``--warn-on-spills`` (NVIDIA), LLVM's ``warn-stack-size`` function
+    attribute (AMD: a warning where the stack frame is over ``stack_size`` bytes). They add diagnostics; the
+    code the compiler writes is the same."""
+
+    spills: bool = False
+    stack_size: int | None = None
+
+    def __bool__(self) -> bool:
+        return self.spills or self.stack_size is not None
 
 
 @dataclass(frozen=True)
@@ -142,7 +166,10 @@ class Backend(Protocol):
     def device_arch(self, props: Any) -> Arch: ...
 
     # ---- compiler outputs
-    def parse(self, raw: Mapping[str, Any]) -> ResourceUsage: ...
+    def parse(self, raw: Mapping[str, Any], loops: bool = True) -> ResourceUsage:
+        """The usage in a compile's raw outputs; ``loops`` False: the loop figures left unread where they cost
+        a disassembly (``loops.read_loops``)."""
+        ...
     def spill_instructions(self, raw: Mapping[str, Any], sass: str | None = None) -> list[SpillInstruction] | None: ...
 
     def disassemble(self, raw: Mapping[str, Any]) -> str | None:
@@ -151,7 +178,8 @@ class Backend(Protocol):
         ...
 
     def loop_mixes(self, raw: Mapping[str, Any], sass: str | None = None) -> tuple[LoopMix, ...] | None:
-        """Each loop's one-trip instruction mix from the kernel's assembly; None when there is none to read."""
+        """Each loop's one-trip instruction mix from the kernel's assembly; None when there is none to read, or
+        it does not say where its loops are (an AMDGCN listing printed without LLVM's loop comments)."""
         ...
 
     # ---- launch, occupancy, frontier
@@ -187,6 +215,32 @@ def last_output_line(cmd: Sequence[str]) -> str:
         return out.splitlines()[-1].strip() if out else "unknown"
     except (OSError, subprocess.SubprocessError):
         return "unknown"
+
+
+def usage_bounds(backend: Backend, arch: Arch) -> dict[str, int]:
+    """The most each bounded count of a usage of ``backend`` can be on ``arch``: its registers (the arch
+    table's, ``facts.usage_bounds``) and the loop share's 100 %."""
+    from .loops import LOOP_BOUNDS
+
+    return {field: getattr(arch, attr) for field, attr in backend.facts.usage_bounds} | LOOP_BOUNDS
+
+
+def warning_options(backend: Backend, warnings: CompilerWarnings, options: Mapping[str, Any]) -> dict[str, Any]:
+    """The launch options that ask ``backend``'s compiler for ``warnings`` (``facts.warning_options``), each
+    joined to the job's own value of that option (its own ptxas options or LLVM attributes are kept)."""
+    out: dict[str, Any] = {}
+    for name, option, text, sep in backend.facts.warning_options:
+        value = getattr(warnings, name)
+        if value is None or value is False:
+            continue
+        ask = text.format(value)
+        own = options.get(option) or ""
+        if not isinstance(own, str):  # LLVM attributes given as (name, value) pairs
+            own = sep.join(f"{k}={v}" if v else str(k) for k, v in own)
+        key = ask.split("=")[0]
+        kept = [part for part in own.split(sep) if part.strip() and part.strip().split("=")[0] != key]
+        out[option] = sep.join([*kept, ask])
+    return out
 
 
 def require_outputs(raw: Mapping[str, Any], keys: Sequence[str]) -> None:

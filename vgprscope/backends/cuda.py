@@ -26,7 +26,7 @@ from ..core.occupancy.ladder import check_warps, nvidia_ladder, nvidia_memory_la
 from ..core.occupancy.nvidia import nvidia_occupancy
 from ..core.records import NvidiaUsage, Occupancy
 from .base import Calculation, Facts, KnobLevel, Metric, UsageFigures, require_outputs, threads_reason
-from .loops import LOOP_METRICS, loop_values, with_loop
+from .loops import LOOP_METRICS, loop_values, read_loops
 
 if TYPE_CHECKING:  # the parsers are imported when an output is parsed: a warm run reads the cache only
     from ..core.parse.lineinfo import SpillInstruction
@@ -69,6 +69,10 @@ class CudaBackend:
         calculator_options=("--regs", "--shared", "--threads"),
         driver_command=("nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"),
         hardware_verified=True,
+        usage_bounds=(("regs", "max_regs_per_thread"),),
+        # spills live in local memory, within the stack frame
+        scratch_fields=("stack_bytes", "local_bytes", "spill_store_bytes", "spill_load_bytes"),
+        warning_options=(("spills", "ptx_options", "--warn-on-spills", " "),),
     )
     metrics = (
         Metric("regs", "registers/thread", "NVIDIA: registers per thread", step="regs",
@@ -95,7 +99,7 @@ class CudaBackend:
 
     # ---- compiler outputs
 
-    def parse(self, raw: Mapping[str, Any]) -> NvidiaUsage:
+    def parse(self, raw: Mapping[str, Any], loops: bool = True) -> NvidiaUsage:
         from ..core.parse.nvidia import nvidia_usage
 
         if "stored" in raw:  # a Triton cache entry read as stored: the cubin's counts, spills where known
@@ -108,11 +112,7 @@ class CudaBackend:
             require_outputs(raw, RAW_OUTPUTS)
             usage = nvidia_usage(raw["ptxas_log"], raw["cuobjdump"], raw["shared"], kernel=raw.get("name"),
                                  ptxas_version=raw.get("ptxas_version"))
-        try:  # the loop from the cubin's SASS; unknown where there is no cubin or no nvdisasm to read it
-            mixes = self.loop_mixes(raw)
-        except (OSError, subprocess.SubprocessError, ImportError, AttributeError):
-            mixes = None
-        return with_loop(usage, mixes)
+        return read_loops(self, raw, usage, loops)
 
     def spill_instructions(self, raw: Mapping[str, Any], sass: str | None = None) -> list[SpillInstruction] | None:
         """The SASS's local-memory instructions (``sass``: the cubin's ``nvdisasm -gi`` text, disassembled

@@ -21,7 +21,7 @@ from ..core.occupancy.common import LadderStep
 from ..core.occupancy.ladder import amd_ladder, amd_memory_ladder, check_warps
 from ..core.records import AmdUsage, Occupancy
 from .base import Calculation, Facts, KnobLevel, Metric, UsageFigures, require_outputs, threads_reason
-from .loops import LOOP_METRICS, loop_values, with_loop
+from .loops import LOOP_METRICS, loop_values, read_loops
 
 if TYPE_CHECKING:  # the parsers are imported when an output is parsed: a warm run reads the cache only
     from ..core.parse.lineinfo import SpillInstruction
@@ -51,6 +51,13 @@ class HipBackend:
         calculator_options=("--vgprs", "--agprs", "--sgprs", "--lds", "--workgroup"),
         driver_command=("rocm-smi", "--showdriverversion"),
         hardware_verified=False,  # the bench has not yet been run on AMD hardware by a person
+        usage_bounds=(("arch_vgpr", "max_arch_vgprs"), ("agpr", "max_agprs"), ("vgpr_total", "max_vgprs_total"),
+                      ("vgpr_alloc", "max_vgprs_total"), ("sgpr", "max_sgprs"),
+                      ("llvm_occupancy", "max_waves_per_simd"),
+                      ("max_flat_workgroup_size", "max_threads_per_workgroup")),
+        # spills and reloads are scratch instructions: the scratch, the spilled registers, the instructions LLVM marks
+        scratch_fields=("scratch_bytes", "vgpr_spill", "sgpr_spill", "spill_stores", "spill_loads"),
+        warning_options=(("stack_size", "llvm_fn_attrs", "warn-stack-size={}", ","),),
     )
     metrics = (
         Metric("vgpr_total", "VGPRs", "AMD: unified VGPR+AGPR count per wave (what occupancy sees)",
@@ -83,14 +90,11 @@ class HipBackend:
 
     # ---- compiler outputs
 
-    def parse(self, raw: Mapping[str, Any]) -> AmdUsage:
+    def parse(self, raw: Mapping[str, Any], loops: bool = True) -> AmdUsage:
         from ..core.parse.amdgcn import parse_amdgcn
 
         require_outputs(raw, RAW_OUTPUTS)
-        from ..core.parse.loops import amdgcn_gate_loops
-
-        usage = parse_amdgcn(raw["amdgcn"], raw["shared"], kernel=raw.get("name"))
-        return with_loop(usage, amdgcn_gate_loops(raw["amdgcn"], kernel=raw.get("name")))
+        return read_loops(self, raw, parse_amdgcn(raw["amdgcn"], raw["shared"], kernel=raw.get("name")), loops)
 
     def spill_instructions(self, raw: Mapping[str, Any], sass: str | None = None) -> list[SpillInstruction]:
         from ..core.parse.lineinfo import amdgcn_spills
@@ -101,9 +105,9 @@ class HipBackend:
         return None  # the AMDGCN the compiler prints is the text
 
     def loop_mixes(self, raw: Mapping[str, Any], sass: str | None = None) -> tuple[LoopMix, ...] | None:
-        from ..core.parse.loops import amdgcn_loops
+        from ..core.parse.loops import amdgcn_gate_loops
 
-        return amdgcn_loops(raw["amdgcn"], kernel=raw.get("name")) if raw.get("amdgcn") else None
+        return amdgcn_gate_loops(raw["amdgcn"], kernel=raw.get("name")) if raw.get("amdgcn") else None
 
     # ---- launch, occupancy, frontier
 

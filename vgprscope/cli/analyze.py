@@ -5,7 +5,8 @@ from __future__ import annotations
 import typer
 
 from .common import emit, err, handles_errors
-from .options import Compiles, Format, FormatOpt, Grid, Kernels, Large, Output, PlotOpt, SortOpt, Toolchains, bundled
+from .options import (Compiles, Format, FormatOpt, Grid, Kernels, Large, Output, PlotOpt, SortOpt, Toolchains, Warnings,
+                      bundled)
 from .exit_codes import FAILURE, SUCCESS
 
 
@@ -30,6 +31,12 @@ def render(records, fmt: Format, command: str, title: str | None = None, wide: b
                                     refused=refused)
     naming = records_view.SCAN if by_kernel else records_view.ANALYZE
     return records_view.table_text(records, machine, title=title, wide=wide, naming=naming, refused=refused)
+
+
+def reads_loops(fmt: Format, out: Output, sort: str | None = None) -> bool:
+    """Whether the output shows the hot loop's matrix share and lines (every field of JSON, CSV and markdown,
+    --wide's columns, a sort by one): else the compile leaves them unread where they cost a disassembly."""
+    return fmt is not Format.table or out.wide or bool(sort and "loop" in sort)
 
 
 def summarize_failures(records, refused=()) -> int:
@@ -82,7 +89,7 @@ def _plot_needs_a_history(specs: list[str]) -> None:
 @handles_errors
 @bundled
 def analyze(*, kernels: Kernels, grid: Grid, sort: SortOpt = None, format: FormatOpt = Format.table, out: Output,
-            run: Compiles, large: Large, tc: Toolchains, plot: PlotOpt = None) -> None:
+            run: Compiles, warn: Warnings, large: Large, tc: Toolchains, plot: PlotOpt = None) -> None:
     """Registers, spills, LDS and occupancy of each variant on each arch, compiled here without a GPU.
 
     Several values of a config option make a grid: every combination is compiled. Several --triton (or a
@@ -99,7 +106,8 @@ def analyze(*, kernels: Kernels, grid: Grid, sort: SortOpt = None, format: Forma
         require_matplotlib("analyze --plot")
     with compile_progress() as progress:
         result = api.analyze(**kernels.library(), **grid.library(), sort=sort, **tc.library(), **run.library(),
-                             **large.library(), on_progress=progress)
+                             **warn.library(), **large.library(), on_progress=progress,
+                             loops=reads_loops(format, out, sort))
     if len(result.toolchains) > 1:
         history_output(result, format, out, plot)
         return

@@ -31,14 +31,14 @@ def compare(*, strategies: StrategiesOpt = None, kernels: Kernels, grid: Grid, s
     """Each strategy's registers, spills, LDS, occupancy and memory traffic, with deltas against baseline."""
     from ..bench.cases import parse_shape
     from ..library import api
-    from .analyze import summarize_failures
+    from .analyze import reads_loops, summarize_failures
     from .progress import compile_progress
 
     ref_shape = parse_shape(reference_shape(shape))  # before anything compiles
     with compile_progress() as progress:
         result = api.compare(strategies=strategies, **kernels.library(), **grid.library(), shape=ref_shape,
                              frontier=frontier, bench=bench, sort=sort, **tc.library(), **run.library(),
-                             **large.library(), on_progress=progress)
+                             **large.library(), on_progress=progress, loops=reads_loops(format, out, sort))
     code = summarize_failures(result.records, result.refused)
     for note in result.notes:
         err(f"warning: {note}")

@@ -12,7 +12,6 @@ and the entry point take them from here, and the README and ``vgprscope --help``
 
 from __future__ import annotations
 
-import signal
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -21,7 +20,7 @@ if TYPE_CHECKING:
 SUCCESS = 0
 FAILURE = 1
 USAGE = 2
-INTERRUPTED = 128 + signal.SIGINT
+INTERRUPTED = 130  # 128 + SIGINT (2)
 
 
 def of_verdict(passed: bool) -> int:

@@ -26,7 +26,7 @@ import typer
 
 from ..core.archs import ARCHS, DEFAULT_ARCHS
 from ..core.options import Option
-from ..library.grid import dtype_values, field_named, grid_fields, grid_requests, option_values
+from ..attention.tiles import field_named, grid_fields
 from .common import nonempty_names, writable_output
 
 _GRID = "; a comma list or a repeated option makes a grid"
@@ -117,6 +117,12 @@ def _nonempty(value: str | None) -> str | None:
     return value
 
 
+WarnOnSpillsOpt = Annotated[bool, typer.Option(
+    "--warn-on-spills", help="NVIDIA: ptxas's --warn-on-spills on every compile (its warnings are each row's "
+    "diagnostics)")]
+WarnStackSizeOpt = Annotated[int | None, typer.Option(
+    "--warn-stack-size", min=0, metavar="BYTES", help="AMD: LLVM's warn-stack-size on every compile: a warning where "
+    "a kernel's stack frame is over BYTES")]
 SchedulerOpt = Annotated[str | None, typer.Option(
     "--scheduler", callback=_nonempty, help="Compile on this Dask scheduler (tcp://HOST:PORT) instead of local processes; "
     "needs the distributed extra")]
@@ -297,6 +303,8 @@ class _GridValues:
     def library(self) -> dict[str, Any]:
         """The library's keywords: each integer option's values checked and parsed here (a message naming the
         flag, ``--block-m 100 ...``), lists where the library takes lists."""
+        from ..library.grid import dtype_values, option_values
+
         given = self._given()
         out: dict[str, Any] = {o.name: option_values(o, given[o.name], cli=True) or None
                                for o in grid_fields() if o.name in given}
@@ -310,6 +318,8 @@ class _GridValues:
 
     def requests(self, shape: tuple[int, ...] | None = None) -> list[Any]:
         """The ConfigRequests of the grid (one when nothing varies)."""
+        from ..library.grid import grid_requests
+
         given = self._given()
         return grid_requests(given, knob=given.get("knob"), causal=given.get("causal", False), shape=shape)
 
@@ -351,6 +361,17 @@ class Compiles:
 
     def library(self) -> dict[str, Any]:
         return {"jobs": self.jobs, "use_cache": not self.no_cache}
+
+
+@dataclasses.dataclass(frozen=True)
+class Warnings:
+    """The compiler's own warnings asked for beyond its defaults."""
+
+    warn_on_spills: WarnOnSpillsOpt = False
+    warn_stack_size: WarnStackSizeOpt = None
+
+    def library(self) -> dict[str, Any]:
+        return {"warn_on_spills": self.warn_on_spills, "warn_stack_size": self.warn_stack_size}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -407,7 +428,7 @@ class Cases:
     causal: CausalOpt = None
 
 
-BUNDLES = (Kernels, Grid, FrontierGrid, BenchGrid, Compiles, Large, Toolchains, Output, Rules, Cases)
+BUNDLES = (Kernels, Grid, FrontierGrid, BenchGrid, Compiles, Warnings, Large, Toolchains, Output, Rules, Cases)
 
 
 def _is_bundle(annotation: Any) -> bool:

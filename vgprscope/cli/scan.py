@@ -22,11 +22,12 @@ def scan(directory: CacheDirArg = None, *, arch: RetargetArchOpt = None, triton:
     ptxas that rebuilds it, else are unknown. Inductor's cache directory (TORCHINDUCTOR_CACHE_DIR): each
     generated kernel's configs compiled from its source for the arch it was generated for and --arch."""
     from ..library import api
-    from .analyze import render
+    from .analyze import reads_loops, render
     from .progress import compile_progress
 
     with compile_progress() as progress:
-        result = api.scan(directory, arch=arch, triton=triton, **run.library(), on_progress=progress)
+        result = api.scan(directory, arch=arch, triton=triton, **run.library(), on_progress=progress,
+                          loops=reads_loops(format, out))
     err(f"scanned {result.summary}")
     if not result.records:
         if result.caches:

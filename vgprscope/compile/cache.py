@@ -29,6 +29,7 @@ from typing import Any
 
 from ..core.errors import OutputError
 from ..core.fsutil import atomic_write
+from ..runtime.loader import file_hash
 
 # 3: entries keyed by the CompileJob and checked against the files the compile read (was: the kernel file)
 # 4: keyed by the toolchain's identity too (its files' fingerprint, the environment its Triton reads)
@@ -66,8 +67,7 @@ def current_hash(path: str) -> str | None:
     memo = (path, st.st_mtime_ns, st.st_size)
     if memo not in _HASHES:
         try:
-            with open(path, "rb") as f:
-                _HASHES[memo] = hashlib.sha256(f.read()).hexdigest()[:32]
+            _HASHES[memo] = file_hash(path)
         except OSError:
             return None
     return _HASHES[memo]

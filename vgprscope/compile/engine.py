@@ -20,9 +20,11 @@ import hashlib
 import os
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
+from ..backends import backend_of
+from ..backends.base import CompilerWarnings, warning_options
 from ..core.archs import Arch
 from ..core.errors import UsageError
 from ..runtime import worker
@@ -32,7 +34,7 @@ from .executors import HEALTH_S, OnCluster, Pool, ToolchainPool, ctrl_c_held, in
 from .identity import Identity
 from ..core.job import CompileJob, FunctionSource
 from .plan import Plan, PlanRequest
-from .results import PARSER_VERSION, reason_record, record_of, result_of, valid_result
+from .results import PARSER_VERSION, reason_record, record_of, result_of, valid_result, with_every_loop_figure
 from .task import Task
 from .toolchains import triton_version as triton_version  # the installed Triton's version; callers import it here
 
@@ -123,6 +125,12 @@ class Engine:
     pools: dict[str, Any] = field(default_factory=dict, repr=False)  # toolchain id -> its worker subprocesses
     timeout: float | None = None  # seconds a compile may run (None: $VGPRSCOPE_COMPILE_TIMEOUT or 300; 0: none)
     idents: dict[str, Identity] = field(default_factory=dict, repr=False)  # the last compile's, by toolchain id
+    # every loop figure (the gate loop's matrix share and lines too), or only those that come free and the
+    # gate's spill figures (False: a view that shows neither, as analyze's table): ``backends.loops.read_loops``
+    loops: bool = True
+    # the compiler's warnings asked for beyond its defaults (ptxas --warn-on-spills, LLVM warn-stack-size): launch
+    # options added to every job of their vendor, so part of each key
+    warnings: CompilerWarnings = field(default_factory=CompilerWarnings)
 
     def _executor(self, toolchain_id: str, workers: int) -> Any:
         """Where requests of a toolchain go: the installed Triton's process pool (or the cluster); another
@@ -250,9 +258,10 @@ class Engine:
     def compile(self, tasks: Iterable[Task]) -> list[Record]:
         """Records of every task, in order. Cached entries are read (and checked), the rest compiled, each
         under its job's toolchain (one after the other, each on ``jobs`` workers)."""
-        tasks = list(tasks)
+        tasks = [self._with_warnings(t) for t in tasks]
         records: list[Record | None] = [None] * len(tasks)
         misses: list[int] = []
+        unread: list[tuple[int, dict[str, Any]]] = []  # cached with loop figures this run reads, and unread
         keys: dict[int, str] = {}
         versions: dict[int, str] = {}
         idents: dict[str, Identity] = {}  # toolchain id -> its files and environment, read once per call
@@ -275,13 +284,23 @@ class Engine:
                 result = entry["result"]
                 if entry.get("parser") != PARSER_VERSION:  # compiled before, parsed by an older parser
                     raw = self.cache.load_raw(keys[i])
-                    result = result_of(task.arch, raw) if raw is not None else None
+                    # every figure where its text is at hand (an NVIDIA entry whose SASS was read with it)
+                    result = result_of(task.arch, raw, self.loops or bool(raw.get("sass"))) if raw is not None \
+                        else None
                     if result is not None:
                         self.cache.store(keys[i], entry | {"parser": PARSER_VERSION, "result": result}, None)
-                if result is not None and valid_result(result):
+                if result is not None and valid_result(result, task.arch):
+                    if self.loops and result.get("loops_unread"):
+                        unread.append((i, entry | {"result": result}))
+                        continue
                     records[i] = record_of(task, result, tv, True, entry.get("deps"))
                     continue
             misses.append(i)
+        for i, result in self._read_loops(tasks, keys, unread):
+            if result is None:  # its raw outputs are unreadable: compiled again, which heals the entry
+                misses.append(i)
+            else:
+                records[i] = record_of(tasks[i], result, versions[i], True, dict(unread)[i].get("deps"))
 
         done = 0
         if self.on_progress:
@@ -295,11 +314,13 @@ class Engine:
             ident = idents[job.toolchain]
             if "error" in answer and (answer.get("toolchain") or ident.changed()):
                 raise _broken(job.toolchain, ident, str(answer["error"]))
-            result = result_of(task.arch, answer)
+            stored = "stored" in job.source.as_dict()
+            # a Triton cache entry's outputs are not kept: every figure is read now or never
+            result = result_of(task.arch, answer, self.loops or stored)
             deps = answer.get("deps")
             if answer.get("error_kind") != worker.ENVIRONMENT:
                 # a Triton cache entry's outputs stay in that cache: only what was parsed from them is kept
-                raw = None if "stored" in job.source.as_dict() else answer
+                raw = None if stored else answer
                 snapshot = {"snapshot": _snapshot_hash(job)} if "note" in answer else {}
                 self.cache.store(keys[i], {"arch": task.arch.name, "triton_version": tv, "deps": deps or {},
                                            "parser": PARSER_VERSION, "result": result,
@@ -322,8 +343,41 @@ class Engine:
             # the environment the key names goes with each request: a cluster's worker compiles under it too
             env = idents[toolchain_id].environment
             self._submit_all([{"op": "compile", "job": jobs[i].as_dict() | {"settings": env | dict(jobs[i].settings)},
-                               "timeout": timeout} for i in group], in_group, toolchain_id)
+                               "timeout": timeout, "disassemble": "always" if self.loops else "local"}
+                              for i in group], in_group, toolchain_id)
         return [r for r in records if r is not None]
+
+    def _with_warnings(self, task: Task) -> Task:
+        if not self.warnings or task.job is None:
+            return task
+        extra = warning_options(backend_of(task.arch), self.warnings, dict(task.job.options))
+        return replace(task, job=task.job.with_options(**extra)) if extra else task
+
+    def _read_loops(self, tasks: list[Task], keys: dict[int, str],
+                    unread: list[tuple[int, dict[str, Any]]]) -> list[tuple[int, dict[str, Any] | None]]:
+        """Cached results whose loop figures were left unread, read now from their raw outputs (an NVIDIA
+        cubin's ``nvdisasm``, on as many threads as compiles: each is a process) and stored back with them:
+        a later request reads them from the entry. None for an entry whose raw outputs are unreadable."""
+        if not unread:
+            return []
+
+        def one(item: tuple[int, dict[str, Any]]) -> tuple[int, dict[str, Any] | None]:
+            i, entry = item
+            raw = self.cache.load_raw(keys[i])
+            if raw is None:
+                self.cache.discard(keys[i])
+                return i, None
+            result, grown = with_every_loop_figure(tasks[i].arch, entry["result"], raw)
+            self.cache.store(keys[i], entry | {"result": result}, grown)
+            return i, result
+
+        workers = min(self.jobs or os.cpu_count() or 1, len(unread))
+        if workers <= 1:
+            return [one(item) for item in unread]
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="vgprscope-loops") as pool:
+            return list(pool.map(one, unread))
 
     def raw_outputs(self, task: Task) -> dict[str, Any] | None:
         """The compiler's raw outputs of a task compiled before (TTGIR, AMDGCN, cubin), for ``explain``."""
@@ -357,6 +411,6 @@ def _interpreting() -> bool:
 
 def compile_tasks(tasks: Iterable[Task], jobs: int | None = None, cache: CompileCache | None = None,
                   on_progress: Callable[[int, int], None] | None = None,
-                  executor: Executor | None = None) -> list[Record]:
+                  executor: Executor | None = None, loops: bool = True) -> list[Record]:
     """Records of every task, in order (see ``Engine``)."""
-    return Engine(jobs, cache or CompileCache(), executor, on_progress).compile(tasks)
+    return Engine(jobs, cache or CompileCache(), executor, on_progress, loops=loops).compile(tasks)

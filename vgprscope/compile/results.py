@@ -5,23 +5,27 @@ from __future__ import annotations
 
 import hashlib
 import json
+from subprocess import SubprocessError
 from pathlib import PurePath
 from typing import Any, cast
 
-from ..backends import backend_of, backend_of_usage, occupancy_of
+from ..backends import backend_of, occupancy_of
+from ..backends.base import usage_bounds
+from ..backends.loops import loop_fields_consistent, loops_unread, read_loops
 from ..core.archs import Arch
 from ..core.parse.diagnostics import compile_diagnostics, failure_reason
-from ..core.records import Diagnostic, Record, ResourceUsage, usage_from_dict, usage_to_dict
+from ..core.records import COUNT_LIMIT, Diagnostic, Record, ResourceUsage, usage_dict_valid, usage_from_dict, usage_to_dict
 from ..runtime import worker
 from .task import Task
 
-PARSER_VERSION = 5  # 4: the usage carries the hot loop's figures; 5: the compiler's diagnostics and LLVM version
-# beside the usage, a failed ptxas's own error line
+PARSER_VERSION = 7  # 4: the usage carries the hot loop's figures; 5: the compiler's diagnostics and LLVM version
+# beside the usage, a failed ptxas's own error line; 7: every loop's spill traffic, s_clause counted in a loop
 
 
-def parse_output(arch: Arch, out: dict[str, Any]) -> ResourceUsage:
-    """One kernel's raw compiler outputs -> ResourceUsage, through the backend's own parser."""
-    return backend_of(arch).parse(out)
+def parse_output(arch: Arch, out: dict[str, Any], loops: bool = True) -> ResourceUsage:
+    """One kernel's raw compiler outputs -> ResourceUsage, through the backend's own parser (``loops``: every
+    loop figure, or those a view that shows no loop reads: ``backends.loops.read_loops``)."""
+    return backend_of(arch).parse(out, loops)
 
 
 def launch_limit_reason(arch: Arch, usage: ResourceUsage, num_warps: int | None = None) -> str | None:
@@ -29,8 +33,10 @@ def launch_limit_reason(arch: Arch, usage: ResourceUsage, num_warps: int | None 
     return backend_of(arch).launch_limit_reason(arch, usage, num_warps)
 
 
-def result_of(arch: Arch, answer: dict[str, Any]) -> dict[str, Any]:
-    """A worker's answer -> the cached result of its kernel: usage (or error), seconds, num_warps."""
+def result_of(arch: Arch, answer: dict[str, Any], loops: bool = True) -> dict[str, Any]:
+    """A worker's answer -> the cached result of its kernel: usage (or error), seconds, num_warps. ``loops``
+    False: the loop figures only a view reads (the gate loop's matrix share and lines) are left unread where
+    they do not come free (``backends.loops.read_loops``), and the result says so (``loops_unread``)."""
     out: dict[str, Any] = {"seconds": float(answer.get("seconds") or 0.0)}
     if answer.get("num_warps") is not None:  # what the compiler launched with (the occupancy's warps)
         out["num_warps"] = int(answer["num_warps"])
@@ -52,37 +58,69 @@ def result_of(arch: Arch, answer: dict[str, Any]) -> dict[str, Any]:
                                 out["error"])
         return out
     try:
-        out["usage"] = usage_to_dict(parse_output(arch, answer))
+        usage = parse_output(arch, answer, loops)
+        out["usage"] = usage_to_dict(usage)
     except Exception as exc:  # a parser failure is a row, never the end of the run
         out["error"] = f"cannot parse the compiler output: {worker.one_line(exc)}"
+        return out
+    if loops_unread(backend_of(arch), usage, loops):
+        out["loops_unread"] = True
     return out
 
 
-def valid_result(result: Any) -> bool:
-    """A cached result of the right shape: an error line, or a usage every count of which is an integer."""
-    if not isinstance(result, dict) or not isinstance(result.get("seconds", 0.0), (int, float)):
+def with_every_loop_figure(arch: Arch, result: dict[str, Any],
+                           raw: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """A cached result whose loop figures were left unread, with them read from its raw outputs; and the raw
+    outputs with the text disassembled for it (an NVIDIA cubin's SASS: ``explain`` reads it next), None where
+    nothing was disassembled."""
+    backend = backend_of(arch)
+    grown = None
+    if not raw.get("sass"):
+        try:
+            sass = backend.disassemble(raw)
+        except (OSError, SubprocessError, ImportError, AttributeError):
+            sass = None
+        if sass:
+            raw = grown = raw | {"sass": sass}
+    usage = usage_from_dict(result["usage"])
+    filled = read_loops(backend, raw, usage, True)
+    return {k: v for k, v in result.items() if k != "loops_unread"} | {"usage": usage_to_dict(filled)}, grown
+
+
+def valid_result(result: Any, arch: Arch) -> bool:
+    """A cached result as ``result_of`` writes it: an error line or a usage (never both), every field of its
+    type and range (the usage's counts whole numbers within what ``arch`` holds: ``backends.base.usage_bounds``). Anything
+    else is a damaged entry: the engine compiles it again, which heals it."""
+    if not isinstance(result, dict) or set(result) - _RESULT_FIELDS:
         return False
-    if "num_warps" in result and (isinstance(result["num_warps"], bool) or not isinstance(result["num_warps"], int)):
+    seconds = result.get("seconds", 0.0)
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 <= seconds < float("inf"):
         return False
-    if not isinstance(result.get("llvm_version", ""), str) or not isinstance(result.get("diagnostics", []), list):
+    warps = result.get("num_warps", 1)
+    if isinstance(warps, bool) or not isinstance(warps, int) or not 1 <= warps <= COUNT_LIMIT:
         return False
-    try:
-        [Diagnostic.from_dict(d) for d in result.get("diagnostics", [])]
-    except (TypeError, AttributeError):
+    if not all(isinstance(result.get(k, ""), str) for k in ("llvm_version", "note")):
+        return False
+    diagnostics = result.get("diagnostics", [])
+    if not isinstance(diagnostics, list) or not all(
+            isinstance(d, dict) and all(isinstance(v, str) for v in d.values()) for d in diagnostics):
+        return False
+    if result.get("loops_unread", True) is not True or ("loops_unread" in result and "usage" not in result):
+        return False
+    if ("error" in result) == ("usage" in result):  # exactly one: a failure's line, or a kernel's usage
         return False
     if "error" in result:
-        return isinstance(result["error"], str) and bool(result["error"])
-    usage = result.get("usage")
-    if not isinstance(usage, dict):
+        return isinstance(result["error"], str) and bool(result["error"].strip())
+    usage = result["usage"]
+    if not isinstance(usage, dict) or backend_of(arch).vendor.value != usage.get("vendor"):
         return False
-    try:
-        u = usage_from_dict(usage)
-    except (KeyError, TypeError, ValueError):
-        return False
-    if u is None:
-        return False
-    return all(isinstance(v, int) and not isinstance(v, bool) and v >= 0
-               for v in backend_of_usage(u).metric_values(u).values())
+    return usage_dict_valid(usage, usage_bounds(backend_of(arch), arch)) and \
+        loop_fields_consistent(usage, bool(result.get("loops_unread")))
+
+
+# what a cached result may hold (result_of's keys)
+_RESULT_FIELDS = frozenset({"seconds", "num_warps", "note", "llvm_version", "diagnostics", "error", "usage",
+                            "loops_unread"})
 
 
 def _deps_hash(deps: dict[str, str] | None) -> str:

@@ -314,6 +314,10 @@ class AmdUsage:
     loop_spill_bytes: int | None = None  # scratch bytes loaded + stored per trip, per lane (0: no loop)
     loop_scratch_insts: int | None = None  # scratch loads + stores per trip
     loop_lines: str | None = None  # its source lines ("baseline.py:45-69")
+    # every loop's spill traffic (parse.loops.loop_fields): the worst loop's scratch bytes per trip of its own
+    # body, and every loop's together
+    loop_spill_bytes_max: int | None = None
+    loop_spill_bytes_sum: int | None = None
 
     vendor = "amd"
 
@@ -346,11 +350,14 @@ class NvidiaUsage:
     # the spill figures do (or why they are unknown). None on a compile: all from this compile's ptxas.
     counts_from: str | None = None
     spills_from: str | None = None
-    # the gate's loop, as AmdUsage's (per thread): None where the cubin's SASS was not read
+    # the gate's loop and every loop's spill traffic, as AmdUsage's (per thread): None where the cubin's SASS
+    # was not read
     loop_matrix_share: int | None = None
     loop_spill_bytes: int | None = None
     loop_scratch_insts: int | None = None
     loop_lines: str | None = None
+    loop_spill_bytes_max: int | None = None
+    loop_spill_bytes_sum: int | None = None
 
     vendor = "nvidia"
 
@@ -376,6 +383,36 @@ USAGE_CLASSES: dict[str, type[AmdUsage] | type[NvidiaUsage]] = {
 }
 
 
+# The largest count a compiler writes (a 32-bit field of the ELF note, the kernel descriptor, ptxas's log): a
+# usage read back with a larger one is damaged, never a verdict
+COUNT_LIMIT = 2**32 - 1
+
+
+def usage_dict_valid(d: Any, bounds: dict[str, int] | None = None) -> bool:
+    """Whether ``d`` is a usage as ``usage_to_dict`` writes it: a known vendor, every field of its class
+    present (the optional ones may be left out) and of its declared type, each count a whole number from 0 to
+    its bound (``bounds``: the arch's, else ``COUNT_LIMIT``). What a cache entry must pass before it is read."""
+    if not isinstance(d, dict) or d.get("vendor") not in USAGE_CLASSES:
+        return False
+    bounds = bounds or {}
+    for f in fields(USAGE_CLASSES[d["vendor"]]):
+        kinds = {k.strip() for k in str(f.type).split("|")}
+        if f.name not in d:
+            if "None" in kinds and (f.name in _OPTIONAL_FIELDS or f.default is None):
+                continue
+            return False
+        value = d[f.name]
+        if value is None:
+            if "None" not in kinds:
+                return False
+        elif "int" in kinds and isinstance(value, int) and not isinstance(value, bool):
+            if not 0 <= value <= bounds.get(f.name, COUNT_LIMIT):
+                return False
+        elif not ("str" in kinds and isinstance(value, str)):
+            return False
+    return True
+
+
 def usage_from_dict(d: dict[str, Any] | None) -> ResourceUsage | None:
     if d is None:
         return None
@@ -388,7 +425,7 @@ def usage_from_dict(d: dict[str, Any] | None) -> ResourceUsage | None:
 # fields a usage carries only when it has them (a stored cubin's provenance, the loop read from the assembly):
 # left out when unset, so the records and baselines written without them read back as they were written
 _OPTIONAL_FIELDS = ("counts_from", "spills_from", "loop_matrix_share", "loop_spill_bytes", "loop_scratch_insts",
-                   "loop_lines")
+                   "loop_lines", "loop_spill_bytes_max", "loop_spill_bytes_sum")
 
 
 def usage_to_dict(u: ResourceUsage | None) -> dict[str, Any] | None:

@@ -33,7 +33,9 @@ from concurrent.futures import Executor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from ..backends.base import CompilerWarnings
 from ..core.errors import UsageError
+from ..core.records import COUNT_LIMIT
 from . import selection
 from ..analysis.analyze.result import AnalyzeResult
 from ..analysis.compare.result import CompareResult
@@ -53,6 +55,17 @@ def _run(jobs: int | None, use_cache: bool, cache: PathLike | None, on_progress:
     if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
         raise UsageError(f"jobs={jobs!r} is not allowed; allowed: a whole number of processes, 1 or more")
     return {"jobs": jobs, "use_cache": bool(use_cache), "cache_dir": cache, "on_progress": on_progress}
+
+
+def _warnings(spills: Any, stack_size: Any) -> CompilerWarnings:
+    """The compiler warnings asked for, checked (a library caller's values; the CLI's are typed)."""
+    if not isinstance(spills, bool):
+        raise UsageError(f"warn_on_spills={spills!r} is not allowed; allowed: True or False")
+    if stack_size is not None and (isinstance(stack_size, bool) or not isinstance(stack_size, int)
+                                   or not 0 <= stack_size <= COUNT_LIMIT):
+        raise UsageError(f"warn_stack_size={stack_size!r} is not allowed; allowed: a number of bytes, 0 to "
+                         f"{COUNT_LIMIT}")
+    return CompilerWarnings(spills, stack_size)
 
 
 def _no_launch(what: str, args: tuple[Any, ...], launch: dict[str, Any]) -> None:
@@ -130,7 +143,8 @@ def analyze(kernel: Any = None, /, *args: Any, variant: Names = None, arch: Name
             kernel_dir: PathLike | None = None, sort: str | None = None, triton: Any = None, settings: Any = None,
             jobs: int | None = None, use_cache: bool = True, cache: PathLike | None = None, yes: bool = False,
             max_compiles: int | None = None, scheduler: str | None = None, executor: Executor | None = None,
-            on_progress: Progress | None = None, **launch: Any) -> AnalyzeResult:
+            on_progress: Progress | None = None, loops: bool = True, warn_on_spills: bool = False,
+            warn_stack_size: int | None = None, **launch: Any) -> AnalyzeResult:
     """Registers, spills, LDS / shared memory and occupancy of each kernel on each arch, compiled here.
 
     Without ``kernel``: the bundled variants (``variant``, default all; or ``kernel_dir``'s) x ``arch``
@@ -141,7 +155,11 @@ def analyze(kernel: Any = None, /, *args: Any, variant: Names = None, arch: Name
     ``triton``: several releases (or a range) compile every kernel under each, oldest first
     (``.history()``: each kernel release by release).
     ``cache``: a compile-cache directory (default $VGPRSCOPE_CACHE_DIR or ~/.cache/vgprscope);
-    ``use_cache=False`` compiles everything again; ``yes`` runs a grid of more than 10,000 compiles."""
+    ``use_cache=False`` compiles everything again; ``yes`` runs a grid of more than 10,000 compiles.
+    ``loops=False``: the hot loop's matrix share and source lines are left unread (None) where reading them
+    costs a disassembly, as for a table that does not show them; the loops' spill figures are always read.
+    ``warn_on_spills``: ptxas's ``--warn-on-spills`` on every NVIDIA compile; ``warn_stack_size``: LLVM's
+    ``warn-stack-size`` attribute (bytes) on every AMD compile: their warnings are each row's diagnostics."""
     from .grid import group_records, sort_records
     from .tasks import Selection, sweep
 
@@ -164,8 +182,9 @@ def analyze(kernel: Any = None, /, *args: Any, variant: Names = None, arch: Name
                            own_archs=True)
         if (why := sel.empty()) is not None:
             raise UsageError(why)
+    warnings = _warnings(warn_on_spills, warn_stack_size)
     records, refused = split_refused(sweep(sel, yes=yes, max_compiles=max_compiles, scheduler=scheduler,
-                                           executor=executor, **run))
+                                           executor=executor, loops=loops, warnings=warnings, **run))
     if len(sides) <= 1:  # a history keeps the toolchains' order; one table sorts as asked
         records = sort_records(group_records(records) if len(requests) > 1 else records, sort)
     return AnalyzeResult(tuple(records), toolchains=tuple(sides), refused=tuple(refused))
@@ -183,11 +202,12 @@ def compare(*, strategies: Names = None, variant: Names = None, arch: Names = No
             kernel_dir: PathLike | None = None, triton: Any = None, settings: Any = None, jobs: int | None = None,
             use_cache: bool = True, cache: PathLike | None = None, yes: bool = False,
             max_compiles: int | None = None, scheduler: str | None = None, executor: Executor | None = None,
-            on_progress: Progress | None = None, **sources: Any) -> CompareResult:
+            on_progress: Progress | None = None, loops: bool = True, **sources: Any) -> CompareResult:
     """Each strategy (``strategies`` or ``variant``, default all) side by side per arch, with the memory
     traffic of the reference problem ``shape`` and each metric's change against the baseline variant (in
     the JSON and the table); with ``frontier``, each strategy's spill-free occupancy too; with ``bench``,
-    timings on this process's GPU (without one: compile-only, the reason in ``.notes``)."""
+    timings on this process's GPU (without one: compile-only, the reason in ``.notes``). ``loops``: as
+    ``analyze``'s."""
     from dataclasses import replace
 
     from ..analysis.compare.core import REFERENCE
@@ -206,7 +226,7 @@ def compare(*, strategies: Names = None, variant: Names = None, arch: Names = No
     sel = Selection.of(tuple(dict.fromkeys(names)), archs, requests, keywords, toolchains=sides, own_archs=True,
                        companions=(REFERENCE,))
     common = {"yes": yes, "max_compiles": max_compiles, "scheduler": scheduler, "executor": executor, **run}
-    records, refused = split_refused(sweep(sel, **common))
+    records, refused = split_refused(sweep(sel, **common, loops=loops))
     per_arch = compare_tables(sel, records)
     if frontier:  # the variants' frontier (a capture's launches are compared, not searched)
         levels = frontier_of(replace(sel, sources=(sel.variant_source(),)), **common)
@@ -389,12 +409,13 @@ def diff(*, triton: Any = None, settings: Any = None, variant: Names = None, arc
 
 def scan(directory: PathLike | None = None, *, arch: Names = None, jobs: int | None = None,
          use_cache: bool = True, cache: PathLike | None = None, on_progress: Progress | None = None,
-         triton: str | Sequence[str] | None = None) -> ScanResult:
+         triton: str | Sequence[str] | None = None, loops: bool = True) -> ScanResult:
     """The kernels of a Triton cache directory (default $TRITON_CACHE_DIR, else ~/.triton/cache): read from
     the stored AMDGCN / cubin for the arch each was built for, and with ``arch`` recompiled there too.
     ``triton``: one release (or environment) for the entries another Triton wrote: their TTIR compiles there
     and its ptxas gives a stored cubin's spill figures (installed once, as everywhere). An Inductor cache directory
-    (``TORCHINDUCTOR_CACHE_DIR``): its generated kernels, each config compiled from its source (README, "torch.compile")."""
+    (``TORCHINDUCTOR_CACHE_DIR``): its generated kernels, each config compiled from its source (README, "torch.compile").
+    ``loops``: as ``analyze``'s."""
     from ..analysis.scan.core import scan as scan_cache
     from ..sources.triton_cache import default_dir
     from .selection import select_archs
@@ -412,6 +433,6 @@ def scan(directory: PathLike | None = None, *, arch: Names = None, jobs: int | N
     names = selection.arch_names(arch)
     result = scan_cache(Path(directory) if directory else default_dir(), select_archs(names) if names else [],
                         jobs=run["jobs"], use_cache=run["use_cache"], on_progress=on_progress,
-                        cache_dir=run["cache_dir"], triton=given[0] if given else None)
+                        cache_dir=run["cache_dir"], triton=given[0] if given else None, loops=loops)
     return ScanResult(result.records, directory=result.directory, entries=result.entries, summary=result.summary(),
                       caches=result.caches)

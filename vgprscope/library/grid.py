@@ -13,9 +13,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from ..attention.tiles import DTYPES, TILE_FIELDS
+from ..attention.tiles import DTYPES, TILE_FIELDS, field_named, grid_fields  # noqa: F401 (the grid's fields)
 from ..core.errors import UsageError
-from ..core.options import LAUNCH_OPTIONS, Option
+from ..core.options import Option
 
 if TYPE_CHECKING:  # imported where used: the CLI imports this module at start-up for its option rules
     from ..core.records import Record
@@ -28,20 +28,10 @@ DEFAULT_MAX_COMPILES = 10_000
 KNOB_PREFIX = "knob:"  # an axis over a variant's own knob: "knob:num_splits"
 
 
-def grid_fields() -> tuple[Option, ...]:
-    """The integer fields of a request a grid varies: the bundled variants' tiles, then the launch options (the
-    library takes them as keyword arguments, ``block_m=[64, 128]``; the CLI as ``--block-m 64,128``)."""
-    return (*TILE_FIELDS, *LAUNCH_OPTIONS)
-
-
 def axis_names() -> tuple[str, ...]:
     """The ConfigRequest fields a grid may vary, in the order a config label shows them."""
     names = [o.name for o in grid_fields()]
     return (*names[:len(TILE_FIELDS)], "dtype", *names[len(TILE_FIELDS):])
-
-
-def field_named(name: str) -> Option:
-    return next(o for o in grid_fields() if o.name == name)
 
 
 # ---- the one parser of a grid's values: the CLI's strings and the library's values ---------------------------

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..backends.base import CompilerWarnings
 from ..compile.cache import CompileCache
 from ..compile.engine import Engine
 from ..compile.task import Task
@@ -170,18 +171,21 @@ def main_not_rerun() -> Iterator[None]:
 
 
 def make_engine(jobs: int | None = None, use_cache: bool = True, cache_dir: Path | str | None = None,
-                executor: Executor | None = None, on_progress: Progress | None = None) -> Engine:
+                executor: Executor | None = None, on_progress: Progress | None = None, loops: bool = True,
+                warnings: CompilerWarnings | None = None) -> Engine:
     return Engine(jobs, CompileCache(Path(cache_dir) if cache_dir else None, enabled=use_cache), executor,
-                  on_progress)
+                  on_progress, loops=loops, warnings=warnings or CompilerWarnings())
 
 
 def sweep(sel: Selection, *, jobs: int | None = None, use_cache: bool = True, cache_dir: Path | str | None = None,
           yes: bool = False, max_compiles: int | None = None, scheduler: str | None = None,
-          executor: Executor | None = None, on_progress: Progress | None = None) -> list[Record]:
+          executor: Executor | None = None, on_progress: Progress | None = None, loops: bool = True,
+          warnings: CompilerWarnings | None = None) -> list[Record]:
     """Records of a selection, in task order: refused when over the compile limit (with the time it would
-    take), run on the Dask scheduler when one is named."""
+    take), run on the Dask scheduler when one is named. ``loops`` False: the loop figures no view of the
+    caller shows are left unread where they cost a disassembly (``compile.engine.Engine.loops``)."""
     with executor_for(scheduler, executor) as ex, main_not_rerun():
-        engine = make_engine(jobs, use_cache, cache_dir, ex, on_progress)
+        engine = make_engine(jobs, use_cache, cache_dir, ex, on_progress, loops, warnings)
         try:
             return engine.compile(selection_tasks(sel, engine, guarded=True, yes=yes, max_compiles=max_compiles))
         finally:

@@ -211,6 +211,27 @@ def fmt_scratch(rec: Record) -> str:
     return _cell(rec, lambda f: f.scratch_bytes)
 
 
+def fmt_loop_share(rec: Record) -> str:
+    """The hot loop's matrix instructions, percent of its instructions per trip (``-``: no loop or none read)."""
+    share = getattr(rec.usage, "loop_matrix_share", None)
+    return "-" if share is None else f"{share}%"
+
+
+def fmt_loop_spills(rec: Record) -> str:
+    """Scratch / local bytes per trip: the worst loop's, and every loop's together where they differ
+    (``64 / 96``); ``?`` where the assembly was not read."""
+    if rec.usage is None:
+        return "-"
+    worst, every = (getattr(rec.usage, f, None) for f in ("loop_spill_bytes", "loop_spill_bytes_sum"))
+    if worst is None:
+        return "?"
+    return str(worst) if every in (None, worst) else f"{worst} / {every}"
+
+
+def fmt_loop_lines(rec: Record) -> str:
+    return getattr(rec.usage, "loop_lines", None) or "-"
+
+
 def fmt_lds(rec: Record) -> str:
     """LDS (AMD) or shared memory (NVIDIA) per workgroup / block, static and Triton's dynamic."""
     return _cell(rec, lambda f: f.memory_bytes)
@@ -262,6 +283,9 @@ def fmt_compile(rec: Record) -> str:
 
 
 # (header with units, cell function): every field of a record, in the order of markdown and --wide
+# the loops' spill traffic per trip: the worst loop's, then every loop's together
+LOOP_SPILLS_HEADER = "loop spills (B/trip)"
+
 COLUMNS: list[tuple[str, Any]] = [
     ("variant", lambda r: r.variant),
     ("kernel", lambda r: r.kernel),
@@ -271,6 +295,9 @@ COLUMNS: list[tuple[str, Any]] = [
     ("SGPRs", fmt_sgpr),
     ("spills", fmt_spills_full),
     ("scratch / stack (B/lane)", fmt_scratch),
+    (LOOP_SPILLS_HEADER, fmt_loop_spills),
+    ("hot loop matrix", fmt_loop_share),
+    ("hot loop lines", fmt_loop_lines),
     ("LDS / smem (B)", fmt_lds),
     ("occupancy", occupancy_label),
     ("occ %", fmt_pct),
@@ -319,6 +346,9 @@ def record_columns(notes: Footnotes, with_status: bool = True) -> list[Column]:
         Column("spills", lambda r: fmt_spills_noted(r, notes), wrap=True, default_only=True),
         Column("spills", fmt_spills_full, wide_only=True),
         Column("scratch / stack (B/lane)", fmt_scratch, wide_only=True),
+        Column(LOOP_SPILLS_HEADER, fmt_loop_spills, wide_only=True),
+        Column("hot loop matrix", fmt_loop_share, wide_only=True),
+        Column("hot loop lines", fmt_loop_lines, wide_only=True),
         Column("LDS B", fmt_lds, justify="right", default_only=True, drop=2),
         Column("LDS / smem (B)", fmt_lds, wide_only=True),
         Column("occupancy", lambda r: fmt_occupancy_noted(r, notes), wrap=True, default_only=True),

@@ -15,6 +15,7 @@ import contextlib
 import io
 import json
 import os
+import re
 import sys
 import tempfile
 import time
@@ -197,10 +198,17 @@ def _ptxas_tap() -> Iterator[list[str]]:
         module.run = original
 
 
+# cuobjdump's resource usage of a kernel with a stack frame or local memory (its spills live there)
+_LOCAL_RE = re.compile(r"\b(?:STACK|LOCAL):\s*[1-9]")
+
+
 def _collect(kernel: Any, target: dict[str, Any], captured: io.StringIO, out: dict[str, Any],
-             ptxas_logs: list[str] | None = None) -> None:
+             ptxas_logs: list[str] | None = None, disassemble: str = "always") -> None:
     """The raw outputs the parsers read, per vendor: AMDGCN text; or ptxas's log, cuobjdump's resource
-    usage and the cubin (for explain's spill sites), all with the TTGIR (explain's live tensors)."""
+    usage and the cubin (for explain's spill sites), all with the TTGIR (explain's live tensors). The cubin's
+    SASS (``nvdisasm``, the loop figures' text: a fixed start-up of about 0.3 s of CPU per cubin) is read here,
+    beside the compile, ``always``, or with ``local`` only for a kernel with local memory, whose loops may
+    spill; the parent reads any other one from the cubin where a view asks for its loops."""
     out["num_warps"] = int(kernel.metadata.num_warps)
     out["name"] = kernel.metadata.name
     out["shared"] = int(kernel.metadata.shared)
@@ -213,11 +221,12 @@ def _collect(kernel: Any, target: dict[str, Any], captured: io.StringIO, out: di
         out["ptxas_log"] = log if "Used" in log or not ptxas_logs else "\n".join(ptxas_logs)
         out["cuobjdump"] = cuobjdump_resources(kernel.asm["cubin"])
         out["ptxas_version"] = ptxas_version(int(target["arch"]))
-        sass = nvdisasm(kernel.asm["cubin"])
-        out |= {"sass": sass} if sass else {}
+        if disassemble == "always" or _LOCAL_RE.search(out["cuobjdump"]):
+            sass = nvdisasm(kernel.asm["cubin"])
+            out |= {"sass": sass} if sass else {}
 
 
-def _compile(job: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
+def _compile(job: dict[str, Any], out: dict[str, Any], disassemble: str = "always") -> dict[str, Any]:
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.compiler.compiler import make_backend
@@ -241,6 +250,9 @@ def _compile(job: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
             if source.get("from_snapshot"):  # a module read but never run (scan's generated modules)
                 raise loader.LoadError("its module is never run")
             fn = loader.load_function(source)
+            if source.get("snapshot"):
+                # names a code generator bound in the module after loading its file, as the launch saw them
+                snapshot.bind_recorded_names(fn, json.loads(source["snapshot"]))
         except Exception as exc:  # not here, or its module failed to import (it may need a GPU to import)
             why = str(exc) if isinstance(exc, loader.LoadError) else \
                 f"cannot import {source.get('module') or os.path.basename(source['file'])}: " \
@@ -280,7 +292,7 @@ def _compile(job: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
         with quiet(diagnostics, log) as captured, _ptxas_tap() as ptxas_logs:
             kernel = triton.compile(src, target=target, options=options)
         out["seconds"] = time.perf_counter() - t0
-        _collect(kernel, t, captured, out, ptxas_logs)
+        _collect(kernel, t, captured, out, ptxas_logs, disassemble)
     except Exception as exc:
         if protocol.kind(exc) == ENVIRONMENT:
             raise
@@ -330,7 +342,7 @@ def _arch_name(target: dict[str, Any]) -> str:
     return str(target["arch"]) if target["backend"] == "hip" else f"sm_{target['arch']}"
 
 
-def compile_job(job: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
+def compile_job(job: dict[str, Any], timeout: float | None = None, disassemble: str = "always") -> dict[str, Any]:
     """One job -> its raw outputs, or ``error`` with its ``error_kind`` (``toolchain``: the failure came from
     the toolchain's own files). Never raises for a bad kernel; one that runs past ``timeout`` seconds is an
     error too."""
@@ -340,7 +352,7 @@ def compile_job(job: dict[str, Any], timeout: float | None = None) -> dict[str, 
         with compile_env(job.get("settings")), stdout_to_stderr(), snapshot.snapshot_lines(), deadline(timeout):
             if "stored" in job["source"]:
                 return read_stored(job, out)
-            return _compile(job, out)
+            return _compile(job, out, disassemble)
     except Exception as exc:
         late = timed_out(exc)
         message = str(late) if late is not None else str(exc) if isinstance(exc, loader.LoadError) \

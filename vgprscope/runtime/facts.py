@@ -144,11 +144,34 @@ TORCH_NAMES = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "fp64":
                "fp8e4b8": "float8_e4m3fnuz", "fp8e5b16": "float8_e5m2fnuz"}
 
 
+# Bytes per element and whether the type is a floating-point one, by torch's name of the dtype: what a host-side
+# tensor descriptor (``triton.tools.tensor_descriptor.TensorDescriptor``) checks of its base tensor's dtype.
+_ELEMENT = {"float16": (2, True), "bfloat16": (2, True), "float32": (4, True), "float64": (8, True),
+            "int8": (1, False), "int16": (2, False), "int32": (4, False), "int64": (8, False), "uint8": (1, False),
+            "uint16": (2, False), "uint32": (4, False), "uint64": (8, False), "bool": (1, False),
+            "float8_e5m2": (1, True), "float8_e4m3fn": (1, True), "float8_e4m3fnuz": (1, True),
+            "float8_e5m2fnuz": (1, True)}
+
+
 class _Dtype:
-    """Reads as a torch dtype to Triton's binder (it maps the name), without torch."""
+    """Reads as a torch dtype to Triton's binder (it maps the name) and to a host-side tensor descriptor (its
+    element size and kind), without torch."""
 
     def __init__(self, name: str):
         self.name = name
+
+    @property
+    def itemsize(self) -> int:
+        return self._element()[0]
+
+    @property
+    def is_floating_point(self) -> bool:
+        return self._element()[1]
+
+    def _element(self) -> tuple[int, bool]:
+        if self.name not in _ELEMENT:
+            raise ValueError(f"a tensor of {self.name}: its element size is not known here")
+        return _ELEMENT[self.name]
 
     def __str__(self) -> str:
         return f"torch.{self.name}"

@@ -165,7 +165,7 @@ def fix_interpreter() -> None:
 # libdevice functions Triton's interpreter leaves as stubs that return None, with their numpy form.
 _LIBDEVICE = {
     "tanh": "tanh", "rsqrt": None, "sqrt": "sqrt", "exp": "exp", "exp2": "exp2", "log": "log", "log2": "log2",
-    "sin": "sin", "cos": "cos", "floor": "floor", "ceil": "ceil", "abs": "abs", "erf": None,
+    "sin": "sin", "cos": "cos", "floor": "floor", "ceil": "ceil", "abs": "abs", "erf": None, "pow": "power",
 }
 
 
@@ -191,9 +191,14 @@ def fix_libdevice(module: Any, set_attr: Setter = setattr) -> None:
             from triton.runtime.interpreter import TensorHandle
 
             h = arg0.handle
-            return tl.tensor(TensorHandle(op(h.data).astype(h.data.dtype), h.dtype.scalar), arg0.type)
+            # a binary function (pow) takes a tensor or a number second
+            more = [getattr(getattr(r, "handle", None), "data", getattr(r, "value", r)) for r in rest]
+            return tl.tensor(TensorHandle(op(h.data, *more).astype(h.data.dtype), h.dtype.scalar), arg0.type)
 
-        fn.__name__ = name
+        # named as the function it stands for, so that a capture's snapshot of a kernel that reads it records
+        # libdevice's own function (compiled where the kernel is compiled), not this stand-in
+        fn.__name__ = fn.__qualname__ = name
+        fn.__module__ = module.__name__
         fn._vgprscope_fix = True  # type: ignore[attr-defined]
         return fn
 

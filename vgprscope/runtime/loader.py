@@ -47,9 +47,19 @@ def not_utf8(path: str | None) -> str | None:
     return None
 
 
-def file_hash(path: str) -> str:
+# a kernel's source hash, in records, captures and baselines: 16 hex digits (keys and derivations take 32)
+SOURCE_HASH_DIGITS = 16
+
+
+def file_hash(path: str, digits: int = 32) -> str:
+    """The one hash of a file's content vgprscope takes (sha256), its first ``digits`` hex digits."""
     with open(path, "rb") as f:
-        return hashlib.sha256(f.read()).hexdigest()[:32]
+        return hashlib.sha256(f.read()).hexdigest()[:digits]
+
+
+def source_hash(path: str) -> str:
+    """A kernel file's source hash, as records, captures and baselines carry it."""
+    return file_hash(path, SOURCE_HASH_DIGITS)
 
 
 # Packages that hold no user kernel and are too large to reload: never forgotten.

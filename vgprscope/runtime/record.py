@@ -20,6 +20,7 @@ from typing import Any
 from . import constexpr, snapshot
 from .facts import launch_fact
 from .interp import interpreting
+from .loader import source_hash
 from .session import MARK, RecordError, Session, current, failed, local, note, set_attr, write
 
 # Targets whose JIT binders derive the specialisation: one per backend (descriptors do not depend on the
@@ -39,8 +40,7 @@ _backends: dict[str, object] | None = None
 def _source_hash(file: str) -> str:
     if file not in _file_hashes:
         try:
-            with open(file, "rb") as f:
-                _file_hashes[file] = hashlib.sha256(f.read()).hexdigest()[:16]
+            _file_hashes[file] = source_hash(file)
         except OSError:
             _file_hashes[file] = ""
     return _file_hashes[file]

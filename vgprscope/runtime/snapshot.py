@@ -168,7 +168,11 @@ def _decode(enc: Any, built: dict[str, Any]) -> Any:
     if tag == "module":
         return importlib.import_module(v)
     if tag == "namespace":
-        return types.SimpleNamespace(**{a: _decode(x, built) for a, x in v.items()})
+        # a module, as the kernel read it (``tle.program_id``): Triton reads a module global's attributes as it
+        # does a module's, where it would copy another object's (and a JIT function in it cannot be copied)
+        namespace = types.ModuleType("vgprscope_snapshot_namespace")
+        namespace.__dict__.update({a: _decode(x, built) for a, x in v.items()})
+        return namespace
     if tag == "jit":
         return built[v]
     if tag == "import":
@@ -274,7 +278,7 @@ def load_snapshot(snap: dict[str, Any], directory: str) -> Any:
         # what the definitions read when they run (annotations, defaults: tl.constexpr), JIT functions after
         for _, f in fns:
             for var, enc in f["names"].items():
-                if "jit" not in enc:
+                if not _reaches_jit(enc):
                     mod.__dict__[var] = _decode(enc, built)
         sys.modules[name] = mod
         with open(path, encoding="utf-8") as src:
@@ -286,8 +290,51 @@ def load_snapshot(snap: dict[str, Any], directory: str) -> Any:
         scope = modules[module].__dict__
         for _, f in fns:
             for var, enc in f["names"].items():
-                if "jit" in enc:
-                    scope[var] = built[enc["jit"]]
+                if _reaches_jit(enc):  # a JIT function, or a namespace holding one (``tle.program_id``)
+                    scope[var] = _decode(enc, built)
     return built[snap["kernel"]]
 
 
+def _reaches_jit(enc: Any) -> bool:
+    """Whether a snapshot value is, or holds at any depth, a JIT function of the snapshot (bound once every
+    function is built)."""
+    if isinstance(enc, dict):
+        return "jit" in enc or any(_reaches_jit(v) for v in enc.values())
+    if isinstance(enc, list):
+        return any(_reaches_jit(v) for v in enc)
+    return False
+
+
+
+
+def bind_recorded_names(fn: Any, snap: dict[str, Any]) -> list[str]:
+    """Bind, in the modules of a kernel loaded from its file, the names its JIT functions read that the file
+    does not define but the launch's module held: what a code generator put there after loading the file
+    (FlagGems' ``pointwise_dynamic`` copies the scalar function's globals, ``erf`` among them, into the module
+    it generated), taken from the capture's snapshot of the kernel. Only values a snapshot decodes by itself
+    (numbers, constexprs, dtypes, Triton's modules and functions, namespaces); the names bound, sorted."""
+    functions = snap.get("functions") or {}
+    bound: list[str] = []
+    seen: set[str] = set()
+
+    def walk(jit: Any, key: str) -> None:
+        if key in seen or key not in functions:
+            return
+        seen.add(key)
+        scope = jit.fn.__globals__
+        for var, enc in functions[key].get("names", {}).items():
+            if var in scope:
+                callee = unwrap(scope[var])
+                if "jit" in enc and is_jit(callee):
+                    walk(callee, enc["jit"])
+                continue
+            if _reaches_jit(enc):
+                continue
+            try:
+                scope[var] = _decode(enc, {})
+            except Exception:  # not decodable here (a module this machine lacks): the compile says what is missing
+                continue
+            bound.append(var)
+
+    walk(unwrap(fn), str(snap.get("kernel", "")))
+    return sorted(bound)

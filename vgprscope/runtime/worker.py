@@ -3,7 +3,8 @@ environment's interpreter for another Triton release (``python <runtime director
 request per line on stdin and answering on stdout; ``__main__.py`` loads this package there).
 
 Requests: ``{"op": "compile", "job": {...}}`` compiles (or, for a Triton cache entry's stored outputs, reads)
-one kernel (``compile``); ``{"op": "plan", ...}`` turns a kernel-directory variant and its config into its
+one kernel (``compile``; ``"disassemble": "local"``: an NVIDIA cubin's SASS only where the kernel uses local
+memory, ``"always"`` where every loop figure is read); ``{"op": "plan", ...}`` turns a kernel-directory variant and its config into its
 jobs (``plan``); ``{"op": "derive", ...}`` the launches a captured call makes with the current source
 (``derive``). Every answer names this worker's Triton and the protocol.
 """
@@ -43,7 +44,8 @@ def run(request: dict[str, Any]) -> dict[str, Any]:
     if op == "compile":
         from .compile import compile_job
 
-        answer = compile_job(request["job"], request.get("timeout", DEFAULT_TIMEOUT))
+        answer = compile_job(request["job"], request.get("timeout", DEFAULT_TIMEOUT),
+                             disassemble=request.get("disassemble", "always"))
     elif op == "plan":
         from .plan import plan
 

@@ -152,6 +152,27 @@ def _calls(launches: list[CapturedLaunch]) -> list[list[CapturedLaunch]]:
     return list(out.values())
 
 
+def _config_of(args: Any, options: dict[str, Any]) -> str:
+    """A launch's config as the autotuner sets it: its constexpr values and its options."""
+    values = {a["name"]: a.get("value") for a in args if a["type"] == "constexpr"}
+    return json.dumps([values, options], sort_keys=True, default=str)
+
+
+def _recorded_descriptors(args: list[dict[str, Any]], options: dict[str, Any],
+                          group: list[CapturedLaunch]) -> tuple[dict[str, Any], ...]:
+    """A derived launch's arguments, its tensor descriptors as the launch of the same config recorded them: a
+    config's ``pre_hook`` sets its descriptors' block shape before that config's launch (FlagGems' Hopper
+    matmul builds them with a dummy block and sets it per config), so the call's first launch holds the first
+    config's blocks, and each other config's own launch holds its own."""
+    if not any("descriptor" in a for a in args):
+        return tuple(args)
+    same = next((x for x in group if _config_of(x.args, x.options) == _config_of(args, options)), None)
+    if same is None:
+        return tuple(args)
+    recorded = {a["name"]: a for a in same.args if "descriptor" in a}
+    return tuple(recorded.get(a["name"], a) if "descriptor" in a else a for a in args)
+
+
 def _recorded(x: CapturedLaunch) -> dict[str, Any]:
     return {"args": list(x.args), "options": x.options, "autotune": x.autotune, "values": x.values,
             "tensors": x.tensors, "call": x.call}
@@ -268,8 +289,8 @@ def capture_tasks(capture: Capture, archs: list[Arch], engine: Engine | None = N
                 launches = group
             else:
                 reason = None
-                launches = [replace(group[0], args=tuple(d["args"]), options=dict(d["options"]),
-                                    autotune=d["autotune"]) for d in derived["derived"]]
+                launches = [replace(group[0], args=_recorded_descriptors(d["args"], d["options"], group),
+                                    options=dict(d["options"]), autotune=d["autotune"]) for d in derived["derived"]]
             identity = json.dumps([[list(x.args), x.options, x.autotune and x.autotune["index"]] for x in launches],
                                   sort_keys=True, default=str)
             kind = (_types(launches[0].args) if launches else "", bool(launches and launches[0].autotune))

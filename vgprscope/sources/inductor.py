@@ -23,7 +23,6 @@ from __future__ import annotations
 import ast
 import builtins
 import contextlib
-import hashlib
 import json
 import types
 from collections.abc import Iterator
@@ -35,6 +34,7 @@ from ..core.archs import Arch
 from ..backends import BACKENDS, backend_named, backend_of_usage
 from ..capture.model import Capture, CapturedKernel, CapturedLaunch
 from ..core.records import Record
+from ..runtime.loader import source_hash as file_source_hash
 
 BACKEND_NAMES = {b.name for b in BACKENDS}
 THRESHOLD_EXTRA = "inductor_spill_threshold"
@@ -563,7 +563,7 @@ def inductor_capture(directory: Path) -> InductorCache:
         if snap is None:
             unread.append((k, why or "no snapshot"))
             continue
-        source_hash = hashlib.sha256(k.file.read_bytes()).hexdigest()[:16]
+        source_hash = file_source_hash(str(k.file))
         kernel = CapturedKernel(MODULE_PREFIX + k.file.stem, k.name, str(k.file), source_hash, None, snap)
         for i, cfg in enumerate(configs):
             pick = {"index": i, "count": len(configs), "declared": len(configs), "key": []} \

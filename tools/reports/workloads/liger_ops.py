@@ -5,7 +5,8 @@ It runs wherever liger-kernel runs: on a GPU, or on the CPU under TRITON_INTERPR
 live on the CPU) inside `vgprscope capture`, whose hook gives Triton 3.9's interpreter the float arguments
 and libdevice functions liger's kernels need. `--stock-interpreter` runs only the ops the interpreter runs
 on its own (the capture-overhead benchmark's command). Shapes are small so that the interpreter finishes in seconds; the kernels' block sizes
-follow from the hidden sizes as liger picks them.
+follow from the hidden sizes as liger picks them. `--real` on a GPU: a training step's shapes (4096 rows,
+hidden 4096, vocabulary 32000, bf16) and DyT's backward too (the ecosystem report's liger workload).
 """
 
 import sys
@@ -44,8 +45,9 @@ def main() -> None:
         return
     torch.manual_seed(0)
     # a Llama-sized hidden dimension in fp16 (not bf16: the interpreter computes on bf16 bit patterns), few
-    # rows: the interpreter runs every program on the CPU
-    rows, hidden, vocab, dt = 4, 4096, 4096, torch.float16
+    # rows: the interpreter runs every program on the CPU; --real (on a GPU): a training step's shapes, bf16
+    real = "--real" in sys.argv and device == "cuda"
+    rows, hidden, vocab, dt = (4096, 4096, 32000, torch.bfloat16) if real else (4, 4096, 4096, torch.float16)
     x = torch.randn(rows, hidden, device=device, dtype=dt, requires_grad=True)
     w = torch.ones(hidden, device=device, dtype=dt, requires_grad=True)
     b = torch.zeros(hidden, device=device, dtype=dt, requires_grad=True)
@@ -61,11 +63,15 @@ def main() -> None:
                                         torch.randint(0, vocab, (rows,), device=device), None)[0],
     ]
     sum(o.float().sum() for o in outs).backward()
-    # DyT is @triton.autotune'd (18 configs keyed on N): every config is captured. Forward only: liger's
-    # DyT backward asks the device for its SM count, which a CPU has not.
-    with torch.no_grad():
-        LigerDyTFunction.apply(x, torch.tensor(0.5, device=device), w, b)
-    print(f"liger ops ran on {device}: {len(outs)} forward + backward, DyT forward")
+    # DyT is @triton.autotune'd (18 configs keyed on N): every config is captured. Forward only on a CPU:
+    # liger's DyT backward asks the device for its SM count, which a CPU has not.
+    if real:
+        alpha = torch.tensor(0.5, device=device, requires_grad=True)
+        LigerDyTFunction.apply(x, alpha, w, b).float().sum().backward()
+    else:
+        with torch.no_grad():
+            LigerDyTFunction.apply(x, torch.tensor(0.5, device=device), w, b)
+    print(f"liger ops ran on {device}: {len(outs)} forward + backward, DyT forward{' + backward' if real else ''}")
 
 
 if __name__ == "__main__":

@@ -36,7 +36,8 @@ from ...report.vendor_words import words_of
 
 T = TypeVar("T")
 # the usage's gate-loop fields each level shows (records.AmdUsage.loop_*)
-LOOP_FIELDS = ("loop_matrix_share", "loop_spill_bytes", "loop_scratch_insts", "loop_lines")
+LOOP_FIELDS = ("loop_matrix_share", "loop_spill_bytes", "loop_scratch_insts", "loop_lines", "loop_spill_bytes_max",
+               "loop_spill_bytes_sum")
 
 
 

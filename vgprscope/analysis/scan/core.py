@@ -135,7 +135,7 @@ class _Releases:
 
 def scan(directory: Path, archs: Sequence = (), jobs: int | None = None, use_cache: bool = True,
          on_progress: Callable[[int, int], None] | None = None, cache_dir: Path | str | None = None,
-         triton: str | None = None) -> ScanResult:
+         triton: str | None = None, loops: bool = True) -> ScanResult:
     directory = Path(directory).expanduser()
     resolve_input(directory, "Triton cache directory")  # a symlink loop said as one, not "does not exist"
     if directory.exists() and not directory.is_dir():
@@ -196,7 +196,8 @@ def scan(directory: Path, archs: Sequence = (), jobs: int | None = None, use_cac
                 again = again.under(reader)
             tasks.append(again)
     cache = CompileCache(Path(cache_dir) if cache_dir else None, enabled=use_cache)
-    records = [_unread_ttir(r, entries) for r in compile_tasks(tasks, jobs=jobs, cache=cache, on_progress=on_progress)]
+    records = [_unread_ttir(r, entries) for r in compile_tasks(tasks, jobs=jobs, cache=cache, on_progress=on_progress,
+                                                           loops=loops)]
     return ScanResult(directory, tuple(entries), tuple(records) + tuple(unknown), repeated, tuple(caches),
                       layout.unknown, tuple(notes))
 

@@ -29,7 +29,9 @@ _PTXAS_RE = re.compile(r"^(?P<tool>ptxas(?:-[\w]+)?)(?:\s+(?P<file>[^\s,]+), lin
 _PTXAS_SPLIT_RE = re.compile(r"\s+(?=ptxas(?:-\w+)?\s+(?:info|warning|error|fatal)\s*:)")
 # ptxas's closing line after its errors: it says nothing the errors before it do not
 _PTXAS_ABORTED = "Ptx assembly aborted due to errors"
-_IN_LINE_RE = re.compile(r"\bin line (\d+)\s*$")
+# the PTX line a message names itself ("... at line 1596 in function k", "... in line 12"), where ptxas's
+# prefix gives none
+_IN_LINE_RE = re.compile(r"\b(?:at|in) line (\d+)\b")
 _LLVM_ERROR = "LLVM ERROR: "
 _LLVM_RE = re.compile(r"^(?:(?P<loc>.*?):\s)?(?P<severity>warning|remark|error|note):\s+(?P<message>.*?)\s*$")
 _LEAD_LOC_RE = re.compile(r"^(\S+?:\d+:\d+):\s+(.*)$")

@@ -255,8 +255,8 @@ def amdgcn_loops(text: str, kernel: str | None = None) -> tuple[LoopMix, ...]:
         if not inst or not chain or line.lstrip().startswith((".", ";")):
             continue
         mnemonic, operands, comment = inst.group(1), inst.group(2) or "", inst.group(3) or ""
-        if mnemonic in ("s_clause",):
-            continue
+        # every instruction of the body counts, the hint instructions too (s_clause on gfx11 / gfx12 as
+        # s_delay_alu and s_waitcnt): the share is of what the loop issues
         cls_ = amd_class(mnemonic, comment)
         nop = 0
         if cls_ == "nop":
@@ -405,15 +405,35 @@ def gate_loop(mixes: tuple[LoopMix, ...]) -> LoopMix | None:
 
 def loop_fields(mixes: tuple[LoopMix, ...] | None) -> dict[str, int | str | None]:
     """The usage's loop fields (``records.AmdUsage.loop_*``) from every loop's mix: the gate loop's matrix
-    share in percent (rounded half up), its scratch bytes and instructions per trip and its source lines.
-    ``mixes`` None (no assembly read): every field None, unknown. No loop: no spill traffic in a loop (0), no
-    share (None)."""
+    share in percent (rounded half up), its scratch bytes and instructions per trip and its source lines; and
+    the spill traffic of every loop: the worst loop's scratch bytes per trip of its own body, and those bytes
+    of every loop together (each instruction once). ``mixes`` None (no assembly read): every field None,
+    unknown. No loop: no spill traffic in a loop (0), no share (None)."""
     if mixes is None:
-        return {"loop_matrix_share": None, "loop_spill_bytes": None, "loop_scratch_insts": None, "loop_lines": None}
+        return dict.fromkeys(LOOP_FIELDS)
     m = gate_loop(mixes)
     if m is None:
-        return {"loop_matrix_share": None, "loop_spill_bytes": 0, "loop_scratch_insts": 0, "loop_lines": None}
+        return {"loop_matrix_share": None, "loop_lines": None, **spill_free_loop_fields()}
     share = (200 * m.count("matrix") + m.instructions) // (2 * m.instructions) if m.instructions else 0
+    own = _own_spills(mixes)
     return {"loop_matrix_share": share, "loop_spill_bytes": m.spill_bytes,
             "loop_scratch_insts": m.count("scratch_load") + m.count("scratch_store"),
-            "loop_lines": ", ".join(m.lines) or None}
+            "loop_lines": ", ".join(m.lines) or None, "loop_spill_bytes_max": max(own),
+            "loop_spill_bytes_sum": sum(own)}
+
+
+def _own_spills(mixes: tuple[LoopMix, ...]) -> list[int]:
+    """Each loop's scratch bytes of one trip of its own body: a nested loop's are its own (an outer loop's trip
+    runs the inner loop's many times, not once), so the sum counts each instruction once."""
+    return [m.spill_bytes - sum(c.spill_bytes for c in mixes if c.parent == m.name) for m in mixes]
+
+
+# the usage's loop fields (records.AmdUsage), the spill figures last
+LOOP_FIELDS = ("loop_matrix_share", "loop_lines", "loop_spill_bytes", "loop_scratch_insts", "loop_spill_bytes_max",
+               "loop_spill_bytes_sum")
+SPILL_FIELDS = LOOP_FIELDS[2:]
+
+
+def spill_free_loop_fields() -> dict[str, int]:
+    """The spill fields of a kernel without scratch / local memory: no loop of it moves a spilled byte."""
+    return dict.fromkeys(SPILL_FIELDS, 0)
