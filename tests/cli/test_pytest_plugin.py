@@ -247,7 +247,9 @@ def test_d():
     add(torch.ones(3), torch.ones(3))
 ''')
     out = suite.path / "costs.json"
-    run(suite, "-n", "2", f"--vgprscope-report={out}", "--vgprscope-arch=gfx942").assert_outcomes(passed=4)
+    # in file order (pytest-randomly, where installed, shuffles the collection: the rows would follow it)
+    run(suite, "-n", "2", "-p", "no:randomly", f"--vgprscope-report={out}",
+        "--vgprscope-arch=gfx942").assert_outcomes(passed=4)
     rows = json.loads(out.read_text())["rows"]
     assert [r["test"] for r in rows] == ["test_ops.py::test_a", "test_ops.py::test_b", "test_ops.py::test_d"]
     assert all(r["status"] == "ok" and r["arch"] == "gfx942" for r in rows)
