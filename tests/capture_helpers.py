@@ -13,6 +13,26 @@ ROOT = Path(__file__).resolve().parent.parent
 USER_KERNELS = ROOT / "tests" / "fixtures" / "user_kernels"
 
 
+def gone_library(tmp_path: Path) -> tuple[Path, Path]:
+    """A capture of a library that was installed on the capturing machine only (``gpu_only_ops``, in a
+    site-packages of its own, imported where the "GPU" is), its files then gone from this machine: (the
+    capture file, where its files went: the capture's snapshot is all that is left of them here)."""
+    import shutil
+
+    site = tmp_path / "capturing-machine" / "site-packages"
+    site.mkdir(parents=True)
+    for name in ("gpu_only_ops.py", "helpers_for_gpu_only.py"):
+        shutil.copy(USER_KERNELS / name, site / name)
+    (tmp_path / "run.py").write_text((USER_KERNELS / "run_gpu_only.py").read_text())
+    cap = tmp_path / "cap.json"
+    done = cli("capture", "-o", str(cap), "--", sys.executable, str(tmp_path / "run.py"),
+               env={"TRITON_INTERPRET": "1", "FAKE_GPU": "1", "PYTHONPATH": str(site)})
+    assert done.returncode == 0, done.stderr[-2000:]
+    away = tmp_path / "elsewhere"
+    site.parent.rename(away)
+    return cap, away / "site-packages"
+
+
 def cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "vgprscope", *args], capture_output=True, text=True,
                           env={**os.environ, **(env or {})}, cwd=cwd)

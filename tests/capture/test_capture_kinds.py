@@ -1,6 +1,7 @@
 """Kernels as users' libraries write them, each captured and analysed: an autotuner subclass
 with its own run(), a kernel in a generated module loaded under another name, a kernel in a script without
-a main guard, and a library that needs a GPU to import (compiled from the capture's snapshot of its source).
+a main guard, a library that needs a GPU to import (read from its file), and one gone from this machine (compiled
+from the capture's snapshot of its source).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from pathlib import Path
 
 
 import vgprscope
-from capture_helpers import USER_KERNELS, cli, direct_compile, usage_counts
+from capture_helpers import USER_KERNELS, cli, direct_compile, gone_library, usage_counts
 from vgprscope.capture.model import load_capture
 
 ARCHS = ["gfx942", "sm_90"]
@@ -38,6 +39,44 @@ def test_an_autotuner_subclass_with_its_own_run_records_every_config(tmp_path):
     assert len(records) == 6 and all(r.ok for r in records)
 
 
+def test_a_librarys_own_autotuner_keeps_every_config_and_is_never_stale(tmp_path):
+    """A library's Autotuner subclass (its own run() passes the chosen config's keyword arguments to fn.run),
+    made by a call around the kernel under another name, or stacked under an entry wrapper and
+    ``@triton.heuristics`` with a ``prune_configs_by``: captured under the interpreter, every config of each
+    compiles on each arch, from the current source (never "the parameters changed": the capture is seconds
+    old), with torch and without it (the module imports torch at the top), to the same numbers."""
+    import os
+    import subprocess
+
+    from tests.project.test_no_torch import BLOCKER
+
+    cap_file = capture(tmp_path, "run_lib_ops.py")
+    cap = load_capture(cap_file)
+    assert sorted((x.kernel.qualname, x.autotune["index"], x.autotune["count"]) for x in cap.launches) == [
+        ("double_kernel", 0, 3), ("double_kernel", 1, 3), ("double_kernel", 2, 3), ("gelu_kernel", 0, 1)]
+    records = vgprscope.analyze(capture=cap_file, arch=ARCHS, jobs=2).records
+    assert all(r.ok for r in records), [r.status for r in records]
+    rows = sorted((r.kernel, r.arch, dict(r.config.constexprs)["BLOCK"]) for r in records)
+    assert rows == sorted([(k, a, b) for a in ARCHS for k, b in
+                           [("double_kernel", 32), ("double_kernel", 64), ("double_kernel", 128), ("gelu_kernel", 32)]])
+    assert {dict(r.config.constexprs).get("EVEN") for r in records if r.kernel == "gelu_kernel"} == {False}
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(BLOCKER)
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"} | {"PYTHONPATH": str(site)}
+    done = subprocess.run([sys.executable, "-m", "vgprscope", "analyze", "--capture", str(cap_file), "--arch",
+                           ",".join(ARCHS), "--format", "json"], env=env, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-2000:]
+    torch_free = {(r["kernel"], r["arch"], r["slot"]): r["usage"] for r in json.loads(done.stdout)["rows"]}
+    assert torch_free == {(r.kernel, r.arch, r.slot): json.loads(json.dumps(_usage(r))) for r in records}
+
+
+def _usage(rec) -> dict:
+    from vgprscope.core.records import usage_to_dict
+
+    return usage_to_dict(rec.usage)
+
+
 def test_a_kernel_in_a_generated_module_is_analysed(tmp_path):
     cap_file = capture(tmp_path, "run_generated.py", str(tmp_path / "generated"))
     (x,) = load_capture(cap_file).launches
@@ -55,22 +94,13 @@ def test_a_kernel_in_a_script_without_a_main_guard_is_analysed_without_running_i
     assert marker.read_text() == "ran\n"  # analysing it did not run the script
 
 
-def test_a_library_that_needs_a_gpu_to_import_compiles_from_the_snapshot(tmp_path):
-    cap_file = capture(tmp_path, "run_gpu_only.py", env={"FAKE_GPU": "1"})
-    (kernel,) = load_capture(cap_file).kernels
-    snap = json.loads(kernel.snapshot)
-    assert not snap["problems"] and set(snap["functions"]) == {"gpu_only_ops:rms", "helpers_for_gpu_only:square"}
-    records = vgprscope.analyze(capture=cap_file, arch=ARCHS, jobs=2).records  # no FAKE_GPU here: the import fails
-    assert [r.status for r in records] == ["ok", "ok"]
-    note = dict(records[0].extras)["note"]
-    assert note.startswith("compiled from the capture's snapshot of its source (cannot import gpu_only_ops: "
-                           "RuntimeError: gpu_only_ops needs a GPU to import)")
-    # the counts of a direct compile of the real module (imported where the "GPU" is)
+def _direct_gpu_only(module_dir: Path) -> dict:
+    """The counts of a direct compile of the real module, imported where the "GPU" is."""
     import os
 
     os.environ["FAKE_GPU"] = "1"
     try:
-        direct = direct_compile(USER_KERNELS, {
+        return direct_compile(module_dir, {
             "module": "gpu_only_ops", "name": "rms",
             "signature": {"X": "*fp32", "Y": "*fp32", "n": "i32", "BLOCK": "constexpr"},
             "constexprs": {"BLOCK": 128},
@@ -80,7 +110,37 @@ def test_a_library_that_needs_a_gpu_to_import_compiles_from_the_snapshot(tmp_pat
             "options": {}})
     finally:
         del os.environ["FAKE_GPU"]
+
+
+def test_a_library_that_needs_a_gpu_to_import_is_read_from_its_file(tmp_path):
+    """Where its module does not import (no GPU here), the kernel is read from its current file: the same counts
+    as the real module's direct compile, and no row says "snapshot"."""
+    cap_file = capture(tmp_path, "run_gpu_only.py", env={"FAKE_GPU": "1"})
+    (kernel,) = load_capture(cap_file).kernels
+    snap = json.loads(kernel.snapshot)
+    assert not snap["problems"] and set(snap["functions"]) == {"gpu_only_ops:rms", "helpers_for_gpu_only:square"}
+    records = vgprscope.analyze(capture=cap_file, arch=ARCHS, jobs=2).records  # no FAKE_GPU here: the import fails
+    assert [r.status for r in records] == ["ok", "ok"]
+    assert not any(dict(r.extras).get("note") for r in records)
+    direct = _direct_gpu_only(USER_KERNELS)
     for rec in records:
+        assert usage_counts(rec) == direct[rec.arch], rec.arch
+
+
+def test_a_library_gone_from_this_machine_compiles_from_the_snapshot(tmp_path):
+    """Only where the file itself is gone (a library installed where the capture ran, not here) does the
+    capture's snapshot compile: to the same counts, and the result's header says so once."""
+    cap_file, moved = gone_library(tmp_path)
+    result = vgprscope.analyze(capture=cap_file, arch=ARCHS, jobs=2)
+    assert [r.status for r in result.records] == ["ok", "ok"]
+    notes = {dict(r.extras)["note"] for r in result.records}
+    assert notes == {"compiled from the capture's snapshot of its source "
+                     f"({tmp_path / 'capturing-machine' / 'site-packages' / 'gpu_only_ops.py'} is not on this machine)"}
+    assert result.machine.notes == (f"every row (2) compiled from the capture's snapshot of their source: "
+                                    f"{tmp_path / 'capturing-machine' / 'site-packages' / 'gpu_only_ops.py'} is not "
+                                    "on this machine",)
+    direct = _direct_gpu_only(moved)
+    for rec in result.records:
         assert usage_counts(rec) == direct[rec.arch], rec.arch
 
 

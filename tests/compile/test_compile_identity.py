@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from capture_helpers import USER_KERNELS, cli
+from capture_helpers import cli, gone_library
 from vgprscope.core.archs import get_arch
 from vgprscope.attention.config import ConfigRequest
 from vgprscope.attention.source import variant_tasks
@@ -275,22 +275,14 @@ def test_the_worker_tells_a_toolchain_fault_from_a_verdict():
 
 # ------------------------------------------------------------------------- item 8: snapshot compiles
 
-def _gpu_only_capture(tmp_path: Path) -> Path:
-    out = tmp_path / "cap.json"
-    done = cli("capture", "-o", str(out), "--", sys.executable, str(USER_KERNELS / "run_gpu_only.py"),
-               env={"TRITON_INTERPRET": "1", "FAKE_GPU": "1"})
-    assert done.returncode == 0, done.stderr
-    return out
-
-
 def test_a_kernel_compiled_from_its_snapshot_is_cached_and_keeps_the_users_lines(tmp_path, monkeypatch):
-    """A kernel whose module cannot be imported here compiles from the capture's snapshot: a warm re-run
+    """A kernel whose file is gone from this machine compiles from the capture's snapshot: a warm re-run
     compiles nothing, and its line info names the user's file and lines, not the snapshot's temp file."""
     from vgprscope.capture.model import load_capture
     from vgprscope.sources.capture import capture_tasks
 
     monkeypatch.setenv("VGPRSCOPE_CACHE_DIR", str(tmp_path / "cache"))
-    cap_file = _gpu_only_capture(tmp_path)
+    cap_file, moved = gone_library(tmp_path)
     cap = load_capture(cap_file)
     cache = CompileCache(tmp_path / "cache")
     engine = Engine(1, cache)
@@ -305,10 +297,10 @@ def test_a_kernel_compiled_from_its_snapshot_is_cached_and_keeps_the_users_lines
     assert found and not any("vgprscope_snapshot" in f for f, _ in found)
     triton_files = str(identity.triton_dir())
     files = {(f, n) for f, n in found if not f.startswith(triton_files)}  # tl.sum's own lines are Triton's
-    ops = (USER_KERNELS / "gpu_only_ops.py").resolve()
-    helpers = (USER_KERNELS / "helpers_for_gpu_only.py").resolve()
+    was = tmp_path / "capturing-machine" / "site-packages"  # where the files were when captured
+    ops, helpers = was / "gpu_only_ops.py", was / "helpers_for_gpu_only.py"
     assert {Path(f) for f, _ in files} <= {ops, helpers}
-    lines = ops.read_text().splitlines()
+    lines = (moved / ops.name).read_text().splitlines()
     for f, n in files:  # each location is a line of the user's file that holds the kernel's code
         if Path(f) == ops:
             assert lines[int(n) - 1].startswith(("    ", "def rms(")), (f, n)
@@ -323,7 +315,7 @@ def test_a_changed_snapshot_is_a_miss(tmp_path, monkeypatch):
     from vgprscope.capture.model import load_capture
     from vgprscope.sources.capture import capture_tasks
 
-    cap = load_capture(_gpu_only_capture(tmp_path))
+    cap = load_capture(gone_library(tmp_path)[0])
     cache = CompileCache(tmp_path / "cache")
     (task,) = capture_tasks(cap, [get_arch("gfx942")])
     (first,) = Engine(1, cache).compile([task])
@@ -434,8 +426,8 @@ print("ok")
 
 
 def test_a_warm_diff_compiles_nothing_kernels_that_import_torch_included(tmp_path, monkeypatch):
-    """A kernel module importing torch compiles from the capture's snapshot in a release's environment
-    (Triton alone): the warm re-run of the diff compiles nothing on either side (it recompiled, 5-17 s)."""
+    """A kernel module importing torch is read from its file in a release's environment (Triton alone): the
+    warm re-run of the diff compiles nothing on either side (it recompiled, 5-17 s)."""
     import vgprscope
 
     tc, _ = _fake_release(tmp_path, monkeypatch)
@@ -458,6 +450,53 @@ def test_a_warm_diff_compiles_nothing_kernels_that_import_torch_included(tmp_pat
     warm, second = run()
     assert sum(warm) == 0  # nothing compiled
     assert first.to_json() == second.to_json()
+
+
+def test_the_import_environment_follows_what_decides_whether_a_module_imports(tmp_path, monkeypatch):
+    """What the cache keeps of a captured kernel (its derivation, a kernel directory's plan) is keyed by whether
+    its module imports here: the search path, a distribution installed or removed on it, a start-up file
+    refusing a module (a sitecustomize), the GPUs a process sees. The same environment gives the same key."""
+    seen = [identity.import_environment()]
+    assert identity.import_environment() == seen[0]
+
+    def changed() -> None:
+        now = identity.import_environment()
+        assert now not in seen
+        seen.append(now)
+
+    monkeypatch.syspath_prepend(str(tmp_path))
+    changed()
+    (tmp_path / "torch-2.13.0.dist-info").mkdir()
+    changed()
+    (tmp_path / "sitecustomize.py").write_text("import sys\n")
+    changed()
+    os.utime(tmp_path / "sitecustomize.py", ns=(1, 1))  # another file, whatever its time
+    (tmp_path / "sitecustomize.py").write_text("import sys  # refuses torch\n")
+    changed()
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    changed()
+
+
+def test_a_snapshot_compile_is_never_served_for_the_files_compile(tmp_path):
+    """A kernel compiled from the capture's snapshot where its file was gone, then its file back (the library
+    installed again, edited since the capture): the same cache compiles the file, never hands back the
+    snapshot's entry."""
+    from vgprscope.capture.model import load_capture
+    from vgprscope.sources.capture import capture_tasks
+
+    cap_file, moved = gone_library(tmp_path)
+    cache = CompileCache(tmp_path / "cache")
+    gfx = [get_arch("gfx942")]
+    (from_snapshot,) = Engine(1, cache).compile(capture_tasks(load_capture(cap_file), gfx))
+    assert from_snapshot.ok and "snapshot" in dict(from_snapshot.extras)["note"]
+    back = tmp_path / "capturing-machine"
+    moved.parent.rename(back)
+    ops = back / "site-packages" / "gpu_only_ops.py"
+    # it imports here now (no GPU probe), so its compile is an import's, keyed as the file's
+    ops.write_text(ops.read_text().replace("x / r", "x / r * tl.exp(x)").replace(
+        'raise RuntimeError("gpu_only_ops needs a GPU to import")', "pass"))
+    (from_file,) = Engine(1, cache).compile(capture_tasks(load_capture(cap_file), gfx))
+    assert from_file.ok and not from_file.cached and "note" not in dict(from_file.extras)
 
 
 def _wheel_install(site: Path, files: dict[str, bytes]) -> Path:

@@ -150,12 +150,34 @@ def test_captured_table_moves_what_does_not_fit_into_footnotes_and_a_slot_legend
     result = captured_failing(committed)
     text = report.to_table(result, ["compile-only"], "vgprscope-baseline.json", width=100)
     legend = [ln for ln in text.splitlines() if ln.startswith("slot ")]
-    assert legend == ["slot a: autotune[4096,torch.float32] cfg 2", "slot b: autotune[4096,torch.float32] cfg 1",
+    assert legend == ["slot a: autotune[4096,torch.float32] cfg 1", "slot b: autotune[4096,torch.float32] cfg 2",
                       "slot c: autotune[4096,torch.float32] cfg 3"]
     assert "config changed: bf16/fp32 BLOCK_SIZE=4096 w32 s3 cfg 3/18 -> bf16/fp32 BLOCK_SIZE=8192 w32 s3" in \
         " ".join(text.split())
     wide = report.to_table(result, ["compile-only"], "b", wide=True, width=100)
     assert "BLOCK_SIZE=4096 w32 s3 cfg 3/18 -> bf16/fp32 BLOCK_SIZE=8192 w32 s3 cfg 3/18" in wide  # one line a row
+
+
+def _slot_letters(text: str) -> dict[str, str]:
+    """slot -> its letter, from the legend under a table."""
+    return {slot: letter for letter, slot in re.findall(r"^slot ([a-z]+): (.+)$", text, re.M)}
+
+
+def test_a_slot_keeps_its_letter_whatever_fails_and_in_any_order(committed):
+    """The letters come from the slots' own names: the same slot is the same letter when another run fails
+    elsewhere (failures are listed first), with the entries in another order, and with a slot more or less
+    elsewhere in the table than "cfg 10" (after "cfg 9", by number)."""
+    result = captured_failing(committed)
+    first = _slot_letters(report.to_table(result, ["compile-only"], "b", width=100))
+    assert first == {"autotune[4096,torch.float32] cfg 1": "a", "autotune[4096,torch.float32] cfg 2": "b",
+                     "autotune[4096,torch.float32] cfg 3": "c"}
+    base = Baseline.of([d.baseline for d in result.entries if d.baseline is not None], "3.9.0")
+    others = [_grown(d.baseline, 64) if d.baseline.slot.endswith("cfg 1") else d.baseline
+              for d in result.entries if d.baseline is not None]
+    flipped = judge(base, list(reversed(others)), RuleSet(strict=True))
+    assert flipped.failures and {d.entry.slot for d in flipped.failures} != {d.entry.slot for d in result.failures}
+    assert _slot_letters(report.to_table(flipped, ["compile-only"], "b", width=100)) == first
+    assert report.natural_key("cfg 9") < report.natural_key("cfg 10")
 
 
 def test_a_changed_config_in_json_markdown_and_summary(committed):

@@ -87,6 +87,20 @@ def test_a_regression_fails_with_summary_annotations_and_sarif_results(repositor
     assert "worse" in summary.read_text()
 
 
+def test_the_diff_triton_mode_previews_the_projects_own_kernels(repository, tmp_path):
+    """With `diff-triton`, the gate step runs `vgprscope diff` in the user's repository: it compiles the
+    project's captured kernels on the project's archs ([tool.vgprscope], as `check` does), never the bundled
+    variants. The other side here is this environment's own Triton (a Python environment is a side too)."""
+    done, outputs, summary = run_gate(repository, tmp_path, diff_triton=sys.executable)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert outputs["exit-code"] == "0", done.stdout[-3000:] + done.stderr[-3000:]
+    log = done.stdout
+    assert "vgprscope diff --triton" in log and "scale" in log
+    assert "gfx942" in log and not any(v in log for v in ("attn_fwd", "row-stream", "bundled FlashAttention"))
+    assert "on gfx942: none of the 1 kernel x arch entr" in " ".join(log.split())
+    assert "scale" in summary.read_text()
+
+
 def test_the_html_report_is_written_for_the_upload_and_linked_from_the_summary(repository, tmp_path):
     """gate.sh writes the HTML report beside the SARIF (from the compile cache) and names it in its outputs
     for the upload step; summary.sh puts the uploaded artifact's link in the job summary."""

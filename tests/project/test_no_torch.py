@@ -141,3 +141,51 @@ def test_install_commands_agree():
     assert not any(d.startswith("torch") for d in meta["dependencies"])
     assert any(d.startswith("torch") for d in meta["optional-dependencies"]["bench"])
     assert any(d.startswith("torch") for d in meta["optional-dependencies"]["test"])
+
+
+@pytest.fixture(scope="module")
+def action_venv(tmp_path_factory) -> Path:
+    """The environment the repository's Action builds (.github/action/install.sh): the pinned Triton and
+    vgprscope, nothing else (no torch)."""
+    import venv
+
+    where = tmp_path_factory.mktemp("action-venv") / "venv"
+    venv.EnvBuilder(with_pip=True, clear=True).create(where)
+    python = where / "bin" / "python"
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "TRITON_INTERPRET")}
+    installed = subprocess.run([sys.executable, "-c", "import triton; print(triton.__version__)"],
+                               capture_output=True, text=True).stdout.strip()
+    done = subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-compile", f"triton=={installed}",
+                           str(ROOT)], cwd=ROOT, capture_output=True, text=True, env=env, timeout=1200)
+    assert done.returncode == 0, done.stderr[-3000:]
+    probe = subprocess.run([str(python), "-c", "import torch"], capture_output=True, text=True, env=env)
+    assert probe.returncode == 1 and "No module named 'torch'" in probe.stderr
+    return where
+
+
+@pytest.mark.install
+def test_the_actions_install_gates_a_project_whose_modules_import_torch(action_venv, tmp_path_factory, tmp_path):
+    """The README's CI: a project whose kernel modules import torch, captured and baselined where torch is,
+    gated in the Action's environment (Triton and vgprscope only): the unedited project passes; a heavier
+    kernel fails with the worse entries and numbers the torch environment gives."""
+    from tests.capture.test_capture_without_torch import _copy, build_project, check, verdicts
+
+    made = build_project(tmp_path_factory)
+    python = action_venv / "bin" / "python"
+
+    def gate(repo: Path) -> tuple[int, dict, str]:
+        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "TRITON_INTERPRET")}
+        env["VGPRSCOPE_CACHE_DIR"] = str(tmp_path / "ci-cache")
+        done = subprocess.run([str(python), "-m", "vgprscope", "check", "--format", "json"], cwd=repo, env=env,
+                              capture_output=True, text=True, timeout=900)
+        assert done.stdout.startswith("{"), done.stdout[-2000:] + done.stderr[-2000:]
+        return done.returncode, json.loads(done.stdout), done.stderr
+
+    code, doc, stderr = gate(_copy(made.root, tmp_path / "unedited", heavier=False))
+    assert code == 0 and {r["result"] for r in doc["rows"]} == {"same"}, stderr
+    heavier = _copy(made.root, tmp_path / "heavier", heavier=True)
+    code, with_torch, stderr = check(made, heavier, torch=True, cache=made.cache)
+    assert code == 1, stderr
+    code, doc, stderr = gate(heavier)
+    assert code == 1, stderr
+    assert verdicts(doc) == verdicts(with_torch)

@@ -22,6 +22,9 @@ if TYPE_CHECKING:
     from ..core.parse.loops import LoopMix
     from ..core.records import Occupancy, ResourceUsage
 
+# the loop fields' own bounds (the rest are counts: ``records.COUNT_LIMIT``)
+LOOP_BOUNDS = {"loop_matrix_share": 100}
+
 
 @dataclass(frozen=True)
 class Metric:
@@ -220,8 +223,6 @@ def last_output_line(cmd: Sequence[str]) -> str:
 def usage_bounds(backend: Backend, arch: Arch) -> dict[str, int]:
     """The most each bounded count of a usage of ``backend`` can be on ``arch``: its registers (the arch
     table's, ``facts.usage_bounds``) and the loop share's 100 %."""
-    from .loops import LOOP_BOUNDS
-
     return {field: getattr(arch, attr) for field, attr in backend.facts.usage_bounds} | LOOP_BOUNDS
 
 

@@ -33,9 +33,6 @@ LOOP_METRICS = (
            "together"),
 )
 
-# the loop fields' own bounds (the rest are counts: ``records.COUNT_LIMIT``)
-LOOP_BOUNDS = {"loop_matrix_share": 100}
-
 U = TypeVar("U")
 
 

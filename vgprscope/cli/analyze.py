@@ -4,20 +4,21 @@ from __future__ import annotations
 
 import typer
 
-from .common import emit, err, handles_errors
+from .common import emit, err, handles_errors, headed, in_project
 from .options import (Compiles, Format, FormatOpt, Grid, Kernels, Large, Output, PlotOpt, SortOpt, Toolchains, Warnings,
                       bundled)
 from .exit_codes import FAILURE, SUCCESS
 
 
 def render(records, fmt: Format, command: str, title: str | None = None, wide: bool = False,
-           by_kernel: bool = False, refused=()) -> str:
+           by_kernel: bool = False, machine=None, refused=()) -> str:
     """Records in ``fmt``. ``by_kernel``: rows named by kernel, the file beside it (scan), rather than
-    by variant and kernel; ``refused``: the rows the kernels' source does not take (a note each)."""
+    by variant and kernel; ``machine``: the result's (its header's notes with it); ``refused``: the rows the
+    kernels' source does not take (a note each)."""
     from ..analysis.analyze import view as records_view
     from ..report.machine import compile_only
 
-    machine = compile_only()
+    machine = machine or compile_only()
     if fmt is Format.json:
         return records_view.to_json(records, machine, command, refused=refused)
     if fmt is Format.csv:
@@ -104,16 +105,18 @@ def analyze(*, kernels: Kernels, grid: Grid, sort: SortOpt = None, format: Forma
         check_writable(plot)
         _plot_needs_a_history(tc.triton or [])
         require_matplotlib("analyze --plot")
+    selection, note = in_project(kernels.library())
     with compile_progress() as progress:
-        result = api.analyze(**kernels.library(), **grid.library(), sort=sort, **tc.library(), **run.library(),
+        result = api.analyze(**selection, **grid.library(), sort=sort, **tc.library(), **run.library(),
                              **warn.library(), **large.library(), on_progress=progress,
                              loops=reads_loops(format, out, sort))
+    result = headed(result, note)
     if len(result.toolchains) > 1:
         history_output(result, format, out, plot)
         return
     code = summarize_failures(result.records, result.refused)
     emit(render(list(result.records), format, "analyze", title="vgprscope analyze", wide=out.wide,
-                refused=result.refused), out.output)
+                machine=result.machine, refused=result.refused), out.output)
     if code:
         raise typer.Exit(code)
 

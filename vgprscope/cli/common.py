@@ -394,3 +394,21 @@ def write_stdout(text: str) -> None:
         sys.stdout.flush()
     except OSError as exc:
         raise stdout_error(exc) from None
+
+
+def in_project(given: dict[str, Any], config: Path | None = None) -> tuple[dict[str, Any], str | None]:
+    """The kernels a command compiles in the user's project: the command line's, and for what it leaves out
+    the project's ``[tool.vgprscope]`` (capture, kernel_dir, variants, archs), as ``check`` reads it
+    (``library.gate.project_kernels``); and the header's line where that leaves the bundled variants."""
+    from ..library.gate import project_kernels
+
+    return project_kernels(given, config)
+
+
+def headed(result: Any, note: str | None) -> Any:
+    """A result whose header (under its machine line) says ``note``."""
+    if not note:
+        return result
+    import dataclasses
+
+    return dataclasses.replace(result, machine=result.machine.with_notes(note))

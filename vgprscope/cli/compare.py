@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from .common import command_line, emit, err, handles_errors
+from .common import command_line, emit, err, handles_errors, headed, in_project
 from .options import (
     BenchOpt, Compiles, Format, FormatOpt, FrontierOpt, Grid, Kernels, Large, Output, ShapeOpt, SortOpt,
     StrategiesOpt, Toolchains, bundled,
@@ -35,10 +35,14 @@ def compare(*, strategies: StrategiesOpt = None, kernels: Kernels, grid: Grid, s
     from .progress import compile_progress
 
     ref_shape = parse_shape(reference_shape(shape))  # before anything compiles
+    given = kernels.library()  # --strategies names variants too
+    given["variant"] = [*(strategies or []), *(given.get("variant") or [])] or None
+    selection, note = in_project(given)
     with compile_progress() as progress:
-        result = api.compare(strategies=strategies, **kernels.library(), **grid.library(), shape=ref_shape,
+        result = api.compare(**selection, **grid.library(), shape=ref_shape,
                              frontier=frontier, bench=bench, sort=sort, **tc.library(), **run.library(),
                              **large.library(), on_progress=progress, loops=reads_loops(format, out, sort))
+    result = headed(result, note)
     code = summarize_failures(result.records, result.refused)
     for note in result.notes:
         err(f"warning: {note}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import typer
 
-from .common import ReflowedHelp, command_line, emit, err, handles_errors
+from .common import ReflowedHelp, command_line, emit, err, handles_errors, headed, in_project
 from .options import Compiles, DiffFormat, DiffFormatOpt, Grid, Kernels, Output, ReleaseArg, Rules, SchedulerOpt, Toolchains, bundled
 from .exit_codes import USAGE, of_verdict
 
@@ -17,15 +17,18 @@ def diff(*, tc: Toolchains, kernels: Kernels, grid: Grid, rules: Rules, format: 
     """What the next Triton (or a compiler setting) does to the same kernels, before you upgrade.
 
     Two sides: --triton A --triton B; or one --triton (or the installed one) with and without --set
-    NAME=VALUE. Each side compiles the same kernels; the second is judged by the gate's rules (as `check`,
-    pyproject included). Exit 1: a regression; 0: none; 2: nothing could be compared."""
+    NAME=VALUE. Each side compiles the same kernels from their current source; the second is judged by the gate's
+    rules (as `check`, pyproject included). Exit 1: a regression; 0: none; 2: nothing could be compared, or a side
+    could not compile a kernel from its current source (the summary says which side and why)."""
     from ..library import api
     from .progress import compile_progress
 
+    selection, note = in_project(kernels.library(), rules.config)
     with compile_progress() as progress:
-        result = api.diff(**tc.library(), **kernels.library(), **grid.library(), rule=rules.rule, config=rules.config,
+        result = api.diff(**tc.library(), **selection, **grid.library(), rule=rules.rule, config=rules.config,
                           fail_on_change=rules.fail_on_change, strict=rules.strict, **run.library(), scheduler=scheduler,
                           on_progress=progress)
+    result = headed(result, note)
     render = {DiffFormat.table: lambda: result.table(wide=out.wide), DiffFormat.md: result.markdown,
               DiffFormat.json: result.to_json, DiffFormat.csv: result.to_csv, DiffFormat.sarif: result.to_sarif,
               DiffFormat.html: lambda: result.to_html(command=command_line())}
@@ -34,6 +37,8 @@ def diff(*, tc: Toolchains, kernels: Kernels, grid: Grid, rules: Rules, format: 
         err(result.summary())
     if result.compared == 0:
         err("error: nothing could be compared: no kernel compiled on both sides")
+        raise typer.Exit(USAGE)
+    if not result.comparable:  # a side that could not read a kernel's current source: no verdict on it
         raise typer.Exit(USAGE)
     raise typer.Exit(of_verdict(result.passed))
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from .common import command_line, emit, err, handles_errors
+from .common import command_line, emit, err, handles_errors, headed, in_project
 from .options import Compiles, ExplainFormat, ExplainFormatOpt, Grid, Kernels, Output, Toolchains, bundled
 from .exit_codes import FAILURE
 
@@ -22,9 +22,11 @@ def explain(*, kernels: Kernels, grid: Grid, format: ExplainFormatOpt = ExplainF
     from ..library import api
     from .progress import compile_progress
 
+    selection, note = in_project(kernels.library())
     with compile_progress() as progress:
-        result = api.explain(**kernels.library(), **grid.library(), **tc.library(), **run.library(),
+        result = api.explain(**selection, **grid.library(), **tc.library(), **run.library(),
                              on_progress=progress)
+    result = headed(result, note)
     explanations = result.explanations
     failed = [e for e in explanations if not e.ok]
     if failed:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from .common import command_line, emit, err, handles_errors
+from .common import command_line, emit, err, handles_errors, headed, in_project
 from .options import (
     Compiles, Format, FormatOpt, FrontierGrid, Kernels, Large, Output, SortOpt, StrategiesOpt, Toolchains, bundled,
 )
@@ -25,9 +25,13 @@ def frontier(*, strategies: StrategiesOpt = None, kernels: Kernels, grid: Fronti
     from ..library import api
     from .progress import compile_progress
 
+    given = kernels.library()  # --strategies names variants too
+    given["variant"] = [*(strategies or []), *(given.get("variant") or [])] or None
+    selection, note = in_project(given)
     with compile_progress() as progress:
-        result = api.frontier(strategies=strategies, **kernels.library(), **grid.library(), sort=sort,
+        result = api.frontier(**selection, **grid.library(), sort=sort,
                               **tc.library(), **run.library(), **large.library(), on_progress=progress)
+    result = headed(result, note)
     frontiers = result.frontiers
     failed = sum(1 for kf in frontiers for lv in kf.levels if not lv.ok)
     total = sum(len(kf.levels) for kf in frontiers)

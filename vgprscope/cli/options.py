@@ -49,10 +49,13 @@ def _grid(flag: str, what: str, short: str | None = None, metavar: str = "N,..."
 # the archs Triton compiles for, from the arch table (a new row is in the help without touching this)
 ArchOpt = Annotated[list[str] | None, typer.Option(
     "--arch", "-a", callback=nonempty_names,
-    help=f"Target arch, repeatable: {_archs(TARGETS)} \\[default: {_archs(DEFAULT_ARCHS)}]")]
+    help=f"Target arch, repeatable: {_archs(TARGETS)} \\[default: the project's \\[tool.vgprscope] archs, else "
+         f"{_archs(DEFAULT_ARCHS)}]")]
 OneArchOpt = Annotated[str, typer.Option("--arch", "-a", help=f"One arch: {_archs()}")]
 RetargetArchOpt = Annotated[list[str] | None, typer.Option(
-    "--arch", "-a", callback=nonempty_names, help=f"Also recompile each kernel's TTIR for this arch, repeatable: {_archs()}")]
+    "--arch", "-a", callback=nonempty_names,
+    help=f"Also recompile each kernel's TTIR for this arch, repeatable: {_archs()} \\[default: the project's "
+         "\\[tool.vgprscope] archs, if any]")]
 VariantOpt = Annotated[list[str] | None, typer.Option(
     "--variant", "-v", callback=nonempty_names, help="Variant, repeatable or comma-separated; 'all' \\[default: all]")]
 StrategiesOpt = Annotated[list[str] | None, typer.Option(
@@ -62,7 +65,7 @@ KernelDirOpt = Annotated[Path | None, typer.Option(
     "--kernel-dir", help="Load variants from this directory instead of the bundled ones")]
 CaptureOpt = Annotated[Path | None, typer.Option(
     "--capture", help="Compile the specialisations of this capture file (vgprscope capture) instead of the "
-    "bundled variants (with them, when --variant is given)")]
+    "bundled variants (with them, when --variant is given) \\[default: the project's \\[tool.vgprscope] capture]")]
 
 # ---- the config grid ---------------------------------------------------------------------------------------
 

@@ -25,6 +25,9 @@ def scan(directory: CacheDirArg = None, *, arch: RetargetArchOpt = None, triton:
     from .analyze import reads_loops, render
     from .progress import compile_progress
 
+    from .common import in_project
+
+    arch = in_project({"arch": arch})[0].get("arch")  # the project's archs where --arch is not given
     with compile_progress() as progress:
         result = api.scan(directory, arch=arch, triton=triton, **run.library(), on_progress=progress,
                           loops=reads_loops(format, out))
@@ -33,8 +36,8 @@ def scan(directory: CacheDirArg = None, *, arch: RetargetArchOpt = None, triton:
         if result.caches:
             err("no kernel in the cache")
         raise typer.Exit(FAILURE)
-    emit(render(list(result.records), format, "scan", title="vgprscope scan", wide=out.wide, by_kernel=True),
-         out.output)
+    emit(render(list(result.records), format, "scan", title="vgprscope scan", wide=out.wide, by_kernel=True,
+                machine=getattr(result, "machine", None)), out.output)
     if not any(r.ok for r in result.records):
         raise typer.Exit(FAILURE)
 

@@ -206,11 +206,13 @@ class Engine:
     def plan(self, requests: Sequence[PlanRequest]) -> list[Plan]:
         """Each kernel-directory variant request -> its jobs, or the reason it has none (cached by the
         directory's content, the file, the config and the arch)."""
-        tv = triton_version()
+        from .identity import import_environment
+
+        tv, env = triton_version(), import_environment()  # a plan is its import's: keyed by where it imports
         out: list[Plan | None] = [None] * len(requests)
         todo: list[int] = []
         for i, req in enumerate(requests):
-            hit = self.cache.load_plan(req.key())
+            hit = self.cache.load_plan(req.key(env))
             plan = Plan.from_dict(hit) if hit is not None else None
             if plan is not None:
                 out[i] = plan
@@ -222,7 +224,7 @@ class Engine:
             self._check_version(answer, tv)
             plan = Plan.from_answer(answer)
             if plan.cacheable:
-                self.cache.store_plan(requests[i].key(), plan.as_dict())
+                self.cache.store_plan(requests[i].key(env), plan.as_dict())
             out[i] = plan
 
         self._submit_all([requests[i].as_request() for i in todo], answered)

@@ -185,6 +185,56 @@ class Identity:
         return self.directory is not None and fingerprint(self.directory) != self.fingerprint
 
 
+# What tells which GPUs a process sees (a module that probes the device at import imports only where one is).
+_DEVICES = ("/dev/nvidiactl", "/dev/kfd")
+_DEVICE_VARIABLES = ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "TRITON_INTERPRET")
+# Files that run at interpreter start and may change what imports (a finder refusing a module).
+_STARTUP = ("sitecustomize.py", "usercustomize.py")
+_PACKAGED = (".dist-info", ".egg-info", ".egg-link", ".pth")
+
+
+def import_environment() -> str:
+    """What decides whether a module imports in this Python, hashed: the interpreter, its module search path
+    with what is installed on each entry (one listing per directory: a distribution added, removed or
+    upgraded changes it), the start-up files that run there, and the GPUs a process sees. Part of the key of
+    whatever the cache keeps about a kernel that depends on whether its module imports (the derivation of a
+    captured call, a kernel directory's plan): two environments sharing one cache never read each other's."""
+    import sys
+
+    path = tuple(sys.path)
+    return _import_environment(sys.executable, path, tuple(os.environ.get(v) for v in _DEVICE_VARIABLES),
+                               tuple(_mtime(os.path.join(entry, name)) for entry in path for name in ("", *_STARTUP)))
+
+
+def _mtime(entry: str) -> int:
+    """A search path entry's state (a distribution installed changes its listing and so its modification time),
+    or a start-up file's."""
+    try:
+        return os.stat(entry or os.curdir).st_mtime_ns
+    except OSError:
+        return -1
+
+
+@functools.lru_cache(maxsize=16)
+def _import_environment(executable: str, path: tuple[str, ...], variables: tuple[str | None, ...],
+                        states: tuple[int, ...]) -> str:
+    h = hashlib.sha256(json.dumps([os.path.realpath(executable), list(path), list(variables),
+                                   [os.path.exists(d) for d in _DEVICES]]).encode())
+    for entry in path:
+        try:
+            names = os.listdir(entry or os.curdir)
+        except OSError:
+            continue
+        h.update(f"{entry}\0{sorted(n for n in names if n.endswith(_PACKAGED))}\0".encode())
+        for name in _STARTUP:
+            if name in names:
+                try:
+                    h.update(Path(entry or os.curdir, name).read_bytes())
+                except OSError:
+                    pass
+    return h.hexdigest()[:32]
+
+
 def identity(python: str = "") -> Identity:
     """The identity of the toolchain whose interpreter is ``python`` ("" for the installed Triton)."""
     directory = triton_dir(python)

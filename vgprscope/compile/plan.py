@@ -33,9 +33,12 @@ class PlanRequest:
                 "file_name": self.file_name, "config": self.config, "options": self.options,
                 "compute_units": self.arch.compute_units, "target": vars(target_of(self.arch))}
 
-    def key(self) -> str:
+    def key(self, environment: str = "") -> str:
+        """The plan's cache key: the request, and ``environment``, what decides whether the variant's module
+        imports here (``identity.import_environment``: a plan made where it imports is no plan where it does
+        not)."""
         blob = json.dumps([self.tree_hash, str(self.directory), self.package, self.file_name, self.config,
-                           self.arch.name, self.arch.compute_units, self.options, PLAN_VERSION],
+                           self.arch.name, self.arch.compute_units, self.options, PLAN_VERSION, environment],
                           sort_keys=True, default=str)
         return hashlib.sha256(blob.encode()).hexdigest()[:32]
 

@@ -49,6 +49,8 @@ def result_of(arch: Arch, answer: dict[str, Any], loops: bool = True) -> dict[st
         out["diagnostics"] = [d.as_dict() for d in diagnostics]
     if "error" in answer:
         out["error"] = str(answer["error"])
+        if answer.get("error_kind") == worker.ENVIRONMENT:  # the kernel could not be loaded there: no verdict
+            out["unloaded"] = True
         # the compiler's own reason where the exception gives only the pipeline's ("PassManager::run failed")
         reason = failure_reason(str(answer.get("compile_log") or ""))
         if reason and (reason.startswith("LLVM ERROR") or "PassManager::run failed" in out["error"]):
@@ -147,7 +149,8 @@ def record_of(task: Task, result: dict[str, Any], tv: str, cached: bool, deps: d
                   usage=usage, occupancy=occ, compile_seconds=float(result.get("seconds") or 0.0),
                   triton_version=tv, source_hash=_deps_hash(deps) or row.source_hash, cached=cached,
                   identity=row.identity, source=row.source,
-                  extras=row.extras + ((("note", result["note"]),) if result.get("note") else ()), slot=row.slot,
+                  extras=row.extras + ((("note", result["note"]),) if result.get("note") else ())
+                  + ((("unloaded", True),) if result.get("unloaded") else ()), slot=row.slot,
                   toolchain=row.toolchain, llvm_version=str(result.get("llvm_version") or ""),
                   diagnostics=tuple(Diagnostic.from_dict(d) for d in result.get("diagnostics") or ()),
                   refused=task.refused)

@@ -79,9 +79,11 @@ class FunctionSource:
 
     How to load it (not part of equality nor of the key): ``module`` (an importable name) with ``root`` (the
     sys.path entry it imports from), or ``package_dir`` loaded as the package ``package`` (a kernel
-    directory); with neither, the file is loaded by its path without running the code of a script. Where none
-    of these works here (a module that needs a GPU to import), a capture's ``snapshot`` of the source is
-    compiled instead, and the row says so."""
+    directory); with neither, the file is loaded by its path without running the code of a script. Where the
+    module does not import (torch or a GPU missing where it compiles), the file is read statically
+    (``runtime.static``); ``load="static"`` reads it so from the start, and is part of the key: it is what the
+    derivation of a captured call found in this environment. A capture's ``snapshot`` of the source is
+    compiled only where the file is gone, and the row says so."""
 
     file: str
     qualname: str
@@ -89,12 +91,16 @@ class FunctionSource:
     root: str = field(default="", compare=False)
     package_dir: str = field(default="", compare=False)
     package: str = field(default="", compare=False)
-    snapshot: str = field(default="", compare=False, repr=False)  # a capture's snapshot (JSON), if the import fails
+    snapshot: str = field(default="", compare=False, repr=False)  # a capture's snapshot (JSON), if the file is gone
     # compile the snapshot alone, never loading the file: a module read but never run (scan's generated modules)
     from_snapshot: bool = field(default=False, compare=False)
+    # how it was found where it was derived: "" its module imported, "static" its file read statically (its
+    # module does not import there), "snapshot" the capture's snapshot (its file is gone there), "generated"
+    # imported else the snapshot (Inductor's generated module)
+    load: str = ""
 
     def identity(self) -> dict[str, Any]:
-        return {"function": [self.file, self.qualname]}
+        return {"function": [self.file, self.qualname]} | ({"load": self.load} if self.load else {})
 
     def as_dict(self) -> dict[str, Any]:
         return {"function": asdict(self)}

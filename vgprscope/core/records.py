@@ -48,6 +48,9 @@ class Config(Protocol):
 # Triton's defaults for options a launch did not give, the same on every backend (num_stages is not: the
 # backend's options dataclass decides it, so it stays unset here).
 LAUNCH_DEFAULTS = {"num_warps": 4, "num_ctas": 1}
+# A row's note where it compiled from a capture's snapshot (its file is not on this machine), not from a file
+# (the compile worker, which cannot import this, writes the same words)
+SNAPSHOT_NOTE = "compiled from the capture's snapshot of its source"
 
 
 def config_key(d: dict[str, Any]) -> str:

@@ -87,6 +87,7 @@ class GateConfig:
     source: Path | None = field(default=None, compare=False)  # the file it was read from
     # where the HTML report links a kernel's file and line: {path}, {line}, {commit} filled in ("": the file)
     source_url: str = ""
+    keys: tuple[str, ...] = field(default=(), compare=False)  # the keys that file sets (the rest are defaults)
 
     @property
     def where(self) -> str:
@@ -210,7 +211,7 @@ def _from_table(section: Mapping[str, Any], path: Path, sources: Sequence[str]) 
         raise UsageError(f"{where}: strict must be true or false; got {strict!r}")
     return GateConfig(s, baseline, RuleSet(_rules(section.get("rules", {}), where), strict),
                       _allow_missing(section.get("allow_missing", False), where), path,
-                      _source_url(section.get("source_url", ""), where))
+                      _source_url(section.get("source_url", ""), where), tuple(section))
 
 
 def _source_url(value: Any, where: str) -> str:

@@ -21,6 +21,7 @@ from .diagnostics import DiagnosticsDiff, toolchain_notes, unjudged_note, versio
 from .diagnostics import judge as judge_diagnostics
 from .metrics import metric_info
 from .rules import Change, Mode, Rule, RuleSet
+from ..report.machine import snapshot_note
 
 
 class State(Enum):
@@ -229,8 +230,9 @@ def judge(baseline: Baseline, current: Sequence[Entry], rules: RuleSet = RuleSet
         for d in diffs if d.baseline is not None and d.current is not None)
     compilers += unjudged_note((d.baseline.diagnostics, d.current.diagnostics) for d in diffs
                                if d.baseline is not None and d.current is not None)
+    snapshot = snapshot_note((c.note for c in current), len(current))  # said once, not on each row
     return GateResult(tuple(ordered), baseline.triton_version, current_triton or baseline.triton_version,
-                      fail_on_change, (*notes, *compilers))
+                      fail_on_change, (*notes, *compilers, *([snapshot] if snapshot else [])))
 
 
 __all__ = ["Change", "Cliff", "EntryDiff", "GateResult", "MetricDiff", "Mode", "State", "StatusDiff", "diff_entry", "judge"]

@@ -144,8 +144,7 @@ def config_text(d: EntryDiff) -> str:
 def details(d: EntryDiff) -> str:
     """What changed in one entry, worst first."""
     if d.state is State.NEW:
-        return "new: no baseline entry" + ("" if d.entry.status == "ok" else f"; status: {d.entry.status}") + \
-            (f"; {d.entry.note}" if d.entry.note else "")
+        return "new: no baseline entry" + ("" if d.entry.status == "ok" else f"; status: {d.entry.status}")
     if d.state is State.MISSING:
         return "missing: in the baseline, not produced by this run" + (" (accepted)" if d.accepted else "")
     parts = []
@@ -159,8 +158,6 @@ def details(d: EntryDiff) -> str:
     parts += [metric_text(m) for m in sorted(d.changed_metrics, key=lambda m: order[m.change])]
     if not parts and d.entry.status != "ok":
         parts.append(f"still fails: {d.entry.status}")
-    if d.current is not None and d.current.note:  # compiled from a capture's snapshot, not the files here
-        parts.append(d.current.note)
     return "; ".join(parts)
 
 
@@ -331,6 +328,11 @@ def _cut_or_too_wide(text: str, table: Any, width: int) -> bool:
     return any(cell_len(ln) > width or any(w not in words for w in ln.split()) for ln in rows)
 
 
+def natural_key(text: str) -> tuple[Any, ...]:
+    """Sorts "cfg 2" before "cfg 10": the digits of a text as numbers."""
+    return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text))
+
+
 def _slot_id(i: int) -> str:
     """a, b, ..., z, aa, ab, ...: a slot's short name in the table (letters: ``s1`` would read as stages)."""
     out = ""
@@ -375,7 +377,9 @@ def to_table(result: GateResult, machine_line: str | Sequence[str], baseline_pat
     # a column of dashes says nothing the summary line does not (every entry unchanged, no note)
     show_details = wide or any(details(d) for d in result.entries)
     title = f"vgprscope {command}" + (f" (every config: {shared})" if shared and not wide else "")
-    slots = list(dict.fromkeys(d.entry.slot for d in result.entries))
+    # letters by the slots' own names, never by the rows' order (which puts failures first): a slot keeps its
+    # letter from one run to the next
+    slots = sorted({d.entry.slot for d in result.entries}, key=natural_key)
     def build(level: int) -> Any:
         notes = Footnotes()
         ids = {s: _slot_id(i) for i, s in enumerate(slots)} if level >= _LEVELS.index("slot ids") else None

@@ -104,6 +104,18 @@ def _grid(fields: dict[str, Any], dtype: Any, causal: Any, knob: Any, shape: Any
     return selection.requests(fields, dtype=dtype, causal=causal, knob=knob, shape=shape)
 
 
+def _noted(result: Any, records: Sequence[Any]) -> Any:
+    """A result whose header says, once, which of its rows were compiled from a capture's snapshot (their
+    files not on this machine), rather than each row (``records``: Records, or each row's note)."""
+    from dataclasses import replace
+
+    from ..report.machine import snapshot_note
+
+    notes = [r if isinstance(r, str) else str(dict(r.extras).get("note") or "") for r in records]
+    line = snapshot_note(notes, len(notes))
+    return replace(result, machine=result.machine.with_notes(line)) if line else result
+
+
 def _grid_fields(given: dict[str, Any], frontier: bool = False) -> dict[str, Any]:
     """A call's grid fields (the tiles' and launch options' rows, ``library.grid.grid_fields``), taken out of
     its other keywords; the frontier leaves its occupancy knobs, which it sets itself, where they are."""
@@ -187,7 +199,7 @@ def analyze(kernel: Any = None, /, *args: Any, variant: Names = None, arch: Name
                                            executor=executor, loops=loops, warnings=warnings, **run))
     if len(sides) <= 1:  # a history keeps the toolchains' order; one table sorts as asked
         records = sort_records(group_records(records) if len(requests) > 1 else records, sort)
-    return AnalyzeResult(tuple(records), toolchains=tuple(sides), refused=tuple(refused))
+    return _noted(AnalyzeResult(tuple(records), toolchains=tuple(sides), refused=tuple(refused)), records)
 
 
 def split_refused(records: Sequence[Any]) -> tuple[list[Any], list[Any]]:
@@ -232,7 +244,8 @@ def compare(*, strategies: Names = None, variant: Names = None, arch: Names = No
         levels = frontier_of(replace(sel, sources=(sel.variant_source(),)), **common)
         per_arch = with_frontiers(per_arch, levels)
     per_arch = sort_lines(per_arch, sort)
-    result = CompareResult({k: tuple(v) for k, v in per_arch.items()}, tuple(records), refused=tuple(refused))
+    result = _noted(CompareResult({k: tuple(v) for k, v in per_arch.items()}, tuple(records), refused=tuple(refused)),
+                    records)
     if bench:
         timings = bench_columns(per_arch, requests, selection.shape_value(shape))
         result = replace(result, **timings)
@@ -272,7 +285,8 @@ def frontier(kernel: Any = None, /, *args: Any, variant: Names = None, strategie
         sel = Selection.of(tuple(dict.fromkeys(names)), archs, requests, keywords,
                            toolchains=(side,) if side is not None else ())
     frontiers = frontier_of(sel, yes=yes, max_compiles=max_compiles, scheduler=scheduler, executor=executor, **run)
-    return FrontierResult(tuple(sort_frontiers(frontiers, sort)))
+    return _noted(FrontierResult(tuple(sort_frontiers(frontiers, sort))),
+                  [lv.record for kf in frontiers for lv in kf.levels])
 
 
 @_takes_grid_fields(after="arch")
@@ -308,7 +322,8 @@ def explain(kernel: Any = None, /, *args: Any, variant: Names = None, arch: Name
         # a grid's launch options are "what if" overrides of the captured launches, as analyze takes them
         # (a capture alone refuses the variants' own options)
         sel = Selection.of(names, archs, requests, keywords, toolchains=(side,) if side is not None else ())
-    return ExplainResult(tuple(explain_of(sel, **run)))
+    explained = explain_of(sel, **run)
+    return _noted(ExplainResult(tuple(explained)), [e.compiled_from for e in explained])
 
 
 def _gate_paths(what: str, config: PathLike | None, baseline: PathLike | None, named: dict[str, Any],

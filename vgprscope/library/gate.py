@@ -26,6 +26,38 @@ def load_config(config: Path | None = None, cwd: Path | None = None) -> GateConf
     return load_gate_config(config, cwd, sources=tuple(SOURCES))
 
 
+BUNDLED = "the bundled FlashAttention variants"
+
+
+def bundled_note(cfg: GateConfig) -> str:
+    """The header's line where the bundled variants are compiled because nothing else is configured."""
+    why = (f"{shown(cfg.source)} [tool.vgprscope] names no capture, kernel_dir or variants"
+           if cfg.source is not None else "no pyproject.toml with [tool.vgprscope] is here")
+    return f"kernels: {BUNDLED}, as {why} (--capture, --kernel-dir or --variant choose others)"
+
+
+def project_kernels(given: Mapping[str, Any], config: Path | None = None) -> tuple[dict[str, Any], str | None]:
+    """What a command compiles in the user's project, as ``check`` does: the kernels and archs the command
+    line names, and for what it leaves out, the configuration's (``[tool.vgprscope]``: its capture,
+    kernel_dir, variants and archs). ``given``: the library's keywords of the command line (``variant``,
+    ``arch``, ``capture``, ``kernel_dir``, ...; None where not given). Returns the keywords to call with and,
+    where the bundled variants are compiled because nothing names other kernels, the header's line saying so."""
+    from .registry import SOURCES
+
+    cfg = load_config(config)
+    out = dict(given)
+    named = any(given.get(k) for k in ("variant", *SOURCES))
+    if not named:
+        if "variants" in cfg.keys:
+            out["variant"] = list(cfg.set.variants)
+        for key, path in cfg.set.source_paths().items():
+            out[key] = str(path)
+    if not given.get("arch") and "archs" in cfg.keys:
+        out["arch"] = list(cfg.set.archs)
+    bundled = not any(out.get(k) for k in ("variant", *SOURCES))
+    return out, bundled_note(cfg) if bundled else None
+
+
 def settings(config: Path | None, baseline: Path | None, variant: Sequence[str] | None, arch: Sequence[str] | None,
              sources: Mapping[str, Path] | None = None, rules: Sequence[str] = (), allow_missing: bool = False,
              strict: bool = False) -> GateConfig:
@@ -166,6 +198,7 @@ def run_check(config: Path | None, baseline: Path | None, variant: Sequence[str]
 
     cfg = settings(config, baseline, variant, arch, sources, rule or (), allow_missing, strict)
     base = load_baseline(cfg.baseline)
+    named = bool(variant) or bool(cfg.set.variants) or bool(cfg.set.sources)
     tv = toolchain.version if toolchain is not None else triton_version()
     if preview and base.triton_version != tv:
         note: str | None = (f"Triton {tv} (--triton) against a baseline compiled with Triton "
@@ -175,8 +208,9 @@ def run_check(config: Path | None, baseline: Path | None, variant: Sequence[str]
     check_targets(cfg.set.archs, toolchain)
     cfg.rules.check_variants([*labels(cfg.set), *(e.variant for e in base.entries.values())])
     entries = compile_set(cfg, jobs, use_cache, on_progress, cache_dir, toolchain)
+    notes = [n for n in (note, None if named else bundled_note(cfg)) if n]
     result = judge(base, entries, cfg.rules, in_scope=part(cfg, variant, arch), accept_missing=cfg.accepts_missing,
-                     fail_on_change=fail_on_change, current_triton=tv, notes=[note] if note else [])
+                     fail_on_change=fail_on_change, current_triton=tv, notes=notes)
     return result, cfg, entries
 
 

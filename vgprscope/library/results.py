@@ -73,11 +73,21 @@ def gate_rows(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+def underived(status: str) -> bool:
+    """Whether a row's status says the gate could not derive what the current source launches: "capture again"
+    (the call reads what the capture did not record), or what the kernel needs does not import here."""
+    from ..runtime.derive import STALE
+    from ..runtime.static import UNDERIVABLE
+
+    return status.endswith(STALE) or UNDERIVABLE in status
+
+
 @dataclass(frozen=True, repr=False)
 class CheckResult(NotebookDisplay):
     """``vgprscope.check``: the gate's verdict on every entry (``result``: ``gate.diff.GateResult``), the
     entries this run compiled, and the exit code the CLI would give (0 passed, 1 failed, 2 a captured launch
-    the current source makes could not be derived: its row says "capture again")."""
+    the current source makes could not be derived: its row says "capture again", or what it needs that does not
+    import here)."""
 
     result: GateResult
     entries: tuple[Entry, ...]
@@ -94,9 +104,7 @@ class CheckResult(NotebookDisplay):
 
     @property
     def exit_code(self) -> int:
-        from ..runtime.derive import STALE
-
-        if any(e.status.endswith(STALE) for e in self.entries):
+        if any(underived(e.status) for e in self.entries):
             return 2  # never a verdict on a launch the gate did not derive
         return 0 if self.result.passed else 1
 

@@ -1,5 +1,7 @@
 """The machine line every output starts with: GPU or compile-only, Triton, torch, driver, date, the repository
-the command ran in (the user's project) and vgprscope's version."""
+the command ran in (the user's project) and vgprscope's version; and under it, the header's notes on what was
+compiled (the bundled variants because nothing is configured, rows compiled from a capture's snapshot), each
+said once for the whole output rather than on every row."""
 
 from __future__ import annotations
 
@@ -7,8 +9,11 @@ import datetime as _dt
 import importlib.metadata
 import platform
 import subprocess
-from dataclasses import asdict, dataclass
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+
+from ..core.records import SNAPSHOT_NOTE
 
 
 def _version(dist: str) -> str:
@@ -65,9 +70,18 @@ class Machine:
     host: str
     vgprscope: str  # vgprscope's version
     project: str = ""  # the repository the command ran in ("NAME COMMIT"; "" outside one)
+    notes: tuple[str, ...] = ()  # the header's lines under the machine line (what was compiled, said once)
 
     def line(self) -> str:
         return " | ".join(self.fields())
+
+    def md(self) -> str:
+        """The machine line and the header's notes, as markdown lines."""
+        return "  \n".join([f"Machine: {self.line()}", *self.notes])
+
+    def with_notes(self, *notes: str | None) -> Machine:
+        """The same machine with these notes under its line (each once, in order; None and "" left out)."""
+        return replace(self, notes=tuple(dict.fromkeys([*self.notes, *(n for n in notes if n)])))
 
     def fields(self) -> list[str]:
         """The machine line's fields: the GPU (or compile-only, and what that means), the software, the date,
@@ -83,11 +97,13 @@ class Machine:
     def text(self, width: int | None = None) -> str:
         """The machine line for a terminal table: broken at its separators to fit ``width`` (default: the
         output's width, as the table under it)."""
-        from .formats import alone, output_width, wrap_fields
+        from .formats import alone, output_width, wrap, wrap_fields
 
-        if alone():  # a result's table wanted alone (a notebook): no machine line
-            return ""
-        return wrap_fields(self.fields(), width or output_width())
+        width = width or output_width()
+        notes = [wrap(n, width, "  ") for n in self.notes]
+        if alone():  # a result's table wanted alone (a notebook): no machine line; what the header says stays
+            return "\n".join(notes)
+        return "\n".join([wrap_fields(self.fields(), width), *notes])
 
     def as_dict(self) -> dict[str, str]:
         return asdict(self)
@@ -100,3 +116,16 @@ def compile_only() -> Machine:
     return Machine(gpu=COMPILE_ONLY, triton=_version("triton"), torch=_version("torch"), driver="none",
                    date=_dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), git_sha=git_sha(),
                    host=platform.node(), vgprscope=__version__, project=project_repo())
+
+
+def snapshot_note(notes: Iterable[str], total: int) -> str | None:
+    """One header line for the rows compiled from a capture's snapshot (each row's note says why: its file is
+    not on this machine, Inductor's generated kernel): how many, and the reasons, each once."""
+    prefix = SNAPSHOT_NOTE + " ("
+    reasons = [n[len(prefix):-1] if n.startswith(prefix) and n.endswith(")") else n for n in notes if n]
+    if not reasons:
+        return None
+    distinct = list(dict.fromkeys(reasons))
+    shown = "; ".join(distinct[:3]) + (f"; and {len(distinct) - 3} more" if len(distinct) > 3 else "")
+    rows = f"{len(reasons)} of {total} rows" if len(reasons) < total else f"every row ({total})"
+    return f"{rows} {SNAPSHOT_NOTE.replace('its source', 'their source')}: {shown}"

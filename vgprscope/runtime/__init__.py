@@ -10,8 +10,9 @@ and ``python <this directory> --serve``, a toolchain's worker).
   ``plan``: a kernel-directory variant -> its jobs; ``derive``: a captured call -> the launches the current
   source makes.
 - ``facts``: the launch as facts (and back to stand-in values); ``constexpr``: the one constexpr codec.
-- ``loader``: finding a kernel's function; ``manifest``: the files its compile reads; ``snapshot``: its
-  source recorded, and built again where its module cannot be imported.
+- ``current``: a kernel's current source: its module imported (``loader``: finding it), or its file read
+  statically where the module does not import here (``static``); ``manifest``: the files its compile reads;
+  ``snapshot``: its source recorded, and built again where its file is gone.
 - ``hook``, ``record``, ``autotune``, ``imports``: the capture hook, what it records, an autotuner's configs,
   the import hook that patches Triton as it is imported; ``interp``: the interpreter's fixes.
 """

@@ -22,7 +22,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from . import constexpr, loader, manifest, protocol, snapshot
+from . import constexpr, current, loader, manifest, protocol, snapshot, static
 from .facts import stand_in
 from .guard import deadline, quiet, stdout_to_stderr
 from .protocol import COMPILE, ENVIRONMENT, compile_env, one_line, timed_out, toolchain_fault, triton_version
@@ -246,19 +246,20 @@ def _compile(job: dict[str, Any], out: dict[str, Any], disassemble: str = "alway
         _lld_for(backend)
     fn = None
     if kind == "function":
-        try:
-            if source.get("from_snapshot"):  # a module read but never run (scan's generated modules)
-                raise loader.LoadError("its module is never run")
-            fn = loader.load_function(source)
-            if source.get("snapshot"):
-                # names a code generator bound in the module after loading its file, as the launch saw them
-                snapshot.bind_recorded_names(fn, json.loads(source["snapshot"]))
-        except Exception as exc:  # not here, or its module failed to import (it may need a GPU to import)
-            why = str(exc) if isinstance(exc, loader.LoadError) else \
-                f"cannot import {source.get('module') or os.path.basename(source['file'])}: " \
-                f"{loader.not_utf8(source.get('file')) or one_line(exc)}"
-            if not source.get("snapshot"):
-                return out | {"error": why, "error_kind": ENVIRONMENT}
+        read: tuple[str, ...] = ()
+        why = _snapshot_reason(source)
+        if why is None:
+            try:  # the current file: its module imported, or read statically where it does not import here
+                fn, loaded = current.function(source, static_only=source.get("load") == "static")
+                if source.get("snapshot"):
+                    # names a code generator bound in the module after loading its file, as the launch saw them
+                    snapshot.bind_recorded_names(fn, json.loads(source["snapshot"]))
+            except Exception as exc:  # gone, or what the kernel reaches needs what does not import here
+                # a file Triton cannot read as UTF-8 is named so, not as "could not get source code"
+                return out | {"error": str(exc) if isinstance(exc, (loader.LoadError, static.Underivable))
+                              else loader.not_utf8(source.get("file")) or one_line(exc), "error_kind": ENVIRONMENT}
+            read = loaded.files
+        else:
             try:
                 snap = json.loads(source["snapshot"])
                 fn = snapshot.load_snapshot(snap, _scratch_dir())
@@ -268,16 +269,15 @@ def _compile(job: dict[str, Any], out: dict[str, Any], disassemble: str = "alway
                     return out | {"error": why, "error_kind": ENVIRONMENT}  # the same cause: said once
                 return out | {"error": f"{why}; the capture's snapshot does not load either: {also}",
                               "error_kind": ENVIRONMENT}
-            # compiled from what the capture recorded, not from a file here, and the row says so; cached by the
-            # snapshot (the engine checks it) and the user's files it was captured from, as they are now
-            out["note"] = (SOURCE_TEXT_NOTE if source.get("from_snapshot")
-                           else f"compiled from the capture's snapshot of its source ({why})")
+            # cached by the snapshot (the engine checks it) and the user's files it was captured from, as they are
+            out["note"] = SOURCE_TEXT_NOTE if source.get("from_snapshot") else \
+                f"compiled from the capture's snapshot of its source ({why})"
             out["deps"] = {p: loader.file_hash(p) for p in {source["file"], *snapshot.snapshot_files(snap)}
                            if os.path.isfile(p)}
         jits = [constexpr.decode(a.get("value")) for a in job["args"]
                 if a["type"] == "constexpr" and constexpr.is_jit_value(a.get("value"))]
         if "note" not in out:
-            out["deps"] = manifest.dependencies(fn, jits)
+            out["deps"] = manifest.dependencies(fn, jits) | {p: loader.file_hash(p) for p in read}
         src = _function_source(fn, job, backend)
     else:  # Triton IR: compiled from a file, as Triton reads IR
         tmp = tempfile.NamedTemporaryFile("w", suffix="." + source["suffix"], delete=False)
@@ -310,6 +310,26 @@ def _compile(job: dict[str, Any], out: dict[str, Any], disassemble: str = "alway
         if kind != "function":
             os.unlink(src)
     return out
+
+
+def _snapshot_reason(source: dict[str, Any]) -> str | None:
+    """Why a function compiles from the capture's snapshot (None: from its file): its file is gone (a library
+    not installed here, a notebook cell); or, for a generated kernel (Inductor's, ``load="generated"``), its
+    module does not import here (the generated module is the compiler's, never edited: the snapshot is it)."""
+    if not source.get("snapshot"):
+        return None
+    if source.get("from_snapshot"):  # a module read but never run (scan's generated modules)
+        return "its module is never run"
+    if source.get("load") == "snapshot" or not os.path.isfile(source["file"]):
+        return f"{source['file']} is not on this machine"
+    if source.get("load") != "generated":
+        return None
+    try:
+        with loader.loading():
+            loader.load_module(source)
+    except Exception as exc:
+        return f"cannot import {source.get('module') or os.path.basename(source['file'])}: {one_line(exc)}"
+    return None
 
 
 def _gluon_reason(error: str, target: dict[str, Any]) -> str:

@@ -21,7 +21,7 @@ import os
 import sys
 from typing import Any
 
-from .loader import LoadError, is_jit, load_function, unwrap
+from .loader import LoadError, is_jit, unwrap
 
 
 def is_dtype(v: Any) -> bool:
@@ -144,7 +144,7 @@ def _function(ref: Any) -> Any:
             obj = getattr(obj, part)
         return obj
     if ref.get("module") or ref.get("package_dir"):
-        return load_function(ref)
+        return _load(ref)
     file, qualname = str(ref["file"]), str(ref["qualname"])
     found = _loaded(file, qualname)
     if found is not None:
@@ -153,7 +153,14 @@ def _function(ref: Any) -> Any:
         found = _loaded(file, qualname) if _imports(module, file) else None
         if found is not None:
             return found
-    return load_function({"file": file, "qualname": qualname})  # a script: its definitions, nothing it runs
+    return _load({"file": file, "qualname": qualname})  # a script: its definitions, nothing it runs
+
+
+def _load(ref: dict[str, Any]) -> Any:
+    """The JIT function ``ref`` names, its module imported or its file read statically (``current``)."""
+    from .current import function
+
+    return function(ref)[0]
 
 
 def _module_names(file: str) -> list[str]:

@@ -22,7 +22,8 @@ import os
 import sys
 from typing import Any
 
-from . import constexpr, loader, manifest
+from . import constexpr, current, loader, manifest
+from .static import Underivable, missing_in, underivable
 from .facts import TORCH_NAMES, constexpr_fact, scalar_fact
 
 STALE = "capture again"
@@ -119,6 +120,73 @@ def _classes() -> tuple[Any, Any]:
     return autotuner.Autotuner, getattr(autotuner, "Heuristics", None)
 
 
+def _wrapped_elsewhere(module: Any, file: str, fn: Any) -> list[list[Any]]:
+    """The wrapper chains the module builds around ``fn`` under other names than the kernel's own (a library's
+    autotuner made by a call, ``tuned = LibTuner(kernel, ...)``, and what wraps that in turn): each top-level
+    statement that reads the kernel's name, or a name already found wrapping it, the names it binds looked up
+    in the module."""
+    import ast
+
+    try:
+        with open(file, encoding="utf-8") as f:
+            tree = ast.parse(f.read(), file)
+    except (OSError, SyntaxError, ValueError):
+        return []
+    statements = [s for s in tree.body
+                  if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom))]
+    wrapping, out = {fn.fn.__name__}, []
+    for _ in range(8):  # a wrapper of a wrapper of ...
+        found = False
+        for stmt in statements:
+            if not any(isinstance(n, ast.Name) and n.id in wrapping for n in ast.walk(stmt)):
+                continue
+            for target in (n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)):
+                if target in wrapping:
+                    continue
+                chain, inner = _chain(getattr(module, target, None))
+                if inner is fn and chain:
+                    wrapping.add(target)
+                    out.append(chain)
+                    found = True
+        if not found:
+            break
+    return out
+
+
+def _unset(fn: Any, recorded: dict[str, Any]) -> set[str]:
+    """The parameters a recorded call leaves without a value: not passed by the call, without a default (a
+    wrapper set them: one the kernel's own name may not hold)."""
+    call = recorded.get("call")
+    if call is None:
+        return set()
+    names = [p.name for p in fn.params]
+    passed = set(names[: call["positional"]]) | set(call.get("keywords", []))
+    return {n for n in names if n not in passed and fn.signature.parameters[n].default is inspect.Parameter.empty}
+
+
+def _chain_for(chain: list[Any], others: list[list[Any]], fn: Any, recorded: dict[str, Any],
+               qualname: str) -> list[Any]:
+    """The wrappers a recorded call went through: the kernel's own (its decorators); for a call through
+    wrappers the kernel's name does not hold (a library's autotuner made by a call, ``tuned = LibTuner(kernel,
+    ...)``), the module's wrappers around it that set what the call left unset: for an autotuned call one
+    with an autotuner, of the recorded number of configs where there is one. What the current source
+    declares is what is compared with the recording."""
+    autotuner_cls, _ = _classes()
+    pick = recorded.get("autotune")
+    unset = _unset(fn, recorded)
+    if pick and not any(isinstance(w, autotuner_cls) for w in chain):
+        tuned = [c for c in others if any(isinstance(w, autotuner_cls) for w in c)]
+        if not tuned:
+            raise Stale(f"{qualname} was launched through an autotuner ({pick.get('declared')} configs) that its "
+                        "module no longer holds")
+        return max(tuned, key=lambda c: (unset <= _set_by_wrappers(c),
+                                         any(len(getattr(w, "configs", ())) == pick.get("declared") for w in c)))
+    if not pick and not chain and unset:
+        setting = [c for c in others if unset <= _set_by_wrappers(c)]
+        return setting[0] if setting else chain
+    return chain
+
+
 def _chain(obj: Any) -> tuple[list[Any], Any]:
     """The wrappers above the JIT function (outermost first) and the JIT function."""
     chain = []
@@ -157,6 +225,8 @@ def _expand(chain: list[Any], launch: _Launch, recorded: dict[str, Any], keyword
             top.nargs = {n: launch.values[n] for n in positional}
             try:
                 configs = list(top.prune_configs({k: launch.values[k] for k in keywords if k in launch.values}))
+            except Underivable:
+                raise
             except Exception as exc:
                 raise Stale(f"prune_configs_by of {qualname} reads what the capture did not record "
                             f"({_line(exc)})") from None
@@ -180,6 +250,8 @@ def _expand(chain: list[Any], launch: _Launch, recorded: dict[str, Any], keyword
         for name, heur in top.values.items():
             try:
                 launch.values[name] = heur({**launch.options, **launch.values})  # as Heuristics.run passes them
+            except Underivable:
+                raise
             except Exception as exc:
                 why = str(exc) if isinstance(exc, Stale) else _line(exc)
                 raise Stale(f"@triton.heuristics value {name} of {qualname} reads what the capture did not "
@@ -265,6 +337,9 @@ def derive_launch(chain: list[Any], fn: Any, recorded: dict[str, Any], qualname:
                 args.append(constexpr_fact(p.name, value))
             else:
                 args.append(_value_fact(p.name, value))
+        gap = missing_in([launch.values, launch.options])
+        if gap is not None:
+            raise Underivable(f"{qualname}'s launch reads {gap.reason}")
         for a in args:
             what = constexpr.unsupported(a.get("value")) if a["type"] == "constexpr" else None
             if what:
@@ -274,11 +349,11 @@ def derive_launch(chain: list[Any], fn: Any, recorded: dict[str, Any], qualname:
     return out
 
 
-def _deps(module: Any, fn: Any, chain: list[Any], root: str) -> dict[str, str]:
-    """{file: hash} of what the derivation read: the kernel's module, every file of the user's project
-    loaded with it (under ``root``, outside installed packages), the wrappers' functions and the files the
-    kernel's compile reads."""
-    files = {getattr(module, "__file__", None)}
+def _deps(fn: Any, chain: list[Any], root: str, read: tuple[str, ...]) -> dict[str, str]:
+    """{file: hash} of what the derivation read: ``read`` (the kernel's file, the files read statically), every file
+    of the user's project loaded with it (under ``root``, outside installed packages), the wrappers'
+    functions and the files the kernel's compile reads."""
+    files: set[str | None] = set(read)
     root = os.path.realpath(root) + os.sep if root else ""
     if root:
         for m in list(sys.modules.values()):
@@ -291,45 +366,61 @@ def _deps(module: Any, fn: Any, chain: list[Any], root: str) -> dict[str, str]:
             code = getattr(f, "__code__", None)
             if code is not None:
                 files.add(code.co_filename)
-    out = {}
-    for f in sorted(x for x in files if x):
-        try:
-            out[os.path.realpath(f)] = loader.file_hash(f)
-        except OSError:
-            continue
+    out = _hashes(x for x in files if x)
     for f, h in manifest.dependencies(fn).items():
         out.setdefault(f, h)
     return out
 
 
+def _hashes(files: Any) -> dict[str, str]:
+    out = {}
+    for f in sorted(set(files)):
+        try:
+            out[os.path.realpath(f)] = loader.file_hash(f)
+        except OSError:
+            continue
+    return out
+
+
 def derive(request: dict[str, Any]) -> dict[str, Any]:
     """``{"kernel": {module, qualname, file, root}, "launches": [recorded launch, ...]}`` -> ``import_error``
-    (one line), ``missing`` (the module no longer defines the kernel), or ``launches`` (per recorded launch,
-    ``derived``: the launches the current source makes, or ``stale``: why not) with ``deps``."""
+    (one line: neither its import nor a static reading of its file works), ``missing`` (the file no longer
+    defines the kernel), ``underivable`` (the kernel, read statically, reaches what does not import here), or
+    ``launches`` (per recorded launch, ``derived``: the launches the current source makes, ``stale``: why not
+    from what the capture recorded, or ``underivable``) with ``deps``, and ``static`` (why the module did not
+    import here) where the file was read statically."""
     k = request["kernel"]
-    source = {"file": k["file"], "module": k.get("module") or "", "root": k.get("root") or ""}
+    source = {"file": k["file"], "module": k.get("module") or "", "root": k.get("root") or "",
+              "qualname": k["qualname"]}
     qualname = k["qualname"]
     try:
-        with loader.loading():
-            if not os.path.isfile(source["file"]):
-                raise FileNotFoundError(f"{source['file']} does not exist")
-            module = loader.load_module(source)
+        loaded = current.load(source)
+    except current.Gone as exc:
+        return {"missing": str(exc)}
+    except Underivable as exc:  # kept with the files read: an edit of any derives again
+        return {"underivable": str(exc), "deps": _hashes((source["file"], *exc.files))}
     except Exception as exc:
-        return {"import_error": _line(exc)}
-    obj: Any = module
-    for part in qualname.split("."):
-        if not hasattr(obj, part):
-            return {"missing": f"{os.path.basename(source['file'])} no longer defines {qualname}"}
-        obj = getattr(obj, part)
-    chain, fn = _chain(obj)
+        return {"import_error": str(exc) if isinstance(exc, loader.LoadError) else _line(exc)}
+    chain, fn = _chain(loaded.obj)
     if not loader.is_jit(fn):
         return {"missing": f"{qualname} is now a {type(fn).__name__}, not a Triton JIT function"}
+    module = source["module"] or os.path.basename(source["file"])
+    others: list[list[Any]] | None = None
     answers: list[dict[str, Any]] = []
     for recorded in request["launches"]:
         try:
-            answers.append({"derived": derive_launch(chain, fn, recorded, qualname)})
+            if others is None and (recorded.get("autotune") or (not chain and _unset(fn, recorded))):
+                others = _wrapped_elsewhere(loaded.module, source["file"], fn)
+            answers.append({"derived": derive_launch(_chain_for(chain, others or [], fn, recorded, qualname), fn,
+                                                     recorded, qualname)})
         except Stale as exc:
             answers.append({"stale": f"{exc}: {STALE}"})
+        except Underivable as exc:
+            answers.append({"underivable": underivable(str(exc.args[0]), module)})
         except Exception as exc:  # a recorded value that does not load here (its row says why, if the hook did)
             answers.append({"stale": f"the launch of {qualname} cannot be derived ({_line(exc)}): {STALE}"})
-    return {"launches": answers, "deps": _deps(module, fn, chain, source["root"])}
+    out: dict[str, Any] = {"launches": answers,
+                           "deps": _deps(fn, chain, source["root"], (source["file"], *loaded.files))}
+    if loaded.static:
+        out["static"] = loaded.import_error
+    return out

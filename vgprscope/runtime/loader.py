@@ -280,24 +280,6 @@ def unwrap(obj: Any) -> Any:
     return obj
 
 
-def load_function(source: dict[str, Any]) -> Any:
-    """The JIT function a FunctionSource (as a dict) names."""
-    qualname = source["qualname"]
-    if "<locals>" in qualname:
-        raise LoadError(f"{qualname} is defined inside a function: not reachable by name; move it to module "
-                        "level to analyse it")
-    with loading():
-        obj: Any = load_module(source)
-    for part in qualname.split("."):
-        if not hasattr(obj, part):
-            raise LoadError(f"{os.path.basename(source['file'])} has no {qualname} (renamed?)")
-        obj = getattr(obj, part)
-    fn = unwrap(obj)
-    if not is_jit(fn):
-        raise LoadError(f"{qualname} is a {type(fn).__name__}, not a Triton JIT function")
-    return fn
-
-
 def function_ref(fn: Any) -> dict[str, Any]:
     """A JIT function as a FunctionSource dict (file, qualified name, module)."""
     py = fn.fn

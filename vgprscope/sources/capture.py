@@ -2,12 +2,17 @@
 
 Each call is derived again from the kernel's *current* source (``runtime.derive``, in a compile worker): its
 autotune configs, heuristics and defaults now, with the recorded arguments; editing a kernel is exactly what
-a register gate must see. What cannot be derived says "capture again" in its row. A kernel whose file is not at the recorded place is looked up by its module name on this
-Python's path, without importing anything (a capture taken in another machine's environment).
+a register gate must see. Where the kernel's module does not import here (torch or a GPU missing), its file
+is read statically (``runtime.static``): the same kernel, the same numbers. What cannot be derived says why
+in its row ("capture again", or what the kernel needs that does not import here). A kernel whose file is
+not at the recorded place is looked up by its module name on this Python's path, without importing
+anything (a capture taken in another machine's environment); only where no file is left is the capture's
+snapshot compiled.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -24,6 +29,7 @@ from ..compile.task import RowInfo, Task, target_of
 from ..backends import BACKENDS, foreign_options
 from ..core.job import Arg, CompileJob, FunctionSource, Target
 from ..core.errors import UsageError
+from ..core.records import SNAPSHOT_NOTE as SNAPSHOT
 from ..core.records import ArgSpec, AutotunePick, KernelIdentity, LaunchConfig
 from .base import Reading, Want
 from .inductor import THRESHOLD_EXTRA, inductor_slot, spill_threshold
@@ -130,12 +136,11 @@ def generated(x: CapturedLaunch) -> bool:
     return bool(x.producer) and (x.producer or {}).get("by") == "inductor"
 
 
-SNAPSHOT = "compiled from the capture's snapshot of its source"
-_DERIVE_FORMAT = 1
+_DERIVE_FORMAT = 2
 
 
 class CaptureImportError(UsageError):
-    """A module of the user's own project that fails to import where the gate runs (exit 2)."""
+    """A module of the user's own project that can be neither imported nor read where the gate runs (exit 2)."""
 
 
 def _calls(launches: list[CapturedLaunch]) -> list[list[CapturedLaunch]]:
@@ -189,14 +194,30 @@ def _fresh(deps: Any) -> bool:
         return False
 
 
+@functools.lru_cache(maxsize=1)
+def _deriving_code() -> str:
+    """The runtime modules a derivation runs, hashed: a derivation made by other code is made again."""
+    from .. import runtime
+
+    h = hashlib.sha256()
+    for name in ("derive.py", "current.py", "static.py", "loader.py", "manifest.py", "facts.py", "constexpr.py"):
+        h.update(Path(runtime.DIRECTORY, name).read_bytes())
+    return h.hexdigest()[:16]
+
+
 def derive(requests: list[dict[str, Any]], engine: Engine) -> list[dict[str, Any]]:
     """The compile workers' derivations (``runtime.derive``), each kept in the cache with the files it read
-    (checked on every read: any edit derives again)."""
+    (checked on every read: any edit derives again) and keyed by what decides whether a module imports
+    here (``compile.identity.import_environment``): where the kernel's module imports, the derivation is
+    the import's; where it does not, the file's read statically. A cache shared by two environments never
+    gives one the other's."""
     from ..compile.engine import triton_version
+    from ..compile.identity import import_environment
 
-    tv = triton_version()
-    keys = [hashlib.sha256(json.dumps([_DERIVE_FORMAT, tv, r], sort_keys=True, default=str).encode()).hexdigest()[:32]
-            for r in requests]
+    tv, env = triton_version(), import_environment()
+    keys = [hashlib.sha256(json.dumps([_DERIVE_FORMAT, _deriving_code(), tv, env, r], sort_keys=True,
+                                      default=str).encode())
+            .hexdigest()[:32] for r in requests]
     out: list[dict[str, Any] | None] = []
     for key in keys:
         hit = engine.cache.load_plan("derive-" + key)
@@ -204,7 +225,7 @@ def derive(requests: list[dict[str, Any]], engine: Engine) -> list[dict[str, Any
     todo = [i for i, a in enumerate(out) if a is None]
     for i, answer in zip(todo, engine.ask([requests[i] for i in todo])):
         out[i] = answer
-        if "launches" in answer:
+        if "launches" in answer or ("underivable" in answer and answer.get("deps")):
             engine.cache.store_plan("derive-" + keys[i], {"answer": answer, "deps": answer.get("deps") or {}})
     return [a or {} for a in out]
 
@@ -227,14 +248,29 @@ def _row(k: CapturedKernel, path: Path | None, x: CapturedLaunch, slot: str, sna
                    source="capture", source_hash=k.source_hash, slot=slot, extras=extras)
 
 
+def _load_mode(generated_kernel: bool, snapshot: str | None, answer: dict[str, Any]) -> str:
+    """How a compile worker reads the kernel (``FunctionSource.load``, part of the compile's key): as its
+    derivation did here (its module imported, or its file read statically); from the capture's snapshot where
+    the file is gone here (never an entry of the file's compile elsewhere, nor the reverse); a generated kernel
+    (Inductor's) imported, else its snapshot (the generated module is the compiler's, never edited)."""
+    if generated_kernel:
+        return "generated"
+    if snapshot:
+        return "snapshot"
+    return "static" if "static" in answer else ""
+
+
 def capture_tasks(capture: Capture, archs: list[Arch], engine: Engine | None = None) -> list[Task]:
     """Every launch the current source makes of the captured calls, on every arch (``runtime.derive``): the
-    kernel by its name in its module as imported now, an autotuned kernel's configs now, its heuristics
-    and defaults evaluated again. A kernel its module no longer defines has no rows (the gate's entry is
-    missing); a module of the user's own project (the capture file's) that fails to import is a
-    CaptureImportError; one that cannot be imported here (a library that needs a GPU, or absent) compiles the
-    capture's snapshot, and its rows say so. A call that cannot be derived keeps its rows, saying "capture again"."""
+    kernel by its name in its file as it is now (its module imported, or, where it does not import here, the
+    file read statically), an autotuned kernel's configs now, its heuristics and defaults evaluated again.
+    A kernel its file no longer defines has no rows (the gate's entry is missing). What cannot be derived
+    keeps its rows, each saying why: "capture again" (the call reads what was not recorded), or what the
+    kernel needs that does not import here. A module of the user's own project that can be neither imported
+    nor read is a CaptureImportError. Only where the file itself is gone (a library not installed here,
+    Inductor's generated module) is the capture's snapshot compiled, and its rows say so."""
     from ..compile.engine import Engine
+    from ..runtime.static import UNDERIVABLE
 
     engine = engine or Engine(jobs=1)
     files: dict[CapturedKernel, tuple[Path | None, str | None]] = {}
@@ -249,43 +285,51 @@ def capture_tasks(capture: Capture, archs: list[Arch], engine: Engine | None = N
                 files[x.kernel] = (Path(x.kernel.file), None)
     calls = {k: _calls(xs) for k, xs in by_kernel.items()}
     # a kernel recorded at triton.compile (Inductor's, a library's own launcher) has no call to derive again: its
-    # compile is the launch, of the current source (or, for a generated kernel whose module is gone, the snapshot)
+    # compile is the launch, of the current source (or, for a generated kernel whose module is gone, the snapshot);
+    # it is asked too, with no call, for how its file reads here
     compiled = {k for k, xs in by_kernel.items() if all(x.origin != "jit" for x in xs)}
-    asked = [k for k, (path, missing) in files.items() if k not in compiled
+    made = {k for k, xs in by_kernel.items() if any(generated(x) for x in xs)}  # Inductor's: its module, as made
+    asked = [k for k, (path, missing) in files.items() if k not in made
              and not missing and path is not None and path.is_file() and (k.source_hash or not k.snapshot)]
     requests = [{"op": "derive", "kernel": {"module": k.module, "qualname": k.qualname, "file": str(files[k][0]),
                                             "root": k.root or ""},
-                 "launches": [_recorded(group[0]) for group in calls[k]]} for k in asked]
+                 "launches": [] if k in compiled else [_recorded(group[0]) for group in calls[k]]} for k in asked]
     answers = dict(zip(asked, derive(requests, engine)))
     out: list[Task] = []
     for k, groups in calls.items():
         path, missing = files[k]
         answer = answers.get(k, {})
         snapshot: str | None = None
+        broken: str | None = None  # why none of the kernel's launches can be derived here
+        shown = shown_path(path or Path(k.file))
         if missing:
             pass
-        elif k in compiled:
+        elif k in made:
             if path is None or not path.is_file():
-                snapshot = "Inductor's generated kernel" if any(generated(x) for x in by_kernel[k]) else "its file is gone"
-        elif k not in answers:  # nothing to import here: a notebook cell's, or a library's absent
-            snapshot = "its module is not importable here"
+                snapshot = "Inductor's generated kernel"
+        elif k not in answers:  # its file is gone: a library not installed here, a notebook cell
+            snapshot = f"{shown} is not on this machine"
         elif "error" in answer:  # the worker itself failed (this machine's doing): nothing to compare
-            raise CaptureImportError(f"cannot derive the launches of {k.qualname} ({shown_path(path or Path(k.file))}) "
-                                     f"from its current source: {answer['error']}")
-        elif "import_error" in answer:
-            why = answer["import_error"]
-            if not k.snapshot or _own(capture, path or Path(k.file)):
-                raise CaptureImportError(f"{k.module or k.file} ({shown_path(path or Path(k.file))}) fails to import: "
-                                         f"{why}; the gate compiles the kernels' current source, so the module "
-                                         "must import where it runs")
-            snapshot = f"cannot import {k.module}: {why}"
+            raise CaptureImportError(f"cannot derive the launches of {k.qualname} ({shown}) from its current source: "
+                                     f"{answer['error']}")
         elif "missing" in answer:
             continue  # the kernel is gone (renamed): its entries are missing
+        elif "underivable" in answer:
+            broken = answer["underivable"]
+        elif "import_error" in answer:
+            if _own(capture, path or Path(k.file)):
+                raise CaptureImportError(f"{k.module or k.file} ({shown}) can be neither imported nor read here: "
+                                         f"{answer['import_error']}")
+            else:
+                broken = f"{answer['import_error']}: {UNDERIVABLE} {k.module or shown}"
+        load = _load_mode(k in made, snapshot, answer)
         seen: dict[str, set[str]] = {}
         derived_all = answer.get("launches") or [None] * len(groups)
         for group, derived in zip(groups, derived_all):
-            if missing or group[0].reason or snapshot or derived is None or "stale" in derived:
-                reason = missing or group[0].reason or (derived or {}).get("stale")
+            if k in compiled or missing or broken or group[0].reason or snapshot or derived is None \
+                    or "stale" in derived or "underivable" in derived:
+                reason = missing or broken or group[0].reason or (derived or {}).get("stale") \
+                    or (derived or {}).get("underivable")
                 launches = group
             else:
                 reason = None
@@ -314,7 +358,7 @@ def capture_tasks(capture: Capture, archs: list[Arch], engine: Engine | None = N
                         out.append(Task(None, arch, rowed, reason))
                         continue
                     source = FunctionSource(file=str(path), qualname=k.qualname, module=k.module or "",
-                                            root=k.root or "", snapshot=k.snapshot or "")
+                                            root=k.root or "", snapshot=k.snapshot or "", load=load)
                     job = CompileJob.of(source, target, tuple(Arg.from_dict(a) for a in x.args), options_for(x, target))
                     out.append(Task(job, arch, rowed))
     return out

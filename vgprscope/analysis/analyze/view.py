@@ -184,7 +184,7 @@ def to_markdown(records: Sequence[Record], machine: Machine, title: str | None =
         at = next((i for i, (h, _) in enumerate(columns) if h.startswith("scratch")), len(columns) - 1)
         columns = [*columns[:at + 1], (INDUCTOR_HEADER, fmt_inductor), *columns[at + 1:]]
     spilled = any(r.usage is not None and (r.usage.spills or not r.usage.spills_known) for r in records)
-    return (head + f"Machine: {machine.line()}\n\n"
+    return (head + f"{machine.md()}\n\n"
             + md_table([h for h, _ in columns], [cells(r, columns) for r in records])
             + "".join(f"\n{note}\n" for note in refusal_notes(refused))
             + (f"\n{SPILLS_FULL_LEGEND}\n" if spilled else ""))

@@ -315,7 +315,7 @@ def tables_text(per_arch: Mapping[str, list[VariantLine]], machine: Machine, ext
 def tables_md(per_arch: Mapping[str, list[VariantLine]], machine: Machine, title: str = "",
               extra_headers: Sequence[str] = (), extra: Mapping[str, Mapping[str, Sequence[str]]] | None = None,
               refused: Sequence[Record] = ()) -> str:
-    out = [f"## {title}\n" if title else "", f"Machine: {machine.line()}\n"]
+    out = [f"## {title}\n" if title else "", f"{machine.md()}\n"]
     for arch, lines in per_arch.items():
         deltas = line_deltas(lines)
         columns = _columns(lines, extra_headers, True, True)

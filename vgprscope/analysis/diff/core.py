@@ -21,6 +21,7 @@ from ...core.records import Record
 from ...sources.inductor import SpillVerdict, spill_verdict
 from .loops import LoopChange, loop_changes
 from ...gate.diff import GateResult, judge
+from ...core.errors import NotComparableError
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,14 @@ class DiffResult:
     records_before: tuple[Record, ...]
     records_after: tuple[Record, ...]
     crossings: tuple[ThresholdCrossing, ...] = ()  # Inductor configs whose skip changes between the sides
+    # (side label, entry key, why) of each entry a side could not load from its current source (a module that
+    # neither imports nor reads there): not judged, and the diff cannot say what the upgrade does to it
+    unloaded: tuple[tuple[str, str, str], ...] = ()
+
+    @property
+    def comparable(self) -> bool:
+        """Whether both sides compiled every kernel from the same (current) source where they compiled it."""
+        return not self.unloaded
 
     @property
     def compared(self) -> int:
@@ -106,6 +115,10 @@ class DiffResult:
         regress = len(self.gate.failures)
         total = len(self.gate.entries)
         head = f"{self.before.label} -> {self.after.label} on {', '.join(self.archs)}: "
+        for side in dict.fromkeys(s for s, _, _ in self.unloaded):
+            which = [(k, why) for s, k, why in self.unloaded if s == side]
+            head += (f"the {side} side cannot compile {len(which)} kernel x arch entr{'y' if len(which) == 1 else 'ies'} "
+                     f"from their current source, not compared ({which[0][1]}); ")
         # an entry is a kernel on an arch (in a slot): "kernels" would count each kernel once per arch
         what = f"kernel x arch entr{'y' if total == 1 else 'ies'}"
         head += (f"{regress} of {total} {what} regress{'es' if regress == 1 else ''}" if regress
@@ -178,9 +191,18 @@ def diff(tasks: Sequence[Task], before: Toolchain, after: Toolchain, *, rules: R
     side_a = [t.under(before) for t in tasks]
     side_b = [t.under(after) for t in tasks]
     records_a, records_b = engine.compile(side_a), engine.compile(side_b)
-    baseline = Baseline.of(entries_of(records_a), before.version)
-    result = judge(baseline, entries_of(records_b), rules, fail_on_change=fail_on_change,
-                     current_triton=after.version)
+    # an entry a side could not load (its module neither imports nor reads there) says nothing of the upgrade:
+    # it is left out of the judgement and named in the summary, never a regression or an improvement
+    unloaded = tuple((tc.label, Entry.from_record(r).key, r.status) for tc, recs in ((before, records_a), (after, records_b))
+                     for r in recs if dict(r.extras).get("unloaded"))
+    out = {key for _, key, _ in unloaded}
+    if out and all(Entry.from_record(r).key in out for r in records_b):
+        side, _, why = unloaded[0]
+        raise NotComparableError(f"the {side} side cannot compile the kernels from their current source ({why}): "
+                                 "nothing to compare")
+    baseline = Baseline.of([e for e in entries_of(records_a) if e.key not in out], before.version)
+    result = judge(baseline, [e for e in entries_of(records_b) if e.key not in out], rules,
+                   fail_on_change=fail_on_change, current_triton=after.version)
     by_key_a = {Entry.from_record(r).key: (t, r) for r, t in zip(records_a, side_a)}
     by_key_b = {Entry.from_record(r).key: (t, r) for r, t in zip(records_b, side_b)}
     spills = tuple(_spill_sites(engine, d.key, by_key_a[d.key][0], by_key_b[d.key][0],
@@ -188,7 +210,7 @@ def diff(tasks: Sequence[Task], before: Toolchain, after: Toolchain, *, rules: R
                    for d in result.failures if d.key in by_key_a and d.key in by_key_b)
     archs = tuple(dict.fromkeys(t.arch.name for t in tasks))
     crossings = threshold_crossings({k: r for k, (_, r) in by_key_a.items()}, {k: r for k, (_, r) in by_key_b.items()})
-    return DiffResult(before, after, archs, result, spills, tuple(records_a), tuple(records_b), crossings)
+    return DiffResult(before, after, archs, result, spills, tuple(records_a), tuple(records_b), crossings, unloaded)
 
 
 def threshold_crossings(before: dict[str, Record], after: dict[str, Record]) -> tuple[ThresholdCrossing, ...]:

@@ -34,11 +34,20 @@ def _sites_text(result: DiffResult, width: int) -> list[str]:
     return out
 
 
+def _noted(result: DiffResult, machine: Any) -> Any:
+    """The gate's result with the header's notes (what was compiled) above its own."""
+    from dataclasses import replace
+
+    notes = tuple(getattr(machine, "notes", ()))
+    return replace(result.gate, notes=(*notes, *result.gate.notes)) if notes else result.gate
+
+
 def to_table(result: DiffResult, machine: Any, *, wide: bool = False, width: int | None = None) -> str:
     from ...report.formats import output_width
 
     width = width or output_width()
-    text = report.to_table(result.gate, machine.fields(), _versions(result), wide=wide, width=width, command="diff")
+    text = report.to_table(_noted(result, machine), machine.fields(), _versions(result), wide=wide, width=width,
+                           command="diff")
     sites = _sites_text(result, width if not wide else 10**4)
     sites += [wrap(f"Inductor's spill threshold crossed: {c.text()}", width, "  ") for c in result.crossings]
     sites += [wrap(c.text(), width if not wide else 10**4, "  ") for c in result.loops]
@@ -57,7 +66,7 @@ def _sites_md(s: SpillSites) -> str:
 
 
 def to_markdown(result: DiffResult, machine: Any) -> str:
-    text = report.to_markdown(result.gate, machine.line(), _versions(result), command="diff")
+    text = report.to_markdown(_noted(result, machine), machine.line(), _versions(result), command="diff")
     parts = [f"**{result.summary()}**", "", text]
     spilling = [s for s in result.spills if s.sites]
     if spilling:
@@ -90,6 +99,8 @@ def to_json(result: DiffResult, machine: Any) -> str:
              "after": {"triton_version": result.after.version, "label": result.after.label,
                        "settings": dict(result.after.settings)},
              "diff_summary": result.summary(), "spill_sites": [_sites_json(s) for s in result.spills],
+             # entries a side could not compile from their current source: not judged (exit 2)
+             "unloaded": [{"side": side, "key": key, "reason": why} for side, key, why in result.unloaded],
              "loop_changes": [c.as_dict() for c in result.loops],
              "inductor_threshold_crossings": [
                  {"key": c.key, "before": {"n_spills": c.before.n_spills, "threshold": c.before.threshold,

@@ -198,6 +198,8 @@ class KernelExplanation:
     diagnostics: tuple[Diagnostic, ...] = ()
     ptxas_version: str = ""
     llvm_version: str = ""
+    # how it compiled where not from its file (the capture's snapshot): the header says it once for all
+    compiled_from: str = field(default="", compare=False)
 
     @property
     def ok(self) -> bool:
@@ -384,6 +386,6 @@ def explain_tasks(tasks: Sequence[Any], jobs: int | None = None, on_progress=Non
                                          num_warps=0, lanes=task.arch.wave_size, allocation=None,
                                          estimate=est, error=f"cannot explain: {type(exc).__name__}: {exc}"))
     # one explanation per task: each says what the compiler said of its kernel, as the row does
-    return [replace(e, diagnostics=rec.diagnostics, ptxas_version=rec.ptxas_version, llvm_version=rec.llvm_version)
-            for e, rec in zip(out, records)]
+    return [replace(e, diagnostics=rec.diagnostics, ptxas_version=rec.ptxas_version, llvm_version=rec.llvm_version,
+                    compiled_from=str(dict(rec.extras).get("note") or "")) for e, rec in zip(out, records)]
 

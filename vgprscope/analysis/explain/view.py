@@ -339,7 +339,7 @@ def to_markdown(explanations: Sequence[KernelExplanation], machine: Machine, tit
     out = []
     if title:
         out += [f"## {title}", ""]
-    out += [f"Machine: {machine.line()}", ""]
+    out += [machine.md(), ""]
     if command:
         out += [f"Reproduce: `{command}`", ""]
     for e in explanations:

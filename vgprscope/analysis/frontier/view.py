@@ -241,7 +241,7 @@ def _md_row(r: _Row) -> list[str]:
 def tables_md(frontiers: Sequence[KernelFrontier], machine: Machine, title: str = "") -> str:
     from ...report.formats import md_table
 
-    out = [f"## {title}\n\n" if title else "", f"Machine: {machine.line()}\n"]
+    out = [f"## {title}\n\n" if title else "", f"{machine.md()}\n"]
     for arch, kfs in _groups([kf for kf in frontiers if not kf.split]).items():
         out.append(f"\n### {arch} ({kfs[0].unit})\n\n" + md_table(["config", *MD_HEADERS],
                    [[_config_label(r.kf) if r.index == 0 else "", *_md_row(r)] for r in _rows(kfs)]))

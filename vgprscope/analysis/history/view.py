@@ -149,7 +149,7 @@ def to_markdown(rows: Sequence[HistoryRow], machine: Any, title: str = "Register
     body = [[f"{r.label} / {r.kernel}", r.arch, r.config,
              *(_cell(rec, r.events(), rel) for rel, rec in zip(r.releases, r.records)),
              "; ".join(e.text for e in r.events()) or "-"] for r in rows]
-    return (f"# {title}\n\n{machine.line()}\n\n" + md_table(["kernel", "arch", "config", *releases, "what changed"], body)
+    return (f"# {title}\n\n" + "  \n".join([machine.line(), *getattr(machine, "notes", ())]) + "\n\n" + md_table(["kernel", "arch", "config", *releases, "what changed"], body)
             + "\n" + LEGEND + "\n" + (f"\n{compilers_line(rows)}\n" if compilers_line(rows) else ""))
 
 
