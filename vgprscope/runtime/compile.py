@@ -256,8 +256,9 @@ def _compile(job: dict[str, Any], out: dict[str, Any], disassemble: str = "alway
                     snapshot.bind_recorded_names(fn, json.loads(source["snapshot"]))
             except Exception as exc:  # gone, or what the kernel reaches needs what does not import here
                 # a file Triton cannot read as UTF-8 is named so, not as "could not get source code"
-                return out | {"error": str(exc) if isinstance(exc, (loader.LoadError, static.Underivable))
-                              else loader.not_utf8(source.get("file")) or one_line(exc), "error_kind": ENVIRONMENT}
+                why = loader.not_utf8(source.get("file")) or (
+                    str(exc) if isinstance(exc, (loader.LoadError, static.Underivable)) else one_line(exc))
+                return out | {"error": why, "error_kind": ENVIRONMENT}
             read = loaded.files
         else:
             try:
