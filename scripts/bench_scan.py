@@ -7,6 +7,18 @@ entries separately: an AMD entry is read from its AMDGCN text; an NVIDIA entry n
 `ptxas -v` of its PTX (the spill bytes are only in ptxas' log).
 
     python scripts/bench_scan.py --amd 1000 --nvidia 100
+
+With ``--cache DIR``: a cache a GPU run wrote, side by side in one run: cold `vgprscope scan DIR` (its table; ``--format csv`` too, which reads every loop figure) against
+`cuobjdump -res-usage` over the same cubins, one process each (the floor of reading them), wall and CPU time of
+every process each starts, medians of ``--runs``.
+
+    python scripts/bench_scan.py --cache /path/to/triton-cache --runs 3
+
+A cache like fla-core's on the H100 (its 316 compiles, Triton 3.6.0's, made GPU-free: triton.compile writes
+TRITON_CACHE_DIR without a device):
+
+    gzip -dc tests/fixtures/fla_gpu_h100_capture.json.gz > fla.json
+    TRITON_CACHE_DIR=fla-cache vgprscope analyze --capture fla.json --arch sm_90 --triton 3.6.0 --no-cache -o rows.csv
 """
 
 from __future__ import annotations
@@ -59,11 +71,68 @@ def timed_scan(cache: Path, vcache: Path) -> tuple[float, str]:
     return took, done.stderr.strip().splitlines()[-1]
 
 
+# Run as ``python -c MEASURED CMD...``: the command as a child, every process it starts reaped here (a child
+# subreaper), so that RUSAGE_CHILDREN is the CPU time of the whole tree; printed last on stderr as JSON.
+MEASURED = r"""
+import ctypes, json, os, resource, subprocess, sys, time
+ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+t0 = time.perf_counter()
+rc = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE).returncode
+wall = time.perf_counter() - t0
+while True:
+    try:
+        os.wait()
+    except ChildProcessError:
+        break
+r = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(json.dumps({"rc": rc, "wall": wall, "cpu": r.ru_utime + r.ru_stime}), file=sys.stderr)
+"""
+
+
+def measured(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """(wall, CPU of every process it started) of one fresh run of ``cmd``."""
+    out = subprocess.run([sys.executable, "-c", MEASURED, *cmd], capture_output=True, text=True, env=env, cwd="/")
+    figures = json.loads(out.stderr.strip().splitlines()[-1])
+    if figures["rc"] not in (0, 1):
+        sys.exit(f"{' '.join(cmd)} failed ({figures['rc']})")
+    return figures["wall"], figures["cpu"]
+
+
+def against_cuobjdump(cache: Path, runs: int) -> dict[str, object]:
+    """Cold scans of ``cache`` (its table, and CSV: every loop figure) and cuobjdump over its cubins, side by side."""
+    import statistics
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from vgprscope.runtime.stored import _nvidia_tool
+
+    cubins = sorted(cache.rglob("*.cubin"))
+    floor_cmd = ["bash", "-c", 'for c in "$@"; do "$0" -res-usage "$c" > /dev/null; done', _nvidia_tool("cuobjdump"),
+                 *map(str, cubins)]
+    sides: dict[str, list[tuple[float, float]]] = {"scan": [], "scan --format csv": [], "cuobjdump": []}
+    with tempfile.TemporaryDirectory() as tmp:
+        for i in range(runs):
+            for side, extra in (("scan", []), ("scan --format csv", ["--format", "csv"])):
+                env = {**os.environ, "VGPRSCOPE_CACHE_DIR": f"{tmp}/{i}-{len(extra)}"}
+                env.pop("TRITON_INTERPRET", None)
+                sides[side].append(measured([sys.executable, "-m", "vgprscope", "scan", str(cache), *extra], env))
+            sides["cuobjdump"].append(measured(floor_cmd, dict(os.environ)))
+    med = {k: (statistics.median(w for w, _ in v), statistics.median(c for _, c in v)) for k, v in sides.items()}
+    floor = med["cuobjdump"]
+    return {"cubins": len(cubins), "cores": os.cpu_count(), "load": os.getloadavg()[0], "runs": runs,
+            **{k: {"wall_s": round(w, 2), "cpu_s": round(c, 2), "wall_x": round(w / floor[0], 1),
+                   "cpu_x": round(c / floor[1], 1)} for k, (w, c) in med.items()}}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--amd", type=int, default=1000)
     ap.add_argument("--nvidia", type=int, default=100)
+    ap.add_argument("--cache", type=Path, help="a Triton cache to time against cuobjdump over its cubins")
+    ap.add_argument("--runs", type=int, default=3)
     args = ap.parse_args()
+    if args.cache is not None:
+        print(json.dumps(against_cuobjdump(args.cache, args.runs), indent=1))
+        return
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         entries = fill(tmp / "base")

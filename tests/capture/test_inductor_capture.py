@@ -178,6 +178,45 @@ def test_a_recording_block_leaves_the_users_inductor_cache_as_it_was(tmp_path, u
     assert _listing(inductor, triton) == before
 
 
+def test_kept_sources_put_a_generated_kernels_spill_sites_at_its_modules_own_lines(inductor_capture, tmp_path):
+    """``capture --keep-sources DIR``: the generated modules of the captured kernels (in Inductor's temporary
+    cache while the command runs) are written into DIR as Inductor laid them out, the capture names the copies,
+    and a compile's spill sites are at the module's own lines. The command's run is stood in for by the block's
+    modules (tests/fixtures/inductor_block_h100_cache.tar.xz) where the capture recorded them."""
+    import json
+    import tarfile
+    from dataclasses import replace
+
+    from capture_helpers import cli
+
+    from vgprscope.capture.model import save_capture
+    from vgprscope.capture.run import kept
+
+    with tarfile.open(ROOT / "tests" / "fixtures" / "inductor_block_h100_cache.tar.xz") as tar:
+        tar.extractall(tmp_path / "h100", filter="data")
+    modules = {p.name: p for p in (tmp_path / "h100" / "inductor").glob("*/*.py")}
+    cap = load_capture(inductor_capture)
+    launches = [replace(x, kernel=replace(x.kernel, file=str(modules[Path(x.kernel.file).name])))
+                for x in cap.launches]
+    out = kept(launches, tmp_path / "kept")
+    files = {x.kernel.file for x in out}
+    assert len(files) == 7 and all(Path(f).is_file() and Path(f).is_relative_to(tmp_path / "kept") for f in files)
+    assert {Path(f).parent.name + "/" + Path(f).name for f in files} <= \
+        {p.parent.name + "/" + p.name for p in modules.values()}
+    for x in out:
+        snap = json.loads(x.kernel.snapshot)
+        fn = snap["functions"][snap["kernel"]]
+        assert (fn["file"], fn["line"]) == (x.kernel.file, 18)  # the def line in the module
+    path = tmp_path / "kept.json"
+    save_capture(path, replace(cap, launches=tuple(out)))
+    done = cli("explain", "--capture", str(path), "--arch", "sm_90", "--jobs", "2", env={"COLUMNS": "160"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    rotary = next(Path(f).name for f in files if "ccvafnxl" in f)  # its XBLOCK=1024 config spills on sm_90
+    sites = [ln for ln in done.stdout.splitlines() if rotary in ln or rotary[:12] in ln]
+    assert sites, done.stdout[-3000:]
+    assert "vgprscope_snapshot_" not in done.stdout
+
+
 @pytest.mark.gpu
 def test_a_gpu_capture_of_a_compiled_block_equals_cuobjdump_of_every_cubin(tmp_path):
     import subprocess

@@ -37,11 +37,14 @@ SHORT = {"-a": "--arch", "-f": "--format", "-o": "--output"}
 
 
 def declarations() -> dict[int, str]:
-    """id of each typer parameter declaration in options.py -> the name of its alias (a grid field's: the
-    declaration ``options.grid_option`` derives from its row)."""
+    """id of each typer parameter declaration in options.py -> the name of its alias (a grid field's or a
+    compiler warning's: the declaration ``options.grid_option`` / ``options.warning_option`` derives from its
+    row)."""
+    from vgprscope.core.options import COMPILER_WARNINGS
     from vgprscope.library.grid import grid_fields
 
-    aliases = dict(vars(options)) | {f"grid_option({o.name})": options.grid_option(o) for o in grid_fields()}
+    aliases = (dict(vars(options)) | {f"grid_option({o.name})": options.grid_option(o) for o in grid_fields()}
+               | {f"warning_option({w.name})": options.warning_option(w) for w in COMPILER_WARNINGS})
     out = {}
     for name, value in aliases.items():
         if typing.get_origin(value) is typing.Annotated:

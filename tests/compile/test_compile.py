@@ -428,3 +428,33 @@ def test_stand_ins_of_many_dtypes_keep_their_own_type():
         del arg
         gc.collect()
     assert all(want == got for want, got in seen)
+
+
+def test_an_answer_made_by_other_runtime_code_is_made_again(kernel_dir, tmp_path, monkeypatch):
+    """A failure the runtime's own code caused (FlagGems' host-side TMA descriptors once met a stand-in dtype
+    without ``itemsize``) was served from the cache after the fix, until --no-cache: the runtime's code is part
+    of every compile's key, so a fixed runtime compiles again and a reinstall of the same code keeps the entry."""
+    cache = CompileCache(tmp_path / "cache")
+    first = _compile_mine(kernel_dir, cache)
+    assert not first.cached and _compile_mine(kernel_dir, cache).cached
+    monkeypatch.setattr(runtime, "code_hash", lambda names=(): "code-after-a-fix")
+    again = _compile_mine(kernel_dir, cache)
+    assert not again.cached and again.usage == first.usage
+
+
+def test_the_runtime_code_hash_follows_the_code_not_the_install(tmp_path, monkeypatch):
+    """Equal files hash alike wherever they are installed; one edited byte gives another hash."""
+    import shutil
+
+    copy = tmp_path / "runtime"
+    shutil.copytree(runtime.DIRECTORY, copy, ignore=shutil.ignore_patterns("__pycache__", "boot"))
+    installed = runtime.code_hash()
+    monkeypatch.setattr(runtime, "DIRECTORY", str(copy))
+    runtime.code_hash.cache_clear()
+    try:
+        assert runtime.code_hash() == installed
+        (copy / "facts.py").write_text((copy / "facts.py").read_text() + "\n# edited\n")
+        runtime.code_hash.cache_clear()
+        assert runtime.code_hash() != installed
+    finally:
+        runtime.code_hash.cache_clear()

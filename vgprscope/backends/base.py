@@ -85,23 +85,18 @@ class Facts:
     # the usage fields of its scratch / local memory: a kernel with none of them (and no spill) moves no spilled
     # byte in any loop (``loops.read_loops``)
     scratch_fields: tuple[str, ...] = ()
-    # the compiler warnings it can be asked for (``CompilerWarnings``' fields): (warning, the launch option that
-    # asks for it, its text with ``{}`` for the warning's value, the separator that joins it to the option's own)
-    warning_options: tuple[tuple[str, str, str, str], ...] = ()
 
 
 @dataclass(frozen=True)
 class CompilerWarnings:
-    """The compiler's own warnings a run asks for beyond its defaults, each on the vendor whose compiler has it
-    (``Backend.warning_options``): ptxas's ``--warn-on-spills`` (NVIDIA), LLVM's ``warn-stack-size`` function
-    attribute (AMD: a warning where the stack frame is over ``stack_size`` bytes). They add diagnostics; the
-    code the compiler writes is the same."""
+    """The compiler's own warnings a run asks for beyond its defaults (``core.options.COMPILER_WARNINGS``' rows,
+    each on the vendor whose compiler has it): the asked rows' names and values. They add diagnostics; the code
+    the compiler writes is the same."""
 
-    spills: bool = False
-    stack_size: int | None = None
+    asked: tuple[tuple[str, Any], ...] = ()
 
     def __bool__(self) -> bool:
-        return self.spills or self.stack_size is not None
+        return bool(self.asked)
 
 
 @dataclass(frozen=True)
@@ -227,20 +222,20 @@ def usage_bounds(backend: Backend, arch: Arch) -> dict[str, int]:
 
 
 def warning_options(backend: Backend, warnings: CompilerWarnings, options: Mapping[str, Any]) -> dict[str, Any]:
-    """The launch options that ask ``backend``'s compiler for ``warnings`` (``facts.warning_options``), each
-    joined to the job's own value of that option (its own ptxas options or LLVM attributes are kept)."""
+    """The launch options that ask ``backend``'s compiler for ``warnings`` (the rows of its vendor in
+    ``core.options.COMPILER_WARNINGS``), each joined to the job's own value of that option (its own ptxas
+    options or LLVM attributes are kept)."""
+    from ..core.options import compiler_warnings
+
+    asked = dict(warnings.asked)
     out: dict[str, Any] = {}
-    for name, option, text, sep in backend.facts.warning_options:
-        value = getattr(warnings, name)
-        if value is None or value is False:
-            continue
-        ask = text.format(value)
-        own = options.get(option) or ""
+    for row in compiler_warnings(backend.vendor):
+        own = options.get(row.joins) or ""
         if not isinstance(own, str):  # LLVM attributes given as (name, value) pairs
-            own = sep.join(f"{k}={v}" if v else str(k) for k, v in own)
-        key = ask.split("=")[0]
-        kept = [part for part in own.split(sep) if part.strip() and part.strip().split("=")[0] != key]
-        out[option] = sep.join([*kept, ask])
+            own = row.separator.join(f"{k}={v}" if v else str(k) for k, v in own)
+        value = row.ask(asked.get(row.name), own)
+        if value is not None:
+            out[row.joins] = value
     return out
 
 

@@ -72,7 +72,6 @@ class CudaBackend:
         usage_bounds=(("regs", "max_regs_per_thread"),),
         # spills live in local memory, within the stack frame
         scratch_fields=("stack_bytes", "local_bytes", "spill_store_bytes", "spill_load_bytes"),
-        warning_options=(("spills", "ptx_options", "--warn-on-spills", " "),),
     )
     metrics = (
         Metric("regs", "registers/thread", "NVIDIA: registers per thread", step="regs",

@@ -57,7 +57,6 @@ class HipBackend:
                       ("max_flat_workgroup_size", "max_threads_per_workgroup")),
         # spills and reloads are scratch instructions: the scratch, the spilled registers, the instructions LLVM marks
         scratch_fields=("scratch_bytes", "vgpr_spill", "sgpr_spill", "spill_stores", "spill_loads"),
-        warning_options=(("stack_size", "llvm_fn_attrs", "warn-stack-size={}", ","),),
     )
     metrics = (
         Metric("vgpr_total", "VGPRs", "AMD: unified VGPR+AGPR count per wave (what occupancy sees)",

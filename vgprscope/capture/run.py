@@ -134,13 +134,14 @@ def _die_with_capture() -> None:
         pass
 
 
-def run_command(command: Sequence[str]) -> CommandRun:
+def run_command(command: Sequence[str], keep_sources: Path | None = None) -> CommandRun:
     """Run ``command`` to its end with the hook in every Python process it starts; the launches it made.
+    ``keep_sources``: a directory the generated modules of the captured kernels are written to (``kept``).
 
     Raises CaptureInterrupted when capture got a stop signal (see the module's docstring)."""
     exe = _resolve(command)
     if not hasattr(signal, "sigtimedwait"):  # macOS: no way to tell a terminal's signal from kill's
-        return _run_with_handlers(exe, command)
+        return _run_with_handlers(exe, command, keep_sources)
     watched = {*STOP_SIGNALS, signal.SIGCHLD}
     # Blocked, the stop signals wait for sigtimedwait below, which says who sent them; the command gets
     # the mask capture started with.
@@ -159,6 +160,7 @@ def run_command(command: Sequence[str]) -> CommandRun:
             code, stopped = _wait(proc, watched, tmp)
             if stopped is None:
                 launches, errors, notes = gather(Path(tmp))
+                launches = kept(launches, keep_sources) if keep_sources is not None else launches
         # the temporary directory is gone; a stop signal that came meanwhile still counts
         if stopped is None and (pending := signal.sigpending() & set(STOP_SIGNALS)):
             stopped = signal.sigtimedwait(pending, 0).si_signo
@@ -275,7 +277,7 @@ def _watchdog(directory: str) -> Iterator[None]:
             os.waitpid(pid, 0)
 
 
-def _run_with_handlers(exe: str, command: Sequence[str]) -> CommandRun:
+def _run_with_handlers(exe: str, command: Sequence[str], keep_sources: Path | None = None) -> CommandRun:
     """Where signals cannot be waited for (no sigtimedwait): handlers that pass every stop signal on."""
     got: list[int] = []
     with _temp_dir() as tmp:
@@ -301,12 +303,46 @@ def _run_with_handlers(exe: str, command: Sequence[str]) -> CommandRun:
                         proc.kill()
             if not got:
                 launches, errors, notes = gather(Path(tmp))
+                launches = kept(launches, keep_sources) if keep_sources is not None else launches
         finally:
             for s, handler in previous.items():
                 signal.signal(s, handler)
     if got:
         raise CaptureInterrupted(got[0])
     return CommandRun(_capture(command, code, launches, errors), frozenset(notes))
+
+
+def kept(launches: list[CapturedLaunch], directory: Path) -> list[CapturedLaunch]:
+    """The launches with the generated modules of their kernels (Inductor's, which live in a temporary cache)
+    written into ``directory`` as Inductor laid them out (``XX/cXXXX.py``), each kernel pointing at its copy and
+    its snapshot laid out at the copy's lines: the rows' spill sites name a file and line a person can open."""
+    import ast
+    import json
+    from dataclasses import replace
+
+    copies: dict[str, CapturedKernel] = {}
+    out = []
+    for x in launches:
+        k = x.kernel
+        if (x.producer or {}).get("by") != "inductor" or not k.snapshot or not Path(k.file).is_file():
+            out.append(x)
+            continue
+        if k.file not in copies:
+            src = Path(k.file)
+            dest = directory / src.parent.name / src.name
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            text = src.read_text()
+            dest.write_text(text)
+            snap = json.loads(k.snapshot)
+            line = next((n.lineno for n in ast.parse(text).body
+                         if isinstance(n, ast.FunctionDef) and n.name == k.qualname), None)
+            for f in snap.get("functions", {}).values():
+                if f.get("file") in (str(src), os.path.realpath(src)) or \
+                        (f.get("name") == k.qualname and not f.get("file") and line is not None):
+                    f["file"], f["line"] = str(dest.resolve()), f.get("line") or line
+            copies[k.file] = replace(k, file=str(dest.resolve()), snapshot=json.dumps(snap))
+        out.append(replace(x, kernel=copies[k.file]))
+    return out
 
 
 def _capture(command: Sequence[str], code: int, launches: list[CapturedLaunch], errors: list[str]) -> Capture:

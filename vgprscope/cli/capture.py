@@ -7,12 +7,13 @@ from pathlib import Path
 import typer
 
 from .common import err, handles_errors
-from .options import CaptureOutputOpt, CommandArg
+from .options import CaptureOutputOpt, CommandArg, KeepSourcesOpt
 from .exit_codes import FAILURE, of_signal
 
 
 @handles_errors
-def capture(command: CommandArg = None, output: CaptureOutputOpt = Path("vgprscope-capture.json")) -> None:
+def capture(command: CommandArg = None, output: CaptureOutputOpt = Path("vgprscope-capture.json"),
+            keep_sources: KeepSourcesOpt = None) -> None:
     """Run COMMAND and record every distinct Triton launch specialisation it makes; exits with its code.
 
     Works through the GPU's JIT or under TRITON_INTERPRET=1 on a CPU; every config of an autotuned kernel
@@ -33,8 +34,13 @@ def capture(command: CommandArg = None, output: CaptureOutputOpt = Path("vgprsco
         raise UsageError("capture -o -: the capture is a file (the command's own output goes to stdout); "
                          "give a file name")
     check_writable(output)  # before the command runs, not after it
+    if keep_sources is not None:
+        if keep_sources.exists() and not keep_sources.is_dir():
+            raise UsageError(f"--keep-sources {keep_sources}: a file, not a directory; give a directory (made if "
+                             "absent)")
+        check_writable(keep_sources / "x.py" if keep_sources.is_dir() else keep_sources)  # made after the command
     try:
-        run = run_command(command)
+        run = run_command(command, keep_sources)
     except (KeyboardInterrupt, CaptureInterrupted) as exc:
         signum = getattr(exc, "signum", signal.SIGINT)
         how = "interrupted" if signum == signal.SIGINT else f"stopped by {signal_name(signum)}"

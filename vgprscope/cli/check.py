@@ -125,6 +125,8 @@ def _report(checked, fmt: GateFormat, out: Output, code: int) -> None:
     result, cfg, entries, machine, output, wide = (checked.result, checked.config, checked.entries, checked.machine,
                                                    out.output, out.wide)
     where = shown(cfg.baseline)
+    # the machine line names the Triton that compiled the rows (``--triton 3.6.0``), not only the installed one
+    machine = machine.for_rows([result.current_triton])
     render = {
         GateFormat.table: lambda: report.to_table(result, machine.fields(), where, wide=wide),
         GateFormat.md: lambda: report.to_markdown(result, machine.line(), where),

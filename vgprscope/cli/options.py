@@ -25,7 +25,7 @@ from typing import Annotated, Any
 import typer
 
 from ..core.archs import ARCHS, DEFAULT_ARCHS
-from ..core.options import Option
+from ..core.options import COMPILER_WARNINGS, CompilerWarning, Option
 from ..attention.tiles import field_named, grid_fields
 from .common import nonempty_names, writable_output
 
@@ -120,12 +120,14 @@ def _nonempty(value: str | None) -> str | None:
     return value
 
 
-WarnOnSpillsOpt = Annotated[bool, typer.Option(
-    "--warn-on-spills", help="NVIDIA: ptxas's --warn-on-spills on every compile (its warnings are each row's "
-    "diagnostics)")]
-WarnStackSizeOpt = Annotated[int | None, typer.Option(
-    "--warn-stack-size", min=0, metavar="BYTES", help="AMD: LLVM's warn-stack-size on every compile: a warning where "
-    "a kernel's stack frame is over BYTES")]
+@functools.cache
+def warning_option(row: CompilerWarning) -> Any:
+    """A compiler warning's option (a row of ``core.options.COMPILER_WARNINGS``): a switch, or a value from the
+    row's minimum."""
+    if row.type is bool:
+        return Annotated[bool, typer.Option(row.flag, help=row.cli_help())]
+    return Annotated[row.type | None, typer.Option(row.flag, min=row.minimum, metavar=row.metavar or None,
+                                                   help=row.cli_help())]
 SchedulerOpt = Annotated[str | None, typer.Option(
     "--scheduler", callback=_nonempty, help="Compile on this Dask scheduler (tcp://HOST:PORT) instead of local processes; "
     "needs the distributed extra")]
@@ -194,6 +196,10 @@ OccFormatOpt = Annotated[OccFormat, _format()]
 OutputOpt = Annotated[Path | None, typer.Option(
     "--output", "-o", callback=writable_output, help="Write to this file (atomically) instead of stdout (- for stdout)")]
 CaptureOutputOpt = Annotated[Path, typer.Option("--output", "-o", help="Capture file to write (atomically)")]
+KeepSourcesOpt = Annotated[Path | None, typer.Option(
+    "--keep-sources", metavar="DIR",
+    help="Write the generated modules of the captured kernels (torch.compile's, which live in a temporary cache) "
+         "into DIR; the capture names them, so spill sites are at their own lines")]
 WideOpt = Annotated[bool, typer.Option(
     "--wide", help="Table: every column, each row on one line. Without it the table fits the terminal "
     "(in a pipe or file: $COLUMNS, else 100 columns) with long notes as footnotes")]
@@ -366,15 +372,22 @@ class Compiles:
         return {"jobs": self.jobs, "use_cache": not self.no_cache}
 
 
-@dataclasses.dataclass(frozen=True)
-class Warnings:
-    """The compiler's own warnings asked for beyond its defaults."""
+def _with_warning_fields(cls: type) -> type:
+    """A class decorator, under ``@dataclass``: an option per compiler warning (``core.options``' rows)."""
+    cls.__annotations__ = {row.name: warning_option(row) for row in COMPILER_WARNINGS}
+    for row in COMPILER_WARNINGS:
+        setattr(cls, row.name, row.default)
+    return cls
 
-    warn_on_spills: WarnOnSpillsOpt = False
-    warn_stack_size: WarnStackSizeOpt = None
+
+@dataclasses.dataclass(frozen=True)
+@_with_warning_fields
+class Warnings:
+    """The compiler's own warnings asked for beyond its defaults, an option per row of
+    ``core.options.COMPILER_WARNINGS``."""
 
     def library(self) -> dict[str, Any]:
-        return {"warn_on_spills": self.warn_on_spills, "warn_stack_size": self.warn_stack_size}
+        return {row.name: getattr(self, row.name) for row in COMPILER_WARNINGS}
 
 
 @dataclasses.dataclass(frozen=True)

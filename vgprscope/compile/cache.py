@@ -29,7 +29,7 @@ from typing import Any
 
 from ..core.errors import OutputError
 from ..core.fsutil import atomic_write
-from ..runtime.loader import file_hash
+from ..runtime.hashing import file_hash
 
 # 3: entries keyed by the CompileJob and checked against the files the compile read (was: the kernel file)
 # 4: keyed by the toolchain's identity too (its files' fingerprint, the environment its Triton reads)

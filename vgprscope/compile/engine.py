@@ -60,10 +60,14 @@ def toolchain_identity(toolchain_id: str) -> Identity:
 
 
 def cache_key(job: CompileJob, triton_version: str, ident: Identity | None = None) -> str:
-    """The cache entry of a job: what it compiles, the Triton version, and the toolchain's identity (its
-    files' fingerprint and the environment variables its Triton reads, inherited or set)."""
+    """The cache entry of a job: what it compiles, the Triton version, the toolchain's identity (its
+    files' fingerprint and the environment variables its Triton reads, inherited or set) and the runtime's
+    code that turns the job into the compiler's inputs (``runtime.code_hash``: an answer, failures included,
+    made by other code is made again)."""
+    from .. import runtime
+
     ident = ident if ident is not None else toolchain_identity(job.toolchain)
-    return entry_key(job.key(), triton_version, ident.key())
+    return entry_key(job.key(), triton_version, ident.key() + runtime.code_hash())
 
 
 def compile_timeout() -> float:
@@ -208,7 +212,10 @@ class Engine:
         directory's content, the file, the config and the arch)."""
         from .identity import import_environment
 
-        tv, env = triton_version(), import_environment()  # a plan is its import's: keyed by where it imports
+        from .. import runtime
+
+        # a plan is its import's (keyed by where it imports) and its planning code's
+        tv, env = triton_version(), import_environment() + runtime.code_hash()
         out: list[Plan | None] = [None] * len(requests)
         todo: list[int] = []
         for i, req in enumerate(requests):
@@ -317,8 +324,9 @@ class Engine:
             if "error" in answer and (answer.get("toolchain") or ident.changed()):
                 raise _broken(job.toolchain, ident, str(answer["error"]))
             stored = "stored" in job.source.as_dict()
-            # a Triton cache entry's outputs are not kept: every figure is read now or never
-            result = result_of(task.arch, answer, self.loops or stored)
+            # a Triton cache entry's outputs are not kept: a figure left unread is read again from the entry's
+            # files when asked (``_read_loops`` finds no raw outputs: the entry is read again, disassembled then)
+            result = result_of(task.arch, answer, self.loops)
             deps = answer.get("deps")
             if answer.get("error_kind") != worker.ENVIRONMENT:
                 # a Triton cache entry's outputs stay in that cache: only what was parsed from them is kept

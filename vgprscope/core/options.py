@@ -4,7 +4,8 @@ reads it (None: every backend's) and its help. ``LAUNCH_OPTIONS`` holds Triton's
 variants add their tile fields (``vgprscope.attention.tiles``). Derived from the rows, never written again:
 each backend's options (``Facts.options``), the config request's and the attention config's fields, the
 grid's parser and its messages, the CLI's options and the library's keywords (docs/architecture.md, "Adding a
-launch option": one row here).
+launch option": one row here). ``COMPILER_WARNINGS`` holds the compilers' own warnings a run may ask for
+beyond their defaults (ptxas's ``--warn-on-spills``, LLVM's ``warn-stack-size``), each a row as well.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from .archs import Vendor
+from .records import COUNT_LIMIT
 
 # No tile or warp count is anywhere near this: a suggestion above it would be a number nobody means.
 _LARGEST_SUGGESTION = 1 << 16
@@ -94,6 +96,62 @@ LAUNCH_OPTIONS: tuple[Option, ...] = (
            label_hides=1),
     Option("maxnreg", "maxnreg register cap", Vendor.NVIDIA, label="maxnreg", occupancy_knob=True),
 )
+
+
+@dataclass(frozen=True)
+class CompilerWarning(Option):
+    """A compiler's warning a run may ask for beyond its defaults, on every compile of its vendor: the launch
+    option of Triton's that asks for it (``joins``), where its text (``{}``: the value) is joined to the job's
+    own value by ``separator``. It adds diagnostics; the code the compiler writes is the same."""
+
+    joins: str = ""
+    text: str = ""
+    separator: str = " "
+    maximum: int = COUNT_LIMIT
+    metavar: str = ""
+    value_words: str = ""  # what a value is, for a message ("a number of bytes")
+
+    @property
+    def default(self) -> Any:
+        """Not asked for: False for a switch, None for a value."""
+        return False if self.type is bool else None
+
+    def library_error(self, value: Any) -> str | None:
+        """Why ``value`` (a library caller's; the CLI's are typed) cannot be this warning's, or None."""
+        if self.type is bool:
+            return None if isinstance(value, bool) else f"{self.name}={value!r} is not allowed; allowed: True or False"
+        if value is None or (not isinstance(value, bool) and isinstance(value, int)
+                             and self.minimum <= value <= self.maximum):
+            return None
+        return (f"{self.name}={value!r} is not allowed; allowed: {self.value_words}, {self.minimum} to "
+                f"{self.maximum}")
+
+    def ask(self, value: Any, own: str) -> str | None:
+        """The value of ``joins`` that asks for this warning at ``value``, the job's own ``own`` kept (an earlier
+        value of this warning replaced); None where ``value`` asks for nothing."""
+        if value is None or value is False:
+            return None
+        ask = self.text.format(value)
+        key = ask.split("=")[0]
+        kept = [part for part in own.split(self.separator) if part.strip() and part.strip().split("=")[0] != key]
+        return self.separator.join([*kept, ask])
+
+
+# The compilers' warnings a run may ask for (``vgprscope analyze --warn-on-spills``, the library's
+# ``warn_on_spills=True``): derived from the rows, the CLI's options, the library's keywords and their messages,
+# and the launch options each vendor's compiles get (``backends.base.warning_options``).
+COMPILER_WARNINGS: tuple[CompilerWarning, ...] = (
+    CompilerWarning("warn_on_spills", "ptxas's --warn-on-spills on every compile (its warnings are each row's "
+                    "diagnostics)", Vendor.NVIDIA, type=bool, joins="ptx_options", text="--warn-on-spills"),
+    CompilerWarning("warn_stack_size", "LLVM's warn-stack-size on every compile: a warning where a kernel's stack "
+                    "frame is over BYTES", Vendor.AMD, minimum=0, joins="llvm_fn_attrs", text="warn-stack-size={}",
+                    separator=",", metavar="BYTES", value_words="a number of bytes"),
+)
+
+
+def compiler_warnings(vendor: Vendor | None = None) -> tuple[CompilerWarning, ...]:
+    """Every compiler warning; with ``vendor``, those of that vendor's compiler."""
+    return tuple(w for w in COMPILER_WARNINGS if vendor is None or w.vendor is vendor)
 
 
 def launch_options(vendor: Vendor | None = None) -> tuple[Option, ...]:

@@ -111,6 +111,8 @@ class LaunchConfig(_LaunchOptions):
     options: tuple[tuple[str, Any], ...]  # num_warps, num_stages, num_ctas, waves_per_eu, maxnreg, ... as given
     autotune: AutotunePick | None = None
     origin: str = ""  # what else tells two launches apart: a Triton cache entry's hash
+    # sizes the kernel's body fixes rather than its launch (an Inductor template's BLOCK_M, BLOCK_N, BLOCK_K)
+    tile: tuple[tuple[str, int], ...] = ()
 
     kind = "launch"
 
@@ -129,7 +131,7 @@ class LaunchConfig(_LaunchOptions):
     def as_dict(self) -> dict[str, Any]:
         d = {"kind": self.kind, "args": [asdict(a) for a in self.args], "constexprs": dict(self.constexprs),
              "options": dict(self.options), "autotune": asdict(self.autotune) if self.autotune else None}
-        return d | ({"origin": self.origin} if self.origin else {})
+        return d | ({"origin": self.origin} if self.origin else {}) | ({"tile": dict(self.tile)} if self.tile else {})
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> LaunchConfig:
@@ -137,7 +139,7 @@ class LaunchConfig(_LaunchOptions):
         return cls(args=tuple(ArgSpec(**a) for a in d["args"]), constexprs=tuple(d["constexprs"].items()),
                    options=tuple(sorted(d["options"].items())),
                    autotune=AutotunePick(at["index"], at["count"], at["declared"], tuple(at.get("key", ())))
-                   if at else None, origin=d.get("origin", ""))
+                   if at else None, origin=d.get("origin", ""), tile=tuple((d.get("tile") or {}).items()))
 
     def key(self) -> str:
         return config_key(self.as_dict())
@@ -146,11 +148,13 @@ class LaunchConfig(_LaunchOptions):
         return {"kind": self.kind, "signature": ",".join(f"{a.name}:{a.type}" for a in self.args),
                 "constexprs": ";".join(f"{k}={_show(v)}" for k, v in self.constexprs),
                 "options": ";".join(f"{k}={v}" for k, v in self.options),
-                "autotune": f"{self.autotune.index + 1}/{self.autotune.count}" if self.autotune else ""}
+                "autotune": f"{self.autotune.index + 1}/{self.autotune.count}" if self.autotune else ""} | \
+            ({"tile": ";".join(f"{k}={v}" for k, v in self.tile)} if self.tile else {})
 
     def short(self) -> str:
-        """Pointer dtypes, the constexprs that are numbers, warps and stages, the autotune pick:
-        ``fp32 BLOCK_SIZE=1024 w4 s3 cfg 2/18``. Every field is in json / csv."""
+        """Pointer dtypes, the tile a template's body fixes, the constexprs that are numbers, warps and stages,
+        the autotune pick: ``fp32 BLOCK_SIZE=1024 w4 s3 cfg 2/18``, ``bf16 128x128x64 w4 s3``. Every field is in
+        json / csv."""
         dtypes = sorted({a.type.lstrip("*") for a in self.args if a.type.startswith("*")})
         numeric = [(k, v) for k, v in self.constexprs
                    if isinstance(v, (int, float)) and not isinstance(v, bool) and k.isupper()]
@@ -158,6 +162,7 @@ class LaunchConfig(_LaunchOptions):
         tiles = [(k, v) for k, v in numeric if k.startswith("BLOCK")]
         consts = [f"{k}={_show(v)}" for k, v in (tiles or numeric[:2])]
         parts = ["/".join(dtypes)] if dtypes else []
+        parts += ["x".join(str(v) for _, v in self.tile)] if self.tile else []  # 128x128x64: BLOCK_M x N x K
         parts += consts + [f"w{self.num_warps}"] + ([f"s{self.num_stages}"] if self.num_stages is not None else [])
         for name in ("waves_per_eu", "maxnreg", "num_ctas"):
             if name in dict(self.options) and dict(self.options)[name] != LAUNCH_DEFAULTS.get(name):

@@ -34,8 +34,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..backends.base import CompilerWarnings
+from ..core.options import compiler_warnings
 from ..core.errors import UsageError
-from ..core.records import COUNT_LIMIT
 from . import selection
 from ..analysis.analyze.result import AnalyzeResult
 from ..analysis.compare.result import CompareResult
@@ -57,15 +57,19 @@ def _run(jobs: int | None, use_cache: bool, cache: PathLike | None, on_progress:
     return {"jobs": jobs, "use_cache": bool(use_cache), "cache_dir": cache, "on_progress": on_progress}
 
 
-def _warnings(spills: Any, stack_size: Any) -> CompilerWarnings:
+def _warning_values(given: dict[str, Any]) -> dict[str, Any]:
+    """A call's compiler warnings (``core.options.COMPILER_WARNINGS``' rows, by name), taken out of its other
+    keywords, each its row's default where not given."""
+    return {row.name: given.pop(row.name, row.default) for row in compiler_warnings()}
+
+
+def _warnings(values: dict[str, Any]) -> CompilerWarnings:
     """The compiler warnings asked for, checked (a library caller's values; the CLI's are typed)."""
-    if not isinstance(spills, bool):
-        raise UsageError(f"warn_on_spills={spills!r} is not allowed; allowed: True or False")
-    if stack_size is not None and (isinstance(stack_size, bool) or not isinstance(stack_size, int)
-                                   or not 0 <= stack_size <= COUNT_LIMIT):
-        raise UsageError(f"warn_stack_size={stack_size!r} is not allowed; allowed: a number of bytes, 0 to "
-                         f"{COUNT_LIMIT}")
-    return CompilerWarnings(spills, stack_size)
+    for row in compiler_warnings():
+        if (why := row.library_error(values[row.name])) is not None:
+            raise UsageError(why)
+    return CompilerWarnings(tuple((row.name, values[row.name]) for row in compiler_warnings()
+                                  if values[row.name] is not row.default))
 
 
 def _no_launch(what: str, args: tuple[Any, ...], launch: dict[str, Any]) -> None:
@@ -127,6 +131,23 @@ def _grid_fields(given: dict[str, Any], frontier: bool = False) -> dict[str, Any
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+def _takes_warnings(after: str) -> Callable[[F], F]:
+    """The call's signature names every compiler warning (``core.options.COMPILER_WARNINGS``' rows, never
+    written here), keyword-only, after ``after``; the call finds them among its keywords (``_warning_values``)."""
+
+    def add(fn: F) -> F:
+        sig = inspect.signature(fn)
+        params = list(sig.parameters.values())
+        at = [p.name for p in params].index(after) + 1
+        rows = [inspect.Parameter(row.name, inspect.Parameter.KEYWORD_ONLY, default=row.default,
+                                  annotation="bool" if row.type is bool else f"{row.type.__name__} | None")
+                for row in compiler_warnings()]
+        fn.__signature__ = sig.replace(parameters=params[:at] + rows + params[at:])  # type: ignore[attr-defined]
+        return fn
+
+    return add
+
+
 def _takes_grid_fields(after: str, frontier: bool = False) -> Callable[[F], F]:
     """The call's signature (``help()``, ``inspect.signature``) names every grid field, after ``after``: the
     rows of ``core/options.py`` and ``attention/tiles.py``, never written here; the call finds them among its
@@ -151,12 +172,12 @@ Names = str | Sequence[str] | None
 
 
 @_takes_grid_fields(after="arch")
+@_takes_warnings(after="loops")
 def analyze(kernel: Any = None, /, *args: Any, variant: Names = None, arch: Names = None, dtype: Names = None, causal: bool | None = None, knob: Any = None, capture: Any = None,
             kernel_dir: PathLike | None = None, sort: str | None = None, triton: Any = None, settings: Any = None,
             jobs: int | None = None, use_cache: bool = True, cache: PathLike | None = None, yes: bool = False,
             max_compiles: int | None = None, scheduler: str | None = None, executor: Executor | None = None,
-            on_progress: Progress | None = None, loops: bool = True, warn_on_spills: bool = False,
-            warn_stack_size: int | None = None, **launch: Any) -> AnalyzeResult:
+            on_progress: Progress | None = None, loops: bool = True, **launch: Any) -> AnalyzeResult:
     """Registers, spills, LDS / shared memory and occupancy of each kernel on each arch, compiled here.
 
     Without ``kernel``: the bundled variants (``variant``, default all; or ``kernel_dir``'s) x ``arch``
@@ -176,6 +197,7 @@ def analyze(kernel: Any = None, /, *args: Any, variant: Names = None, arch: Name
     from .tasks import Selection, sweep
 
     fields = _grid_fields(launch) if kernel is None else {}
+    asked = _warning_values(launch)
     run = _run(jobs, use_cache, cache, on_progress)
     archs = selection.arch_names(arch)
     if kernel is not None:
@@ -194,7 +216,7 @@ def analyze(kernel: Any = None, /, *args: Any, variant: Names = None, arch: Name
                            own_archs=True)
         if (why := sel.empty()) is not None:
             raise UsageError(why)
-    warnings = _warnings(warn_on_spills, warn_stack_size)
+    warnings = _warnings(asked)
     records, refused = split_refused(sweep(sel, yes=yes, max_compiles=max_compiles, scheduler=scheduler,
                                            executor=executor, loops=loops, warnings=warnings, **run))
     if len(sides) <= 1:  # a history keeps the toolchains' order; one table sorts as asked

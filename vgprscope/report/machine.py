@@ -108,6 +108,14 @@ class Machine:
     def as_dict(self) -> dict[str, str]:
         return asdict(self)
 
+    def for_rows(self, versions: Iterable[str]) -> Machine:
+        """The machine line of a table whose rows another Triton compiled (``--triton 3.6.0``): it names the
+        rows' release, and the installed one beside it."""
+        found = sorted({v for v in versions if v})
+        if not found or found == [self.triton]:
+            return self
+        return replace(self, triton=f"{', '.join(found)} (the rows'; {self.triton} installed)")
+
 
 def compile_only() -> Machine:
     """The machine line of a compile-only run (imports neither torch nor triton)."""

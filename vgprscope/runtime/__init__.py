@@ -12,11 +12,13 @@ and ``python <this directory> --serve``, a toolchain's worker).
 - ``facts``: the launch as facts (and back to stand-in values); ``constexpr``: the one constexpr codec.
 - ``current``: a kernel's current source: its module imported (``loader``: finding it), or its file read
   statically where the module does not import here (``static``); ``manifest``: the files its compile reads;
-  ``snapshot``: its source recorded, and built again where its file is gone.
+  ``snapshot``: its source recorded, and built again where its file is gone; ``hashing``: the one file hash.
 - ``hook``, ``record``, ``autotune``, ``imports``: the capture hook, what it records, an autotuner's configs,
   the import hook that patches Triton as it is imported; ``interp``: the interpreter's fixes.
 """
 
+import functools
+import hashlib
 import os
 
 # Where this package is: a toolchain's compile worker is ``[python, DIRECTORY, "--serve"]``, and the
@@ -28,3 +30,17 @@ BOOT_DIR = os.path.join(DIRECTORY, "boot")
 def worker_command(python: str, *args: str) -> list[str]:
     """The command line of a compile worker under ``python`` (another environment's interpreter)."""
     return [python, DIRECTORY, *args]
+
+
+@functools.cache
+def code_hash(names: tuple[str, ...] = ()) -> str:
+    """This package's own code (``names``: those modules; none: every module), hashed. Part of the key of
+    every answer the cache keeps that this code makes (a compile's inputs built from the launch's facts, a
+    derivation, a plan): an answer made by other code is made again, so a fix to the runtime is never hidden
+    behind an entry it made before (a reinstall of the same code keeps every key)."""
+    h = hashlib.sha256()
+    for name in names or tuple(sorted(n for n in os.listdir(DIRECTORY) if n.endswith(".py"))):
+        h.update(name.encode() + b"\0")
+        with open(os.path.join(DIRECTORY, name), "rb") as f:
+            h.update(f.read())
+    return h.hexdigest()[:16]

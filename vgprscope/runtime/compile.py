@@ -22,7 +22,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from . import constexpr, current, loader, manifest, protocol, snapshot, static
+from . import constexpr, current, hashing, loader, manifest, protocol, snapshot, static
 from .facts import stand_in
 from .guard import deadline, quiet, stdout_to_stderr
 from .protocol import COMPILE, ENVIRONMENT, compile_env, one_line, timed_out, toolchain_fault, triton_version
@@ -273,12 +273,12 @@ def _compile(job: dict[str, Any], out: dict[str, Any], disassemble: str = "alway
             # cached by the snapshot (the engine checks it) and the user's files it was captured from, as they are
             out["note"] = SOURCE_TEXT_NOTE if source.get("from_snapshot") else \
                 f"compiled from the capture's snapshot of its source ({why})"
-            out["deps"] = {p: loader.file_hash(p) for p in {source["file"], *snapshot.snapshot_files(snap)}
+            out["deps"] = {p: hashing.file_hash(p) for p in {source["file"], *snapshot.snapshot_files(snap)}
                            if os.path.isfile(p)}
         jits = [constexpr.decode(a.get("value")) for a in job["args"]
                 if a["type"] == "constexpr" and constexpr.is_jit_value(a.get("value"))]
         if "note" not in out:
-            out["deps"] = manifest.dependencies(fn, jits) | {p: loader.file_hash(p) for p in read}
+            out["deps"] = manifest.dependencies(fn, jits) | {p: hashing.file_hash(p) for p in read}
         src = _function_source(fn, job, backend)
     else:  # Triton IR: compiled from a file, as Triton reads IR
         tmp = tempfile.NamedTemporaryFile("w", suffix="." + source["suffix"], delete=False)
@@ -372,7 +372,7 @@ def compile_job(job: dict[str, Any], timeout: float | None = None, disassemble: 
     try:
         with compile_env(job.get("settings")), stdout_to_stderr(), snapshot.snapshot_lines(), deadline(timeout):
             if "stored" in job["source"]:
-                return read_stored(job, out)
+                return read_stored(job, out, disassemble)
             return _compile(job, out, disassemble)
     except Exception as exc:
         late = timed_out(exc)

@@ -22,7 +22,7 @@ import os
 import sys
 from typing import Any
 
-from . import constexpr, current, loader, manifest
+from . import constexpr, current, hashing, loader, manifest
 from .static import Underivable, missing_in, underivable
 from .facts import TORCH_NAMES, constexpr_fact, scalar_fact
 
@@ -376,7 +376,7 @@ def _hashes(files: Any) -> dict[str, str]:
     out = {}
     for f in sorted(set(files)):
         try:
-            out[os.path.realpath(f)] = loader.file_hash(f)
+            out[os.path.realpath(f)] = hashing.file_hash(f)
         except OSError:
             continue
     return out

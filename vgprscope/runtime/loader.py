@@ -24,6 +24,9 @@ import types
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from . import hashing
+
+
 class LoadError(Exception):
     """The function cannot be loaded here (a file or module missing, a name gone, not a JIT function)."""
 
@@ -45,21 +48,6 @@ def not_utf8(path: str | None) -> str | None:
         return (f"{os.path.basename(path)} is not UTF-8 text (byte {data[exc.start]:#04x} on line {line}): Triton "
                 f"reads a kernel's source as UTF-8; save the file as UTF-8")
     return None
-
-
-# a kernel's source hash, in records, captures and baselines: 16 hex digits (keys and derivations take 32)
-SOURCE_HASH_DIGITS = 16
-
-
-def file_hash(path: str, digits: int = 32) -> str:
-    """The one hash of a file's content vgprscope takes (sha256), its first ``digits`` hex digits."""
-    with open(path, "rb") as f:
-        return hashlib.sha256(f.read()).hexdigest()[:digits]
-
-
-def source_hash(path: str) -> str:
-    """A kernel file's source hash, as records, captures and baselines carry it."""
-    return file_hash(path, SOURCE_HASH_DIGITS)
 
 
 # Packages that hold no user kernel and are too large to reload: never forgotten.
@@ -242,7 +230,7 @@ def load_module(source: dict[str, Any]) -> types.ModuleType:
         if existing is not None and _same_file(getattr(existing, "__file__", None), file):
             return existing
         # generated, loaded under another name than its file, or not importable here: the file itself
-        return _by_path(module if module not in sys.modules else "vgprscope_file_" + file_hash(file)[:12], file)
+        return _by_path(module if module not in sys.modules else "vgprscope_file_" + hashing.file_hash(file)[:12], file)
     return _script(file)
 
 

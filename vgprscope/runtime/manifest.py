@@ -16,7 +16,8 @@ import types
 from collections.abc import Sequence
 from typing import Any
 
-from .loader import file_hash, is_jit, source_of, unwrap
+from .hashing import file_hash
+from .loader import is_jit, source_of, unwrap
 
 def _excluded_roots() -> tuple[str, ...]:
     """Files whose content the toolchain's identity already covers (Triton itself) or that never hold a

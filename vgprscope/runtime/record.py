@@ -20,7 +20,7 @@ from typing import Any
 from . import constexpr, snapshot
 from .facts import launch_fact
 from .interp import interpreting
-from .loader import source_hash
+from .hashing import source_hash
 from .session import MARK, RecordError, Session, current, failed, local, note, set_attr, write
 
 # Targets whose JIT binders derive the specialisation: one per backend (descriptors do not depend on the

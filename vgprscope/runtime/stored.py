@@ -11,7 +11,7 @@ import subprocess
 import tempfile
 from typing import Any
 
-from .loader import file_hash
+from .hashing import file_hash
 from .protocol import one_line, triton_version
 
 def _nvidia_tool(name: str) -> str:
@@ -129,12 +129,13 @@ def same_machine_code(rebuilt: bytes, stored: bytes) -> bool:
     return all(a.get(name) == b.get(name) for name in keep)
 
 
-def read_stored(job: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
+def read_stored(job: dict[str, Any], out: dict[str, Any], disassemble: str = "always") -> dict[str, Any]:
     """A Triton cache entry's stored outputs, as a compile would have returned them: the AMDGCN text; on
     NVIDIA the stored cubin's resource usage (its registers, stack and shared memory are the truth) and, for
     the spill figures only ptxas prints, ``ptxas -v`` of the stored PTX with this release's flags, kept only
     where the cubin that re-run writes holds the stored one's code and data (that ptxas built it). ``stored`` says
-    who wrote the entry, who read it and what the re-run gave, for the row to name its sources."""
+    who wrote the entry, who read it and what the re-run gave, for the row to name its sources. ``disassemble``:
+    the cubin's SASS (``nvdisasm``) ``always``, or ``local`` where the kernel has a stack frame or local memory."""
     (_, p), = job["source"].items()
     files = dict(p["files"])
     t = job["target"]
@@ -156,7 +157,13 @@ def read_stored(job: dict[str, Any], out: dict[str, Any]) -> dict[str, Any]:
     out["cubin_b64"] = base64.b64encode(cubin).decode("ascii")  # its SASS: the loop metrics
     stored: dict[str, Any] = {"written_by": p.get("written_by"), "read_by": triton_version()}
     out["stored"] = stored
-    if not has_frame(out["cuobjdump"], p["name"]):
+    frame = has_frame(out["cuobjdump"], p["name"])
+    if disassemble == "always" or frame:
+        # the loop figures' SASS, here in the worker (in parallel): where every loop figure is read, or where a
+        # loop may move spilled bytes (a stack frame or local memory); elsewhere they are 0 without it
+        sass = nvdisasm(cubin)
+        out |= {"sass": sass} if sass else {}
+    if not frame:
         # no stack frame and no local memory: nothing spilled (spills live there), and registers, stack and
         # shared memory are the cubin's: no ptxas to run (it would only say the same)
         return out

@@ -32,7 +32,7 @@ from ..core.errors import UsageError
 from ..core.records import SNAPSHOT_NOTE as SNAPSHOT
 from ..core.records import ArgSpec, AutotunePick, KernelIdentity, LaunchConfig
 from .base import Reading, Want
-from .inductor import THRESHOLD_EXTRA, inductor_slot, spill_threshold
+from .inductor import THRESHOLD_EXTRA, inductor_slot, launch_tile, spill_threshold
 
 if TYPE_CHECKING:
     from ..compile.engine import Engine
@@ -100,7 +100,8 @@ def launch_config(x: CapturedLaunch) -> LaunchConfig:
     return LaunchConfig(
         args=tuple(_arg_spec(a) for a in x.args), constexprs=tuple(constexprs.items()),
         options=tuple(sorted((k, v) for k, v in x.options.items() if v is not None)),
-        autotune=AutotunePick(at["index"], at["count"], at["declared"], tuple(at["key"])) if at else None)
+        autotune=AutotunePick(at["index"], at["count"], at["declared"], tuple(at["key"])) if at else None,
+        tile=launch_tile(x) if generated(x) else ())
 
 
 def _types(args: tuple[dict, ...] | list[dict]) -> str:
@@ -184,7 +185,7 @@ def _recorded(x: CapturedLaunch) -> dict[str, Any]:
 
 
 def _fresh(deps: Any) -> bool:
-    from ..runtime.loader import file_hash
+    from ..runtime.hashing import file_hash
 
     if not isinstance(deps, dict):
         return False
@@ -199,10 +200,8 @@ def _deriving_code() -> str:
     """The runtime modules a derivation runs, hashed: a derivation made by other code is made again."""
     from .. import runtime
 
-    h = hashlib.sha256()
-    for name in ("derive.py", "current.py", "static.py", "loader.py", "manifest.py", "facts.py", "constexpr.py"):
-        h.update(Path(runtime.DIRECTORY, name).read_bytes())
-    return h.hexdigest()[:16]
+    return runtime.code_hash(("derive.py", "current.py", "static.py", "loader.py", "manifest.py", "facts.py",
+                              "constexpr.py"))
 
 
 def derive(requests: list[dict[str, Any]], engine: Engine) -> list[dict[str, Any]]:
@@ -344,7 +343,7 @@ def capture_tasks(capture: Capture, archs: list[Arch], engine: Engine | None = N
             ordinal = len(taken)
             taken.add(identity)
             for x in launches:
-                slot = (inductor_slot(x.args, x.options) if generated(x)
+                slot = (inductor_slot(x.args, x.options, launch_tile(x)) if generated(x)
                         else slot_of(kind[0], x.autotune["index"] if x.autotune else None, ordinal))
                 row = _row(k, path, x, slot, snapshot)
                 for arch in archs:

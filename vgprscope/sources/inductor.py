@@ -21,10 +21,10 @@ as a captured Inductor kernel is.
 from __future__ import annotations
 
 import ast
-import builtins
 import contextlib
 import json
-import types
+import re
+import textwrap
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,7 +34,8 @@ from ..core.archs import Arch
 from ..backends import BACKENDS, backend_named, backend_of_usage
 from ..capture.model import Capture, CapturedKernel, CapturedLaunch
 from ..core.records import Record
-from ..runtime.loader import source_hash as file_source_hash
+from ..runtime.hashing import source_hash as file_source_hash
+from .generated_text import snapshot_of_module
 
 BACKEND_NAMES = {b.name for b in BACKENDS}
 THRESHOLD_EXTRA = "inductor_spill_threshold"
@@ -85,14 +86,70 @@ def spill_verdict(rec: Record | None) -> SpillVerdict | None:
     return SpillVerdict(n, threshold)
 
 
-def inductor_slot(args: tuple[dict[str, Any], ...], options: dict[str, Any]) -> str:
-    """Record.slot of an Inductor config: the config itself (its constexprs, num_warps, num_stages), so that the
-    same config is compared across releases wherever the heuristic lists it, and a config a PyTorch release
-    no longer generates is an entry gone, not another config compared with it."""
-    parts = [f"{a['name']}={1 if a.get('one') else a.get('value')}" for a in args
-             if a["type"] == "constexpr"]
+def inductor_slot(args: tuple[dict[str, Any], ...], options: dict[str, Any],
+                  tile: tuple[tuple[str, int], ...] = ()) -> str:
+    """Record.slot of an Inductor config: the config itself (a template's tile, its constexprs, num_warps,
+    num_stages), so that the same config is compared across releases wherever the heuristic lists it, and a
+    config a PyTorch release no longer generates is an entry gone, not another config compared with it."""
+    parts = [f"{k}={v}" for k, v in tile]
+    parts += [f"{a['name']}={1 if a.get('one') else a.get('value')}" for a in args
+              if a["type"] == "constexpr"]
     parts += [f"{k}={options[k]}" for k in ("num_warps", "num_stages") if options.get(k) is not None]
     return "cfg " + ",".join(parts)
+
+
+# A template's tile as its generated source fixes it (``BLOCK_M : tl.constexpr = 128``), in this order first
+_TILE_ORDER = ("BLOCK_M", "BLOCK_N", "BLOCK_K")
+
+
+def template_tile(source: str) -> tuple[tuple[str, int], ...]:
+    """The tile an Inductor template's body fixes: its ``BLOCK_* : tl.constexpr = N`` lines, BLOCK_M, BLOCK_N,
+    BLOCK_K first (a matmul's M x N x K); () for a kernel that takes its block sizes as arguments."""
+    try:
+        tree = ast.parse(textwrap.dedent(source))
+    except SyntaxError:
+        return ()
+    fn = next((n for n in tree.body if isinstance(n, ast.FunctionDef)), None)
+    found: dict[str, int] = {}
+    for node in fn.body if fn is not None else []:
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and \
+                node.target.id.startswith("BLOCK") and isinstance(node.value, ast.Constant) and \
+                type(node.value.value) is int:
+            found[node.target.id] = node.value.value
+    first = [(k, found[k]) for k in _TILE_ORDER if k in found]
+    return (*first, *sorted((k, v) for k, v in found.items() if k not in _TILE_ORDER))
+
+
+def launch_tile(x: Any) -> tuple[tuple[str, int], ...]:
+    """The tile of a captured Inductor launch's kernel (``capture.model.CapturedLaunch``): the one scan read from
+    the module, else read from the capture's snapshot of the kernel's source."""
+    given = (x.producer or {}).get("tile")
+    if isinstance(given, dict):
+        return tuple((str(k), int(v)) for k, v in given.items())
+    snap = x.kernel.snapshot
+    try:
+        snap = json.loads(snap) if isinstance(snap, str) else snap
+        return template_tile(snap["functions"][snap["kernel"]]["source"])
+    except (TypeError, KeyError, ValueError):
+        return ()
+
+
+# Inductor's graph module names each kernel's module and the operations it fuses in comments above its source
+_KERNEL_PATH_RE = re.compile(r"^# kernel path: (?P<path>\S+)\n# [^\n]*Original ATen: \[(?P<aten>[^\]]*)\]", re.M)
+
+
+def fused_ops(directory: Path) -> dict[str, str]:
+    """What each generated module's kernel fuses, as the graph modules of an Inductor cache say it: module file
+    name -> ``aten.mm, aten.t`` (a kernel no graph module names, an autotuning candidate, is not in it)."""
+    out: dict[str, str] = {}
+    for path in _module_files(directory):
+        try:
+            text = path.read_text(errors="replace")
+        except OSError:
+            continue
+        for m in _KERNEL_PATH_RE.finditer(text):
+            out.setdefault(Path(m["path"]).name, m["aten"].strip())
+    return out
 
 
 # ------------------------------------------------------------------------------------------ the cache
@@ -372,168 +429,10 @@ def launch_options(k: GeneratedKernel, cfg: dict[str, Any]) -> dict[str, Any]:
     return {n: v for n, v in opts.items() if v is not None}
 
 
-# Where the names a generated kernel reads may come from: the installed Triton's and PyTorch Inductor's runtime
-# modules, and the standard library's math, imported here as installed, by name; never the generated module.
-TRUSTED_MODULES = ("triton", "math", "torch._inductor.runtime")
-# what torch's helpers re-export, for a scan without torch
-_WITHOUT_TORCH = {"libdevice": "triton.language.extra.libdevice", "tl_math": "triton.language.math",
-                  "math": "triton.language.math"}
-
-
-class _NotStatic(Exception):
-    """What a generated kernel reads that scan does not take: it would have to run the module's code."""
-
-
-def _imports(tree: ast.Module) -> dict[str, tuple[str, str | None]]:
-    """The module's imports as data: local name -> (module, attribute imported from it, or None)."""
-    out: dict[str, tuple[str, str | None]] = {}
-    for node in tree.body:
-        if isinstance(node, ast.Import):
-            for a in node.names:
-                out[a.asname or a.name.split(".")[0]] = (a.name if a.asname else a.name.split(".")[0], None)
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            for a in node.names:
-                out[a.asname or a.name] = (node.module, a.name)
-    return out
-
-
-def _trusted(module: str) -> bool:
-    return any(module == t or module.startswith(t + ".") for t in TRUSTED_MODULES)
-
-
-def _resolve(name: str, imports: dict[str, tuple[str, str | None]]) -> Any:
-    """What a module-level name the kernel reads is, imported from an installed module by name (nothing of the
-    generated module runs); _NotStatic where it is not imported from one scan trusts."""
-    import importlib
-
-    if name not in imports:
-        raise _NotStatic(f"{name} is defined by the module's own code, which scan never runs")
-    module, attr = imports[name]
-    if not _trusted(module):
-        raise _NotStatic(f"{name} comes from {module}, which scan does not import (it imports only "
-                         f"{', '.join(TRUSTED_MODULES)})")
-    try:
-        mod = importlib.import_module(module)
-        if attr is None:
-            return mod
-        if hasattr(mod, attr):
-            return getattr(mod, attr)
-        return importlib.import_module(f"{module}.{attr}")
-    except ImportError:
-        if module.startswith("torch") and name in _WITHOUT_TORCH:
-            return importlib.import_module(_WITHOUT_TORCH[name])
-        why = "torch is not installed here" if module.startswith("torch") else f"{module} does not import here"
-        raise _NotStatic(f"{name} comes from {module} and {why}: install torch here to scan it") from None
-
-
-def _kernel_value(obj: Any) -> bool:
-    """Whether a kernel may read ``obj``: Triton's language (its builtins, dtypes, constexprs, the device
-    libraries), a JIT function, a number, a string, math's functions; never a module as such (a kernel calls
-    what it reads of one at compile time: a module would reach anything) nor another Python callable."""
-    import triton
-    import triton.language as tl
-
-    from ..runtime.loader import is_jit, unwrap
-
-    if obj is None or isinstance(obj, (bool, int, float, str, tl.dtype, tl.constexpr)):
-        return True
-    if isinstance(obj, types.ModuleType):
-        return False
-    if is_jit(unwrap(obj)) or getattr(obj, "__triton_builtin__", False) or getattr(obj, "__triton_aggregate__",
-                                                                                      False):
-        return True
-    module = getattr(obj, "__module__", None) or ""
-    return module.startswith("triton.language") or module == "math" or obj in (triton.cdiv, triton.next_power_of_2)
-
-
-def _chains(fn: ast.FunctionDef) -> list[list[str]]:
-    """Every name or attribute chain the kernel reads (``tl.full``, ``triton_helpers.maximum``, ``xnumel``): in
-    its arguments' annotations and defaults and its body (its decorators are Inductor's, never compiled)."""
-    out, inner = [], set()
-    for node in (n for part in (fn.args, *([fn.returns] if fn.returns else []), *fn.body) for n in ast.walk(part)):
-        if isinstance(node, ast.Attribute) and id(node) not in inner:
-            chain = manifest_chain(node)
-            if chain:
-                out.append(chain)
-            cur: ast.AST = node.value
-            while isinstance(cur, ast.Attribute):  # a.b.c: a.b is part of it, not a read of its own
-                inner.add(id(cur))
-                cur = cur.value
-            if isinstance(cur, ast.Name):
-                inner.add(id(cur))
-        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and id(node) not in inner:
-            out.append([node.id])
-    return out
-
-
-def manifest_chain(node: ast.Attribute) -> list[str] | None:
-    from ..runtime.manifest import attribute_chain
-
-    return attribute_chain(node)
-
-
-def _static_def(fn: ast.FunctionDef) -> None:
-    """The ``def`` statement evaluates its defaults and annotations when it runs (a compile worker runs it to
-    make the JIT function): only constants and names or attribute chains may stand there."""
-    args = fn.args
-    parts = [*args.defaults, *[d for d in args.kw_defaults if d is not None],
-             *[a.annotation for a in (*args.posonlyargs, *args.args, *args.kwonlyargs) if a.annotation],
-             *([fn.returns] if fn.returns else [])]
-    for part in parts:
-        node = part.operand if isinstance(part, ast.UnaryOp) and isinstance(part.op, ast.USub) else part
-        if isinstance(node, ast.Constant) or (isinstance(node, ast.Attribute) and manifest_chain(node)) or \
-                isinstance(node, ast.Name):
-            continue
-        raise _NotStatic(f"its def line computes {ast.unparse(part)[:60]} when it runs")
-    if args.vararg or args.kwarg:
-        raise _NotStatic("it takes *args or **kwargs, which a Triton kernel does not")
-
-
 def snapshot(k: GeneratedKernel) -> tuple[str | None, str | None]:
-    """(the kernel's snapshot as JSON, as a capture keeps it; why there is none), made from the generated
-    module's text without running any of it: its source, the names it reads resolved from the module's import
-    statements against installed modules (Triton, PyTorch Inductor's runtime), each a value a kernel may read;
-    laid out at the module's own file and lines (its spill sites are there). Without torch, the module's
-    re-exports of Triton's modules (libdevice, math) are Triton's own."""
-    from ..runtime.snapshot import snapshot_of_source
-
-    try:
-        text = k.file.read_text()
-        tree = ast.parse(text)
-    except (OSError, UnicodeDecodeError, SyntaxError) as exc:
-        return None, f"cannot read {k.file.name}: {exc}"
-    fn = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == k.name), None)
-    if fn is None:
-        return None, f"{k.file.name} has no function {k.name}"
-    imports = _imports(tree)
-    local = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)} | \
-        {t.id for n in fn.body for t in ast.walk(n) if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)}
-    scope: dict[str, Any] = {}
-    try:
-        _static_def(fn)
-        for chain in _chains(fn):
-            head = chain[0]
-            if head in local or (head not in imports and hasattr(builtins, head)):
-                continue  # the kernel's own variables; Triton's code generator answers for builtins
-            if head not in scope:
-                scope[head] = _resolve(head, imports)
-            obj = scope[head]
-            for part in chain[1:]:
-                obj = getattr(obj, part, None)
-            if not _kernel_value(obj):
-                raise _NotStatic(f"it reads {'.'.join(chain)}, which is no value of Triton's language a kernel may "
-                                 "read")
-    except _NotStatic as exc:
-        return None, f"scan compiles a generated kernel from its text without running its module: {exc}"
-    lines = text.splitlines(keepends=True)
-    source = "".join(lines[fn.lineno - 1:fn.end_lineno])
-    entry = {"module": MODULE_PREFIX + k.file.stem, "name": k.name, "source": source,
-             "jit": {"do_not_specialize": [], "do_not_specialize_on_alignment": [], "noinline": None},
-             "names": {}, "file": str(k.file.resolve()), "line": fn.lineno}
-    snap = snapshot_of_source(entry, scope)
-    if snap["problems"]:
-        return None, f"its source does not load as a Triton kernel here: {'; '.join(snap['problems'][:2])}"
-    return json.dumps(snap), None
+    """(the kernel's snapshot as JSON, as a capture keeps it; why there is none), read from its module's text
+    without running any of it (``generated_text``)."""
+    return snapshot_of_module(k.file, k.name, MODULE_PREFIX + k.file.stem)
 
 
 @dataclass(frozen=True)
@@ -546,6 +445,7 @@ class InductorCache:
 def inductor_capture(directory: Path) -> InductorCache:
     """An Inductor cache's kernels as a capture: one launch per (kernel, config), from the module's snapshot."""
     kernels = read_inductor_cache(directory)
+    fuses = fused_ops(directory)
     launches: list[CapturedLaunch] = []
     unread: list[tuple[GeneratedKernel, str]] = []
     for k in kernels:
@@ -565,13 +465,19 @@ def inductor_capture(directory: Path) -> InductorCache:
             continue
         source_hash = file_source_hash(str(k.file))
         kernel = CapturedKernel(MODULE_PREFIX + k.file.stem, k.name, str(k.file), source_hash, None, snap)
+        fn = json.loads(snap)["functions"]
+        fn = next(iter(f for f in fn.values() if f["name"] == k.name and f.get("file")), {})
+        # what names it where a person looks: the template's tile, the module's line, what the graph fuses in it
+        named = {"tile": dict(template_tile(fn.get("source", ""))), "line": fn.get("line"),
+                 "fuses": fuses.get(k.file.name)}
         for i, cfg in enumerate(configs):
             pick = {"index": i, "count": len(configs), "declared": len(configs), "key": []} \
                 if len(configs) > 1 else None
             producer = {"by": "inductor", "kernel_name": k.name, "heuristic": k.heuristic, "configs_from": origin,
                         "config": json.dumps(cfg, sort_keys=True, default=str),
                         "meta": {n: v for n, v in k.inductor_meta.items()
-                                 if isinstance(v, (bool, int, float, str)) or v is None}}
+                                 if isinstance(v, (bool, int, float, str)) or v is None},
+                        **{n: v for n, v in named.items() if v}}
             launches.append(CapturedLaunch(kernel, launch_args(k, cfg["kwargs"]), launch_options(k, cfg), pick,
                                            origin="triton.compile", target=k.target, producer=producer))
     return InductorCache(tuple(kernels), Capture(tuple(launches)), tuple(unread))

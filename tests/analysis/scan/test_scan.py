@@ -436,3 +436,25 @@ def test_a_stored_read_is_cached_by_the_files_it_reads(old_cache, tmp_path, no_t
     shutil.copy(next((copy / other).glob("*.cubin")), next((copy / changed).glob("*.cubin")))
     after = _stored(scan(copy, jobs=1, cache_dir=tmp_path / "vc"))
     assert not after[changed].cached and all(r.cached for e, r in after.items() if e != changed)
+
+
+def test_a_table_scan_disassembles_only_what_may_spill_and_a_later_reader_gets_every_loop_figure(
+        old_cache, tmp_path, no_toolchains):
+    """A scan for a table (loops=False) disassembles no stored cubin without a stack frame or local memory: its
+    loops' spill figures are 0, its share and lines unread (the cached result says so); a cubin with one is
+    disassembled in the worker, every figure read. A later scan that reads every figure (JSON, CSV) reads those
+    entries again and gets what a cold scan that read everything gets."""
+    directory, truth = old_cache
+    table = _stored(scan(directory, jobs=1, cache_dir=tmp_path / "vc", loops=False))
+    for e, t in truth.items():
+        u = table[e].usage
+        assert (u.loop_matrix_share is None) == (not t["stack"]), t["kernel"]
+        if not t["stack"]:
+            assert (u.loop_spill_bytes, u.loop_spill_bytes_sum) == (0, 0)
+    unread = [json.loads(p.read_text())["result"].get("loops_unread") for p in (tmp_path / "vc").glob("*/*.json")]
+    assert sum(bool(u) for u in unread) == sum(r.usage.loop_matrix_share is None for r in table.values()) > 2
+    every = _stored(scan(directory, jobs=1, cache_dir=tmp_path / "vc", loops=True))
+    assert not any(r.cached for e, r in every.items() if not truth.get(e, {"stack": 1})["stack"])
+    fresh = _stored(scan(directory, jobs=1, cache_dir=tmp_path / "fresh", loops=True))
+    assert {e: r.usage for e, r in every.items()} == {e: r.usage for e, r in fresh.items()}
+    assert all(r.usage.loop_spill_bytes is not None for r in every.values())

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ...core.records import SCHEMA_VERSION, Record
-from ...report.labels import LABEL_MAX, common_config
+from ...report.labels import LABEL_MAX, common_config, generated_where
 from ...report.formats import (Column, Footnotes, build_table, dicts_to_csv, md_table, new_table, output_width,
                                render_table, wrap)
 from ...report.machine import Machine
@@ -27,12 +27,14 @@ from ...report.rows import (
 
 
 def grouped(records: Sequence[Record]) -> list[Record]:
-    """Records by variant, then kernel, then arch, each in order of first appearance."""
+    """Records by variant, then kernel (a generated kernel by its module too), then arch, each in order of first
+    appearance."""
     first: dict[tuple[str, Any], int] = {}
+    kernel = {id(r): (r.variant, r.kernel, generated_where(r)) for r in records}  # a generated one: by module too
     for r in records:
-        for key in (("v", r.variant), ("k", (r.variant, r.kernel)), ("a", r.arch)):
+        for key in (("v", r.variant), ("k", kernel[id(r)]), ("a", r.arch)):
             first.setdefault(key, len(first))
-    return sorted(records, key=lambda r: (first[("v", r.variant)], first[("k", (r.variant, r.kernel))],
+    return sorted(records, key=lambda r: (first[("v", r.variant)], first[("k", kernel[id(r)])],
                                           first[("a", r.arch)]))
 
 
@@ -97,9 +99,18 @@ class Naming:
     by_kernel: bool = False  # the kernel is the name, the variant (the file) secondary
 
     def title(self, r: Record) -> str:
+        where = generated_where(r)  # a generated kernel: its module and line, where a person opens it
         if self.by_kernel:
-            return f"{r.kernel}  ({r.variant})" if r.variant and r.variant != r.kernel else r.kernel
-        return r.variant if r.kernel == r.variant else f"{r.variant} {r.kernel}"
+            side = where or (r.variant if r.variant and r.variant != r.kernel else "")
+            return f"{r.kernel}  ({side})" if side else r.kernel
+        name = r.variant if r.kernel == r.variant else f"{r.variant} {r.kernel}"
+        return f"{name}  ({where})" if where else name
+
+    def kernel(self, r: Record) -> str:
+        """The kernel as rows are grouped: a generated kernel with its module (Inductor names the kernels of
+        different modules alike: ``triton_mm``)."""
+        where = generated_where(r)
+        return f"{r.kernel}  {where}" if where else r.kernel
 
 
 ANALYZE = Naming()
@@ -117,6 +128,7 @@ def table_text(records: Sequence[Record], machine: Machine, *, title: str | None
     if not records:  # nothing to tabulate: the title and why
         return machine.text(width) + "\n" + "".join(wrap(ln, width or output_width(), "  ") + "\n"
                                                     for ln in [title or "", *said_refused] if ln)
+    machine = machine.for_rows(r.triton_version for r in records)
     notes = Footnotes()
     columns = record_columns(notes, with_status=not all(r.ok for r in records))
     if naming.by_kernel:  # the kernel first, then its file
@@ -158,13 +170,13 @@ def table_text(records: Sequence[Record], machine: Machine, *, title: str | None
                 labels.update({r.key: " ".join(w for w in labels[r.key].split() if w not in knobs) or "-"
                                for r in mine})
     if naming.by_kernel:
-        rows = labelled(records, lambda r: r.kernel, lambda r: r.kernel)
+        rows = labelled(records, naming.kernel, naming.kernel)
         # which file each kernel came from: the first column left out where the table cannot fit
-        columns = [*columns[:1], Column("file", lambda r: r.variant, drop=0), *columns[1:]]
+        columns = [*columns[:1], Column("file", lambda r: generated_where(r) or r.variant, drop=0), *columns[1:]]
         label_header = "kernel"
     else:
         # a captured kernel's variant is its module: the kernel's name is what a person looks for
-        rows = with_own_words(labelled(records, lambda r: r.variant, lambda r: r.kernel,
+        rows = with_own_words(labelled(records, lambda r: r.variant, naming.kernel,
                                            lambda r: r.variant if r.source == "variants" else naming.title(r)), own)
         label_header = "variant"
     if max((len(lab) for lab, _ in rows), default=0) <= LABEL_MAX:
@@ -180,6 +192,7 @@ def table_text(records: Sequence[Record], machine: Machine, *, title: str | None
 def to_markdown(records: Sequence[Record], machine: Machine, title: str | None = None,
                 columns=COLUMNS, refused: Sequence[Record] = ()) -> str:
     head = f"## {title}\n\n" if title else ""
+    machine = machine.for_rows(r.triton_version for r in records)
     if any(fmt_inductor(r) != "-" for r in records) and all(h != INDUCTOR_HEADER for h, _ in columns):
         at = next((i for i, (h, _) in enumerate(columns) if h.startswith("scratch")), len(columns) - 1)
         columns = [*columns[:at + 1], (INDUCTOR_HEADER, fmt_inductor), *columns[at + 1:]]

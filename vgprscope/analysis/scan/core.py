@@ -233,7 +233,10 @@ def _generated_tasks(cache: InductorCache, archs: Sequence, chosen: Toolchain | 
                       and str(k.file) == launch.kernel.file), None)
         on = list(dict.fromkeys([*([built] if built else []), *archs]))
         for task in capture_tasks(Capture((launch,)), on):
-            extras = (*task.row.extras, ("cache", "generated"), ("configs", (launch.producer or {}).get("configs_from")))
+            producer = launch.producer or {}
+            named = tuple((n, producer[n]) for n in ("line", "fuses") if producer.get(n))
+            extras = (*task.row.extras, ("cache", "generated"), ("configs", producer.get("configs_from")),
+                      ("module", launch.kernel.file), *named)
             # compiled from the module's text alone: the worker never imports the module (its code never runs)
             job = task.job
             if job is not None and isinstance(job.source, FunctionSource):
