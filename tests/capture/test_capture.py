@@ -343,7 +343,8 @@ def test_a_signal_to_capture_alone_is_passed_on_and_cleaned_up(tmp_path, signum)
 
 def test_sigkill_to_capture_ends_the_command_and_the_next_run_removes_its_directory(tmp_path):
     """SIGKILL cannot be caught or passed on: the command dies with capture (it does not run on, orphaned),
-    and the next capture removes a temporary directory whose capture process is gone (and no other)."""
+    its watchdog removes the temporary directory, and the next capture removes one a capture whose process
+    is gone left anyway (and no other)."""
     out, notes = tmp_path / "c.json", tmp_path / "notes"
     temp = tmp_path / "tmp"
     temp.mkdir()
@@ -364,13 +365,73 @@ def test_sigkill_to_capture_ends_the_command_and_the_next_run_removes_its_direct
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.kill(child, signal.SIGKILL)
-    assert tmp.is_dir() and tmp.parent == temp  # SIGKILL leaves it: the next run's to remove
+    assert tmp.parent == temp
+    deadline = time.monotonic() + 10
+    while tmp.exists() and time.monotonic() < deadline:  # the watchdog's
+        time.sleep(0.1)
+    assert not tmp.exists()
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    tmp = temp / f"vgprscope-capture-{gone.pid}-x"  # a capture whose process is gone left it
+    tmp.mkdir()
     live = temp / f"vgprscope-capture-{os.getpid()}-x"  # a directory of a capture still running (this process)
     live.mkdir()
     done = subprocess.run([sys.executable, "-m", "vgprscope", "capture", "-o", str(tmp_path / "d.json"), "--",
                            sys.executable, "-c", "pass"], capture_output=True, text=True, env=env, timeout=120)
     assert done.returncode == 1 and "launched no Triton kernel" in done.stderr, done.stderr
     assert not tmp.exists() and live.is_dir()
+
+
+# the command: starts three processes that sleep (one in a session of its own, one that ignores SIGTERM),
+# writes their pids, then sleeps itself
+FAMILY = """
+import os, signal, subprocess, sys, time
+sleep = [sys.executable, "-c", "import time; time.sleep(120)"]
+stubborn = [sys.executable, "-c", "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(120)"]
+kids = [subprocess.Popen(sleep), subprocess.Popen(sleep, start_new_session=True), subprocess.Popen(stubborn)]
+time.sleep(1)
+with open(sys.argv[1] + ".started", "w") as f:
+    f.write(" ".join(str(k.pid) for k in kids) + " " + os.environ["VGPRSCOPE_CAPTURE_DIR"])
+time.sleep(120)
+"""
+
+
+def _alive(pid: int) -> bool:
+    state = subprocess.run(["ps", "-o", "stat=", "-p", str(pid)], capture_output=True, text=True).stdout.strip()
+    return bool(state) and not state.startswith("Z")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the command's processes are found in /proc")
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL])
+def test_a_stop_ends_every_process_of_the_command_and_leaves_no_directory(tmp_path, signum):
+    """SIGTERM to capture reaches the command's children too (whatever their process group or session; one
+    that ignores it is killed after the grace period); SIGKILL to capture leaves no orphan and no temporary
+    directory (its watchdog's work)."""
+    notes = tmp_path / "notes"
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    proc = subprocess.Popen([sys.executable, "-m", "vgprscope", "capture", "-o", str(tmp_path / "c.json"), "--",
+                             sys.executable, "-c", FAMILY, str(notes)], stderr=subprocess.DEVNULL,
+                            env={**os.environ, "TMPDIR": str(temp)}, start_new_session=True,
+                            preexec_fn=_default_signals)
+    started = Path(str(notes) + ".started")
+    deadline = time.monotonic() + 60
+    while not (started.exists() and started.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    *kids, tmp = started.read_text().split(" ")
+    pids = [int(k) for k in kids]
+    try:
+        os.kill(proc.pid, signum)  # capture alone
+        proc.wait(timeout=60)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and (any(map(_alive, pids)) or Path(tmp).exists()):
+            time.sleep(0.2)
+        assert [p for p in pids if _alive(p)] == []
+        assert not Path(tmp).exists() and list(temp.iterdir()) == []
+    finally:
+        for p in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(p, signal.SIGKILL)
 
 
 def test_ctrl_c_at_a_terminal_reaches_the_command_once(tmp_path):

@@ -196,7 +196,7 @@ def test_parse_errors_are_one_line(args, needle):
     assert res.stdout == ""
 
 
-# ---- exit 1: well-formed, but no row compiled; the rows are still printed ----
+# ---- exit 1: well-formed, but no row compiled; each refusal said (a note, JSON's ``refused``) ----
 
 @pytest.mark.parametrize("cmd, args, reason", [
     ("analyze", ["--head-dim", "100000"], "head_dim 100000 is out of range; allowed: 16 to 256"),
@@ -204,13 +204,13 @@ def test_parse_errors_are_one_line(args, needle):
     ("compare", ["--block-n", "512"], "block_n 512 is not allowed"),
     ("analyze", ["--num-warps", "32"], "num_warps 32 is not allowed; allowed: 1, 2, 4, 8, 16"),
 ])
-def test_nothing_compiled_is_exit_1_with_the_rows(cmd, args, reason):
+def test_nothing_compiled_is_exit_1_with_each_refusal(cmd, args, reason):
     flag = "--strategies" if cmd == "compare" else "--variant"
     res = run(cmd, flag, "baseline", "--arch", "gfx942", *args, "--format", "json")
     assert_one_line(res, 1, "no row compiled", reason)
     doc = json.loads(res.stdout)
-    rows = doc["rows"] if "rows" in doc else doc["archs"]["gfx942"]
-    assert rows and all(reason in r["status"] for r in rows)
+    assert not (doc["rows"] if "rows" in doc else doc["archs"])
+    assert doc["refused"] and all(reason in r["reason"] for r in doc["refused"])
 
 
 # ---- values Triton never takes: usage errors before anything compiles ----
@@ -240,9 +240,9 @@ def test_an_empty_value_is_a_usage_error_not_the_default(cmd, args, needle):
     assert res.stdout == ""
 
 
-def test_an_explicit_block_m_a_variant_does_not_honour_is_refused_on_its_row():
+def test_an_explicit_block_m_a_variant_does_not_honour_is_refused_in_a_note():
     """small-tiles caps BLOCK_M at 64: its default is 64, but an explicit --block-m 128 (the design card's
-    example) is never silently turned into 64: the row says why it is refused."""
+    example) is never silently turned into 64: a note says why it is refused."""
     from vgprscope.core.archs import get_arch
     from vgprscope.attention.config import ConfigRequest
     from vgprscope.attention.variants import get_variant, resolve_config
@@ -255,8 +255,8 @@ def test_an_explicit_block_m_a_variant_does_not_honour_is_refused_on_its_row():
     assert resolve_config(small, arch, ConfigRequest(block_m=32)).block_m == 32
     res = run("analyze", "--variant", "small-tiles", "--arch", "gfx942", "--block-m", "128", "--format", "json")
     assert_one_line(res, 1, "no row compiled", "block_m 128 is not a small tile")
-    (row,) = json.loads(res.stdout)["rows"]
-    assert row["config"]["block_m"] == 128 and "not a small tile" in row["status"]
+    (row,) = json.loads(res.stdout)["refused"]
+    assert row["config"]["block_m"] == 128 and "not a small tile" in row["reason"]
 
 
 def test_real_entry_point_prints_one_line(tmp_path, file_in_the_way):
@@ -516,3 +516,63 @@ def test_a_diagnostic_folds_at_spaces_on_a_terminal_and_stays_one_line_in_a_pipe
     assert all(len(ln) <= 40 for ln in folded.splitlines()) and len(folded.splitlines()) > 1
     assert folded.split() == text.split()  # no word cut in two
     assert fold_for_terminal(text, io.StringIO()) == text  # a pipe: one line
+
+
+# ---- a symlink loop, as an output or an input: one line before any work, the link left as it was ----
+
+@pytest.mark.parametrize("args", [
+    ["analyze", "--variant", "baseline", "--arch", "gfx942", "-o", "{loop}"],
+    ["archs", "-o", "{loop}"],
+    ["analyze", "--variant", "baseline", "--arch", "gfx942", "--triton", "3.9.0", "--triton", "3.8.0",
+     "--plot", "{loop}"],
+    ["capture", "-o", "{loop}", "--", sys.executable, "-c", "open({ran!r}, 'w').close()"],
+    ["analyze", "--kernel-dir", "{loop}"],
+    ["variants", "--kernel-dir", "{loop}"],
+    ["analyze", "--capture", "{loop}", "--arch", "gfx942"],
+    ["check", "--baseline", "{loop}"],
+    ["scan", "{loop}"],
+])
+def test_a_symlink_loop_is_one_line_before_any_work(tmp_path, args):
+    loop, other, ran = tmp_path / "l1", tmp_path / "l2", tmp_path / "RAN"
+    loop.symlink_to(other)
+    other.symlink_to(loop)
+    argv = [a.format(loop=loop, ran=str(ran)) for a in args]
+    done = subprocess.run([sys.executable, "-m", "vgprscope", *argv], capture_output=True, text=True, cwd=tmp_path,
+                          timeout=300)
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "symlink loop" in lines[0] and str(loop.name) in lines[0], done.stderr
+    assert "Traceback" not in done.stderr and "Errno" not in done.stderr
+    assert loop.is_symlink() and not ran.exists()  # not replaced by a file; the command never ran
+
+
+# ---- a document nested 100,000 deep (a capture, a baseline, a pyproject.toml): one line, exit 2 ----
+
+DEEP = 100_000
+
+
+@pytest.mark.parametrize("kind", ["capture", "baseline", "pyproject", "config", "tool-not-a-table"])
+def test_a_deeply_nested_or_misshapen_input_is_one_line(tmp_path, kind):
+    deep = "[" * DEEP + "]" * DEEP
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n')
+    if kind == "capture":
+        (tmp_path / "deep.json").write_text('{"schema": "vgprscope-capture", "schema_version": 3, "kernels": '
+                                            f'[{{"snapshot": {deep}}}], "launches": []}}')
+        args, needle = ["analyze", "--capture", "deep.json", "--arch", "gfx942"], "nested too deeply"
+    elif kind == "baseline":
+        (tmp_path / "deep.json").write_text(deep)
+        args, needle = ["check", "--baseline", "deep.json"], "nested too deeply"
+    elif kind == "pyproject":
+        (tmp_path / "pyproject.toml").write_text(f"[tool.vgprscope]\nrules = {deep}\n")
+        args, needle = ["check"], "nested too deeply"
+    elif kind == "config":
+        (tmp_path / "gate.toml").write_text(f"rules = {deep}\n")
+        args, needle = ["baseline", "save", "--config", "gate.toml"], "nested too deeply"
+    else:
+        (tmp_path / "pyproject.toml").write_text("tool = 5\n")
+        args, needle = ["check"], "tool must be a table"
+    done = subprocess.run([sys.executable, "-m", "vgprscope", *args], capture_output=True, text=True, cwd=tmp_path,
+                          timeout=300)
+    assert done.returncode == 2, done.stderr[-2000:]
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and needle in lines[0] and "Traceback" not in done.stderr, done.stderr[-2000:]

@@ -201,3 +201,59 @@ def test_the_ascii_marks_are_one_character_each():
 
     assert ascii_marks("274 (+4 ✗) ─┼─ 3 ± 1 Δ ✓ é", "ascii") == "274 (+4 X) -+- 3 ~ 1 d v ?"
     assert ascii_marks("3 ± 1 ✓ é", "latin-1") == "3 ± 1 v é"
+
+
+# ---- issue 35 item 12: the message names the real cause ----
+
+def test_a_cache_on_a_read_only_mount_says_read_only_not_missing(tmp_path):
+    """A compile cache that cannot be made on a read-only mount: the warning says read-only, not "the directory
+    does not exist; create it first" (there is nothing to create it on)."""
+    from tests.compile.test_toolchains import _in_read_only, _read_only
+
+    ro = _read_only(tmp_path)
+    done = _in_read_only(ro, "analyze", "--variant", "baseline", "--arch", "gfx942", "--block-m", "64",
+                         "--block-n", "32", "--head-dim", "64", env={"VGPRSCOPE_CACHE_DIR": str(ro / "cache")})
+    assert done.returncode == 0, done.stderr
+    warning = [ln for ln in done.stderr.splitlines() if "compile cache" in ln]
+    assert len(warning) == 1 and "read-only file system" in warning[0], done.stderr
+    assert "does not exist" not in warning[0] and "create it first" not in warning[0]
+
+
+@pytest.mark.parametrize("flag, words", [("+i", "the file is immutable"), ("+a", "the file is append-only")])
+def test_an_immutable_output_file_says_so_not_permission_in_its_directory(tmp_path, flag, words):
+    import shutil
+
+    out = tmp_path / "regs.sarif"
+    out.write_text("previous")
+    if shutil.which("chattr") is None or subprocess.run(["chattr", flag, str(out)], capture_output=True).returncode:
+        pytest.skip("chattr cannot set inode flags here")
+    try:
+        with pytest.raises(OutputError) as err:
+            check_writable(out)
+        assert words in str(err.value) and "permission to write in" not in str(err.value)
+        with pytest.raises(OutputError) as err:
+            atomic_write(out, "new")
+        assert words in str(err.value)
+    finally:
+        subprocess.run(["chattr", "-" + flag[1], str(out)], check=True)
+    assert out.read_text() == "previous" and [p.name for p in tmp_path.iterdir()] == ["regs.sarif"]
+
+
+def test_a_kernel_file_that_is_not_utf8_is_said_so(tmp_path):
+    """Triton reads a kernel's source as UTF-8: a latin-1 byte in its file was 'ValueError: OSError: could not
+    get source code'; the row (and the one stderr line) names the file, the byte and its line."""
+    (tmp_path / "ops.py").write_bytes(b"# caf\xe9\nimport triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+                                      b"def scale(x, out, n, BLOCK: tl.constexpr):\n"
+                                      b"    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+                                      b"    tl.store(out + offs, tl.load(x + offs, mask=offs < n), mask=offs < n)\n")
+    (tmp_path / "run.py").write_text("import torch\nfrom ops import scale\nx = torch.ones(64)\n"
+                                     "scale[(1,)](x, torch.empty_like(x), 64, BLOCK=64)\n")
+    env = {**os.environ, "TRITON_INTERPRET": "1"}
+    cap = subprocess.run([sys.executable, "-m", "vgprscope", "capture", "-o", "cap.json", "--", sys.executable,
+                          "run.py"], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600)
+    assert cap.returncode == 0, cap.stderr
+    done = subprocess.run([sys.executable, "-m", "vgprscope", "analyze", "--capture", "cap.json", "--arch", "gfx942"],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=600)
+    line = one_error_line(done.stderr)
+    assert done.returncode == 1
+    assert "ops.py is not UTF-8 text (byte 0xe9 on line 1)" in line and "could not get source code" not in line

@@ -110,10 +110,102 @@ def test_typo():
     pass
 ''')
     result = run(suite)
-    result.assert_outcomes(failed=2)
+    result.assert_outcomes(failed=1, errors=1)
     text = result.stdout.str()
     assert "launched no Triton kernel" in text
-    assert "vgprscope budget 'max_regs' is not allowed; allowed: spills, max_registers" in text
+    assert "vgprscope: budget 'max_regs' is not allowed; allowed: spills, max_registers" in text
+
+
+MALFORMED = '''
+import pytest
+
+@pytest.mark.vgprscope(spills=-1)
+def test_negative(): pass
+
+@pytest.mark.vgprscope("x")
+def test_positional(): pass
+
+@pytest.mark.vgprscope(max_vgprs=3)
+def test_unknown(): pass
+
+@pytest.mark.vgprscope(arch=5)
+def test_arch_number(): pass
+
+@pytest.mark.vgprscope(arch="gfx9999")
+def test_arch_unknown(): pass
+
+def test_fixture(vgprscope):
+    vgprscope.budget(spills="x")
+'''
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]])
+def test_a_malformed_budget_is_one_line_each_not_a_traceback(suite, workers):
+    """Checked as the tests are collected (under pytest-xdist too, whose workers collect): each malformed
+    marker is that test's error at setup in one line naming what is allowed; the fixture's, its failure."""
+    suite.makepyfile(test_bad=MALFORMED)
+    result = run(suite, *workers)
+    result.assert_outcomes(errors=5, failed=1)
+    text = result.stdout.str()
+    assert "Traceback" not in text and "pytest_plugin.py" not in text and "INTERNALERROR" not in text, text
+    for needle in ("budget spills=-1 is not allowed; allowed: a whole number >= 0",
+                   "@pytest.mark.vgprscope('x',) is not allowed; it takes keywords only",
+                   "budget 'max_vgprs' is not allowed; allowed: spills",
+                   "budget arch=5 is not allowed; allowed: an arch name or a list of them",
+                   "budget arch='gfx9999': not an arch Triton compiles for; allowed: gfx90a",
+                   "budget spills='x' is not allowed"):
+        assert sum(needle in line for line in text.splitlines()) >= 1, (needle, text)
+
+
+@pytest.mark.parametrize("option, needle", [
+    ("--vgprscope-arch=gfx9999", "--vgprscope-arch 'gfx9999': not an arch Triton compiles for; allowed:"),
+    ("--vgprscope-report=adir", "cannot write adir: it is a directory"),
+    ("--vgprscope-report=nodir/r.json", "the directory nodir does not exist"),
+])
+def test_a_wrong_option_is_one_line_before_any_test_runs(suite, option, needle):
+    suite.mkdir("adir")
+    suite.makepyfile(test_ops="def test_plain():\n    open('RAN', 'w').close()\n")
+    result = run(suite, option)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    errors = [line for line in result.stderr.lines if line.strip()]
+    assert len(errors) == 1 and needle in errors[0] and errors[0].startswith("ERROR: vgprscope: "), errors
+    assert not (suite.path / "RAN").exists()
+    assert not [p.name for p in (suite.path / "adir").iterdir()]
+
+
+def test_no_interpreter_on_a_cpu_is_one_line_saying_what_to_do(pytester, monkeypatch):
+    """Without a GPU and without TRITON_INTERPRET the kernel launch fails: the test's failure says to set it,
+    in one line, not a traceback through the plugin."""
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    pytester.makepyfile(my_ops=KERNEL)
+    pytester.makepyfile(test_ops='''
+import pytest, torch
+from my_ops import add
+
+@pytest.mark.vgprscope(arch="gfx942", spills=0)
+def test_add():
+    add(torch.ones(10), torch.ones(10))
+''')
+    result = run(pytester)
+    result.assert_outcomes(failed=1)
+    text = result.stdout.str()
+    assert "set TRITON_INTERPRET=1 before the kernels are imported" in text
+    assert "Traceback" not in text and "pytest_plugin.py" not in text and "session.py" not in text, text
+
+
+def test_an_occupancy_budget_reads_value_then_budget(suite):
+    suite.makepyfile(test_ops='''
+import pytest, torch
+from my_ops import add
+
+@pytest.mark.vgprscope(arch="gfx942", occupancy_at_least=9)
+def test_add():
+    add(torch.ones(10), torch.ones(10))
+''')
+    result = run(suite)
+    result.assert_outcomes(failed=1)
+    over = [line for line in result.stdout.lines if "budget at least 9" in line]
+    assert len(over) == 1 and ": occupancy 8, budget at least 9" in over[0], result.stdout.str()
 
 
 def test_the_report_writes_what_every_tests_kernels_cost(suite):
@@ -133,6 +225,35 @@ def test_plain():
     assert [(r["test"], r["kernel"], r["arch"], r["status"]) for r in rows] == [
         ("test_ops.py::test_add", "add_kernel", "gfx942", "ok")]
     assert rows[0]["max_registers"] > 0 and rows[0]["spills"] == 0 and rows[0]["occupancy_at_least"] >= 1
+
+
+def test_the_report_under_pytest_xdist_holds_every_workers_rows(suite):
+    """Each worker sends its rows to the controller, which writes the file once, in the tests' order (as a
+    serial run writes it); the project's own CI runs two workers."""
+    suite.makepyfile(test_ops='''
+import torch
+from my_ops import add
+
+def test_a():
+    add(torch.ones(10), torch.ones(10))
+
+def test_b():
+    add(torch.ones(300), torch.ones(300))
+
+def test_c():
+    pass
+
+def test_d():
+    add(torch.ones(3), torch.ones(3))
+''')
+    out = suite.path / "costs.json"
+    # in file order (pytest-randomly, where installed, shuffles the collection: the rows would follow it)
+    run(suite, "-n", "2", "-p", "no:randomly", f"--vgprscope-report={out}",
+        "--vgprscope-arch=gfx942").assert_outcomes(passed=4)
+    rows = json.loads(out.read_text())["rows"]
+    assert [r["test"] for r in rows] == ["test_ops.py::test_a", "test_ops.py::test_b", "test_ops.py::test_d"]
+    assert all(r["status"] == "ok" and r["arch"] == "gfx942" for r in rows)
+    assert sorted(p.name for p in suite.path.iterdir() if p.name.startswith(".")) == []
 
 
 def test_a_suite_that_uses_no_budget_imports_nothing_of_vgprscope_beyond_the_plugin(tmp_path):

@@ -497,3 +497,37 @@ def test_a_snapshot_compile_is_never_served_for_the_files_compile(tmp_path):
         'raise RuntimeError("gpu_only_ops needs a GPU to import")', "pass"))
     (from_file,) = Engine(1, cache).compile(capture_tasks(load_capture(cap_file), gfx))
     assert from_file.ok and not from_file.cached and "note" not in dict(from_file.extras)
+
+
+def _wheel_install(site: Path, files: dict[str, bytes]) -> Path:
+    """Triton's files written as an installer writes them: the package, then its RECORD (sha256, size)."""
+    import base64
+    import hashlib
+
+    rows = []
+    for rel, data in files.items():
+        path = site / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+        rows.append(f"{rel},sha256={digest},{len(data)}")
+    info = site / "triton-3.9.0.dist-info"
+    info.mkdir()
+    (info / "RECORD").write_text("\n".join(rows) + "\n")
+    return site / "triton"
+
+
+def test_a_reinstall_of_the_same_wheel_keeps_the_fingerprint_an_edit_does_not(tmp_path):
+    """Installing the same Triton again (an editable reinstall that reinstalls its dependencies, another
+    environment) rewrites every file with a new mtime but the same bytes: the same cache entries serve it.
+    A file edited after the install is another compiler."""
+    import time
+
+    files = {"triton/__init__.py": b"__version__ = '3.9.0'\n", "triton/_C/libtriton.so": b"\x7fELF" + b"x" * 100}
+    first = identity.fingerprint(_wheel_install(tmp_path / "a" / "site-packages", files))
+    time.sleep(0.01)
+    again = _wheel_install(tmp_path / "b" / "site-packages", files)
+    assert identity.fingerprint(again) == first
+    time.sleep(0.01)
+    (again / "__init__.py").write_bytes(b"__version__ = '3.9.1'\n")  # same size, edited after the install
+    assert identity.fingerprint(again) != first

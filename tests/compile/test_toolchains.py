@@ -468,3 +468,90 @@ def test_an_install_says_its_size_and_that_it_is_still_going(tmp_path, monkeypat
     ticks = [s for s in said if s.startswith("installing Triton 3.7.0: ")]
     assert ticks and all(s.endswith("MB so far") for s in ticks) and any(" 3 MB" in s or " 6 MB" in s for s in ticks)
     assert said[-1].startswith("installed Triton 3.7.0 in ") and said[-1].endswith("(6 MB)")
+
+
+# ---- issue 35 item 11: a release the index lacks, the store's odd entries, one store per user ----
+
+def test_an_unknown_release_is_refused_before_any_install_and_leaves_no_lock(tmp_path, monkeypatch):
+    """3.7.99 / 9.9.9: the package index's own list says no before a venv, pip or a lock file (it took 42 s
+    of venv and pip, and left a 0-byte lock)."""
+    store = tmp_path / "tc"
+    monkeypatch.setenv("VGPRSCOPE_TOOLCHAIN_DIR", str(store))
+    monkeypatch.setattr(toolchains, "offered_releases", lambda: ["3.9.0", "3.8.0", "3.7.1"])
+
+    def never(*args, **kwargs):
+        raise AssertionError("an environment was made for a release the index does not offer")
+
+    monkeypatch.setattr(toolchains, "_create", never)
+    for version in ("3.7.99", "9.9.9"):
+        with pytest.raises(toolchains.ToolchainError) as err:
+            toolchains.release(version)
+        assert str(err.value).startswith(f"cannot install Triton {version}: not a release with a wheel for Python")
+        assert "allowed: 3.7.1, 3.8.0, 3.9.0" in str(err.value)
+    assert not store.exists()
+
+
+def test_the_offered_releases_are_read_from_pip(monkeypatch):
+    """`pip index versions triton` (the index pip is configured with, for this Python and platform); where pip
+    cannot tell (no network, no pip), nothing is refused ahead: the install says why itself."""
+    said = "triton (3.9.0)\nAvailable versions: 3.9.0, 3.8.0, 3.7.1, 2.0.0\n"
+    monkeypatch.setattr(subprocess, "run", lambda *a, **k: subprocess.CompletedProcess(a, 0, said, ""))
+    assert toolchains.offered_releases() == ["3.9.0", "3.8.0", "3.7.1", "2.0.0"]
+    monkeypatch.setattr(subprocess, "run", lambda *a, **k: subprocess.CompletedProcess(a, 1, "", "ERROR: offline"))
+    assert toolchains.offered_releases() is None
+    toolchains.check_offered("3.7.99")  # not known to be missing: not refused here
+
+
+@pytest.mark.parametrize("kind", ["file", "dangling link"])
+def test_a_file_or_a_link_where_a_toolchain_should_be_is_listed_refused_and_removable(tmp_path, kind):
+    store = tmp_path / "tc"
+    store.mkdir()
+    where = store / toolchains._env_name("3.7.0")
+    if kind == "file":
+        where.write_text("not a toolchain")
+    else:
+        where.symlink_to(tmp_path / "nowhere")
+    env = {"VGPRSCOPE_TOOLCHAIN_DIR": str(store)}
+    listed = cli("toolchains", env=env)
+    assert listed.returncode == 0 and f"{where}  (broken: " in listed.stdout, listed.stdout + listed.stderr
+    done = cli("analyze", "--triton", "3.7.0", "--variant", "baseline", "--arch", "gfx942", *SMALL, env=env)
+    assert done.returncode == 2 and "is broken" in done.stderr and "toolchains remove 3.7.0" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+    removed = cli("toolchains", "remove", "3.7.0", env=env)
+    assert removed.returncode == 0, removed.stderr
+    assert not where.is_symlink() and not where.exists() and list(store.iterdir()) == []  # no lock file either
+
+
+def test_one_store_per_user_whatever_the_compile_cache(tmp_path, monkeypatch):
+    """Toolchains are not in the compile cache: another VGPRSCOPE_CACHE_DIR finds the releases installed."""
+    monkeypatch.delenv("VGPRSCOPE_TOOLCHAIN_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    stores = set()
+    for cache in ("a", "b"):
+        monkeypatch.setenv("VGPRSCOPE_CACHE_DIR", str(tmp_path / cache))
+        stores.add(toolchains.store())
+    assert stores == {tmp_path / "xdg" / "vgprscope-toolchains"}
+
+
+def test_the_lock_is_removed_by_its_last_holder_and_still_excludes(tmp_path):
+    import threading
+    import time
+
+    lock = tmp_path / ".x.lock"
+    inside: list[int] = []
+    overlap = []
+
+    def hold(n: int) -> None:
+        with toolchains._locked(lock):
+            inside.append(n)
+            if len(inside) > 1:
+                overlap.append(n)
+            time.sleep(0.05)
+            inside.remove(n)
+
+    threads = [threading.Thread(target=hold, args=(n,)) for n in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert overlap == [] and not lock.exists()

@@ -210,7 +210,9 @@ def test_a_new_compiler_warning_fails_check_and_says_its_code(small_sm90):
     assert d.diagnostics.new == ("C7512",) and d.diagnostics.removed == ()
     assert "compiler warnings +C7512 (new, allowed +0)" in details(d)
     assert "new C7512 [1]" in to_table(result, "m", "b.json", width=100)  # the row names the code
-    import jsonschema
+    from tests.report.test_sarif import schema_validator
+
+    jsonschema = schema_validator()
 
     from vgprscope.gate.sarif import gate_sarif
 
@@ -337,7 +339,9 @@ def test_diff_between_releases_names_the_ptxas_and_llvm_change(tmp_path):
 
 def test_explain_says_which_compilers_built_it_and_what_they_said(tmp_path):
     """explain's table, JSON and SARIF: the ptxas and LLVM that built the kernel and the C7512 advisory."""
-    import jsonschema
+    from tests.report.test_sarif import schema_validator
+
+    jsonschema = schema_validator()
 
     import vgprscope
 

@@ -101,19 +101,21 @@ def _run(*args):
     return CliRunner().invoke(app, list(args))
 
 
-def test_a_grid_in_analyze_and_compare_with_a_row_for_the_combination_a_variant_refuses():
-    # 512: a power of two (Triton could take it; 48 is a usage error) that the variant refuses on its row
+def test_a_grid_in_analyze_and_compare_with_a_note_for_the_combination_a_variant_refuses():
+    # 512: a power of two (Triton could take it; 48 is a usage error) that the variant refuses: a note
     grid = ["--arch", "gfx942", "--block-m", "32,512", "--block-n", "32", "--head-dim", "64", "--num-warps", "4",
             "--num-stages", "1"]
     res = _run("analyze", "--variant", "baseline", *grid, "-f", "json")
     assert res.exit_code == 0, res.output
-    rows = json.loads(res.stdout)["rows"]
-    assert [r["config"]["block_m"] for r in rows] == [32, 512]
-    assert rows[0]["status"] == "ok"
-    assert rows[1]["status"] == "block_m 512 is not allowed; allowed: powers of two from 16 to 256"
+    doc = json.loads(res.stdout)
+    assert [(r["config"]["block_m"], r["status"]) for r in doc["rows"]] == [(32, "ok")]
+    assert [(r["config"]["block_m"], r["reason"]) for r in doc["refused"]] == [
+        (512, "block_m 512 is not allowed; allowed: powers of two from 16 to 256")]
     cmp = _run("compare", "--strategies", "baseline", *grid, "-f", "json")
     assert cmp.exit_code == 0, cmp.output
-    assert list(json.loads(cmp.stdout)["archs"]) == ["gfx942 [block_m=32]", "gfx942 [block_m=512]"]
+    assert list(json.loads(cmp.stdout)["archs"]) == ["gfx942 [block_m=32]"]
+    assert "not compiled: baseline on gfx942: block_m 512 is not allowed" in _run("compare", "--strategies",
+                                                                                  "baseline", *grid).stdout
     bad = _run("analyze", "--variant", "baseline", *grid, "--sort", "colour")
     assert bad.exit_code == 2 and "cannot sort by 'colour'" in bad.stderr
     over = _run("analyze", "--variant", "baseline", *grid, "--max-compiles", "1")

@@ -755,3 +755,21 @@ def test_results_render_as_html_where_a_notebook_takes_html():
     assert markdown_to_html("| a | b |\n|---|---|\n| x \\| y | <i> & `z` |") == (
         "<table><thead><tr><th>a</th><th>b</th></tr></thead><tbody><tr><td>x | y</td>"
         "<td>&lt;i&gt; &amp; <code>z</code></td></tr></tbody></table>")
+
+
+def test_a_results_table_alone_leaves_out_the_machine_line_and_the_legends():
+    """A notebook shows the table alone: ``table(alone=True)`` has no machine line and no legend; its footnotes
+    and what was not compiled stay (issue 35 item 16)."""
+    import vgprscope
+
+    res = vgprscope.analyze(variant=["baseline", "ws-regalloc"], arch=["gfx942"], **SMALL)
+    full, bare = res.table(), res.table(alone=True)
+    assert "compile-only" in full and "VGPRs / regs: 264 (256v+8a) = " in full
+    assert "compile-only" not in bare and "VGPRs / regs: 264" not in bare and "limiter: next =" not in bare
+    assert bare.startswith("vgprscope analyze") and "baseline  gfx942" in bare
+    assert "not compiled: ws-regalloc on gfx942: written for sm_90" in bare
+    cmp = vgprscope.compare(strategies=["baseline", "two-phase"], arch=["gfx942"], **SMALL)
+    assert "compile-only" in cmp.table() and "is the change of the value itself" in cmp.table()
+    alone = cmp.table(alone=True)
+    assert alone.startswith("vgprscope compare: gfx942") and "is the change of the value itself" not in alone
+    assert "compile-only" in res.table()  # alone for that call only

@@ -13,12 +13,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-import jsonschema
 import pytest
 import yaml
 from capture_helpers import ROOT
 
-from tests.report.test_sarif import HEAVY, KERNEL, SCHEMA, baselined_project
+from tests.report.test_sarif import HEAVY, KERNEL, baselined_project, validate
 
 ACTION = ROOT / "action.yml"
 GATE = ROOT / ".github" / "action" / "gate.sh"
@@ -66,7 +65,7 @@ def test_an_unchanged_repository_passes_with_an_empty_sarif(repository, tmp_path
     assert done.returncode == 0, done.stderr[-2000:]
     assert outputs["exit-code"] == "0" and outputs["sarif"] == "out.sarif"
     log = json.loads((repository / "out.sarif").read_text())
-    jsonschema.Draft4Validator(SCHEMA).validate(log)
+    validate(log)
     assert log["runs"][0]["results"] == []
     assert "vgprscope check" in summary.read_text()
 
@@ -82,7 +81,7 @@ def test_a_regression_fails_with_summary_annotations_and_sarif_results(repositor
     assert outputs["exit-code"] == "1"
     assert "::error" in done.stdout
     log = json.loads((repository / outputs["sarif"]).read_text())
-    jsonschema.Draft4Validator(SCHEMA).validate(log)
+    validate(log)
     errors = [r for r in log["runs"][0]["results"] if r["level"] == "error"]
     assert errors and errors[0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "ops.py"
     assert "worse" in summary.read_text()

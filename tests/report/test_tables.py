@@ -980,3 +980,43 @@ def test_variants_and_explain_say_what_they_show_not_a_design_note_number(monkey
     est = seed_estimate(AttentionConfig(block_m=128, block_n=128, head_dim=128, num_warps=4), get_arch("gfx942"))
     assert est.name == "tile estimate" and "seed" not in est.summary
     assert est.summary.startswith("tile estimate, the registers a lane needs for the loop's tiles")
+
+
+# ---- issue 35 item 13: real names at 100 columns, never broken inside a word ----
+
+INDUCTOR_NAME = ("triton_poi_fused__to_copy__unsafe_view_add_arange_cat_cos_div_mul_permute_pow_reciprocal_select_sin_"
+                 "slice_sub_unsqueeze_view_1")
+
+
+@pytest.mark.parametrize("word, sep", [
+    (INDUCTOR_NAME, "_"),
+    ("/home/user/.cache/torchinductor/ab/cabcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnop/"
+     "site-packages/my_project/models/attention/rotary_embedding.py:1234", "/"),
+])
+def test_a_word_longer_than_the_line_breaks_after_its_own_separators(word, sep):
+    """An Inductor kernel's name (115 characters) or a spill site's path (diff's lines ran to 145): folded
+    after an underscore or a slash to fit 100 columns, every character kept, no line longer."""
+    from vgprscope.report.formats import wrap
+
+    lines = wrap(f"  new    0 -> 12   {word} (in a loop)", 100, "      ").splitlines()
+    assert all(len(ln) <= 100 for ln in lines), lines
+    assert "".join(ln.strip() for ln in lines).replace(" ", "") == f"new0->12{word}(inaloop)"
+    broken = [ln for ln in lines if ln.strip() and not ln.rstrip().endswith((")", "12"))]
+    assert broken and all(ln.endswith(sep) for ln in broken), lines
+
+
+def test_inductor_names_at_100_columns_in_analyze(tmp_path):
+    """A real torch.compile capture (an H100 run's Inductor kernels) on sm_90: every line within 100 columns,
+    each long kernel name folded after an underscore (it was cut inside 'sin')."""
+    import gzip
+
+    from tests.capture.test_inductor_capture import FIXTURE
+
+    cap = tmp_path / "cap.json"
+    cap.write_bytes(gzip.open(FIXTURE).read())
+    res = CliRunner().invoke(app, ["analyze", "--capture", str(cap), "--arch", "sm_90"], env={"COLUMNS": "100"})
+    assert res.exit_code == 0, res.output
+    lines = res.stdout.splitlines()
+    assert max(len(ln) for ln in lines) <= 100, [ln for ln in lines if len(ln) > 100]
+    starts = [i for i, ln in enumerate(lines) if "triton_poi_fused__to_copy__unsafe_view" in ln]
+    assert starts and all(lines[i].endswith("_") and lines[i + 1].startswith("  ") for i in starts), lines

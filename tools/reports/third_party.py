@@ -34,8 +34,10 @@ def third_party_report(out: Path, *, jobs: int | None = None) -> list[Path]:
     try:
         version = importlib.metadata.version("liger-kernel")
     except importlib.metadata.PackageNotFoundError:
+        from vgprscope.core.extras import install_command
+
         raise MissingExtraError("the third-party report", "liger-kernel", "test",
-                                "pip install 'vgprscope[test]' (liger-kernel==0.8.5)") from None
+                                f"{install_command('test')} (liger-kernel==0.8.5)") from None
     with tempfile.TemporaryDirectory() as tmp:
         cap_file = Path(tmp) / "liger.json"
         done = subprocess.run([sys.executable, "-m", "vgprscope", "capture", "-o", str(cap_file), "--",

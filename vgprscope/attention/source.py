@@ -16,12 +16,13 @@ from functools import cache
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ..core.archs import Arch
+from ..core.archs import Arch, get_arch
 from ..backends import backend_of
 from ..compile.engine import Engine
-from ..compile.plan import PlanRequest
+from ..compile.plan import Plan, PlanRequest
 from ..compile.task import RowInfo, Task
 from ..core.errors import UsageError
+from ..core.fsutil import resolve_input
 from ..core.records import KernelIdentity
 from ..sources.base import Reading, Want
 from . import loader
@@ -78,12 +79,22 @@ def variant_tasks(items: Sequence[tuple[Variant, AttentionConfig, Arch, str]], e
         raise UsageError(why)
     out: list[Task] = []
     for (v, c, a, slot), plan in zip(items, plans):
+        refused = refusal(v, a, plan)
         if plan.reason is not None or not plan.jobs:
             reason = plan.reason or "the variant's kernel_specs listed no kernel"
-            out += [Task(None, a, _row(v, c, k, slot), reason) for k in v.kernels]
+            out += [Task(None, a, _row(v, c, k, slot), reason, refused) for k in v.kernels]
             continue
-        out += [Task(job, a, _row(v, c, name, slot)) for name, job in plan.jobs]
+        out += [Task(job, a, _row(v, c, name, slot), refused=refused) for name, job in plan.jobs]
     return out
+
+
+def refusal(variant: Variant, arch: Arch, plan: Plan) -> str:
+    """Why ``variant`` does not take its row on ``arch`` ("" where it does): written for other archs (its
+    VARIANT['archs']), or its ``check_config`` refused the config (a value outside its range). The row keeps the
+    plan's own words as its status (the gate compares them); a table says this in a note instead."""
+    if variant.archs and arch.name not in variant.archs:
+        return f"written for {', '.join(variant.archs)}"
+    return str(plan.reason or "") if plan.refused else ""
 
 
 def _refused_knob(items: Sequence[tuple[Variant, AttentionConfig, Arch, str]],
@@ -105,17 +116,26 @@ def _refused_knob(items: Sequence[tuple[Variant, AttentionConfig, Arch, str]],
     return None
 
 
-def variant_task_items(variants: Sequence[Variant], archs: Sequence[Arch],
-                       requests: Sequence[ConfigRequest]) -> list[tuple[Variant, AttentionConfig, Arch, str]]:
+def variant_task_items(variants: Sequence[Variant], archs: Sequence[Arch], requests: Sequence[ConfigRequest],
+                       own_archs: bool = False, companions: Sequence[str] = ()
+                       ) -> list[tuple[Variant, AttentionConfig, Arch, str]]:
     """Every (variant, config, arch, slot) of variants x archs x requests, each specialisation once, in
-    request order."""
+    request order. ``own_archs``: each variant also on the archs it is written for (VARIANT['archs']), and the
+    variants named in ``companions`` on every such arch."""
+    per_variant = {v: list(archs) for v in variants}
+    if own_archs:
+        extra = [get_arch(a) for a in dict.fromkeys(a for v in variants for a in v.archs)]
+        for v in variants:
+            adds = extra if v.name in companions else [get_arch(a) for a in v.archs]
+            per_variant[v] += [a for a in adds if a not in per_variant[v]]
+    every = list(dict.fromkeys(a for arch_list in per_variant.values() for a in arch_list))
     for req in requests:
-        check_backend_options(req, list(archs))
+        check_backend_options(req, every)
         check_knobs(req, list(variants))
     out: dict[tuple[Variant, AttentionConfig, Arch], str] = {}
     for req in requests:
         for v in variants:
-            for a in archs:
+            for a in per_variant[v]:
                 out.setdefault((v, resolve_config(v, a, req), a), request_label(req))
     return [(v, c, a, slot) for (v, c, a), slot in out.items()]
 
@@ -136,18 +156,18 @@ class VariantSource:
 
     @property
     def directory(self) -> Path:
-        return self.kernel_dir.resolve() if self.kernel_dir else loader.BUNDLED_DIR
+        return resolve_input(self.kernel_dir, "kernel directory") if self.kernel_dir else loader.BUNDLED_DIR
 
     def selected(self) -> list[Variant]:
         return select_variants(list(self.variants), self.directory)
 
-    def items(self, archs: Sequence[Arch], requests: Sequence[ConfigRequest]
-              ) -> list[tuple[Variant, AttentionConfig, Arch, str]]:
+    def items(self, archs: Sequence[Arch], requests: Sequence[ConfigRequest], own_archs: bool = False,
+              companions: Sequence[str] = ()) -> list[tuple[Variant, AttentionConfig, Arch, str]]:
         """The (variant, config, arch, slot) items, without planning or compiling (a grid is counted first)."""
-        return variant_task_items(self.selected(), archs, requests)
+        return variant_task_items(self.selected(), archs, requests, own_archs, companions)
 
     def tasks(self, want: Want, engine: Engine) -> list[Task]:
-        items = self.items(want.archs, want.requests)
+        items = self.items(want.archs, want.requests, want.own_archs, want.companions)
         if want.guard is not None:
             want.guard(sum(len(v.kernels) for v, *_ in items), items,
                        lambda sample: engine.compile(variant_tasks(sample, engine)))

@@ -190,6 +190,9 @@ def load_capture(path: Path) -> Capture:
                          for x in doc["launches"])
     except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
         raise CaptureFileError(f"capture file {path} is corrupt: {type(exc).__name__}: {exc}") from None
+    except RecursionError:
+        raise CaptureFileError(f"capture file {path} is corrupt: nested too deeply to read (not what `vgprscope "
+                               f"capture` writes)") from None
     project = project_root(base)
     return Capture(launches, tuple(doc.get("command") or ()), str(doc.get("triton_version", "")),
                    doc.get("exit_code"), tuple(doc.get("errors") or ()), str(project) if project else None)

@@ -1,15 +1,20 @@
 """Run the user's command with the capture hook and gather what its processes recorded.
 
-Signals: the command runs in capture's own process group, so a Ctrl-C at the terminal reaches both.
-SIGINT, SIGTERM and SIGHUP sent to capture alone (``kill PID``, a CI runner's timeout, a closed terminal's
-session leader) are passed on to the command. Either way capture waits for the command to end (killing it
-after INTERRUPT_GRACE_S), removes its temporary directory and raises ``CaptureInterrupted``: nothing is
-gathered and no file is written; the CLI exits 128+N. SIGKILL, which cannot be passed on, ends the command
-too (Linux: it dies with capture); the temporary directory it leaves is removed by the next capture.
+Signals: the command runs in capture's own process group, so a Ctrl-C at the terminal reaches both (and the
+command keeps the terminal: a debugger's prompt works). The command's processes are every process that
+carries this capture's directory in its environment (``DIR_ENV``, which each inherits), whatever group or
+session it moved to. SIGINT, SIGTERM and SIGHUP sent to capture alone (``kill PID``, a CI runner's
+timeout, a closed terminal's session leader) are passed on to all of them. Either way capture waits for
+them to end (killing those left after INTERRUPT_GRACE_S), removes its temporary directory and raises
+``CaptureInterrupted``: nothing is gathered and no file is written; the CLI exits 128+N. SIGKILL, which
+cannot be passed on, is met by a watchdog (Linux): a process of its own session that capture starts, which
+sees capture die and kills the command's processes and removes the temporary directory; the next capture
+removes a directory left anyway.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib.metadata
 import json
 import os
@@ -19,7 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -142,7 +147,7 @@ def run_command(command: Sequence[str], keep_sources: Path | None = None) -> Com
     # the mask capture started with.
     before = signal.pthread_sigmask(signal.SIG_BLOCK, watched)
     try:
-        with _temp_dir() as tmp:
+        with _temp_dir() as tmp, _watchdog(tmp):
             capture_pid = os.getpid()
 
             def start() -> None:
@@ -152,7 +157,7 @@ def run_command(command: Sequence[str], keep_sources: Path | None = None) -> Com
                     os._exit(1)
 
             proc = subprocess.Popen([exe, *command[1:]], env=capture_env(Path(tmp)), preexec_fn=start)
-            code, stopped = _wait(proc, watched)
+            code, stopped = _wait(proc, watched, tmp)
             if stopped is None:
                 launches, errors, notes = gather(Path(tmp))
                 launches = kept(launches, keep_sources) if keep_sources is not None else launches
@@ -166,28 +171,110 @@ def run_command(command: Sequence[str], keep_sources: Path | None = None) -> Com
     return CommandRun(_capture(command, code, launches, errors), frozenset(notes))
 
 
-def _wait(proc: subprocess.Popen, watched: set[int]) -> tuple[int, int | None]:
-    """Wait for the command, passing on the stop signals sent to capture alone; (its exit code, the stop
-    signal capture got or None). A stopped command that outlives INTERRUPT_GRACE_S is killed."""
+def _wait(proc: subprocess.Popen, watched: set[int], directory: str) -> tuple[int, int | None]:
+    """Wait for the command, passing on the stop signals sent to capture alone to every one of its processes;
+    (its exit code, the stop signal capture got or None). Once stopped, capture waits for all of them (the
+    command's children too, which its end would leave running), and kills those that outlive
+    INTERRUPT_GRACE_S."""
     stopped: int | None = None
-    deadline = None
-    while (code := proc.poll()) is None:
-        timeout = 1.0 if deadline is None else max(0.01, min(1.0, deadline - time.monotonic()))
+    deadline = 0.0
+    killed = False
+    while True:
+        code = proc.poll()
+        left = command_processes(directory) if stopped is not None else []
+        if code is not None and not left:
+            return code, stopped
+        if stopped is not None and time.monotonic() >= deadline:
+            if killed and time.monotonic() >= deadline + INTERRUPT_GRACE_S:  # unkillable: not waited for
+                return proc.wait(), stopped
+            if not killed:
+                _signal_all(proc, left, signal.SIGKILL)
+                killed = True
+        timeout = 1.0 if stopped is None else max(0.01, min(0.2, deadline - time.monotonic()))
         info = signal.sigtimedwait(watched, timeout)
         if info is None or info.si_signo == signal.SIGCHLD:
-            if deadline is not None and time.monotonic() >= deadline:
-                proc.kill()
             continue
         if stopped is None:
             stopped, deadline = info.si_signo, time.monotonic() + INTERRUPT_GRACE_S
         # si_code > 0: the kernel sent it (a terminal's Ctrl-C or hangup, to the whole foreground group, the
-        # command included); <= 0: a process sent it to capture with kill(): pass it on
+        # command included); <= 0: a process sent it to capture with kill(): pass it on, to every process
         if info.si_code <= 0:
-            try:
-                proc.send_signal(info.si_signo)
-            except ProcessLookupError:
-                pass
-    return code, stopped
+            _signal_all(proc, command_processes(directory), info.si_signo)
+
+
+def _signal_all(proc: subprocess.Popen, pids: Sequence[int], signum: int) -> None:
+    """``signum`` to the command and each of ``pids`` (gone ones skipped)."""
+    for pid in dict.fromkeys([proc.pid, *pids]):
+        try:
+            os.kill(pid, signum)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def command_processes(directory: str) -> list[int]:
+    """The running processes of this user whose environment names this capture's directory: the command and
+    every process it started, in whichever process group or session (Linux's /proc; elsewhere none)."""
+    needle = f"\0{hook.DIR_ENV}={directory}\0".encode()
+    me = os.getpid()
+    try:
+        entries = [e.name for e in os.scandir("/proc") if e.name.isdigit()]
+    except OSError:
+        return []
+    out = []
+    for name in entries:
+        pid = int(name)
+        if pid == me:
+            continue
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                env = b"\0" + f.read()
+        except OSError:  # gone, or another user's
+            continue
+        if needle in env or env.endswith(needle[:-1]):
+            out.append(pid)
+    return out
+
+
+@contextlib.contextmanager
+def _watchdog(directory: str) -> Iterator[None]:
+    """While the command runs (Linux): a process in a session of its own that waits for capture to end. When
+    capture ends without saying so (SIGKILL, which no handler sees), it kills the command's processes
+    (``command_processes``) and removes the temporary directory."""
+    if not sys.platform.startswith("linux"):
+        yield
+        return
+    read_end, write_end = os.pipe()  # not inherited by the command (close-on-exec)
+    pid = os.fork()
+    if pid == 0:  # the watchdog
+        try:
+            os.close(write_end)
+            os.setsid()  # a terminal's signals and its hangup are not its own
+            for s in STOP_SIGNALS:
+                signal.signal(s, signal.SIG_IGN)
+            signal.pthread_sigmask(signal.SIG_SETMASK, set())
+            null = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(null, fd)  # holds no pipe of capture's open (a `| tee` would wait for it)
+            os.closerange(3, read_end)
+            os.closerange(read_end + 1, 1 << 16)
+            if not os.read(read_end, 1):  # capture died: it said nothing
+                for signum in (signal.SIGTERM, signal.SIGKILL):
+                    for p in command_processes(directory):
+                        with contextlib.suppress(OSError):
+                            os.kill(p, signum)
+                    time.sleep(0.5)
+                shutil.rmtree(directory, ignore_errors=True)
+        finally:
+            os._exit(0)
+    os.close(read_end)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            os.write(write_end, b"x")  # capture ends as it should: nothing to do
+        os.close(write_end)
+        with contextlib.suppress(OSError):
+            os.waitpid(pid, 0)
 
 
 def _run_with_handlers(exe: str, command: Sequence[str], keep_sources: Path | None = None) -> CommandRun:

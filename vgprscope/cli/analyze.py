@@ -11,25 +11,27 @@ from ..core.exit_codes import FAILURE, SUCCESS
 
 
 def render(records, fmt: Format, command: str, title: str | None = None, wide: bool = False,
-           by_kernel: bool = False, machine=None) -> str:
+           by_kernel: bool = False, machine=None, refused=()) -> str:
     """Records in ``fmt``. ``by_kernel``: rows named by kernel, the file beside it (scan), rather than
-    by variant and kernel; ``machine``: the result's (its header's notes with it)."""
+    by variant and kernel; ``machine``: the result's (its header's notes with it); ``refused``: the rows the
+    kernels' source does not take (a note each)."""
     from ..analysis.analyze import view as records_view
     from ..report.machine import compile_only
 
     machine = machine or compile_only()
     if fmt is Format.json:
-        return records_view.to_json(records, machine, command)
+        return records_view.to_json(records, machine, command, refused=refused)
     if fmt is Format.csv:
         return records_view.to_csv(records)
     if fmt is Format.md:
-        return records_view.to_markdown(records, machine, title=title)
+        return records_view.to_markdown(records, machine, title=title, refused=refused)
     if fmt is Format.html:
         from .common import command_line
 
-        return records_view.to_html(records, machine, command_line(), title=title or f"vgprscope {command}")
+        return records_view.to_html(records, machine, command_line(), title=title or f"vgprscope {command}",
+                                    refused=refused)
     naming = records_view.SCAN if by_kernel else records_view.ANALYZE
-    return records_view.table_text(records, machine, title=title, wide=wide, naming=naming)
+    return records_view.table_text(records, machine, title=title, wide=wide, naming=naming, refused=refused)
 
 
 def reads_loops(fmt: Format, out: Output, sort: str | None = None) -> bool:
@@ -38,10 +40,15 @@ def reads_loops(fmt: Format, out: Output, sort: str | None = None) -> bool:
     return fmt is not Format.table or out.wide or bool(sort and "loop" in sort)
 
 
-def summarize_failures(records) -> int:
-    """One stderr line on the rows that did not compile; the exit code: 1 when none did, else 0."""
+def summarize_failures(records, refused=()) -> int:
+    """One stderr line on the rows that did not compile; the exit code: 1 when none did, else 0. ``refused``:
+    the rows the kernels' source does not take; when they are all there is, nothing compiled (exit 1)."""
+    from ..report.refusals import refusals
     from .common import nothing_compiled
 
+    if refused and not records:
+        err(f"error: no row compiled: {'; '.join(refusals(refused))}")
+        return 1
     failed = [r for r in records if not r.ok]
     if records and len(failed) == len(records):
         err(nothing_compiled([r.status for r in records]))
@@ -92,9 +99,12 @@ def analyze(*, kernels: Kernels, grid: Grid, sort: SortOpt = None, format: Forma
     from ..library import api
     from .progress import compile_progress
 
-    if plot is not None:
-        check_writable(plot)  # before minutes of compiling, not after
+    if plot is not None:  # before minutes of compiling, not after
+        from ..core.extras import require_matplotlib
+
+        check_writable(plot)
         _plot_needs_a_history(tc.triton or [])
+        require_matplotlib("analyze --plot")
     selection, note = in_project(kernels.library())
     with compile_progress() as progress:
         result = api.analyze(**selection, **grid.library(), sort=sort, **tc.library(), **run.library(),
@@ -104,9 +114,9 @@ def analyze(*, kernels: Kernels, grid: Grid, sort: SortOpt = None, format: Forma
     if len(result.toolchains) > 1:
         history_output(result, format, out, plot)
         return
-    code = summarize_failures(result.records)
+    code = summarize_failures(result.records, result.refused)
     emit(render(list(result.records), format, "analyze", title="vgprscope analyze", wide=out.wide,
-                machine=result.machine), out.output)
+                machine=result.machine, refused=result.refused), out.output)
     if code:
         raise typer.Exit(code)
 

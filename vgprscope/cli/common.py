@@ -5,8 +5,8 @@ Exit codes (every command; also in README and each command's --help):
 0  ok.
 1  a regression or failed check, or nothing to show: the command line was well-formed but no row compiled
    or can launch (each selected variant refused the config, e.g. ``--head-dim 100000`` or
-   ``--block-m 512``, the compiler failed, or the kernel needs more LDS than the arch has). The rows are
-   still printed, each with its reason; stderr says why in one line.
+   ``--block-m 512``, the compiler failed, or the kernel needs more LDS than the arch has). The failed rows
+   are still printed, each with its reason, and each refusal in a note; stderr says why in one line.
 2  the command line itself is wrong, found before anything compiles: an unknown name, an empty value, a
    value outside the range its --help gives or that no kernel can take (``--head-dim 0``, ``--shape 1,2,3``,
    ``--arch ''``, ``--block-m 100`` or ``--num-warps 3``: Triton takes powers of two only), a missing,

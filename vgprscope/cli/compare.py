@@ -43,7 +43,7 @@ def compare(*, strategies: StrategiesOpt = None, kernels: Kernels, grid: Grid, s
                              frontier=frontier, bench=bench, sort=sort, **tc.library(), **run.library(),
                              **large.library(), on_progress=progress, loops=reads_loops(format, out, sort))
     result = headed(result, note)
-    code = summarize_failures(result.records)
+    code = summarize_failures(result.records, result.refused)
     for note in result.notes:
         err(f"warning: {note}")
     renderers = {

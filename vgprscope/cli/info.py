@@ -123,7 +123,9 @@ def variants_cmd(format: FormatOpt = Format.table, output: OutputOpt = None, ker
     from ..report.formats import Column, Footnotes, build_table, render_table
     from ..attention.variants import load_variants
 
-    directory = (kernel_dir.resolve() if kernel_dir else loader.BUNDLED_DIR)
+    from ..core.fsutil import resolve_input
+
+    directory = (resolve_input(kernel_dir, "kernel directory") if kernel_dir else loader.BUNDLED_DIR)
     variants = load_variants(directory)
     rows = [{"name": v.name, "strategy": v.strategy, "seed": v.seed, "trades": v.trades,
              "kernels": ", ".join(v.kernels), "knobs": ", ".join(v.knobs) or "-"} for v in variants.values()]

@@ -133,7 +133,7 @@ SchedulerOpt = Annotated[str | None, typer.Option(
     "needs the distributed extra")]
 TritonOpt = Annotated[list[str] | None, typer.Option(
     "--triton", "-t", metavar="VERSION|A..B|PATH",
-    help="A Triton to compile with: a release (3.8.0; installed once into vgprscope's cache), a range of "
+    help="A Triton to compile with: a release (3.8.0; installed once into the user's toolchain store), a range of "
          "releases (3.4.0..3.9.0), or a Python environment that has Triton; repeatable on analyze (a history) "
          "and diff (two sides) \\[default: the installed one]")]
 SetOpt = Annotated[list[str] | None, typer.Option(

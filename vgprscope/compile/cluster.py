@@ -100,7 +100,10 @@ def dask_executor(address: str, timeout_s: float | None = None) -> Iterator[Dask
         from distributed import Client
         from distributed.comm import resolve_address
     except ImportError:
-        raise UsageError("--scheduler needs Dask distributed: pip install 'vgprscope[distributed]'") from None
+        from ..core.extras import install_command
+
+        raise UsageError(f"--scheduler needs Dask distributed, which is not installed; install the 'distributed' "
+                         f"extra: {install_command('distributed')}") from None
     try:  # before a Client exists: one half-made by a malformed address closes itself at exit, 20 s later
         resolve_address(address)
     except (ValueError, OSError) as exc:

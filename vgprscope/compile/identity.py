@@ -2,10 +2,13 @@
 
 Both are part of every cache key (``Engine``), beside the job's key and the Triton version:
 
-- the toolchain's fingerprint: the path, size and mtime of every file of its Triton package (libtriton, the
-  backends with their libdevice, ptxas and linker, the Python front end; not its C headers), read with
-  ``stat`` only (a few milliseconds). An environment rebuilt at the same version string, a file edited, replaced or removed,
-  gives another fingerprint, so its old entries are never served for it. The same fingerprint, read again
+- the toolchain's fingerprint: every file of its Triton package (libtriton, the backends with their libdevice,
+  ptxas and linker, the Python front end; not its C headers) by its path within the package, its size and
+  its content as the wheel's RECORD gives it (the sha256 pip or uv wrote at install), read with ``stat``
+  only (a few milliseconds). A file changed after the install (its mtime newer than the RECORD), or one
+  no RECORD names (a source build), counts by its mtime. An environment rebuilt at the same version
+  string, a file edited, replaced or removed, gives another fingerprint, so its old entries are never served
+  for it; the same wheel installed again (a reinstall, another environment) gives the same one. The same fingerprint, read again
   after a failed compile, tells a toolchain broken under a run (``toolchains remove`` mid-run) from the
   compiler's verdict on a kernel.
 - the environment: every variable set in this process that the installed Triton or the toolchain's Triton
@@ -70,24 +73,61 @@ _NOT_READ = ("__pycache__", "include")
 
 
 def fingerprint(directory: Path | None) -> str:
-    """Every file of a Triton package by path, size and mtime (``stat`` only), hashed: "" for no package,
-    "missing" for a package directory that is gone."""
+    """Every file of a Triton package by its path within the package, its size, and its content as its
+    wheel's RECORD says where the file is as installed, else its mtime (``stat`` only), hashed: "" for no
+    package, "missing" for a package directory that is gone."""
     if directory is None:
         return ""
+    record, installed_ns = installed_files(directory)
+    base = str(directory.parent)
     h = hashlib.sha256()
     found = False
     for root, dirs, files in os.walk(directory):
         dirs[:] = sorted(d for d in dirs if d not in _NOT_READ)
         for name in sorted(files):
             path = os.path.join(root, name)
+            rel = os.path.relpath(path, base).replace(os.sep, "/")
             try:
                 st = os.stat(path)
             except OSError:  # a dangling link, a file removed meanwhile: part of the state
-                h.update(f"{path}:gone\n".encode())
+                h.update(f"{rel}:gone\n".encode())
                 continue
             found = True
-            h.update(f"{path}:{st.st_size}:{st.st_mtime_ns}\n".encode())
+            wheel = record.get(rel)
+            if wheel is not None and wheel[1] == st.st_size and st.st_mtime_ns <= installed_ns:
+                h.update(f"{rel}:{st.st_size}:{wheel[0]}\n".encode())  # as the wheel installed it
+            else:
+                h.update(f"{rel}:{st.st_size}:{st.st_mtime_ns}\n".encode())
     return h.hexdigest()[:32] if found else "missing"
+
+
+def installed_files(directory: Path) -> tuple[dict[str, tuple[str, int]], int]:
+    """The wheel's RECORD beside a Triton package (``triton-*.dist-info``): each file's path within
+    site-packages -> (its sha256, its size), and when the RECORD was written (ns; a file not modified since
+    is as installed). ({}, 0) where there is none (a source build)."""
+    records = sorted(directory.parent.glob("triton-*.dist-info/RECORD"))
+    if not records:
+        return {}, 0
+    try:
+        st = records[-1].stat()
+    except OSError:
+        return {}, 0
+    return _record(str(records[-1]), st.st_mtime_ns, st.st_size), st.st_mtime_ns
+
+
+@functools.lru_cache(maxsize=8)
+def _record(path: str, mtime_ns: int, size: int) -> dict[str, tuple[str, int]]:
+    import csv
+
+    out: dict[str, tuple[str, int]] = {}
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            for row in csv.reader(f):
+                if len(row) >= 3 and row[1].startswith("sha256=") and row[2].isdigit():
+                    out[row[0]] = (row[1][7:], int(row[2]))
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return {}
+    return out
 
 
 def knob_names(directory: Path | None) -> frozenset[str]:

@@ -53,22 +53,31 @@ class Plan:
     jobs: tuple[tuple[str, CompileJob], ...] = ()
     reason: str | None = None
     cacheable: bool = True  # False: a failure of this machine (an import that failed), never stored
+    # True: the reason is the variant's own refusal of the config (its ``check_config``: a value outside its
+    # range), not a failure of its file
+    refused: bool = False
 
     @classmethod
     def from_answer(cls, answer: dict[str, Any]) -> Plan:
         if "error" in answer:
             return cls(reason=str(answer["error"]), cacheable=answer.get("error_kind") != worker.ENVIRONMENT)
         if answer.get("reason"):
-            return cls(reason=str(answer["reason"]))
+            return cls(reason=str(answer["reason"]), refused=True)
         return cls(jobs=tuple((j["name"], CompileJob.from_dict(j["job"])) for j in answer["jobs"]))
 
     def as_dict(self) -> dict[str, Any]:
-        return {"jobs": [{"name": n, "job": j.as_dict()} for n, j in self.jobs], "reason": self.reason}
+        return {"jobs": [{"name": n, "job": j.as_dict()} for n, j in self.jobs], "reason": self.reason,
+                "refused": self.refused}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Plan | None:
+        """A stored plan, or None where it is not one (read again: a plan stored before ``refused`` was kept
+        cannot tell a refusal from a failure)."""
         try:
+            refused = d["refused"]
+            if not isinstance(refused, bool):
+                return None
             return cls(jobs=tuple((j["name"], CompileJob.from_dict(j["job"])) for j in d.get("jobs") or ()),
-                       reason=d.get("reason"))
+                       reason=d.get("reason"), refused=refused)
         except (KeyError, TypeError, ValueError):
             return None

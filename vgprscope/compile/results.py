@@ -152,11 +152,12 @@ def record_of(task: Task, result: dict[str, Any], tv: str, cached: bool, deps: d
                   extras=row.extras + ((("note", result["note"]),) if result.get("note") else ())
                   + ((("unloaded", True),) if result.get("unloaded") else ()), slot=row.slot,
                   toolchain=row.toolchain, llvm_version=str(result.get("llvm_version") or ""),
-                  diagnostics=tuple(Diagnostic.from_dict(d) for d in result.get("diagnostics") or ()))
+                  diagnostics=tuple(Diagnostic.from_dict(d) for d in result.get("diagnostics") or ()),
+                  refused=task.refused)
 
 
 def reason_record(task: Task, reason: str, tv: str) -> Record:
     row = task.row
     return Record(variant=row.label, kernel=row.kernel, arch=task.arch.name, config=row.config, status=reason,
                   triton_version=tv, source_hash=row.source_hash, identity=row.identity, source=row.source,
-                  extras=row.extras, slot=row.slot, toolchain=row.toolchain)
+                  extras=row.extras, slot=row.slot, toolchain=row.toolchain, refused=task.refused)

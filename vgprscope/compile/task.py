@@ -37,6 +37,9 @@ class Task:
     arch: Arch
     row: RowInfo
     reason: str | None = None
+    # why the source does not take this row (a variant written for other archs, a value outside its range):
+    # the commands that show rows say it in a note, not as a failed row ("" where it applies)
+    refused: str = ""
 
     def __hash__(self) -> int:
         return hash((self.job.key() if self.job else self.reason, self.arch.name, self.row.label, self.row.kernel,

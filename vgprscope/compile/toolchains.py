@@ -1,11 +1,13 @@
 """Toolchains: the Triton that compiles a job. The installed one, a release from PyPI in an environment of its
 own, or an existing Python environment that has Triton (a source build, a fork, a nightly).
 
-A release is installed once into vgprscope's cache (``toolchains/triton-VERSION-pyXY``) as an isolated
-environment holding Triton alone (with ``uv`` when it is on PATH, else ``venv`` + ``pip``), built in a
+A release is installed once into this user's toolchain store (``$VGPRSCOPE_TOOLCHAIN_DIR``, else
+``~/.cache/vgprscope-toolchains``: one per user, shared by every compile cache; ``triton-VERSION-pyXY``) as an
+isolated environment holding Triton alone (with ``uv`` when it is on PATH, else ``venv`` + ``pip``), built in a
 scratch directory and renamed into place only when it imports and reports the version asked for: a
-half-made environment is never used, and an interrupted or failed install leaves nothing behind. Saves of
-one release wait for each other (a lock file). Compile workers then run under that environment's Python
+half-made environment is never used, and an interrupted or failed install leaves nothing behind. A version
+the package index does not offer is refused before any of that. Saves of one release wait for each other (a
+lock file, removed by the last one). Compile workers then run under that environment's Python
 (``python <runtime directory> --serve``: the runtime package, which needs only Triton and the standard library).
 
 A toolchain's ``id`` is part of every job's key, and its version is checked on every answer, so compiles of
@@ -29,7 +31,6 @@ from pathlib import Path
 
 from ..core.errors import TritonUnavailableError, UsageError, VgprscopeError
 from ..runtime import worker_command
-from .cache import default_dir
 
 MARKER = "vgprscope-toolchain.json"
 # ASCII digits only: \d also takes full-width and other scripts' digits, which no release is spelled with
@@ -118,10 +119,18 @@ def installed() -> Toolchain:
 
 # ------------------------------------------------------------------------------------------- the store
 
+STORE_NAME = "vgprscope-toolchains"
+
+
 def store() -> Path:
-    """Where releases are installed: $VGPRSCOPE_TOOLCHAIN_DIR, else ``toolchains`` in the compile cache."""
+    """Where releases are installed: $VGPRSCOPE_TOOLCHAIN_DIR, else ``vgprscope-toolchains`` in the user's
+    cache directory ($XDG_CACHE_HOME, else ~/.cache): one store per user, whatever compile cache a run uses
+    ($VGPRSCOPE_CACHE_DIR), so another cache never downloads a release again."""
     env = os.environ.get("VGPRSCOPE_TOOLCHAIN_DIR")
-    return Path(env) if env else default_dir() / "toolchains"
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / STORE_NAME
 
 
 def _env_name(version: str) -> str:
@@ -134,15 +143,31 @@ def _python_of(env: Path) -> Path:
 
 @contextlib.contextmanager
 def _locked(path: Path) -> Iterator[None]:
+    """Held by one process at a time; the lock file is removed by its holder when done (a process that waited
+    on the removed file takes a new one: the file it locked must still be the one at ``path``)."""
     import fcntl
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
+    while True:
+        f = open(path, "a")
         try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
+            fcntl.flock(f, fcntl.LOCK_EX)
+            same = False
+            with contextlib.suppress(FileNotFoundError):  # removed meanwhile: not the file at ``path``
+                same = os.path.samestat(os.fstat(f.fileno()), os.stat(path))
+        except BaseException:
+            f.close()
+            raise
+        if same:
+            break
+        f.close()  # removed (or replaced) by the holder before us: lock the file there now
+    try:
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        fcntl.flock(f, fcntl.LOCK_UN)
+        f.close()
 
 
 # interpreter -> the directory of the Triton package it imports, as its probe said: where it is not in the
@@ -290,7 +315,12 @@ def release(version: str, say: Callable[[str], None] = lambda s: None) -> Toolch
         raise ToolchainError(f"Triton {version} is older than {'.'.join(map(str, OLDEST))}, the oldest release "
                              "vgprscope compiles with; allowed: 3.3.0 and newer")
     env = store() / _env_name(version)
+    if (env.is_symlink() or env.exists()) and not (env / MARKER).is_file():  # not installed over, not used
+        what = _not_a_toolchain(env) if env.is_symlink() or not env.is_dir() else f"it has no {MARKER}"
+        raise ToolchainError(f"the Triton {version} toolchain in {env} is broken ({what}): `vgprscope toolchains "
+                             f"remove {version}` deletes it, and the next run installs it again")
     if not (env / MARKER).is_file():
+        check_offered(version)  # before a venv, pip or a lock file: a release the index does not have
         try:
             with _locked(store() / f".{env.name}.lock"):
                 if not (env / MARKER).is_file():
@@ -304,6 +334,29 @@ def release(version: str, say: Callable[[str], None] = lambda s: None) -> Toolch
         raise ToolchainError(f"the Triton {version} toolchain in {env} is broken ({problem}): "
                              f"`vgprscope toolchains remove {version}` deletes it, and the next run installs it again")
     return register(Toolchain("release", version, str(_python_of(env))))
+
+
+def offered_releases() -> list[str] | None:
+    """The Triton releases pip's index offers for this Python and platform (``pip index versions triton``),
+    newest first; None where that cannot be told (no pip, no network): the install then says why itself."""
+    cmd = [sys.executable, "-m", "pip", "index", "versions", "triton", "--disable-pip-version-check"]
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=60, env={**os.environ, "PIP_NO_INPUT": "1"})
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    found = re.search(r"^Available versions:\s*(.+)$", done.stdout, re.M) if done.returncode == 0 else None
+    return [v.strip() for v in found.group(1).split(",") if _VERSION.match(v.strip())] or None if found else None
+
+
+def check_offered(version: str) -> None:
+    """A ToolchainError naming the releases there are where pip's index does not offer ``version`` here."""
+    offered = offered_releases()
+    if offered is None or version in offered:
+        return
+    here = f"Python {sys.version_info.major}.{sys.version_info.minor} on {sys.platform}-{platform.machine()}"
+    listed = _versions_line(", ".join(reversed(offered)))
+    raise ToolchainError(f"cannot install Triton {version}: not a release with a wheel for {here}; allowed: "
+                         f"{listed} (`pip index versions triton` lists them)")
 
 
 def installed_release(version: str) -> Toolchain | None:
@@ -488,14 +541,24 @@ def list_store() -> list[StoreEntry]:
         return []
     out: list[StoreEntry] = []
     for path in sorted(root.iterdir()):
+        if (m := _ENV.match(path.name)) and (path.is_symlink() or not path.is_dir()):  # broken: removable
+            out.append(StoreEntry(path, m[1], 0, _not_a_toolchain(path)))
+            continue
         if not path.is_dir() or path.is_symlink():
             continue
-        if m := _ENV.match(path.name):
+        if m:
             out.append(StoreEntry(path, m[1], _size(path), _problem(path, m[1])))
         elif m := _SCRATCH.match(path.name):
             pid = int(m[4])
             out.append(StoreEntry(path, m[2], _size(path), pid=pid, alive=_alive(pid)))
     return sorted(out, key=lambda e: (version_tuple(e.version), e.path.name))
+
+
+def _not_a_toolchain(path: Path) -> str:
+    """What stands where a toolchain's directory must be."""
+    if not path.is_symlink():
+        return "a file, not a toolchain's directory"
+    return f"a symlink to {os.readlink(path)}, {'a directory' if path.is_dir() else 'which does not exist'}, not a toolchain"
 
 
 def clean_stale() -> list[StoreEntry]:
@@ -517,12 +580,15 @@ def remove(version: str) -> Path:
     """Delete a release's toolchain, whole or broken, and what an interrupted install of it left."""
     env = store() / _env_name(version)
     leftovers = [e for e in list_store() if e.version == version and e.pid is not None and not e.alive]
-    if not env.is_dir() and not leftovers:
+    there = env.is_symlink() or env.exists()
+    if not there and not leftovers:
         have = ", ".join(dict.fromkeys(e.version for e in list_store() if e.pid is None or not e.alive)) or "none"
         raise ToolchainError(f"Triton {version} is not installed as a toolchain; installed: {have}")
     try:
         with _locked(store() / f".{env.name}.lock"):
-            if env.is_dir():
+            if env.is_symlink() or (env.exists() and not env.is_dir()):  # a link or a file in its place
+                env.unlink()
+            elif env.is_dir():
                 doomed = env.with_name(f".{env.name}.removing-{os.getpid()}")
                 env.rename(doomed)  # gone from view at once; then deleted
                 shutil.rmtree(doomed, ignore_errors=True)

@@ -11,6 +11,7 @@ file the shell creates would.
 
 from __future__ import annotations
 
+import errno
 import functools
 import json
 import os
@@ -19,7 +20,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from .errors import OutputError
+from .errors import OutputError, UsageError
 
 _KINDS = ((stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISCHR, "a character device"),
           (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
@@ -36,9 +37,44 @@ def _not_regular(path: Path) -> str | None:
 
 
 def target_of(path: str | os.PathLike[str]) -> Path:
-    """The file a write to ``path`` replaces: the path itself, or where its symlinks lead (kept as links)."""
+    """The file a write to ``path`` replaces: the path itself, or where its symlinks lead (kept as links). A
+    symlink loop leads nowhere: an OutputError (writing would replace the link with a file)."""
     path = Path(path)
-    return Path(os.path.realpath(path)) if path.is_symlink() else path
+    if not path.is_symlink():
+        return path
+    try:
+        return Path(os.path.realpath(path, strict=True))
+    except FileNotFoundError:  # a link to a file not made yet: that file
+        return Path(os.path.realpath(path))
+    except OSError as exc:
+        raise OutputError(f"cannot write {path}: {why_not(exc)}") from None
+
+
+def why_not(exc: OSError) -> str:
+    """An OSError in words, without Python's ``[Errno N]``: a symlink loop said as one."""
+    if exc.errno == errno.ELOOP:
+        return "it is a symlink loop (its links lead back to themselves)"
+    return exc.strerror or str(exc)
+
+
+def loop_in(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` cannot be reached because a symlink on the way leads back to itself."""
+    try:
+        os.stat(path)
+    except OSError as exc:
+        return exc.errno == errno.ELOOP
+    return False
+
+
+def resolve_input(path: str | os.PathLike[str], what: str) -> Path:
+    """An input path made absolute, its symlinks followed; one that is a symlink loop is a UsageError naming
+    ``what`` and the path (pathlib would raise a RuntimeError)."""
+    if loop_in(path):
+        raise UsageError(f"cannot read {what} {path}: it is a symlink loop (its links lead back to themselves)")
+    try:
+        return Path(path).resolve()
+    except (OSError, RuntimeError) as exc:  # a loop made meanwhile, or a parent that cannot be read
+        raise UsageError(f"cannot read {what} {path}: {exc}") from None
 
 
 @functools.cache
@@ -78,13 +114,64 @@ def check_writable(path: str | os.PathLike[str]) -> None:
     blocker = _blocking_file(path)
     if blocker is not None:
         raise OutputError(f"cannot write {path}: {blocker} is a file, not a directory")
-    if not path.parent.is_dir():  # a typo'd directory is not made: the file would land where nobody looks
-        raise OutputError(f"cannot write {path}: the directory {path.parent} does not exist; create it first")
     existing = next((p for p in path.parents if p.exists()), Path("."))
-    if not os.access(existing, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
+    # what stops the write first: a read-only file system, then permission, then a directory to make
+    if not os.access(existing, os.W_OK | os.X_OK):
         if _read_only(existing):
             raise OutputError(f"cannot write {path}: {existing} is on a read-only file system")
         raise OutputError(f"cannot write {path}: no permission to write in {existing}")
+    if not path.parent.is_dir():  # a typo'd directory is not made: the file would land where nobody looks
+        raise OutputError(f"cannot write {path}: the directory {path.parent} does not exist; create it first")
+    if path.exists() and (not os.access(path, os.W_OK) or _file_flags(path) & (_IMMUTABLE | _APPEND_ONLY)):
+        # the file itself, its directory writable (an append-only file passes access() but cannot be replaced)
+        raise OutputError(f"cannot write {path}: {_unwritable_file(path)}")
+
+
+def _unwritable_file(path: Path) -> str:
+    """Why an existing file cannot be replaced though its directory is writable."""
+    if _read_only(path):
+        return f"{path} is on a read-only file system"
+    flags = _file_flags(path)
+    if flags & _IMMUTABLE:
+        return "the file is immutable (chattr +i; `chattr -i` lifts it)"
+    if flags & _APPEND_ONLY:
+        return "the file is append-only (chattr +a; `chattr -a` lifts it)"
+    return "the file is read-only (its mode; chmod u+w makes it writable)"
+
+
+# Linux's inode flags (FS_IOC_GETFLAGS): a file marked so cannot be replaced, even by root
+_FS_IOC_GETFLAGS, _IMMUTABLE, _APPEND_ONLY = 0x80086601, 0x10, 0x20
+
+
+def _file_flags(path: Path) -> int:
+    try:
+        import fcntl
+
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except (OSError, ImportError):
+        return 0
+    try:
+        buf = bytearray(8)
+        fcntl.ioctl(fd, _FS_IOC_GETFLAGS, buf, True)
+        return int.from_bytes(buf[:4], "little")
+    except OSError:
+        return 0
+    finally:
+        os.close(fd)
+
+
+def _why_dir(directory: Path, exc: OSError) -> str:
+    """Why ``directory`` could not be made: a file in the way, the first existing ancestor's read-only mount,
+    or permission."""
+    blocker = _blocking_file(directory / "x")
+    if blocker is not None:
+        return f"{blocker} is a file, not a directory"
+    existing = next((p for p in directory.parents if p.exists()), None)
+    if existing is not None and (exc.errno == errno.EROFS or _read_only(existing)):
+        return f"{existing} is on a read-only file system"
+    if existing is not None and exc.errno in (errno.EACCES, errno.EPERM):
+        return f"no permission to create it in {existing}"
+    return why_not(exc)
 
 
 def _read_only(path: Path) -> bool:
@@ -110,10 +197,14 @@ def atomic_write(path: str | os.PathLike[str], data: bytes | str) -> None:
         existing = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # why the directory cannot be made (a read-only mount, no permission), not "create it"
+        raise OutputError(f"cannot write {given}: cannot create the directory {path.parent}: "
+                          f"{_why_dir(path.parent, exc)}") from None
+    try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     except OSError as exc:
         check_writable(given)  # the precise reason when it is one we know
-        raise OutputError(f"cannot write {given}: {exc.strerror or exc}") from None
+        raise OutputError(f"cannot write {given}: {why_not(exc)}") from None
     try:
         with os.fdopen(fd, "wb") as f:
             # mkstemp makes the file 0600: give it the replaced file's mode, or a new file's (0666 less umask)
@@ -144,12 +235,16 @@ def read_versioned_json(path: str | os.PathLike[str], *, what: str, schema: str,
         text = path.read_text()
     except FileNotFoundError:
         raise error(f"no {what} at {path}; {missing}") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
+        raise error(f"cannot read {what} {path}: {why_not(exc)}") from None
+    except UnicodeDecodeError as exc:
         raise error(f"cannot read {what} {path}: {exc}") from None
     try:
         doc = json.loads(text)
     except ValueError as exc:
         raise error(f"{what} {path} is not valid JSON (truncated or corrupt): {exc}") from None
+    except RecursionError:
+        raise error(f"{what} {path} is corrupt: nested too deeply to read (not what vgprscope writes)") from None
     kind = what.removesuffix(" file")
     if not isinstance(doc, dict) or doc.get("schema") != schema:
         raise error(f"{path} is not a vgprscope {kind} (no \"schema\": \"{schema}\")")

@@ -505,6 +505,9 @@ class Record:
     # what the compiler printed (ptxas warnings and advisories, LLVM's warnings and errors), in its order
     diagnostics: tuple[Diagnostic, ...] = ()
     llvm_version: str = ""  # the LLVM build of the Triton that compiled it ("24.0.0git (b010a18d2b64...)")
+    # why its source does not take the row (a variant written for other archs, a config value outside the
+    # variant's range): the tables say it in a note under the table, not as a failed row; "" where it applies
+    refused: str = ""
 
     @property
     def ptxas_version(self) -> str:
@@ -529,7 +532,7 @@ class Record:
             "identity": self.identity.as_dict() if self.identity else None, "source": self.source,
             "slot": self.slot, "toolchain": self.toolchain,
             "diagnostics": [d.as_dict() for d in self.diagnostics], "llvm_version": self.llvm_version,
-            "ptxas_version": self.ptxas_version,
+            "ptxas_version": self.ptxas_version, **({"refused": self.refused} if self.refused else {}),
         }
 
     @classmethod
@@ -543,5 +546,5 @@ class Record:
             identity=KernelIdentity.from_dict(d.get("identity")), source=d.get("source", "variants"),
             slot=d.get("slot", ""), toolchain=d.get("toolchain", ""),
             diagnostics=tuple(Diagnostic.from_dict(x) for x in d.get("diagnostics") or ()),
-            llvm_version=d.get("llvm_version", ""),
+            llvm_version=d.get("llvm_version", ""), refused=str(d.get("refused") or ""),
         )

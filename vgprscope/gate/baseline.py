@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import NotComparableError, OutputError, UsageError
-from ..core.fsutil import atomic_write, check_writable
+from ..core.fsutil import atomic_write, check_writable, why_not
 from ..core.records import (
     USAGE_CLASSES, Config, Record, ResourceUsage, config_from_dict, usage_from_dict,
     usage_to_dict,
@@ -279,7 +279,7 @@ def _read(path: Path) -> dict[str, Any]:
     except FileNotFoundError:
         raise NotComparableError(f"no baseline at {path}; create it with `vgprscope baseline save`") from None
     except OSError as exc:
-        raise NotComparableError(f"cannot read baseline {path}: {exc.strerror or exc}") from None
+        raise NotComparableError(f"cannot read baseline {path}: {why_not(exc)}") from None
     try:
         doc = json.loads(data.decode("utf-8"), object_pairs_hook=_unique_keys)
     except _Duplicate as exc:
@@ -290,6 +290,9 @@ def _read(path: Path) -> dict[str, Any]:
                                  f"{exc.start}") from None
     except ValueError as exc:
         raise NotComparableError(f"baseline {path} is not valid JSON (truncated or corrupt): {exc}") from None
+    except RecursionError:
+        raise NotComparableError(f"baseline {path} is corrupt: nested too deeply to read (not what `vgprscope "
+                                 f"baseline save` writes)") from None
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
         raise NotComparableError(f"{path} is not a vgprscope baseline (no \"schema\": \"{SCHEMA}\")")
     version = doc.get("schema_version")

@@ -37,6 +37,7 @@ from typing import Any
 
 from ..core.archs import DEFAULT_ARCHS, get_arch
 from ..core.errors import UsageError
+from ..core.fsutil import why_not
 from .baseline import DEFAULT_BASELINE, Entry
 from .rules import Rule, RuleSet, parse_rule, parse_tolerance
 
@@ -170,7 +171,7 @@ def _read_toml(path: Path) -> dict[str, Any]:
     except FileNotFoundError:
         raise UsageError(f"config file {path} does not exist") from None
     except OSError as exc:
-        raise UsageError(f"cannot read config file {path}: {exc.strerror or exc}") from None
+        raise UsageError(f"cannot read config file {path}: {why_not(exc)}") from None
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -180,6 +181,9 @@ def _read_toml(path: Path) -> dict[str, Any]:
         return dict(tomllib.loads(text))
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"config file {path} is not valid TOML: {str(exc).splitlines()[0]}") from None
+    except RecursionError:
+        raise UsageError(f"config file {path} is nested too deeply to read (arrays or tables within each other "
+                         f"thousands of levels down); a configuration is a few levels deep") from None
 
 
 def _from_table(section: Mapping[str, Any], path: Path, sources: Sequence[str]) -> GateConfig:

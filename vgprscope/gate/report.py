@@ -16,7 +16,7 @@ from typing import Any
 
 from ..core.records import SCHEMA_VERSION
 from ..report.deltas import STYLE, Delta, Verdict
-from ..report.formats import Column, Footnotes, build_table, md_table, render_table
+from ..report.formats import Column, Footnotes, alone, build_table, md_table, render_table
 from .baseline import Entry
 from .diff import EntryDiff, GateResult, MetricDiff, State
 from .metrics import REGISTERS, metric_info
@@ -417,6 +417,8 @@ def to_table(result: GateResult, machine_line: str | Sequence[str], baseline_pat
     legend = wrap(legend_for(command).replace("`", ""), width if not wide else 10**4, "  ")
     if any(spills_change(d) for d in result.entries):
         legend += "\n" + wrap(SPILLS_CHANGE_LEGEND, width if not wide else 10**4, "  ")
+    if alone():  # the table alone (a notebook): its notes, the table and the verdict; no machine line, no legend
+        return "".join(ln + "\n" for ln in lines[2:]) + text + wrap(summary(result, command), width, "  ") + "\n"
     return "\n".join(lines) + "\n" + text + wrap(summary(result, command), width, "  ") + "\n" + legend + "\n"
 
 

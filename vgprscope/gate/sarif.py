@@ -1,9 +1,10 @@
 """The gate's verdicts (``check``, ``diff``) as SARIF 2.1.0 for code scanning (``report.sarif`` writes the log).
 
-One result per failing metric of an entry (``vgprscope.<metric>``: ``vgprscope.vgpr_total``,
-``vgprscope.core.occupancy``, ...), per entry that went missing (``vgprscope.missing``) or stopped compiling
-(``vgprscope.status``), at the line of the kernel's ``def`` in its file; a growth the rules let pass is a
-``warning``, a failure an ``error``.
+One result per entry and rule that judged a metric of it worse (``vgprscope.<metric>``:
+``vgprscope.vgpr_total``, ``vgprscope.occupancy``, ...; a rule over several metrics, ``registers``, one result
+naming each), per entry that went missing (``vgprscope.missing``) or stopped compiling (``vgprscope.status``),
+at the line of the kernel's ``def`` in its file; a failure is an ``error``, a growth the rule lets pass a
+``warning``; a metric no rule gates (``arch_vgpr``) is no result.
 """
 
 from __future__ import annotations
@@ -12,9 +13,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..report.sarif import RULE_TEXT, Location, log, result
-from .diff import GateResult, State
+from .diff import GateResult, MetricDiff, State
 from .metrics import metric_info
-from .rules import Change
+from .rules import Change, Rule
 
 
 def metric_text(metric: str) -> str:
@@ -25,8 +26,8 @@ def metric_text(metric: str) -> str:
 
 def gate_sarif(gate: GateResult, locations: Mapping[str, Location], version: str,
                exit_code: int | None = None) -> dict[str, Any]:
-    """A ``gate.diff.GateResult`` (check or diff) as a SARIF log: a result per failing metric, per missing or
-    broken entry, and a warning per growth the rules let pass. ``locations``: entry key -> the kernel's line
+    """A ``gate.diff.GateResult`` (check or diff) as a SARIF log: a result per entry and rule that failed, per
+    missing or broken entry, and a warning per entry and rule that let a growth pass. ``locations``: entry key -> the kernel's line
     (an entry without one, e.g. a kernel whose file is gone, has no location, only its message)."""
     results: list[dict[str, Any]] = []
     texts: dict[str, str] = {}
@@ -51,17 +52,22 @@ def gate_sarif(gate: GateResult, locations: Mapping[str, Location], version: str
             texts["vgprscope.diagnostics"] = metric_text("diagnostics")
             results.append(result("vgprscope.diagnostics", level, f"{head}: {d.diagnostics.text()}", where,
                                    f"{d.key}/diagnostics", {"new": list(d.diagnostics.new)}))
+        # one result per rule of the entry that judged a metric worse: an error where it fails, a warning where
+        # it lets the growth pass; a metric no rule gates (arch_vgpr: ``off``) is shown by the table, not here
+        by_rule: dict[Rule, list[MetricDiff]] = {}
         for m in d.metrics:
-            if m.delta == 0 or not m.worse:
+            if m.delta == 0 or not m.worse or not m.rule.gated or (not m.fails and m.change is Change.BETTER):
                 continue
-            if not m.fails and m.change is Change.BETTER:
-                continue
-            level = "error" if m.fails else "warning"
-            rid = f"vgprscope.{m.metric}"
-            texts[rid] = metric_text(m.metric)
-            verdict = "fails the rule" if m.fails else "within the rule"
-            results.append(result(rid, level, f"{head}: {m.metric} {m.baseline} -> {m.current} "
-                                   f"({m.delta:+d}), {verdict} {m.rule.text()}", where, f"{d.key}/{m.metric}",
-                                   {"baseline": m.baseline, "current": m.current, "delta": m.delta}))
+            by_rule.setdefault(m.rule, []).append(m)
+        for rule, worse in by_rule.items():
+            fails = any(m.fails for m in worse)
+            rid = f"vgprscope.{worse[0].metric if len(worse) == 1 else rule.metric}"
+            texts[rid] = metric_text(worse[0].metric if len(worse) == 1 else rule.metric)
+            changes = "; ".join(f"{m.metric} {m.baseline} -> {m.current} ({m.delta:+d})" for m in worse)
+            verdict = "fails the rule" if fails else "within the rule"
+            results.append(result(rid, "error" if fails else "warning", f"{head}: {changes}, {verdict} "
+                                   f"{rule.text()}", where, f"{d.key}/{rule.text()}",
+                                   {m.metric: {"baseline": m.baseline, "current": m.current, "delta": m.delta}
+                                    for m in worse}))
     invocation = {"executionSuccessful": exit_code in (0, 1)} if exit_code is not None else None
     return log(results, texts, version, invocation)

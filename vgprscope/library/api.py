@@ -212,15 +212,22 @@ def analyze(kernel: Any = None, /, *args: Any, variant: Names = None, arch: Name
         _no_launch("analyze", args, launch)
         requests = _grid(fields, dtype, causal, knob)
         sides = selection.toolchains(triton, settings)
-        sel = Selection.of(selection.names(variant, "variant"), archs, requests, keywords, toolchains=sides)
+        sel = Selection.of(selection.names(variant, "variant"), archs, requests, keywords, toolchains=sides,
+                           own_archs=True)
         if (why := sel.empty()) is not None:
             raise UsageError(why)
     warnings = _warnings(asked)
-    records = sweep(sel, yes=yes, max_compiles=max_compiles, scheduler=scheduler, executor=executor, loops=loops,
-                    warnings=warnings, **run)
+    records, refused = split_refused(sweep(sel, yes=yes, max_compiles=max_compiles, scheduler=scheduler,
+                                           executor=executor, loops=loops, warnings=warnings, **run))
     if len(sides) <= 1:  # a history keeps the toolchains' order; one table sorts as asked
         records = sort_records(group_records(records) if len(requests) > 1 else records, sort)
-    return _noted(AnalyzeResult(tuple(records), toolchains=tuple(sides)), records)
+    return _noted(AnalyzeResult(tuple(records), toolchains=tuple(sides), refused=tuple(refused)), records)
+
+
+def split_refused(records: Sequence[Any]) -> tuple[list[Any], list[Any]]:
+    """(rows, refused): the records a table shows, and those its kernels' source does not take (a variant
+    written for other archs, a value outside its range: ``Record.refused``), which it names in a note."""
+    return [r for r in records if not r.refused], [r for r in records if r.refused]
 
 
 @_takes_grid_fields(after="arch")
@@ -237,6 +244,7 @@ def compare(*, strategies: Names = None, variant: Names = None, arch: Names = No
     ``analyze``'s."""
     from dataclasses import replace
 
+    from ..analysis.compare.core import REFERENCE
     from .grid import sort_lines
     from .tasks import Selection, bench_columns, compare_tables, frontier_of, sweep, with_frontiers
 
@@ -249,15 +257,17 @@ def compare(*, strategies: Names = None, variant: Names = None, arch: Names = No
     archs = selection.arch_names(arch)
     side = selection.one_toolchain("compare", triton, settings)
     sides = (side,) if side is not None else ()
-    sel = Selection.of(tuple(dict.fromkeys(names)), archs, requests, keywords, toolchains=sides)
+    sel = Selection.of(tuple(dict.fromkeys(names)), archs, requests, keywords, toolchains=sides, own_archs=True,
+                       companions=(REFERENCE,))
     common = {"yes": yes, "max_compiles": max_compiles, "scheduler": scheduler, "executor": executor, **run}
-    records = sweep(sel, **common, loops=loops)
+    records, refused = split_refused(sweep(sel, **common, loops=loops))
     per_arch = compare_tables(sel, records)
     if frontier:  # the variants' frontier (a capture's launches are compared, not searched)
         levels = frontier_of(replace(sel, sources=(sel.variant_source(),)), **common)
         per_arch = with_frontiers(per_arch, levels)
     per_arch = sort_lines(per_arch, sort)
-    result = _noted(CompareResult({k: tuple(v) for k, v in per_arch.items()}, tuple(records)), records)
+    result = _noted(CompareResult({k: tuple(v) for k, v in per_arch.items()}, tuple(records), refused=tuple(refused)),
+                    records)
     if bench:
         timings = bench_columns(per_arch, requests, selection.shape_value(shape))
         result = replace(result, **timings)

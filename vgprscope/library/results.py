@@ -132,7 +132,16 @@ class CheckResult(NotebookDisplay):
 
         return report.to_json(self.result, self.machine.as_dict(), self.baseline, exit_code=self.exit_code)
 
-    def table(self, wide: bool = False) -> str:
+    def table(self, wide: bool = False, alone: bool = False) -> str:
+        """The terminal table (``alone``: without the machine line and the legends, as a notebook shows it;
+        the footnotes and what is not shown stay)."""
+        from ..report.formats import table_alone
+
+        with table_alone(alone):
+            text = self._table(wide)
+        return text.lstrip("\n") if alone else text
+
+    def _table(self, wide: bool) -> str:
         from ..gate import report
 
         return report.to_table(self.result, self.machine.fields(), self.baseline, wide=wide)

@@ -46,11 +46,15 @@ class Selection:
     archs: tuple[str, ...] = ()  # arch names; () is the default archs
     requests: tuple[ConfigRequest, ...] = (ConfigRequest(),)
     toolchains: tuple[Any, ...] = ()  # compile.toolchains.Toolchain: each task under each (else the installed)
+    # with the default archs (``archs`` ()), each kernel also on the archs it is written for (ws-regalloc's
+    # sm_90: analyze, compare), and ``companions`` (variant names) beside it there (compare's reference)
+    own_archs: bool = False
+    companions: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, variants: Sequence[str] | None, archs: Sequence[str] | None, requests: Sequence[ConfigRequest],
            keywords: Mapping[str, Any] | None = None, overrides: bool = True,
-           toolchains: Sequence[Any] = ()) -> Selection:
+           toolchains: Sequence[Any] = (), own_archs: bool = False, companions: Sequence[str] = ()) -> Selection:
         """A selection as the calls give it: ``keywords`` the sources' keywords (``capture=``,
         ``kernel_dir=``, ...; ``registry.SOURCES``); with ``overrides``, a grid's launch options apply to
         captured launches too."""
@@ -58,7 +62,14 @@ class Selection:
 
         requests = tuple(requests) or (ConfigRequest(),)
         sources = registry.read(keywords or {}, tuple(variants or ()), requests, overrides)
-        return cls(sources, tuple(archs or ()), requests, tuple(toolchains))
+        return cls(sources, tuple(archs or ()), requests, tuple(toolchains), own_archs, tuple(companions))
+
+    def want(self, guard: Any = None) -> Want:
+        """What each source is asked for: the archs (the default ones when none is named) x the requests."""
+        from .selection import select_archs
+
+        return Want(tuple(select_archs(self.archs)), self.requests, guard, self.own_archs and not self.archs,
+                    self.companions)
 
     def variant_source(self) -> VariantSource:
         """The variants it compiles (the bundled ones when it compiles none: compare's traffic and frontier)."""
@@ -117,12 +128,10 @@ def selection_tasks(sel: Selection, engine: Engine, *, guarded: bool = False, ye
                     max_compiles: int | None = None) -> list[Task]:
     """The selection's tasks: each source's on every arch for every request, in the sources' order (with
     ``guarded``, a grid over the compile limit is refused before it is planned)."""
-    from .selection import select_archs
-
     def guarding(compiles: int, items: Sequence[Any], compile_sample: Callable[[list[Any]], Any]) -> None:
         guard(compiles, yes, max_compiles, sample_of(items, engine.jobs), compile_sample)
 
-    want = Want(tuple(select_archs(sel.archs)), sel.requests, guarding if guarded else None)
+    want = sel.want(guarding if guarded else None)
     tasks = [t for source in sel.sources for t in source.tasks(want, engine)]
     if sel.toolchains:
         tasks = [t.under(tc) for tc in sel.toolchains for t in tasks]
@@ -228,15 +237,15 @@ def per_request(sel: Selection, records: Sequence[Record]) -> dict[str, list[Rec
     """A grid's records split by grid point (a record shared by two points, as a default the points do not
     change is, goes to both), keyed by the point's label ('' when there is one point)."""
     from .grid import point_label, varying_axes
-    from .selection import select_archs
 
     if len(sel.requests) == 1:
         return {"": list(records)}
     axes = varying_axes(sel.requests)
-    variants, archs = sel.variant_source(), select_archs(sel.archs)
+    variants, want = sel.variant_source(), sel.want()
     out: dict[str, list[Record]] = {}
     for req in sel.requests:
-        keys = {(v.name, a.name, c.key()) for v, c, a, _ in variants.items(archs, [req])}
+        keys = {(v.name, a.name, c.key())
+                for v, c, a, _ in variants.items(want.archs, [req], want.own_archs, want.companions)}
         out[point_label(req, axes)] = [r for r in records if (r.variant, r.arch, r.config.key()) in keys]
     return out
 
@@ -249,7 +258,7 @@ def compare_tables(sel: Selection, records: Sequence[Record]) -> dict[str, list[
     from ..analysis.compare.core import compare as compare_lines
 
     kernel_dir = sel.variant_source().kernel_dir
-    traffic = line_traffic(load_variants(kernel_dir.resolve()).values() if kernel_dir else None)
+    traffic = line_traffic(load_variants(sel.variant_source().directory).values() if kernel_dir else None)
     return {f"{arch}{' ' + point if point else ''}": lines
             for point, recs in per_request(sel, records).items()
             for arch, lines in compare_lines(recs, traffic).items()}

@@ -40,6 +40,26 @@ def rendering_to_file(to_file: bool):
         _TO_FILE.reset(token)
 
 
+# True while a result's table is wanted alone (``result.table(alone=True)``, a notebook's cell): no machine line,
+# no legend; the footnotes stay (their markers are in the table), and so do the notes of what is not shown
+_ALONE: ContextVar[bool] = ContextVar("vgprscope_table_alone", default=False)
+
+
+@contextmanager
+def table_alone(on: bool = True):
+    """Within it, tables are rendered without the machine line and the legends (``alone``)."""
+    token = _ALONE.set(on)
+    try:
+        yield
+    finally:
+        _ALONE.reset(token)
+
+
+def alone() -> bool:
+    """Whether the table is wanted without its machine line and legends (``table_alone``)."""
+    return _ALONE.get()
+
+
 def output_width(stream=None) -> int:
     """Columns the default view must fit: the terminal's on a terminal, else ``$COLUMNS``, else 100."""
     import shutil
@@ -82,9 +102,25 @@ class Footnotes:
         return bool(self._texts)
 
 
+# where a word longer than a line may break, after the character: an autotune key's comma, a path's slash, a
+# generated name's underscore or a module path's dot (Inductor's kernel names run past 100 columns)
+_BREAKS = (",", "/", "_", ".")
+
+
+def _break_at(word: str, room: int) -> int:
+    """Where to break ``word`` to fit ``room`` columns: after the last separator that fits, preferring a
+    comma, then a slash, an underscore, a dot; 0 when none does."""
+    for sep in _BREAKS:
+        cut = word.rfind(sep, 0, room) + 1
+        if cut > 1:
+            return cut
+    return 0
+
+
 def wrap(text: str, width: int, indent: str = "") -> str:
-    """``text`` folded at spaces to ``width`` columns, continuation lines indented (footnotes, legends). A
-    word longer than a line (an autotune key) is broken after a comma where it has one, never inside a name."""
+    """``text`` folded at spaces to ``width`` columns, continuation lines indented (footnotes, legends, titles).
+    A word longer than a line (an autotune key, a path, an Inductor kernel's name) is broken after a comma,
+    a slash, an underscore or a dot, never inside a name's own word."""
     width = max(width, 20)
     if all(len(word) <= width - len(indent) for word in text.split()):
         return "\n".join(textwrap.wrap(text, width=width, subsequent_indent=indent, break_on_hyphens=False)) or text
@@ -97,7 +133,7 @@ def wrap(text: str, width: int, indent: str = "") -> str:
                 line += sep + word
                 break
             room = width - len(line) - len(sep)
-            cut = word.rfind(",", 0, room) + 1 if len(word) > width - len(indent) else 0
+            cut = _break_at(word, room) if len(word) > width - len(indent) else 0
             if cut:  # the long word starts on this line and breaks after a comma
                 lines.append(line + sep + word[:cut])
                 word = word[cut:]
@@ -420,14 +456,15 @@ def _renumbered(out: str, fn_lines: Sequence[str]) -> tuple[str, list[str]]:
 
 
 def render_table(renderable, *, footnotes: Footnotes | Sequence[str] = (), notes: Sequence[str] = (),
-                 wide: bool = False, width: int | None = None, elsewhere: str = "") -> str:
+                 wide: bool = False, width: int | None = None, elsewhere: str = "", kept: Sequence[str] = ()) -> str:
     """A rich table (or any renderable) as text for stdout: THE way a command turns a table into text.
 
     - ``width``: the columns to fit; default :func:`output_width` (the terminal's, else $COLUMNS, else 100
       in a pipe or file). Columns made with ``no_wrap=True`` keep one line; the others fold, so design the
       default view to need at most two lines a row at 100 columns (tests/report/test_tables.py checks).
     - ``footnotes``: a :class:`Footnotes` (cells hold its ``[n]`` markers) or lines, printed under the table
-      and wrapped to the width; ``notes``: unnumbered lines after them (a legend).
+      and wrapped to the width; ``kept``: unnumbered lines after them that say what the table leaves out (what
+      was not compiled); ``notes``: unnumbered lines after those (a legend: left out by ``table_alone``).
     - ``wide``: every row at its natural width (the --wide view), however wide that is.
     - A column left out for want of width (``drop_order``) is named under the table; a footnote whose
       marker stood only in it goes too, unless ``elsewhere`` (the text of other tables that share the
@@ -486,7 +523,9 @@ def render_table(renderable, *, footnotes: Footnotes | Sequence[str] = (), notes
         notes = [f"not shown at {width} columns: {', '.join(heads)} (--wide shows every column)", *notes]
         if not elsewhere:  # the notes left are numbered 1, 2, ... again, no number skipped
             out, fn_lines = _renumbered(out, fn_lines)
-    extra = [wrap(ln, width, "    ") for ln in fn_lines] + [wrap(ln, width, "  ") for ln in notes]
+    if alone():  # the table alone: what is not shown stays, the legends go
+        notes = [n for n in notes if n.startswith("not shown at ")]
+    extra = [wrap(ln, width, "    ") for ln in fn_lines] + [wrap(ln, width, "  ") for ln in (*kept, *notes)]
     return out + "".join(e + "\n" for e in extra)
 
 

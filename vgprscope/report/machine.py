@@ -97,10 +97,13 @@ class Machine:
     def text(self, width: int | None = None) -> str:
         """The machine line for a terminal table: broken at its separators to fit ``width`` (default: the
         output's width, as the table under it)."""
-        from .formats import output_width, wrap, wrap_fields
+        from .formats import alone, output_width, wrap, wrap_fields
 
         width = width or output_width()
-        return "\n".join([wrap_fields(self.fields(), width), *(wrap(n, width, "  ") for n in self.notes)])
+        notes = [wrap(n, width, "  ") for n in self.notes]
+        if alone():  # a result's table wanted alone (a notebook): no machine line; what the header says stays
+            return "\n".join(notes)
+        return "\n".join([wrap_fields(self.fields(), width), *notes])
 
     def as_dict(self) -> dict[str, str]:
         return asdict(self)

@@ -255,15 +255,20 @@ def _compile(job: dict[str, Any], out: dict[str, Any], disassemble: str = "alway
                     # names a code generator bound in the module after loading its file, as the launch saw them
                     snapshot.bind_recorded_names(fn, json.loads(source["snapshot"]))
             except Exception as exc:  # gone, or what the kernel reaches needs what does not import here
-                return out | {"error": str(exc) if isinstance(exc, (loader.LoadError, static.Underivable))
-                              else one_line(exc), "error_kind": ENVIRONMENT}
+                # a file Triton cannot read as UTF-8 is named so, not as "could not get source code"
+                why = loader.not_utf8(source.get("file")) or (
+                    str(exc) if isinstance(exc, (loader.LoadError, static.Underivable)) else one_line(exc))
+                return out | {"error": why, "error_kind": ENVIRONMENT}
             read = loaded.files
         else:
             try:
                 snap = json.loads(source["snapshot"])
                 fn = snapshot.load_snapshot(snap, _scratch_dir())
             except Exception as snap_exc:
-                return out | {"error": f"{why}; the capture's snapshot does not load either: {one_line(snap_exc)}",
+                also = one_line(snap_exc)
+                if (utf8 := loader.not_utf8(source.get("file"))) is not None and utf8 in also:
+                    return out | {"error": why, "error_kind": ENVIRONMENT}  # the same cause: said once
+                return out | {"error": f"{why}; the capture's snapshot does not load either: {also}",
                               "error_kind": ENVIRONMENT}
             # cached by the snapshot (the engine checks it) and the user's files it was captured from, as they are
             out["note"] = SOURCE_TEXT_NOTE if source.get("from_snapshot") else \

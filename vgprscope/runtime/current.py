@@ -57,6 +57,8 @@ def load(source: dict[str, Any], *, static_only: bool = False) -> Loaded:
                                "module level to analyse it")
     if not os.path.isfile(source["file"]):
         raise loader.LoadError(f"{source['file']} does not exist (moved or deleted)")
+    if (utf8 := loader.not_utf8(source["file"])) is not None:  # Triton reads a kernel's source as UTF-8
+        raise loader.LoadError(utf8)
     why = "read statically"
     if not static_only:
         try:

@@ -31,6 +31,25 @@ class LoadError(Exception):
     """The function cannot be loaded here (a file or module missing, a name gone, not a JIT function)."""
 
 
+def not_utf8(path: str | None) -> str | None:
+    """Why Triton cannot read a kernel file's source (it reads it as UTF-8, whatever encoding the file
+    declares), or None: the first byte that is not UTF-8, with its line."""
+    if not path:
+        return None
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        return (f"{os.path.basename(path)} is not UTF-8 text (byte {data[exc.start]:#04x} on line {line}): Triton "
+                f"reads a kernel's source as UTF-8; save the file as UTF-8")
+    return None
+
+
 # Packages that hold no user kernel and are too large to reload: never forgotten.
 _INFRA = {"triton", "torch", "numpy", "jax", "sympy", "networkx", "_pytest", "pytest", "typing_extensions",
           "filelock", "fsspec", "jinja2", "markupsafe", "mpmath", "nvidia", "vgprscope", "_vgprscope_runtime"}

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from .constexpr import is_constexpr, is_dtype
-from .loader import LoadError, is_jit, jit_options, source_of, unwrap
+from .loader import LoadError, is_jit, jit_options, not_utf8, source_of, unwrap
 from .manifest import attribute_chain, has_contents
 
 # Modules a snapshot may name and a compile worker imports as they are (Triton ships them; math is stdlib).
@@ -80,7 +80,8 @@ class _Snapshot:
         try:
             source = source_of(fn)
         except (OSError, TypeError, StopIteration) as exc:
-            self.problems.append(f"{key}: its source cannot be read ({exc})")
+            why = not_utf8(getattr(getattr(py, "__code__", None), "co_filename", None)) or exc
+            self.problems.append(f"{key}: its source cannot be read ({why})")
             return
         entry: dict[str, Any] = {"module": py.__module__ or "", "name": py.__name__, "source": source,
                                  "jit": jit_options(fn), "names": {}}

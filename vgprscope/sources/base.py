@@ -46,6 +46,10 @@ class Want:
     archs: tuple[Arch, ...]
     requests: tuple[Any, ...]
     guard: Guard | None = None  # a source that plans a grid counts it first (None: no guard)
+    # the archs were not named: a kernel written for other archs (a variant's VARIANT['archs']) is also
+    # compiled on those, and so are the kernels named in ``companions`` (compare's reference variant)
+    own_archs: bool = False
+    companions: tuple[str, ...] = ()
 
 
 @runtime_checkable

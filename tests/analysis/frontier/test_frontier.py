@@ -160,6 +160,30 @@ def test_spill_free_everywhere_and_spilling_everywhere():
     assert variants[("b", "gfx942", CFG.key())].spill_free_occupancy is None
 
 
+def test_spilling_everywhere_names_the_compile_that_reaches_most_among_the_fewest_spills():
+    """The uncapped compile reached 2 waves/SIMD with the 77 spills the 1 wave/SIMD level has too: the summary
+    names it (it said 'fewest at 1 wave/SIMD: 77 spills', a lower occupancy for nothing)."""
+    arch = get_arch("gfx942")
+
+    def compile_fn(tasks):
+        out = []
+        for name, arch_name, cfg in tasks:
+            wpe = cfg.waves_per_eu
+            used, spill = (256, 77) if wpe is None else (512 if wpe == 1 else 128, 77 if wpe == 1 else 77 + 40 * wpe)
+            u = AmdUsage(arch_vgpr=min(used, 256), agpr=max(0, used - 256), vgpr_total=used, sgpr=40,
+                         vgpr_spill=spill, sgpr_spill=0, scratch_bytes=4 * spill, lds_static=0, lds_dynamic=0,
+                         spill_stores=spill, spill_loads=spill, spill_insts_in_loop=0, llvm_occupancy=None,
+                         max_flat_workgroup_size=None, code_bytes=None, vgpr_alloc=used)
+            out.append(Record(name, "k", arch_name, cfg, status="ok", usage=u,
+                              occupancy=occupancy_of(u, arch, cfg.num_warps, waves_per_eu=wpe)))
+        return out
+
+    [kf] = run_frontier([("a", "gfx942", CFG)], compile_fn, _access())
+    assert kf.spill_free is None and kf.uncapped is not None and kf.uncapped.reached == 2
+    assert summary(kf).startswith("spills at every level and uncapped; fewest with no waves_per_eu, at 2 "
+                                  "waves/SIMD: 77 spills"), summary(kf)
+
+
 def test_nvidia_uncapped_compile_that_reaches_more_is_the_spill_free_occupancy():
     # ptxas takes 120 registers uncapped (4 blocks/SM of 128 threads, no spills) but spills under a 128 cap:
     # the spill-free occupancy is the uncapped compile's 4 blocks/SM, not the capped ladder's 3 (advice from

@@ -29,6 +29,9 @@ class AnalyzeResult(NotebookDisplay):
     machine: Machine = field(default_factory=_machine, compare=False)
     # the Tritons that compiled (``triton=``), oldest first; () for the installed one as is
     toolchains: tuple[Toolchain, ...] = ()
+    # the rows the kernels' source does not take (a variant written for other archs, a value outside its
+    # range: ``Record.refused``): not records of the table, a note under it
+    refused: tuple[Record, ...] = ()
 
     def __iter__(self) -> Iterator[Record]:
         return iter(self.records)
@@ -60,7 +63,7 @@ class AnalyzeResult(NotebookDisplay):
     def to_json(self) -> str:
         from .view import to_json
 
-        return to_json(self.records, self.machine, self.command)
+        return to_json(self.records, self.machine, self.command, refused=self.refused)
 
     def history(self) -> list[HistoryRow]:
         """Each kernel x config x arch release by release (several ``triton=``), oldest first, with the
@@ -81,9 +84,19 @@ class AnalyzeResult(NotebookDisplay):
             return history_view.to_markdown(self.history(), self.machine)
         from . import view as records_view
 
-        return records_view.to_markdown(self.records, self.machine, title=title or f"vgprscope {self.command}")
+        return records_view.to_markdown(self.records, self.machine, title=title or f"vgprscope {self.command}",
+                                        refused=self.refused)
 
-    def table(self, wide: bool = False) -> str:
+    def table(self, wide: bool = False, alone: bool = False) -> str:
+        """The terminal table (``alone``: without the machine line and the legends, as a notebook shows it;
+        the footnotes and what is not shown stay)."""
+        from ...report.formats import table_alone
+
+        with table_alone(alone):
+            text = self._table(wide)
+        return text.lstrip("\n") if alone else text
+
+    def _table(self, wide: bool) -> str:
         """The CLI's terminal table of these records (several toolchains: the history)."""
         from . import view as records_view
 
@@ -93,7 +106,7 @@ class AnalyzeResult(NotebookDisplay):
             return history_view.to_table(self.history(), self.machine, wide=wide)
         naming = records_view.SCAN if self.command == "scan" else records_view.ANALYZE
         return records_view.table_text(self.records, self.machine, title=f"vgprscope {self.command}", wide=wide,
-                                       naming=naming)
+                                       naming=naming, refused=self.refused)
 
     def to_html(self, path: str | Path | None = None, command: str | None = None) -> str:
         """The HTML report (``--format html``): one self-contained page with charts drawn from these records;
@@ -103,4 +116,4 @@ class AnalyzeResult(NotebookDisplay):
         from .view import to_html
 
         return html_out(to_html(self.records, self.machine, command or python_command(self.command),
-                                title=f"vgprscope {self.command}"), path)
+                                title=f"vgprscope {self.command}", refused=self.refused), path)

@@ -16,8 +16,10 @@ from typing import Any
 
 from ...core.records import SCHEMA_VERSION, Record
 from ...report.labels import LABEL_MAX, common_config, generated_where
-from ...report.formats import Column, Footnotes, build_table, dicts_to_csv, md_table, new_table, render_table
+from ...report.formats import (Column, Footnotes, build_table, dicts_to_csv, md_table, new_table, output_width,
+                               render_table, wrap)
 from ...report.machine import Machine
+from ...report.refusals import refusal_notes, refusals
 from ...report.rows import (
     COLUMNS, INDUCTOR_HEADER, NEXT_LEGEND, RECORD_LEGEND, SPILLS_FULL_LEGEND, SPILLS_LEGEND, cells, flat, fmt_inductor,
     record_columns,
@@ -116,11 +118,16 @@ SCAN = Naming(variant_header="file", by_kernel=True)
 
 
 def table_text(records: Sequence[Record], machine: Machine, *, title: str | None = None, wide: bool = False,
-               width: int | None = None, naming: Naming = ANALYZE) -> str:
+               width: int | None = None, naming: Naming = ANALYZE, refused: Sequence[Record] = ()) -> str:
     """The machine line, the table, its footnotes and legend: compact columns by default, every field
     with ``wide``. Rows are named in a label column, or, where a name is longer than :data:`LABEL_MAX`,
-    by title lines across the table above each kernel's rows."""
+    by title lines across the table above each kernel's rows. ``refused``: rows the kernels' source does not
+    take, one note each variant and reason under the table."""
     records = grouped(records)
+    said_refused = refusal_notes(refused)
+    if not records:  # nothing to tabulate: the title and why
+        return machine.text(width) + "\n" + "".join(wrap(ln, width or output_width(), "  ") + "\n"
+                                                    for ln in [title or "", *said_refused] if ln)
     machine = machine.for_rows(r.triton_version for r in records)
     notes = Footnotes()
     columns = record_columns(notes, with_status=not all(r.ok for r in records))
@@ -135,8 +142,8 @@ def table_text(records: Sequence[Record], machine: Machine, *, title: str | None
     if wide:
         table = build_table(records, columns, title=title, wide=True, row_style=style, section=lambda r: r.variant)
         spilled = any(r.usage is not None and (r.usage.spills or not r.usage.spills_known) for r in records)
-        return machine.text(width) + "\n" + render_table(table, wide=True, width=width,
-                                                         notes=[SPILLS_FULL_LEGEND] if spilled else [])
+        return machine.text(width) + "\n" + render_table(
+            table, wide=True, width=width, kept=said_refused, notes=[SPILLS_FULL_LEGEND] if spilled else [])
     shared, rest = common_config([r.config.short() for r in records])
     labels = {r.key: lab for r, lab in zip(records, rest)}
     # a column that says the same on every row is said once, in the title
@@ -154,9 +161,11 @@ def table_text(records: Sequence[Record], machine: Machine, *, title: str | None
             mine = [r for r in records if r.variant == v]
             if any(r.source != "variants" for r in mine):  # a capture's words name its launch: they stay
                 continue
-            words, trimmed = common_config([labels[r.key] for r in mine])
+            mine_labels = [labels[r.key] for r in mine]
+            # one row: its own words are the variant's (a second label of them makes common_config say so)
+            words, trimmed = common_config(mine_labels * (2 if len(mine) == 1 else 1))
             knobs = [w for w in words.split() if "=" in w and not w.startswith("cfg")]
-            if len(mine) > 1 and knobs:
+            if knobs:
                 own[v] = " ".join(knobs)
                 labels.update({r.key: " ".join(w for w in labels[r.key].split() if w not in knobs) or "-"
                                for r in mine})
@@ -176,12 +185,12 @@ def table_text(records: Sequence[Record], machine: Machine, *, title: str | None
         table = build_table(records, [c for c in columns if c.header != "file"], title=heading, row_style=style,
                             title_of=lambda r: [(naming.title(r), "bold")])
     legend = RECORD_LEGEND.format(spills="" if spill_free else SPILLS_LEGEND)
-    text = render_table(table, footnotes=notes, notes=[NEXT_LEGEND, legend], width=width)
+    text = render_table(table, footnotes=notes, kept=said_refused, notes=[NEXT_LEGEND, legend], width=width)
     return machine.text(width) + "\n" + text
 
 
 def to_markdown(records: Sequence[Record], machine: Machine, title: str | None = None,
-                columns=COLUMNS) -> str:
+                columns=COLUMNS, refused: Sequence[Record] = ()) -> str:
     head = f"## {title}\n\n" if title else ""
     machine = machine.for_rows(r.triton_version for r in records)
     if any(fmt_inductor(r) != "-" for r in records) and all(h != INDUCTOR_HEADER for h, _ in columns):
@@ -190,13 +199,19 @@ def to_markdown(records: Sequence[Record], machine: Machine, title: str | None =
     spilled = any(r.usage is not None and (r.usage.spills or not r.usage.spills_known) for r in records)
     return (head + f"{machine.md()}\n\n"
             + md_table([h for h, _ in columns], [cells(r, columns) for r in records])
+            + "".join(f"\n{note}\n" for note in refusal_notes(refused))
             + (f"\n{SPILLS_FULL_LEGEND}\n" if spilled else ""))
 
 
-def to_json(records: Sequence[Record], machine: Machine, command: str, **extra: Any) -> str:
+def to_json(records: Sequence[Record], machine: Machine, command: str, refused: Sequence[Record] = (),
+            **extra: Any) -> str:
+    """The command's JSON: its rows, and (``refused``) the rows its kernels' source does not take, with why."""
     doc = {"schema_version": SCHEMA_VERSION, "tool": "vgprscope", "command": command,
            "machine": machine.as_dict(), "triton_version": machine.triton, **extra,
            "rows": [r.as_dict() for r in records]}
+    if refused:
+        doc["refused"] = [{"variant": r.variant, "kernel": r.kernel, "arch": r.arch, "config": r.config.as_dict(),
+                           "reason": r.refused} for r in refused]
     return json.dumps(doc, indent=2, default=str) + "\n"
 
 
@@ -209,9 +224,10 @@ def to_csv(records: Sequence[Record]) -> str:
     return dicts_to_csv(record_rows(records))
 
 
-def to_html(records: Sequence[Record], machine: Machine, command: str, title: str = "vgprscope analyze") -> str:
+def to_html(records: Sequence[Record], machine: Machine, command: str, title: str = "vgprscope analyze",
+            refused: Sequence[Record] = ()) -> str:
     """The HTML report: each kernel x arch on its occupancy staircases, then the markdown export's table (the
-    same records), the compilers and the command."""
+    same records), what was not compiled and why (``refused``), the compilers and the command."""
     from ...report import page
 
     ok = sum(r.ok for r in records)
@@ -225,4 +241,7 @@ def to_html(records: Sequence[Record], machine: Machine, command: str, title: st
         page.section("Table", page.from_markdown(to_markdown(records, machine)).split("\n", 1)[-1], "table"),
         page.section("What the compiler said", diags, "diagnostics"),
     ]
+    if refused:
+        sections.insert(2, page.section("Not compiled", "".join(f"<p>{page.esc(n)}</p>" for n in refusals(refused)),
+                                        "refused"))
     return page.document(title, sections, machine=machine, command=command, versions=page.versions_of(records))

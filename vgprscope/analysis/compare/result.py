@@ -31,6 +31,8 @@ class CompareResult(NotebookDisplay):
     timings: Mapping[str, Mapping[str, Mapping[str, str]]] | None = None
     timing_headers: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    # the variants' rows not compared: written for other archs, a value outside their range (a note each)
+    refused: tuple[Record, ...] = ()
 
     def __repr__(self) -> str:
         return f"CompareResult({len(self.per_arch)} tables; {_counts(self.records)})"
@@ -53,7 +55,8 @@ class CompareResult(NotebookDisplay):
     def to_json(self) -> str:
         from . import view as compare_view
 
-        return compare_view.to_json(self._per_arch(), self.machine, self.timings)  # the frontier has its own key
+        # the frontier has its own key
+        return compare_view.to_json(self._per_arch(), self.machine, self.timings, refused=self.refused)
 
     def columns(self) -> tuple[tuple[str, ...], Any]:
         """The columns beside the view's own: the frontier's two (``frontier``), then the timings
@@ -65,19 +68,29 @@ class CompareResult(NotebookDisplay):
         cells = frontier_cells(per_arch) if fronts else None
         return merge_columns(per_arch, cells, fronts, self.timings, self.timing_headers)
 
-    def table(self, wide: bool = False) -> str:
+    def table(self, wide: bool = False, alone: bool = False) -> str:
+        """The terminal table (``alone``: without the machine line and the legends, as a notebook shows it;
+        the footnotes and what is not shown stay)."""
+        from ...report.formats import table_alone
+
+        with table_alone(alone):
+            text = self._table(wide)
+        return text.lstrip("\n") if alone else text
+
+    def _table(self, wide: bool) -> str:
         """The CLI's tables (with ``frontier``, its two columns: each strategy's spill-free occupancy and the
         next level's spills; with ``bench``, the timings)."""
         from . import view as compare_view
 
         headers, extra = self.columns()
-        return compare_view.tables_text(self._per_arch(), self.machine, headers, extra, wide=wide)
+        return compare_view.tables_text(self._per_arch(), self.machine, headers, extra, wide=wide,
+                                        refused=self.refused)
 
     def markdown(self, title: str = "vgprscope compare") -> str:
         from . import view as compare_view
 
         headers, extra = self.columns()
-        return compare_view.tables_md(self._per_arch(), self.machine, title, headers, extra)
+        return compare_view.tables_md(self._per_arch(), self.machine, title, headers, extra, refused=self.refused)
 
     def to_csv(self) -> str:
         from . import view as compare_view
@@ -93,4 +106,4 @@ class CompareResult(NotebookDisplay):
 
         headers, extra = self.columns()
         return html_out(to_html(self._per_arch(), self.machine, command or python_command("compare"),
-                                extra_headers=headers, extra=extra), path)
+                                extra_headers=headers, extra=extra, refused=self.refused), path)

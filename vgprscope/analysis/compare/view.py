@@ -21,8 +21,10 @@ from .core import REFERENCE, VariantLine
 from ...backends import backend_of_usage
 from ...core.records import SCHEMA_VERSION, LaunchConfig, Record
 from ...report.deltas import Delta, judge, legend, with_delta
-from ...report.formats import Footnotes, add_title, drop_order, md_table, new_table, render_table, _plain
+from ...report.formats import (Footnotes, add_title, alone, drop_order, md_table, new_table, render_table, _plain,
+                               _renumbered)
 from ...report.machine import Machine
+from ...report.refusals import refusal_notes, refusals
 from ...report.usage_text import usage_words
 from ...report.vendor_words import VendorWords
 from ...report.labels import LABEL_MAX, common_config
@@ -261,9 +263,10 @@ def traffic_notes(lines: Sequence[VariantLine], wide: bool = False) -> list[str]
 
 
 def tables_text(per_arch: Mapping[str, list[VariantLine]], machine: Machine, extra_headers: Sequence[str] = (),
-                extra=None, *, wide: bool = False, width: int | None = None) -> str:
+                extra=None, *, wide: bool = False, width: int | None = None, refused: Sequence[Record] = ()) -> str:
     """One table per arch (per grid point); the footnotes (numbered across the tables) and the legends once
-    at the end: what a change means (where a table has one), the traffic model's problem, formulas and
+    at the end: the variants not compared (``refused``: written for other archs, a value outside their
+    range), what a change means (where a table has one), the traffic model's problem, formulas and
     notation (where it covers a line and a table shows its column)."""
     from ...report.formats import output_width, wrap
 
@@ -272,15 +275,21 @@ def tables_text(per_arch: Mapping[str, list[VariantLine]], machine: Machine, ext
     tables = list(per_arch.items())
     every = [ln for _, lines in tables for ln in lines]
     shown: set[str] = set()  # the columns some table showed (the legends explain those only)
-    for i, (arch, lines) in enumerate(tables):
+    for arch, lines in tables:
         table = _table(f"vgprscope compare: {arch}", lines, (extra or {}).get(arch), extra_headers, wide,
                        None if wide else notes)
-        last = i == len(tables) - 1
-        parts.append(render_table(table, footnotes=notes if last else (), wide=wide, width=width,
-                                  elsewhere="".join(parts[1:])))
+        parts.append(render_table(table, wide=wide, width=width))
         dropped = set(getattr(table, "vgprscope_dropped", ()))
         shown |= {_plain(c.header) for c in table.columns} - dropped
-    legends = []
+    # the footnotes once, under the last table: those whose marker some table shows (a marker in a column
+    # left out for want of width has nothing to annotate), numbered 1, 2, ... across the tables
+    import re
+
+    text = "".join(parts[1:])
+    kept = [ln for ln in notes.lines() if (m := re.match(r"\[\d+\]", ln)) is None or m.group(0) in text]
+    text, kept = _renumbered(text, kept)
+    parts[1:] = [text, *(wrap(ln, max(width or output_width(), 20), "    ") + "\n" for ln in kept)]
+    legends = refusal_notes(refused)
     if any(_has_reference(lines) for _, lines in tables):
         legends.append(legend(f"the {REFERENCE} variant's line"))
     if not wide:
@@ -298,11 +307,14 @@ def tables_text(per_arch: Mapping[str, list[VariantLine]], machine: Machine, ext
         plain = re.sub(r"\x1b\[[0-9;]*m", "", "".join(parts[1:]))
         width = max((len(ln) for ln in plain.splitlines()), default=0)
     width = max(width or output_width(), 20)
+    if alone():  # the tables alone: what was not compiled stays, the legends go
+        legends = refusal_notes(refused)
     return "".join(parts) + "".join(wrap(ln, width, "  ") + "\n" for ln in legends)
 
 
 def tables_md(per_arch: Mapping[str, list[VariantLine]], machine: Machine, title: str = "",
-              extra_headers: Sequence[str] = (), extra: Mapping[str, Mapping[str, Sequence[str]]] | None = None) -> str:
+              extra_headers: Sequence[str] = (), extra: Mapping[str, Mapping[str, Sequence[str]]] | None = None,
+              refused: Sequence[Record] = ()) -> str:
     out = [f"## {title}\n" if title else "", f"{machine.md()}\n"]
     for arch, lines in per_arch.items():
         deltas = line_deltas(lines)
@@ -314,6 +326,7 @@ def tables_md(per_arch: Mapping[str, list[VariantLine]], machine: Machine, title
                 if cells is not None]
         out.append(f"\n### {arch}\n\n" + md_table([h for h, _, _ in columns], rows))
     every = [ln for lines in per_arch.values() for ln in lines]
+    out += [f"\n{note}\n" for note in refusal_notes(refused)]
     if any(_has_reference(lines) for lines in per_arch.values()):
         out.append(f"\n{legend(f'the `{REFERENCE}` variant line')}.\n")
     modelled = [ln.traffic for ln in every if ln.traffic is not None]
@@ -328,8 +341,10 @@ def _delta_json(d: Delta) -> dict[str, Any]:
     return {"change": d.change, "verdict": d.verdict.value}
 
 
-def to_json(per_arch: Mapping[str, list[VariantLine]], machine: Machine, extra=None) -> str:
-    """Every field; ``deltas``: per metric the signed change against the baseline variant and its verdict."""
+def to_json(per_arch: Mapping[str, list[VariantLine]], machine: Machine, extra=None,
+            refused: Sequence[Record] = ()) -> str:
+    """Every field; ``deltas``: per metric the signed change against the baseline variant and its verdict;
+    ``refused``: the variants' rows not compared (written for other archs, a value outside their range)."""
     from ..frontier.view import variant_json
 
     doc: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "tool": "vgprscope", "command": "compare",
@@ -348,6 +363,9 @@ def to_json(per_arch: Mapping[str, list[VariantLine]], machine: Machine, extra=N
             **({"bench": dict(extra[arch][ln.variant])} if extra and ln.variant in extra.get(arch, {}) else {}),
             **({"frontier": variant_json(ln.frontier)} if ln.frontier is not None else {}),
         } for ln in lines]
+    if refused:
+        doc["refused"] = [{"variant": r.variant, "kernel": r.kernel, "arch": r.arch, "config": r.config.as_dict(),
+                           "reason": r.refused} for r in refused]
     return json.dumps(doc, indent=2, default=str) + "\n"
 
 
@@ -435,7 +453,8 @@ def merge_columns(per_arch: Mapping[str, Sequence[VariantLine]], a: Mapping[str,
 
 
 def to_html(per_arch: Mapping[str, list[VariantLine]], machine: Machine, command: str, title: str = "vgprscope compare",
-            extra_headers: Sequence[str] = (), extra: Mapping[str, Mapping[str, Sequence[str]]] | None = None) -> str:
+            extra_headers: Sequence[str] = (), extra: Mapping[str, Mapping[str, Sequence[str]]] | None = None,
+            refused: Sequence[Record] = ()) -> str:
     """The HTML report: per table, each strategy's registers and occupancy as bars (spilling ones red), each
     kernel on its occupancy staircases, then the table itself (the markdown export's: the same lines)."""
     from ...report import page, svg
@@ -465,4 +484,7 @@ def to_html(per_arch: Mapping[str, list[VariantLine]], machine: Machine, command
                 + page.folded(f"{len(records)} kernels on their occupancy staircases",
                               page.occupancy_cards(records, titles), open_=len(records) <= 40))
         sections.append(page.section(arch, body, f"arch-{arch}"))
+    if refused:  # the variants not compared, and why (written for other archs, a value outside their range)
+        sections.append(page.section("Not compiled", "".join(f"<p>{page.esc(n)}</p>" for n in refusals(refused)),
+                                     "refused"))
     return page.document(title, sections, machine=machine, command=command, versions=page.versions_of(every))

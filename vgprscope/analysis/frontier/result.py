@@ -47,7 +47,16 @@ class FrontierResult(NotebookDisplay):
 
         return frontier_view.to_json(self.frontiers, self.machine)
 
-    def table(self, wide: bool = False) -> str:
+    def table(self, wide: bool = False, alone: bool = False) -> str:
+        """The terminal table (``alone``: without the machine line and the legends, as a notebook shows it;
+        the footnotes and what is not shown stay)."""
+        from ...report.formats import table_alone
+
+        with table_alone(alone):
+            text = self._table(wide)
+        return text.lstrip("\n") if alone else text
+
+    def _table(self, wide: bool) -> str:
         from . import view as frontier_view
 
         return frontier_view.tables_text(self.frontiers, self.machine, wide=wide)

@@ -65,6 +65,11 @@ def _whole(level: Level) -> str:
     return f"{warps}-wave workgroups are resident whole" if warps else "whole workgroups are resident"
 
 
+def _occupancy(level: Level) -> int:
+    """The occupancy a compile reached (its level's target where the record says none)."""
+    return level.reached if level.reached is not None else level.plan.target
+
+
 def _uncapped_words(level: Level) -> str:
     return f"with no {level.plan.knob}"
 
@@ -80,7 +85,9 @@ def summary(kf: KernelFrontier) -> str:
         return "no level compiled"
     top = max(kf.levels, key=lambda lv: lv.plan.target)
     if kf.spill_free is None:
-        fewest = min(compiled, key=lambda lv: (lv.spills or 0, lv.uncapped))
+        # the fewest spills, and among compiles spilling as few the one reaching the most occupancy (an
+        # uncapped compile at 2 waves/SIMD before the 1 wave/SIMD level with the same spills); then the level
+        fewest = min(compiled, key=lambda lv: (lv.spills or 0, -_occupancy(lv), lv.uncapped))
         where = (f"{_uncapped_words(fewest)}, at {_plural(fewest.reached or 0, unit)}" if fewest.uncapped
                  else f"at {_plural(fewest.plan.target, unit)}")
         every = "every level" + (" and uncapped" if kf.uncapped is not None and kf.uncapped.ok else "")

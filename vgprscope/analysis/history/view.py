@@ -209,9 +209,20 @@ def _draw_steps(ax, arch: str, drawn: Sequence[HistoryRow]) -> None:
         ax.set_ylabel(f"registers ({unit}); dashed: occupancy steps")
 
 
+def panel_title(arch: str, drawn: int, total: int) -> str:
+    """An arch's panel title: its kernels, or (when there are more than a panel draws) those drawn."""
+    if drawn >= total:
+        return f"{arch}: {total} kernel{'' if total == 1 else 's'}"
+    return f"{arch}: the {drawn} kernels where the most changed ({total - drawn} more in the table)"
+
+
 def plot(rows: Sequence[HistoryRow], path: Path, title: str = "Registers and spills per Triton release") -> Path:
     """One panel per arch: registers per release of the kernels where the most happened (marked changes,
-    then the largest spread), spills as red rings with their count; the rest are in the table."""
+    then the largest spread), spills as red rings with their count; the rest are in the table. Needs the
+    ``plots`` extra (MissingExtraError, one line, without it)."""
+    from ...core.extras import require_matplotlib
+
+    require_matplotlib("a history plot")
     import matplotlib
 
     matplotlib.use("Agg")
@@ -233,9 +244,7 @@ def plot(rows: Sequence[HistoryRow], path: Path, title: str = "Registers and spi
                     ax.annotate(f"+{s}", (x, y), textcoords="offset points", xytext=(7, 6), fontsize=7, color="red")
         _draw_steps(ax, arch, drawn)
         ax.set_xticks(range(len(rows[0].releases)), rows[0].releases)
-        left = len(mine) - len(drawn)
-        ax.set_title(f"{arch}: the {len(drawn)} kernels where the most changed" + (f" ({left} more in the table)"
-                                                                                  if left else ""), fontsize=10)
+        ax.set_title(panel_title(arch, len(drawn), len(mine)), fontsize=10)
         if not ax.get_ylabel():
             ax.set_ylabel("registers")
         ax.grid(alpha=0.3)

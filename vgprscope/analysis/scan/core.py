@@ -19,6 +19,7 @@ from ...compile.cache import CompileCache
 from ...compile.engine import compile_tasks, triton_version
 from ...compile.task import Task
 from ...core.errors import UsageError
+from ...core.fsutil import resolve_input
 from ...core.job import FunctionSource
 from ...capture.model import Capture
 from ...core.records import LaunchConfig, Record
@@ -136,6 +137,7 @@ def scan(directory: Path, archs: Sequence = (), jobs: int | None = None, use_cac
          on_progress: Callable[[int, int], None] | None = None, cache_dir: Path | str | None = None,
          triton: str | None = None, loops: bool = True) -> ScanResult:
     directory = Path(directory).expanduser()
+    resolve_input(directory, "Triton cache directory")  # a symlink loop said as one, not "does not exist"
     if directory.exists() and not directory.is_dir():
         raise UsageError(f"{directory} is a file, not a Triton cache directory; give the directory "
                          "(TRITON_CACHE_DIR, by default ~/.triton/cache)")
