@@ -18,7 +18,7 @@ from ...compile.toolchains import Toolchain
 from ...gate.baseline import Baseline, Entry, entries_of
 from ...gate.rules import RuleSet
 from ...core.records import Record
-from ...sources.inductor import SpillVerdict, spill_verdict
+from ...sources.inductor import ThresholdCrossing, threshold_crossings
 from .loops import LoopChange, loop_changes
 from ...gate.diff import GateResult, judge
 from ...core.errors import NotComparableError
@@ -49,19 +49,6 @@ class SpillSites:
     @property
     def new(self) -> tuple[SiteChange, ...]:
         return tuple(s for s in self.sites if s.new)
-
-
-@dataclass(frozen=True)
-class ThresholdCrossing:
-    """An Inductor config the two sides put on opposite sides of Inductor's spill threshold: one side's
-    autotuner benchmarks it, the other's skips it."""
-
-    key: str
-    before: SpillVerdict
-    after: SpillVerdict
-
-    def text(self) -> str:
-        return f"{self.key}: {self.before.text()} -> {self.after.text()}"
 
 
 @dataclass(frozen=True)
@@ -217,10 +204,3 @@ def diff(tasks: Sequence[Task], before: Toolchain, after: Toolchain, *, rules: R
     archs = tuple(dict.fromkeys(t.arch.name for t in tasks))
     crossings = threshold_crossings({k: r for k, (_, r) in by_key_a.items()}, {k: r for k, (_, r) in by_key_b.items()})
     return DiffResult(before, after, archs, result, spills, tuple(records_a), tuple(records_b), crossings, unloaded)
-
-
-def threshold_crossings(before: dict[str, Record], after: dict[str, Record]) -> tuple[ThresholdCrossing, ...]:
-    """The Inductor entries (by key) one side's autotuner would benchmark and the other's skip."""
-    return tuple(ThresholdCrossing(key, va, vb) for key, ra in before.items() if key in after
-                 and (va := spill_verdict(ra)) is not None and (vb := spill_verdict(after[key])) is not None
-                 and va.skipped != vb.skipped)

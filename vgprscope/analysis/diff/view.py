@@ -102,11 +102,7 @@ def to_json(result: DiffResult, machine: Any) -> str:
              # entries a side could not compile from their current source: not judged (exit 2)
              "unloaded": [{"side": side, "key": key, "reason": why} for side, key, why in result.unloaded],
              "loop_changes": [c.as_dict() for c in result.loops],
-             "inductor_threshold_crossings": [
-                 {"key": c.key, "before": {"n_spills": c.before.n_spills, "threshold": c.before.threshold,
-                                           "skipped": c.before.skipped},
-                  "after": {"n_spills": c.after.n_spills, "threshold": c.after.threshold, "skipped": c.after.skipped}}
-                 for c in result.crossings]}
+             "inductor_threshold_crossings": [c.as_dict() for c in result.crossings]}
     return report.to_json(result.gate, machine.as_dict(), _versions(result), command="diff", extra=extra)
 
 
