@@ -49,18 +49,14 @@ def toolchains_list(ctx: typer.Context) -> None:
     """List the installed Triton toolchains (version, size, path); `toolchains remove VERSION` deletes one."""
     if ctx.invoked_subcommand is not None:
         return
-    from ..compile import toolchains
+    from ..library.toolchain_store import installed_toolchains
 
-    rows = toolchains.list_store()
-    if not rows:
-        err(f"no Triton toolchain installed yet in {toolchains.store()} (`--triton VERSION` installs one)")
+    found = installed_toolchains()
+    if not found.entries:
+        err(f"no Triton toolchain installed yet in {found.directory} (`--triton VERSION` installs one)")
         return
-    lines = [f"{'Triton':<10} {'MB':>6}  path"]
-    for e in rows:
-        note = f"  ({e.note})" if e.note else ""
-        lines.append(f"{e.version:<10} {e.size / 2**20:>6.0f}  {e.path}{note}")
-    emit("\n".join(lines), None)
-    if any(e.note and not e.alive for e in rows):
+    emit(found.table(), None)
+    if found.broken:
         err("`vgprscope toolchains remove VERSION` deletes a broken toolchain or an interrupted install's "
             "directory (the next install of that release removes the latter too)")
 
@@ -69,9 +65,9 @@ def toolchains_list(ctx: typer.Context) -> None:
 @handles_errors
 def toolchains_remove(version: ReleaseArg) -> None:
     """Delete an installed Triton toolchain."""
-    from ..compile import toolchains
+    from ..library.toolchain_store import remove_toolchain
 
-    where = toolchains.remove(version)
+    where = remove_toolchain(version)
     err(f"removed Triton {version} ({where})")
 
 
