@@ -52,7 +52,10 @@ class SpillSites:
 
 
 @dataclass(frozen=True)
-class DiffResult:
+class SidesDiff:
+    """The same kernels under two sides, judged (``diff``); what ``vgprscope.diff`` returns adds its exports
+    (``analysis.diff.result.DiffResult``)."""
+
     before: Toolchain
     after: Toolchain
     archs: tuple[str, ...]
@@ -177,7 +180,7 @@ def _spill_sites(engine: Engine, key: str, before: Task, after: Task, spilled: b
 
 
 def diff(tasks: Sequence[Task], before: Toolchain, after: Toolchain, *, rules: RuleSet = RuleSet(),
-         engine: Engine | None = None, fail_on_change: bool = False) -> DiffResult:
+         engine: Engine | None = None, fail_on_change: bool = False) -> SidesDiff:
     """Compile ``tasks`` under both sides and judge the after side by the gate's ``rules``."""
     engine = engine or Engine()
     tasks = list(tasks)
@@ -203,4 +206,4 @@ def diff(tasks: Sequence[Task], before: Toolchain, after: Toolchain, *, rules: R
                    for d in result.failures if d.key in by_key_a and d.key in by_key_b)
     archs = tuple(dict.fromkeys(t.arch.name for t in tasks))
     crossings = threshold_crossings({k: r for k, (_, r) in by_key_a.items()}, {k: r for k, (_, r) in by_key_b.items()})
-    return DiffResult(before, after, archs, result, spills, tuple(records_a), tuple(records_b), crossings, unloaded)
+    return SidesDiff(before, after, archs, result, spills, tuple(records_a), tuple(records_b), crossings, unloaded)

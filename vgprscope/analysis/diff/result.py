@@ -1,4 +1,4 @@
-"""What ``vgprscope.diff`` returns: the core's diff of two toolchains (``vgprscope.analysis.diff.core.DiffResult``) with the
+"""What ``vgprscope.diff`` returns: the core's diff of two toolchains (``vgprscope.analysis.diff.core.SidesDiff``) with the
 library's exports."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...core import exit_codes
-from .core import DiffResult as CoreDiffResult
+from .core import SidesDiff
 from ...report.machine import Machine
 from ..result import NotebookDisplay, _machine, dataframe
 
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True, repr=False)
-class DiffResult(CoreDiffResult, NotebookDisplay):
+class DiffResult(SidesDiff, NotebookDisplay):
     """``vgprscope.diff``: the gate's verdict on the after side against the before side, per kernel x config
     x arch (``gate``), each regressed kernel's spill sites before and after (``spills``), the records of
     both sides; ``summary()`` the one line of what moved."""
@@ -27,10 +27,10 @@ class DiffResult(CoreDiffResult, NotebookDisplay):
     machine: Machine = field(default_factory=_machine, compare=False)
 
     @classmethod
-    def of(cls, core: CoreDiffResult) -> DiffResult:
+    def of(cls, core: SidesDiff) -> DiffResult:
         from dataclasses import fields as fields_of
 
-        return cls(**{f.name: getattr(core, f.name) for f in fields_of(CoreDiffResult)})
+        return cls(**{f.name: getattr(core, f.name) for f in fields_of(SidesDiff)})
 
     def __repr__(self) -> str:
         return f"DiffResult({self.summary()})"
