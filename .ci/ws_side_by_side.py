@@ -20,7 +20,7 @@ FIELDS = ("block_m", "block_n", "num_warps", "num_stages")
 
 
 def request(spec: str):
-    from vgprscope.attention.config import ConfigRequest
+    from vgprscope.flashattn.config import ConfigRequest
 
     fields: dict = {}
     extra = []

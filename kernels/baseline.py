@@ -29,7 +29,7 @@ VARIANT = {
     # defaults take 147456 B (2 stages) or 114688 B (1 stage); 128 x 32 in 1 stage takes 90112 B
     "defaults_for": [{"arch": ["sm_86", "sm_89", "sm_120"], "head_dim": [129, 256],
                       "set": {"block_n": 32, "num_stages": 1}}],
-    # memory traffic per (batch, head) in the traffic model's notation (vgprscope/attention/traffic.py):
+    # memory traffic per (batch, head) in the traffic model's notation (vgprscope/flashattn/traffic.py):
     # read, written and flops are evaluated, in the order written; formula is what compare prints
     "traffic": {
         "read": "Nq*D*e + Tq*2*(rho*Nk*D*e)",
@@ -39,11 +39,11 @@ VARIANT = {
                    "FLOPs = 4*P*D",
     },
     # seed 001's estimate of the state live across the K/V loop (explain): tile -> [rows, columns, bytes per
-    # element], spread over the program's threads (vgprscope/attention/live.py)
+    # element], spread over the program's threads (vgprscope/flashattn/live.py)
     "live_state": {"acc": ["BLOCK_M", "Dp", 4], "q": ["BLOCK_M", "Dp", "e"], "s": ["BLOCK_M", "BLOCK_N", 4],
                    "m_l": [2, "BLOCK_M", 4]},
     # one query tile per program in the FA2 loop: decode tiles, and sm_90's measured prefill tiles
-    # (vgprscope/attention/tuning.py)
+    # (vgprscope/flashattn/tuning.py)
     "tiling": "fa2",
 }
 

@@ -28,7 +28,7 @@ VARIANT = {
     # defaults take 147456 B (2 stages) or 114688 B (1 stage); 128 x 32 in 1 stage takes 90112 B
     "defaults_for": [{"arch": ["sm_86", "sm_89", "sm_120"], "head_dim": [129, 256],
                       "set": {"block_n": 32, "num_stages": 1}}],
-    # memory traffic per (batch, head) in the traffic model's notation (vgprscope/attention/traffic.py):
+    # memory traffic per (batch, head) in the traffic model's notation (vgprscope/flashattn/traffic.py):
     # read, written and flops are evaluated, in the order written; formula is what compare prints
     "traffic": {
         "read": "Nq*D*e + Tq*2*(rho*Nk*D*e)",
@@ -38,15 +38,15 @@ VARIANT = {
                    "FLOPs = 4*P*D",
     },
     # seed 001's estimate of the state live across the K/V loop (explain): tile -> [rows, columns, bytes per
-    # element], spread over the program's threads (vgprscope/attention/live.py); the scores come out of the
+    # element], spread over the program's threads (vgprscope/flashattn/live.py); the scores come out of the
     # dot in fp16
     "live_state": {"acc": ["BLOCK_M", "Dp", 4], "q": ["BLOCK_M", "Dp", "e"], "s": ["BLOCK_M", "BLOCK_N", 2],
                    "m_l": [2, "BLOCK_M", 4]},
     # one query tile per program in the FA2 loop: decode tiles, and sm_90's measured prefill tiles
-    # (vgprscope/attention/tuning.py)
+    # (vgprscope/flashattn/tuning.py)
     "tiling": "fa2",
     # Q K^T accumulated in fp16 rounds every logit to an fp16 ulp: its own documented tolerance
-    # (vgprscope/attention/tolerances.py); bf16 inputs are refused, so fp16 is the only entry
+    # (vgprscope/flashattn/tolerances.py); bf16 inputs are refused, so fp16 is the only entry
     "tolerance": {"fp16": {"atol": 5.8e-3, "rtol": "2*eps"}},
 }
 

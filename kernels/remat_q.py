@@ -30,7 +30,7 @@ VARIANT = {
     # and 49152 B. (sm_100 lowers it to 165512 B in 2 stages: it keeps them.)
     "defaults_for": [{"arch": ["sm_86", "sm_89", "sm_120", "sm_90"], "head_dim": [129, 256],
                       "set": {"num_stages": 1}}],
-    # memory traffic per (batch, head) in the traffic model's notation (vgprscope/attention/traffic.py):
+    # memory traffic per (batch, head) in the traffic model's notation (vgprscope/flashattn/traffic.py):
     # read, written and flops are evaluated, in the order written; formula is what compare prints
     "traffic": {
         "read": "Nq*D*e*rho*Kb + Tq*2*(rho*Nk*D*e)",
@@ -40,11 +40,11 @@ VARIANT = {
                    "FLOPs = 4*P*D",
     },
     # seed 001's estimate of the state live across the K/V loop (explain): tile -> [rows, columns, bytes per
-    # element], spread over the program's threads (vgprscope/attention/live.py); one BLOCK_M x BLOCK_DK slice of
+    # element], spread over the program's threads (vgprscope/flashattn/live.py); one BLOCK_M x BLOCK_DK slice of
     # Q at a time, and only within a score block
     "live_state": {"acc": ["BLOCK_M", "Dp", 4], "q": ["BLOCK_M", "min(block_dk, Dp)", "e"],
                    "s": ["BLOCK_M", "BLOCK_N", 4], "m_l": [2, "BLOCK_M", 4]},
-    # one query tile per program: decode tiles from the shape (vgprscope/attention/tuning.py)
+    # one query tile per program: decode tiles from the shape (vgprscope/flashattn/tuning.py)
     "tiling": "query-tile",
 }
 

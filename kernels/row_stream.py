@@ -25,7 +25,7 @@ VARIANT = {
     "kernels": ["attn_fwd_rows"],
     "order": 7,
     "defaults": {"block_m": 16, "block_n": 64, "num_warps": 4, "num_stages": {"amd": 1, "nvidia": 2}},
-    # memory traffic per (batch, head) in the traffic model's notation (vgprscope/attention/traffic.py):
+    # memory traffic per (batch, head) in the traffic model's notation (vgprscope/flashattn/traffic.py):
     # read, written and flops are evaluated, in the order written; formula is what compare prints
     "traffic": {
         "read": "Nq*D*e + 2*P*D*e",
@@ -35,7 +35,7 @@ VARIANT = {
                    "rows, nor across a K/V head's group); written = Nq*D*e; FLOPs = 4*P*D",
     },
     # seed 001's estimate of the state live across the K/V loop (explain): tile -> [rows, columns, bytes per
-    # element], spread over the program's threads (vgprscope/attention/live.py); one query row at a time: a row
+    # element], spread over the program's threads (vgprscope/flashattn/live.py); one query row at a time: a row
     # of acc and of q (fp32), one key block of scores, scalar m and l
     "live_state": {"acc": [1, "Dp", 4], "q": [1, "Dp", 4], "s": [1, "BLOCK_N", 4], "m_l": [1, 2, 4]},
     # BLOCK_M query rows per program, one at a time: no tile from the shape, never packs a group's rows

@@ -23,7 +23,7 @@ VARIANT = {
     # defaults take 147456 B (2 stages) or 114688 B (1 stage); 128 x 32 in 1 stage takes 90112 B
     "defaults_for": [{"arch": ["sm_86", "sm_89", "sm_120"], "head_dim": [129, 256],
                       "set": {"block_n": 32, "num_stages": 1}}],
-    # memory traffic per (batch, head) in the traffic model's notation (vgprscope/attention/traffic.py):
+    # memory traffic per (batch, head) in the traffic model's notation (vgprscope/flashattn/traffic.py):
     # read, written and flops are evaluated, in the order written; formula is what compare prints
     "traffic": {
         "read": "(Nq*D*e + Tq*(rho*Nk*D*e)) + (Nq*D*e + 2*Nq*4 + Tq*2*(rho*Nk*D*e))",
@@ -33,10 +33,10 @@ VARIANT = {
                    "Tq * 2*rho*Nk*D*e, write Nq*D*e. FLOPs = 2*P*D (pass 1 Q K^T) + 4*P*D (pass 2) = 6*P*D",
     },
     # seed 001's estimate of the state live across the K/V loop (explain): tile -> [rows, columns, bytes per
-    # element], spread over the program's threads (vgprscope/attention/live.py)
+    # element], spread over the program's threads (vgprscope/flashattn/live.py)
     "live_state": {"acc": ["BLOCK_M", "Dp", 4], "q": ["BLOCK_M", "Dp", "e"], "s": ["BLOCK_M", "BLOCK_N", 4],
                    "m_l": [2, "BLOCK_M", 4]},
-    # one query tile per program: decode tiles from the shape (vgprscope/attention/tuning.py)
+    # one query tile per program: decode tiles from the shape (vgprscope/flashattn/tuning.py)
     "tiling": "query-tile",
 }
 

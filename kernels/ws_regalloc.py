@@ -83,7 +83,7 @@ VARIANT = {
                      {"arch": ["sm_90"], "head_dim": [1, 64], "set": {"block_m": 192, "block_n": 64,
                                                                       "num_stages": 8}},
                      {"head_dim": [129, 256], "set": {"block_n": 64}}],
-    # memory traffic per (batch, head) in the traffic model's notation (vgprscope/attention/traffic.py):
+    # memory traffic per (batch, head) in the traffic model's notation (vgprscope/flashattn/traffic.py):
     # the same bytes as baseline (Q once, K and V once per query block through TMA), the same FLOPs
     "traffic": {
         "read": "Nq*D*e + Tq*2*(rho*Nk*D*e)",

@@ -15,9 +15,9 @@ from pathlib import Path
 from vgprscope.core.archs import get_arch
 from vgprscope.compile.cache import CompileCache
 from vgprscope.compile.engine import Engine
-from vgprscope.attention.config import AttentionConfig
-from vgprscope.attention.source import variant_tasks
-from vgprscope.attention.variants import get_variant
+from vgprscope.flashattn.config import AttentionConfig
+from vgprscope.flashattn.source import variant_tasks
+from vgprscope.flashattn.variants import get_variant
 
 OUT = Path(__file__).resolve().parent.parent / "tests" / "fixtures"
 

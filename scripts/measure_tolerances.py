@@ -1,4 +1,4 @@
-"""Measure the output error of every variant against float64, to derive ``vgprscope/attention/tolerances.py``.
+"""Measure the output error of every variant against float64, to derive ``vgprscope/flashattn/tolerances.py``.
 
 For each (variant, dtype) over a grid of shapes (seqlen 1 to 8192, ragged, causal or not, head dims 16 to
 256) and seeds, on N(0, 1) inputs as the gate draws them, it records the largest |out - ref| and, for
@@ -37,7 +37,7 @@ def measure(job):
     variant, dtype, device, seeds, kernel_dir = job
     import torch
 
-    from vgprscope.attention.correctness import run_variant
+    from vgprscope.flashattn.correctness import run_variant
 
     small = {"block_m": 16, "block_n": 16} if device == "cpu" else {}
     if variant == "row-stream" and device == "cpu":
@@ -78,7 +78,7 @@ def main(argv=None):
     p.add_argument("--kernel-dir", default=None, help="also measure a directory of user variants (all of them)")
     p.add_argument("--out", default="tolerance_measurements.json")
     a = p.parse_args(argv)
-    from vgprscope.attention.variants import load_variants
+    from vgprscope.flashattn.variants import load_variants
 
     names = list(load_variants()) if a.variants == "all" else a.variants.split(",")
     jobs = [(n, dt, a.device, a.seeds, None) for n in names for dt in a.dtypes.split(",")]

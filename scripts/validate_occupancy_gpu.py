@@ -444,8 +444,8 @@ def execute(args, log: Callable[[str], None] = print) -> Run:
 
     from vgprscope.core.archs import arch_for_device
     from vgprscope.core.errors import VgprscopeError
-    from vgprscope.attention.config import ConfigRequest
-    from vgprscope.attention.variants import load_variants, resolve_config
+    from vgprscope.flashattn.config import ConfigRequest
+    from vgprscope.flashattn.variants import load_variants, resolve_config
 
     major, minor = torch.cuda.get_device_capability(0)
     arch = arch_for_device("cuda", major * 10 + minor)

@@ -114,7 +114,7 @@ def test_empty_variant_name(cmd):
 
 def test_empty_variant_name_through_the_api_is_unknown():
     from vgprscope.core.errors import UnknownNameError
-    from vgprscope.attention.variants import select_variants
+    from vgprscope.flashattn.variants import select_variants
 
     with pytest.raises(UnknownNameError, match="unknown variant ''; valid: baseline, .*, all"):
         select_variants([""])
@@ -244,8 +244,8 @@ def test_an_explicit_block_m_a_variant_does_not_honour_is_refused_in_a_note():
     """small-tiles caps BLOCK_M at 64: its default is 64, but an explicit --block-m 128 (the design card's
     example) is never silently turned into 64: a note says why it is refused."""
     from vgprscope.core.archs import get_arch
-    from vgprscope.attention.config import ConfigRequest
-    from vgprscope.attention.variants import get_variant, resolve_config
+    from vgprscope.flashattn.config import ConfigRequest
+    from vgprscope.flashattn.variants import get_variant, resolve_config
 
     small, arch = get_variant("small-tiles"), get_arch("gfx942")
     assert resolve_config(small, arch, ConfigRequest()).block_m == 64
@@ -274,7 +274,7 @@ def test_real_entry_point_prints_one_line(tmp_path, file_in_the_way):
 def test_analyze_of_an_empty_capture_is_one_line_and_non_zero(tmp_path):
     """A capture of a command that launched nothing printed an empty table and exited 0 (`baseline save`
     refuses the same capture)."""
-    from vgprscope.capture.model import Capture, save_capture
+    from vgprscope.captures.model import Capture, save_capture
 
     empty = tmp_path / "empty.json"
     save_capture(empty, Capture((), ("python", "-c", "pass"), "3.9.0", 0, ()))
@@ -300,7 +300,7 @@ def test_amd_options_outside_what_triton_takes_are_refused_before_compiling(args
 
 def test_amd_option_values_are_checked_by_the_core_for_the_library_too():
     from vgprscope.core.archs import get_arch
-    from vgprscope.attention.config import ConfigRequest, check_backend_options
+    from vgprscope.flashattn.config import ConfigRequest, check_backend_options
     from vgprscope.core.errors import UsageError
     from vgprscope.library import selection
 
@@ -328,10 +328,10 @@ def test_a_knob_value_every_variant_taking_it_refuses_is_a_usage_error(variant, 
 def test_a_knob_value_refused_at_some_configs_only_stays_on_its_rows():
     """num_splits=16 needs 16 key blocks: at Nk 4096 / BLOCK_N 64 it fits, at Nk 512 it does not; the rows that
     cannot take it say so and the others compile."""
-    from vgprscope.attention.source import _refused_knob
+    from vgprscope.flashattn.source import _refused_knob
     from vgprscope.core.archs import get_arch
-    from vgprscope.attention.config import ConfigRequest
-    from vgprscope.attention.variants import get_variant, resolve_config
+    from vgprscope.flashattn.config import ConfigRequest
+    from vgprscope.flashattn.variants import get_variant, resolve_config
 
     v, a = get_variant("split-k"), get_arch("gfx942")
     cfg = resolve_config(v, a, ConfigRequest(extra=(("num_splits", 16),)))

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.analysis.scan.test_scan import cache  # noqa: F401  (a Triton cache this module's scan test reads)
-from tests.capture.test_capture_without_torch import Project, build_project
+from tests.captures.test_capture_without_torch import Project, build_project
 
 SMALL = ["--block-m", "64", "--block-n", "32", "--head-dim", "64", "--num-warps", "4", "--num-stages", "1"]
 

@@ -270,4 +270,4 @@ def test_a_suite_that_uses_no_budget_imports_nothing_of_vgprscope_beyond_the_plu
     loaded = eval(line.removeprefix("MODULES "))
     assert "vgprscope.cli.pytest_plugin" in loaded  # the plugin is registered...
     assert not [m for m in loaded if m.startswith(("triton", "torch", "pandas", "vgprscope.library",
-                                                   "vgprscope.compile", "vgprscope.capture"))]  # ...and alone
+                                                   "vgprscope.compile", "vgprscope.captures"))]  # ...and alone

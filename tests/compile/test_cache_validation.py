@@ -14,7 +14,7 @@ import pytest
 from tests.compile.test_loop_cache import KERNEL, _entry  # type: ignore[import-not-found]
 from tests.gate.test_loop_gate import _amd_raw, _nvidia_raw  # type: ignore[import-not-found]
 
-from vgprscope.attention.variants import load_variants
+from vgprscope.flashattn.variants import load_variants
 from vgprscope.backends.cuda import CUDA
 from vgprscope.backends.hip import HIP
 from vgprscope.compile.cache import CompileCache

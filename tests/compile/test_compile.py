@@ -18,9 +18,9 @@ from vgprscope.compile.cache import FORMAT, CompileCache
 from vgprscope.compile.engine import cache_key
 from vgprscope.compile.engine import Engine, WorkerVersionError, compile_tasks
 from vgprscope.core.records import AmdUsage, NvidiaUsage
-from vgprscope.attention.source import variant_tasks
-from vgprscope.attention.config import ConfigRequest
-from vgprscope.attention.variants import get_variant, load_variants, resolve_config
+from vgprscope.flashattn.source import variant_tasks
+from vgprscope.flashattn.config import ConfigRequest
+from vgprscope.flashattn.variants import get_variant, load_variants, resolve_config
 
 SMALL = ConfigRequest(block_m=64, block_n=32, head_dim=64, num_warps=4, num_stages=1)
 

@@ -19,9 +19,9 @@ import pytest
 
 from capture_helpers import cli, gone_library
 from vgprscope.core.archs import get_arch
-from vgprscope.attention.config import ConfigRequest
-from vgprscope.attention.source import variant_tasks
-from vgprscope.attention.variants import load_variants, resolve_config
+from vgprscope.flashattn.config import ConfigRequest
+from vgprscope.flashattn.source import variant_tasks
+from vgprscope.flashattn.variants import load_variants, resolve_config
 from vgprscope import runtime
 from vgprscope.compile import identity, toolchains
 from vgprscope.runtime import protocol
@@ -278,7 +278,7 @@ def test_the_worker_tells_a_toolchain_fault_from_a_verdict():
 def test_a_kernel_compiled_from_its_snapshot_is_cached_and_keeps_the_users_lines(tmp_path, monkeypatch):
     """A kernel whose file is gone from this machine compiles from the capture's snapshot: a warm re-run
     compiles nothing, and its line info names the user's file and lines, not the snapshot's temp file."""
-    from vgprscope.capture.model import load_capture
+    from vgprscope.captures.model import load_capture
     from vgprscope.sources.capture import capture_tasks
 
     monkeypatch.setenv("VGPRSCOPE_CACHE_DIR", str(tmp_path / "cache"))
@@ -312,7 +312,7 @@ def test_a_changed_snapshot_is_a_miss(tmp_path, monkeypatch):
     """The entry of a snapshot compile holds the snapshot's hash: another capture's snapshot compiles anew."""
     from dataclasses import replace
 
-    from vgprscope.capture.model import load_capture
+    from vgprscope.captures.model import load_capture
     from vgprscope.sources.capture import capture_tasks
 
     cap = load_capture(gone_library(tmp_path)[0])
@@ -481,7 +481,7 @@ def test_a_snapshot_compile_is_never_served_for_the_files_compile(tmp_path):
     """A kernel compiled from the capture's snapshot where its file was gone, then its file back (the library
     installed again, edited since the capture): the same cache compiles the file, never hands back the
     snapshot's entry."""
-    from vgprscope.capture.model import load_capture
+    from vgprscope.captures.model import load_capture
     from vgprscope.sources.capture import capture_tasks
 
     cap_file, moved = gone_library(tmp_path)

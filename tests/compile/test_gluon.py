@@ -15,7 +15,7 @@ import pytest
 
 import vgprscope
 from capture_helpers import ROOT, cli, usage_counts
-from vgprscope.capture.model import load_capture
+from vgprscope.captures.model import load_capture
 from vgprscope.core.parse.amdgcn import parse_amdgcn
 from vgprscope.core.parse.nvidia import parse_cuobjdump_resources
 

@@ -14,7 +14,7 @@ import pytest
 
 from tests.compile.test_compile_identity import _compile  # type: ignore[import-not-found]
 
-from vgprscope.attention.variants import load_variants
+from vgprscope.flashattn.variants import load_variants
 from vgprscope.backends import backend_of_usage
 from vgprscope.compile.cache import CompileCache
 

@@ -70,7 +70,7 @@ def test_a_cold_analyze_loads_them_where_it_compiles(warm):
 def test_loading_the_bundled_variants_parses_each_kernel_file_once():
     # a variant's declaration (VARIANT) and its source hash (the files it imports) come from one syntax tree
     code = """import collections, json
-from vgprscope.attention import loader, variants
+from vgprscope.flashattn import loader, variants
 count = collections.Counter()
 parse = loader.parse_file
 def counted(file):
@@ -90,7 +90,7 @@ print(json.dumps({"variants": len(found), "parses": count}))
 def test_a_kernel_files_relative_imports_are_found_at_any_depth(tmp_path):
     # read from the statements alone: at the top, in a function, a class, a branch, a loop, a with block, a
     # try's handler, else and finally, a match case; an absolute import and a string are not relative imports
-    from vgprscope.attention import loader
+    from vgprscope.flashattn import loader
 
     (tmp_path / "k.py").write_text('''
 from ._a import x

@@ -1,5 +1,5 @@
 """The core reads a config back whatever its kind (records.Config): a bundled variant's attention config is
-read as ``AttentionConfig`` once ``vgprscope.attention.config`` is imported, and as a ``DataConfig`` by a core
+read as ``AttentionConfig`` once ``vgprscope.flashattn.config`` is imported, and as a ``DataConfig`` by a core
 that never imported the attention package, with the same key either way, so the committed baseline loads and
 compares in both."""
 
@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from vgprscope.attention.config import AttentionConfig
+from vgprscope.flashattn.config import AttentionConfig
 from vgprscope.core.records import DataConfig, LaunchConfig, config_from_dict
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -49,7 +49,7 @@ from vgprscope.gate.diff import judge
 base = load_baseline({str(BASELINE)!r})
 kinds = {{type(e.config).__name__ for e in base.entries.values()}}
 result = judge(base, list(base.entries.values()))
-loaded = sorted(m for m in sys.modules if m.startswith("vgprscope.attention."))
+loaded = sorted(m for m in sys.modules if m.startswith("vgprscope.flashattn."))
 print(kinds, result.passed, len(result.entries), loaded)
 """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)

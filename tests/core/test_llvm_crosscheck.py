@@ -30,9 +30,9 @@ from vgprscope.backends import occupancy_of
 from vgprscope.core.archs import AmdArch
 from vgprscope.core.occupancy.amd import _llvm_occupancy, llvm_pad_waves, llvm_vgpr_allocation, llvm_waves_per_eu
 from vgprscope.core.parse.amdgcn import parse_amdgcn
-from vgprscope.attention.config import AttentionConfig
-from vgprscope.attention.source import variant_tasks
-from vgprscope.attention.variants import get_variant
+from vgprscope.flashattn.config import AttentionConfig
+from vgprscope.flashattn.source import variant_tasks
+from vgprscope.flashattn.variants import get_variant
 from vgprscope.core.records import KernelIdentity, LaunchConfig
 
 pytestmark = pytest.mark.slow

@@ -543,7 +543,7 @@ def test_cli_archs(cli, fmt):
 
 @pytest.mark.parametrize("fmt", ["table", "json", "md"])
 def test_cli_variants(cli, fmt):
-    from vgprscope.attention.variants import load_variants
+    from vgprscope.flashattn.variants import load_variants
 
     r = cli("variants", "-f", fmt)
     assert r.exit_code == 0, r.output

@@ -1,5 +1,5 @@
 """Each launch option is declared once, a row of ``core/options.py`` (the bundled variants' tile fields: rows of
-``attention/tiles.py``); the library's signatures, the CLI's options, the config's fields, the backends'
+``flashattn/tiles.py``); the library's signatures, the CLI's options, the config's fields, the backends'
 options, the grid parser and its messages are derived from the rows. A toy option added as one row reaches
 every one of them. The compilers' warnings a run may ask for (``--warn-on-spills``) are rows too."""
 
@@ -15,7 +15,7 @@ import sys
 import pytest
 
 import vgprscope
-from vgprscope.attention.config import AttentionConfig, ConfigRequest
+from vgprscope.flashattn.config import AttentionConfig, ConfigRequest
 from vgprscope.backends import BACKENDS, CUDA, HIP
 from vgprscope.backends.base import CompilerWarnings, warning_options
 from vgprscope.cli.options import Warnings
@@ -88,8 +88,8 @@ options.COMPILER_WARNINGS += (options.CompilerWarning("warn_toy", "a toy warning
 
 import vgprscope
 from typer.testing import CliRunner
-from vgprscope.attention.config import AttentionConfig, ConfigRequest, check_backend_options
-from vgprscope.attention.variants import load_variants, resolve_config
+from vgprscope.flashattn.config import AttentionConfig, ConfigRequest, check_backend_options
+from vgprscope.flashattn.variants import load_variants, resolve_config
 from vgprscope.backends import HIP, CUDA
 from vgprscope.cli.app import _register, app
 from vgprscope.core.archs import get_arch

@@ -84,7 +84,7 @@ def test_a_pipeline_the_arch_cannot_hold_is_refused_before_compiling(stages, tmp
 
 def test_the_stages_bound_follows_the_tile_and_the_arch():
     import vgprscope
-    from vgprscope.attention.tuning import stages_refusal
+    from vgprscope.flashattn.tuning import stages_refusal
     from vgprscope.core.errors import UsageError
 
     assert stages_refusal(5, 64, 128, "gfx942") is None  # 4 x 16 KiB in flight fit 64 KiB

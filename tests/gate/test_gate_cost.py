@@ -13,7 +13,7 @@ import json
 
 import pytest
 
-from vgprscope.attention.config import AttentionConfig
+from vgprscope.flashattn.config import AttentionConfig
 from vgprscope.core.archs import get_arch
 from vgprscope.backends import occupancy_of
 from vgprscope.core.errors import UsageError

@@ -45,7 +45,7 @@ def test_archs_named_on_the_command_line_are_the_only_ones():
 
 
 def test_a_bad_archs_declaration_is_one_line(tmp_path):
-    from vgprscope.attention.variants import load_variants
+    from vgprscope.flashattn.variants import load_variants
 
     src = (ROOT / "kernels" / "ws_regalloc.py").read_text()
     assert '"archs": ["sm_90"]' in src

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-import vgprscope.attention.config  # noqa: F401  (the bundled variants' configs read back as theirs, as the CLI's do)
+import vgprscope.flashattn.config  # noqa: F401  (the bundled variants' configs read back as theirs, as the CLI's do)
 from vgprscope.gate import report
 from vgprscope.gate.baseline import Baseline, Entry, load_baseline
 from vgprscope.gate.diff import GateResult, judge

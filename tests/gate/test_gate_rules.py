@@ -25,8 +25,8 @@ from vgprscope.gate.diff import Change, State, judge
 from vgprscope.gate.metrics import METRICS
 from vgprscope.gate.rules import Mode, Rule, RuleSet, default_rule, parse_rule
 from vgprscope.core.records import AmdUsage, Record
-from vgprscope.attention import defaults as attention_defaults
-from vgprscope.attention.config import AttentionConfig
+from vgprscope.flashattn import defaults as attention_defaults
+from vgprscope.flashattn.config import AttentionConfig
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = Path(__file__).parents[1] / "fixtures"
@@ -539,7 +539,7 @@ def test_defaults_without_a_section(tmp_path):
     assert cfg.allow_missing == ()
     # no configs: the variants' own default set (each variant's defaults, and one grouped-query decode shape)
     assert cfg.set.configs == () and attention_defaults.DEFAULT_CONFIGS == ({}, {"shape": [1, 32, 1, 8192, 8]})
-    from vgprscope.attention.config import ConfigRequest
+    from vgprscope.flashattn.config import ConfigRequest
 
     assert attention_defaults.requests(cfg.set.configs, cfg.where) == [ConfigRequest(),
                                                                    ConfigRequest(shape=(1, 32, 1, 8192, 8))]

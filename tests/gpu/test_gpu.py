@@ -33,7 +33,7 @@ GQA_SHAPES = [  # (b, h, nq, nk, d, causal, kv_heads): packed decode (Nq <= 16),
 
 
 def _variants():
-    from vgprscope.attention.variants import load_variants
+    from vgprscope.flashattn.variants import load_variants
 
     return list(load_variants())
 
@@ -42,8 +42,8 @@ def _variants():
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
 @pytest.mark.parametrize("variant", _variants())
 def test_variant_matches_float64_reference_on_gpu(variant, shape, dtype):
-    from tests.attention.test_numerics import check_variant
-    from vgprscope.attention.variants import get_variant
+    from tests.flashattn.test_numerics import check_variant
+    from vgprscope.flashattn.variants import get_variant
 
     b, h, nq, nk, d, causal = shape
     cfg = get_variant(variant)
@@ -61,7 +61,7 @@ def test_variant_matches_float64_reference_on_gpu(variant, shape, dtype):
 def test_grouped_query_attention_matches_float64_reference_on_gpu(variant, shape, dtype):
     """K/V with fewer heads than Q, at each variant's defaults for the shape (decode tiles and packing at
     Nq <= 16, split counts from this GPU's SM count)."""
-    from tests.attention.test_numerics import check_variant
+    from tests.flashattn.test_numerics import check_variant
 
     b, h, nq, nk, d, causal, hkv = shape
     if variant == "qk-fp16-acc" and dtype == "bf16":
@@ -72,7 +72,7 @@ def test_grouped_query_attention_matches_float64_reference_on_gpu(variant, shape
 
 
 def _tma_variants():
-    from vgprscope.attention.variants import load_variants
+    from vgprscope.flashattn.variants import load_variants
 
     return [name for name, v in load_variants().items() if "tma" in v.knobs]
 
@@ -84,7 +84,7 @@ def _tma_variants():
 def test_tma_matches_float64_reference_on_gpu(variant, shape, dtype):
     """Knob tma=1 (K/V through tensor descriptors: TMA on sm_90+) on the ragged, causal, padded-head-dim,
     GQA and packed-decode shapes, at each variant's defaults otherwise."""
-    from tests.attention.test_numerics import check_variant
+    from tests.flashattn.test_numerics import check_variant
 
     b, h, nq, nk, d, causal, hkv = shape
     if variant == "qk-fp16-acc" and dtype == "bf16":
@@ -118,9 +118,9 @@ def test_loaded_registers_equal_the_parsed_compile(variant):
     from vgprscope.bench.device import current_gpu
     from vgprscope.bench.runner import _clear_jit_caches, _loaded_regs
     from vgprscope.compile.engine import Engine
-    from vgprscope.attention.source import variant_tasks
-    from vgprscope.attention.config import ConfigRequest
-    from vgprscope.attention.variants import get_variant, resolve_config
+    from vgprscope.flashattn.source import variant_tasks
+    from vgprscope.flashattn.config import ConfigRequest
+    from vgprscope.flashattn.variants import get_variant, resolve_config
 
     gpu = current_gpu()
     v = get_variant(variant)
@@ -145,7 +145,7 @@ def test_bench_smoke_gates_then_times():
     from vgprscope.bench.cases import Case
     from vgprscope.bench.device import current_gpu
     from vgprscope.bench.runner import BenchOptions, run_bench
-    from vgprscope.attention.config import ConfigRequest
+    from vgprscope.flashattn.config import ConfigRequest
 
     gpu = current_gpu()
     rows = run_bench(gpu, [Case(1, 8, 1024, 1024, 64, True, "fp16")],
@@ -162,7 +162,7 @@ def test_bench_cuda_graph_replay_gates_then_times():
     from vgprscope.bench.cases import Case
     from vgprscope.bench.device import current_gpu
     from vgprscope.bench.runner import BenchOptions, run_bench
-    from vgprscope.attention.config import ConfigRequest
+    from vgprscope.flashattn.config import ConfigRequest
 
     gpu = current_gpu()
     case = Case(1, 32, 1, 8192, 128, False, "fp16", 8)
@@ -182,12 +182,12 @@ def test_broken_variant_gets_no_time(tmp_path):
     """A deliberately wrong kernel must fail the gate on the GPU too, and get no time."""
     from pathlib import Path
 
-    from tests.attention.test_numerics import check_variant
+    from tests.flashattn.test_numerics import check_variant
 
     broken = Path(__file__).parents[1] / "fixtures" / "broken_kernels"
     if not broken.exists():
         pytest.skip("no broken-kernel fixture")
-    from vgprscope.attention import variants
+    from vgprscope.flashattn import variants
 
     names = list(variants.load_variants(broken))
     res = check_variant(names[0], 1, 4, 300, 300, 64, False, "fp16", "cuda", seed=1, kernel_dir=broken)
@@ -222,7 +222,7 @@ def test_broken_ws_regalloc_copy_fails(tmp_path):
     the same shape."""
     from pathlib import Path
 
-    from tests.attention.test_numerics import check_variant
+    from tests.flashattn.test_numerics import check_variant
 
     src = (Path(__file__).parents[2] / "kernels" / "ws_regalloc.py").read_text()
     rescale = re.compile(r"^ *acc = acc \* gl\.expand_dims\(alpha_o, 1\)\n", re.M)
@@ -241,7 +241,7 @@ def test_broken_ws_regalloc_copy_fails(tmp_path):
 def test_ws_regalloc_pingpong_matches_float64_reference_on_gpu(shape, dtype):
     """ws-regalloc's two consumer warp groups as two partitions taking turns (knob pingpong, 4 warps each):
     ragged, causal both ways, GQA."""
-    from tests.attention.test_numerics import check_variant
+    from tests.flashattn.test_numerics import check_variant
 
     b, h, nq, nk, d, causal, hkv = shape
     res = check_variant("ws-regalloc", b, h, nq, nk, d, causal, dtype, "cuda", seed=sum(shape), kv_heads=hkv,
@@ -255,7 +255,7 @@ def test_ws_regalloc_tma_store_matches_float64_reference_on_gpu(shape, dtype):
     """ws-regalloc's knob tma_store=1 (O written through Q's shared memory by TMA, rows and columns past the
     tensor's edge dropped) on every case of this file, at its defaults otherwise (one tile per program: the
     persistent scheduler, a causal default, loads the next tile's Q where O would leave)."""
-    from tests.attention.test_numerics import check_variant
+    from tests.flashattn.test_numerics import check_variant
 
     b, h, nq, nk, d, causal, hkv = shape
     res = check_variant("ws-regalloc", b, h, nq, nk, d, causal, dtype, "cuda", seed=sum(shape) + 2, kv_heads=hkv,

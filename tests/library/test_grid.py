@@ -14,7 +14,7 @@ from vgprscope.library.grid import (
 )
 from vgprscope.library.grid import grid_requests as requests_of
 from vgprscope.core.records import AmdUsage, Record
-from vgprscope.attention.config import AttentionConfig
+from vgprscope.flashattn.config import AttentionConfig
 
 
 def grid_requests(knob=None, **given):

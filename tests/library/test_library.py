@@ -93,7 +93,7 @@ def test_frames_of_variants_and_of_a_capture_share_one_set_of_config_columns():
     on, the launch options): concatenating the two gives no column empty for one kind."""
     import pandas as pd
 
-    import vgprscope.attention.config  # noqa: F401  (reads the variants' configs back as a run makes them)
+    import vgprscope.flashattn.config  # noqa: F401  (reads the variants' configs back as a run makes them)
     from vgprscope.analysis.analyze.result import AnalyzeResult
     from vgprscope.core.records import Record
 
@@ -140,7 +140,7 @@ def test_compare_csv_and_dataframe_keep_the_deltas_against_baseline_and_the_traf
 
     import pandas as pd
 
-    from vgprscope.attention.traffic import line_traffic
+    from vgprscope.flashattn.traffic import line_traffic
     from vgprscope.analysis.compare.core import compare
     from vgprscope.analysis.compare.result import CompareResult
     from vgprscope.analysis.compare import view as compare_view
@@ -519,7 +519,7 @@ def test_in_process_capture_records_what_the_cli_capture_records(tmp_path):
     """``with vgprscope.capture() as cap``: the same launches (facts, options, every pruned autotune config) as
     ``vgprscope capture -- python run_ops.py`` records, a launch from another thread too, none after the
     block; Triton's classes restored; ``cap.save`` writes the CLI's file; ``cap.analyze`` compiles them."""
-    from vgprscope.capture.model import load_capture
+    from vgprscope.captures.model import load_capture
 
     cli_file, ours = tmp_path / "cli.json", tmp_path / "ours.json"
     done = cli("capture", "-o", str(cli_file), "--", sys.executable, str(USER_KERNELS / "run_ops.py"),
@@ -544,19 +544,19 @@ def test_in_process_capture_records_what_the_cli_capture_records(tmp_path):
 
 
 @pytest.mark.parametrize("first", ["import vgprscope", "import vgprscope.analysis.explain.core as m",
-                                   "from vgprscope.capture import run", "import vgprscope.capture.model",
+                                   "from vgprscope.captures import run", "import vgprscope.captures.model",
                                    "from vgprscope import scan"])
 def test_library_calls_are_the_library_functions_in_any_import_order(first):
     """``vgprscope.explain``, ``frontier``, ``compare``, ``diff``, ``scan`` and ``capture`` are the library's
     functions (``vgprscope.library.api``, ``vgprscope.library.session``), whichever module was imported first:
-    importing the ``capture`` package or an analysis module does not replace the call, and nothing heavy is
+    importing the ``captures`` package or an analysis module does not replace the call, and nothing heavy is
     imported until a call runs."""
     code = textwrap.dedent(f'''
         {first}
         import inspect, sys, vgprscope
         import vgprscope.analysis.explain.core as m
-        from vgprscope.capture import run
-        import vgprscope.capture.model
+        from vgprscope.captures import run
+        import vgprscope.captures.model
         from vgprscope import capture, frontier
         from vgprscope.library import api, session
         assert callable(m.explain_tasks) and callable(run.run_command)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from vgprscope.capture.model import READABLE_VERSIONS, SCHEMA, load_capture
+from vgprscope.captures.model import READABLE_VERSIONS, SCHEMA, load_capture
 from vgprscope.sources.capture import resolve_file
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -84,7 +84,7 @@ def test_minimal_bench_install_captures_under_the_interpreter(minimal_venv, tmp_
 def test_minimal_bench_install_runs_a_variant_on_cpu_tensors(minimal_venv, tmp_path):
     code = textwrap.dedent('''
         import torch, vgprscope
-        from vgprscope.attention.correctness import tolerance
+        from vgprscope.flashattn.correctness import tolerance
         torch.manual_seed(0)
         q, k, v = (torch.randn(1, 1, 20, 16, dtype=torch.float16) for _ in range(3))
         o = vgprscope.attention(q, k, v, block_m=16, block_n=16)

@@ -1,9 +1,9 @@
 """The folders are the layers (docs/design.md, "Layers"; docs/architecture.md): a module imports its own folder's
 layer and the layers below, never one above; no module reaches itself through its imports (no cycle);
-attention knowledge stays in ``vgprscope/attention``; only the backends tell the vendors apart.
+attention knowledge stays in ``vgprscope/flashattn``; only the backends tell the vendors apart.
 
 Read statically (ast), without importing anything: an import inside a function or only for type checking
-counts as much as one at the top, and ``from .. import attention`` as much as ``import vgprscope.attention``.
+counts as much as one at the top, and ``from .. import flashattn`` as much as ``import vgprscope.flashattn``.
 """
 
 from __future__ import annotations
@@ -25,11 +25,11 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("core", ("core",)),  # errors, files, the arch table, records, the compile job, occupancy, the parsers
     ("backends", ("backends",)),  # one per vendor
     ("compile", ("compile",)),  # the engine, the cache, clusters, toolchains
-    ("sources", ("capture", "sources")),  # where compile jobs come from besides the bundled variants
+    ("sources", ("captures", "sources")),  # where compile jobs come from besides the bundled variants
     ("report", ("report",)),  # what every view shares: tables, exports, cells, the machine line
     ("gate", ("gate",)),  # metrics, rules, the baseline file, the judge, the configuration
     ("analysis", ("analysis",)),  # one package per question: its computation and its view
-    ("attention", ("attention", "kernels")),  # the bundled variants: nothing below imports them
+    ("attention", ("flashattn", "kernels")),  # the bundled variants: nothing below imports them
     ("bench", ("bench",)),  # GPU only: the correctness gate, timings
     ("library", ("library",)),  # the calls, their selections and results
     ("cli", ("cli", "__main__")),  # the commands
@@ -37,7 +37,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
 ROOT_MODULES = {"vgprscope", "vgprscope.__version__"}
 # The folders below the attention package: none imports it, nor says head dim or causal mask.
 CORE = tuple(f for _, folders in LAYERS[:[n for n, _ in LAYERS].index("attention")] for f in folders)
-ATTENTION = "vgprscope.attention"
+ATTENTION = "vgprscope.flashattn"
 WORDS = re.compile(r"head_dim|causal", re.IGNORECASE)
 
 
@@ -61,7 +61,7 @@ def core_files() -> list[Path]:
 
 def imported_modules(file: Path) -> list[tuple[int, str]]:
     """(line, absolute module name) of every import in a file; ``from X import y`` gives ``X.y`` as well as
-    ``X`` (y may be a submodule: ``from .. import attention``)."""
+    ``X`` (y may be a submodule: ``from .. import flashattn``)."""
     tree = ast.parse(file.read_text(), str(file))
     name = module_name(file)
     package = name if file.name == "__init__.py" else name.rpartition(".")[0]
@@ -80,7 +80,7 @@ def imported_modules(file: Path) -> list[tuple[int, str]]:
     return out
 
 
-# ---- attention knowledge stays in vgprscope/attention (issue 19, item 2) ---------------------------------
+# ---- attention knowledge stays in vgprscope/flashattn (issue 19, item 2) ---------------------------------
 
 
 def imports_attention(file: Path) -> list[str]:
@@ -100,7 +100,7 @@ def test_the_core_files_are_found():
             "vgprscope.gate.baseline", "vgprscope.analysis.compare.view", "vgprscope.analysis.explain.view",
             "vgprscope.sources.capture", "vgprscope.sources.triton_cache", "vgprscope.core.archs",
             "vgprscope.core.occupancy", "vgprscope.report.rows"} <= names
-    assert not any(".attention" in n or ".kernels" in n for n in names)
+    assert not any(".flashattn" in n or ".kernels" in n for n in names)
 
 
 @pytest.mark.parametrize("file", core_files(), ids=lambda f: str(f.relative_to(PKG)))
@@ -118,9 +118,9 @@ def test_the_walk_sees_every_form_of_import(tmp_path, monkeypatch):
     pkg = tmp_path / "vgprscope"
     (pkg / "report").mkdir(parents=True)
     monkeypatch.setitem(globals(), "PKG", pkg)
-    forms = ["from ..attention import traffic", "from .. import attention", "from ..attention.live import estimate",
-             "import vgprscope.attention.config", "from vgprscope.attention import defaults",
-             "def f():\n    from ..attention.traffic import line_traffic"]
+    forms = ["from ..flashattn import traffic", "from .. import flashattn", "from ..flashattn.live import estimate",
+             "import vgprscope.flashattn.config", "from vgprscope.flashattn import defaults",
+             "def f():\n    from ..flashattn.traffic import line_traffic"]
     for i, text in enumerate(forms):
         f = pkg / "report" / f"view{i}.py"
         f.write_text(text + "\n")
@@ -316,7 +316,7 @@ def test_the_layer_walks_see_what_they_are_for(tmp_path, monkeypatch):
     cases = {
         "core/parse/low.py": ("from ...compile.engine import Engine\n", "imports vgprscope.compile.engine (compile)"),
         "gate/inner.py": ("def f():\n    from ..library import api\n", "(library)"),
-        "compile/up.py": ("import vgprscope.attention.config\n", "(attention)"),
+        "compile/up.py": ("import vgprscope.flashattn.config\n", "(attention)"),
         "core/parse/typed.py": ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ...report import rows\n",
                                 "(report)"),
         "analysis/explain/core.py": ("from ...bench import runner\n", "(bench)"),
@@ -337,21 +337,24 @@ def test_the_layer_walks_see_what_they_are_for(tmp_path, monkeypatch):
         layer_of(module_name(stray))
 
 
-@pytest.mark.parametrize("first", ["import vgprscope", "import vgprscope.attention.live as live",
-                                   "from vgprscope.attention import traffic"])
-def test_vgprscope_attention_is_the_package_and_the_function_in_any_import_order(first):
-    """``vgprscope.attention(q, k, v)`` is what users call, and ``vgprscope.attention`` is the package: the
-    name stays callable whichever submodule was imported first, and every import form reaches the modules."""
+@pytest.mark.parametrize("first", ["import vgprscope", "import vgprscope.flashattn.live as live",
+                                   "from vgprscope.flashattn import traffic", "import vgprscope.captures.model"])
+def test_vgprscope_attention_and_capture_are_plain_functions_in_any_import_order(first):
+    """``vgprscope.attention(q, k, v)`` and ``vgprscope.capture(...)`` are what users call: plain functions whichever
+    submodule was imported first (the packages are ``vgprscope.flashattn`` and ``vgprscope.captures``), and the
+    package's module is a plain module (no class swapped in at import)."""
     import subprocess
     import sys
 
-    code = (f"{first}\nimport inspect, vgprscope\nimport vgprscope.attention.traffic as t\n"
-            "from vgprscope import attention\n"
-            "print(callable(vgprscope.attention), attention is vgprscope.attention, t.__name__,\n"
+    code = (f"{first}\nimport inspect, types, vgprscope\nimport vgprscope.flashattn.traffic as t\n"
+            "import vgprscope.captures.model\nfrom vgprscope import attention, capture\n"
+            "print(inspect.isfunction(vgprscope.attention), inspect.isfunction(vgprscope.capture),\n"
+            "      attention is vgprscope.attention, type(vgprscope) is types.ModuleType, t.__name__,\n"
             "      list(inspect.signature(vgprscope.attention).parameters)[:4])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["True", "True", "vgprscope.attention.traffic", "['q',", "'k',", "'v',", "'causal']"]
+    assert out.stdout.split() == ["True", "True", "True", "True", "vgprscope.flashattn.traffic", "['q',", "'k',", "'v',",
+                                  "'causal']"]
 
 
 # ---- vendors: only the backends and the arch table tell them apart -------------------------------------
@@ -438,7 +441,7 @@ def vendor_checks(file: Path) -> list[str]:
 def test_the_vendor_files_are_found():
     names = {module_name(f) for f in vendor_files()}
     assert {"vgprscope.analysis.frontier.core", "vgprscope.analysis.explain.core", "vgprscope.core.occupancy", "vgprscope.compile.engine",
-            "vgprscope.report.rows", "vgprscope.cli.occupancy_cmd", "vgprscope.attention.variants"} <= names
+            "vgprscope.report.rows", "vgprscope.cli.occupancy_cmd", "vgprscope.flashattn.variants"} <= names
     assert not any(n.startswith("vgprscope.backends") or n in ("vgprscope.core.archs", "vgprscope.runtime.compile")
                    for n in names)
 

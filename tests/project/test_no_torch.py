@@ -57,7 +57,7 @@ def test_the_blocker_blocks(env):
 
 
 def test_bundled_kernel_files_import_without_torch(env):
-    code = ("import sys; from vgprscope.attention import loader\n"
+    code = ("import sys; from vgprscope.flashattn import loader\n"
             "for f in loader.variant_files(loader.BUNDLED_DIR): loader.load_file(loader.BUNDLED_DIR, f.name)\n"
             "import vgprscope.kernels._launch, vgprscope.kernels._fa_common, vgprscope.kernels.reference\n"
             "print(sorted(m.rsplit('.', 1)[-1] for m in sys.modules if m.startswith('vgprscope.kernels.')))")
@@ -122,7 +122,7 @@ def test_bench_names_the_extra(env, args):
 def test_importing_vgprscope_needs_no_torch(env):
     """``vgprscope.attention`` runs on torch tensors, so torch is there when it is called; the package and
     its API module import without it."""
-    out = subprocess.run([sys.executable, "-c", "import vgprscope, vgprscope.attention.run; print(callable(vgprscope.attention))"],
+    out = subprocess.run([sys.executable, "-c", "import vgprscope, vgprscope.flashattn.run; print(callable(vgprscope.attention))"],
                          env=env, capture_output=True, text=True, cwd=ROOT)
     assert out.returncode == 0 and out.stdout.strip() == "True", out.stderr
 
@@ -179,7 +179,7 @@ def test_the_actions_install_gates_a_project_whose_modules_import_torch(action_v
     """The README's CI: a project whose kernel modules import torch, captured and baselined where torch is,
     gated in the Action's environment (Triton and vgprscope only): the unedited project passes; a heavier
     kernel fails with the worse entries and numbers the torch environment gives."""
-    from tests.capture.test_capture_without_torch import _copy, build_project, check, verdicts
+    from tests.captures.test_capture_without_torch import _copy, build_project, check, verdicts
 
     made = build_project(tmp_path_factory)
     python = action_venv / "bin" / "python"

@@ -69,6 +69,6 @@ def test_installed_copy_runs_analyze_from_elsewhere(wheel, tmp_path):
     doc = json.loads(out.stdout)
     assert doc["rows"][0]["status"] == "ok"
     # the kernels came from the installed copy, not from the checkout
-    probe = subprocess.run([sys.executable, "-c", "from vgprscope.attention import loader as l; print(l.BUNDLED_DIR)"],
+    probe = subprocess.run([sys.executable, "-c", "from vgprscope.flashattn import loader as l; print(l.BUNDLED_DIR)"],
                            cwd=elsewhere, env=env, capture_output=True, text=True, check=True)
     assert Path(probe.stdout.strip()).is_relative_to(site)

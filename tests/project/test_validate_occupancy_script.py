@@ -48,7 +48,7 @@ def test_grid_is_complete_distinct_and_interleaved(script):
 
 
 def test_enough_configs_for_the_bundled_variants(script):
-    from vgprscope.attention.variants import load_variants
+    from vgprscope.flashattn.variants import load_variants
 
     assert len(script.plan(list(load_variants()), script.config_grid())) >= 100
 

@@ -22,7 +22,7 @@ from vgprscope.gate.diff import Change
 from vgprscope.gate.diff import judge as judge_entries
 from vgprscope.gate.rules import RuleSet, parse_rule
 from vgprscope.backends import occupancy_of
-from vgprscope.attention.config import DEFAULT_SHAPE, AttentionConfig
+from vgprscope.flashattn.config import DEFAULT_SHAPE, AttentionConfig
 from vgprscope.core.records import AmdUsage, Occupancy, Record
 from vgprscope.report.deltas import Delta, Verdict, judge
 from vgprscope.report.formats import Footnotes, drop_order, new_table, output_width, render_table
@@ -31,7 +31,7 @@ from vgprscope.report.machine import compile_only
 
 def compare(records):
     """The compare lines of records, with the bundled variants' traffic model on theirs (as the CLI's)."""
-    from vgprscope.attention.traffic import line_traffic
+    from vgprscope.flashattn.traffic import line_traffic
     from vgprscope.analysis.compare.core import compare as lines
 
     return lines(records, line_traffic())
@@ -681,7 +681,7 @@ def test_compare_parentheses_mean_a_change_only():
 
 
 def test_compare_prints_its_reference_shape_and_defines_every_symbol():
-    from vgprscope.attention.variants import load_variants
+    from vgprscope.flashattn.variants import load_variants
 
     models = [v.traffic for v in load_variants().values()]
     text = _bundled_compare()
@@ -943,7 +943,7 @@ def test_analyze_of_a_capture_names_the_kernel_not_only_its_module():
 
 
 def test_counts_say_one_thing_in_the_singular():
-    from vgprscope.capture.model import _count
+    from vgprscope.captures.model import _count
     from vgprscope.library.gate import _direction
 
     assert [_count(1, "kernel"), _count(2, "kernel"), _count(1, "autotuned launch"),
@@ -973,7 +973,7 @@ def test_help_at_100_columns_gives_the_descriptions_the_width_and_cuts_nothing()
 
 def test_variants_and_explain_say_what_they_show_not_a_design_note_number(monkeypatch):
     from vgprscope.core.archs import get_arch
-    from vgprscope.attention.live import seed_estimate
+    from vgprscope.flashattn.live import seed_estimate
 
     res = run(monkeypatch, 100, "variants")
     assert "002 D" not in res.stdout and "seed" not in res.stdout.split("\n─")[0]
@@ -1010,7 +1010,7 @@ def test_inductor_names_at_100_columns_in_analyze(tmp_path):
     each long kernel name folded after an underscore (it was cut inside 'sin')."""
     import gzip
 
-    from tests.capture.test_inductor_capture import FIXTURE
+    from tests.captures.test_inductor_capture import FIXTURE
 
     cap = tmp_path / "cap.json"
     cap.write_bytes(gzip.open(FIXTURE).read())

@@ -24,11 +24,11 @@ import pytest
 from capture_helpers import cli
 from vgprscope import runtime
 from vgprscope.core.archs import get_arch
-from vgprscope.attention.config import ConfigRequest
-from vgprscope.attention.source import variant_tasks
-from vgprscope.attention.variants import load_variants, resolve_config
-from vgprscope.capture.model import load_capture
-from vgprscope.capture.run import capture_env
+from vgprscope.flashattn.config import ConfigRequest
+from vgprscope.flashattn.source import variant_tasks
+from vgprscope.flashattn.variants import load_variants, resolve_config
+from vgprscope.captures.model import load_capture
+from vgprscope.captures.run import capture_env
 from vgprscope.compile.cache import CompileCache
 from vgprscope.compile.engine import Engine
 from vgprscope.sources.capture import capture_tasks
@@ -105,7 +105,7 @@ def _loads_by_path() -> list[str]:
 def test_no_code_of_vgprscope_is_loaded_by_path():
     """Only users' files are loaded by path (their kernels, kernel directories, the sitecustomize the boot
     shadows); the runtime package by the boot's loader, as a package."""
-    assert _loads_by_path() == ["attention/loader.py", "runtime/boot/_vgprscope_boot.py",
+    assert _loads_by_path() == ["flashattn/loader.py", "runtime/boot/_vgprscope_boot.py",
                                 "runtime/boot/sitecustomize.py", "runtime/loader.py"]
 
 

@@ -5,7 +5,7 @@ torch where the gate runs without it. What the kernel reaches is built from the 
 decorators (an autotuner's configs, heuristics), its ``@triton.jit`` helpers in other files of the package,
 its module-level constexpr globals; the JIT functions' sources and line numbers are the file's own. What
 needs the missing package is said, by name and line: never a stand-in value compiled in its place. Nothing
-compiles here (``tests/capture/test_capture_without_torch.py`` compiles and compares).
+compiles here (``tests/captures/test_capture_without_torch.py`` compiles and compares).
 """
 
 from __future__ import annotations

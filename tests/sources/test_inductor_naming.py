@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from capture_helpers import ROOT, cli
 
-from vgprscope.capture.model import load_capture
+from vgprscope.captures.model import load_capture
 from vgprscope.core.records import LaunchConfig
 from vgprscope.sources.capture import launch_config
 from vgprscope.sources.inductor import fused_ops, inductor_capture, inductor_slot, launch_tile, template_tile

@@ -23,7 +23,7 @@ import pytest
 from capture_helpers import ROOT, cli
 
 from vgprscope.core.archs import ARCHS
-from vgprscope.capture.model import load_capture
+from vgprscope.captures.model import load_capture
 from vgprscope.compile.engine import triton_version
 from vgprscope.core.records import AmdUsage, LaunchConfig, NvidiaUsage, Record
 from vgprscope.analysis.scan.core import scan

@@ -123,7 +123,7 @@ def test_variants_unless_another_source_alone(keywords, variants, uses):
 def test_the_rule_is_one_function(monkeypatch):
     """The calls' selections, the gate's set and its description all ask ``registry.uses_default``: with it
     answering no, none of them compiles or describes the bundled variants."""
-    from vgprscope.attention.source import VariantSource
+    from vgprscope.flashattn.source import VariantSource
     from vgprscope.gate.config import GateConfig
     from vgprscope.library.gate import GateRun
     from vgprscope.library.tasks import Selection

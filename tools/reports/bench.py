@@ -285,8 +285,8 @@ def bench_report(out: Path, *, presets: Sequence[str] = (), rep_ms: float = 200.
     args = SimpleNamespace(out=out, preset=list(presets) or None, rep_ms=rep_ms, budget_s=budget_s,
                            strategies=strategies, autotune_targets=autotune_targets, tma=tma,
                            cuda_graph_decode=cuda_graph_decode, autotune_decode=autotune_decode)
-    from vgprscope.attention.config import ConfigRequest
-    from vgprscope.attention.variants import select_variants
+    from vgprscope.flashattn.config import ConfigRequest
+    from vgprscope.flashattn.variants import select_variants
     from vgprscope.bench.cases import build_cases
     from vgprscope.bench.device import current_gpu, machine
     from vgprscope.bench.output import to_csv, to_markdown
@@ -380,9 +380,9 @@ def bench_report(out: Path, *, presets: Sequence[str] = (), rep_ms: float = 200.
             "gate (sampled rows of three heads). fp16 throughout, but for the bf16 cases of `--preset "
             "hopper-prefill`; FLOPs 4*B*H*Nq*Nk*D, halved for causal with "
             "Nq = Nk. Two bandwidth columns: GB/s over the bytes a launch must move at least (Q, K, V read "
-            "once, O written once) and GB/s over the traffic model's bytes (`vgprscope/attention/traffic.py`: "
+            "once, O written once) and GB/s over the traffic model's bytes (`vgprscope/flashattn/traffic.py`: "
             "every load and store the kernels issue, L2 hits included); a `*` marks a figure above the copy "
-            "bandwidth measured in the same run. Variants run at their defaults (`vgprscope/attention/tuning.py` "
+            "bandwidth measured in the same run. Variants run at their defaults (`vgprscope/flashattn/tuning.py` "
             "for decode tiles and sm_90 prefill tiles; split-k's split count from the shape and the SM count).\n\n"
             + cut + "\n## Targets (issues 5 and 13)\n\n"
             + md_table(["target", "measured", "verdict"], targets(rows, tuned))

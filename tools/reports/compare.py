@@ -47,9 +47,9 @@ def cli_line(arch: str, opts: dict, amd: bool, strategies: Sequence[str] = ("all
 def own_options(opts: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """Each variant whose strategy is a smaller value than the setting's (small-tiles: BLOCK_M 64) -> the
     setting with that variant's cap. A setting is a default configuration, not a request: as for any default
-    (attention.variants.resolve_config), a value above a variant's cap becomes the cap; a request would be
+    (flashattn.variants.resolve_config), a value above a variant's cap becomes the cap; a request would be
     refused on the variant's row instead."""
-    from vgprscope.attention.variants import load_variants
+    from vgprscope.flashattn.variants import load_variants
 
     out = {}
     for name, v in load_variants().items():
@@ -63,7 +63,7 @@ def compare_setting(arch_name: str, opts: dict[str, Any], framed: bool, jobs: in
     """The setting's compare lines (every strategy, the capped ones compiled at their cap, in the variants'
     order) and the commands that reproduce them."""
     from vgprscope.library.api import compare
-    from vgprscope.attention.variants import load_variants
+    from vgprscope.flashattn.variants import load_variants
 
     order = list(load_variants())
     own = own_options(opts)
@@ -133,7 +133,7 @@ def _gb(x) -> str:
 
 def tradeoff_md(arch, fixed, budget, rows, amd: bool, unit: str) -> str:
     from vgprscope.report.formats import md_table
-    from vgprscope.attention.variants import load_variants
+    from vgprscope.flashattn.variants import load_variants
 
     variants = load_variants()
     reg = "VGPRs" if amd else "registers"
@@ -291,7 +291,7 @@ def compare_report(arch_name: str, out: Path, *, jobs: int | None = None,
              "; `vgprscope frontier`). The measure of a register-reduction strategy is the highest occupancy it "
              "reaches without spilling and what the next level costs, not the allocation at one occupancy "
              "target. Traffic is the model's, for the reference problem B=4, H=32, Nq=Nk=4096 "
-             "(`vgprscope compare --shape`; notation in `vgprscope/attention/traffic.py`, formulas in each "
+             "(`vgprscope compare --shape`; notation in `vgprscope/flashattn/traffic.py`, formulas in each "
              "variant's `VARIANT['traffic']`).\n"]
     charted = []
     for setting in SETTINGS:

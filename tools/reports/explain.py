@@ -44,7 +44,7 @@ def report(arch: str, jobs: int | None = None) -> str:
              "prints it alone.", "",
              "Registers per lane are counted from each tensor's TTGIR layout (what one lane holds, broadcast "
              "copies not counted, 16-bit elements two to a register); the allocation is the compiler's; the "
-             "seed 001 column is `vgprscope.attention.live.live_state` (its table, each variant's "
+             "seed 001 column is `vgprscope.flashattn.live.live_state` (its table, each variant's "
              "`VARIANT['live_state']`: each tile divided evenly over all threads). "
              "Splats and constants are listed but not counted (one uniform value), nor are i1 masks (predicates "
              "or lane masks, not 32-bit registers); integer tensors are `index` vectors (offsets), summed apart "

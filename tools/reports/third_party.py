@@ -24,7 +24,7 @@ def third_party_report(out: Path, *, jobs: int | None = None) -> list[Path]:
     """Capture liger-kernel's ops on the CPU and write ``out/third-party-liger-kernel.md``; the files written.
     Needs liger-kernel (the test extra pins it) and torch."""
     from vgprscope.library.api import analyze
-    from vgprscope.capture.model import load_capture
+    from vgprscope.captures.model import load_capture
     from vgprscope.core.errors import MissingExtraError, VgprscopeError
     from vgprscope.core.fsutil import atomic_write
     from vgprscope.report.formats import md_table

@@ -40,7 +40,7 @@ def check_sampled(out, q, k, v, causal: bool, variant: str, dtype: str, rows: in
     """The NumericsVerdict of ``out`` against the float64 reference on sampled rows of two heads."""
     import torch
 
-    from ..attention.correctness import check_output
+    from ..flashattn.correctness import check_output
 
     b, h, nq, d = q.shape
     group = h // k.shape[1]  # grouped-query attention: query head hi reads K/V head hi // group

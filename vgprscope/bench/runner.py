@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from ..attention.config import AttentionConfig
+from ..flashattn.config import AttentionConfig
 from ..core.records import Record
 from .cases import Case
 from .device import Gpu
@@ -144,7 +144,7 @@ def _resource_summary(records: Sequence[Record]) -> tuple[str, str, str, int | N
 
 def bench_variant(gpu: Gpu, case: Case, variant, cfg: AttentionConfig, sets, opts: BenchOptions,
                   resources: Sequence[Record]) -> BenchRow:
-    from ..attention.traffic import traffic
+    from ..flashattn.traffic import traffic
 
     row = BenchRow(case=case, name=variant.name, kind="variant", status="ok", config=cfg.short())
     reason = variant.check(cfg)
@@ -241,7 +241,7 @@ AUTOTUNE_DECODE_GRID = {
 def autotune_candidates(variant, gpu: Gpu, base: AttentionConfig) -> list[AttentionConfig]:
     from itertools import product
 
-    from ..attention.tuning import DECODE_MAX_NQ
+    from ..flashattn.tuning import DECODE_MAX_NQ
 
     decode = base.shape[2] <= DECODE_MAX_NQ
     grid = (AUTOTUNE_DECODE_GRID if decode else AUTOTUNE_GRID)[gpu.vendor]
@@ -276,8 +276,8 @@ def run_bench(gpu: Gpu, cases: Sequence[Case], opts: BenchOptions,
     import torch
 
     from ..compile.engine import Engine
-    from ..attention.source import variant_tasks
-    from ..attention.variants import resolve_config, select_variants
+    from ..flashattn.source import variant_tasks
+    from ..flashattn.variants import resolve_config, select_variants
     from .anchors import ANCHORS
 
     variants = select_variants(list(opts.variants))

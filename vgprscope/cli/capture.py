@@ -23,8 +23,8 @@ def capture(command: CommandArg = None, output: CaptureOutputOpt = Path("vgprsco
     """
     import signal
 
-    from ..capture.model import save_capture
-    from ..capture.run import CaptureInterrupted, run_command, signal_name
+    from ..captures.model import save_capture
+    from ..captures.run import CaptureInterrupted, run_command, signal_name
     from ..core.errors import UsageError
     from ..core.fsutil import check_writable
 

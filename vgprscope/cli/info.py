@@ -119,9 +119,9 @@ def archs_cmd(format: FormatOpt = Format.table, output: OutputOpt = None, wide: 
 def variants_cmd(format: FormatOpt = Format.table, output: OutputOpt = None, kernel_dir: KernelDirOpt = None,
                  wide: WideOpt = False) -> None:
     """The attention variants: strategy, seed, what each trades, and its kernels (nothing is compiled)."""
-    from ..attention import loader
+    from ..flashattn import loader
     from ..report.formats import Column, Footnotes, build_table, render_table
-    from ..attention.variants import load_variants
+    from ..flashattn.variants import load_variants
 
     from ..core.fsutil import resolve_input
 

@@ -26,7 +26,7 @@ import typer
 
 from ..core.archs import ARCHS, DEFAULT_ARCHS
 from ..core.options import COMPILER_WARNINGS, CompilerWarning, Option
-from ..attention.tiles import field_named, grid_fields
+from ..flashattn.tiles import field_named, grid_fields
 from .common import nonempty_names, writable_output
 
 _GRID = "; a comma list or a repeated option makes a grid"
@@ -438,7 +438,7 @@ class Cases:
 
     shape: ShapeOpt = None
     preset: PresetOpt = None
-    head_dim: HeadDimOpt = None  # type: ignore[valid-type]  # (its row: attention/tiles.py)
+    head_dim: HeadDimOpt = None  # type: ignore[valid-type]  # (its row: flashattn/tiles.py)
     kv_heads: KvHeadsOpt = None
     dtype: DtypeOpt = None
     causal: CausalOpt = None

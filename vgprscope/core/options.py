@@ -1,7 +1,7 @@
 """The options of a compile a user sets, each declared once, as Triton declares its backends' options
 (``HIPOptions``, ``CUDAOptions``): a row names the option, its type and range, the vendor whose backend alone
 reads it (None: every backend's) and its help. ``LAUNCH_OPTIONS`` holds Triton's launch options; the bundled
-variants add their tile fields (``vgprscope.attention.tiles``). Derived from the rows, never written again:
+variants add their tile fields (``vgprscope.flashattn.tiles``). Derived from the rows, never written again:
 each backend's options (``Facts.options``), the config request's and the attention config's fields, the
 grid's parser and its messages, the CLI's options and the library's keywords (docs/architecture.md, "Adding a
 launch option": one row here). ``COMPILER_WARNINGS`` holds the compilers' own warnings a run may ask for

@@ -13,7 +13,7 @@ SCHEMA_VERSION = 1
 
 class Config(Protocol):
     """What a row's config is to the core, whichever source made it: a captured launch's ``LaunchConfig``,
-    a bundled variant's attention config (``vgprscope.attention.config``), or a config read back from JSON
+    a bundled variant's attention config (``vgprscope.flashattn.config``), or a config read back from JSON
     whose kind this process does not know (``DataConfig``). ``key()`` is part of every cache and baseline
     key: two configs that compile differently never share it."""
 

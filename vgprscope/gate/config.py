@@ -3,7 +3,7 @@ baseline lives, the rules, and which missing entries are accepted. Read from ``[
 nearest ``pyproject.toml`` or from a file given by ``--config`` (the same table, or the same keys at the top
 level of a ``vgprscope.toml``). Nothing here compiles or loads a kernel: the caller turns the set into
 compile jobs (``vgprscope.library.gate``) and checks the config tables with the variants' own rules
-(``vgprscope.attention.defaults``, which also hands the caller the default set). The sources' keys
+(``vgprscope.flashattn.defaults``, which also hands the caller the default set). The sources' keys
 (``kernel_dir``, ``capture``, ...) are the caller's to name (``sources=``: the library's registry of sources,
 ``vgprscope.library.registry``); each is a path relative to the file.
 

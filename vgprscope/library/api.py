@@ -150,7 +150,7 @@ def _takes_warnings(after: str) -> Callable[[F], F]:
 
 def _takes_grid_fields(after: str, frontier: bool = False) -> Callable[[F], F]:
     """The call's signature (``help()``, ``inspect.signature``) names every grid field, after ``after``: the
-    rows of ``core/options.py`` and ``attention/tiles.py``, never written here; the call finds them among its
+    rows of ``core/options.py`` and ``flashattn/tiles.py``, never written here; the call finds them among its
     keywords (``_grid_fields``)."""
 
     def add(fn: F) -> F:

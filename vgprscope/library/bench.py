@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..attention.config import ConfigRequest
+from ..flashattn.config import ConfigRequest
 from ..bench.runner import BenchRow
 from ..report.machine import Machine
 
@@ -45,8 +45,8 @@ def bench(strategies: Sequence[str] | None = None, *, shape: Sequence[str] | Non
     grid's config requests) timed in turn, the anchors (torch SDPA) once. What is wrong with the selection is a
     UsageError on any machine, before torch and the GPU are asked; ``on_start`` is told the machine (and the
     GPU) before the first timing."""
-    from ..attention.config import check_backend_options
-    from ..attention.variants import check_knobs, select_variants
+    from ..flashattn.config import check_backend_options
+    from ..flashattn.variants import check_knobs, select_variants
     from ..bench.cases import build_cases
     from ..bench.device import current_gpu, machine
     from ..bench.runner import BenchOptions, run_bench

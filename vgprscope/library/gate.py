@@ -10,9 +10,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..attention.config import ConfigRequest
-from ..attention.source import VariantSource
-from ..attention.variants import Variant
+from ..flashattn.config import ConfigRequest
+from ..flashattn.source import VariantSource
+from ..flashattn.variants import Variant
 from ..core.errors import TritonUnavailableError
 from ..core.paths import shown_path
 from ..sources.base import Source
@@ -106,7 +106,7 @@ class GateRun:
     def from_config(cls, cfg: GateConfig, named: bool = False, **how: Any) -> GateRun:
         """A configuration's whole set: its configs (the variants' default ones where it has none) checked as
         requests, and its sources read. ``named``: the caller named the kernels."""
-        from ..attention import defaults as attention_defaults
+        from ..flashattn import defaults as attention_defaults
         from . import registry
 
         if not cfg.set.configs:

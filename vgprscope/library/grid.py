@@ -1,7 +1,7 @@
 """Config grids: several values per option -> the cartesian product of requests; the size guard.
 
 Everything here is pure (no triton, no torch): the one parser of a grid's values (the CLI's option strings and
-the library's keywords, by the names of ``core/options.py``'s and ``attention/tiles.py``'s rows), their
+the library's keywords, by the names of ``core/options.py``'s and ``flashattn/tiles.py``'s rows), their
 expansion and what a grid would compile. The order of rows is each question's (``analysis/order.py``).
 """
 
@@ -12,12 +12,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from ..attention.tiles import DTYPES, TILE_FIELDS, field_named, grid_fields  # noqa: F401 (the grid's fields)
+from ..flashattn.tiles import DTYPES, TILE_FIELDS, field_named, grid_fields  # noqa: F401 (the grid's fields)
 from ..core.errors import UsageError
 from ..core.options import Option
 
 if TYPE_CHECKING:  # imported where used: the CLI imports this module at start-up for its option rules
-    from ..attention.config import ConfigRequest
+    from ..flashattn.config import ConfigRequest
 
 # A grid above this many compiles is run only when asked for (`--yes` or `--max-compiles N`): at about a
 # second per compile and core, 10,000 compiles keep a 2-core machine busy for well over an hour.
@@ -116,7 +116,7 @@ def config_requests(axes: Mapping[str, Sequence[Any]], knobs: Mapping[str, Seque
                     causal: bool = False, shape: tuple[int, ...] | None = None) -> list[ConfigRequest]:
     """Checked values per request field (``grid_fields``, ``dtype``) and per knob -> the requests of their
     cartesian product (one when nothing varies)."""
-    from ..attention.config import ConfigRequest
+    from ..flashattn.config import ConfigRequest
 
     full = {**axes, **{KNOB_PREFIX + name: list(values) for name, values in (knobs or {}).items()}}
     base = ConfigRequest(causal=causal, shape=tuple(shape)) if shape else ConfigRequest(causal=causal)

@@ -107,8 +107,8 @@ def launch_capture(kernel: Any, args: Sequence[Any], kwargs: Mapping[str, Any]):
     import importlib.metadata
 
     from ..runtime import hook
-    from ..capture.model import Capture
-    from ..capture.run import gather_items
+    from ..captures.model import Capture
+    from ..captures.run import gather_items
 
     if not is_kernel(kernel):
         raise UsageError(f"{kernel!r} is not a Triton kernel; allowed: a @triton.jit function, or one under "

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..attention.config import ConfigRequest
-from ..attention.source import VariantSource
+from ..flashattn.config import ConfigRequest
+from ..flashattn.source import VariantSource
 from ..sources.base import Reading, Source, SourceType
 from ..sources.capture import CaptureSource
 

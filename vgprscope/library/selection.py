@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..core.errors import UsageError
-from ..attention.config import ConfigRequest
+from ..flashattn.config import ConfigRequest
 
 if TYPE_CHECKING:
     from ..core.archs import Arch

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from ..core.errors import UsageError
 
 if TYPE_CHECKING:
-    from ..capture.model import Capture, CapturedLaunch
+    from ..captures.model import Capture, CapturedLaunch
     from ..analysis.analyze.result import AnalyzeResult
     from ..analysis.explain.result import ExplainResult
     from ..analysis.frontier.result import FrontierResult
@@ -50,8 +50,8 @@ class CaptureSession:
                  tb: TracebackType | None) -> None:
         import importlib.metadata
 
-        from ..capture.model import Capture
-        from ..capture.run import gather
+        from ..captures.model import Capture
+        from ..captures.run import gather
 
         try:
             self._recording.__exit__(kind, exc, tb)
@@ -74,7 +74,7 @@ class CaptureSession:
 
     @property
     def capture(self) -> Capture:
-        """The capture (``capture.model.Capture``), as ``vgprscope capture`` writes it."""
+        """The capture (``captures.model.Capture``), as ``vgprscope capture`` writes it."""
         if self._capture is None:
             raise UsageError("the capture is read after its with-block has ended")
         return self._capture
@@ -99,7 +99,7 @@ class CaptureSession:
     def save(self, path: str | Path) -> Path:
         """Write the capture file (what ``vgprscope capture -o PATH`` writes; paths inside the project are
         relative to the file)."""
-        from ..capture.model import save_capture
+        from ..captures.model import save_capture
         from ..core.fsutil import check_writable
 
         path = Path(path)

@@ -24,11 +24,11 @@ from ..compile.cache import CompileCache
 from ..compile.engine import Engine
 from ..compile.task import Task
 from ..core.records import Record
-from ..attention.config import ConfigRequest
+from ..flashattn.config import ConfigRequest
 from ..sources.base import Source, Want
 
 if TYPE_CHECKING:
-    from ..attention.source import VariantSource
+    from ..flashattn.source import VariantSource
     from ..analysis.compare.core import VariantLine
     from ..analysis.explain.core import KernelExplanation
     from ..analysis.frontier.core import KernelFrontier
@@ -74,7 +74,7 @@ class Selection:
 
     def variant_source(self) -> VariantSource:
         """The variants it compiles (the bundled ones when it compiles none: compare's traffic and frontier)."""
-        from ..attention.source import VariantSource
+        from ..flashattn.source import VariantSource
 
         return next((s for s in self.sources if isinstance(s, VariantSource)), VariantSource())
 
@@ -223,7 +223,7 @@ def explain_of(sel: Selection, *, jobs: int | None = None, use_cache: bool = Tru
                cache_dir: Path | str | None = None, on_progress: Progress | None = None) -> list[KernelExplanation]:
     """Each task of the selection compiled (or read from the cache) and explained, beside seed 001's
     estimate for the bundled variants (the attention package's hook)."""
-    from ..attention.live import estimate
+    from ..flashattn.live import estimate
     from ..analysis.explain.core import explain_tasks
 
     engine = make_engine(jobs, use_cache, cache_dir, None, on_progress)
@@ -254,8 +254,8 @@ def per_request(sel: Selection, records: Sequence[Record]) -> dict[str, list[Rec
 def compare_tables(sel: Selection, records: Sequence[Record]) -> dict[str, list[VariantLine]]:
     """One table per arch (and per grid point: each compared with the baseline of the same request), the
     variants' traffic model on their lines (the kernel directory's variants, or the bundled ones)."""
-    from ..attention.traffic import line_traffic
-    from ..attention.variants import load_variants
+    from ..flashattn.traffic import line_traffic
+    from ..flashattn.variants import load_variants
     from ..analysis.compare.core import compare as compare_lines
 
     kernel_dir = sel.variant_source().kernel_dir
@@ -285,7 +285,7 @@ def bench_columns(per_arch: Mapping[str, Sequence[VariantLine]], requests: Seque
     from dataclasses import replace
 
     from ..analysis.compare.view import TIMING_HEADERS, timing_cells
-    from ..attention.config import DEFAULT_SHAPE
+    from ..flashattn.config import DEFAULT_SHAPE
     from ..bench.cases import Case
     from ..bench.device import current_gpu, machine
     from ..bench.runner import BenchOptions, run_bench

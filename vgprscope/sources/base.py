@@ -7,7 +7,7 @@ A source type is read from its keyword's value (``read``) with what the rest of 
 kernels' files (``files``: annotations and SARIF at a kernel's line) and whether it holds nothing to compile
 at all (``empty``). Which types a selection uses, and the keyword each
 is read from, is the library's registry (``vgprscope/library/registry.py``): the only place that sees every
-source, the bundled variants' included (``attention/source.py``, a layer above this one).
+source, the bundled variants' included (``flashattn/source.py``, a layer above this one).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ class Reading:
     """What a keyword's value is read with: the rest of the selection."""
 
     variants: tuple[str, ...] = ()  # the variants named (the bundled ones, or a kernel directory's)
-    requests: tuple[Any, ...] = ()  # the config grid's requests (attention.config.ConfigRequest)
+    requests: tuple[Any, ...] = ()  # the config grid's requests (flashattn.config.ConfigRequest)
     # whether variants compile beside this source: without them a config option only variants take would be
     # ignored, and a source may refuse it
     with_variants: bool = False

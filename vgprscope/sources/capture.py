@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..core.archs import Arch
 from ..core.options import LAUNCH_OPTIONS, launch_option_names
-from ..capture.model import Capture, CapturedKernel, CapturedLaunch
+from ..captures.model import Capture, CapturedKernel, CapturedLaunch
 from ..compile.task import RowInfo, Task, target_of
 from ..backends import BACKENDS, foreign_options
 from ..backends.base import descriptor
@@ -419,7 +419,7 @@ class CaptureSource:
 
 def read_capture(capture: Any) -> Capture:
     """A capture file's path, a Capture, or anything holding one (``vgprscope.capture()``'s result)."""
-    from ..capture.model import load_capture
+    from ..captures.model import load_capture
 
     if isinstance(capture, Capture):
         return capture

@@ -17,7 +17,7 @@ an Inductor heuristic decorator (``@triton_heuristics.pointwise(size_hints=..., 
 inductor_meta=...)``). The decorator's arguments are read as literals, never run; the configs are the
 heuristic's (PyTorch's own function, run with ``return_configs=True`` where torch is installed here; a template
 or a fixed config names its own), else the one config Inductor saved as the best (``.best_config`` beside the
-module). Each kernel becomes a capture's launch (``capture.model.CapturedLaunch``) compiled from its snapshot,
+module). Each kernel becomes a capture's launch (``captures.model.CapturedLaunch``) compiled from its snapshot,
 as a captured Inductor kernel is.
 """
 
@@ -35,7 +35,7 @@ from typing import Any
 
 from ..core.archs import Arch
 from ..backends import BACKENDS, backend_named, backend_of_usage
-from ..capture.model import Capture, CapturedKernel, CapturedLaunch
+from ..captures.model import Capture, CapturedKernel, CapturedLaunch
 from ..core.records import Record
 from ..runtime.hashing import source_hash as file_source_hash
 from .generated_text import snapshot_of_module
@@ -199,7 +199,7 @@ def template_tile(source: str) -> tuple[tuple[str, int], ...]:
 
 
 def launch_tile(x: Any) -> tuple[tuple[str, int], ...]:
-    """The tile of a captured Inductor launch's kernel (``capture.model.CapturedLaunch``): the one scan read from
+    """The tile of a captured Inductor launch's kernel (``captures.model.CapturedLaunch``): the one scan read from
     the module, else read from the capture's snapshot of the kernel's source."""
     given = (x.producer or {}).get("tile")
     if isinstance(given, dict):

@@ -183,8 +183,8 @@ def _gfx942_wpe3_raw() -> dict:
 
 
 def test_explain_raw_joins_allocation_loops_and_spills():
-    from vgprscope.attention.config import AttentionConfig
-    from vgprscope.attention.live import seed_estimate
+    from vgprscope.flashattn.config import AttentionConfig
+    from vgprscope.flashattn.live import seed_estimate
 
     est = seed_estimate(AttentionConfig(block_m=128, block_n=64, head_dim=128, num_warps=4, waves_per_eu=3),
                         "gfx942")
@@ -303,8 +303,8 @@ def test_explain_wide_and_json_keep_the_full_layouts():
 
 
 def test_explain_of_a_bundled_variant_keeps_its_attention_words():
-    from vgprscope.attention.config import AttentionConfig
-    from vgprscope.attention.live import seed_estimate
+    from vgprscope.flashattn.config import AttentionConfig
+    from vgprscope.flashattn.live import seed_estimate
     from vgprscope.analysis.explain.view import to_table
     from vgprscope.report.machine import compile_only
 

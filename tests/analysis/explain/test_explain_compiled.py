@@ -94,8 +94,8 @@ def test_fixture_counts_equal_triton_layout_view(name):
 def compiled():
     """Raw outputs of the bundled kernels at their defaults on every arch Triton targets."""
     from vgprscope.compile.engine import Engine
-    from vgprscope.attention.config import ConfigRequest
-    from vgprscope.attention.source import VariantSource, variant_tasks
+    from vgprscope.flashattn.config import ConfigRequest
+    from vgprscope.flashattn.source import VariantSource, variant_tasks
 
     archs = [a for a in ORACLE_ARCHS if getattr(get_arch(a), "triton_target", True)]
     # baseline alone produces every layout kind the bundled variants produce on each arch (checked with

@@ -17,7 +17,7 @@ from vgprscope.analysis.frontier.core import SpecAccess, by_variant, occupancy_l
 from vgprscope.analysis.frontier.summary import summary
 from vgprscope.backends import occupancy_of
 from vgprscope.core.records import AmdUsage, NvidiaUsage, Record
-from vgprscope.attention.config import AttentionConfig
+from vgprscope.flashattn.config import AttentionConfig
 
 
 def test_levels_follow_the_register_ladder():

@@ -11,7 +11,7 @@ from vgprscope.analysis.frontier.core import SpecAccess, by_variant, run_frontie
 from vgprscope.analysis.frontier.result import FrontierResult
 from vgprscope.analysis.frontier.summary import summary
 from vgprscope.analysis.frontier.view import csv_rows, variant_json
-from vgprscope.attention.config import AttentionConfig
+from vgprscope.flashattn.config import AttentionConfig
 from vgprscope.backends import occupancy_of
 from vgprscope.core.archs import get_arch
 from vgprscope.core.records import NvidiaUsage, Record

@@ -98,7 +98,7 @@ def test_the_cli_prints_the_split_frontier():
 
 def test_the_declared_splits_are_ones_the_kernel_accepts():
     """Without -k the frontier compiles the declared values: each must pass the kernel's own check."""
-    from vgprscope.attention.variants import get_variant
+    from vgprscope.flashattn.variants import get_variant
 
     v = get_variant("ws-regalloc")
     name, values = v.frontier_knob
@@ -111,8 +111,8 @@ def test_the_declared_splits_are_ones_the_kernel_accepts():
 
 
 def test_a_bad_frontier_knob_declaration_is_refused(tmp_path):
-    from vgprscope.attention.variants import load_variants
-    from vgprscope.attention import loader
+    from vgprscope.flashattn.variants import load_variants
+    from vgprscope.flashattn import loader
 
     src = (loader.BUNDLED_DIR / "ws_regalloc.py").read_text()
     for f in loader.BUNDLED_DIR.glob("_*.py"):

@@ -3,7 +3,7 @@
 A multi-kernel variant (split-k, two-phase) shows each kernel and a variant line: the most registers,
 spills and LDS of any of its kernels, the worst occupancy, and the whole variant's modelled traffic where
 the kernels' source models it (``compare(records, traffic=...)``; the bundled attention variants':
-``vgprscope.attention.traffic.line_traffic``).
+``vgprscope.flashattn.traffic.line_traffic``).
 """
 
 from __future__ import annotations

@@ -62,7 +62,7 @@ REMAINDER = "temporaries (values computed inside the loop, dot operands), addres
 class Estimate:
     """A model's estimate of a kernel's loop state, to hold the compiler's count against, supplied by the
     kernel's source (``explain_tasks(..., estimate=...)``; the bundled attention variants: seed 001's, from
-    ``vgprscope.attention.live``).
+    ``vgprscope.flashattn.live``).
 
     ``values``: registers per lane by the model's own rows, then ``total`` and ``threads``; ``tensors``: which
     row a live tensor's name falls under; ``summary``: the line shown under the kernel; ``remainder``: what
@@ -359,7 +359,7 @@ def explain_tasks(tasks: Sequence[Any], jobs: int | None = None, on_progress=Non
 
     Works on tasks of any source (bundled variants, a capture, a kernel directory): the raw outputs are
     this run's, or read back from the compile cache under the engine's own key. ``estimate``: a task ->
-    its source's model estimate, or None (the bundled variants': ``vgprscope.attention.live.estimate``)."""
+    its source's model estimate, or None (the bundled variants': ``vgprscope.flashattn.live.estimate``)."""
     from ...compile.engine import Engine
 
     engine = engine or Engine(jobs, on_progress=on_progress)

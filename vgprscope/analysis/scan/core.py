@@ -21,7 +21,7 @@ from ...compile.task import Task
 from ...core.errors import UsageError
 from ...core.fsutil import resolve_input
 from ...core.job import FunctionSource
-from ...capture.model import Capture
+from ...captures.model import Capture
 from ...core.records import LaunchConfig, Record
 from ...sources.capture import capture_tasks
 from ...sources.cache_layout import find_caches

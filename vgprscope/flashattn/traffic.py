@@ -5,7 +5,7 @@ reference problem (B, H, Nq, Nk[, H_kv]) = ``config.shape``: what the kernels as
 a re-read that L2 serves counts like one from DRAM. It is what the strategies trade registers against.
 
 Each variant declares its own model in its ``VARIANT['traffic']`` (kernels/*.py): ``read``, ``written`` and
-``flops`` per (batch, head), as formulas over the notation below (``vgprscope.attention.expr``: evaluated
+``flops`` per (batch, head), as formulas over the notation below (``vgprscope.flashattn.expr``: evaluated
 in the order written, so a figure is the same float however often it is computed), and ``formula``, the
 text compare prints. Notation (every variant's formula uses it):
   e   bytes per element of q, k, v, o (2 for fp16 and bf16); 4 for the fp32 workspaces
@@ -70,7 +70,7 @@ class Traffic:
     basis: str = field(default="", compare=False)
 
     scope: ClassVar[str] = "(--shape); per (batch, head), times B*H"
-    md_scope: ClassVar[str] = ("`--shape`; notation in `vgprscope/attention/traffic.py`, formulas in each variant's "
+    md_scope: ClassVar[str] = ("`--shape`; notation in `vgprscope/flashattn/traffic.py`, formulas in each variant's "
                                "`VARIANT['traffic']`")
     notation: ClassVar[str] = NOTATION_TEXT
 

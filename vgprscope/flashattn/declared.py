@@ -1,7 +1,7 @@
 """What a variant file's ``VARIANT`` declares as models, read and checked: the tiles it keeps live across its
-K/V loop (``VARIANT['live_state']``: ``attention.live`` computes seed 001's estimate with them) and its memory
-traffic (``VARIANT['traffic']``: ``attention.traffic``). Formulas over each model's notation
-(``attention.expr``); the registry (``attention.variants``) reads them when it loads a variant."""
+K/V loop (``VARIANT['live_state']``: ``flashattn.live`` computes seed 001's estimate with them) and its memory
+traffic (``VARIANT['traffic']``: ``flashattn.traffic``). Formulas over each model's notation
+(``flashattn.expr``); the registry (``flashattn.variants``) reads them when it loads a variant."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 from ..core.errors import UsageError
 from .expr import Expr, ExprError, parse
 
-# live_state's notation: the tile sizes, the head dim padded (Dp) and bytes per element (attention.live)
+# live_state's notation: the tile sizes, the head dim padded (Dp) and bytes per element (flashattn.live)
 LIVE_NAMES = ("BLOCK_M", "BLOCK_N", "Dp", "e")
 
 LiveModel = tuple[tuple[str, tuple[Expr, Expr, Expr]], ...]
@@ -32,7 +32,7 @@ def live_model(value: Any, where: str, knobs: tuple[str, ...] = ()) -> LiveModel
     return tuple(out)  # type: ignore[return-value]
 
 
-# traffic's notation (attention.traffic)
+# traffic's notation (flashattn.traffic)
 TRAFFIC_NAMES = ("e", "D", "S", "G", "Tq", "P", "rho", "Kb", "Nq", "Nk")
 
 

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 from capture_helpers import ROOT
 
-from vgprscope.capture.model import load_capture
-from vgprscope.capture.run import INDUCTOR_NO_CACHE, capture_env
+from vgprscope.captures.model import load_capture
+from vgprscope.captures.run import INDUCTOR_NO_CACHE, capture_env
 
 FIXTURE = ROOT / "tests" / "fixtures" / "inductor_block_h100_capture.json.gz"
 
@@ -189,8 +189,8 @@ def test_kept_sources_put_a_generated_kernels_spill_sites_at_its_modules_own_lin
 
     from capture_helpers import cli
 
-    from vgprscope.capture.model import save_capture
-    from vgprscope.capture.run import kept
+    from vgprscope.captures.model import save_capture
+    from vgprscope.captures.run import kept
 
     with tarfile.open(ROOT / "tests" / "fixtures" / "inductor_block_h100_cache.tar.xz") as tar:
         tar.extractall(tmp_path / "h100", filter="data")

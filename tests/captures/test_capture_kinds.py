@@ -13,7 +13,7 @@ from pathlib import Path
 
 import vgprscope
 from capture_helpers import USER_KERNELS, cli, direct_compile, gone_library, usage_counts
-from vgprscope.capture.model import load_capture
+from vgprscope.captures.model import load_capture
 
 ARCHS = ["gfx942", "sm_90"]
 

@@ -17,11 +17,11 @@ import pytest
 import torch
 
 import vgprscope
-from vgprscope.attention import loader
-from vgprscope.attention.correctness import NumericsVerdict, check_output, run_variant
+from vgprscope.flashattn import loader
+from vgprscope.flashattn.correctness import NumericsVerdict, check_output, run_variant
 from vgprscope.core.errors import ConfigError
-from vgprscope.attention.correctness import tolerance
-from vgprscope.attention.variants import get_variant, load_variants
+from vgprscope.flashattn.correctness import tolerance
+from vgprscope.flashattn.variants import get_variant, load_variants
 
 BROKEN = Path(__file__).parents[1] / "fixtures" / "broken_kernels"
 # Gluon variants (ws-regalloc) do not run in the interpreter: their numerics are GPU tests (tests/gpu/test_gpu.py)

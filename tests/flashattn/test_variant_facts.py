@@ -9,12 +9,12 @@ from __future__ import annotations
 import pytest
 
 from vgprscope.core.archs import ARCHS
-from vgprscope.attention.config import AttentionConfig
-from vgprscope.attention.live import live_state
-from vgprscope.attention.correctness import tolerance
-from vgprscope.attention.tolerances import Tolerance
-from vgprscope.attention.traffic import traffic
-from vgprscope.attention.variants import load_variants
+from vgprscope.flashattn.config import AttentionConfig
+from vgprscope.flashattn.live import live_state
+from vgprscope.flashattn.correctness import tolerance
+from vgprscope.flashattn.tolerances import Tolerance
+from vgprscope.flashattn.traffic import traffic
+from vgprscope.flashattn.variants import load_variants
 
 VARIANTS = load_variants()
 
@@ -86,7 +86,7 @@ def test_live_state_worked_examples(variant, arch, fields, state):
 
 
 # ------------------------------------------------------------------------------------ tolerances
-# The table's rows (vgprscope/attention/tolerances.py, derived by scripts/measure_tolerances.py): fp16 atol
+# The table's rows (vgprscope/flashattn/tolerances.py, derived by scripts/measure_tolerances.py): fp16 atol
 # 1e-3, bf16 8.5e-3, rtol two units in the last place of each (2 * 2^-10, 2 * 2^-7); qk-fp16-acc, less
 # accurate by design (QK^T summed in fp16), declares fp16 atol 5.8e-3.
 
@@ -140,9 +140,9 @@ def test_a_bad_declaration_is_one_line_naming_the_file_and_the_key(tmp_path, ext
 def test_a_variant_that_declares_no_model_has_no_traffic_and_no_estimate(tmp_path):
     from types import SimpleNamespace
 
-    from vgprscope.attention.live import estimate
-    from vgprscope.attention.traffic import line_traffic
-    from vgprscope.attention.variants import load_variants
+    from vgprscope.flashattn.live import estimate
+    from vgprscope.flashattn.traffic import line_traffic
+    from vgprscope.flashattn.variants import load_variants
     from vgprscope.core.errors import UnknownNameError
     from vgprscope.core.records import Record
 

@@ -53,7 +53,7 @@ TILINGS = ("fa2", "query-tile", "rows", "own")
 # Decode K/V tiles are staged in shared memory: num_stages - 1 key blocks of K and of V in flight, plus the
 # query tile, 2-byte elements, head dim padded to a power of two. The estimate equals what Triton 3.9
 # allocated for the 16 x 128 tile at 3 stages (sm_86 d128: 139264 B; sm_80 / sm_90 d256: 274432 B less the
-# 8 KiB it does not count). tests/attention/test_defaults_fit.py compiles every default and checks the real bytes.
+# 8 KiB it does not count). tests/flashattn/test_defaults_fit.py compiles every default and checks the real bytes.
 _TILE_ELEMENT_BYTES = 2
 
 
@@ -108,7 +108,7 @@ def stages_refusal(num_stages: int, block_n: int, head_dim: int, arch: str) -> s
 
 
 class Tiled(Protocol):
-    """What the shape's defaults read of a variant (``attention.variants.Variant``): how it tiles."""
+    """What the shape's defaults read of a variant (``flashattn.variants.Variant``): how it tiles."""
 
     @property
     def tiling(self) -> str: ...

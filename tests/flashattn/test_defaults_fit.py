@@ -40,10 +40,10 @@ from vgprscope.compile.cache import CompileCache
 from vgprscope.compile.engine import Engine
 from vgprscope.compile.results import launch_limit_reason
 from vgprscope.compile.task import target_of
-from vgprscope.attention.source import variant_tasks
-from vgprscope.attention.config import DEFAULT_SHAPE
-from vgprscope.attention.config import ConfigRequest
-from vgprscope.attention.variants import DefaultsRule, load_variants, resolve_config
+from vgprscope.flashattn.source import variant_tasks
+from vgprscope.flashattn.config import DEFAULT_SHAPE
+from vgprscope.flashattn.config import ConfigRequest
+from vgprscope.flashattn.variants import DefaultsRule, load_variants, resolve_config
 
 HEAD_DIMS = range(16, 257)  # every head dim the bundled variants accept (kernels/_launch.HEAD_DIM_RANGE)
 # the shapes whose defaults differ: prefill (the reference problem) and decode (one query row, long K/V)

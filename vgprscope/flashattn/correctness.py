@@ -1,7 +1,7 @@
 """The correctness gate: a variant's output against the float64 reference, within the dtype's tolerance.
 
 An element passes when |out - ref| <= atol + rtol * |ref| (the rule of ``torch.isclose``), with (atol, rtol)
-from ``vgprscope.attention.tolerances``; a NaN or inf anywhere fails. ``check_output`` says where the worst
+from ``vgprscope.flashattn.tolerances``; a NaN or inf anywhere fails. ``check_output`` says where the worst
 element is and by how much, in one line. ``run_variant`` draws fresh unit-normal inputs and runs a variant
 through ``vgprscope.attention`` (on the CPU interpreter or a GPU) beside the reference. torch is imported lazily.
 """

@@ -2,7 +2,7 @@
 of it.
 
 Each variant declares its loop state in ``VARIANT['live_state']`` (kernels/*.py): tile -> [rows, columns,
-bytes per element], each a number or a formula (``vgprscope.attention.expr``) over ``BLOCK_M``, ``BLOCK_N``,
+bytes per element], each a number or a formula (``vgprscope.flashattn.expr``) over ``BLOCK_M``, ``BLOCK_N``,
 ``Dp`` (the head dim padded to a power of two, at least 16, as the kernels tile it), ``e`` (bytes per element
 of q, k, v: 2 for fp16 and bf16) and the variant's own knobs (``block_dk``). A tile is spread over the
 program's threads (num_warps x the arch's wave size) and packed into 32-bit registers, rounded up: a thread

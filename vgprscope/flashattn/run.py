@@ -39,7 +39,7 @@ def _arch_name(q) -> str | None:
 
 def config_for_tensors(variant, q, k, causal: bool, overrides: dict[str, Any]) -> AttentionConfig:
     """The AttentionConfig a launch on these tensors uses: the variant's defaults for the running backend,
-    the shape's and arch's defaults over them (``vgprscope.attention.tuning``), then the caller's overrides
+    the shape's and arch's defaults over them (``vgprscope.flashattn.tuning``), then the caller's overrides
     (unknown names are a variant's extra knobs)."""
     dtype = _TORCH_DTYPES.get(str(q.dtype).removeprefix("torch."))
     if dtype is None:

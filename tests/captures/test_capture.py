@@ -18,7 +18,7 @@ import pytest
 
 import vgprscope
 from capture_helpers import ROOT, USER_KERNELS, cli, direct_compile, usage_counts
-from vgprscope.capture.model import CaptureFileError, load_capture
+from vgprscope.captures.model import CaptureFileError, load_capture
 
 ARCHS = ["gfx942", "sm_90"]
 

@@ -14,13 +14,13 @@ A variant's own default config is data in that literal, resolved per arch and he
 ``defaults_for`` refines them where a default would not fit an arch: each entry sets the values of its
 ``set`` where all of its conditions hold: ``arch`` (arch or vendor names; absent: every arch), ``head_dim``
 (an inclusive ``[lo, hi]`` range of the requested head dim; absent: every head dim) and ``causal`` (true or
-false: only for causal, or only for non-causal attention; absent: both). Later entries win. Above them: the shape's defaults (``vgprscope.attention.tuning``), and above all what the user
+false: only for causal, or only for non-causal attention; absent: both). Later entries win. Above them: the shape's defaults (``vgprscope.flashattn.tuning``), and above all what the user
 asks for.
 
 The rest of what is known about a variant is in the same literal, so that a new variant is one file:
-``traffic`` (its traffic model: ``attention.traffic``), ``live_state`` (seed 001's estimate of its loop
-state: ``attention.live``), ``tiling`` (which shape defaults apply: ``attention.tuning``) and ``tolerance``
-(a documented exception to the tolerance table: ``attention.tolerances``). Each is checked when the
+``traffic`` (its traffic model: ``flashattn.traffic``), ``live_state`` (seed 001's estimate of its loop
+state: ``flashattn.live``), ``tiling`` (which shape defaults apply: ``flashattn.tuning``) and ``tolerance``
+(a documented exception to the tolerance table: ``flashattn.tolerances``). Each is checked when the
 directory is loaded; a variant without ``traffic`` or ``live_state`` has no traffic columns or estimate.
 """
 

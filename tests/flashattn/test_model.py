@@ -10,10 +10,10 @@ from __future__ import annotations
 import pytest
 
 from vgprscope.core.errors import UnknownNameError
-from vgprscope.attention.live import live_state
-from vgprscope.attention.traffic import traffic
-from vgprscope.attention.config import AttentionConfig
-from vgprscope.attention.variants import load_variants
+from vgprscope.flashattn.live import live_state
+from vgprscope.flashattn.traffic import traffic
+from vgprscope.flashattn.config import AttentionConfig
+from vgprscope.flashattn.variants import load_variants
 
 
 def cfg(**kw) -> AttentionConfig:
