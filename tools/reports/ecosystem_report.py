@@ -89,18 +89,36 @@ def _rows(path: Path) -> list[dict[str, Any]]:
     return out
 
 
+# ``vgprscope scan`` as its table reads it (``loops=False``: what the default view shows, the hot loop's share
+# and lines left unread), in a process of its own under a compile cache of its own (a cold scan), its rows as
+# the JSON output writes them
+_SCAN = """
+import json, sys, time
+import vgprscope
+t0 = time.perf_counter()
+result = vgprscope.scan(sys.argv[1], cache=sys.argv[3], loops=False)
+json.dump({"rows": [r.as_dict() for r in result.records], "summary": result.summary,
+           "seconds": round(time.perf_counter() - t0, 1)}, open(sys.argv[2], "w"))
+"""
+
+
 def _scan(directory: Path, out: Path, timeout_s: float = SCAN_TIMEOUT_S) -> dict[str, Any]:
-    """``vgprscope scan`` of one directory (its stored rows: what each stored cubin says), with its summary."""
+    """``vgprscope scan`` of one directory, cold (its stored rows: what each stored cubin says), with its summary
+    and the seconds it took."""
     if not directory.is_dir():
         return {"directory": directory.name, "error": "not in the archive"}
     try:
-        done = subprocess.run([sys.executable, "-m", "vgprscope", "scan", str(directory), "--format", "json", "-o",
-                               str(out)], capture_output=True, text=True, timeout=timeout_s)
+        done = subprocess.run([sys.executable, "-c", _SCAN, str(directory), str(out), str(out.with_suffix(".vc"))],
+                              capture_output=True, text=True, timeout=timeout_s)
     except subprocess.TimeoutExpired:
         return {"directory": directory.name, "error": f"did not finish in {timeout_s:.0f} s on the collecting "
                                                       "machine"}
-    said = [ln for ln in done.stderr.splitlines() if ln.startswith("vgprscope")]
-    return {"directory": directory.name, "rc": done.returncode, "said": said[-3:], "rows": _rows(out)}
+    if done.returncode != 0 or not out.is_file():
+        return {"directory": directory.name, "error": f"scan failed: {done.stderr.strip()[-300:]}"}
+    doc = json.loads(out.read_text())
+    said = [f"scanned {ln}" for ln in doc["summary"].splitlines()[:1]]
+    return {"directory": directory.name, "rc": 0 if any(r["status"] == "ok" for r in doc["rows"]) else 1,
+            "said": said, "rows": _rows(out), "seconds": doc["seconds"]}
 
 
 def _ops(log: Path) -> list[str]:
@@ -118,23 +136,27 @@ def _captured(log: Path) -> str:
     return lines[-1].split(": ", 2)[-1] if lines else ""
 
 
-def collect_results(archives: Path, results: Path, only: Sequence[str] = (),
+def collect_results(archives: Path | Sequence[Path], results: Path, only: Sequence[str] = (),
                     scan_timeout_s: float = SCAN_TIMEOUT_S) -> list[Path]:
-    """Each workload's archive in ``archives`` -> ``results/NAME.json.gz`` (and a model's Inductor directory);
-    ``only``: these workloads."""
+    """Each workload's archives -> ``results/NAME.json.gz`` (and a model's Inductor directory); ``archives``: the
+    directories holding them, in order (the GPU run's first, each later one's files over the earlier's: a second
+    device call's ``NAME-analyze.tar.xz``, a CPU machine's ``NAME-cpu.tar.xz``); ``only``: these workloads."""
+    dirs = [Path(archives)] if isinstance(archives, (str, Path)) else [Path(a) for a in archives]
     results.mkdir(parents=True, exist_ok=True)
-    summary_path = archives / "summary.json"
-    machine = json.loads(summary_path.read_text())["machine"] if summary_path.is_file() else {}
+    summary_path = next((d / "summary.json" for d in dirs if (d / "summary.json").is_file()), None)
+    machine = json.loads(summary_path.read_text())["machine"] if summary_path is not None else {}
     written: list[Path] = []
     for w in WORKLOADS:
-        tar = archives / f"{w.name}.tar.xz"
-        if not tar.is_file() or (only and w.name not in only):
+        tar = next((d / f"{w.name}.tar.xz" for d in dirs if (d / f"{w.name}.tar.xz").is_file()), None)
+        if tar is None or (only and w.name not in only):
             continue
         with tempfile.TemporaryDirectory(prefix="vgprscope-ecosystem-") as tmp:
             # the run's archive, then the later ones over it (NAME-analyze.tar.xz: ecosystem-run --analyze-only;
-            # NAME-cpu.tar.xz: analyses made GPU-free elsewhere), each analysis file named with where it came from
+            # NAME-cpu.tar.xz: analyses made GPU-free elsewhere, ecosystem-cpu), each analysis file named with
+            # where it came from
             origin: dict[str, str] = {}
-            for archive in [tar, *sorted(archives.glob(f"{w.name}-*.tar.xz"))]:
+            later = [a for d in dirs for a in sorted(d.glob(f"{w.name}-*.tar.xz"))]
+            for archive in [tar, *later]:
                 with tarfile.open(archive) as t:
                     members = [m for m in t.getmembers() if m.isfile()]
                     t.extractall(tmp, members=members, filter="data")
@@ -148,9 +170,11 @@ def collect_results(archives: Path, results: Path, only: Sequence[str] = (),
 def _collect_one(w: Workload, wdir: Path, results: Path, machine: dict[str, Any],
                  origin: dict[str, str], scan_timeout_s: float) -> list[Path]:
     status = json.loads((wdir / "status.json").read_text()) if (wdir / "status.json").is_file() else {}
+    cpu = json.loads((wdir / "status-cpu.json").read_text()) if (wdir / "status-cpu.json").is_file() else {}
     cache = wdir / ("inductor" if w.inductor else "jit")
     data: dict[str, Any] = {
         "workload": w.name, "package": w.package, "machine": machine, "steps": status.get("steps", {}),
+        **({"cpu_steps": cpu["steps"], "cpu_machine": cpu.get("machine", {})} if cpu else {}),
         "ops": _ops(wdir / "capture.log"), "captured": _captured(wdir / "capture.log"),
         "capture": json.loads((wdir / "capture.json").read_text()) if (wdir / "capture.json").is_file() else None,
         "cubins": cubins(cache) if cache.is_dir() else [],
@@ -378,7 +402,9 @@ def ecosystem_report(results: Path, out: Path) -> list[Path]:
         "",
         f"Reproduce: `bash .ci/gpu_ecosystem.sh OUTDIR` on the GPU machine (one device call, the libraries' wheels "
         f"carried), then anywhere `{COMMAND} tests/fixtures/ecosystem --collect OUTDIR` (cuobjdump of each cubin, "
-        f"scan of each cache: the committed results); this report: `{COMMAND} tests/fixtures/ecosystem`.",
+        f"scan of each cache: the committed results; the AMD analyses the GPU call had no time for, made on a CPU "
+        f"by `{COMMAND}-cpu tests/fixtures/ecosystem --out CPU_OUT`, are read with a second `--collect CPU_OUT`); "
+        f"this report: `{COMMAND} tests/fixtures/ecosystem`.",
         "",
         "Each workload ran once under `vgprscope capture` through Triton's JIT, with a Triton cache of its own "
         "(a model: an Inductor cache directory of its own, Triton's cache inside it as torch puts it). JIT "
@@ -423,6 +449,13 @@ def _section(w: Workload, d: dict[str, Any], sm90: dict[str, Any], scan: dict[st
              for k in _STEPS if (v := steps.get(k))]
     if timed:
         out += [f"Steps on the GPU machine: {', '.join(timed)}.", ""]
+    cpu, where = d.get("cpu_steps") or {}, d.get("cpu_machine") or {}
+    if cpu:
+        done = [f"{k} {v.get('seconds', 0)} s" + (f" (exit {v['rc']})" if v.get("rc") not in (0, 1) else "")
+                for k, v in cpu.items()]
+        out += [f"Steps on a CPU machine ({where.get('cores', '?')} cores, load {where.get('load', '?')}, "
+                f"{where.get('date', '?')}, under Triton {where.get('triton', '?')}, `{COMMAND}-cpu`): "
+                f"{', '.join(done)}.", ""]
     if d["ops"]:
         out += ["Ops: " + "; ".join(d["ops"]), ""]
     if d["captured"]:
@@ -441,7 +474,8 @@ def _section(w: Workload, d: dict[str, Any], sm90: dict[str, Any], scan: dict[st
         read = [r for r in s.get("rows", [])]
         said = "; ".join(re.sub(r"/tmp/\S+?/" + re.escape(w.name) + "/", "", x.removeprefix("vgprscope: "))
                          for x in s.get("said", []) if not x.startswith("vgprscope: wrote"))
-        out.append(f"scan {s['directory']}: {len(read)} rows (exit {s.get('rc')}){': ' + said if said else ''}.")
+        took = f", {s['seconds']} s cold on the collecting machine" if s.get("seconds") is not None else ""
+        out.append(f"scan {s['directory']}: {len(read)} rows (exit {s.get('rc')}{took}){': ' + said if said else ''}.")
     if not any("error" in s for s in d["scan"][:1]):
         out.append(f"scan of the JIT's cache against cuobjdump: {scan['equal']} of {scan['cubins']} cubins equal.")
         out += _differences(w, scan["differ"], "scan row")
