@@ -89,14 +89,14 @@ def _rows(path: Path) -> list[dict[str, Any]]:
     return out
 
 
-# ``vgprscope scan`` as its table reads it (``loops=False``: what the default view shows, the hot loop's share
-# and lines left unread), in a process of its own under a compile cache of its own (a cold scan), its rows as
-# the JSON output writes them
+# ``vgprscope scan`` as its table reads it (``loops=None``: the default view shows no loop figure, so none is
+# read), in a process of its own under a compile cache of its own (a cold scan), its rows as the JSON output
+# writes them
 _SCAN = """
 import json, sys, time
 import vgprscope
 t0 = time.perf_counter()
-result = vgprscope.scan(sys.argv[1], cache=sys.argv[3], loops=False)
+result = vgprscope.scan(sys.argv[1], cache=sys.argv[3], loops=None)
 json.dump({"rows": [r.as_dict() for r in result.records], "summary": result.summary,
            "seconds": round(time.perf_counter() - t0, 1)}, open(sys.argv[2], "w"))
 """
