@@ -181,9 +181,21 @@ def test_killing_the_pool_prints_no_traceback_and_settles_every_future(monkeypat
     assert raised == []
 
 
-def _torch_in_binder(own_process: bool) -> str:
+# two ways an environment refuses torch that is installed: a meta-path finder that raises (as
+# tests/project/test_no_torch.py's sitecustomize does) and a None in sys.modules
+REFUSE_TORCH = {
+    "finder": ("class NoTorch:\n    def find_spec(self, name, path=None, target=None):\n"
+               "        if name.split('.')[0] == 'torch':\n"
+               "            raise ModuleNotFoundError(f'No module named {name!r}', name=name)\n"
+               "sys.meta_path.insert(0, NoTorch())\n"),
+    "none": "sys.modules['torch'] = None\n",
+}
+
+
+def _torch_in_binder(own_process: bool, refuse: str = "") -> str:
     """What ``import torch`` gives inside the worker's binder guard, in a fresh interpreter."""
     code = ("import sys\nfrom vgprscope.runtime import compile, protocol\n"
+            + REFUSE_TORCH.get(refuse, "")
             + ("protocol.configure()\n" if own_process else "")
             + "with compile._torch_if_missing():\n    import torch\n    inside = hasattr(torch, 'cuda')\n"
             + "print('real' if inside else 'placeholder', 'torch' in sys.modules)\n")
@@ -199,6 +211,16 @@ def test_a_compile_worker_never_imports_torch_for_the_hip_binder():
     pytest.importorskip("torch")
     assert _torch_in_binder(own_process=True) == "placeholder False"
     assert _torch_in_binder(own_process=False) == "real True"
+
+
+@pytest.mark.parametrize("refuse", sorted(REFUSE_TORCH))
+def test_a_user_process_that_refuses_torch_gets_the_placeholder(refuse):
+    """A compile in the user's own process (one job: no pool) where torch is refused rather than absent: the
+    guard asks whether torch can be imported without letting that question fail the compile (a raising finder
+    made every in-process row "No module named 'torch'"), and puts back what refused it afterwards."""
+    after = "True" if refuse == "none" else "False"  # the None left in sys.modules, or nothing
+    assert _torch_in_binder(own_process=False, refuse=refuse) == f"placeholder {after}"
+    assert _torch_in_binder(own_process=True, refuse=refuse) == f"placeholder {after}"
 
 
 # the first seconds of a cold run, where Ctrl-C can land: the interpreter and the CLI starting, the options

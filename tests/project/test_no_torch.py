@@ -75,6 +75,17 @@ def test_analyze_compiles_for_amd_and_nvidia_without_torch(env):
     assert doc["rows"][0]["usage"]["vgpr_total"] > 0 and doc["rows"][1]["usage"]["regs"] > 0
 
 
+def test_one_compile_runs_in_this_process_without_torch(env, tmp_path):
+    """One compile runs in the command's own process (no worker pool), where the blocker's finder answers
+    the question whether torch is there by raising: a row of its own, never "No module named 'torch'"."""
+    private = {**env, "VGPRSCOPE_CACHE_DIR": str(tmp_path / "cache")}  # nothing cached: it compiles here
+    for arch, count in (("sm_80", "regs"), ("gfx942", "vgpr_total")):
+        out = vgprscope(private, "analyze", *SMALL, "--arch", arch, "--format", "json")
+        assert out.returncode == 0, out.stderr
+        (row,) = json.loads(out.stdout)["rows"]
+        assert (row["arch"], row["status"]) == (arch, "ok") and row["usage"][count] > 0
+
+
 def test_compare_and_occupancy_without_torch(env):
     out = vgprscope(env, "compare", "--strategies", "baseline,remat-q", "--arch", "gfx942", *SMALL[2:],
                     "--format", "json")

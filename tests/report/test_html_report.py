@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 import sys
-from pathlib import Path
 
 import pytest
 from browser_helpers import has_colour, needs_chromium, non_blank_bands, remote_references, render, validate_html

@@ -106,21 +106,38 @@ def _torch_if_missing() -> Iterator[None]:
     in whose Tensor nothing is an instance of, so the pointer's own range decides, as it does with the real
     torch for an argument that is not a tensor. In a user's own process (an in-place compile) the real torch
     is left to be imported, unless there is none: another thread of theirs may import it meanwhile."""
-    import importlib.util
-
-    if "torch" in sys.modules or not (protocol.own_process() or importlib.util.find_spec("torch") is None):
+    if sys.modules.get("torch") is not None or not (protocol.own_process() or not _torch_importable()):
         yield
         return
     import types
 
     placeholder = types.ModuleType("torch")
     placeholder.Tensor = type("Tensor", (), {})  # type: ignore[attr-defined]
+    missing = object()
+    before = sys.modules.get("torch", missing)  # a ``None`` that blocks torch is put back as it was
     sys.modules["torch"] = placeholder
     try:
         yield
     finally:
         if sys.modules.get("torch") is placeholder:
-            del sys.modules["torch"]
+            if before is missing:
+                del sys.modules["torch"]
+            else:
+                sys.modules["torch"] = before  # type: ignore[assignment]
+
+
+def _torch_importable() -> bool:
+    """Whether ``import torch`` would find torch. An environment may refuse it rather than lack it: a
+    ``sys.modules["torch"] = None`` or a meta-path finder that raises ModuleNotFoundError (as some CI setups
+    and test harnesses do) makes ``find_spec`` return None or raise; both are no torch, never a failed row."""
+    import importlib.util
+
+    if "torch" in sys.modules:
+        return sys.modules["torch"] is not None
+    try:
+        return importlib.util.find_spec("torch") is not None
+    except (ImportError, ValueError):
+        return False
 
 
 def option_names(backend: Any) -> list[str]:
