@@ -23,6 +23,14 @@ os.environ.setdefault("VGPRSCOPE_CACHE_DIR", tempfile.mkdtemp(prefix="vgprscope-
 os.environ.setdefault("VGPRSCOPE_TOOLCHAIN_DIR", tempfile.mkdtemp(prefix="vgprscope-test-toolchains-"))
 
 import pytest  # noqa: E402
+from hypothesis import HealthCheck, settings  # noqa: E402
+
+# The property tests draw from small sampled sets and integers: the examples are fast, but CI's two workers share
+# two cores with compile workers, so a draw can wait on the scheduler for seconds. That wait is the machine's, not
+# the strategy's: neither the too-slow health check nor the per-example deadline says anything about the code under
+# test there, and every example is still drawn and checked (max_examples is untouched).
+settings.register_profile("vgprscope", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("vgprscope")
 
 
 def _quiet_at_exit() -> None:
