@@ -33,6 +33,28 @@ settings.register_profile("vgprscope", deadline=None, suppress_health_check=[Hea
 settings.load_profile("vgprscope")
 
 
+def pytest_configure(config):
+    """The guard against reading the files a committed fixture names (tests/fixture_paths.py): one audit hook
+    per test process."""
+    import sys
+
+    from fixture_paths import GUARD, watched_paths
+
+    GUARD.watched = watched_paths()
+    sys.addaudithook(GUARD)
+
+
+@pytest.fixture(autouse=True)
+def _reads_no_path_a_fixture_names():
+    from fixture_paths import GUARD
+
+    GUARD.take()
+    yield
+    opened = GUARD.take()
+    assert not opened, (f"the test read {sorted(set(opened))}, named by a committed fixture: a file of the machine "
+                        "that made it, gone on a fresh clone elsewhere (tests/fixture_paths.py)")
+
+
 def _quiet_at_exit() -> None:
     descriptor = os.open(os.devnull, os.O_WRONLY)
     os.dup2(descriptor, 2)
