@@ -146,6 +146,19 @@ def test_unchanged_kernels_pass(toy):
     assert len(table) == 2 and all(ln.split()[0] == "same" for ln in table)
 
 
+def test_a_check_reads_its_sources_once(toy, monkeypatch):
+    """The gate resolves its run once (``library.gate.GateRun``): the rules' names, the sweep (the variants'
+    own archs included), the part of the set and the kernels' files all ask the sources read there."""
+    from vgprscope.library import registry
+
+    reads = []
+    real = registry.read
+    monkeypatch.setattr(registry, "read", lambda *a, **k: reads.append(a) or real(*a, **k))
+    res = check(toy, "lean", "--variant", "toy", "--format", "sarif")
+    assert res.exit_code == 0, res.output
+    assert len(reads) == 1
+
+
 def test_one_more_live_tile_is_a_regression_naming_entry_and_metric(toy):
     # by default only what costs time fails: sm_80 crosses an occupancy step (4 -> 3 blocks/SM), gfx942's
     # VGPRs grow within theirs (changed, with the headroom left); --strict fails every growth
@@ -400,6 +413,7 @@ def test_markdown_summary_annotations_and_benchmark_json(toy, tmp_path, monkeypa
     summary.write_text("earlier step\n")
     monkeypatch.setenv("GITHUB_ACTIONS", "true")
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    monkeypatch.chdir(toy[0]["fat"].parent)  # the kernel files inside the working directory (the repository)
     res = check(toy, "fat", "--format", "md", "--strict")  # --strict: gfx942's growth within its step fails too
     assert res.exit_code == 1
     assert res.stdout.startswith("## vgprscope check FAILED: 2 of 2 entries")
@@ -408,6 +422,12 @@ def test_markdown_summary_annotations_and_benchmark_json(toy, tmp_path, monkeypa
     errors = [ln for ln in res.stdout.splitlines() if ln.startswith("::error ")]
     assert len(errors) == 2 and "title=vgprscope%3A register regression in toy" in errors[0]
     assert "vgpr_total" in errors[0] or "vgpr_total" in errors[1]
+    # at the kernel's def line, as SARIF locates it (``gate.sarif.kernel_locations``)
+    line = next(i for i, text in enumerate(TOY.splitlines(), 1) if text.startswith("def toy_fwd("))
+    assert all(f",file=fat/toy.py,line={line}::" in e for e in errors)
+    sarif = json.loads(check(toy, "fat", "--format", "sarif", "--strict").stdout)
+    where = sarif["runs"][0]["results"][0]["locations"][0]["physicalLocation"]
+    assert (where["artifactLocation"]["uri"], where["region"]["startLine"]) == ("fat/toy.py", line)
     text = summary.read_text()
     assert text.startswith("earlier step\n## vgprscope check FAILED") and "| worse | toy |" in text
     default = check(toy, "fat", "--format", "md")  # by default the growth within the step is a change

@@ -12,10 +12,22 @@ import pytest
 
 from vgprscope.core.errors import UsageError
 from vgprscope.gate.config import GateConfig, GateSet
-from vgprscope.library.gate import own_archs
+from vgprscope.library.gate import GateRun
 
 ROOT = Path(__file__).resolve().parents[2]
 BASELINE = ROOT / "vgprscope-baseline.json"
+
+
+def own_archs(gate_set: GateSet) -> list[tuple[str, list[str]]]:
+    """(variant, archs): what the gate's one sweep compiles each variant on beside the set's archs."""
+    run = GateRun.from_config(GateConfig(set=gate_set))
+    want = run.selection().want()
+    out: dict[str, list[str]] = {}
+    items = run.selection().variant_source().items(want.archs, want.requests, want.own_archs) if run.variants() else []
+    for v, _, a, _ in items:
+        if a.name not in gate_set.archs and a.name not in out.setdefault(v.name, []):
+            out[v.name].append(a.name)
+    return [(name, archs) for name, archs in out.items() if archs]
 
 
 def test_a_variant_joins_the_set_on_the_archs_it_declares():
@@ -66,5 +78,5 @@ def test_compile_set_compiles_the_declared_arch_too():
     cfg = GateConfig()
     cfg = replace(cfg, set=replace(cfg.set, variants=("ws-regalloc",), archs=("sm_80",),
                                    configs=({},)))
-    entries = compile_set(cfg, jobs=1)
+    entries = compile_set(GateRun.from_config(cfg, jobs=1))
     assert sorted((e.arch, e.status == "ok") for e in entries) == [("sm_80", False), ("sm_90", True)]

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from vgprscope.core.errors import NotComparableError, UsageError
 from vgprscope.gate.baseline import Baseline, Entry, entries_of, load_baseline, save_baseline
 from vgprscope.gate.config import GateSet, load_gate_config
-from vgprscope.library.gate import described, load_config
+from vgprscope.library.gate import GateRun, load_config
 from vgprscope.gate.diff import Change, State, judge
 from vgprscope.gate.metrics import METRICS
 from vgprscope.gate.rules import Mode, Rule, RuleSet, default_rule, parse_rule
@@ -525,7 +525,7 @@ registers = "+2"
     over = cfg.with_overrides(archs=["gfx90a,sm_80"], rules=["vgpr_total:+2"], allow_missing=True)
     assert over.set.archs == ("gfx90a", "sm_80") and over.rules.rules[-1] == Rule("vgpr_total", Mode.LIMIT, 2)
     assert over.accepts_missing(entry())
-    assert described(over.set) == {"variants": ["baseline", "split-k"], "archs": ["gfx90a", "sm_80"], "configs": [
+    assert GateRun.from_config(over).described() == {"variants": ["baseline", "split-k"], "archs": ["gfx90a", "sm_80"], "configs": [
         {}, {"head_dim": 64, "block_m": 64, "causal": True, "extra": {"num_splits": 4}, "shape": [1, 8, 1024, 2048]}]}
     requests = attention_defaults.requests(cfg.set.configs, cfg.where)
     assert requests[1].extra == (("num_splits", 4),) and requests[1].shape == (1, 8, 1024, 2048)

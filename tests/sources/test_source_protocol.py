@@ -83,13 +83,13 @@ def test_without_the_registry_line_the_keyword_is_refused(tmp_path):
 def test_a_source_defined_in_a_test_reaches_the_gate(toy, tmp_path):
     """The gate's configuration takes the registered keyword as a path relative to the file, and the set
     compiles it: ``baseline save`` gets the toy's rows (all refusals: nothing is written)."""
-    from vgprscope.library.gate import described, load_config
+    from vgprscope.library.gate import GateRun, load_config
 
     config = tmp_path / "vgprscope.toml"
     config.write_text('toy = "sub/t.toy"\narchs = ["gfx942"]\n')
     cfg = load_config(config)
     assert cfg.set.source_paths() == {"toy": tmp_path / "sub" / "t.toy"}
-    assert described(cfg.set) == {"variants": [], "archs": ["gfx942"], "configs": [], "toy": "t.toy"}
+    assert GateRun.from_config(cfg).described() == {"variants": [], "archs": ["gfx942"], "configs": [], "toy": "t.toy"}
     saved = vgprscope.baseline_save(config=config, cache=tmp_path / "c")
     assert [(e.variant, e.arch, e.slot, e.status) for e in saved.entries] == [
         ("t.toy", "gfx942", "only", "toy: t.toy has nothing to compile")]
@@ -124,18 +124,19 @@ def test_the_rule_is_one_function(monkeypatch):
     """The calls' selections, the gate's set and its description all ask ``registry.uses_default``: with it
     answering no, none of them compiles or describes the bundled variants."""
     from vgprscope.attention.source import VariantSource
-    from vgprscope.gate.config import GateSet
-    from vgprscope.library.gate import described
-    from vgprscope.library.selection import selected_variants
+    from vgprscope.gate.config import GateConfig
+    from vgprscope.library.gate import GateRun
     from vgprscope.library.tasks import Selection
 
     assert isinstance(Selection.of((), (), ()).sources[0], VariantSource)
-    assert selected_variants(GateSet()) and described(GateSet())["variants"] == ["all"]
+    run = GateRun.from_config(GateConfig())
+    assert run.variants() and run.described()["variants"] == ["all"]
     monkeypatch.setattr(registry, "uses_default", lambda keywords, variants: False)
     assert Selection.of((), (), ()).sources == ()
-    assert selected_variants(GateSet()) == []
-    assert described(GateSet()) == {"variants": [], "archs": list(GateSet().archs), "configs": []}
-    assert not any(hasattr(cls, "with_variants") for cls in (Selection, GateSet))
+    run = GateRun.from_config(GateConfig())
+    assert run.variants() == [] and run.sources == ()
+    assert run.described() == {"variants": [], "archs": list(GateConfig().set.archs), "configs": []}
+    assert not any(hasattr(cls, "with_variants") for cls in (Selection, GateConfig, GateRun))
 
 
 def test_the_cli_hands_every_source_option_to_the_library_by_name():

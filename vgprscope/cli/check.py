@@ -2,10 +2,10 @@
 
 The gate package (vgprscope.gate) holds the configuration as data, the baseline file, the diff and the
 report; the library (``vgprscope.check``, ``vgprscope.baseline_save``) compiles the set and takes the diff;
-this module renders the outcome and owns the exit codes of ``check``: 0 the gate passed, 1 it failed (a regression, a baseline entry the run no longer produces
-unless accepted, or any change with ``--fail-on-change``), 2 nothing could be compared (no, unreadable,
-corrupt or empty baseline, an empty set, schema or Triton version mismatch, an arch the installed Triton
-cannot target) with a one-line reason.
+this module renders the outcome and exits with the result's code (``core.exit_codes``): 0 the gate passed,
+1 it failed (a regression, a baseline entry the run no longer produces unless accepted, or any change with
+``--fail-on-change``), 2 nothing could be compared (no, unreadable, corrupt or empty baseline, an empty set,
+schema or Triton version mismatch, an arch the installed Triton cannot target) with a one-line reason.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import os
 import typer
 
 from ..core.errors import VgprscopeError
-from ..core.paths import relative_path, shown_path
+from ..core.paths import shown_path
 from .common import ReflowedHelp, command_line, emit, err, handles_errors
 from .options import (
     AllowMissingOpt, AllowVersionChangeOpt, BaselineOpt, Compiles, ConfigOpt, FailOnChangeOpt, GateFormat,
@@ -33,17 +33,6 @@ FOR_PEOPLE = (GateFormat.table, GateFormat.md)
 
 def _on_actions() -> bool:
     return os.environ.get("GITHUB_ACTIONS") == "true"
-
-
-def _variant_files(cfg) -> dict[str, str]:
-    """variant -> its kernel file relative to the working directory, for annotations on the PR diff."""
-    from ..library.selection import selected_variants
-
-    out = {}
-    for v in selected_variants(cfg.set):
-        if (relative := relative_path(v.file)) is not None:  # outside the repository: an annotation without a file
-            out[v.name] = relative
-    return out
 
 
 # ---- commands -----------------------------------------------------------------------------------------
@@ -136,7 +125,7 @@ def _report(checked, fmt: GateFormat, out: Output, code: int) -> None:
         return
     _append_summary(report.to_markdown(result, machine.line(), where))
     if _on_actions():
-        for line in report.workflow_annotations(result, _variant_files(cfg)):
+        for line in report.workflow_annotations(result, checked.locations()):
             print(line)  # workflow commands are read from stdout
     if output is not None:
         err(report.summary(result))

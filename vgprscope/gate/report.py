@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..core.records import SCHEMA_VERSION
 from ..report.deltas import STYLE, Delta, Verdict
 from ..report.formats import Column, Footnotes, alone, build_table, md_table, render_table
+from ..report.sarif import Location
 from .baseline import Entry
 from .diff import EntryDiff, GateResult, MetricDiff, State
 from .metrics import REGISTERS, metric_info
@@ -513,15 +514,19 @@ def _escape_property(s: str) -> str:
     return _escape_data(s).replace(":", "%3A").replace(",", "%2C")
 
 
-def annotation(level: str, title: str, message: str, file: str | None = None) -> str:
-    props = [f"title={_escape_property(title)}"] + ([f"file={_escape_property(file)}"] if file else [])
+def annotation(level: str, title: str, message: str, where: Location | None = None) -> str:
+    """A GitHub workflow command; ``where``: the kernel's file and line, given where the file lies in the
+    repository (an annotation elsewhere has no file to sit on)."""
+    props = [f"title={_escape_property(title)}"]
+    if where is not None and not where.uri.startswith("file:"):
+        props += [f"file={_escape_property(where.uri)}", f"line={where.line}"]
     return f"::{level} {','.join(props)}::{_escape_data(message)}"
 
 
-def workflow_annotations(result: GateResult, files: dict[str, str] | None = None) -> list[str]:
-    """GitHub workflow commands: an error per failing entry (on its kernel file when it is in the
-    repository), a warning per new or missing entry that does not fail."""
-    files = files or {}
+def workflow_annotations(result: GateResult, locations: Mapping[str, Location] | None = None) -> list[str]:
+    """GitHub workflow commands: an error per failing entry (at its kernel's ``def`` line when its file is in
+    the repository: ``locations``, as SARIF's), a warning per new or missing entry that does not fail."""
+    locations = locations or {}
     out = []
     for d in result.entries:
         e = d.entry
@@ -529,9 +534,8 @@ def workflow_annotations(result: GateResult, files: dict[str, str] | None = None
         if d.fails:
             what = "missing entry" if d.state is State.MISSING else "register regression"
             out.append(annotation("error", f"vgprscope: {what} in {e.variant}", f"{where}: {details(d)}",
-                                  files.get(e.variant)))
+                                  locations.get(d.key)))
         elif d.state is not State.COMPARED:
             out.append(annotation("warning", f"vgprscope: {d.state.value} baseline entry", f"{where}: {details(d)}",
-                                  files.get(e.variant)))
+                                  locations.get(d.key)))
     return out
-

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..report.sarif import RULE_TEXT, Location, log, result
+from ..report.sarif import RULE_TEXT, Location, kernel_location, log, result
 from .diff import GateResult, MetricDiff, State
 from .metrics import metric_info
 from .rules import Change, Rule
@@ -22,6 +22,18 @@ def metric_text(metric: str) -> str:
     m = metric_info(metric)
     verb = "drop" if m.higher_is_better else "grow"
     return RULE_TEXT.get(metric) or f"{m.what} ({m.unit}) may not {verb} past the gate's rule"
+
+
+def kernel_locations(gate: GateResult, files: Mapping[tuple[str, str], str]) -> dict[str, Location]:
+    """Each entry's kernel at its ``def`` line: the one way SARIF, the HTML report's tables and the workflow
+    annotations locate a kernel. ``files``: (label, kernel) -> the file defining it, as the run's sources or
+    records name it; an entry whose file is unknown or gone has no location."""
+    out = {}
+    for d in gate.entries:
+        where = kernel_location(files.get((d.entry.variant, d.entry.kernel)), d.entry.kernel)
+        if where is not None:
+            out[d.key] = where
+    return out
 
 
 def gate_sarif(gate: GateResult, locations: Mapping[str, Location], version: str,

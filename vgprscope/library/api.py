@@ -373,19 +373,20 @@ def check(*, config: PathLike | None = None, baseline: PathLike | None = None, v
     ``strict``: tolerance 0 on every count. With ``triton``, the set is
     compiled by that release: a preview of the upgrade, where the baseline's other Triton version is
     expected (a note, not an error)."""
-    from .gate import run_check
+    from .gate import GateRun, run_check
 
     run = _run(jobs, use_cache, cache, on_progress)
     rules = [rule] if isinstance(rule, str) else list(rule or [])
     cfg_file, base_file, paths = _gate_paths("check", config, baseline,
                                              {"kernel_dir": kernel_dir, "capture": capture}, sources)
-    side = selection.one_toolchain("check", triton, settings)
-    result, cfg, entries = run_check(
-        cfg_file, base_file, list(selection.names(variant, "variant")) or None,
-        list(selection.arch_names(arch)) or None, rules, fail_on_change, allow_version_change, paths,
-        run["jobs"], run["use_cache"], allow_missing, on_progress, run["cache_dir"], toolchain=side,
-        preview=bool(selection.triton_specs(triton)), strict=strict)
-    return CheckResult(result, tuple(entries), str(cfg.baseline), config=cfg)
+    gate = GateRun.of(config=cfg_file, baseline=base_file, variant=list(selection.names(variant, "variant")) or None,
+                      arch=list(selection.arch_names(arch)) or None, rule=rules, sources=paths,
+                      allow_missing=allow_missing, strict=strict, fail_on_change=fail_on_change,
+                      allow_version_change=allow_version_change,
+                      toolchain=selection.one_toolchain("check", triton, settings),
+                      preview=bool(selection.triton_specs(triton)), **run)
+    result, entries = run_check(gate)
+    return CheckResult(result, tuple(entries), str(gate.config.baseline), config=gate.config, files=gate.files())
 
 
 def baseline_save(*, config: PathLike | None = None, baseline: PathLike | None = None, variant: Names = None,
@@ -396,15 +397,15 @@ def baseline_save(*, config: PathLike | None = None, baseline: PathLike | None =
     """Compile the gate's set and write the baseline ``check`` compares against (atomically); with
     ``variant`` or ``arch``, only those entries are replaced. With ``triton``, that release's numbers (and
     its version) are saved. Nothing is written when no entry compiled (``.written`` is None)."""
-    from .gate import save
+    from .gate import GateRun, save
 
     run = _run(jobs, use_cache, cache, on_progress)
     cfg_file, base_file, paths = _gate_paths("baseline_save", config, baseline,
                                              {"kernel_dir": kernel_dir, "capture": capture}, sources)
     side = selection.one_toolchain("baseline save", triton, settings)
-    return save(cfg_file, base_file, list(selection.names(variant, "variant")) or None,
-                list(selection.arch_names(arch)) or None, paths, run["jobs"], run["use_cache"], on_progress,
-                run["cache_dir"], toolchain=side)
+    return save(GateRun.of(config=cfg_file, baseline=base_file,
+                           variant=list(selection.names(variant, "variant")) or None,
+                           arch=list(selection.arch_names(arch)) or None, sources=paths, toolchain=side, **run))
 
 
 @_takes_grid_fields(after="arch")

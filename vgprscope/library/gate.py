@@ -1,21 +1,27 @@
-"""The register gate's run: the configuration (``gate.config``, pure data) with the caller's overrides, its
-set compiled here (the gate package compiles nothing), the baseline read and the diff taken. Exit codes
-stay the CLI's (``cli/check.py``); ``vgprscope.check`` returns the verdict."""
+"""The register gate's run: the configuration (``gate.config``, pure data) with the caller's overrides, resolved
+once into a frozen ``GateRun`` (its sources read, the part of the set named, what compiles it); its set
+compiled here (the gate package compiles nothing), the baseline read and the diff taken. ``vgprscope.check``
+returns the verdict, its exit code ``core.exit_codes``'."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..attention.config import ConfigRequest
+from ..attention.source import VariantSource
+from ..attention.variants import Variant
 from ..core.errors import TritonUnavailableError
 from ..core.paths import shown_path
-from .selection import selected_variants, set_sources
+from ..sources.base import Source
 
 if TYPE_CHECKING:
     from .results import BaselineSaveResult
+    from .tasks import Selection
     from ..gate.baseline import Entry
-    from ..gate.config import GateConfig, GateSet
+    from ..gate.config import GateConfig
     from ..gate.diff import GateResult
 
 
@@ -59,38 +65,107 @@ def project_kernels(given: Mapping[str, Any], config: Path | None = None) -> tup
     return out, bundled_note(cfg) if bundled else None
 
 
-def settings(config: Path | None, baseline: Path | None, variant: Sequence[str] | None, arch: Sequence[str] | None,
-             sources: Mapping[str, Path] | None = None, rules: Sequence[str] = (), allow_missing: bool = False,
-             strict: bool = False) -> GateConfig:
-    """The configuration with the caller's options on top (``sources``: a source's keyword -> its path),
-    its set completed with the variants' default configs, and the config tables checked (before anything
-    compiles)."""
-    from dataclasses import replace
+@dataclass(frozen=True)
+class GateRun:
+    """One run of the gate, resolved once before anything compiles (``GateRun.of``): the configuration with
+    the caller's options on top, its sources read (``registry.read``, once: the rules' names, the sweep, the
+    baseline's description and the kernels' files all ask these), the part of the set named, and what
+    compiles it."""
 
-    from ..attention import defaults as attention_defaults
+    config: GateConfig
+    sources: tuple[Source, ...]
+    requests: tuple[ConfigRequest, ...]  # the set's config tables as the variants' requests
+    # a part of the set named on the command line (variants, archs): which baseline entries the run covers
+    part_variants: frozenset[str] | None = None
+    part_archs: frozenset[str] | None = None
+    named: bool = False  # the kernels were named (by the caller or the configuration): no bundled note
+    toolchain: Any = None  # a ``compile.toolchains.Toolchain`` compiling the set (None: the installed Triton)
+    preview: bool = False  # ``toolchain`` named (--triton): the baseline's other Triton version is the point
+    fail_on_change: bool = False
+    allow_version_change: bool = False
+    jobs: int | None = None
+    use_cache: bool = True
+    cache_dir: Path | str | None = None
+    on_progress: Callable[[int, int], None] | None = field(default=None, compare=False)
 
-    cfg = load_config(config).with_overrides(variant, arch, baseline, rules or (), sources, allow_missing, strict)
-    if not cfg.set.configs:
-        cfg = replace(cfg, set=replace(cfg.set, configs=attention_defaults.DEFAULT_CONFIGS))
-    attention_defaults.requests(cfg.set.configs, cfg.where)
-    return cfg
+    @classmethod
+    def of(cls, *, config: Path | None = None, baseline: Path | None = None, variant: Sequence[str] | None = None,
+           arch: Sequence[str] | None = None, rule: Sequence[str] = (), sources: Mapping[str, Path] | None = None,
+           allow_missing: bool = False, strict: bool = False, **how: Any) -> GateRun:
+        """The configuration (``config``, default the nearest pyproject.toml's [tool.vgprscope]) with the
+        caller's options on top (``sources``: a source's keyword -> its path), its set completed with the
+        variants' default configs and checked (before anything compiles), and its sources read. ``how``:
+        the other fields (``toolchain``, ``jobs``, ...)."""
+        cfg = load_config(config).with_overrides(variant, arch, baseline, rule or (), sources, allow_missing, strict)
+        run = cls.from_config(cfg, named=bool(variant), **how)
+        if arch:
+            run = replace(run, part_archs=frozenset(run.config.set.archs))
+        return replace(run, part_variants=frozenset(v.name for v in run.variants())) if variant else run
 
+    @classmethod
+    def from_config(cls, cfg: GateConfig, named: bool = False, **how: Any) -> GateRun:
+        """A configuration's whole set: its configs (the variants' default ones where it has none) checked as
+        requests, and its sources read. ``named``: the caller named the kernels."""
+        from ..attention import defaults as attention_defaults
+        from . import registry
 
-def labels(gate_set: GateSet) -> list[str]:
-    """The names rows of this set carry first: variant names and the captured kernels' labels."""
-    return list(dict.fromkeys(n for source in set_sources(gate_set) for n in source.names()))
+        if not cfg.set.configs:
+            cfg = replace(cfg, set=replace(cfg.set, configs=attention_defaults.DEFAULT_CONFIGS))
+        requests = tuple(attention_defaults.requests(cfg.set.configs, cfg.where))
+        read = registry.read(cfg.set.source_paths(), cfg.set.variants, requests, launch_grid=False)
+        return cls(cfg, read, requests, named=named or bool(cfg.set.variants) or bool(cfg.set.sources), **how)
 
+    def variants(self) -> list[Variant]:
+        """The variants the set compiles (every variant of the kernel directory when none is named; none where
+        a source is given alone)."""
+        return next((s.selected() for s in self.sources if isinstance(s, VariantSource)), [])
 
-def described(gate_set: GateSet) -> dict[str, Any]:
-    """The set as the baseline file records it: the variants and the config tables as given (where variants
-    compile), the archs, and the file name of each other source."""
-    from .registry import DEFAULT, SOURCES, uses_default
+    def labels(self) -> list[str]:
+        """The names rows of this set carry first: variant names and the captured kernels' labels."""
+        return list(dict.fromkeys(n for source in self.sources for n in source.names()))
 
-    paths = gate_set.source_paths()
-    with_variants = uses_default(paths, gate_set.variants)
-    out = {"variants": list(gate_set.variants) or (["all"] if with_variants else []), "archs": list(gate_set.archs),
-           "configs": [dict(c) for c in gate_set.configs] if with_variants else []}
-    return out | {k: p.name for k, p in paths.items() if SOURCES.get(k) is not DEFAULT}
+    def files(self) -> dict[tuple[str, str], str]:
+        """(label, kernel) -> the file that defines the kernel, the first source's where two say."""
+        out: dict[tuple[str, str], str] = {}
+        for source in self.sources:
+            for key, file in source.files().items():
+                out.setdefault(key, file)
+        return out
+
+    def in_scope(self) -> Callable[[Entry], bool] | None:
+        """With variants or archs named, a run covers part of the set: which baseline entries belong to that
+        part (the others are kept by `save` and are not judged by `check`). None: the whole set."""
+        if self.part_variants is None and self.part_archs is None:
+            return None
+        variants, archs = self.part_variants, self.part_archs
+        return lambda e: (variants is None or e.variant in variants) and (archs is None or e.arch in archs)
+
+    def triton_version(self) -> str:
+        """The version of the Triton compiling the set."""
+        from ..compile.engine import triton_version
+
+        return self.toolchain.version if self.toolchain is not None else triton_version()
+
+    def selection(self) -> Selection:
+        """What the sweep compiles: the set's sources on its archs for its requests, each variant also on the
+        archs it declares it is written for (VARIANT['archs']: ws-regalloc on sm_90) unless the command line
+        named the archs."""
+        from .tasks import Selection
+
+        s = self.config.set
+        return Selection(self.sources, tuple(s.archs), self.requests,
+                         (self.toolchain,) if self.toolchain is not None else (), own_archs=s.own_archs)
+
+    def described(self) -> dict[str, Any]:
+        """The set as the baseline file records it: the variants and the config tables as given (where variants
+        compile), the archs, and the file name of each other source."""
+        from .registry import DEFAULT, SOURCES
+
+        s = self.config.set
+        with_variants = any(isinstance(src, VariantSource) for src in self.sources)
+        out = {"variants": list(s.variants) or (["all"] if with_variants else []), "archs": list(s.archs),
+               "configs": [dict(c) for c in s.configs] if with_variants else []}
+        return out | {k: p.name for k, p in s.source_paths().items() if SOURCES.get(k) is not DEFAULT}
 
 
 def _backend_dir(backend: str) -> Path | None:
@@ -134,115 +209,62 @@ def check_targets(archs: Sequence[str], toolchain: Any = None) -> None:
                                          f"cannot target {a.name}")
 
 
-def compile_set(cfg: GateConfig, jobs: int | None = None, use_cache: bool = True,
-                on_progress: Callable[[int, int], None] | None = None,
-                cache_dir: Path | str | None = None, toolchain: Any = None) -> list[Entry]:
-    """The set's entries: the sweep the configuration describes, run here (by ``toolchain``, a
-    ``compile.toolchains.Toolchain``, when given)."""
-    from ..attention import defaults as attention_defaults
+def compile_set(run: GateRun) -> list[Entry]:
+    """The set's entries: the sweep the run describes, in one engine (the gate's set is its own: no grid
+    guard, its size is the configuration's)."""
     from ..gate.baseline import entries_of
-    from .registry import DEFAULT, SOURCES
-    from .tasks import Selection, sweep
+    from .tasks import sweep
 
-    s = cfg.set
-    sel = Selection.of(list(s.variants), list(s.archs), attention_defaults.requests(s.configs, cfg.where),
-                       s.source_paths(), overrides=False, toolchains=(toolchain,) if toolchain is not None else ())
-    # the gate's set is its own: no grid guard (its size is the configuration's)
-    entries = entries_of(sweep(sel, jobs=jobs, use_cache=use_cache, cache_dir=cache_dir, yes=True,
-                               on_progress=on_progress))
-    for name, archs in own_archs(s):  # a variant on the archs it is written for, beside the set's
-        default = {k: v for k, v in s.source_paths().items() if SOURCES.get(k) is DEFAULT}
-        own = Selection.of([name], archs, attention_defaults.requests(s.configs, cfg.where), default,
-                           overrides=False, toolchains=sel.toolchains)
-        entries += entries_of(sweep(own, jobs=jobs, use_cache=use_cache, cache_dir=cache_dir, yes=True,
-                                    on_progress=on_progress))
-    return entries
+    return entries_of(sweep(run.selection(), jobs=run.jobs, use_cache=run.use_cache, cache_dir=run.cache_dir,
+                            yes=True, on_progress=run.on_progress))
 
 
-def own_archs(gate_set: GateSet) -> list[tuple[str, list[str]]]:
-    """(variant, archs): the archs a variant of the set declares it is written for (VARIANT['archs']) that the
-    set's archs lack; none when the set has no variants or the command line named the archs."""
-    from .registry import uses_default
-
-    if not (gate_set.own_archs and uses_default(gate_set.source_paths(), gate_set.variants)):
-        return []
-    out = []
-    for v in selected_variants(gate_set):
-        extra = [a for a in v.archs if a not in gate_set.archs]
-        if extra:
-            out.append((v.name, extra))
-    return out
-
-
-def part(cfg: GateConfig, variant: Sequence[str] | None, arch: Sequence[str] | None) -> Callable[[Entry], bool] | None:
-    """With variants or archs named, a run covers part of the set: which baseline entries belong to that
-    part (the others are kept by `save` and are not judged by `check`). None: the whole set."""
-    if not (variant or arch):
-        return None
-    variants = {v.name for v in selected_variants(cfg.set)} if variant else None
-    archs = set(cfg.set.archs) if arch else None
-    return lambda e: (variants is None or e.variant in variants) and (archs is None or e.arch in archs)
-
-
-def run_check(config: Path | None, baseline: Path | None, variant: Sequence[str] | None, arch: Sequence[str] | None,
-              rule: Sequence[str] | None, fail_on_change: bool, allow_version_change: bool,
-              sources: Mapping[str, Path] | None, jobs: int | None, use_cache: bool, allow_missing: bool = False,
-              on_progress: Callable[[int, int], None] | None = None,
-              cache_dir: Path | str | None = None, *, toolchain: Any = None,
-              preview: bool = False, strict: bool = False) -> tuple[GateResult, GateConfig, list[Entry]]:
-    """The gate: the configuration, the baseline (refused when it cannot be compared), the set compiled and
-    compared entry by entry. ``toolchain``: the Triton (and settings) that compiles the set; ``preview``: it
-    was named (``--triton``), so the baseline's other Triton version is the point, a note and no error."""
-    from ..compile.engine import triton_version
+def run_check(run: GateRun) -> tuple[GateResult, list[Entry]]:
+    """The gate: the baseline (refused when it cannot be compared), the set compiled and compared entry by
+    entry. With ``run.preview`` (``--triton``), the baseline's other Triton version is the point: a note, no
+    error."""
     from ..gate.baseline import check_triton_version, load_baseline
     from ..gate.diff import judge
 
-    cfg = settings(config, baseline, variant, arch, sources, rule or (), allow_missing, strict)
+    cfg = run.config
     base = load_baseline(cfg.baseline)
-    named = bool(variant) or bool(cfg.set.variants) or bool(cfg.set.sources)
-    tv = toolchain.version if toolchain is not None else triton_version()
-    if preview and base.triton_version != tv:
+    tv = run.triton_version()
+    if run.preview and base.triton_version != tv:
         note: str | None = (f"Triton {tv} (--triton) against a baseline compiled with Triton "
                             f"{base.triton_version}: {_direction(base.triton_version, tv)}")
     else:
-        note = check_triton_version(base, tv, allow_version_change)
-    check_targets(cfg.set.archs, toolchain)
-    cfg.rules.check_variants([*labels(cfg.set), *(e.variant for e in base.entries.values())])
-    entries = compile_set(cfg, jobs, use_cache, on_progress, cache_dir, toolchain)
-    notes = [n for n in (note, None if named else bundled_note(cfg)) if n]
-    result = judge(base, entries, cfg.rules, in_scope=part(cfg, variant, arch), accept_missing=cfg.accepts_missing,
-                     fail_on_change=fail_on_change, current_triton=tv, notes=notes)
-    return result, cfg, entries
+        note = check_triton_version(base, tv, run.allow_version_change)
+    check_targets(cfg.set.archs, run.toolchain)
+    cfg.rules.check_variants([*run.labels(), *(e.variant for e in base.entries.values())])
+    entries = compile_set(run)
+    notes = [n for n in (note, None if run.named else bundled_note(cfg)) if n]
+    result = judge(base, entries, cfg.rules, in_scope=run.in_scope(), accept_missing=cfg.accepts_missing,
+                   fail_on_change=run.fail_on_change, current_triton=tv, notes=notes)
+    return result, entries
 
 
-def save(config: Path | None, baseline: Path | None, variant: Sequence[str] | None, arch: Sequence[str] | None,
-         sources: Mapping[str, Path] | None, jobs: int | None, use_cache: bool,
-         on_progress: Callable[[int, int], None] | None = None, cache_dir: Path | str | None = None, *,
-         toolchain: Any = None) -> BaselineSaveResult:
-    """``baseline save``: the set compiled (by ``toolchain`` when given) and written to the baseline file,
+def save(run: GateRun) -> BaselineSaveResult:
+    """``baseline save``: the set compiled (by ``run.toolchain`` when given) and written to the baseline file,
     replacing the entries of the part named (``variant`` / ``arch``) and keeping the rest. A set with no
     entry is a UsageError; a set of failures only is not written (``written`` None)."""
-    from ..compile.engine import triton_version
     from ..core.errors import UsageError
     from ..core.fsutil import check_writable
     from ..gate.baseline import Baseline, save_baseline
     from .results import BaselineSaveResult
 
-    cfg = settings(config, baseline, variant, arch, sources)
+    cfg = run.config
     check_writable(cfg.baseline)  # before minutes of compiling, not after
-    check_targets(cfg.set.archs, toolchain)
-    tv = toolchain.version if toolchain is not None else triton_version()
-    entries = compile_set(cfg, jobs, use_cache, on_progress, cache_dir, toolchain)
+    check_targets(cfg.set.archs, run.toolchain)
+    tv = run.triton_version()
+    entries = compile_set(run)
     if not entries:
         raise UsageError(f"the gate's set is empty (no variant, kernel or launch to compile): a baseline of nothing "
                          f"gates nothing; {shown_path(cfg.baseline)} was not written")
     if all(e.status != "ok" for e in entries):  # a baseline of failures gates nothing
         return BaselineSaveResult(tuple(entries), None, cfg.baseline, tv, cfg)
-    description = described(cfg.set)
-    if toolchain is not None and toolchain.settings:  # what the numbers were compiled with
-        description |= {"settings": dict(toolchain.settings)}
+    description = run.described()
+    if run.toolchain is not None and run.toolchain.settings:  # what the numbers were compiled with
+        description |= {"settings": dict(run.toolchain.settings)}
     new = Baseline.of(entries, tv, description)
-    written = save_baseline(cfg.baseline, new, replaces=part(cfg, variant, arch))
+    written = save_baseline(cfg.baseline, new, replaces=run.in_scope())
     return BaselineSaveResult(tuple(entries), written, cfg.baseline, tv, cfg)
-
-

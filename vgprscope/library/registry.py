@@ -61,16 +61,6 @@ def read(keywords: Mapping[str, Any], variants: Sequence[str] = (), requests: Se
     return (*first, *(SOURCES[k].read(v, reading) for k, v in found.items()))
 
 
-def default_source(keywords: Mapping[str, Any], variants: Sequence[str] = ()) -> Source | None:
-    """The default source as ``read`` gives it (None where another source is given alone), the others not
-    read (their files are not opened)."""
-    found = given(keywords)
-    if not uses_default(found, variants):
-        return None
-    key = next((k for k in found if SOURCES[k] is DEFAULT), None)
-    return DEFAULT.read(found.get(key) if key else None, Reading(tuple(variants), (ConfigRequest(),), True))
-
-
 def pop_keywords(extra: dict[str, Any]) -> dict[str, Any]:
     """The registered keywords taken out of a call's other keywords (``**launch``), given or not."""
     return {k: extra.pop(k) for k in list(extra) if k in SOURCES}

@@ -95,6 +95,8 @@ class CheckResult(NotebookDisplay):
     baseline: str
     machine: Machine = field(default_factory=_machine, compare=False)
     config: GateConfig | None = field(default=None, compare=False)  # the configuration the run used
+    # (label, kernel) -> the file defining the kernel, as the run's sources name it (``locations``)
+    files: Mapping[tuple[str, str], str] = field(default_factory=dict, compare=False)
 
     def __repr__(self) -> str:
         return f"CheckResult(passed={self.passed}, {len(self.result.entries)} entries)"
@@ -119,12 +121,18 @@ class CheckResult(NotebookDisplay):
     def to_pandas(self) -> pandas.DataFrame:
         return dataframe(self.rows())
 
+    def locations(self) -> dict[str, Location]:
+        """Each entry's kernel at its ``def`` line (SARIF, the HTML report, the workflow annotations)."""
+        from ..gate.sarif import kernel_locations
+
+        return kernel_locations(self.result, self.files)
+
     def to_sarif(self) -> str:
         """The gate's regressions as SARIF 2.1.0 (``--format sarif``), each at its kernel's ``def`` line."""
         from .. import __version__
         from ..gate.sarif import gate_sarif
 
-        log = gate_sarif(self.result, kernel_locations(self.config, self.result), __version__, self.exit_code)
+        log = gate_sarif(self.result, self.locations(), __version__, self.exit_code)
         return json.dumps(log, indent=1) + "\n"
 
     def to_json(self) -> str:
@@ -168,7 +176,7 @@ class CheckResult(NotebookDisplay):
                                                               if not v.startswith("Triton "))]
         text = gate_html.to_html(self.result, self.machine, self.baseline, command="check",
                               command_line=command or python_command("check"),
-                              locations=kernel_locations(self.config, self.result), url_template=url, commit=commit,
+                              locations=self.locations(), url_template=url, commit=commit,
                               exit_code=self.exit_code, versions=versions)
         return html_out(text, path)
 
@@ -213,30 +221,3 @@ class BaselineSaveResult(NotebookDisplay):
         rows = [[e.key, e.status, *(e.metrics.get(m, "-") for m in metrics)] for e in self.entries]
         head = f"## vgprscope baseline save: {self._said()}\n\n"
         return head + md_table(["entry", "status", *metrics], rows)
-
-
-def kernel_locations(config: GateConfig | None, result: GateResult) -> dict[str, Location]:
-    """Each gate entry's kernel, located at its ``def`` line: a bundled or kernel-directory variant's file, a
-    captured kernel's file (as the capture records it); an entry whose file is gone has none."""
-    from ..report.sarif import kernel_location
-
-    files: dict[tuple[str, str], str] = {}
-    if config is not None:
-        from ..core.errors import VgprscopeError
-        from .registry import default_source
-        from .selection import set_sources
-
-        try:
-            sources = set_sources(config.set)
-        except VgprscopeError:  # a source's file gone since the run: the variants' files still locate
-            sources = tuple(s for s in [default_source(config.set.source_paths(), config.set.variants)] if s)
-        for source in sources:
-            for key, file in source.files().items():
-                files.setdefault(key, file)
-    out: dict[str, Location] = {}
-    for d in result.entries:
-        e = d.entry
-        where = kernel_location(files.get((e.variant, e.kernel)), e.kernel)
-        if where is not None:
-            out[d.key] = where
-    return out

@@ -12,9 +12,6 @@ from ..attention.config import ConfigRequest
 
 if TYPE_CHECKING:
     from ..core.archs import Arch
-    from ..attention.variants import Variant
-    from ..gate.config import GateSet
-    from ..sources.base import Source
 
 
 def names(value: Any, keyword: str) -> tuple[str, ...]:
@@ -202,21 +199,3 @@ def sides(triton: Any, settings: Any, say: Any = None) -> tuple[Any, Any]:
     if a.id == b.id and a.settings == b.settings:
         raise UsageError(f"both sides are {a.label}: nothing would differ; give two releases or a setting")
     return a, b
-
-
-def set_sources(gate_set: GateSet) -> tuple[Source, ...]:
-    """The sources of the gate's set (``registry.read``; its configs are the variants' own, never launch
-    options of captured launches)."""
-    from . import registry
-
-    return registry.read(gate_set.source_paths(), gate_set.variants, launch_grid=False)
-
-
-def selected_variants(gate_set: GateSet) -> list[Variant]:
-    """The variants the set compiles (every variant of the kernel directory when none is named; none where a
-    source is given alone)."""
-    from ..attention.source import VariantSource
-    from .registry import default_source
-
-    source = default_source(gate_set.source_paths(), gate_set.variants)
-    return source.selected() if isinstance(source, VariantSource) else []

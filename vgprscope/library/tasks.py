@@ -46,8 +46,8 @@ class Selection:
     archs: tuple[str, ...] = ()  # arch names; () is the default archs
     requests: tuple[ConfigRequest, ...] = (ConfigRequest(),)
     toolchains: tuple[Any, ...] = ()  # compile.toolchains.Toolchain: each task under each (else the installed)
-    # with the default archs (``archs`` ()), each kernel also on the archs it is written for (ws-regalloc's
-    # sm_90: analyze, compare), and ``companions`` (variant names) beside it there (compare's reference)
+    # each kernel also on the archs it is written for (ws-regalloc's sm_90: analyze and compare with the default
+    # archs, the gate's set), and ``companions`` (variant names) beside it there (compare's reference)
     own_archs: bool = False
     companions: tuple[str, ...] = ()
 
@@ -57,18 +57,19 @@ class Selection:
            toolchains: Sequence[Any] = (), own_archs: bool = False, companions: Sequence[str] = ()) -> Selection:
         """A selection as the calls give it: ``keywords`` the sources' keywords (``capture=``,
         ``kernel_dir=``, ...; ``registry.SOURCES``); with ``overrides``, a grid's launch options apply to
-        captured launches too."""
+        captured launches too; ``own_archs`` where no arch is named."""
         from . import registry
 
         requests = tuple(requests) or (ConfigRequest(),)
         sources = registry.read(keywords or {}, tuple(variants or ()), requests, overrides)
-        return cls(sources, tuple(archs or ()), requests, tuple(toolchains), own_archs, tuple(companions))
+        return cls(sources, tuple(archs or ()), requests, tuple(toolchains), own_archs and not archs,
+                   tuple(companions))
 
     def want(self, guard: Any = None) -> Want:
         """What each source is asked for: the archs (the default ones when none is named) x the requests."""
         from .selection import select_archs
 
-        return Want(tuple(select_archs(self.archs)), self.requests, guard, self.own_archs and not self.archs,
+        return Want(tuple(select_archs(self.archs)), self.requests, guard, self.own_archs,
                     self.companions)
 
     def variant_source(self) -> VariantSource:

@@ -90,16 +90,11 @@ class DiffResult(CoreDiffResult, NotebookDisplay):
 
     def locations(self) -> dict[str, Location]:
         """Each entry's kernel at its ``def`` line in its file (as the records name it); none where it is gone."""
-        from ...report.sarif import kernel_location
+        from ...gate.sarif import kernel_locations
 
-        files = {(r.variant, r.kernel): r.identity.file for r in (*self.records_after, *self.records_before)
-                 if r.identity is not None}
-        out = {}
-        for d in self.gate.entries:
-            where = kernel_location(files.get((d.entry.variant, d.entry.kernel)), d.entry.kernel)
-            if where is not None:
-                out[d.key] = where
-        return out
+        return kernel_locations(self.gate, {(r.variant, r.kernel): r.identity.file
+                                            for r in (*self.records_after, *self.records_before)
+                                            if r.identity is not None})
 
     def to_html(self, path: str | Path | None = None, command: str | None = None,
                 url_template: str | None = None) -> str:
