@@ -35,19 +35,20 @@ settings.load_profile("vgprscope")
 
 def pytest_configure(config):
     """The guard against reading the files a committed fixture names (tests/fixture_paths.py): one audit hook
-    per test process."""
+    per test process, watching from its first test on (a pytest-xdist controller runs none)."""
     import sys
 
-    from fixture_paths import GUARD, watched_paths
+    from fixture_paths import GUARD
 
-    GUARD.watched = watched_paths()
     sys.addaudithook(GUARD)
 
 
 @pytest.fixture(autouse=True)
 def _reads_no_path_a_fixture_names():
-    from fixture_paths import GUARD
+    from fixture_paths import GUARD, watched_paths
 
+    if not GUARD.started:
+        GUARD.watched, GUARD.started = watched_paths(), True
     GUARD.take()
     yield
     opened = GUARD.take()

@@ -67,6 +67,7 @@ class OpenGuard:
 
     def __init__(self, watched: frozenset[str] = frozenset()):
         self.watched = watched
+        self.started = False  # whether ``watched`` was read from the fixtures (at this process's first test)
         self.opened: list[str] = []
 
     def __call__(self, event: str, args: tuple) -> None:
