@@ -461,8 +461,8 @@ def _section(w: Workload, d: dict[str, Any], sm90: dict[str, Any], scan: dict[st
     if cpu:
         done = [f"{k} {v.get('seconds', 0)} s" + (f" (exit {v['rc']})" if v.get("rc") not in (0, 1) else "")
                 for k, v in cpu.items()]
-        out += [f"Steps on a CPU machine ({where.get('cores', '?')} cores, load {where.get('load', '?')}, "
-                f"{where.get('date', '?')}, under Triton {where.get('triton', '?')}, `{COMMAND}-cpu`): "
+        out += [f"Steps on a CPU machine ({where.get('cores', '?')} cores, 1-minute load {where.get('load', '?')} at "
+                f"the end, {where.get('date', '?')}, under Triton {where.get('triton', '?')}, `{COMMAND}-cpu`): "
                 f"{', '.join(done)}.", ""]
     if d["ops"]:
         out += ["Ops: " + "; ".join(d["ops"]), ""]
