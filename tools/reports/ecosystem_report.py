@@ -195,12 +195,26 @@ def _collect_one(w: Workload, wdir: Path, results: Path, machine: dict[str, Any]
     written = [path]
     if w.inductor and cache.is_dir():
         fixture = results / f"{w.name}-inductor-cache.tar.xz"
-        with tarfile.open(fixture, "w:xz", preset=9) as t:
+        part = fixture.with_suffix(".part")
+        with tarfile.open(part, "w:xz", preset=9) as t:
             t.add(cache, arcname="inductor")
-        written.append(fixture)
+        if fixture.is_file() and _contents(fixture) == _contents(part):
+            part.unlink()  # the same files: the committed archive stays as it is (xz's bytes would differ)
+        else:
+            part.replace(fixture)
+            written.append(fixture)
         if fixture.stat().st_size > INDUCTOR_FIXTURE_LIMIT:
             print(f"warning: {fixture} is {fixture.stat().st_size} B", file=sys.stderr)
     return written
+
+
+def _contents(archive: Path) -> str:
+    """A hash of an archive's files (names and bytes), whatever its compression wrote."""
+    digest = hashlib.sha256()
+    with tarfile.open(archive) as t:
+        for m in sorted((m for m in t.getmembers() if m.isfile()), key=lambda m: m.name):
+            digest.update(m.name.encode() + b"\0" + hashlib.sha256(t.extractfile(m).read()).digest())  # type: ignore[union-attr]
+    return digest.hexdigest()
 
 
 def inductor_layout(directory: Path) -> dict[str, int]:
