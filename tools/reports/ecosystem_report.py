@@ -359,10 +359,22 @@ NOTES: dict[str, str] = {
     "fla-core": (
         "fla-core refuses `chunk_gated_delta_rule`'s backward under Triton 3.6 on Hopper (its own check, fla "
         "issue 640); the forward kernels ran and were captured. The capture's sm_90 analysis is the second device "
-        "call's (`ecosystem-run --analyze-only`: the first call's deadline came during it). gfx942 and gfx950 were "
-        "not analysed: the second call's deadline came during gfx942, and this session's 2-core CPU machine, "
-        "shared by nine engineers, did not finish them either (`vgprscope analyze --capture` of the committed "
-        "capture makes them anywhere)."),
+        "call's (`ecosystem-run --analyze-only`: the first call's deadline came during it). The second call's deadline "
+        "came during gfx942: the gfx942 and gfx950 rows are a GPU-free analysis of the committed capture under Triton "
+        "3.6 on this session's CPU machine (`ecosystem-cpu`), each kernel compiled from the capture's snapshot "
+        "(fla-core is not installed there). Their refusals, each looked at: the LDS ones are the archs' limits "
+        "(configs fla tuned for Hopper's 227 KiB of shared memory: `chunk_fwd_kernel_h` and "
+        "`chunk_gated_delta_rule_bwd_kernel_dhu_blockdim64` at BV 32-64 and 3-4 stages); "
+        "`chunk_gated_delta_rule_fwd_kernel_h_blockdim64`'s \"LLVM ERROR: operation destroyed but still has uses "
+        "(in pass TritonAMDGPUPipeline)\" is Triton 3.6's AMD software pipeliner failing on its 4-stage configs, "
+        "not vgprscope: the installed Triton 3.9 compiles the same 4 launches for gfx942 (`vgprscope analyze "
+        "--capture` of those launches: ok; with `--triton 3.6.0`: the same LLVM error); gfx950's 6 "
+        "`chunk_gated_delta_rule_fwd_kkt_solve_kernel` rows (\"input_precision must be one of ('ieee', 'bf16x3', "
+        "'bf16x6'). Got tf32\") read `SOLVE_TRIL_DOT_PRECISION`, which fla sets when it imports, from the device: "
+        "'tf32' where TF32 is supported, which fla/utils/hardware.py says only of NVIDIA GPUs, else 'ieee'. The "
+        "capture holds the H200's 'tf32': Triton 3.6 refuses it on gfx950 and takes it on gfx942, so that kernel's "
+        "gfx942 rows are the H200's build of it, not the 'ieee' one fla compiles on an MI300 (a capture records a "
+        "library's import-time choices as the capturing machine made them; not a limit of the arch)."),
 }
 
 
