@@ -98,8 +98,9 @@ def measured(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
     return figures["wall"], figures["cpu"]
 
 
-def against_cuobjdump(cache: Path, runs: int) -> dict[str, object]:
-    """Cold scans of ``cache`` (its table, and CSV: every loop figure) and cuobjdump over its cubins, side by side."""
+def against_cuobjdump(cache: Path, runs: int, csv: bool = True) -> dict[str, object]:
+    """Cold scans of ``cache`` (its table, and CSV: every loop figure, unless ``csv`` is False) and cuobjdump
+    over its cubins, side by side."""
     import statistics
 
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -108,10 +109,11 @@ def against_cuobjdump(cache: Path, runs: int) -> dict[str, object]:
     cubins = sorted(cache.rglob("*.cubin"))
     floor_cmd = ["bash", "-c", 'for c in "$@"; do "$0" -res-usage "$c" > /dev/null; done', _nvidia_tool("cuobjdump"),
                  *map(str, cubins)]
-    sides: dict[str, list[tuple[float, float]]] = {"scan": [], "scan --format csv": [], "cuobjdump": []}
+    scans = [("scan", [])] + ([("scan --format csv", ["--format", "csv"])] if csv else [])
+    sides: dict[str, list[tuple[float, float]]] = {**{side: [] for side, _ in scans}, "cuobjdump": []}
     with tempfile.TemporaryDirectory() as tmp:
         for i in range(runs):
-            for side, extra in (("scan", []), ("scan --format csv", ["--format", "csv"])):
+            for side, extra in scans:
                 env = {**os.environ, "VGPRSCOPE_CACHE_DIR": f"{tmp}/{i}-{len(extra)}"}
                 env.pop("TRITON_INTERPRET", None)
                 sides[side].append(measured([sys.executable, "-m", "vgprscope", "scan", str(cache), *extra], env))
@@ -129,9 +131,11 @@ def main() -> None:
     ap.add_argument("--nvidia", type=int, default=100)
     ap.add_argument("--cache", type=Path, help="a Triton cache to time against cuobjdump over its cubins")
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--no-csv", action="store_true", help="with --cache: the table's scan only (no CSV side, which "
+                    "disassembles every cubin)")
     args = ap.parse_args()
     if args.cache is not None:
-        print(json.dumps(against_cuobjdump(args.cache, args.runs), indent=1))
+        print(json.dumps(against_cuobjdump(args.cache, args.runs, not args.no_csv), indent=1))
         return
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)

@@ -180,8 +180,8 @@ import json, os, sys, tempfile
 import triton
 from triton.backends.compiler import GPUTarget
 from triton.compiler.compiler import make_backend
-from vgprscope.runtime import loader, protocol, snapshot
-from vgprscope.runtime.compile import _function_source, _lld_for, _scratch_dir
+from vgprscope.runtime import current, protocol, snapshot
+from vgprscope.runtime.compile import _function_source, _lld_for, _scratch_dir, _snapshot_reason
 for job in json.load(open(sys.argv[1])):
     (kind, source), = job["source"].items()
     t = job["target"]
@@ -191,9 +191,14 @@ for job in json.load(open(sys.argv[1])):
         if t["backend"] == "hip":
             _lld_for(backend)
         if kind == "function":
-            # a module vgprscope reads but never runs (Inductor's generated ones) compiles from its source text
-            fn = (snapshot.load_snapshot(json.loads(source["snapshot"]), _scratch_dir())
-                  if source.get("from_snapshot") else loader.load_function(source))
+            # the current file (imported, or read statically where it does not import), as the worker does; a
+            # module vgprscope reads but never runs (Inductor's generated ones) from its source text
+            if _snapshot_reason(source) is None:
+                fn, _ = current.function(source, static_only=source.get("load") == "static")
+                if source.get("snapshot"):
+                    snapshot.bind_recorded_names(fn, json.loads(source["snapshot"]))
+            else:
+                fn = snapshot.load_snapshot(json.loads(source["snapshot"]), _scratch_dir())
             src = _function_source(fn, job, backend)
         else:
             f = tempfile.NamedTemporaryFile("w", suffix="." + source["suffix"], delete=False)

@@ -23,6 +23,37 @@ os.environ.setdefault("VGPRSCOPE_CACHE_DIR", tempfile.mkdtemp(prefix="vgprscope-
 os.environ.setdefault("VGPRSCOPE_TOOLCHAIN_DIR", tempfile.mkdtemp(prefix="vgprscope-test-toolchains-"))
 
 import pytest  # noqa: E402
+from hypothesis import HealthCheck, settings  # noqa: E402
+
+# The property tests draw from small sampled sets and integers: the examples are fast, but CI's two workers share
+# two cores with compile workers, so a draw can wait on the scheduler for seconds. That wait is the machine's, not
+# the strategy's: neither the too-slow health check nor the per-example deadline says anything about the code under
+# test there, and every example is still drawn and checked (max_examples is untouched).
+settings.register_profile("vgprscope", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("vgprscope")
+
+
+def pytest_configure(config):
+    """The guard against reading the files a committed fixture names (tests/fixture_paths.py): one audit hook
+    per test process, watching from its first test on (a pytest-xdist controller runs none)."""
+    import sys
+
+    from fixture_paths import GUARD
+
+    sys.addaudithook(GUARD)
+
+
+@pytest.fixture(autouse=True)
+def _reads_no_path_a_fixture_names():
+    from fixture_paths import GUARD, watched_paths
+
+    if not GUARD.started:
+        GUARD.watched, GUARD.started = watched_paths(), True
+    GUARD.take()
+    yield
+    opened = GUARD.take()
+    assert not opened, (f"the test read {sorted(set(opened))}, named by a committed fixture: a file of the machine "
+                        "that made it, gone on a fresh clone elsewhere (tests/fixture_paths.py)")
 
 
 def _quiet_at_exit() -> None:

@@ -101,8 +101,10 @@ def test_sm_90_d64_default_is_three_consumer_warp_groups_at_160():
 
 
 def test_every_arch_but_sm_90_says_why():
-    rows = {r.arch: r.status for r in vgprscope.analyze(variant="ws-regalloc", arch=["sm_80", "sm_100", "gfx942"],
-                                                        jobs=1).records}
+    result = vgprscope.analyze(variant="ws-regalloc", arch=["sm_80", "sm_100", "gfx942"], jobs=1)
+    assert result.records == ()  # refused, not failed: each a note under the table, with its reason
+    rows = {r.arch: r.status for r in result.refused}
+    assert {r.refused for r in result.refused} == {"written for sm_90"}
     assert rows["sm_80"] == ("ValueError: ws-regalloc is written for Hopper (sm_90) in Gluon: warpgroup_mma (wgmma) "
                              "is sm_90's instruction; sm_80 lacks it")
     assert rows["sm_100"].endswith("sm_100 lacks it")
@@ -110,7 +112,9 @@ def test_every_arch_but_sm_90_says_why():
 
 
 def test_head_dims_tma_cannot_read_and_bad_splits_are_refused():
-    (row,) = vgprscope.analyze(variant="ws-regalloc", arch="sm_90", head_dim=36, jobs=1).records
+    result = vgprscope.analyze(variant="ws-regalloc", arch="sm_90", head_dim=36, jobs=1)
+    assert result.records == ()
+    (row,) = result.refused
     assert row.status.startswith("head_dim 36 is not supported: TMA reads 16-byte rows; allowed: multiples of 8")
     with pytest.raises(UsageError, match="producer_regs 20 is not allowed; allowed: multiples of 8 from 24 to 256"):
         vgprscope.analyze(variant="ws-regalloc", arch="sm_90", knob="producer_regs=20", jobs=1)

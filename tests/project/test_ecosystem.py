@@ -151,3 +151,28 @@ def test_each_capture_compiles_for_amd_and_nvidia(tmp_path, name):
     for r in records:
         # compiled, or refused by the arch's rules or its compiler: never a kernel that could not be loaded
         assert r.ok or not any(w in r.status for w in ("capture again", "does not exist", "cannot import")), r.status
+
+
+def test_ecosystem_cpu_analyses_a_committed_capture_into_an_archive_collect_reads(tmp_path):
+    """`ecosystem-cpu` (the AMD rows a GPU call had no time for, made on a CPU): one launch of the Llama decoder's
+    committed capture for gfx942, archived as llama-decoder-cpu.tar.xz with its step, under the name the collect
+    step reads over the GPU run's archives; an unknown workload is one line and a non-zero exit."""
+    import tarfile
+
+    data = load("llama-decoder")
+    data["capture"]["launches"] = data["capture"]["launches"][:1]
+    results = tmp_path / "results"
+    results.mkdir()
+    with gzip.open(results / "llama-decoder.json.gz", "wt") as f:
+        json.dump(data, f)
+    done = reports("ecosystem-cpu", str(results), "--out", str(tmp_path / "out"), "--work", str(tmp_path / "work"),
+                   "--arch", "gfx942", "--jobs", "1")
+    assert done.returncode == 0, done.stderr
+    with tarfile.open(tmp_path / "out" / "llama-decoder-cpu.tar.xz") as tar:
+        assert sorted(tar.getnames()) == ["llama-decoder/analyze-gfx942.json", "llama-decoder/status-cpu.json"]
+        rows = json.load(tar.extractfile("llama-decoder/analyze-gfx942.json"))["rows"]
+        status = json.load(tar.extractfile("llama-decoder/status-cpu.json"))
+    assert [r["arch"] for r in rows] == ["gfx942"] and rows[0]["status"] == "ok", rows[0]["status"]
+    assert status["steps"]["analyze-gfx942"]["rc"] == 0 and "--triton 3.6.0" in status["steps"]["analyze-gfx942"]["cmd"]
+    bad = reports("ecosystem-cpu", str(results), "--only", "nope")
+    assert bad.returncode != 0 and "allowed: liger-kernel" in bad.stderr and "Traceback" not in bad.stderr

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from fixture_paths import GUARD, committed_fixtures, named_paths, watched_paths
+
 from vgprscope.captures.model import READABLE_VERSIONS, SCHEMA, load_capture
 from vgprscope.sources.capture import resolve_file
 
@@ -65,3 +67,26 @@ def test_a_committed_capture_names_no_file_that_must_exist(path, tmp_path):
                         root=str(absent / Path(k.root).relative_to(Path(k.root).anchor)) if k.root else k.root)
         _, why = resolve_file(moved)
         assert why is None, (path.name, k.qualname, why)
+
+
+def test_every_committed_fixture_is_read_for_the_paths_it_names():
+    """The guard's list: every committed file under tests/fixtures and reports, compressed ones uncompressed
+    (a ``.loc`` line of a compiled kernel, a capture's kernel file, a report's log)."""
+    files = committed_fixtures()
+    assert ROOT / "tests" / "fixtures" / "explain" / "baseline-gfx942.ttgir.gz" in files
+    assert {p.relative_to(ROOT).parts[0] for p in files} == {"tests", "reports"} and len(files) > 100
+    named = named_paths(files)
+    assert any(p.endswith("/kernels/_fa_common.py") for p in named)  # in the compiled fixtures' debug lines
+    assert any(p.endswith("/liger_kernel/ops/rms_norm.py") for p in named)  # a capture's library file
+    # only what exists here, outside this checkout and its Python, is watched
+    assert all(not p.startswith(str(ROOT) + "/") for p in watched_paths())
+
+
+def test_a_test_that_opens_a_path_a_fixture_names_is_caught(tmp_path, monkeypatch):
+    made_elsewhere = tmp_path / "elsewhere" / "kernels" / "_fa_common.py"
+    made_elsewhere.parent.mkdir(parents=True)
+    made_elsewhere.write_text("# the file of the machine that made a fixture\n")
+    monkeypatch.setattr(GUARD, "watched", frozenset({str(made_elsewhere)}))
+    made_elsewhere.read_text()
+    (tmp_path / "mine.txt").write_text("")  # a test's own file is none of the guard's business
+    assert GUARD.take() == [str(made_elsewhere)]

@@ -49,9 +49,12 @@ ScanTimeoutOpt = Annotated[float, typer.Option(
 ResultsArg = Annotated[Path, typer.Argument(
     help="The ecosystem run's collected results (tests/fixtures/ecosystem), or with --collect the GPU run's "
          "returned archives")]
-CollectOpt = Annotated[Path | None, typer.Option(
+CollectOpt = Annotated[list[Path] | None, typer.Option(
     "--collect", help="First read the GPU run's archives in this directory into the results directory (cuobjdump "
-    "of each cubin, scan of each cache)")]
+    "of each cubin, scan of each cache); repeatable: a later directory's archives over the earlier's (a second "
+    "device call's NAME-analyze.tar.xz, ecosystem-cpu's NAME-cpu.tar.xz)")]
+CpuArchOpt = Annotated[list[str] | None, typer.Option(
+    "--arch", "-a", callback=nonempty_names, help="The archs to analyse, repeatable \\[default: gfx942, gfx950]")]
 
 app = typer.Typer(cls=OneLineErrors, help="Write the committed reports (reports/): each names the command that "
                   "reproduces it.", no_args_is_help=True, add_completion=False)
@@ -228,6 +231,29 @@ def ecosystem_cmd(results: ResultsArg, collect: CollectOpt = None, only: OnlyOpt
     of the caches against cuobjdump."""
     from .ecosystem_report import collect_results, ecosystem_report
 
-    if collect is not None:
+    if collect:
         _wrote(collect_results(collect, results, only or (), scan_timeout))
     _wrote(ecosystem_report(results, out))
+
+
+@app.command("ecosystem-cpu")
+@handles_errors
+def ecosystem_cpu_cmd(results: ResultsArg, out: ReportDirOpt = Path("ecosystem-cpu"),
+                      work: WorkDirOpt = Path("/tmp/vgprscope-ecosystem-cpu"), only: OnlyOpt = None,
+                      arch: CpuArchOpt = None, triton: TritonOpt = None, jobs: JobsOpt = None) -> None:
+    """The committed captures analysed here for the AMD archs, one archive each in --out (NAME-cpu.tar.xz).
+
+    Each workload's capture through `vgprscope analyze --capture` under the GPU machine's Triton (3.6.0 unless
+    --triton), from the capture's snapshots where the library is not installed; `ecosystem --collect GPU_OUT
+    --collect OUT` puts the rows in the report."""
+    from vgprscope.core.errors import UsageError
+    from .ecosystem import AMD_ARCHS, WORKLOADS
+    from .ecosystem_cpu import analyze_on_cpu
+
+    known = [w.name for w in WORKLOADS]
+    if any(n not in known for n in only or ()):
+        raise UsageError(f"--only {', '.join(only or ())}: allowed: {', '.join(known)}")
+    if triton is not None and len(triton) != 1:
+        raise UsageError("ecosystem-cpu takes one --triton (the GPU machine's release)")
+    _wrote(analyze_on_cpu(results, out, work, only=only or (), archs=_names(arch) if arch else AMD_ARCHS,
+                          triton=triton[0] if triton else "3.6.0", jobs=jobs))

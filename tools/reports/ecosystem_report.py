@@ -89,18 +89,36 @@ def _rows(path: Path) -> list[dict[str, Any]]:
     return out
 
 
+# ``vgprscope scan`` as its table reads it (``loops=None``: the default view shows no loop figure, so none is
+# read), in a process of its own under a compile cache of its own (a cold scan), its rows as the JSON output
+# writes them
+_SCAN = """
+import json, sys, time
+import vgprscope
+t0 = time.perf_counter()
+result = vgprscope.scan(sys.argv[1], cache=sys.argv[3], loops=None)
+json.dump({"rows": [r.as_dict() for r in result.records], "summary": result.summary,
+           "seconds": round(time.perf_counter() - t0, 1)}, open(sys.argv[2], "w"))
+"""
+
+
 def _scan(directory: Path, out: Path, timeout_s: float = SCAN_TIMEOUT_S) -> dict[str, Any]:
-    """``vgprscope scan`` of one directory (its stored rows: what each stored cubin says), with its summary."""
+    """``vgprscope scan`` of one directory, cold (its stored rows: what each stored cubin says), with its summary
+    and the seconds it took."""
     if not directory.is_dir():
         return {"directory": directory.name, "error": "not in the archive"}
     try:
-        done = subprocess.run([sys.executable, "-m", "vgprscope", "scan", str(directory), "--format", "json", "-o",
-                               str(out)], capture_output=True, text=True, timeout=timeout_s)
+        done = subprocess.run([sys.executable, "-c", _SCAN, str(directory), str(out), str(out.with_suffix(".vc"))],
+                              capture_output=True, text=True, timeout=timeout_s)
     except subprocess.TimeoutExpired:
         return {"directory": directory.name, "error": f"did not finish in {timeout_s:.0f} s on the collecting "
                                                       "machine"}
-    said = [ln for ln in done.stderr.splitlines() if ln.startswith("vgprscope")]
-    return {"directory": directory.name, "rc": done.returncode, "said": said[-3:], "rows": _rows(out)}
+    if done.returncode != 0 or not out.is_file():
+        return {"directory": directory.name, "error": f"scan failed: {done.stderr.strip()[-300:]}"}
+    doc = json.loads(out.read_text())
+    said = [f"scanned {ln}" for ln in doc["summary"].splitlines()[:1]]
+    return {"directory": directory.name, "rc": 0 if any(r["status"] == "ok" for r in doc["rows"]) else 1,
+            "said": said, "rows": _rows(out), "seconds": doc["seconds"]}
 
 
 def _ops(log: Path) -> list[str]:
@@ -118,23 +136,27 @@ def _captured(log: Path) -> str:
     return lines[-1].split(": ", 2)[-1] if lines else ""
 
 
-def collect_results(archives: Path, results: Path, only: Sequence[str] = (),
+def collect_results(archives: Path | Sequence[Path], results: Path, only: Sequence[str] = (),
                     scan_timeout_s: float = SCAN_TIMEOUT_S) -> list[Path]:
-    """Each workload's archive in ``archives`` -> ``results/NAME.json.gz`` (and a model's Inductor directory);
-    ``only``: these workloads."""
+    """Each workload's archives -> ``results/NAME.json.gz`` (and a model's Inductor directory); ``archives``: the
+    directories holding them, in order (the GPU run's first, each later one's files over the earlier's: a second
+    device call's ``NAME-analyze.tar.xz``, a CPU machine's ``NAME-cpu.tar.xz``); ``only``: these workloads."""
+    dirs = [Path(archives)] if isinstance(archives, (str, Path)) else [Path(a) for a in archives]
     results.mkdir(parents=True, exist_ok=True)
-    summary_path = archives / "summary.json"
-    machine = json.loads(summary_path.read_text())["machine"] if summary_path.is_file() else {}
+    summary_path = next((d / "summary.json" for d in dirs if (d / "summary.json").is_file()), None)
+    machine = json.loads(summary_path.read_text())["machine"] if summary_path is not None else {}
     written: list[Path] = []
     for w in WORKLOADS:
-        tar = archives / f"{w.name}.tar.xz"
-        if not tar.is_file() or (only and w.name not in only):
+        tar = next((d / f"{w.name}.tar.xz" for d in dirs if (d / f"{w.name}.tar.xz").is_file()), None)
+        if tar is None or (only and w.name not in only):
             continue
         with tempfile.TemporaryDirectory(prefix="vgprscope-ecosystem-") as tmp:
             # the run's archive, then the later ones over it (NAME-analyze.tar.xz: ecosystem-run --analyze-only;
-            # NAME-cpu.tar.xz: analyses made GPU-free elsewhere), each analysis file named with where it came from
+            # NAME-cpu.tar.xz: analyses made GPU-free elsewhere, ecosystem-cpu), each analysis file named with
+            # where it came from
             origin: dict[str, str] = {}
-            for archive in [tar, *sorted(archives.glob(f"{w.name}-*.tar.xz"))]:
+            later = [a for d in dirs for a in sorted(d.glob(f"{w.name}-*.tar.xz"))]
+            for archive in [tar, *later]:
                 with tarfile.open(archive) as t:
                     members = [m for m in t.getmembers() if m.isfile()]
                     t.extractall(tmp, members=members, filter="data")
@@ -148,9 +170,11 @@ def collect_results(archives: Path, results: Path, only: Sequence[str] = (),
 def _collect_one(w: Workload, wdir: Path, results: Path, machine: dict[str, Any],
                  origin: dict[str, str], scan_timeout_s: float) -> list[Path]:
     status = json.loads((wdir / "status.json").read_text()) if (wdir / "status.json").is_file() else {}
+    cpu = json.loads((wdir / "status-cpu.json").read_text()) if (wdir / "status-cpu.json").is_file() else {}
     cache = wdir / ("inductor" if w.inductor else "jit")
     data: dict[str, Any] = {
         "workload": w.name, "package": w.package, "machine": machine, "steps": status.get("steps", {}),
+        **({"cpu_steps": cpu["steps"], "cpu_machine": cpu.get("machine", {})} if cpu else {}),
         "ops": _ops(wdir / "capture.log"), "captured": _captured(wdir / "capture.log"),
         "capture": json.loads((wdir / "capture.json").read_text()) if (wdir / "capture.json").is_file() else None,
         "cubins": cubins(cache) if cache.is_dir() else [],
@@ -171,12 +195,26 @@ def _collect_one(w: Workload, wdir: Path, results: Path, machine: dict[str, Any]
     written = [path]
     if w.inductor and cache.is_dir():
         fixture = results / f"{w.name}-inductor-cache.tar.xz"
-        with tarfile.open(fixture, "w:xz", preset=9) as t:
+        part = fixture.with_suffix(".part")
+        with tarfile.open(part, "w:xz", preset=9) as t:
             t.add(cache, arcname="inductor")
-        written.append(fixture)
+        if fixture.is_file() and _contents(fixture) == _contents(part):
+            part.unlink()  # the same files: the committed archive stays as it is (xz's bytes would differ)
+        else:
+            part.replace(fixture)
+            written.append(fixture)
         if fixture.stat().st_size > INDUCTOR_FIXTURE_LIMIT:
             print(f"warning: {fixture} is {fixture.stat().st_size} B", file=sys.stderr)
     return written
+
+
+def _contents(archive: Path) -> str:
+    """A hash of an archive's files (names and bytes), whatever its compression wrote."""
+    digest = hashlib.sha256()
+    with tarfile.open(archive) as t:
+        for m in sorted((m for m in t.getmembers() if m.isfile()), key=lambda m: m.name):
+            digest.update(m.name.encode() + b"\0" + hashlib.sha256(t.extractfile(m).read()).digest())  # type: ignore[union-attr]
+    return digest.hexdigest()
 
 
 def inductor_layout(directory: Path) -> dict[str, int]:
@@ -295,17 +333,25 @@ NOTES: dict[str, str] = {
         "`pow = tl_extra_shim.pow` into its generated module after loading it; `pow` also names a Python builtin). "
         "Before, `'_Dtype' object has no attribute 'itemsize'` (the descriptor's base tensor stand-in) and "
         "`NameError('erf is not defined')` (the same binding, for `erf`). The sm_90 rows below are the analysis "
-        "again after the fixes (`ecosystem-run --analyze-only`). The gfx942 rows are a GPU-free analysis of the "
-        "same capture under Triton 3.6 (the GPU machine's release) after the fixes, on a CPU machine where FlagGems "
-        "cannot import (no GPU): every kernel compiled from the capture's snapshot, the library's recorded paths "
-        "read as a site-packages directory (the GPU machine had installed the wheels with `pip install --target "
-        "/tmp/site`; tests/project/test_ecosystem.py reads the capture the same way); 5 of its refusals are "
-        "kernels whose snapshot cannot hold a plain Python function they read (FlagGems' own `sum` op, which "
-        "shadows the builtin, and `get_scan_accum_type`): compiled where FlagGems imports (the GPU machine), not "
-        "from a snapshot. The gfx950 rows are the first call's, before the fixes: its 432 \"accumulator shape is "
-        "incompatible\" rows and the `pow` row are the two bugs above (the analysis after the fixes did not finish "
-        "in this session's CPU time; tests/project/test_ecosystem.py compiles host-TMA configs for gfx950 after "
-        "them). LibTuner kept "
+        "again after the fixes (`ecosystem-run --analyze-only`). The gfx942 and gfx950 rows are a GPU-free analysis "
+        "of the committed capture under Triton 3.6 (the GPU machine's release) after the fixes, on this session's "
+        "CPU machine (`ecosystem-cpu`), where FlagGems cannot import (no GPU): every kernel compiled from the "
+        "capture's snapshot, the library's recorded paths read as a site-packages directory that is not on this "
+        "machine (the GPU machine had installed the wheels with `pip install --target /tmp/site`; "
+        "tests/project/test_ecosystem.py reads the capture the same way). Its refusals, each looked at: "
+        "`addmm_kernel`'s 98304 B of LDS is over gfx942's 64 KiB (a config tuned for Hopper: the arch's limit); "
+        "the 4 `sum_dim_kernel_*` rows were a vgprscope defect, fixed since (the snapshot took the kernel's own "
+        "running total, a variable named `sum`, for FlagGems' `sum` op, a plain Python function no snapshot can "
+        "hold, and refused the kernel as incomplete; tests/runtime/test_snapshot_names.py): the committed capture "
+        "was recorded before the fix, and a capture made after it holds these kernels whole; "
+        "`reduce_then_scan_root_scan_kernel_row` calls `get_scan_accum_type`, a plain Python function FlagGems wraps "
+        "in `tl.constexpr` and Triton runs while compiling: a snapshot holds JIT functions, numbers, dtypes and "
+        "modules, not Python code run at compile time (a vgprscope limit, not fixed: the kernel compiles where "
+        "FlagGems imports); the 3 `__nv_` rows are kernels generated by `pointwise_dynamic`, whose math "
+        "(`tl_extra_shim`) FlagGems binds to the libdevice of the machine's vendor when it imports: the capture "
+        "holds the H200's CUDA functions, which Triton's AMD backend refuses (not a limit of the arch: on an AMD "
+        "machine FlagGems binds AMD's). "
+        "LibTuner kept "
         "every config: each tuned key holds its whole list (mm_kernel_general_host_tma: 162 configs at each of "
         "its 3 keys, addmm_kernel 8, bmm_kernel 12 at each of 3), issue 34's GPU check. `sum_mean_amax` fails in "
         "FlagGems itself (its amax backward returns a gradient of the reduced shape); its forward kernels ran "
@@ -313,10 +359,22 @@ NOTES: dict[str, str] = {
     "fla-core": (
         "fla-core refuses `chunk_gated_delta_rule`'s backward under Triton 3.6 on Hopper (its own check, fla "
         "issue 640); the forward kernels ran and were captured. The capture's sm_90 analysis is the second device "
-        "call's (`ecosystem-run --analyze-only`: the first call's deadline came during it). gfx942 and gfx950 were "
-        "not analysed: the second call's deadline came during gfx942, and this session's 2-core CPU machine, "
-        "shared by nine engineers, did not finish them either (`vgprscope analyze --capture` of the committed "
-        "capture makes them anywhere)."),
+        "call's (`ecosystem-run --analyze-only`: the first call's deadline came during it). The second call's deadline "
+        "came during gfx942: the gfx942 and gfx950 rows are a GPU-free analysis of the committed capture under Triton "
+        "3.6 on this session's CPU machine (`ecosystem-cpu`), each kernel compiled from the capture's snapshot "
+        "(fla-core is not installed there). Their refusals, each looked at: the LDS ones are the archs' limits "
+        "(configs fla tuned for Hopper's 227 KiB of shared memory: `chunk_fwd_kernel_h` and "
+        "`chunk_gated_delta_rule_bwd_kernel_dhu_blockdim64` at BV 32-64 and 3-4 stages); "
+        "`chunk_gated_delta_rule_fwd_kernel_h_blockdim64`'s \"LLVM ERROR: operation destroyed but still has uses "
+        "(in pass TritonAMDGPUPipeline)\" is Triton 3.6's AMD software pipeliner failing on its 4-stage configs, "
+        "not vgprscope: the installed Triton 3.9 compiles the same 4 launches for gfx942 (`vgprscope analyze "
+        "--capture` of those launches: ok; with `--triton 3.6.0`: the same LLVM error); gfx950's 6 "
+        "`chunk_gated_delta_rule_fwd_kkt_solve_kernel` rows (\"input_precision must be one of ('ieee', 'bf16x3', "
+        "'bf16x6'). Got tf32\") read `SOLVE_TRIL_DOT_PRECISION`, which fla sets when it imports, from the device: "
+        "'tf32' where TF32 is supported, which fla/utils/hardware.py says only of NVIDIA GPUs, else 'ieee'. The "
+        "capture holds the H200's 'tf32': Triton 3.6 refuses it on gfx950 and takes it on gfx942, so that kernel's "
+        "gfx942 rows are the H200's build of it, not the 'ieee' one fla compiles on an MI300 (a capture records a "
+        "library's import-time choices as the capturing machine made them; not a limit of the arch)."),
 }
 
 
@@ -378,7 +436,9 @@ def ecosystem_report(results: Path, out: Path) -> list[Path]:
         "",
         f"Reproduce: `bash .ci/gpu_ecosystem.sh OUTDIR` on the GPU machine (one device call, the libraries' wheels "
         f"carried), then anywhere `{COMMAND} tests/fixtures/ecosystem --collect OUTDIR` (cuobjdump of each cubin, "
-        f"scan of each cache: the committed results); this report: `{COMMAND} tests/fixtures/ecosystem`.",
+        f"scan of each cache: the committed results; the AMD analyses the GPU call had no time for, made on a CPU "
+        f"by `{COMMAND}-cpu tests/fixtures/ecosystem --out CPU_OUT`, are read with a second `--collect CPU_OUT`); "
+        f"this report: `{COMMAND} tests/fixtures/ecosystem`.",
         "",
         "Each workload ran once under `vgprscope capture` through Triton's JIT, with a Triton cache of its own "
         "(a model: an Inductor cache directory of its own, Triton's cache inside it as torch puts it). JIT "
@@ -423,6 +483,13 @@ def _section(w: Workload, d: dict[str, Any], sm90: dict[str, Any], scan: dict[st
              for k in _STEPS if (v := steps.get(k))]
     if timed:
         out += [f"Steps on the GPU machine: {', '.join(timed)}.", ""]
+    cpu, where = d.get("cpu_steps") or {}, d.get("cpu_machine") or {}
+    if cpu:
+        done = [f"{k} {v.get('seconds', 0)} s" + (f" (exit {v['rc']})" if v.get("rc") not in (0, 1) else "")
+                for k, v in cpu.items()]
+        out += [f"Steps on a CPU machine ({where.get('cores', '?')} cores, 1-minute load {where.get('load', '?')} at "
+                f"the end, {where.get('date', '?')}, under Triton {where.get('triton', '?')}, `{COMMAND}-cpu`): "
+                f"{', '.join(done)}.", ""]
     if d["ops"]:
         out += ["Ops: " + "; ".join(d["ops"]), ""]
     if d["captured"]:
@@ -441,7 +508,8 @@ def _section(w: Workload, d: dict[str, Any], sm90: dict[str, Any], scan: dict[st
         read = [r for r in s.get("rows", [])]
         said = "; ".join(re.sub(r"/tmp/\S+?/" + re.escape(w.name) + "/", "", x.removeprefix("vgprscope: "))
                          for x in s.get("said", []) if not x.startswith("vgprscope: wrote"))
-        out.append(f"scan {s['directory']}: {len(read)} rows (exit {s.get('rc')}){': ' + said if said else ''}.")
+        took = f", {s['seconds']} s cold on the collecting machine" if s.get("seconds") is not None else ""
+        out.append(f"scan {s['directory']}: {len(read)} rows (exit {s.get('rc')}{took}){': ' + said if said else ''}.")
     if not any("error" in s for s in d["scan"][:1]):
         out.append(f"scan of the JIT's cache against cuobjdump: {scan['equal']} of {scan['cubins']} cubins equal.")
         out += _differences(w, scan["differ"], "scan row")

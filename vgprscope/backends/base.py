@@ -167,7 +167,7 @@ class Backend(Protocol):
     def device_arch(self, props: Any) -> Arch: ...
 
     # ---- compiler outputs
-    def parse(self, raw: Mapping[str, Any], loops: bool = True) -> ResourceUsage:
+    def parse(self, raw: Mapping[str, Any], loops: bool | None = True) -> ResourceUsage:
         """The usage in a compile's raw outputs; ``loops`` False: the loop figures left unread where they cost
         a disassembly (``loops.read_loops``)."""
         ...

@@ -99,7 +99,7 @@ class CudaBackend:
 
     # ---- compiler outputs
 
-    def parse(self, raw: Mapping[str, Any], loops: bool = True) -> NvidiaUsage:
+    def parse(self, raw: Mapping[str, Any], loops: bool | None = True) -> NvidiaUsage:
         from ..core.parse.nvidia import nvidia_usage
 
         if "stored" in raw:  # a Triton cache entry read as stored: the cubin's counts, spills where known

@@ -90,7 +90,7 @@ class HipBackend:
 
     # ---- compiler outputs
 
-    def parse(self, raw: Mapping[str, Any], loops: bool = True) -> AmdUsage:
+    def parse(self, raw: Mapping[str, Any], loops: bool | None = True) -> AmdUsage:
         from ..core.parse.amdgcn import parse_amdgcn
 
         require_outputs(raw, RAW_OUTPUTS)

@@ -49,21 +49,26 @@ def scratch_free(backend: Backend, usage: Any) -> bool:
     return not any(getattr(usage, f) for f in backend.facts.scratch_fields)
 
 
-def loops_unread(backend: Backend, usage: Any, every: bool) -> bool:
-    """Whether ``read_loops`` leaves the gate loop's matrix share and lines of ``usage`` unread."""
-    return not every and scratch_free(backend, usage)
+def loops_unread(backend: Backend, usage: Any, every: bool | None) -> bool:
+    """Whether ``read_loops`` leaves the gate loop's matrix share and lines of ``usage`` unread (and with
+    ``every`` None, a kernel with scratch its spill figures too)."""
+    return every is None or (not every and scratch_free(backend, usage))
 
 
-def read_loops(backend: Backend, raw: Mapping[str, Any], usage: U, every: bool) -> U:
+def read_loops(backend: Backend, raw: Mapping[str, Any], usage: U, every: bool | None) -> U:
     """The usage with its loop figures (``loops_unread`` says whether the matrix share and lines were read).
 
     A kernel without scratch / local memory moves no spilled byte in any loop: its spill figures are 0 without
     reading its assembly (an NVIDIA cubin's SASS costs an ``nvdisasm`` run), and unless ``every`` figure is
     asked for (a view that shows the share or lines: explain, frontier, diff, --wide, JSON / CSV, a
-    ``loop_matrix_share`` rule) the rest are left unread. Any other kernel's loops are read, every figure."""
+    ``loop_matrix_share`` rule) the rest are left unread. Any other kernel's loops are read, every figure;
+    with ``every`` None (a view that shows no loop figure: scan's table, whose stored reads compile nothing,
+    so that a disassembly would be most of their cost) its figures are left unread too (None)."""
     if loops_unread(backend, usage, every):
         from ..core.parse.loops import spill_free_loop_fields
 
+        if not scratch_free(backend, usage):
+            return usage  # every loop figure unknown until read (the cached result says ``loops_unread``)
         return replace(usage, **spill_free_loop_fields())  # type: ignore[type-var]
     try:  # unknown where there is no assembly, or no disassembler here reads it
         mixes = backend.loop_mixes(raw)
@@ -80,13 +85,14 @@ def read_loops(backend: Backend, raw: Mapping[str, Any], usage: U, every: bool) 
 def loop_fields_consistent(usage: Mapping[str, Any], unread: bool = False) -> bool:
     """Whether a usage dict's loop fields are what ``read_loops`` writes together: the spill figures all known
     or all unknown, the hot loop's and the worst loop's bytes within every loop's sum; a share only with them; lines only with a
-    share. ``unread``: the share and lines were left unread, the spill figures 0 (a kernel without scratch)."""
+    share. ``unread``: the share and lines were left unread, the spill figures 0 (a kernel without scratch) or
+    unknown (one with scratch, for a view that shows no loop figure)."""
     from ..core.parse.loops import SPILL_FIELDS
 
     spills = dict(zip(SPILL_FIELDS, (usage.get(f) for f in SPILL_FIELDS)))
     share, lines = usage.get("loop_matrix_share"), usage.get("loop_lines")
     if unread:
-        return set(spills.values()) == {0} and share is None and lines is None
+        return set(spills.values()) in ({0}, {None}) and share is None and lines is None
     if None in spills.values():
         return set(spills.values()) == {None} and share is None and lines is None
     every = spills["loop_spill_bytes_sum"]

@@ -30,7 +30,7 @@ def scan(directory: CacheDirArg = None, *, arch: RetargetArchOpt = None, triton:
     arch = in_project({"arch": arch})[0].get("arch")  # the project's archs where --arch is not given
     with compile_progress() as progress:
         result = api.scan(directory, arch=arch, triton=triton, **run.library(), on_progress=progress,
-                          loops=reads_loops(format, out))
+                          loops=reads_loops(format, out) or None)
     err(f"scanned {result.summary}")
     if not result.records:
         if result.caches:

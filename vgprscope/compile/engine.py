@@ -130,8 +130,10 @@ class Engine:
     timeout: float | None = None  # seconds a compile may run (None: $VGPRSCOPE_COMPILE_TIMEOUT or 300; 0: none)
     idents: dict[str, Identity] = field(default_factory=dict, repr=False)  # the last compile's, by toolchain id
     # every loop figure (the gate loop's matrix share and lines too), or only those that come free and the
-    # gate's spill figures (False: a view that shows neither, as analyze's table): ``backends.loops.read_loops``
-    loops: bool = True
+    # gate's spill figures (False: a view that shows neither, as analyze's table), or only those that come free
+    # (None: a view that shows no loop figure and whose reads compile nothing, as scan's table of stored
+    # cubins): ``backends.loops.read_loops``
+    loops: bool | None = True
     # the compiler's warnings asked for beyond its defaults (ptxas --warn-on-spills, LLVM warn-stack-size): launch
     # options added to every job of their vendor, so part of each key
     warnings: CompilerWarnings = field(default_factory=CompilerWarnings)
@@ -294,7 +296,7 @@ class Engine:
                 if entry.get("parser") != PARSER_VERSION:  # compiled before, parsed by an older parser
                     raw = self.cache.load_raw(keys[i])
                     # every figure where its text is at hand (an NVIDIA entry whose SASS was read with it)
-                    result = result_of(task.arch, raw, self.loops or bool(raw.get("sass"))) if raw is not None \
+                    result = result_of(task.arch, raw, True if raw.get("sass") else self.loops) if raw is not None \
                         else None
                     if result is not None:
                         self.cache.store(keys[i], entry | {"parser": PARSER_VERSION, "result": result}, None)
@@ -353,7 +355,7 @@ class Engine:
             # the environment the key names goes with each request: a cluster's worker compiles under it too
             env = idents[toolchain_id].environment
             self._submit_all([{"op": "compile", "job": jobs[i].as_dict() | {"settings": env | dict(jobs[i].settings)},
-                               "timeout": timeout, "disassemble": "always" if self.loops else "local"}
+                               "timeout": timeout, "disassemble": _DISASSEMBLE[self.loops]}
                               for i in group], in_group, toolchain_id)
         return [r for r in records if r is not None]
 
@@ -419,8 +421,13 @@ def _interpreting() -> bool:
     return interpreting()
 
 
+# which cubins a compile worker disassembles (runtime.compile): every one where every loop figure is read; else
+# those of kernels with local memory, whose loops may spill (``loops`` False), or none (None)
+_DISASSEMBLE = {True: "always", False: "local", None: "never"}
+
+
 def compile_tasks(tasks: Iterable[Task], jobs: int | None = None, cache: CompileCache | None = None,
                   on_progress: Callable[[int, int], None] | None = None,
-                  executor: Executor | None = None, loops: bool = True) -> list[Record]:
+                  executor: Executor | None = None, loops: bool | None = True) -> list[Record]:
     """Records of every task, in order (see ``Engine``)."""
     return Engine(jobs, cache or CompileCache(), executor, on_progress, loops=loops).compile(tasks)

@@ -22,7 +22,7 @@ PARSER_VERSION = 7  # 4: the usage carries the hot loop's figures; 5: the compil
 # beside the usage, a failed ptxas's own error line; 7: every loop's spill traffic, s_clause counted in a loop
 
 
-def parse_output(arch: Arch, out: dict[str, Any], loops: bool = True) -> ResourceUsage:
+def parse_output(arch: Arch, out: dict[str, Any], loops: bool | None = True) -> ResourceUsage:
     """One kernel's raw compiler outputs -> ResourceUsage, through the backend's own parser (``loops``: every
     loop figure, or those a view that shows no loop reads: ``backends.loops.read_loops``)."""
     return backend_of(arch).parse(out, loops)
@@ -33,10 +33,11 @@ def launch_limit_reason(arch: Arch, usage: ResourceUsage, num_warps: int | None 
     return backend_of(arch).launch_limit_reason(arch, usage, num_warps)
 
 
-def result_of(arch: Arch, answer: dict[str, Any], loops: bool = True) -> dict[str, Any]:
+def result_of(arch: Arch, answer: dict[str, Any], loops: bool | None = True) -> dict[str, Any]:
     """A worker's answer -> the cached result of its kernel: usage (or error), seconds, num_warps. ``loops``
     False: the loop figures only a view reads (the gate loop's matrix share and lines) are left unread where
-    they do not come free (``backends.loops.read_loops``), and the result says so (``loops_unread``)."""
+    they do not come free (``backends.loops.read_loops``), and the result says so (``loops_unread``); None:
+    every figure that costs a disassembly is left unread."""
     out: dict[str, Any] = {"seconds": float(answer.get("seconds") or 0.0)}
     if answer.get("num_warps") is not None:  # what the compiler launched with (the occupancy's warps)
         out["num_warps"] = int(answer["num_warps"])

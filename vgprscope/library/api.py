@@ -448,13 +448,15 @@ def diff(*, triton: Any = None, settings: Any = None, variant: Names = None, arc
 
 def scan(directory: PathLike | None = None, *, arch: Names = None, jobs: int | None = None,
          use_cache: bool = True, cache: PathLike | None = None, on_progress: Progress | None = None,
-         triton: str | Sequence[str] | None = None, loops: bool = True) -> ScanResult:
+         triton: str | Sequence[str] | None = None, loops: bool | None = True) -> ScanResult:
     """The kernels of a Triton cache directory (default $TRITON_CACHE_DIR, else ~/.triton/cache): read from
     the stored AMDGCN / cubin for the arch each was built for, and with ``arch`` recompiled there too.
     ``triton``: one release (or environment) for the entries another Triton wrote: their TTIR compiles there
     and its ptxas gives a stored cubin's spill figures (installed once, as everywhere). An Inductor cache directory
     (``TORCHINDUCTOR_CACHE_DIR``): its generated kernels, each config compiled from its source (README, "torch.compile").
-    ``loops``: as ``analyze``'s."""
+    ``loops``: as ``analyze``'s; None: no loop figure that costs a disassembly is read, not even a kernel's with
+    a stack frame (what scan's table asks: it shows none, and a stored read compiles nothing, so that an
+    ``nvdisasm`` run would be most of its cost); a later reader of them reads them then."""
     from ..analysis.scan.core import scan as scan_cache
     from ..sources.triton_cache import default_dir
     from .selection import select_archs

@@ -225,7 +225,7 @@ def _collect(kernel: Any, target: dict[str, Any], captured: io.StringIO, out: di
     usage and the cubin (for explain's spill sites), all with the TTGIR (explain's live tensors). The cubin's
     SASS (``nvdisasm``, the loop figures' text: a fixed start-up of about 0.3 s of CPU per cubin) is read here,
     beside the compile, ``always``, or with ``local`` only for a kernel with local memory, whose loops may
-    spill; the parent reads any other one from the cubin where a view asks for its loops."""
+    spill, or ``never``; the parent reads any other one from the cubin where a view asks for its loops."""
     out["num_warps"] = int(kernel.metadata.num_warps)
     out["name"] = kernel.metadata.name
     out["shared"] = int(kernel.metadata.shared)
@@ -238,7 +238,7 @@ def _collect(kernel: Any, target: dict[str, Any], captured: io.StringIO, out: di
         out["ptxas_log"] = log if "Used" in log or not ptxas_logs else "\n".join(ptxas_logs)
         out["cuobjdump"] = cuobjdump_resources(kernel.asm["cubin"])
         out["ptxas_version"] = ptxas_version(int(target["arch"]))
-        if disassemble == "always" or _LOCAL_RE.search(out["cuobjdump"]):
+        if disassemble == "always" or (disassemble == "local" and _LOCAL_RE.search(out["cuobjdump"])):
             sass = nvdisasm(kernel.asm["cubin"])
             out |= {"sass": sass} if sass else {}
 

@@ -116,8 +116,33 @@ class _Snapshot:
                         level = level.setdefault(part, {})
             elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in scope:
                 reads.setdefault(node.id, {})
+        bound = _bound_names(tree)
         for name, attrs in reads.items():
-            entry["names"][name] = self.encode(scope[name], attrs)
+            known = len(self.problems)
+            value = self.encode(scope[name], attrs)
+            if name in bound and len(self.problems) > known:
+                # the function's own variable of a module global's name (FlagGems' `sum = tl.zeros(...)` beside
+                # its `sum` op): the kernel reads its own, never the global, which a snapshot need not hold
+                del self.problems[known:]
+                continue
+            entry["names"][name] = value
+
+
+def _bound_names(tree: ast.Module) -> set[str]:
+    """The names a function's source binds itself (its parameters and what it assigns, loops over or imports),
+    less those it declares global."""
+    bound: set[str] = set()
+    declared: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.arguments):
+            bound |= {a.arg for a in (*node.posonlyargs, *node.args, *node.kwonlyargs, node.vararg, node.kwarg) if a}
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            bound.add(node.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            declared |= set(node.names)
+    return bound - declared
 
 
 def _origin(py: Any) -> dict[str, Any]:

@@ -135,7 +135,8 @@ def read_stored(job: dict[str, Any], out: dict[str, Any], disassemble: str = "al
     the spill figures only ptxas prints, ``ptxas -v`` of the stored PTX with this release's flags, kept only
     where the cubin that re-run writes holds the stored one's code and data (that ptxas built it). ``stored`` says
     who wrote the entry, who read it and what the re-run gave, for the row to name its sources. ``disassemble``:
-    the cubin's SASS (``nvdisasm``) ``always``, or ``local`` where the kernel has a stack frame or local memory."""
+    the cubin's SASS (``nvdisasm``) ``always``, ``local`` where the kernel has a stack frame or local memory, or
+    ``never``."""
     (_, p), = job["source"].items()
     files = dict(p["files"])
     t = job["target"]
@@ -158,7 +159,7 @@ def read_stored(job: dict[str, Any], out: dict[str, Any], disassemble: str = "al
     stored: dict[str, Any] = {"written_by": p.get("written_by"), "read_by": triton_version()}
     out["stored"] = stored
     frame = has_frame(out["cuobjdump"], p["name"])
-    if disassemble == "always" or frame:
+    if disassemble == "always" or (disassemble == "local" and frame):
         # the loop figures' SASS, here in the worker (in parallel): where every loop figure is read, or where a
         # loop may move spilled bytes (a stack frame or local memory); elsewhere they are 0 without it
         sass = nvdisasm(cubin)

@@ -4,7 +4,7 @@ request per line on stdin and answering on stdout; ``__main__.py`` loads this pa
 
 Requests: ``{"op": "compile", "job": {...}}`` compiles (or, for a Triton cache entry's stored outputs, reads)
 one kernel (``compile``; ``"disassemble": "local"``: an NVIDIA cubin's SASS only where the kernel uses local
-memory, ``"always"`` where every loop figure is read); ``{"op": "plan", ...}`` turns a kernel-directory variant and its config into its
+memory, ``"always"`` where every loop figure is read, ``"never"`` where none is); ``{"op": "plan", ...}`` turns a kernel-directory variant and its config into its
 jobs (``plan``); ``{"op": "derive", ...}`` the launches a captured call makes with the current source
 (``derive``). Every answer names this worker's Triton and the protocol.
 """

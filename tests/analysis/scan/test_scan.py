@@ -438,6 +438,37 @@ def test_a_stored_read_is_cached_by_the_files_it_reads(old_cache, tmp_path, no_t
     assert not after[changed].cached and all(r.cached for e, r in after.items() if e != changed)
 
 
+def test_scans_table_disassembles_no_stored_cubin_and_a_later_reader_gets_every_loop_figure(
+        old_cache, tmp_path, no_toolchains, monkeypatch):
+    """scan's table (loops=None: it shows no loop figure, and a stored read compiles nothing, so that nvdisasm
+    would be most of its cost) disassembles no stored cubin, a stack frame or not: a kernel without one has its
+    loops' spill figures 0, one with one every loop figure unknown, each cached as unread; the CLI's table asks
+    for that. A later scan that reads every figure gets what a cold one gets."""
+    import vgprscope.runtime.stored as stored
+    runs: list[int] = []
+    real = stored.nvdisasm
+    monkeypatch.setattr(stored, "nvdisasm", lambda cubin: runs.append(len(cubin)) or real(cubin))
+    directory, truth = old_cache
+    table = _stored(scan(directory, jobs=1, cache_dir=tmp_path / "vc", loops=None))
+    assert runs == [] and any(t["stack"] for t in truth.values())
+    for e, t in truth.items():
+        u = table[e].usage
+        assert u.loop_matrix_share is None and u.loop_lines is None, t["kernel"]
+        spills = (u.loop_spill_bytes, u.loop_spill_bytes_max, u.loop_spill_bytes_sum)
+        assert spills == ((None,) * 3 if t["stack"] else (0, 0, 0)), t["kernel"]
+    unread = [json.loads(p.read_text())["result"].get("loops_unread") for p in (tmp_path / "vc").glob("*/*.json")]
+    assert len(unread) >= len(truth) and all(unread)
+    every = _stored(scan(directory, jobs=1, cache_dir=tmp_path / "vc", loops=True))
+    fresh = _stored(scan(directory, jobs=1, cache_dir=tmp_path / "fresh", loops=True))
+    assert {e: r.usage for e, r in every.items()} == {e: r.usage for e, r in fresh.items()}
+    assert all(r.usage.loop_spill_bytes is not None for r in every.values())
+    done = cli("scan", str(directory), env={"VGPRSCOPE_CACHE_DIR": str(tmp_path / "cli")})
+    assert done.returncode == 0, done.stderr
+    results = [json.loads(p.read_text())["result"] for p in (tmp_path / "cli").glob("*/*.json")]
+    framed = [r for r in results if any(r["usage"].get(f) for f in ("stack_bytes", "local_bytes", "scratch_bytes"))]
+    assert framed and all(r.get("loops_unread") and r["usage"].get("loop_spill_bytes") is None for r in framed)
+
+
 def test_a_table_scan_disassembles_only_what_may_spill_and_a_later_reader_gets_every_loop_figure(
         old_cache, tmp_path, no_toolchains):
     """A scan for a table (loops=False) disassembles no stored cubin without a stack frame or local memory: its

@@ -138,7 +138,7 @@ class _Releases:
 
 def scan(directory: Path, archs: Sequence = (), jobs: int | None = None, use_cache: bool = True,
          on_progress: Callable[[int, int], None] | None = None, cache_dir: Path | str | None = None,
-         triton: str | None = None, loops: bool = True) -> CacheScan:
+         triton: str | None = None, loops: bool | None = True) -> CacheScan:
     directory = Path(directory).expanduser()
     resolve_input(directory, "Triton cache directory")  # a symlink loop said as one, not "does not exist"
     if directory.exists() and not directory.is_dir():
