@@ -11,15 +11,17 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
 
 import vgprscope
-from vgprscope.attention.correctness import check_output, check_variant, run_variant
+from vgprscope.attention import loader
+from vgprscope.attention.correctness import NumericsVerdict, check_output, run_variant
 from vgprscope.core.errors import ConfigError
 from vgprscope.attention.correctness import tolerance
-from vgprscope.attention.variants import load_variants
+from vgprscope.attention.variants import get_variant, load_variants
 
 BROKEN = Path(__file__).parents[1] / "fixtures" / "broken_kernels"
 # Gluon variants (ws-regalloc) do not run in the interpreter: their numerics are GPU tests (tests/gpu/test_gpu.py)
@@ -42,6 +44,19 @@ CASES = [
 # Small tiles keep the interpreter fast and give every case several query and key blocks.
 SMALL = {"block_m": 16, "block_n": 16}
 KNOBS = {"remat-q": {"block_dk": 16}}  # several Q slices even at head_dim 40
+
+
+def check_variant(name: str, b: int, h: int, nq: int, nk: int, d: int, causal: bool, dtype: str = "fp16",
+                  device: str = "cpu", seed: int = 0, kernel_dir=None, **config: Any) -> NumericsVerdict:
+    """Run variant ``name`` on fresh random inputs of that shape and check it against float64.
+
+    ``config``: AttentionConfig fields and the variant's knobs (block_m=16, num_splits=2, ...).
+    On the CPU the kernels run through Triton's interpreter: TRITON_INTERPRET=1 must be set before
+    triton is first imported.
+    """
+    variant = get_variant(name, Path(kernel_dir) if kernel_dir else loader.BUNDLED_DIR)
+    out, ref = run_variant(name, b, h, nq, nk, d, causal, dtype, device, seed, kernel_dir, **config)
+    return check_output(out, ref, dtype, variant)
 
 
 def small_config(variant: str) -> dict:

@@ -133,3 +133,29 @@ def test_a_new_row_is_all_an_arch_needs(monkeypatch):
 
     assert {"gfx1200", "sm_121"} <= {r["arch"] for r in _arch_rows()}
     assert set(DEFAULT_ARCHS) <= set(ARCHS)
+
+
+def test_each_backend_writes_its_own_descriptor_letters(monkeypatch):
+    """An argument's specialisation descriptor per backend comes from the backend's row (``descriptor_letters``):
+    a captured launch's config shows each backend's letters under its Triton name, the JSON (and the config's
+    key) as before; a backend with one more letter shows it with no other module edited."""
+    from dataclasses import replace
+    from types import SimpleNamespace
+
+    from vgprscope.backends import BACKENDS, HIP
+    from vgprscope.core.records import ArgSpec, LaunchConfig
+    from vgprscope.sources.capture import _arg_spec
+
+    facts = [{"name": "x", "type": "*fp16", "aligned": True, "small": True}, {"name": "n", "type": "i32", "aligned": True,
+             "small": True}, {"name": "B", "type": "constexpr", "value": 4}, {"name": "y", "type": "*fp32"}]
+    specs = [_arg_spec(f) for f in facts]
+    assert [s.as_dict() for s in specs] == [
+        {"name": "x", "type": "*fp16", "hip": "DS", "cuda": "D"}, {"name": "n", "type": "i32", "hip": "D", "cuda": "D"},
+        {"name": "B", "type": "constexpr", "hip": None, "cuda": None}, {"name": "y", "type": "*fp32", "hip": "", "cuda": ""}]
+    config = LaunchConfig(args=tuple(specs), constexprs=(("B", 4),), options=(("num_warps", 4),))
+    assert LaunchConfig.from_dict(config.as_dict()) == config and config.key() == "1703fa46f8819e82"  # the key main gave before the letters moved
+    letters = (*HIP.facts.descriptor_letters, ("small", "X", False))  # a letter for any type's small range
+    toy = SimpleNamespace(name=HIP.name, facts=replace(HIP.facts, descriptor_letters=letters))
+    monkeypatch.setattr("vgprscope.sources.capture.BACKENDS", (toy, *BACKENDS[1:]))
+    assert _arg_spec({"name": "x", "type": "i32", "small": True, "aligned": True}) == ArgSpec(
+        "x", "i32", (("hip", "DX"), ("cuda", "D")))

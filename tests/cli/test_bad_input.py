@@ -362,8 +362,10 @@ def test_empty_or_meaningless_values_are_refused_not_ignored(args, needle, tmp_p
 
 def test_an_empty_sort_or_scheduler_through_the_library():
     from vgprscope.core.errors import UsageError
-    from vgprscope.library.grid import sort_lines, sort_records
-    from vgprscope.library.tasks import executor_for, sort_frontiers
+    from vgprscope.analysis.compare.core import sort_lines
+    from vgprscope.analysis.frontier.core import sort_frontiers
+    from vgprscope.analysis.order import sort_records
+    from vgprscope.library.tasks import executor_for
 
     for call in (lambda: sort_records([], ""), lambda: sort_lines({}, " "), lambda: sort_frontiers([], "")):
         with pytest.raises(UsageError, match="is empty"):

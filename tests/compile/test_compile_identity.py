@@ -531,3 +531,16 @@ def test_a_reinstall_of_the_same_wheel_keeps_the_fingerprint_an_edit_does_not(tm
     time.sleep(0.01)
     (again / "__init__.py").write_bytes(b"__version__ = '3.9.1'\n")  # same size, edited after the install
     assert identity.fingerprint(again) != first
+
+
+def test_the_engine_asks_the_jobs_source_what_it_keeps():
+    """A Triton cache entry's outputs stay in that cache: its source says so (``keeps_outputs``), and the engine
+    asks the source rather than telling the kinds apart by their dicts (it never names one)."""
+    import inspect
+
+    from vgprscope.compile import engine
+    from vgprscope.core.job import FunctionSource, IRSource, StoredOutputs
+
+    assert (FunctionSource.keeps_outputs, IRSource.keeps_outputs, StoredOutputs.keeps_outputs) == (True, True, False)
+    text = inspect.getsource(engine)
+    assert not any(f'"{kind}"' in text for kind in ("stored", "function", "ir"))

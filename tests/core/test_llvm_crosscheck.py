@@ -27,7 +27,8 @@ from vgprscope.compile.engine import Engine
 from vgprscope.compile.task import RowInfo, Task, target_of
 from vgprscope.core.job import Arg, CompileJob, FunctionSource
 from vgprscope.backends import occupancy_of
-from vgprscope.core.occupancy.amd import llvm_pad_waves, llvm_rule_occupancy, llvm_vgpr_allocation, llvm_waves_per_eu
+from vgprscope.core.archs import AmdArch
+from vgprscope.core.occupancy.amd import _llvm_occupancy, llvm_pad_waves, llvm_vgpr_allocation, llvm_waves_per_eu
 from vgprscope.core.parse.amdgcn import parse_amdgcn
 from vgprscope.attention.config import AttentionConfig
 from vgprscope.attention.source import variant_tasks
@@ -53,6 +54,23 @@ CONFIGS = {
 # row-stream at 8 warps with waves_per_eu 1 (LLVM drops the hint and says 8, not "does not launch") and 2
 # (kept, padded)
 ROW_STREAM = [(arch, (16, 64, 128, 8, wpe)) for arch in ("gfx942", "gfx90a") for wpe in (1, 2)]
+
+
+def llvm_rule_occupancy(arch: AmdArch, vgpr_total: int, sgpr: int | None = None, lds_bytes: int = 0,
+                        workgroup_range: tuple[int, int] | None = None, waves_per_eu: int | None = None) -> int:
+    """Rule 5 whole, as the tests cross-check it: what LLVM's ``; Occupancy:`` line computes
+    (``AMDGPUAsmPrinter::getSIProgramInfo``: ``AMDGPUMCExpr::createOccupancy(GCNSubtarget::computeOccupancy(F,
+    LDS), NumSGPRsForWavesPerEU, NumVGPRsForWavesPerEU)``): min(rule 2 on the VGPRs padded for the waves-per-EU
+    range LLVM keeps of ``waves_per_eu`` (``llvm_waves_per_eu``), rule 3, rule 4 over the workgroup-size range),
+    with the LDS LLVM sees (the static LDS only for Triton kernels). Default range: LLVM's 1..1024. vgprscope
+    itself reads LLVM's line and uses rule 5 with the padding the kernel has (``amd._llvm_occupancy``).
+
+    The SGPRs are padded the same way (``getMinNumSGPRs``), but on GFX9 that padding always leaves at
+    least as many waves as the VGPR padding for the same range, so it never decides the line.
+    """
+    lo, hi = workgroup_range or (1, arch.max_threads_per_workgroup)
+    pad = llvm_pad_waves(arch, waves_per_eu, hi, lds_bytes, lo)
+    return _llvm_occupancy(arch, vgpr_total, sgpr, lds_bytes, (lo, hi), pad)
 
 
 def _ptr(name: str, dtype: str) -> Arg:

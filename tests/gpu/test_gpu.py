@@ -42,7 +42,7 @@ def _variants():
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
 @pytest.mark.parametrize("variant", _variants())
 def test_variant_matches_float64_reference_on_gpu(variant, shape, dtype):
-    from vgprscope.attention.correctness import check_variant
+    from tests.attention.test_numerics import check_variant
     from vgprscope.attention.variants import get_variant
 
     b, h, nq, nk, d, causal = shape
@@ -61,7 +61,7 @@ def test_variant_matches_float64_reference_on_gpu(variant, shape, dtype):
 def test_grouped_query_attention_matches_float64_reference_on_gpu(variant, shape, dtype):
     """K/V with fewer heads than Q, at each variant's defaults for the shape (decode tiles and packing at
     Nq <= 16, split counts from this GPU's SM count)."""
-    from vgprscope.attention.correctness import check_variant
+    from tests.attention.test_numerics import check_variant
 
     b, h, nq, nk, d, causal, hkv = shape
     if variant == "qk-fp16-acc" and dtype == "bf16":
@@ -84,7 +84,7 @@ def _tma_variants():
 def test_tma_matches_float64_reference_on_gpu(variant, shape, dtype):
     """Knob tma=1 (K/V through tensor descriptors: TMA on sm_90+) on the ragged, causal, padded-head-dim,
     GQA and packed-decode shapes, at each variant's defaults otherwise."""
-    from vgprscope.attention.correctness import check_variant
+    from tests.attention.test_numerics import check_variant
 
     b, h, nq, nk, d, causal, hkv = shape
     if variant == "qk-fp16-acc" and dtype == "bf16":
@@ -182,7 +182,7 @@ def test_broken_variant_gets_no_time(tmp_path):
     """A deliberately wrong kernel must fail the gate on the GPU too, and get no time."""
     from pathlib import Path
 
-    from vgprscope.attention.correctness import check_variant
+    from tests.attention.test_numerics import check_variant
 
     broken = Path(__file__).parents[1] / "fixtures" / "broken_kernels"
     if not broken.exists():
@@ -222,7 +222,7 @@ def test_broken_ws_regalloc_copy_fails(tmp_path):
     the same shape."""
     from pathlib import Path
 
-    from vgprscope.attention.correctness import check_variant
+    from tests.attention.test_numerics import check_variant
 
     src = (Path(__file__).parents[2] / "kernels" / "ws_regalloc.py").read_text()
     rescale = re.compile(r"^ *acc = acc \* gl\.expand_dims\(alpha_o, 1\)\n", re.M)
@@ -241,7 +241,7 @@ def test_broken_ws_regalloc_copy_fails(tmp_path):
 def test_ws_regalloc_pingpong_matches_float64_reference_on_gpu(shape, dtype):
     """ws-regalloc's two consumer warp groups as two partitions taking turns (knob pingpong, 4 warps each):
     ragged, causal both ways, GQA."""
-    from vgprscope.attention.correctness import check_variant
+    from tests.attention.test_numerics import check_variant
 
     b, h, nq, nk, d, causal, hkv = shape
     res = check_variant("ws-regalloc", b, h, nq, nk, d, causal, dtype, "cuda", seed=sum(shape), kv_heads=hkv,
@@ -255,7 +255,7 @@ def test_ws_regalloc_tma_store_matches_float64_reference_on_gpu(shape, dtype):
     """ws-regalloc's knob tma_store=1 (O written through Q's shared memory by TMA, rows and columns past the
     tensor's edge dropped) on every case of this file, at its defaults otherwise (one tile per program: the
     persistent scheduler, a causal default, loads the next tile's Q where O would leave)."""
-    from vgprscope.attention.correctness import check_variant
+    from tests.attention.test_numerics import check_variant
 
     b, h, nq, nk, d, causal, hkv = shape
     res = check_variant("ws-regalloc", b, h, nq, nk, d, causal, dtype, "cuda", seed=sum(shape) + 2, kv_heads=hkv,

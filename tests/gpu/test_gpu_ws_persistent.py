@@ -25,7 +25,7 @@ def _tile(d):
 def test_ws_regalloc_persistent_matches_float64_reference_on_gpu(shape, dtype):
     """Ragged, Nq 1, Nq > Nk and Nq < Nk causal, head dims 40 to 256, MQA and odd groups: more tiles than SMs
     (a program takes several, its ring and turns carried) and fewer (B2 H3 Nq1: 6 programs)."""
-    from vgprscope.attention.correctness import check_variant
+    from tests.attention.test_numerics import check_variant
 
     b, h, nq, nk, d, causal, hkv = shape
     res = check_variant("ws-regalloc", b, h, nq, nk, d, causal, dtype, "cuda", seed=sum(shape) + 5, kv_heads=hkv,
@@ -37,7 +37,7 @@ def test_ws_regalloc_persistent_matches_float64_reference_on_gpu(shape, dtype):
                                    (4, 32, 1024, 1024, 64, True, 32)], ids=lambda s: "x".join(map(str, s)))
 def test_ws_regalloc_persistent_one_partition_matches_float64_reference_on_gpu(shape):
     """persistent=1 with one consumer partition of 8 warps (pingpong=0): Q loaded whole, one q_empty arrival."""
-    from vgprscope.attention.correctness import check_variant
+    from tests.attention.test_numerics import check_variant
 
     b, h, nq, nk, d, causal, hkv = shape
     res = check_variant("ws-regalloc", b, h, nq, nk, d, causal, "fp16", "cuda", seed=sum(shape), kv_heads=hkv,
@@ -51,7 +51,7 @@ def test_ws_regalloc_persistent_one_partition_matches_float64_reference_on_gpu(s
 def test_ws_regalloc_persistent_head_sections_match_float64_reference_on_gpu(shape):
     """l2_mib=1: the heads in sections of a few (12 heads in sections of 8 and 4; 8 of 1; 15 of 2, the last
     of 1; 32 of 4), so a program's tiles cross sections, the last one short."""
-    from vgprscope.attention.correctness import check_variant
+    from tests.attention.test_numerics import check_variant
 
     b, h, nq, nk, d, causal, hkv = shape
     res = check_variant("ws-regalloc", b, h, nq, nk, d, causal, "bf16", "cuda", seed=sum(shape) + 1, kv_heads=hkv,
@@ -63,7 +63,7 @@ def test_broken_ws_regalloc_copy_fails_persistent(tmp_path):
     """The copy without the rescale of acc fails the gate under persistent=1, which the bundled file passes."""
     from pathlib import Path
 
-    from vgprscope.attention.correctness import check_variant
+    from tests.attention.test_numerics import check_variant
 
     src = (Path(__file__).resolve().parents[2] / "kernels" / "ws_regalloc.py").read_text()
     rescale = re.compile(r"^ *acc = acc \* gl\.expand_dims\(alpha_o, 1\)\n", re.M)

@@ -8,9 +8,9 @@ import pytest
 from typer.testing import CliRunner
 
 from vgprscope.core.errors import UsageError
+from vgprscope.analysis.order import sort_records
 from vgprscope.library.grid import (
-    DEFAULT_MAX_COMPILES, GridSize, GridTooLargeError, check_size, parse_knob_axes, point_label, sort_records,
-    varying_axes,
+    DEFAULT_MAX_COMPILES, GridSize, GridTooLargeError, check_size, parse_knob_axes, point_label, varying_axes,
 )
 from vgprscope.library.grid import grid_requests as requests_of
 from vgprscope.core.records import AmdUsage, Record

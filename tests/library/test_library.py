@@ -278,7 +278,7 @@ def test_check_and_diff_frames_have_one_shape_one_row_per_entry_and_metric():
     import pandas as pd
 
     from vgprscope.compile.toolchains import Toolchain
-    from vgprscope.analysis.diff.core import DiffResult as CoreDiff
+    from vgprscope.analysis.diff.core import SidesDiff as CoreDiff
     from vgprscope.analysis.diff.view import CSV_FIELDS
     from vgprscope.analysis.diff.result import DiffResult
     from vgprscope.library.results import CheckResult
@@ -334,7 +334,7 @@ def test_results_render_their_table_in_a_notebook_without_pandas():
             "frontier": FrontierResult(())._repr_markdown_(),
         }
         from vgprscope.compile.toolchains import Toolchain
-        from vgprscope.analysis.diff.core import DiffResult as CoreDiff
+        from vgprscope.analysis.diff.core import SidesDiff as CoreDiff
         from vgprscope.analysis.diff.result import DiffResult
 
         gate = judge(base, list(entries))

@@ -576,7 +576,7 @@ def test_frontier_of_a_captured_kernel_puts_its_config_in_the_title():
     from vgprscope.analysis.frontier.view import tables_text
 
     def launch(block: int) -> LaunchConfig:
-        return LaunchConfig(args=(ArgSpec("X", "*bf16", "DS", "D"), ArgSpec("n", "i32", "D", "D")),
+        return LaunchConfig(args=(ArgSpec("X", "*bf16", (("hip", "DS"), ("cuda", "D"))), ArgSpec("n", "i32", (("hip", "D"), ("cuda", "D")))),
                             constexprs=(("BLOCK_SIZE", block), ("BT", 64), ("USE_G", True)),
                             options=(("num_stages", 3), ("num_warps", 4)))
 
@@ -915,7 +915,7 @@ def test_frontier_of_a_captured_kernel_has_no_dangling_cfg(folds):
     from vgprscope.analysis.frontier.view import tables_text
 
     def launch(block: int, i: int) -> LaunchConfig:
-        return LaunchConfig(args=(ArgSpec("X", "*fp32", "DS", "D"),), constexprs=(("BLOCK", block),),
+        return LaunchConfig(args=(ArgSpec("X", "*fp32", (("hip", "DS"), ("cuda", "D"))),), constexprs=(("BLOCK", block),),
                             options=(("num_stages", 3), ("num_warps", 4)), autotune=AutotunePick(i - 1, 3, 3))
 
     kfs = [*_frontier("my_tuner", "gfx942", launch(64, 1), 40, "tuned_copy"),

@@ -172,7 +172,7 @@ def test_a_skipped_config_says_so_in_the_table_and_the_exports():
 
 
 def test_a_diff_names_the_configs_two_releases_put_on_opposite_sides_of_the_threshold():
-    from vgprscope.analysis.diff.core import threshold_crossings
+    from vgprscope.sources.inductor import threshold_crossings
 
     before = {"a": _row(_nvidia(60), 16), "b": _row(_nvidia(100), 16), "c": _row(_nvidia(0), 16)}
     after = {"a": _row(_nvidia(72), 16), "b": _row(_nvidia(100), 16), "c": _row(_nvidia(0), 16)}

@@ -88,8 +88,8 @@ def test_a_bundled_variant_and_the_same_launch_captured_are_one_job(captured_att
 
 
 def launch() -> LaunchConfig:
-    return LaunchConfig(args=(ArgSpec("X", "*fp16", "DS", "D"), ArgSpec("n", "i32", "", ""),
-                              ArgSpec("BLOCK", "constexpr")),
+    return LaunchConfig(args=(ArgSpec("X", "*fp16", (("hip", "DS"), ("cuda", "D"))),
+                              ArgSpec("n", "i32", (("hip", ""), ("cuda", ""))), ArgSpec("BLOCK", "constexpr")),
                         constexprs=(("BLOCK", 128), ("DT", {"dtype": "fp16"})),
                         options=(("num_stages", 2), ("num_warps", 8)),
                         autotune=AutotunePick(1, 4, 6, ("1024", "torch.float16")))
@@ -103,7 +103,7 @@ def test_launch_config_round_trip_and_key():
     assert c.short() == "fp16 BLOCK=128 w8 s2 cfg 2/4"
     # another autotune pick, or another specialisation of one argument, is another key
     other = LaunchConfig(c.args, c.constexprs, c.options, AutotunePick(2, 4, 6, c.autotune.key))
-    respec = LaunchConfig((ArgSpec("X", "*fp16", "S", ""), *c.args[1:]), c.constexprs, c.options, c.autotune)
+    respec = LaunchConfig((ArgSpec("X", "*fp16", (("hip", "S"), ("cuda", ""))), *c.args[1:]), c.constexprs, c.options, c.autotune)
     assert len({c.key(), other.key(), respec.key()}) == 3
     assert c.with_options(maxnreg=128).option("maxnreg") == 128
     # a bundled variant's config still reads back as AttentionConfig, with its key unchanged

@@ -20,7 +20,7 @@ COMMAND = "python -m tools.reports triton-upgrade"
 def steps(result: Any, config: Path | None = None) -> list[tuple[str, str]]:
     """(step, what the gate says) for each pair of consecutive toolchains of a history (``AnalyzeResult``),
     judged by the rules of the gate's configuration, as `vgprscope diff` judges one step."""
-    from vgprscope.analysis.diff.core import DiffResult
+    from vgprscope.analysis.diff.core import SidesDiff
     from vgprscope.gate.baseline import Baseline, entries_of
     from vgprscope.gate.diff import judge
     from vgprscope.library.gate import load_config
@@ -36,7 +36,7 @@ def steps(result: Any, config: Path | None = None) -> list[tuple[str, str]]:
         before, after = by_side[a.label], by_side[b.label]
         gate = judge(Baseline.of(entries_of(before), a.version), entries_of(after), rules,
                        current_triton=b.version)
-        summary = DiffResult(a, b, archs, gate, (), tuple(before), tuple(after)).summary()
+        summary = SidesDiff(a, b, archs, gate, (), tuple(before), tuple(after)).summary()
         out.append((f"{a.label} -> {b.label}", summary.split(": ", 1)[1]))
     return out
 

@@ -104,3 +104,19 @@ class NotebookDisplay:
         from ..report.html import markdown_to_html
 
         return markdown_to_html(self.markdown())
+
+
+class TableDisplay(NotebookDisplay):
+    """A result with a terminal table (``_table``: the CLI's, with the machine line and the legends)."""
+
+    def _table(self, wide: bool) -> str:
+        raise NotImplementedError
+
+    def table(self, wide: bool = False, alone: bool = False) -> str:
+        """The terminal table (``alone``: without the machine line and the legends, as a notebook shows it;
+        the footnotes and what is not shown stay)."""
+        from ..report.formats import table_alone
+
+        with table_alone(alone):
+            text = self._table(wide)
+        return text.lstrip("\n") if alone else text

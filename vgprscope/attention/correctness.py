@@ -2,8 +2,8 @@
 
 An element passes when |out - ref| <= atol + rtol * |ref| (the rule of ``torch.isclose``), with (atol, rtol)
 from ``vgprscope.attention.tolerances``; a NaN or inf anywhere fails. ``check_output`` says where the worst
-element is and by how much, in one line. ``check_variant`` draws fresh unit-normal inputs, runs a variant
-through ``vgprscope.attention`` (on the CPU interpreter or a GPU) and checks it. torch is imported lazily.
+element is and by how much, in one line. ``run_variant`` draws fresh unit-normal inputs and runs a variant
+through ``vgprscope.attention`` (on the CPU interpreter or a GPU) beside the reference. torch is imported lazily.
 """
 
 from __future__ import annotations
@@ -118,24 +118,6 @@ def run_variant(name: str, b: int, h: int, nq: int, nk: int, d: int, causal: boo
                for shape in ((b, h, nq, d), (b, kv_heads or h, nk, d), (b, kv_heads or h, nk, d)))
     out = attention(q, k, v, causal=causal, variant=name, kernel_dir=kernel_dir, **config)
     return out, attention_reference(q, k, v, causal=causal)
-
-
-def check_variant(name: str, b: int, h: int, nq: int, nk: int, d: int, causal: bool, dtype: str = "fp16",
-                  device: str = "cpu", seed: int = 0, kernel_dir=None, **config: Any) -> NumericsVerdict:
-    """Run variant ``name`` on fresh random inputs of that shape and check it against float64.
-
-    ``config``: AttentionConfig fields and the variant's knobs (block_m=16, num_splits=2, ...).
-    On the CPU the kernels run through Triton's interpreter: TRITON_INTERPRET=1 must be set before
-    triton is first imported.
-    """
-    from pathlib import Path
-
-    from . import loader
-    from .variants import get_variant
-
-    variant = get_variant(name, Path(kernel_dir) if kernel_dir else loader.BUNDLED_DIR)
-    out, ref = run_variant(name, b, h, nq, nk, d, causal, dtype, device, seed, kernel_dir, **config)
-    return check_output(out, ref, dtype, variant)
 
 
 def tolerance(dtype: str, variant: Variant | str = "") -> Tolerance:

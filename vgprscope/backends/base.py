@@ -85,6 +85,9 @@ class Facts:
     # the usage fields of its scratch / local memory: a kernel with none of them (and no spill) moves no spilled
     # byte in any loop (``loops.read_loops``)
     scratch_fields: tuple[str, ...] = ()
+    # the letters its JIT's specialisation descriptor writes for an argument's facts, in order: (fact, letter,
+    # pointers only): "D" 16-byte aligned / divisible by 16, AMD's "S" a buffer-op range (``descriptor``)
+    descriptor_letters: tuple[tuple[str, str, bool], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -194,6 +197,14 @@ class Backend(Protocol):
     # ---- a usage's numbers
     def metric_values(self, usage: ResourceUsage) -> dict[str, int]: ...
     def figures(self, usage: ResourceUsage) -> UsageFigures: ...
+
+
+def descriptor(backend: Backend, fact: Mapping[str, Any]) -> str:
+    """An argument's specialisation descriptor as ``backend``'s JIT writes it from the launch's facts
+    (``{"type": "*fp16", "aligned": True, ...}``): ``"D"``, ``"DS"``, ``""``."""
+    pointer = str(fact.get("type", "")).startswith("*")
+    return "".join(letter for name, letter, pointers in backend.facts.descriptor_letters
+                   if fact.get(name) and (pointer or not pointers))
 
 
 def threads_reason(arch: Arch, num_warps: int | None, limit: int, group_word: str) -> str | None:

@@ -72,6 +72,7 @@ class CudaBackend:
         usage_bounds=(("regs", "max_regs_per_thread"),),
         # spills live in local memory, within the stack frame
         scratch_fields=("stack_bytes", "local_bytes", "spill_store_bytes", "spill_load_bytes"),
+        descriptor_letters=(("aligned", "D", False),),
     )
     metrics = (
         Metric("regs", "registers/thread", "NVIDIA: registers per thread", step="regs",

@@ -57,6 +57,7 @@ class HipBackend:
                       ("max_flat_workgroup_size", "max_threads_per_workgroup")),
         # spills and reloads are scratch instructions: the scratch, the spilled registers, the instructions LLVM marks
         scratch_fields=("scratch_bytes", "vgpr_spill", "sgpr_spill", "spill_stores", "spill_loads"),
+        descriptor_letters=(("aligned", "D", False), ("small", "S", True)),
     )
     metrics = (
         Metric("vgpr_total", "VGPRs", "AMD: unified VGPR+AGPR count per wave (what occupancy sees)",

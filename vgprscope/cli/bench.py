@@ -18,59 +18,40 @@ def bench(*, strategies: StrategiesOpt = None, cases: Cases, grid: BenchGrid, au
           anchors: AnchorsOpt = True, cuda_graph: CudaGraphOpt = False, rep_ms: RepMsOpt = 200.0,
           budget_s: BudgetSOpt = 10.0, format: FormatOpt = Format.table, out: Output) -> None:
     """Time every variant on this GPU after it passes the correctness gate, beside torch SDPA."""
-    import itertools
+    import contextlib
 
-    from ..bench.cases import build_cases
-    from ..bench.device import current_gpu, machine
-    from ..bench.output import RENDERERS
-    from ..bench.runner import BenchOptions, run_bench
-    from ..attention.config import check_backend_options
-    from ..attention.variants import check_knobs, select_variants
-    from ..core.extras import require_torch
+    from ..library.bench import bench as run
     from ..library.grid import dtype_values, field_named, option_values
-
-    # the command line first (a usage error says so on any machine), then torch, then the GPU;
-    # several head dims, dtypes or presets: the cases of each (None: the preset's head dims; fp16)
-    head_dims: list[int | None] = [*option_values(field_named("head_dim"), cases.head_dim, cli=True)] or [None]
-    dtypes = dtype_values(cases.dtype, cli=True) or ["fp16"]
-    presets: list[str | None] = [*dict.fromkeys(cases.preset or [])] or [None]
-    problems = list(dict.fromkeys(c for hd, dt, preset in itertools.product(head_dims, dtypes, presets)
-                                  for c in build_cases(cases.shape, preset, hd, dt, cases.causal, cases.kv_heads)))
-    # several values of a config option make a grid: every combination is timed (head dim and dtype come
-    # from the cases)
-    requests = grid.requests()
-    req = requests[0]
-    selected = select_variants(list(strategies or []))
-    for r in requests:
-        check_knobs(r, selected)
-    require_torch("vgprscope bench")
-    gpu = current_gpu()
-    for r in requests:
-        check_backend_options(r, [gpu.arch])
-    names = tuple(v.name for v in selected)
-    if not gpu.verified:
-        err(f"{gpu.backend.vendor.name} GPU: results are marked unverified until this code has been run on "
-            f"{gpu.backend.vendor.name} hardware by a person")
-    opts = BenchOptions(variants=names, request=req, anchors=anchors, rep_ms=rep_ms, time_budget_s=budget_s,
-                        autotune=autotune, cuda_graph=cuda_graph)
-    m = machine(gpu)
-    err(m.line())
+    from .common import nothing_compiled
     from .progress import bench_progress
 
-    from dataclasses import replace
+    bars: list = []  # the progress bar, shown once the machine line is printed
 
-    rows = []
-    with bench_progress() as progress:
-        for i, r in enumerate(requests):  # the anchors do not depend on the config: timed once
-            rows += run_bench(gpu, problems, replace(opts, request=r, anchors=anchors and i == 0), on_progress=progress)
-    failed = [r for r in rows if not r.ok]
+    def started(m, gpu) -> None:
+        if not gpu.verified:
+            vendor = gpu.backend.vendor.name
+            err(f"{vendor} GPU: results are marked unverified until this code has been run on {vendor} hardware "
+                "by a person")
+        err(m.line())
+        bars.append(stack.enter_context(bench_progress()))
+
+    def progress(done: int, total: int, what: str) -> None:
+        bars[0](done, total, what)
+
+    # the command line's values (several head dims, dtypes or presets: the cases of each; several values of a
+    # config option: a grid, every combination timed)
+    with contextlib.ExitStack() as stack:
+        result = run(strategies, shape=cases.shape, preset=cases.preset,
+                     head_dim=option_values(field_named("head_dim"), cases.head_dim, cli=True),
+                     dtype=dtype_values(cases.dtype, cli=True), causal=cases.causal, kv_heads=cases.kv_heads,
+                     requests=grid.requests(), autotune=autotune, anchors=anchors, cuda_graph=cuda_graph,
+                     rep_ms=rep_ms, budget_s=budget_s, on_start=started, on_progress=progress)
+    rows, failed = result.rows, result.failed
     if rows and len(failed) == len(rows):
-        from .common import nothing_compiled
-
         err(nothing_compiled([r.status for r in rows], what="has a time"))
     elif failed:
         err(f"{len(failed)} of {len(rows)} rows have no time (see their status)")
-    emit(RENDERERS[format.value](rows, m, **({"wide": out.wide} if format is Format.table else {})), out.output)
+    emit(result.render(format.value, out.wide), out.output)
     if rows and len(failed) == len(rows):
         raise typer.Exit(FAILURE)
 

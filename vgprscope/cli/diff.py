@@ -1,12 +1,12 @@
 """``vgprscope diff``: the same kernels under two Triton releases, or one release with and without a compiler
-setting, judged by the gate's rules; ``vgprscope toolchains``: the releases vgprscope has installed."""
+setting, judged by the gate's rules."""
 
 from __future__ import annotations
 
 import typer
 
-from .common import ReflowedHelp, command_line, emit, err, handles_errors, headed, in_project
-from .options import Compiles, DiffFormat, DiffFormatOpt, Grid, Kernels, Output, ReleaseArg, Rules, SchedulerOpt, Toolchains, bundled
+from .common import command_line, emit, err, handles_errors, headed, in_project
+from .options import Compiles, DiffFormat, DiffFormatOpt, Grid, Kernels, Output, Rules, SchedulerOpt, Toolchains, bundled
 
 
 @handles_errors
@@ -39,43 +39,6 @@ def diff(*, tc: Toolchains, kernels: Kernels, grid: Grid, rules: Rules, format: 
     raise typer.Exit(result.exit_code)  # no verdict where a side could not read a kernel's current source
 
 
-toolchains_app = typer.Typer(cls=ReflowedHelp, help="The Triton releases vgprscope has installed to compile with.",
-                             no_args_is_help=False, invoke_without_command=True)
-
-
-@toolchains_app.callback()
-@handles_errors
-def toolchains_list(ctx: typer.Context) -> None:
-    """List the installed Triton toolchains (version, size, path); `toolchains remove VERSION` deletes one."""
-    if ctx.invoked_subcommand is not None:
-        return
-    from ..compile import toolchains
-
-    rows = toolchains.list_store()
-    if not rows:
-        err(f"no Triton toolchain installed yet in {toolchains.store()} (`--triton VERSION` installs one)")
-        return
-    lines = [f"{'Triton':<10} {'MB':>6}  path"]
-    for e in rows:
-        note = f"  ({e.note})" if e.note else ""
-        lines.append(f"{e.version:<10} {e.size / 2**20:>6.0f}  {e.path}{note}")
-    emit("\n".join(lines), None)
-    if any(e.note and not e.alive for e in rows):
-        err("`vgprscope toolchains remove VERSION` deletes a broken toolchain or an interrupted install's "
-            "directory (the next install of that release removes the latter too)")
-
-
-@toolchains_app.command("remove")
-@handles_errors
-def toolchains_remove(version: ReleaseArg) -> None:
-    """Delete an installed Triton toolchain."""
-    from ..compile import toolchains
-
-    where = toolchains.remove(version)
-    err(f"removed Triton {version} ({where})")
-
-
 def register(app: typer.Typer) -> None:
     """Adds this module's commands to ``app``, in the order --help lists them."""
     app.command()(diff)
-    app.add_typer(toolchains_app, name="toolchains")

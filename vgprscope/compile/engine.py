@@ -325,14 +325,14 @@ class Engine:
             ident = idents[job.toolchain]
             if "error" in answer and (answer.get("toolchain") or ident.changed()):
                 raise _broken(job.toolchain, ident, str(answer["error"]))
-            stored = "stored" in job.source.as_dict()
-            # a Triton cache entry's outputs are not kept: a figure left unread is read again from the entry's
-            # files when asked (``_read_loops`` finds no raw outputs: the entry is read again, disassembled then)
+            # a Triton cache entry's outputs are not kept (its source says: ``keeps_outputs``): a figure left unread
+            # is read again from the entry's files when asked (``_read_loops`` finds no raw outputs: the entry is
+            # read again, disassembled then)
             result = result_of(task.arch, answer, self.loops)
             deps = answer.get("deps")
             if answer.get("error_kind") != worker.ENVIRONMENT:
                 # a Triton cache entry's outputs stay in that cache: only what was parsed from them is kept
-                raw = None if stored else answer
+                raw = answer if job.source.keeps_outputs else None
                 snapshot = {"snapshot": _snapshot_hash(job)} if "note" in answer else {}
                 self.cache.store(keys[i], {"arch": task.arch.name, "triton_version": tv, "deps": deps or {},
                                            "parser": PARSER_VERSION, "result": result,

@@ -224,6 +224,17 @@ def atomic_write(path: str | os.PathLike[str], data: bytes | str) -> None:
         raise
 
 
+def read_input(path: Path, *, what: str, missing: str, error: type[Exception]) -> bytes:
+    """The bytes of a file vgprscope reads (a baseline, a capture); missing or unreadable, one ``error`` line
+    naming it: ``no {what} at {path}; {missing}`` (how to make one), ``cannot read {what} {path}: why``."""
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise error(f"no {what} at {path}; {missing}") from None
+    except OSError as exc:
+        raise error(f"cannot read {what} {path}: {why_not(exc)}") from None
+
+
 def read_versioned_json(path: str | os.PathLike[str], *, what: str, schema: str, version: int | tuple[int, ...], missing: str,
                         stale: str, error: type[Exception]) -> dict[str, Any]:
     """A vgprscope JSON document (baseline, capture) checked for its ``schema`` and ``schema_version``; every
@@ -231,12 +242,9 @@ def read_versioned_json(path: str | os.PathLike[str], *, what: str, schema: str,
     one), unreadable, not JSON (truncated or corrupt), another kind of file, another version (``stale`` says
     what to do)."""
     path = Path(path)
+    data = read_input(path, what=what, missing=missing, error=error)
     try:
-        text = path.read_text()
-    except FileNotFoundError:
-        raise error(f"no {what} at {path}; {missing}") from None
-    except OSError as exc:
-        raise error(f"cannot read {what} {path}: {why_not(exc)}") from None
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise error(f"cannot read {what} {path}: {exc}") from None
     try:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from typing import Any, ClassVar
 
 # An argument of a launch as facts (``Arg.type``): a pointer is ``*<dtype>``, a scalar its Triton type, or:
 CONSTEXPR = "constexpr"  # a constexpr parameter, or a value the JIT always folds (None)
@@ -98,6 +98,8 @@ class FunctionSource:
     # module does not import there), "snapshot" the capture's snapshot (its file is gone there), "generated"
     # imported else the snapshot (Inductor's generated module)
     load: str = ""
+    # whether a compile's raw outputs are kept in vgprscope's cache (a Triton cache entry's stay in that cache)
+    keeps_outputs: ClassVar[bool] = True
 
     def identity(self) -> dict[str, Any]:
         return {"function": [self.file, self.qualname]} | ({"load": self.load} if self.load else {})
@@ -113,6 +115,7 @@ class IRSource:
     text: str
     suffix: str  # "ttir" or "ttgir": what Triton's compile reads the file as
     name: str  # the kernel's name
+    keeps_outputs: ClassVar[bool] = True
 
     def identity(self) -> dict[str, Any]:
         return {"ir": [self.suffix, hashlib.sha256(self.text.encode()).hexdigest()]}
@@ -137,6 +140,7 @@ class StoredOutputs:
     # the files' contents (sha256 of each, in ``files``' order): a read is cached by what it reads, so the same
     # cubin in another entry or another copy of the cache is read once ("" for a source that did not hash them)
     contents: tuple[str, ...] = ()
+    keeps_outputs: ClassVar[bool] = False  # they are the entry's files: only what was parsed from them is kept
 
     def identity(self) -> dict[str, Any]:
         if not self.contents:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, Protocol, cast
 
@@ -63,13 +63,20 @@ def config_key(d: dict[str, Any]) -> str:
 @dataclass(frozen=True)
 class ArgSpec:
     """One kernel argument as Triton's JIT specialised it: its type (``*fp16``, ``i32``, ``constexpr``)
-    and its specialisation descriptor per backend (``D``: 16-byte aligned / divisible by 16; ``S``: AMD
-    buffer-op range), None where the JIT does not specialise it."""
+    and its specialisation descriptor per backend (Triton's backend name -> the letters its JIT writes, each
+    backend's own: ``backends.base.descriptor``), None where the JIT does not specialise it."""
 
     name: str
     type: str
-    hip: str | None = None
-    cuda: str | None = None
+    descriptors: tuple[tuple[str, str | None], ...] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        """``{"name", "type", <backend>: <descriptor>, ...}``."""
+        return {"name": self.name, "type": self.type, **dict(self.descriptors)}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> ArgSpec:
+        return cls(d["name"], d["type"], tuple((k, v) for k, v in d.items() if k not in ("name", "type")))
 
 
 @dataclass(frozen=True)
@@ -129,14 +136,14 @@ class LaunchConfig(_LaunchOptions):
         return cast(int, self.option("num_warps"))
 
     def as_dict(self) -> dict[str, Any]:
-        d = {"kind": self.kind, "args": [asdict(a) for a in self.args], "constexprs": dict(self.constexprs),
+        d = {"kind": self.kind, "args": [a.as_dict() for a in self.args], "constexprs": dict(self.constexprs),
              "options": dict(self.options), "autotune": asdict(self.autotune) if self.autotune else None}
         return d | ({"origin": self.origin} if self.origin else {}) | ({"tile": dict(self.tile)} if self.tile else {})
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> LaunchConfig:
         at = d.get("autotune")
-        return cls(args=tuple(ArgSpec(**a) for a in d["args"]), constexprs=tuple(d["constexprs"].items()),
+        return cls(args=tuple(ArgSpec.from_dict(a) for a in d["args"]), constexprs=tuple(d["constexprs"].items()),
                    options=tuple(sorted(d["options"].items())),
                    autotune=AutotunePick(at["index"], at["count"], at["declared"], tuple(at.get("key", ())))
                    if at else None, origin=d.get("origin", ""), tile=tuple((d.get("tile") or {}).items()))

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import NotComparableError, OutputError, UsageError
-from ..core.fsutil import atomic_write, check_writable, why_not
+from ..core.fsutil import atomic_write, check_writable, read_input
 from ..core.records import (
     USAGE_CLASSES, Config, Record, ResourceUsage, config_from_dict, usage_from_dict,
     usage_to_dict,
@@ -274,12 +274,8 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def _read(path: Path) -> dict[str, Any]:
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise NotComparableError(f"no baseline at {path}; create it with `vgprscope baseline save`") from None
-    except OSError as exc:
-        raise NotComparableError(f"cannot read baseline {path}: {why_not(exc)}") from None
+    data = read_input(path, what="baseline", missing="create it with `vgprscope baseline save`",
+                      error=NotComparableError)
     try:
         doc = json.loads(data.decode("utf-8"), object_pairs_hook=_unique_keys)
     except _Duplicate as exc:

@@ -45,9 +45,9 @@ def to_html(result: GateResult, machine: Any, baseline_path: str, *, command: st
     locations = locations or {}
     text = summary(result, command)
     if exit_code == 2:
-        verdict = page.Verdict(f"vgprscope {command}: could not judge every entry (exit 2)", "none", text)
+        verdict = page.HeadLine(f"vgprscope {command}: could not judge every entry (exit 2)", "none", text)
     else:
-        verdict = page.Verdict(text.split(":", 1)[0], "pass" if result.passed else "fail", text.split(":", 1)[1].strip())
+        verdict = page.HeadLine(text.split(":", 1)[0], "pass" if result.passed else "fail", text.split(":", 1)[1].strip())
 
     def said(d: EntryDiff) -> str:
         words = list(diagnostics.get(d.key, ())) if diagnostics else []

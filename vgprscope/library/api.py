@@ -193,7 +193,7 @@ def analyze(kernel: Any = None, /, *args: Any, variant: Names = None, arch: Name
     costs a disassembly, as for a table that does not show them; the loops' spill figures are always read.
     ``warn_on_spills``: ptxas's ``--warn-on-spills`` on every NVIDIA compile; ``warn_stack_size``: LLVM's
     ``warn-stack-size`` attribute (bytes) on every AMD compile: their warnings are each row's diagnostics."""
-    from .grid import group_records, sort_records
+    from ..analysis.order import group_records, sort_records
     from .tasks import Selection, sweep
 
     fields = _grid_fields(launch) if kernel is None else {}
@@ -245,7 +245,7 @@ def compare(*, strategies: Names = None, variant: Names = None, arch: Names = No
     from dataclasses import replace
 
     from ..analysis.compare.core import REFERENCE
-    from .grid import sort_lines
+    from ..analysis.compare.core import sort_lines
     from .tasks import Selection, bench_columns, compare_tables, frontier_of, sweep, with_frontiers
 
     fields = _grid_fields(sources)
@@ -286,7 +286,8 @@ def frontier(kernel: Any = None, /, *args: Any, variant: Names = None, strategie
     kernel compiled at every occupancy level of its arch (AMD: waves_per_eu; NVIDIA: maxnreg, then the
     smallest spill-free maxnreg by bisection). Selections as ``analyze`` takes them (a user's kernel too),
     without the knob the frontier sets itself."""
-    from .tasks import Selection, frontier_of, sort_frontiers
+    from ..analysis.frontier.core import sort_frontiers
+    from .tasks import Selection, frontier_of
 
     fields = _grid_fields(launch, frontier=True) if kernel is None else {}
     run = _run(jobs, use_cache, cache, on_progress)

@@ -1,15 +1,14 @@
-"""Config grids: several values per option -> the cartesian product of requests; the size guard; sorting.
+"""Config grids: several values per option -> the cartesian product of requests; the size guard.
 
 Everything here is pure (no triton, no torch): the one parser of a grid's values (the CLI's option strings and
 the library's keywords, by the names of ``core/options.py``'s and ``attention/tiles.py``'s rows), their
-expansion, what a grid would compile, and the order of rows.
+expansion and what a grid would compile. The order of rows is each question's (``analysis/order.py``).
 """
 
 from __future__ import annotations
 
 import itertools
-import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +17,6 @@ from ..core.errors import UsageError
 from ..core.options import Option
 
 if TYPE_CHECKING:  # imported where used: the CLI imports this module at start-up for its option rules
-    from ..core.records import Record
     from ..attention.config import ConfigRequest
 
 # A grid above this many compiles is run only when asked for (`--yes` or `--max-compiles N`): at about a
@@ -216,136 +214,3 @@ def check_size(compiles: int, limit: int | None, confirmed: bool,
     raise GridTooLargeError(
         f"the grid is {compiles:,} compiles, over the limit of {most:,}; it would take {size.estimate()}{rate}; "
         f"pass --yes to run it, or --max-compiles N to allow up to N, or narrow the grid")
-
-
-# ---------------------------------------------------------------------------------------------- sorting
-
-# short names -> the flat record field they sort (rows.flat); any flat field may be named as it is
-SORT_ALIASES = {
-    "vgprs": "usage_vgpr_total", "regs": "regs", "registers": "regs", "sgprs": "usage_sgpr",
-    "agprs": "usage_agpr", "spills": "spills", "scratch": "scratch", "lds": "lds", "shared": "lds",
-    "occupancy": "occ_value", "occ": "occ_value", "occ_percent": "occ_percent", "compile": "compile_seconds",
-    "compile_seconds": "compile_seconds", "spill_insts": "spill_insts", "in_loop": "usage_spill_insts_in_loop",
-}
-# metrics where more is better: shown best first, so these sort descending
-LARGER_IS_BETTER = {"occ_value", "occ_percent", "occ_warps_per_sm", "spill_free_occupancy"}
-
-
-def record_metrics(rec: Record) -> dict[str, Any]:
-    """Every sortable number of a record, named as the csv columns name them (``usage_*``, ``occ_*``,
-    ``cfg_*``), plus vendor-neutral regs / spills / scratch / lds."""
-    from dataclasses import asdict
-
-    from ..backends import backend_of_usage
-
-    d: dict[str, Any] = {"compile_seconds": rec.compile_seconds}
-    d |= {f"cfg_{k}": v for k, v in rec.config.as_dict().items() if isinstance(v, (int, float, str))}
-    u = rec.usage
-    if u is not None:
-        d |= {f"usage_{k}": v for k, v in asdict(u).items()}
-    if rec.occupancy is not None:
-        o = rec.occupancy
-        d |= {"occ_value": o.value, "occ_percent": o.percent, "occ_max": o.max_value,
-              "occ_warps_per_sm": o.warps_per_sm}
-    if u is not None:
-        f = backend_of_usage(u).figures(u)
-        d |= {"regs": f.registers, "spills": u.spills, "scratch": f.scratch_bytes, "lds": f.memory_bytes}
-        if f.spill_insts is not None:  # where the compiler counts spill instructions (AMD)
-            d["spill_insts"] = f.spill_insts
-    return d
-
-
-def resolve_metric(name: str, known: Iterable[str]) -> str:
-    """The field a ``--sort`` name means; unknown names are a usage error listing the short names."""
-    key = name.strip().lower().replace("-", "_")
-    key = SORT_ALIASES.get(key, key)
-    known = set(known)
-    if key not in known:
-        short = sorted(a for a, f in SORT_ALIASES.items() if f in known or a in known)
-        raise UsageError(f"cannot sort by {name!r}; sort by one of: {', '.join(short)} "
-                         "(or any field of the csv output)")
-    return key
-
-
-def sort_by(items: Sequence[Any], metric: str, value_of: Callable[[Any, str], Any]) -> list[Any]:
-    """Best first by ``metric``: ascending, descending for LARGER_IS_BETTER; rows without it go last."""
-    desc = metric in LARGER_IS_BETTER
-
-    def key(item: Any) -> tuple[int, Any]:
-        v = value_of(item, metric)
-        if v is None or v == "" or (isinstance(v, float) and math.isnan(v)):
-            return (1, 0)
-        if isinstance(v, (int, float)) and not isinstance(v, bool):
-            return (0, -v if desc else v)
-        return (0, str(v))
-
-    return sorted(items, key=key)
-
-
-def sort_given(metric: str | None) -> str | None:
-    """The sort asked for, None for none; an empty name is a usage error, never "no sort"."""
-    if metric is not None and not metric.strip():
-        raise UsageError(f"sort {metric!r} is empty; give a metric such as vgprs, spills or occupancy, or leave it "
-                         "out for the compile order")
-    return metric
-
-
-def sort_records(records: Sequence[Record], metric: str | None) -> list[Record]:
-    """Records grouped by variant and arch (in first-seen order), each group best first by ``metric``.
-
-    A multi-kernel variant's kernels stay together under their config: the group's configs are ordered
-    by their worst kernel's value."""
-    if (metric := sort_given(metric)) is None:
-        return list(records)
-    if not records:
-        return []
-    field = resolve_metric(metric, {k for r in records for k in record_metrics(r)})
-    groups: dict[tuple[str, str], dict[str, list[Record]]] = {}
-    for r in records:
-        groups.setdefault((r.variant, r.arch), {}).setdefault(r.config.key(), []).append(r)
-
-    def config_value(kernels: list[Record], f: str) -> Any:
-        got = [record_metrics(r).get(f) for r in kernels]
-        vals: list[int | float] = [v for v in got if isinstance(v, (int, float)) and not isinstance(v, bool)]
-        if not vals:
-            return None
-        return min(vals) if f in LARGER_IS_BETTER else max(vals)
-
-    out: list[Record] = []
-    for configs in groups.values():
-        for kernels in sort_by(list(configs.values()), field, config_value):
-            out.extend(kernels)
-    return out
-
-
-def group_records(records: Sequence[Record]) -> list[Record]:
-    """Rows of one variant and arch together (variants, then archs, in first-seen order); within a group
-    the grid's order is kept, and a config's kernels stay together."""
-    variants = {v: i for i, v in enumerate(dict.fromkeys(r.variant for r in records))}
-    archs = {a: i for i, a in enumerate(dict.fromkeys(r.arch for r in records))}
-    return sorted(records, key=lambda r: (variants[r.variant], archs[r.arch]))
-
-
-# compare's variant lines: --sort names -> VariantLine attributes
-LINE_SORTS = {"regs": "regs", "vgprs": "regs", "registers": "regs", "sgprs": "sgprs", "spills": "spills",
-              "scratch": "scratch", "lds": "lds", "shared": "lds", "occupancy": "occupancy", "occ": "occupancy",
-              "occ_percent": "occupancy_pct", "spill_free_occupancy": "spill_free_occupancy"}
-
-
-def sort_lines(per_arch: Mapping[str, Sequence[Any]], metric: str | None) -> dict[str, list[Any]]:
-    """compare's per-arch variant lines, each table best first by ``metric``."""
-    if (metric := sort_given(metric)) is None:
-        return {k: list(v) for k, v in per_arch.items()}
-    key = metric.strip().lower().replace("-", "_")
-    if key not in LINE_SORTS:
-        raise UsageError(f"cannot sort compare by {metric!r}; sort by one of: {', '.join(LINE_SORTS)}")
-    attr = LINE_SORTS[key]
-    field = "occ_value" if attr == "occupancy" else attr  # occupancy sorts descending
-
-    def value(ln: Any, _: str) -> Any:
-        if attr == "spill_free_occupancy":
-            return ln.frontier.spill_free_occupancy if ln.frontier is not None else None
-        return getattr(ln, attr)
-
-    return {k: sort_by(list(v), field if field != "occupancy_pct" else "occ_percent", value)
-            for k, v in per_arch.items()}

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core import exit_codes
 from ..report.machine import Machine
-from ..analysis.result import NotebookDisplay, _machine, dataframe
+from ..analysis.result import NotebookDisplay, TableDisplay, _machine, dataframe
 
 if TYPE_CHECKING:
     import pandas
@@ -84,7 +84,7 @@ def underived(status: str) -> bool:
 
 
 @dataclass(frozen=True, repr=False)
-class CheckResult(NotebookDisplay):
+class CheckResult(TableDisplay):
     """``vgprscope.check``: the gate's verdict on every entry (``result``: ``gate.diff.GateResult``), the
     entries this run compiled, and the exit code the CLI would give (0 passed, 1 failed, 2 a captured launch
     the current source makes could not be derived: its row says "capture again", or what it needs that does not
@@ -139,15 +139,6 @@ class CheckResult(NotebookDisplay):
         from ..gate import report
 
         return report.to_json(self.result, self.machine.as_dict(), self.baseline, exit_code=self.exit_code)
-
-    def table(self, wide: bool = False, alone: bool = False) -> str:
-        """The terminal table (``alone``: without the machine line and the legends, as a notebook shows it;
-        the footnotes and what is not shown stay)."""
-        from ..report.formats import table_alone
-
-        with table_alone(alone):
-            text = self._table(wide)
-        return text.lstrip("\n") if alone else text
 
     def _table(self, wide: bool) -> str:
         from ..gate import report

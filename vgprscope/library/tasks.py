@@ -277,36 +277,6 @@ def with_frontiers(per_arch: Mapping[str, Sequence[VariantLine]],
                   for ln in lines] for key, lines in per_arch.items()}
 
 
-# frontier sort names -> how a KernelFrontier gives the value
-_FRONTIER_SORTS: dict[str, Callable[[Any], Any]] = {
-    "spill_free_occupancy": lambda kf: kf.spill_free_occupancy,
-    "occupancy": lambda kf: kf.spill_free_occupancy,
-    "next_spills": lambda kf: kf.next_level.spills if kf.next_level else None,
-    "spills": lambda kf: kf.next_level.spills if kf.next_level else None,
-    "min_maxnreg": lambda kf: kf.min_spill_free_maxnreg,
-}
-
-
-def sort_frontiers(frontiers: Sequence[KernelFrontier], metric: str | None) -> list[KernelFrontier]:
-    """The kernels of each arch best first by ``metric`` (spill_free_occupancy, next_spills, min_maxnreg)."""
-    from ..core.errors import UsageError
-    from .grid import sort_by, sort_given
-
-    if (metric := sort_given(metric)) is None:
-        return list(frontiers)
-    key = metric.strip().lower().replace("-", "_")
-    if key not in _FRONTIER_SORTS:
-        raise UsageError(f"cannot sort the frontier by {metric!r}; sort by one of: {', '.join(_FRONTIER_SORTS)}")
-    field = "spill_free_occupancy" if key in ("occupancy", "spill_free_occupancy") else key
-    groups: dict[str, list[KernelFrontier]] = {}
-    for kf in frontiers:
-        groups.setdefault(kf.arch, []).append(kf)
-    return [kf for kfs in groups.values() for kf in sort_by(kfs, field, lambda k, _: _FRONTIER_SORTS[key](k))]
-
-
-TIMING_HEADERS = ("time (ms)", "TFLOP/s", "GB/s")
-
-
 def bench_columns(per_arch: Mapping[str, Sequence[VariantLine]], requests: Sequence[ConfigRequest],
                   shape: tuple[int, ...] | None) -> dict[str, Any]:
     """compare's timings: the variants timed on this GPU (its arch only) at every grid point, keyed like the
@@ -314,6 +284,7 @@ def bench_columns(per_arch: Mapping[str, Sequence[VariantLine]], requests: Seque
     compile-only). The fields of CompareResult they fill."""
     from dataclasses import replace
 
+    from ..analysis.compare.view import TIMING_HEADERS, timing_cells
     from ..attention.config import DEFAULT_SHAPE
     from ..bench.cases import Case
     from ..bench.device import current_gpu, machine
@@ -333,8 +304,5 @@ def bench_columns(per_arch: Mapping[str, Sequence[VariantLine]], requests: Seque
         rows = run_bench(gpu, [case], BenchOptions(variants=names, request=replace(req), anchors=False))
         label = point_label(req, axes) if axes else ""
         out[f"{gpu.arch.name}{' ' + label if label else ''}"] = {
-            r.name: dict(zip(TIMING_HEADERS, [r.timing.label() if r.timing else r.status,
-                                              f"{r.tflops:.1f}" if r.tflops else "-",
-                                              f"{r.gbps:.0f}" if r.gbps else "-"]))
-            for r in rows}
+            r.name: timing_cells(r) for r in rows}
     return {"timings": out, "timing_headers": TIMING_HEADERS, "machine": machine(gpu)}

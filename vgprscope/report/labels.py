@@ -4,8 +4,6 @@ a name stands on a line of its own."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import PurePath
-from typing import Any
 
 # A label column wider than this (a captured kernel's module path, a generated kernel's name) would take
 # the width the data columns need: the names then become title lines across the table instead.
@@ -30,22 +28,3 @@ def common_config(labels: Sequence[str]) -> tuple[str, list[str]]:
     return " ".join(shared), rest
 
 
-# A generated module's name is a 52-character hash: this many of its characters name it (a shell's glob finds it)
-_MODULE_SHOWN = 12
-
-
-def generated_where(rec: Any) -> str:
-    """Where a generated kernel's source is, for a person to open it: its module's file (the hash shortened,
-    ``cqgq6yiwqwtq….py``) and the kernel's ``def`` line where known (``:18``); "" for a kernel that is not
-    Inductor's. The full path is the row's ``module`` extra (scan) or its identity's file."""
-    extras = dict(rec.extras)
-    module = extras.get("module")
-    if not module and getattr(rec, "variant", "") == "inductor" and rec.identity is not None:
-        module = rec.identity.file
-    if not module:
-        return ""
-    name = PurePath(str(module)).name
-    stem = name.removesuffix(".py")
-    shown = f"{stem[:_MODULE_SHOWN]}…py" if len(stem) > _MODULE_SHOWN + 1 else name
-    line = extras.get("line")
-    return f"{shown}:{line}" if isinstance(line, int) else shown

@@ -68,7 +68,7 @@ def esc(text: object) -> str:
 
 
 @dataclass(frozen=True)
-class Verdict:
+class HeadLine:
     """The line a report starts with: ``state`` pass, fail or none (nothing could be compared)."""
 
     text: str
@@ -87,7 +87,7 @@ def versions_of(records: Iterable[Record]) -> list[str]:
 
 
 def document(title: str, sections: Sequence[str], *, machine: Machine | None, command: str,
-             versions: Sequence[str] = (), verdict: Verdict | None = None) -> str:
+             versions: Sequence[str] = (), verdict: HeadLine | None = None) -> str:
     """The whole page: the verdict first (where there is one), then the machine line, the compilers and the
     command that made the report, then the sections."""
     head = [f"<h1>{esc(title)}</h1>"]

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..backends import BACKENDS, UsageFigures, backend_of_usage, memory_metric
 from ..core.records import Occupancy, Record
-from ..sources.inductor import spill_verdict
+from ..sources.inductor import skip_note, verdict_fields
 from . import usage_text
 from .formats import Column, Footnotes
 from .vendor_words import VENDOR_WORDS
@@ -77,9 +77,7 @@ def flat(rec: Record) -> dict[str, Any]:
               "occ_limiters": ",".join(o.limiters), "occ_next_step": o.next_step, "occ_headroom": o.headroom,
               "occ_warps_per_sm": o.warps_per_sm, "occ_note": o.note}
     d |= {f"x_{k}": v for k, v in rec.extras}
-    verdict = spill_verdict(rec)
-    if verdict is not None:  # Inductor's rows: its n_spills and whether its autotuner skips the config
-        d |= {"inductor_n_spills": verdict.n_spills, "inductor_skips": verdict.skipped}
+    d |= verdict_fields(rec)  # Inductor's rows: its n_spills and whether its autotuner skips the config
     d |= {"compile_seconds": round(rec.compile_seconds, 3), "cached": rec.cached,
           "triton_version": rec.triton_version, "source_hash": rec.source_hash}
     # the compiler's own words: its codes (what the gate compares) and each one in full, and the LLVM it ran
@@ -185,14 +183,8 @@ def fmt_spills_noted(rec: Record, notes: Footnotes) -> str:
     u = rec.usage
     why = getattr(u, "spills_from", None) if u is not None and not u.spills_known else None
     cell = f"{fmt_spills(rec)} {notes.ref(why)}" if why else fmt_spills(rec)
-    verdict = spill_verdict(rec)
-    if verdict is not None and verdict.skipped:  # a config Inductor's autotuner does not run
-        cell += f" skip {notes.ref(SKIP_NOTE.format(n=verdict.n_spills, t=verdict.threshold))}"
-    return cell
-
-
-SKIP_NOTE = ("Inductor's autotuner skips this config: its n_spills (local memory per thread / 4) is {n}, over "
-             "Inductor's spill_threshold {t}")
+    skipped = skip_note(rec)  # a config Inductor's autotuner does not run
+    return f"{cell} skip {notes.ref(skipped)}" if skipped else cell
 
 
 def fmt_status(rec: Record, notes: Footnotes) -> str:
@@ -261,15 +253,6 @@ def fmt_next(rec: Record) -> str:
 
 def fmt_note(rec: Record) -> str:
     return rec.occupancy.note if rec.occupancy and rec.occupancy.note else "-"
-
-
-def fmt_inductor(rec: Record) -> str:
-    """Inductor's verdict on a config of its own, counted as it counts (``skip: n_spills 34 > 16``), "-" elsewhere."""
-    verdict = spill_verdict(rec)
-    return verdict.text() if verdict is not None else "-"
-
-
-INDUCTOR_HEADER = "Inductor spill threshold"
 
 
 def fmt_diagnostics(rec: Record) -> str:

@@ -1,8 +1,10 @@
 """A usage's cells and phrases in its vendor's words: the numbers from its backend (``Backend.figures``), the
-words and templates from its vendor's row (``report.vendor_words``). Nothing here tells the vendors apart."""
+words and templates from its vendor's row (``report.vendor_words``); the occupancy calculator's tables. Nothing
+here tells the vendors apart."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..backends import backend_of_usage
@@ -11,6 +13,7 @@ from .vendor_words import VendorWords, words_of
 if TYPE_CHECKING:
     from ..backends import Calculation, UsageFigures
     from ..core.archs import Arch
+    from ..core.occupancy.common import LadderStep
     from ..core.records import ResourceUsage
 
 
@@ -97,3 +100,51 @@ def calculator_line(arch: Arch, calc: Calculation) -> str:
     if calc.occupancy is None:  # no register count given: a ladder only, no row
         return ""
     return words_of(arch.vendor).calculator_line.format(**calc.fields, percent=calc.occupancy.percent)
+
+
+def calculator_tables(target: Arch, result: dict[str, Any], steps: Sequence[LadderStep] | None, calc: Calculation,
+                      wide: bool = False) -> str:
+    """The result as a key / value table and the ladder, through report.formats.render_table: a value
+    longer than two lines of the terminal becomes a footnote (all in line with ``wide``)."""
+    from .formats import Footnotes, lines_at, new_table, output_width, render_table
+
+    parts = []
+    if "inputs" in result:
+        rows: list[tuple[str, str]] = []
+        inputs = ", ".join(f"{k} {v}" for k, v in result["inputs"].items() if v is not None)
+        rows.append(("input", inputs))
+        rows.append(("occupancy", calculator_line(target, calc)))
+        rows.append(("limited by", ", ".join(result["limiters"]) or "nothing below the arch's maximum"))
+        unit = result["unit"]
+        rows += [(f"  {name} limit", f"{value} {unit}") for name, value in result["limits"].items()]
+        rows += [("next step", result["next_step"]), ("headroom", result["headroom"])]
+        if result["note"]:
+            rows.append(("note", result["note"]))
+        notes = Footnotes()
+        room = output_width() - max(len(k) for k, _ in rows) - 2  # the value column's width
+        table = new_table(f"occupancy on {target.name} ({target.description})", show_header=False)
+        table.add_column("", style="bold", no_wrap=True)
+        table.add_column("", overflow="fold")
+        for key, value in rows:
+            long = not wide and lines_at(value, room) > 2
+            table.add_row(key, notes.ref(value) if long else value)
+        parts.append(render_table(table, footnotes=notes, wide=wide))
+    if steps is not None:
+        vw = words_of(target.vendor)
+        words, current = vw.ladder_words, calc.current
+        warps = any(s.warps_per_sm is not None for s in steps)  # NVIDIA's ladder gives warps/SM beside blocks
+        table = new_table(f"{target.name}: {words} -> {vw.unit}")
+        table.add_column(words, justify="right")
+        table.add_column(vw.unit, justify="right")
+        if warps:
+            table.add_column("warps/SM", justify="right")
+        table.add_column("% of max", justify="right")
+        table.add_column("")
+        for s in steps:
+            mark = "<- here" if current is not None and s.lo <= current <= s.hi else ""
+            row = [f"{s.lo}-{s.hi}" if s.lo != s.hi else str(s.lo), str(s.value)]
+            if warps:
+                row.append(str(s.warps_per_sm))
+            table.add_row(*row, f"{s.percent:g}", mark)
+        parts.append(render_table(table, wide=wide))
+    return "\n".join(parts)

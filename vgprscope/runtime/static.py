@@ -191,7 +191,7 @@ def _installed(path: str) -> bool:
 class _File:
     """One file read as a module: its statements run on demand into ``module``."""
 
-    def __init__(self, session: Session, name: str, path: str) -> None:
+    def __init__(self, session: StaticLoad, name: str, path: str) -> None:
         self.session, self.name, self.path = session, name, path
         with open(path, encoding="utf-8") as f:
             text = f.read()
@@ -264,7 +264,7 @@ class _File:
         raise AttributeError(f"module {self.name!r} has no attribute {name!r}")
 
 
-class Session:
+class StaticLoad:
     """One static load: the files read, the modules they became (registered while it lasts, so that imports
     among them resolve), and what failed to import."""
 
@@ -372,8 +372,8 @@ class Session:
 
 
 @contextlib.contextmanager
-def session(kernel_module: str, root: str) -> Iterator[Session]:
-    s = Session(kernel_module, root)
+def session(kernel_module: str, root: str) -> Iterator[StaticLoad]:
+    s = StaticLoad(kernel_module, root)
     try:
         yield s
     finally:

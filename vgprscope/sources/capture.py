@@ -27,6 +27,7 @@ from ..core.options import LAUNCH_OPTIONS, launch_option_names
 from ..capture.model import Capture, CapturedKernel, CapturedLaunch
 from ..compile.task import RowInfo, Task, target_of
 from ..backends import BACKENDS, foreign_options
+from ..backends.base import descriptor
 from ..core.job import Arg, CompileJob, FunctionSource, Target
 from ..core.errors import UsageError
 from ..core.paths import shown_path
@@ -85,13 +86,9 @@ def resolve_file(kernel: CapturedKernel) -> tuple[Path | None, str | None]:
 
 def _arg_spec(a: dict) -> ArgSpec:
     """A fact as the config shows it (the descriptor each backend's JIT derives from it)."""
-    if a["type"] == "constexpr":
-        return ArgSpec(a["name"], "constexpr")
-    if a.get("one"):
-        return ArgSpec(a["name"], "constexpr")
-    hip = ("D" if a.get("aligned") else "") + ("S" if a.get("small") and a["type"].startswith("*") else "")
-    cuda = "D" if a.get("aligned") else ""
-    return ArgSpec(a["name"], a["type"], hip, cuda)
+    if a["type"] == "constexpr" or a.get("one"):
+        return ArgSpec(a["name"], "constexpr", tuple((b.name, None) for b in BACKENDS))
+    return ArgSpec(a["name"], a["type"], tuple((b.name, descriptor(b, a)) for b in BACKENDS))
 
 
 def launch_config(x: CapturedLaunch) -> LaunchConfig:

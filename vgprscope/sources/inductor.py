@@ -1,5 +1,8 @@
-"""PyTorch Inductor's kernels: their rows' slot, Inductor's spill threshold, and Inductor's cache directory as a
-source (``vgprscope scan`` of ``TORCHINDUCTOR_CACHE_DIR``).
+"""PyTorch Inductor's kernels: their rows' slot, Inductor's spill threshold and its verdict on a row (the row's
+``inductor_spill_threshold`` extra against its n_spills), what the tables, the CSV and ``diff`` render of that
+verdict (its column, the spills cell's skip note, the crossings of the threshold between two sides), where a
+generated kernel's module is, and Inductor's cache directory as a source (``vgprscope scan`` of
+``TORCHINDUCTOR_CACHE_DIR``).
 
 Inductor's autotuner skips a config whose ``n_spills`` exceeds ``inductor_meta["spill_threshold"]`` (PyTorch's
 ``config.triton.spill_threshold``: 16, 32 on HIP; ``CachingAutotuner.bench`` in
@@ -27,7 +30,7 @@ import re
 import textwrap
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any
 
 from ..core.archs import Arch
@@ -84,6 +87,81 @@ def spill_verdict(rec: Record | None) -> SpillVerdict | None:
     if not isinstance(threshold, int) or n is None:
         return None
     return SpillVerdict(n, threshold)
+
+
+# ---- what the rows and the diff render of it
+
+VERDICT_HEADER = "Inductor spill threshold"  # the column that shows the verdict (``verdict_cell``)
+SKIP_NOTE = ("Inductor's autotuner skips this config: its n_spills (local memory per thread / 4) is {n}, over "
+             "Inductor's spill_threshold {t}")
+
+
+def verdict_cell(rec: Record) -> str:
+    """Inductor's verdict on a config of its own, counted as it counts (``skip: n_spills 34 > 16``), "-" elsewhere."""
+    verdict = spill_verdict(rec)
+    return verdict.text() if verdict is not None else "-"
+
+
+def skip_note(rec: Record) -> str | None:
+    """Why a row's config is one Inductor's autotuner does not run (the spills cell's note); None where it runs."""
+    verdict = spill_verdict(rec)
+    return SKIP_NOTE.format(n=verdict.n_spills, t=verdict.threshold) if verdict is not None and verdict.skipped \
+        else None
+
+
+def verdict_fields(rec: Record) -> dict[str, Any]:
+    """The verdict as a flat row's fields (CSV, dataframes): {} for a row that is not Inductor's."""
+    verdict = spill_verdict(rec)
+    return {} if verdict is None else {"inductor_n_spills": verdict.n_spills, "inductor_skips": verdict.skipped}
+
+
+# A generated module's name is a 52-character hash: this many of its characters name it (a shell's glob finds it)
+_MODULE_SHOWN = 12
+
+
+def generated_where(rec: Any) -> str:
+    """Where a generated kernel's source is, for a person to open it: its module's file (the hash shortened,
+    ``cqgq6yiwqwtq….py``) and the kernel's ``def`` line where known (``:18``); "" for a kernel that is not
+    Inductor's. The full path is the row's ``module`` extra (scan) or its identity's file."""
+    extras = dict(rec.extras)
+    module = extras.get("module")
+    if not module and getattr(rec, "variant", "") == "inductor" and rec.identity is not None:
+        module = rec.identity.file
+    if not module:
+        return ""
+    name = PurePath(str(module)).name
+    stem = name.removesuffix(".py")
+    shown = f"{stem[:_MODULE_SHOWN]}…py" if len(stem) > _MODULE_SHOWN + 1 else name
+    line = extras.get("line")
+    return f"{shown}:{line}" if isinstance(line, int) else shown
+
+
+
+@dataclass(frozen=True)
+class ThresholdCrossing:
+    """An Inductor config the two sides of a diff put on opposite sides of Inductor's spill threshold: one side's
+    autotuner benchmarks it, the other's skips it."""
+
+    key: str
+    before: SpillVerdict
+    after: SpillVerdict
+
+    def text(self) -> str:
+        return f"{self.key}: {self.before.text()} -> {self.after.text()}"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"key": self.key, "before": _verdict_dict(self.before), "after": _verdict_dict(self.after)}
+
+
+def _verdict_dict(v: SpillVerdict) -> dict[str, Any]:
+    return {"n_spills": v.n_spills, "threshold": v.threshold, "skipped": v.skipped}
+
+
+def threshold_crossings(before: dict[str, Record], after: dict[str, Record]) -> tuple[ThresholdCrossing, ...]:
+    """The Inductor entries (by key) one side's autotuner would benchmark and the other's skip."""
+    return tuple(ThresholdCrossing(key, va, vb) for key, ra in before.items() if key in after
+                 and (va := spill_verdict(ra)) is not None and (vb := spill_verdict(after[key])) is not None
+                 and va.skipped != vb.skipped)
 
 
 def inductor_slot(args: tuple[dict[str, Any], ...], options: dict[str, Any],

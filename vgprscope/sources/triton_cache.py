@@ -154,17 +154,6 @@ def read_entry(directory: Path) -> CacheEntry:
     return entry
 
 
-def read_cache(directory: Path) -> list[CacheEntry]:
-    """Every entry of a Triton cache directory, in name order (helper modules included, marked)."""
-    try:
-        subdirs = sorted(p for p in directory.iterdir() if p.is_dir())
-    except OSError as exc:
-        from ..core.errors import UsageError
-
-        raise UsageError(f"cannot read Triton cache directory {directory}: {exc.strerror or exc}") from None
-    return [read_entry(d) for d in subdirs]
-
-
 def _options(entry: CacheEntry, vendor: str | None) -> dict[str, Any]:
     names = COMMON_OPTIONS + (VENDOR_OPTIONS.get(vendor, ()) if vendor else ())
     return {k: entry.metadata[k] for k in names if entry.metadata.get(k) is not None}

@@ -11,7 +11,7 @@ from tests.gate.test_loop_gate import _amd_raw  # type: ignore[import-not-found]
 
 from vgprscope.backends import HIP
 from vgprscope.compile.toolchains import Toolchain
-from vgprscope.analysis.diff.core import DiffResult
+from vgprscope.analysis.diff.core import SidesDiff
 from vgprscope.gate.baseline import Baseline, Entry
 from vgprscope.gate.diff import judge
 from vgprscope.core.records import LaunchConfig
@@ -24,12 +24,12 @@ def _entry(slot: str, **fields) -> Entry:
     return Entry("baseline", "attn_fwd", "gfx942", slot, config, config.key(), "ok", u, occ)
 
 
-def _result() -> DiffResult:
+def _result() -> SidesDiff:
     before = [_entry("grows", loop_spill_bytes=0, loop_scratch_insts=0, loop_matrix_share=13), _entry("same"),
               _entry("unknown", loop_spill_bytes=None)]
     after = [_entry("grows", loop_lines="_fa_common.py:67-172"), _entry("same"), _entry("unknown")]
     gate = judge(Baseline.of(before, "3.7.1"), after, current_triton="3.8.0")
-    return DiffResult(Toolchain("release", "3.7.1"), Toolchain("release", "3.8.0"), ("gfx942",), gate, (), (), ())
+    return SidesDiff(Toolchain("release", "3.7.1"), Toolchain("release", "3.8.0"), ("gfx942",), gate, (), (), ())
 
 
 def test_diff_names_the_hot_loop_whose_scratch_traffic_grew():

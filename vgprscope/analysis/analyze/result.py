@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...core.records import Record
 from ...report.machine import Machine
-from ..result import NotebookDisplay, _counts, _machine, dataframe
+from ..result import TableDisplay, _counts, _machine, dataframe
 
 
 if TYPE_CHECKING:
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True, repr=False)
-class AnalyzeResult(NotebookDisplay):
+class AnalyzeResult(TableDisplay):
     """``vgprscope.analyze``: one record per kernel x arch x config (a failed compile is a record with its
     error as ``status``). Iterating gives the records."""
 
@@ -86,15 +86,6 @@ class AnalyzeResult(NotebookDisplay):
 
         return records_view.to_markdown(self.records, self.machine, title=title or f"vgprscope {self.command}",
                                         refused=self.refused)
-
-    def table(self, wide: bool = False, alone: bool = False) -> str:
-        """The terminal table (``alone``: without the machine line and the legends, as a notebook shows it;
-        the footnotes and what is not shown stay)."""
-        from ...report.formats import table_alone
-
-        with table_alone(alone):
-            text = self._table(wide)
-        return text.lstrip("\n") if alone else text
 
     def _table(self, wide: bool) -> str:
         """The CLI's terminal table of these records (several toolchains: the history)."""

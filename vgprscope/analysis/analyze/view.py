@@ -15,15 +15,15 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ...core.records import SCHEMA_VERSION, Record
-from ...report.labels import LABEL_MAX, common_config, generated_where
+from ...report.labels import LABEL_MAX, common_config
 from ...report.formats import (Column, Footnotes, build_table, dicts_to_csv, md_table, new_table, output_width,
                                render_table, wrap)
 from ...report.machine import Machine
 from ...report.refusals import refusal_notes, refusals
 from ...report.rows import (
-    COLUMNS, INDUCTOR_HEADER, NEXT_LEGEND, RECORD_LEGEND, SPILLS_FULL_LEGEND, SPILLS_LEGEND, cells, flat, fmt_inductor,
-    record_columns,
+    COLUMNS, NEXT_LEGEND, RECORD_LEGEND, SPILLS_FULL_LEGEND, SPILLS_LEGEND, cells, flat, record_columns,
 )
+from ...sources.inductor import VERDICT_HEADER, generated_where, verdict_cell
 
 
 def grouped(records: Sequence[Record]) -> list[Record]:
@@ -136,9 +136,9 @@ def table_text(records: Sequence[Record], machine: Machine, *, title: str | None
                    Column(naming.variant_header, lambda r: r.variant, wide_only=True),
                    *[c for c in columns if c.header not in ("variant", "kernel")]]
     style = lambda r: None if r.ok else "red"  # noqa: E731
-    if wide and any(fmt_inductor(r) != "-" for r in records):  # Inductor's own rows: its verdict beside the spills
+    if wide and any(verdict_cell(r) != "-" for r in records):  # Inductor's own rows: its verdict beside the spills
         at = next(i for i, c in enumerate(columns) if c.header == "scratch / stack (B/lane)")
-        columns = [*columns[:at + 1], Column(INDUCTOR_HEADER, fmt_inductor, wide_only=True), *columns[at + 1:]]
+        columns = [*columns[:at + 1], Column(VERDICT_HEADER, verdict_cell, wide_only=True), *columns[at + 1:]]
     if wide:
         table = build_table(records, columns, title=title, wide=True, row_style=style, section=lambda r: r.variant)
         spilled = any(r.usage is not None and (r.usage.spills or not r.usage.spills_known) for r in records)
@@ -193,9 +193,9 @@ def to_markdown(records: Sequence[Record], machine: Machine, title: str | None =
                 columns=COLUMNS, refused: Sequence[Record] = ()) -> str:
     head = f"## {title}\n\n" if title else ""
     machine = machine.for_rows(r.triton_version for r in records)
-    if any(fmt_inductor(r) != "-" for r in records) and all(h != INDUCTOR_HEADER for h, _ in columns):
+    if any(verdict_cell(r) != "-" for r in records) and all(h != VERDICT_HEADER for h, _ in columns):
         at = next((i for i, (h, _) in enumerate(columns) if h.startswith("scratch")), len(columns) - 1)
-        columns = [*columns[:at + 1], (INDUCTOR_HEADER, fmt_inductor), *columns[at + 1:]]
+        columns = [*columns[:at + 1], (VERDICT_HEADER, verdict_cell), *columns[at + 1:]]
     spilled = any(r.usage is not None and (r.usage.spills or not r.usage.spills_known) for r in records)
     return (head + f"{machine.md()}\n\n"
             + md_table([h for h, _ in columns], [cells(r, columns) for r in records])

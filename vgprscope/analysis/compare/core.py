@@ -8,12 +8,14 @@ the kernels' source models it (``compare(records, traffic=...)``; the bundled at
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ...backends import backend_of_usage
+from ...core.errors import UsageError
 from ...core.records import Record, ResourceUsage
+from ..order import sort_by, sort_given
 
 REFERENCE = "baseline"
 
@@ -88,3 +90,28 @@ def compare(records: Sequence[Record], traffic: TrafficHook | None = None) -> di
     for (arch, _, _), kernels in groups.items():
         per_arch.setdefault(arch, []).append(variant_line(kernels, traffic))
     return per_arch
+
+
+# compare's variant lines: --sort names -> VariantLine attributes
+LINE_SORTS = {"regs": "regs", "vgprs": "regs", "registers": "regs", "sgprs": "sgprs", "spills": "spills",
+              "scratch": "scratch", "lds": "lds", "shared": "lds", "occupancy": "occupancy", "occ": "occupancy",
+              "occ_percent": "occupancy_pct", "spill_free_occupancy": "spill_free_occupancy"}
+
+
+def sort_lines(per_arch: Mapping[str, Sequence[Any]], metric: str | None) -> dict[str, list[Any]]:
+    """compare's per-arch variant lines, each table best first by ``metric``."""
+    if (metric := sort_given(metric)) is None:
+        return {k: list(v) for k, v in per_arch.items()}
+    key = metric.strip().lower().replace("-", "_")
+    if key not in LINE_SORTS:
+        raise UsageError(f"cannot sort compare by {metric!r}; sort by one of: {', '.join(LINE_SORTS)}")
+    attr = LINE_SORTS[key]
+    field = "occ_value" if attr == "occupancy" else attr  # occupancy sorts descending
+
+    def value(ln: Any, _: str) -> Any:
+        if attr == "spill_free_occupancy":
+            return ln.frontier.spill_free_occupancy if ln.frontier is not None else None
+        return getattr(ln, attr)
+
+    return {k: sort_by(list(v), field if field != "occupancy_pct" else "occ_percent", value)
+            for k, v in per_arch.items()}

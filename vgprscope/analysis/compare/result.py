@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...core.records import Record
 from ...report.machine import Machine
-from ..result import NotebookDisplay, _counts, _machine, dataframe
+from ..result import TableDisplay, _counts, _machine, dataframe
 
 
 if TYPE_CHECKING:
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True, repr=False)
-class CompareResult(NotebookDisplay):
+class CompareResult(TableDisplay):
     """``vgprscope.compare``: per table (an arch, and in a grid the point's label), one line per variant,
     its kernels' records in ``VariantLine.kernels``; ``records`` holds every record compiled."""
 
@@ -67,15 +67,6 @@ class CompareResult(NotebookDisplay):
         fronts: tuple[str, ...] = FRONTIER_HEADERS if any(ln.frontier is not None for ln in self.lines) else ()
         cells = frontier_cells(per_arch) if fronts else None
         return merge_columns(per_arch, cells, fronts, self.timings, self.timing_headers)
-
-    def table(self, wide: bool = False, alone: bool = False) -> str:
-        """The terminal table (``alone``: without the machine line and the legends, as a notebook shows it;
-        the footnotes and what is not shown stay)."""
-        from ...report.formats import table_alone
-
-        with table_alone(alone):
-            text = self._table(wide)
-        return text.lstrip("\n") if alone else text
 
     def _table(self, wide: bool) -> str:
         """The CLI's tables (with ``frontier``, its two columns: each strategy's spill-free occupancy and the

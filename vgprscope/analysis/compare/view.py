@@ -45,6 +45,16 @@ def line_deltas(lines: Sequence[VariantLine]) -> dict[str, dict[str, Delta]]:
             for ln in lines if ln is not ref}
 
 
+TIMING_HEADERS = ("time (ms)", "TFLOP/s", "GB/s")  # compare --bench's columns
+
+
+def timing_cells(row: Any) -> dict[str, str]:
+    """A bench row's cells under ``TIMING_HEADERS``: its time (median ± spread, or why it has none), TFLOP/s
+    and GB/s."""
+    return dict(zip(TIMING_HEADERS, [row.timing.label() if row.timing else row.status,
+                                     f"{row.tflops:.1f}" if row.tflops else "-", f"{row.gbps:.0f}" if row.gbps else "-"]))
+
+
 def _gb(x: float | None) -> str:
     return "-" if x is None else f"{x / 1e9:.2f}"
 

@@ -18,7 +18,7 @@ from ...compile.toolchains import Toolchain
 from ...gate.baseline import Baseline, Entry, entries_of
 from ...gate.rules import RuleSet
 from ...core.records import Record
-from ...sources.inductor import SpillVerdict, spill_verdict
+from ...sources.inductor import ThresholdCrossing, threshold_crossings
 from .loops import LoopChange, loop_changes
 from ...gate.diff import GateResult, judge
 from ...core.errors import NotComparableError
@@ -52,20 +52,10 @@ class SpillSites:
 
 
 @dataclass(frozen=True)
-class ThresholdCrossing:
-    """An Inductor config the two sides put on opposite sides of Inductor's spill threshold: one side's
-    autotuner benchmarks it, the other's skips it."""
+class SidesDiff:
+    """The same kernels under two sides, judged (``diff``); what ``vgprscope.diff`` returns adds its exports
+    (``analysis.diff.result.DiffResult``)."""
 
-    key: str
-    before: SpillVerdict
-    after: SpillVerdict
-
-    def text(self) -> str:
-        return f"{self.key}: {self.before.text()} -> {self.after.text()}"
-
-
-@dataclass(frozen=True)
-class DiffResult:
     before: Toolchain
     after: Toolchain
     archs: tuple[str, ...]
@@ -190,7 +180,7 @@ def _spill_sites(engine: Engine, key: str, before: Task, after: Task, spilled: b
 
 
 def diff(tasks: Sequence[Task], before: Toolchain, after: Toolchain, *, rules: RuleSet = RuleSet(),
-         engine: Engine | None = None, fail_on_change: bool = False) -> DiffResult:
+         engine: Engine | None = None, fail_on_change: bool = False) -> SidesDiff:
     """Compile ``tasks`` under both sides and judge the after side by the gate's ``rules``."""
     engine = engine or Engine()
     tasks = list(tasks)
@@ -216,11 +206,4 @@ def diff(tasks: Sequence[Task], before: Toolchain, after: Toolchain, *, rules: R
                    for d in result.failures if d.key in by_key_a and d.key in by_key_b)
     archs = tuple(dict.fromkeys(t.arch.name for t in tasks))
     crossings = threshold_crossings({k: r for k, (_, r) in by_key_a.items()}, {k: r for k, (_, r) in by_key_b.items()})
-    return DiffResult(before, after, archs, result, spills, tuple(records_a), tuple(records_b), crossings, unloaded)
-
-
-def threshold_crossings(before: dict[str, Record], after: dict[str, Record]) -> tuple[ThresholdCrossing, ...]:
-    """The Inductor entries (by key) one side's autotuner would benchmark and the other's skip."""
-    return tuple(ThresholdCrossing(key, va, vb) for key, ra in before.items() if key in after
-                 and (va := spill_verdict(ra)) is not None and (vb := spill_verdict(after[key])) is not None
-                 and va.skipped != vb.skipped)
+    return SidesDiff(before, after, archs, result, spills, tuple(records_a), tuple(records_b), crossings, unloaded)

@@ -1,4 +1,4 @@
-"""What ``vgprscope.diff`` returns: the core's diff of two toolchains (``vgprscope.analysis.diff.core.DiffResult``) with the
+"""What ``vgprscope.diff`` returns: the core's diff of two toolchains (``vgprscope.analysis.diff.core.SidesDiff``) with the
 library's exports."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...core import exit_codes
-from .core import DiffResult as CoreDiffResult
+from .core import SidesDiff
 from ...report.machine import Machine
-from ..result import NotebookDisplay, _machine, dataframe
+from ..result import TableDisplay, _machine, dataframe
 
 if TYPE_CHECKING:
     import pandas
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True, repr=False)
-class DiffResult(CoreDiffResult, NotebookDisplay):
+class DiffResult(SidesDiff, TableDisplay):
     """``vgprscope.diff``: the gate's verdict on the after side against the before side, per kernel x config
     x arch (``gate``), each regressed kernel's spill sites before and after (``spills``), the records of
     both sides; ``summary()`` the one line of what moved."""
@@ -27,10 +27,10 @@ class DiffResult(CoreDiffResult, NotebookDisplay):
     machine: Machine = field(default_factory=_machine, compare=False)
 
     @classmethod
-    def of(cls, core: CoreDiffResult) -> DiffResult:
+    def of(cls, core: SidesDiff) -> DiffResult:
         from dataclasses import fields as fields_of
 
-        return cls(**{f.name: getattr(core, f.name) for f in fields_of(CoreDiffResult)})
+        return cls(**{f.name: getattr(core, f.name) for f in fields_of(SidesDiff)})
 
     def __repr__(self) -> str:
         return f"DiffResult({self.summary()})"
@@ -53,15 +53,6 @@ class DiffResult(CoreDiffResult, NotebookDisplay):
         from . import view as diff_view
 
         return diff_view.to_json(self, self.machine)
-
-    def table(self, wide: bool = False, alone: bool = False) -> str:
-        """The terminal table (``alone``: without the machine line and the legends, as a notebook shows it;
-        the footnotes and what is not shown stay)."""
-        from ...report.formats import table_alone
-
-        with table_alone(alone):
-            text = self._table(wide)
-        return text.lstrip("\n") if alone else text
 
     def _table(self, wide: bool) -> str:
         from . import view as diff_view

@@ -8,18 +8,18 @@ import csv
 import io
 from typing import Any
 
-from .core import DiffResult, SpillSites
+from .core import SidesDiff, SpillSites
 from ...gate import report
 from ...report.formats import wrap
 
 SITES_SHOWN = 8  # spill sites shown per regressed kernel (all of them are in JSON)
 
 
-def _versions(result: DiffResult) -> str:
+def _versions(result: SidesDiff) -> str:
     return f"sides: before {result.before.label}, after {result.after.label} (the gate's rules judge the after side)"
 
 
-def _sites_text(result: DiffResult, width: int) -> list[str]:
+def _sites_text(result: SidesDiff, width: int) -> list[str]:
     out: list[str] = []
     for s in result.spills:
         if not s.sites:
@@ -34,7 +34,7 @@ def _sites_text(result: DiffResult, width: int) -> list[str]:
     return out
 
 
-def _noted(result: DiffResult, machine: Any) -> Any:
+def _noted(result: SidesDiff, machine: Any) -> Any:
     """The gate's result with the header's notes (what was compiled) above its own."""
     from dataclasses import replace
 
@@ -42,7 +42,7 @@ def _noted(result: DiffResult, machine: Any) -> Any:
     return replace(result.gate, notes=(*notes, *result.gate.notes)) if notes else result.gate
 
 
-def to_table(result: DiffResult, machine: Any, *, wide: bool = False, width: int | None = None) -> str:
+def to_table(result: SidesDiff, machine: Any, *, wide: bool = False, width: int | None = None) -> str:
     from ...report.formats import output_width
 
     width = width or output_width()
@@ -65,7 +65,7 @@ def _sites_md(s: SpillSites) -> str:
                       ""])
 
 
-def to_markdown(result: DiffResult, machine: Any) -> str:
+def to_markdown(result: SidesDiff, machine: Any) -> str:
     text = report.to_markdown(_noted(result, machine), machine.line(), _versions(result), command="diff")
     parts = [f"**{result.summary()}**", "", text]
     spilling = [s for s in result.spills if s.sites]
@@ -93,7 +93,7 @@ def _sites_json(s: SpillSites) -> dict[str, Any]:
         for x in s.sites]}
 
 
-def to_json(result: DiffResult, machine: Any) -> str:
+def to_json(result: SidesDiff, machine: Any) -> str:
     extra = {"before": {"triton_version": result.before.version, "label": result.before.label,
                         "settings": dict(result.before.settings)},
              "after": {"triton_version": result.after.version, "label": result.after.label,
@@ -102,11 +102,7 @@ def to_json(result: DiffResult, machine: Any) -> str:
              # entries a side could not compile from their current source: not judged (exit 2)
              "unloaded": [{"side": side, "key": key, "reason": why} for side, key, why in result.unloaded],
              "loop_changes": [c.as_dict() for c in result.loops],
-             "inductor_threshold_crossings": [
-                 {"key": c.key, "before": {"n_spills": c.before.n_spills, "threshold": c.before.threshold,
-                                           "skipped": c.before.skipped},
-                  "after": {"n_spills": c.after.n_spills, "threshold": c.after.threshold, "skipped": c.after.skipped}}
-                 for c in result.crossings]}
+             "inductor_threshold_crossings": [c.as_dict() for c in result.crossings]}
     return report.to_json(result.gate, machine.as_dict(), _versions(result), command="diff", extra=extra)
 
 
@@ -114,7 +110,7 @@ CSV_FIELDS = ("key", "variant", "kernel", "arch", "slot", "before", "after", "re
               "value_after", "delta", "verdict", "fails")
 
 
-def csv_rows(result: DiffResult) -> list[dict[str, Any]]:
+def csv_rows(result: SidesDiff) -> list[dict[str, Any]]:
     """One row per entry and metric (one with no metric for an entry without them): both sides, the change,
     the verdict."""
     out = []
@@ -130,7 +126,7 @@ def csv_rows(result: DiffResult) -> list[dict[str, Any]]:
     return out
 
 
-def to_csv(result: DiffResult) -> str:
+def to_csv(result: SidesDiff) -> str:
     """One row per entry and metric: both sides, the change, the verdict."""
     buf = io.StringIO()
     w = csv.writer(buf)
@@ -140,7 +136,7 @@ def to_csv(result: DiffResult) -> str:
     return buf.getvalue()
 
 
-def to_html(result: DiffResult, machine: Any, command: str, locations: Any = None, url_template: str = "",
+def to_html(result: SidesDiff, machine: Any, command: str, locations: Any = None, url_template: str = "",
             commit: str = "") -> str:
     """The HTML report: the gate's verdict first, the entries that moved (a failing one highlighted, linked
     to its kernel's file and line, the after side's compiler diagnostics beside it, each on its occupancy

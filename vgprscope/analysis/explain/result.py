@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...report.machine import Machine
-from ..result import NotebookDisplay, _machine, _n, dataframe
+from ..result import TableDisplay, _machine, _n, dataframe
 
 
 if TYPE_CHECKING:
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True, repr=False)
-class ExplainResult(NotebookDisplay):
+class ExplainResult(TableDisplay):
     """``vgprscope.explain``: per kernel x arch, the registers of each tensor live across each loop and the
     spill sites by source line."""
 
@@ -65,15 +65,6 @@ class ExplainResult(NotebookDisplay):
         from . import view as explain_view
 
         return explain_view.to_markdown(self.explanations, self.machine, title=title, command=command)
-
-    def table(self, wide: bool = False, alone: bool = False) -> str:
-        """The terminal table (``alone``: without the machine line and the legends, as a notebook shows it;
-        the footnotes and what is not shown stay)."""
-        from ...report.formats import table_alone
-
-        with table_alone(alone):
-            text = self._table(wide)
-        return text.lstrip("\n") if alone else text
 
     def _table(self, wide: bool) -> str:
         from . import view as explain_view

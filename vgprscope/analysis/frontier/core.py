@@ -31,8 +31,10 @@ from typing import Any, Generic, TypeVar
 
 from ...core.archs import Arch
 from ...backends import backend_of, backend_of_usage
+from ...core.errors import UsageError
 from ...core.records import Record
 from ...report.vendor_words import words_of
+from ..order import sort_by, sort_given
 
 T = TypeVar("T")
 # the usage's gate-loop fields each level shows (records.AmdUsage.loop_*)
@@ -396,3 +398,27 @@ def by_variant(frontiers: Sequence[KernelFrontier]) -> dict[tuple[str, str, str]
             value = limiting.spill_free_occupancy
         out[key] = VariantFrontier(key[0], key[1], tuple(kfs), value, limiting)
     return out
+
+
+# frontier sort names -> how a KernelFrontier gives the value
+_FRONTIER_SORTS: dict[str, Callable[[Any], Any]] = {
+    "spill_free_occupancy": lambda kf: kf.spill_free_occupancy,
+    "occupancy": lambda kf: kf.spill_free_occupancy,
+    "next_spills": lambda kf: kf.next_level.spills if kf.next_level else None,
+    "spills": lambda kf: kf.next_level.spills if kf.next_level else None,
+    "min_maxnreg": lambda kf: kf.min_spill_free_maxnreg,
+}
+
+
+def sort_frontiers(frontiers: Sequence[KernelFrontier], metric: str | None) -> list[KernelFrontier]:
+    """The kernels of each arch best first by ``metric`` (spill_free_occupancy, next_spills, min_maxnreg)."""
+    if (metric := sort_given(metric)) is None:
+        return list(frontiers)
+    key = metric.strip().lower().replace("-", "_")
+    if key not in _FRONTIER_SORTS:
+        raise UsageError(f"cannot sort the frontier by {metric!r}; sort by one of: {', '.join(_FRONTIER_SORTS)}")
+    field = "spill_free_occupancy" if key in ("occupancy", "spill_free_occupancy") else key
+    groups: dict[str, list[KernelFrontier]] = {}
+    for kf in frontiers:
+        groups.setdefault(kf.arch, []).append(kf)
+    return [kf for kfs in groups.values() for kf in sort_by(kfs, field, lambda k, _: _FRONTIER_SORTS[key](k))]

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...report.machine import Machine
-from ..result import NotebookDisplay, _machine, _n, dataframe
+from ..result import TableDisplay, _machine, _n, dataframe
 
 
 if TYPE_CHECKING:
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True, repr=False)
-class FrontierResult(NotebookDisplay):
+class FrontierResult(TableDisplay):
     """``vgprscope.frontier``: per kernel x arch x config, every occupancy level compiled and what it gave."""
 
     frontiers: tuple[KernelFrontier, ...]
@@ -46,15 +46,6 @@ class FrontierResult(NotebookDisplay):
         from . import view as frontier_view
 
         return frontier_view.to_json(self.frontiers, self.machine)
-
-    def table(self, wide: bool = False, alone: bool = False) -> str:
-        """The terminal table (``alone``: without the machine line and the legends, as a notebook shows it;
-        the footnotes and what is not shown stay)."""
-        from ...report.formats import table_alone
-
-        with table_alone(alone):
-            text = self._table(wide)
-        return text.lstrip("\n") if alone else text
 
     def _table(self, wide: bool) -> str:
         from . import view as frontier_view

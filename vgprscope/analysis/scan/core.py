@@ -64,7 +64,10 @@ def _count(n: int, one: str, many: str | None = None) -> str:
 
 
 @dataclass(frozen=True)
-class ScanResult:
+class CacheScan:
+    """A cache directory scanned (``scan``): its entries, their records and the caches found below it; what
+    ``vgprscope.scan`` returns is ``analysis.scan.result.ScanResult``."""
+
     directory: Path
     entries: tuple[CacheEntry, ...]
     records: tuple[Record, ...]
@@ -135,7 +138,7 @@ class _Releases:
 
 def scan(directory: Path, archs: Sequence = (), jobs: int | None = None, use_cache: bool = True,
          on_progress: Callable[[int, int], None] | None = None, cache_dir: Path | str | None = None,
-         triton: str | None = None, loops: bool | None = True) -> ScanResult:
+         triton: str | None = None, loops: bool | None = True) -> CacheScan:
     directory = Path(directory).expanduser()
     resolve_input(directory, "Triton cache directory")  # a symlink loop said as one, not "does not exist"
     if directory.exists() and not directory.is_dir():
@@ -198,7 +201,7 @@ def scan(directory: Path, archs: Sequence = (), jobs: int | None = None, use_cac
     cache = CompileCache(Path(cache_dir) if cache_dir else None, enabled=use_cache)
     records = [_unread_ttir(r, entries) for r in compile_tasks(tasks, jobs=jobs, cache=cache, on_progress=on_progress,
                                                            loops=loops)]
-    return ScanResult(directory, tuple(entries), tuple(records) + tuple(unknown), repeated, tuple(caches),
+    return CacheScan(directory, tuple(entries), tuple(records) + tuple(unknown), repeated, tuple(caches),
                       layout.unknown, tuple(notes))
 
 

@@ -249,22 +249,6 @@ def llvm_pad_waves(arch: AmdArch, waves_per_eu: int | None, max_flat_workgroup: 
     return most if most < arch.max_waves_per_simd else None
 
 
-def llvm_rule_occupancy(arch: AmdArch, vgpr_total: int, sgpr: int | None = None, lds_bytes: int = 0,
-                        workgroup_range: tuple[int, int] | None = None, waves_per_eu: int | None = None) -> int:
-    """Rule 5: what LLVM's ``; Occupancy:`` line computes (``AMDGPUAsmPrinter::getSIProgramInfo``:
-    ``AMDGPUMCExpr::createOccupancy(GCNSubtarget::computeOccupancy(F, LDS), NumSGPRsForWavesPerEU,
-    NumVGPRsForWavesPerEU)``): min(rule 2 on the VGPRs padded for the waves-per-EU range LLVM keeps of
-    ``waves_per_eu`` (:func:`llvm_waves_per_eu`), rule 3, rule 4 over the workgroup-size range), with the
-    LDS LLVM sees (the static LDS only for Triton kernels). Default range: LLVM's 1..1024.
-
-    The SGPRs are padded the same way (``getMinNumSGPRs``), but on GFX9 that padding always leaves at
-    least as many waves as the VGPR padding for the same range, so it never decides the line.
-    """
-    lo, hi = workgroup_range or (1, arch.max_threads_per_workgroup)
-    pad = llvm_pad_waves(arch, waves_per_eu, hi, lds_bytes, lo)
-    return _llvm_occupancy(arch, vgpr_total, sgpr, lds_bytes, (lo, hi), pad)
-
-
 def _amd_note(launch: _AmdLaunch, value: int, llvm_occupancy: int | None, lds_static: int,
               llvm_max_workgroup: int | None, waves_per_eu: int | None) -> str:
     """Walk from our number to LLVM's view one difference at a time and name each that changes it.
