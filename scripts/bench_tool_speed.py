@@ -225,7 +225,8 @@ while True:
     except ChildProcessError:
         break
 r = resource.getrusage(resource.RUSAGE_CHILDREN)
-print(json.dumps({"rc": rc, "wall": wall, "cpu": r.ru_utime + r.ru_stime}), file=sys.stderr)
+# on a line of its own: a child's last words may lack their newline (nanobind's leak report at exit does)
+print("\n" + json.dumps({"rc": rc, "wall": wall, "cpu": r.ru_utime + r.ru_stime}), file=sys.stderr)
 """
 
 
@@ -233,7 +234,11 @@ def _measured(cmd: list[str], env: dict[str, str], cwd: str = "/",
               ok: tuple[int, ...] = (0,)) -> tuple[float, float, str]:
     """The wall and CPU time (user + sys of every process the command started) of one fresh run; its stdout."""
     out = subprocess.run([sys.executable, "-c", MEASURED, *cmd], capture_output=True, text=True, env=env, cwd=cwd)
-    figures = json.loads(out.stderr.strip().splitlines()[-1])
+    try:
+        figures = json.loads(out.stderr.strip().splitlines()[-1])
+    except (IndexError, ValueError):  # the measuring process itself did not finish: say what it printed
+        raise SystemExit(f"{' '.join(cmd)[:300]} was not measured (exit {out.returncode}):\n"
+                         f"{out.stderr[-3000:]}") from None
     if figures["rc"] not in ok:
         raise SystemExit(f"{' '.join(cmd)} failed ({figures['rc']}):\n{out.stderr[-2000:]}")
     return figures["wall"], figures["cpu"], out.stdout
@@ -420,7 +425,7 @@ def floors_section(args: argparse.Namespace) -> str:
 ## Each command against the floor of what it does (issue 37)
 
 Machine: {compile_only().line()}; {cores} cores ({os.uname().machine}); {load_note(load, cores)}. This machine is
-shared by nine engineers' tests and compiles: absolute times move with their load, so each vgprscope run is
+shared with other engineers' tests and compiles: absolute times move with their load, so each vgprscope run is
 measured beside its floor, alternately, in one run of the script, and the ratios are what to read.
 
 Reproduce: `python scripts/bench_tool_speed.py --floors --cold-runs {args.cold_runs} --runs {args.runs} --release {args.release}`

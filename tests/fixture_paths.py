@@ -14,6 +14,7 @@ import gzip
 import os
 import re
 import subprocess
+import tarfile
 import sys
 from pathlib import Path
 
@@ -82,3 +83,13 @@ class OpenGuard:
 
 
 GUARD = OpenGuard()  # the test process's one guard (tests/conftest.py hooks it and sets what it watches)
+
+
+def unpack(tar: tarfile.TarFile, where: Path) -> None:
+    """``tar.extractall(where)`` with the ``data`` filter where this Python has it (3.10.12+, 3.11.4+, 3.12):
+    the earlier 3.10 and 3.11 releases the project supports (Debian 12's 3.11.2) lack the keyword, and the
+    archives are the repository's own fixtures."""
+    if hasattr(tarfile, "data_filter"):
+        tar.extractall(where, filter="data")
+    else:
+        tar.extractall(where)

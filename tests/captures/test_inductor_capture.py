@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from capture_helpers import ROOT
+from fixture_paths import unpack
 
 from vgprscope.captures.model import load_capture
 from vgprscope.captures.run import INDUCTOR_NO_CACHE, capture_env
@@ -193,7 +194,7 @@ def test_kept_sources_put_a_generated_kernels_spill_sites_at_its_modules_own_lin
     from vgprscope.captures.run import kept
 
     with tarfile.open(ROOT / "tests" / "fixtures" / "inductor_block_h100_cache.tar.xz") as tar:
-        tar.extractall(tmp_path / "h100", filter="data")
+        unpack(tar, tmp_path / "h100")
     modules = {p.name: p for p in (tmp_path / "h100" / "inductor").glob("*/*.py")}
     cap = load_capture(inductor_capture)
     launches = [replace(x, kernel=replace(x.kernel, file=str(modules[Path(x.kernel.file).name])))

@@ -11,6 +11,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from fixture_paths import unpack
 
 from tests.compile.test_compile_identity import _compile  # type: ignore[import-not-found]
 
@@ -110,7 +111,7 @@ def test_a_triton_cache_entrys_stored_cubin_gives_its_loop(tmp_path, monkeypatch
 
     monkeypatch.setenv("VGPRSCOPE_TOOLCHAIN_DIR", str(tmp_path / "no-toolchains"))
     with tarfile.open(Path(__file__).resolve().parents[1] / "fixtures" / "triton36_cache.tar.xz") as tar:
-        tar.extractall(tmp_path / "cache", filter="data")
+        unpack(tar, tmp_path / "cache")
     rows = {(r.kernel, r.arch): r.usage for r in scan(tmp_path / "cache", jobs=1).records
             if dict(r.extras)["cache"] == "stored"}
     mm = rows[("matmul", "sm_90")]

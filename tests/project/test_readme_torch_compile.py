@@ -12,6 +12,7 @@ import tarfile
 from pathlib import Path
 
 import pytest
+from fixture_paths import unpack
 from typer.testing import CliRunner
 
 from vgprscope.cli.app import _register, app
@@ -36,7 +37,7 @@ def project(tmp_path_factory) -> Path:
     fixtures = ROOT / "tests" / "fixtures"
     (where / "model-capture.json").write_bytes(gzip.open(fixtures / "inductor_block_h100_capture.json.gz").read())
     with tarfile.open(fixtures / "inductor_block_h100_cache.tar.xz") as tar:
-        tar.extractall(where / "h100", filter="data")
+        unpack(tar, where / "h100")
     shutil.move(where / "h100" / "inductor", where / "torchinductor_alice")
     return where
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from capture_helpers import ROOT, cli
+from fixture_paths import unpack
 
 from vgprscope.captures.model import load_capture
 from vgprscope.core.records import LaunchConfig
@@ -35,7 +36,7 @@ def autotuned(tmp_path_factory) -> Path:
 def block_cache(tmp_path_factory) -> Path:
     directory = tmp_path_factory.mktemp("block")
     with tarfile.open(FIXTURES / "inductor_block_h100_cache.tar.xz") as tar:
-        tar.extractall(directory, filter="data")
+        unpack(tar, directory)
     return directory / "inductor"
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 from capture_helpers import ROOT, cli
+from fixture_paths import unpack
 
 from vgprscope.core.archs import ARCHS
 from vgprscope.captures.model import load_capture
@@ -39,7 +40,7 @@ OLD = "3.6.0"  # the Triton release that wrote the caches
 def caches(tmp_path_factory) -> Path:
     directory = tmp_path_factory.mktemp("inductor-block")
     with tarfile.open(FIXTURES / "inductor_block_h100_cache.tar.xz") as tar:
-        tar.extractall(directory, filter="data")
+        unpack(tar, directory)
     return directory
 
 

@@ -53,6 +53,12 @@ CollectOpt = Annotated[list[Path] | None, typer.Option(
     "--collect", help="First read the GPU run's archives in this directory into the results directory (cuobjdump "
     "of each cubin, scan of each cache); repeatable: a later directory's archives over the earlier's (a second "
     "device call's NAME-analyze.tar.xz, ecosystem-cpu's NAME-cpu.tar.xz)")]
+CpuOutOpt = Annotated[Path, typer.Option("--out", help="The directory the archives (NAME-cpu.tar.xz) are written to")]
+CpuWorkOpt = Annotated[Path, typer.Option("--work", help="Where each workload's capture and analyses are written "
+                                          "before they are archived")]
+CpuTritonOpt = Annotated[str, typer.Option(
+    "--triton", "-t", help="The Triton release to compile with: the GPU machine's (installed once into the user's "
+    "toolchain store)")]
 CpuArchOpt = Annotated[list[str] | None, typer.Option(
     "--arch", "-a", callback=nonempty_names, help="The archs to analyse, repeatable \\[default: gfx942, gfx950]")]
 
@@ -238,14 +244,14 @@ def ecosystem_cmd(results: ResultsArg, collect: CollectOpt = None, only: OnlyOpt
 
 @app.command("ecosystem-cpu")
 @handles_errors
-def ecosystem_cpu_cmd(results: ResultsArg, out: ReportDirOpt = Path("ecosystem-cpu"),
-                      work: WorkDirOpt = Path("/tmp/vgprscope-ecosystem-cpu"), only: OnlyOpt = None,
-                      arch: CpuArchOpt = None, triton: TritonOpt = None, jobs: JobsOpt = None) -> None:
+def ecosystem_cpu_cmd(results: ResultsArg, out: CpuOutOpt = Path("ecosystem-cpu"),
+                      work: CpuWorkOpt = Path("/tmp/vgprscope-ecosystem-cpu"), only: OnlyOpt = None,
+                      arch: CpuArchOpt = None, triton: CpuTritonOpt = "3.6.0", jobs: JobsOpt = None) -> None:
     """The committed captures analysed here for the AMD archs, one archive each in --out (NAME-cpu.tar.xz).
 
-    Each workload's capture through `vgprscope analyze --capture` under the GPU machine's Triton (3.6.0 unless
-    --triton), from the capture's snapshots where the library is not installed; `ecosystem --collect GPU_OUT
-    --collect OUT` puts the rows in the report."""
+    Each workload's capture through `vgprscope analyze --capture` under the GPU machine's Triton, from the
+    capture's snapshots where the library is not installed; `ecosystem --collect GPU_OUT --collect OUT` puts the
+    rows in the report."""
     from vgprscope.core.errors import UsageError
     from .ecosystem import AMD_ARCHS, WORKLOADS
     from .ecosystem_cpu import analyze_on_cpu
@@ -253,7 +259,5 @@ def ecosystem_cpu_cmd(results: ResultsArg, out: ReportDirOpt = Path("ecosystem-c
     known = [w.name for w in WORKLOADS]
     if any(n not in known for n in only or ()):
         raise UsageError(f"--only {', '.join(only or ())}: allowed: {', '.join(known)}")
-    if triton is not None and len(triton) != 1:
-        raise UsageError("ecosystem-cpu takes one --triton (the GPU machine's release)")
     _wrote(analyze_on_cpu(results, out, work, only=only or (), archs=_names(arch) if arch else AMD_ARCHS,
-                          triton=triton[0] if triton else "3.6.0", jobs=jobs))
+                          triton=triton, jobs=jobs))

@@ -28,7 +28,7 @@ def scan(directory: CacheDirArg = None, *, arch: RetargetArchOpt = None, triton:
     from .common import in_project
 
     arch = in_project({"arch": arch})[0].get("arch")  # the project's archs where --arch is not given
-    with compile_progress() as progress:
+    with compile_progress("scanning") as progress:  # stored kernels are read, Inductor's compiled
         result = api.scan(directory, arch=arch, triton=triton, **run.library(), on_progress=progress,
                           loops=reads_loops(format, out) or None)
     err(f"scanned {result.summary}")

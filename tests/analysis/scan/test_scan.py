@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from capture_helpers import ROOT, USER_KERNELS, cli, usage_counts
+from fixture_paths import unpack
 from vgprscope.compile.engine import triton_version
 from vgprscope.analysis.scan.core import scan
 
@@ -172,7 +173,7 @@ def old_cache(tmp_path_factory) -> tuple[Path, dict]:
 
     directory = tmp_path_factory.mktemp("triton36-cache")
     with tarfile.open(FIXTURES / "triton36_cache.tar.xz") as tar:
-        tar.extractall(directory, filter="data")
+        unpack(tar, directory)
     truth = json.loads((FIXTURES / "triton36_cache.json").read_text())
     assert truth["triton_version"] == OLD
     return directory, truth["entries"]

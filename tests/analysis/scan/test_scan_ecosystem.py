@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from capture_helpers import ROOT
+from fixture_paths import unpack
 
 from vgprscope.analysis.scan.core import scan
 from vgprscope.core.parse.nvidia import parse_cuobjdump_resources
@@ -31,7 +32,7 @@ _KERNEL_RE = re.compile(r"^@triton_heuristics\.\w+\((?:.|\n)*?^\)\n@triton\.jit\
 def left(request, tmp_path_factory) -> Path:
     directory = tmp_path_factory.mktemp(request.param)
     with tarfile.open(ECOSYSTEM / f"{request.param}-inductor-cache.tar.xz") as tar:
-        tar.extractall(directory, filter="data")
+        unpack(tar, directory)
     return directory
 
 

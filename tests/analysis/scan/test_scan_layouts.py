@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from capture_helpers import ROOT, cli
+from fixture_paths import unpack
 
 from vgprscope.analysis.scan.core import scan
 from vgprscope.sources.cache_layout import find_caches
@@ -31,7 +32,7 @@ FIXTURES = ROOT / "tests" / "fixtures"
 def h100(tmp_path_factory) -> Path:
     directory = tmp_path_factory.mktemp("inductor-block")
     with tarfile.open(FIXTURES / "inductor_block_h100_cache.tar.xz") as tar:
-        tar.extractall(directory, filter="data")
+        unpack(tar, directory)
     return directory
 
 

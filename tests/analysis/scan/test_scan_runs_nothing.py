@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from capture_helpers import ROOT, cli
+from fixture_paths import unpack
 
 from vgprscope.sources.inductor import inductor_capture
 from vgprscope.sources.triton_cache import read_entry
@@ -37,10 +38,10 @@ def planted(tmp_path_factory) -> tuple[Path, Path]:
     mark = tmp / "PWNED"
     h100 = tmp / "h100"
     with tarfile.open(FIXTURES / "inductor_block_h100_cache.tar.xz") as tar:
-        tar.extractall(h100, filter="data")
+        unpack(tar, h100)
     old = tmp / "old"
     with tarfile.open(FIXTURES / "triton36_cache.tar.xz") as tar:
-        tar.extractall(old, filter="data")
+        unpack(tar, old)
     root = tmp / "cache"
     inductor = root / "inductor"
     for module in ("qg", "vt", "q6"):  # two kernels' modules and the graph's output code
