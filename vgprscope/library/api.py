@@ -81,9 +81,9 @@ def _no_launch(what: str, args: tuple[Any, ...], launch: dict[str, Any]) -> None
         raise UsageError(f"{what}() got an unknown keyword {next(iter(launch))!r}; see help(vgprscope.{what})")
 
 
-def _launch_of(kernel: Any, args: tuple[Any, ...], selections: dict[str, Any], launch: dict[str, Any]):
+def _launch_of(kernel: Any, args: tuple[Any, ...], launch: dict[str, Any], **selections: Any):
     """The launches of a user's kernel (``kernels.launch_capture``): the keywords the library would take for
-    the bundled variants are the launch's here, with the rest."""
+    the bundled variants (``selections``: variant, dtype, ...) are the launch's here, with the rest."""
     from .kernels import launch_capture
 
     given = {k: v for k, v in selections.items() if v is not None}
@@ -201,9 +201,8 @@ def analyze(kernel: Any = None, /, *args: Any, variant: Names = None, arch: Name
     run = _run(jobs, use_cache, cache, on_progress)
     archs = selection.arch_names(arch)
     if kernel is not None:
-        sel_given = fields | {"variant": variant, "dtype": dtype, "causal": causal, "knob": knob, "capture": capture,
-                              "kernel_dir": kernel_dir}
-        launches = _launch_of(kernel, args, sel_given, launch)
+        launches = _launch_of(kernel, args, launch, variant=variant, dtype=dtype, causal=causal, knob=knob,
+                              capture=capture, kernel_dir=kernel_dir)
         sides = selection.toolchains(triton, settings)
         sel = Selection.of((), archs, (), {"capture": launches}, toolchains=sides)
         requests: list = [sel.requests[0]]
@@ -293,9 +292,8 @@ def frontier(kernel: Any = None, /, *args: Any, variant: Names = None, strategie
     run = _run(jobs, use_cache, cache, on_progress)
     archs = selection.arch_names(arch)
     if kernel is not None:
-        given = fields | {"variant": variant, "strategies": strategies, "dtype": dtype, "causal": causal,
-                          "knob": knob, "capture": capture, "kernel_dir": kernel_dir}
-        launches = _launch_of(kernel, args, given, launch)
+        launches = _launch_of(kernel, args, launch, variant=variant, strategies=strategies, dtype=dtype,
+                              causal=causal, knob=knob, capture=capture, kernel_dir=kernel_dir)
         side = selection.one_toolchain("frontier", triton, settings)
         sel = Selection.of((), archs, (), {"capture": launches}, toolchains=(side,) if side is not None else ())
     else:
@@ -327,9 +325,8 @@ def explain(kernel: Any = None, /, *args: Any, variant: Names = None, arch: Name
     run = _run(jobs, use_cache, cache, on_progress)
     archs = selection.arch_names(arch)
     if kernel is not None:
-        given = fields | {"variant": variant, "dtype": dtype, "causal": causal, "knob": knob, "capture": capture,
-                          "kernel_dir": kernel_dir}
-        launches = _launch_of(kernel, args, given, launch)
+        launches = _launch_of(kernel, args, launch, variant=variant, dtype=dtype, causal=causal, knob=knob,
+                              capture=capture, kernel_dir=kernel_dir)
         side = selection.one_toolchain("explain", triton, settings)
         sel = Selection.of((), archs, (), {"capture": launches}, toolchains=(side,) if side is not None else ())
     else:

@@ -4,7 +4,7 @@ here tells the vendors apart."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..backends import backend_of_usage
@@ -69,14 +69,20 @@ def spills_full_text(u: ResourceUsage) -> str:
     return "0" if not sum(f.spill_pair) else _spilled(w.spills_full, f)
 
 
-def spills_level_text(u: ResourceUsage) -> str:
-    """A frontier level's spills cell: ``3``, ``3+1s``, ``24+24``; ``?`` where unknown."""
+def _spill_words(u: ResourceUsage, templates: Callable[[VendorWords], Sequence[str]], unknown: str, none: str) -> str:
+    """``unknown`` where the spill figures are unknown, ``none`` where nothing spilled, else the vendor's
+    template (the first for stores only, the second with reloads too) filled in."""
     f, w = _parts(u)
     if f.spill_pair is None:
-        return "?"
+        return unknown
     if not sum(f.spill_pair):
-        return "0"
-    return _spilled(w.spills_level[1 if f.spill_pair[1] else 0], f)
+        return none
+    return _spilled(templates(w)[1 if f.spill_pair[1] else 0], f)
+
+
+def spills_level_text(u: ResourceUsage) -> str:
+    """A frontier level's spills cell: ``3``, ``3+1s``, ``24+24``; ``?`` where unknown."""
+    return _spill_words(u, lambda w: w.spills_level, "?", "0")
 
 
 def spills_next_text(u: ResourceUsage) -> str:
@@ -87,12 +93,7 @@ def spills_next_text(u: ResourceUsage) -> str:
 
 def spill_price(u: ResourceUsage) -> str:
     """What a compile's spills cost: '233 spills (163 spill instructions, 124 in the loop)'; NVIDIA in bytes."""
-    f, w = _parts(u)
-    if f.spill_pair is None:
-        return "spills unknown"
-    if not sum(f.spill_pair):
-        return "no spills"
-    return _spilled(w.spills_price[1 if f.spill_pair[1] else 0], f)
+    return _spill_words(u, lambda w: w.spills_price, "spills unknown", "no spills")
 
 
 def calculator_line(arch: Arch, calc: Calculation) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from .facts import int_type
 from .interp import interpreting
 from .record import call_of
-from .session import MARK, RecordError, Session, current, failed, local, set_attr
+from .session import MARK, RecordError, Session, current, failed, install_run, local, run_counted, set_attr
 
 def _autotune_key(tuner, args, kwargs) -> tuple:
     """The key Autotuner.run caches its choice under (the same expression as Triton's)."""
@@ -114,14 +114,9 @@ def _wrap_tuner_run(cls) -> None:
                 local.call = None
         if not s.launch:
             return None
-        local.in_autotune = getattr(local, "in_autotune", 0) + 1
-        try:
-            return original(self, *args, **kwargs)
-        finally:
-            local.in_autotune -= 1
+        return run_counted("in_autotune", original, self, args, kwargs)
 
-    run._vgprscope = MARK  # type: ignore[attr-defined]
-    set_attr(cls, "run", run)
+    install_run(cls, run)
 
 
 def wrap_heuristics_run(cls) -> None:

@@ -21,7 +21,9 @@ from . import constexpr, snapshot
 from .facts import launch_fact
 from .interp import interpreting
 from .hashing import source_hash
-from .session import MARK, RecordError, Session, current, failed, local, note, set_attr, write
+from .session import (
+    MARK, RecordError, Session, current, failed, install_run, local, note, run_counted, set_attr, write,
+)
 
 # Targets whose JIT binders derive the specialisation: one per backend (descriptors do not depend on the
 # arch within a backend).
@@ -252,14 +254,9 @@ def wrap_kernel_run(cls) -> None:
                 failed(s, self, exc)
         if dry or not s.launch:
             return None
-        local.in_jit = getattr(local, "in_jit", 0) + 1  # its compile is this launch: recorded above
-        try:
-            return original(self, *args, **kwargs)
-        finally:
-            local.in_jit -= 1
+        return run_counted("in_jit", original, self, args, kwargs)  # its compile is this launch: recorded above
 
-    run._vgprscope = MARK  # type: ignore[attr-defined]
-    set_attr(cls, "run", run)
+    install_run(cls, run)
 
 
 def _keyed(source_map, names: list) -> dict:

@@ -99,3 +99,19 @@ def set_attr(owner, name: str, value) -> None:
     setattr(owner, name, value)
 
 
+def run_counted(counter: str, original, self, args, kwargs):
+    """``original(self, *args, **kwargs)`` with ``local.<counter>`` raised while it runs: a launch inside it knows
+    whose it is (the autotuner's configs, the JIT's own compile)."""
+    setattr(local, counter, getattr(local, counter, 0) + 1)
+    try:
+        return original(self, *args, **kwargs)
+    finally:
+        setattr(local, counter, getattr(local, counter) - 1)
+
+
+def install_run(cls, run) -> None:
+    """``run`` as ``cls.run``, marked as vgprscope's (installed once)."""
+    run._vgprscope = MARK
+    set_attr(cls, "run", run)
+
+
