@@ -480,14 +480,14 @@ def test_a_partial_save_over_a_schema_1_baseline_is_refused_and_leaves_it(tmp_pa
 
 def test_benchmark_series_names_are_unique_on_the_committed_baseline():
     """One series per entry and metric, each name unique (the slot is in it, so prefill and decode entries
-    of one kernel differ): 684 on the committed baseline, spill_insts_in_loop of the 48 AMD entries and the hot
-    loop's spill bytes of the 74 compiled ones included (ws-regalloc's six refusals have no metric; its two
-    sm_90 entries six each)."""
+    of one kernel differ): 832 on the committed baseline, spill_insts_in_loop of the 48 AMD entries and the hot
+    loop's spill bytes, the worst loop's and the sum over every loop of the 74 compiled ones included
+    (ws-regalloc's six refusals have no metric; its two sm_90 entries eight each)."""
     from vgprscope.gate.report import to_benchmark_json
 
     items = json.loads(to_benchmark_json(list(load_baseline(ROOT / "vgprscope-baseline.json").entries.values())))
     names = [i["name"] for i in items]
-    assert len(names) == 684 and len(set(names)) == 684
+    assert len(names) == 832 and len(set(names)) == 832
     assert "row-stream/attn_fwd_rows gfx942 [shape=1x32x1x8192x8] vgpr_total" in names
 
 
