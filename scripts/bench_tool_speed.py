@@ -328,7 +328,7 @@ def floors(args: argparse.Namespace) -> str:
         import tarfile
 
         with tarfile.open(INDUCTOR_CACHE) as tar:
-            tar.extractall(tmp / "inductor", filter="data")
+            tar.extractall(tmp / "inductor", **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
         inductor = tmp / "inductor" / "inductor"
         ind: dict[str, list[tuple[float, float]]] = {"scan": [], "floor": []}
         n_ind = 0

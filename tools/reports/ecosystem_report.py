@@ -159,7 +159,11 @@ def collect_results(archives: Path | Sequence[Path], results: Path, only: Sequen
             for archive in [tar, *later]:
                 with tarfile.open(archive) as t:
                     members = [m for m in t.getmembers() if m.isfile()]
-                    t.extractall(tmp, members=members, filter="data")
+                    # the "data" filter where tarfile has it (3.10.12+ / 3.11.4+); members are plain files either way
+                    if hasattr(tarfile, "data_filter"):
+                        t.extractall(tmp, members=members, filter="data")
+                    else:
+                        t.extractall(tmp, members=members)
                 for m in members:
                     if Path(m.name).name.startswith("analyze-") and m.name.endswith(".json"):
                         origin[Path(m.name).name] = archive.name
