@@ -11,7 +11,6 @@ variants write to memory (split-K, two-phase) are in that domain too.
 import triton
 import triton.language as tl
 
-
 LOG2E = tl.constexpr(1.4426950408889634)  # scores in the log2 domain: exp(x) = exp2(x * LOG2E)
 
 # What one pass of ``kv_loop`` does with each key block (a constexpr, so each pass compiles to its own loop).

@@ -14,8 +14,21 @@ import triton
 import triton.language as tl
 
 from ._fa_common import LOG2E, STATS, VALUE, head_base, key_block_bounds, kv_loop, program_rows, row_ptrs, tile_ok
-from ._launch import (device_compute_units, example_args, fa_constexprs, grid_of, launch_args, next_pow2_dim,
-                      num_splits, query_blocks, run, spec, tensor_shape, workspace_example_args, workspaces)
+from ._launch import (
+    device_compute_units,
+    example_args,
+    fa_constexprs,
+    grid_of,
+    launch_args,
+    next_pow2_dim,
+    num_splits,
+    query_blocks,
+    run,
+    spec,
+    tensor_shape,
+    workspace_example_args,
+    workspaces,
+)
 
 
 @triton.jit

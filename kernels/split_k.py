@@ -19,8 +19,21 @@ import triton
 import triton.language as tl
 
 from ._fa_common import LOG2E, fa2_attend, tile_ok
-from ._launch import (check_common, check_num_splits, device_compute_units, example_args, fa_constexprs,
-                      grid_of, launch_args, num_splits, run, spec, tensor_shape, workspace_example_args, workspaces)
+from ._launch import (
+    check_common,
+    check_num_splits,
+    device_compute_units,
+    example_args,
+    fa_constexprs,
+    grid_of,
+    launch_args,
+    num_splits,
+    run,
+    spec,
+    tensor_shape,
+    workspace_example_args,
+    workspaces,
+)
 from ._multipass import attn_merge, launch_merge, merge_constexprs, query_block, split_bounds, split_rows
 
 VARIANT = {

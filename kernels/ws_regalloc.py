@@ -34,11 +34,27 @@ the numerics are ``gpu`` tests (tests/gpu/test_gpu.py) against the float64 refer
 
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
-from triton.experimental.gluon.language.nvidia.hopper import (fence_async_shared, mbarrier, tma, warpgroup_mma,
-                                                              warpgroup_mma_wait)
+from triton.experimental.gluon.language.nvidia.hopper import (
+    fence_async_shared,
+    mbarrier,
+    tma,
+    warpgroup_mma,
+    warpgroup_mma_wait,
+)
 
-from ._launch import (TMA_ALIGN_BYTES, check_common, device_compute_units, example_args, knob, launch_args, problem,
-                      query_blocks, run, spec, tensor_shape)
+from ._launch import (
+    TMA_ALIGN_BYTES,
+    check_common,
+    device_compute_units,
+    example_args,
+    knob,
+    launch_args,
+    problem,
+    query_blocks,
+    run,
+    spec,
+    tensor_shape,
+)
 
 VARIANT = {
     "name": "ws-regalloc",

@@ -12,9 +12,9 @@ import gzip
 import json
 from pathlib import Path
 
-from vgprscope.core.archs import get_arch
 from vgprscope.compile.cache import CompileCache
 from vgprscope.compile.engine import Engine
+from vgprscope.core.archs import get_arch
 from vgprscope.flashattn.config import AttentionConfig
 from vgprscope.flashattn.source import variant_tasks
 from vgprscope.flashattn.variants import get_variant

@@ -29,7 +29,6 @@ import triton
 import triton.language as tl
 from triton.language.extra import libdevice
 
-
 from vgprscope.runtime.stored import same_machine_code
 
 FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures"

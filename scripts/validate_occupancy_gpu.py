@@ -40,10 +40,10 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
-from collections.abc import Callable, Iterable
 
 REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:

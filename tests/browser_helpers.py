@@ -10,8 +10,8 @@ import contextlib
 import json
 import shutil
 import subprocess
-from dataclasses import dataclass
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest

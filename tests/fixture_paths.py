@@ -14,8 +14,8 @@ import gzip
 import os
 import re
 import subprocess
-import tarfile
 import sys
+import tarfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -10,18 +10,25 @@ from dataclasses import replace
 
 import pytest
 
-from vgprscope.core.archs import ARCHS, DEFAULT_ARCHS, get_arch
+from vgprscope.analysis.frontier.core import occupancy_levels
 from vgprscope.backends import (
-    BACKENDS, all_options, backend_named, backend_of, backend_of_usage, foreign_options, ladder, occupancy_of,
+    BACKENDS,
+    all_options,
+    backend_named,
+    backend_of,
+    backend_of_usage,
+    foreign_options,
+    ladder,
+    occupancy_of,
     registers_metric,
 )
 from vgprscope.compile.results import launch_limit_reason, parse_output
 from vgprscope.compile.task import target_of
-from vgprscope.core.job import Target
+from vgprscope.core.archs import ARCHS, DEFAULT_ARCHS, get_arch
 from vgprscope.core.errors import UsageError
-from vgprscope.analysis.frontier.core import occupancy_levels
-from vgprscope.gate.metrics import METRICS, REGISTERS, entry_metrics
+from vgprscope.core.job import Target
 from vgprscope.core.records import AmdUsage, NvidiaUsage
+from vgprscope.gate.metrics import METRICS, REGISTERS, entry_metrics
 
 AMD = AmdUsage(arch_vgpr=130, agpr=4, vgpr_total=136, sgpr=52, vgpr_spill=3, sgpr_spill=1, scratch_bytes=16,
                lds_static=0, lds_dynamic=8192, spill_stores=5, spill_loads=7, spill_insts_in_loop=4,

@@ -15,9 +15,9 @@ import time
 from pathlib import Path
 
 import pytest
+from capture_helpers import ROOT, USER_KERNELS, cli, direct_compile, usage_counts
 
 import vgprscope
-from capture_helpers import ROOT, USER_KERNELS, cli, direct_compile, usage_counts
 from vgprscope.captures.model import CaptureFileError, load_capture
 
 ARCHS = ["gfx942", "sm_90"]

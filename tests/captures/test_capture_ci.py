@@ -14,7 +14,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from capture_helpers import cli
 
 OPS = '''

@@ -15,7 +15,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from capture_helpers import cli
 
 GEMM = '''import triton
@@ -305,8 +304,8 @@ def copy(X, Y, n, BLOCK: tl.constexpr):
 def test_autotune_configs_are_pruned_again_on_the_recorded_call(tmp_path):
     """prune_configs_by runs on the current config list with the recorded arguments: a config added to the
     list that the pruning keeps is a new slot; one it drops for this call's size is not compiled."""
-    from vgprscope.core.archs import get_arch
     from vgprscope.captures.model import load_capture
+    from vgprscope.core.archs import get_arch
     from vgprscope.sources.capture import capture_tasks
 
     (tmp_path / "pyproject.toml").write_text("")
@@ -335,8 +334,8 @@ def test_autotune_configs_are_pruned_again_on_the_recorded_call(tmp_path):
 def test_the_current_defaults_fill_what_the_call_did_not_pass(tmp_path):
     """A constexpr the call left to its default takes the default the source has now; one it passed keeps
     the recorded value."""
-    from vgprscope.core.archs import get_arch
     from vgprscope.captures.model import load_capture
+    from vgprscope.core.archs import get_arch
     from vgprscope.sources.capture import capture_tasks
 
     kernel = ('import triton\nimport triton.language as tl\n\n\n@triton.jit\n'
@@ -358,9 +357,9 @@ def test_the_current_defaults_fill_what_the_call_did_not_pass(tmp_path):
 def test_a_warm_run_derives_nothing_again_until_a_file_changes(project, edit, monkeypatch):
     """Derivations are kept in the compile cache with the files they read: a warm run starts no worker for
     them; an edit of the kernel's file (or a file it imports) derives again."""
-    from vgprscope.core.archs import get_arch
     from vgprscope.captures.model import load_capture
     from vgprscope.compile.engine import Engine
+    from vgprscope.core.archs import get_arch
     from vgprscope.sources.capture import capture_tasks
 
     asked: list[int] = []

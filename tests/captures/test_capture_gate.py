@@ -12,7 +12,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from capture_helpers import USER_KERNELS, cli
 
 GEMM = '''"""A user's autotuned GEMM."""

@@ -10,9 +10,9 @@ import json
 import sys
 from pathlib import Path
 
+from capture_helpers import USER_KERNELS, cli, direct_compile, gone_library, usage_counts
 
 import vgprscope
-from capture_helpers import USER_KERNELS, cli, direct_compile, gone_library, usage_counts
 from vgprscope.captures.model import load_capture
 
 ARCHS = ["gfx942", "sm_90"]

@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
 from capture_helpers import cli
 
 from tests.project.test_no_torch import BLOCKER

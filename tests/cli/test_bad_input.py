@@ -8,8 +8,8 @@ The rule (vgprscope/cli/common.py, README "Exit codes"):
 from __future__ import annotations
 
 import json
-import re
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -300,8 +300,8 @@ def test_amd_options_outside_what_triton_takes_are_refused_before_compiling(args
 
 def test_amd_option_values_are_checked_by_the_core_for_the_library_too():
     from vgprscope.core.archs import get_arch
-    from vgprscope.flashattn.config import ConfigRequest, check_backend_options
     from vgprscope.core.errors import UsageError
+    from vgprscope.flashattn.config import ConfigRequest, check_backend_options
     from vgprscope.library import selection
 
     with pytest.raises(UsageError, match="matrix_instr_nonkdim=4 is not allowed"):
@@ -328,9 +328,9 @@ def test_a_knob_value_every_variant_taking_it_refuses_is_a_usage_error(variant, 
 def test_a_knob_value_refused_at_some_configs_only_stays_on_its_rows():
     """num_splits=16 needs 16 key blocks: at Nk 4096 / BLOCK_N 64 it fits, at Nk 512 it does not; the rows that
     cannot take it say so and the others compile."""
-    from vgprscope.flashattn.source import _refused_knob
     from vgprscope.core.archs import get_arch
     from vgprscope.flashattn.config import ConfigRequest
+    from vgprscope.flashattn.source import _refused_knob
     from vgprscope.flashattn.variants import get_variant, resolve_config
 
     v, a = get_variant("split-k"), get_arch("gfx942")
@@ -361,10 +361,10 @@ def test_empty_or_meaningless_values_are_refused_not_ignored(args, needle, tmp_p
 
 
 def test_an_empty_sort_or_scheduler_through_the_library():
-    from vgprscope.core.errors import UsageError
     from vgprscope.analysis.compare.core import sort_lines
     from vgprscope.analysis.frontier.core import sort_frontiers
     from vgprscope.analysis.order import sort_records
+    from vgprscope.core.errors import UsageError
     from vgprscope.library.tasks import executor_for
 
     for call in (lambda: sort_records([], ""), lambda: sort_lines({}, " "), lambda: sort_frontiers([], "")):

@@ -19,9 +19,9 @@ import typer
 from typer.models import ParameterInfo
 from typer.testing import CliRunner
 
-from vgprscope.core.archs import ARCHS
 from vgprscope.cli import options
 from vgprscope.cli.app import _register, app
+from vgprscope.core.archs import ARCHS
 
 _register()
 CLI = Path(options.__file__).parent

@@ -13,14 +13,13 @@ import pytest
 
 from tests.compile.test_loop_cache import KERNEL, _entry  # type: ignore[import-not-found]
 from tests.gate.test_loop_gate import _amd_raw, _nvidia_raw  # type: ignore[import-not-found]
-
-from vgprscope.flashattn.variants import load_variants
 from vgprscope.backends.cuda import CUDA
 from vgprscope.backends.hip import HIP
 from vgprscope.compile.cache import CompileCache
 from vgprscope.compile.results import valid_result
 from vgprscope.core.archs import get_arch
 from vgprscope.core.records import usage_to_dict
+from vgprscope.flashattn.variants import load_variants
 
 
 def _results() -> dict[str, dict[str, Any]]:

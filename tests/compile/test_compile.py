@@ -11,16 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from vgprscope.core.archs import ARCHS, AmdArch, NvidiaArch, get_arch
 from vgprscope import runtime
-from vgprscope.runtime import facts, protocol
 from vgprscope.compile.cache import FORMAT, CompileCache
-from vgprscope.compile.engine import cache_key
-from vgprscope.compile.engine import Engine, WorkerVersionError, compile_tasks
+from vgprscope.compile.engine import Engine, WorkerVersionError, cache_key, compile_tasks
+from vgprscope.core.archs import ARCHS, AmdArch, NvidiaArch, get_arch
 from vgprscope.core.records import AmdUsage, NvidiaUsage
-from vgprscope.flashattn.source import variant_tasks
 from vgprscope.flashattn.config import ConfigRequest
+from vgprscope.flashattn.source import variant_tasks
 from vgprscope.flashattn.variants import get_variant, load_variants, resolve_config
+from vgprscope.runtime import facts, protocol
 
 SMALL = ConfigRequest(block_m=64, block_n=32, head_dim=64, num_warps=4, num_stages=1)
 

@@ -16,18 +16,18 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
 from capture_helpers import cli, gone_library
+
+from vgprscope import runtime
+from vgprscope.compile import identity, toolchains
+from vgprscope.compile.cache import CompileCache
+from vgprscope.compile.engine import Engine, ToolchainBrokenError, toolchain_identity
 from vgprscope.core.archs import get_arch
+from vgprscope.core.errors import UsageError
 from vgprscope.flashattn.config import ConfigRequest
 from vgprscope.flashattn.source import variant_tasks
 from vgprscope.flashattn.variants import load_variants, resolve_config
-from vgprscope import runtime
-from vgprscope.compile import identity, toolchains
 from vgprscope.runtime import protocol
-from vgprscope.compile.cache import CompileCache
-from vgprscope.compile.engine import Engine, ToolchainBrokenError, toolchain_identity
-from vgprscope.core.errors import UsageError
 
 KERNEL = '''
 import triton

@@ -12,9 +12,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from capture_helpers import ROOT, cli, usage_counts
 
 import vgprscope
-from capture_helpers import ROOT, cli, usage_counts
 from vgprscope.captures.model import load_capture
 from vgprscope.core.parse.amdgcn import parse_amdgcn
 from vgprscope.core.parse.nvidia import parse_cuobjdump_resources

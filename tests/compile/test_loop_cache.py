@@ -14,10 +14,9 @@ import pytest
 from fixture_paths import unpack
 
 from tests.compile.test_compile_identity import _compile  # type: ignore[import-not-found]
-
-from vgprscope.flashattn.variants import load_variants
 from vgprscope.backends import backend_of_usage
 from vgprscope.compile.cache import CompileCache
+from vgprscope.flashattn.variants import load_variants
 
 KERNEL = '''
 import triton

@@ -7,16 +7,16 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
-import shutil
 import sys
 from pathlib import Path
 
 import pytest
+from capture_helpers import ROOT, USER_KERNELS, cli
 
 import vgprscope
-from capture_helpers import ROOT, USER_KERNELS, cli
 from vgprscope.compile import toolchains
 from vgprscope.compile.engine import triton_version
 

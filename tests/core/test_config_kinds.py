@@ -10,8 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from vgprscope.flashattn.config import AttentionConfig
 from vgprscope.core.records import DataConfig, LaunchConfig, config_from_dict
+from vgprscope.flashattn.config import AttentionConfig
 
 ROOT = Path(__file__).resolve().parents[2]
 BASELINE = ROOT / "vgprscope-baseline.json"

@@ -11,7 +11,13 @@ from pathlib import Path
 import pytest
 
 from vgprscope.core.parse.diagnostics import (
-    compile_diagnostics, failure_reason, llvm_diagnostics, ptxas_diagnostics, short_llvm, short_ptxas, slug,
+    compile_diagnostics,
+    failure_reason,
+    llvm_diagnostics,
+    ptxas_diagnostics,
+    short_llvm,
+    short_ptxas,
+    slug,
 )
 from vgprscope.core.records import Diagnostic, Record
 
@@ -280,8 +286,8 @@ def test_check_names_a_change_of_ptxas_and_llvm(small_sm90):
 
 def test_wide_and_markdown_views_say_the_spills_units(small_sm90):
     """--wide and markdown show every spill field: the legend says what each counts and in which unit."""
-    from vgprscope.report.machine import compile_only
     from vgprscope.analysis.analyze.view import table_text, to_markdown
+    from vgprscope.report.machine import compile_only
     from vgprscope.report.rows import SPILLS_FULL_LEGEND
 
     machine = compile_only()
@@ -428,8 +434,8 @@ def test_wide_and_markdown_rows_of_inductor_say_its_spill_threshold(small_sm90):
     says Inductor's verdict in --wide and markdown, beside the spills it is counted from."""
     import dataclasses
 
-    from vgprscope.report.machine import compile_only
     from vgprscope.analysis.analyze.view import table_text, to_markdown
+    from vgprscope.report.machine import compile_only
     from vgprscope.sources.inductor import THRESHOLD_EXTRA
 
     rec, = small_sm90.records

@@ -22,18 +22,17 @@ from pathlib import Path
 
 import pytest
 
-from vgprscope.core.archs import get_arch
+from vgprscope.backends import occupancy_of
 from vgprscope.compile.engine import Engine
 from vgprscope.compile.task import RowInfo, Task, target_of
+from vgprscope.core.archs import AmdArch, get_arch
 from vgprscope.core.job import Arg, CompileJob, FunctionSource
-from vgprscope.backends import occupancy_of
-from vgprscope.core.archs import AmdArch
 from vgprscope.core.occupancy.amd import _llvm_occupancy, llvm_pad_waves, llvm_vgpr_allocation, llvm_waves_per_eu
 from vgprscope.core.parse.amdgcn import parse_amdgcn
+from vgprscope.core.records import KernelIdentity, LaunchConfig
 from vgprscope.flashattn.config import AttentionConfig
 from vgprscope.flashattn.source import variant_tasks
 from vgprscope.flashattn.variants import get_variant
-from vgprscope.core.records import KernelIdentity, LaunchConfig
 
 pytestmark = pytest.mark.slow
 

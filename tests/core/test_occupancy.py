@@ -11,17 +11,20 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+from tests.core.test_llvm_crosscheck import llvm_rule_occupancy  # type: ignore[import-not-found]
+from vgprscope.backends import ladder, occupancy_of
 from vgprscope.core.archs import ARCHS, AmdArch, NvidiaArch, get_arch
 from vgprscope.core.errors import UsageError
-from vgprscope.backends import ladder, occupancy_of
 from vgprscope.core.occupancy.amd import (
-    amd_occupancy, llvm_min_num_vgprs, llvm_vgpr_allocation, llvm_waves_per_eu, total_vgprs,
+    amd_occupancy,
+    llvm_min_num_vgprs,
+    llvm_vgpr_allocation,
+    llvm_waves_per_eu,
+    total_vgprs,
 )
 from vgprscope.core.occupancy.common import LadderStep
 from vgprscope.core.occupancy.nvidia import nvidia_occupancy
 from vgprscope.core.records import AmdUsage, NvidiaUsage
-
-from tests.core.test_llvm_crosscheck import llvm_rule_occupancy  # type: ignore[import-not-found]
 
 AMD = [a for a in ARCHS.values() if isinstance(a, AmdArch)]
 NV = [a for a in ARCHS.values() if isinstance(a, NvidiaArch)]

@@ -15,12 +15,12 @@ import sys
 import pytest
 
 import vgprscope
-from vgprscope.flashattn.config import AttentionConfig, ConfigRequest
 from vgprscope.backends import BACKENDS, CUDA, HIP
 from vgprscope.backends.base import CompilerWarnings, warning_options
 from vgprscope.cli.options import Warnings
 from vgprscope.core.errors import UsageError
 from vgprscope.core.options import COMPILER_WARNINGS, LAUNCH_OPTIONS
+from vgprscope.flashattn.config import AttentionConfig, ConfigRequest
 from vgprscope.library.grid import grid_fields
 
 CALLS = ("analyze", "compare", "frontier", "explain", "diff")

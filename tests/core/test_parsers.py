@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from vgprscope.analysis.frontier.core import LOOP_FIELDS
 from vgprscope.core.parse.amdgcn import AmdgcnParseError, kernel_info, parse_amdgcn, spill_instructions
 from vgprscope.core.parse.nvidia import NvidiaParseError, nvidia_usage, parse_cuobjdump_resources, parse_ptxas_log
-from vgprscope.analysis.frontier.core import LOOP_FIELDS
 
 FIX = Path(__file__).parents[1] / "fixtures"
 

@@ -35,14 +35,13 @@ from dataclasses import replace
 
 import pytest
 
-from vgprscope.core.archs import ARCHS, AmdArch
 from vgprscope.compile.cache import CompileCache
 from vgprscope.compile.engine import Engine
 from vgprscope.compile.results import launch_limit_reason
 from vgprscope.compile.task import target_of
+from vgprscope.core.archs import ARCHS, AmdArch
+from vgprscope.flashattn.config import DEFAULT_SHAPE, ConfigRequest
 from vgprscope.flashattn.source import variant_tasks
-from vgprscope.flashattn.config import DEFAULT_SHAPE
-from vgprscope.flashattn.config import ConfigRequest
 from vgprscope.flashattn.variants import DefaultsRule, load_variants, resolve_config
 
 HEAD_DIMS = range(16, 257)  # every head dim the bundled variants accept (kernels/_launch.HEAD_DIM_RANGE)

@@ -10,9 +10,9 @@ from __future__ import annotations
 import pytest
 
 from vgprscope.core.errors import UnknownNameError
+from vgprscope.flashattn.config import AttentionConfig
 from vgprscope.flashattn.live import live_state
 from vgprscope.flashattn.traffic import traffic
-from vgprscope.flashattn.config import AttentionConfig
 from vgprscope.flashattn.variants import load_variants
 
 

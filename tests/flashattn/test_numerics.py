@@ -17,10 +17,9 @@ import pytest
 import torch
 
 import vgprscope
-from vgprscope.flashattn import loader
-from vgprscope.flashattn.correctness import NumericsVerdict, check_output, run_variant
 from vgprscope.core.errors import ConfigError
-from vgprscope.flashattn.correctness import tolerance
+from vgprscope.flashattn import loader
+from vgprscope.flashattn.correctness import NumericsVerdict, check_output, run_variant, tolerance
 from vgprscope.flashattn.variants import get_variant, load_variants
 
 BROKEN = Path(__file__).parents[1] / "fixtures" / "broken_kernels"

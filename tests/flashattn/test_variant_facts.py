@@ -10,8 +10,8 @@ import pytest
 
 from vgprscope.core.archs import ARCHS
 from vgprscope.flashattn.config import AttentionConfig
-from vgprscope.flashattn.live import live_state
 from vgprscope.flashattn.correctness import tolerance
+from vgprscope.flashattn.live import live_state
 from vgprscope.flashattn.tolerances import Tolerance
 from vgprscope.flashattn.traffic import traffic
 from vgprscope.flashattn.variants import load_variants
@@ -140,11 +140,11 @@ def test_a_bad_declaration_is_one_line_naming_the_file_and_the_key(tmp_path, ext
 def test_a_variant_that_declares_no_model_has_no_traffic_and_no_estimate(tmp_path):
     from types import SimpleNamespace
 
+    from vgprscope.core.errors import UnknownNameError
+    from vgprscope.core.records import Record
     from vgprscope.flashattn.live import estimate
     from vgprscope.flashattn.traffic import line_traffic
     from vgprscope.flashattn.variants import load_variants
-    from vgprscope.core.errors import UnknownNameError
-    from vgprscope.core.records import Record
 
     (tmp_path / "v.py").write_text(f"VARIANT = {{{HEAD}}}\n")
     (v,) = load_variants(tmp_path).values()

@@ -70,9 +70,9 @@ def test_sm_90_default_is_two_ping_ponging_consumer_partitions_at_240():
     4 warps are consumer 0, a worker of 4 warps asking for 240 registers consumer 1, the producer's warp 24
     registers; a 3-slot K/V ring up to D128, the persistent scheduler for causal D65-D128; FA3's 192-row tile
     at D64 (three consumer warp groups at 160 registers, 64-key blocks, 8 slots); 2 slots beyond D128."""
+    from vgprscope.core.archs import ARCHS
     from vgprscope.flashattn.config import ConfigRequest
     from vgprscope.flashattn.variants import get_variant, resolve_config
-    from vgprscope.core.archs import ARCHS
 
     v = get_variant("ws-regalloc")
     at = {(d, c): resolve_config(v, ARCHS["sm_90"], ConfigRequest(head_dim=d, causal=c))

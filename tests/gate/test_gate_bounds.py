@@ -9,8 +9,8 @@ import json
 from pathlib import Path
 
 import pytest
-
 from capture_helpers import cli
+
 from vgprscope.core.errors import NotComparableError
 from vgprscope.gate.baseline import load_baseline
 
@@ -84,8 +84,8 @@ def test_a_pipeline_the_arch_cannot_hold_is_refused_before_compiling(stages, tmp
 
 def test_the_stages_bound_follows_the_tile_and_the_arch():
     import vgprscope
-    from vgprscope.flashattn.tuning import stages_refusal
     from vgprscope.core.errors import UsageError
+    from vgprscope.flashattn.tuning import stages_refusal
 
     assert stages_refusal(5, 64, 128, "gfx942") is None  # 4 x 16 KiB in flight fit 64 KiB
     assert stages_refusal(6, 64, 128, "gfx942") is not None  # Triton 3.9 wanted 163840 B there

@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from vgprscope.flashattn.variants import select_variants
 from vgprscope.gate.baseline import SCHEMA_VERSION, load_baseline
 from vgprscope.gate.config import load_gate_config
-from vgprscope.flashattn.variants import select_variants
 
 
 def test_the_committed_baseline_is_readable_pinned_and_has_no_stale_entries():

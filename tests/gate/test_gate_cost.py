@@ -13,17 +13,17 @@ import json
 
 import pytest
 
-from vgprscope.flashattn.config import AttentionConfig
-from vgprscope.core.archs import get_arch
 from vgprscope.backends import occupancy_of
+from vgprscope.core.archs import get_arch
 from vgprscope.core.errors import UsageError
+from vgprscope.core.records import AmdUsage, NvidiaUsage
+from vgprscope.flashattn.config import AttentionConfig
 from vgprscope.gate.baseline import Baseline, Entry
 from vgprscope.gate.config import load_gate_config
 from vgprscope.gate.diff import Change
 from vgprscope.gate.diff import judge as judge_entries
 from vgprscope.gate.report import details, summary, to_json, to_table
 from vgprscope.gate.rules import Mode, Rule, RuleSet, parse_rule
-from vgprscope.core.records import AmdUsage, NvidiaUsage
 
 CFG = AttentionConfig(block_m=128, block_n=64, head_dim=128, num_warps=4)
 

@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 
 import vgprscope.flashattn.config  # noqa: F401  (the bundled variants' configs read back as theirs, as the CLI's do)
+from vgprscope.core.records import ArgSpec, AutotunePick, LaunchConfig
 from vgprscope.gate import report
 from vgprscope.gate.baseline import Baseline, Entry, load_baseline
 from vgprscope.gate.diff import GateResult, judge
 from vgprscope.gate.rules import RuleSet
 from vgprscope.report.formats import Footnotes
-from vgprscope.core.records import ArgSpec, AutotunePick, LaunchConfig
 
 ROOT = Path(__file__).resolve().parents[2]
 MARKER = re.compile(r"\[\d+\]")

@@ -18,15 +18,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from vgprscope.core.errors import NotComparableError, UsageError
-from vgprscope.gate.baseline import Baseline, Entry, entries_of, load_baseline, save_baseline
-from vgprscope.gate.config import GateSet, load_gate_config
-from vgprscope.library.gate import GateRun, load_config
-from vgprscope.gate.diff import Change, State, judge
-from vgprscope.gate.metrics import METRICS
-from vgprscope.gate.rules import Mode, Rule, RuleSet, default_rule, parse_rule
 from vgprscope.core.records import AmdUsage, Record
 from vgprscope.flashattn import defaults as attention_defaults
 from vgprscope.flashattn.config import AttentionConfig
+from vgprscope.gate.baseline import Baseline, Entry, entries_of, load_baseline, save_baseline
+from vgprscope.gate.config import GateSet, load_gate_config
+from vgprscope.gate.diff import Change, State, judge
+from vgprscope.gate.metrics import METRICS
+from vgprscope.gate.rules import Mode, Rule, RuleSet, default_rule, parse_rule
+from vgprscope.library.gate import GateRun, load_config
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = Path(__file__).parents[1] / "fixtures"

@@ -153,8 +153,8 @@ def entries():
     """A gfx942 baseline entry parsed from the fixture, and the same kernel with its loop figures moved."""
     from dataclasses import replace
 
-    from vgprscope.gate.baseline import Entry
     from vgprscope.core.records import LaunchConfig
+    from vgprscope.gate.baseline import Entry
 
     u = HIP.parse(_amd_raw())
     occ = {"unit": "waves/SIMD", "value": 1, "limits": {"vgpr": 1}, "limiters": ["vgpr"]}

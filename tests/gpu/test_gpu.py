@@ -6,8 +6,8 @@
 from __future__ import annotations
 
 import re
-import pytest
 
+import pytest
 from gpu_expectations import launched
 
 pytestmark = pytest.mark.gpu
@@ -96,7 +96,6 @@ def test_tma_matches_float64_reference_on_gpu(variant, shape, dtype):
 
 def test_split_count_follows_this_gpus_sm_count():
     import torch
-
     from vgprscope.kernels._launch import device_compute_units, num_splits
 
     q = torch.empty(1, device="cuda")
@@ -118,8 +117,8 @@ def test_loaded_registers_equal_the_parsed_compile(variant):
     from vgprscope.bench.device import current_gpu
     from vgprscope.bench.runner import _clear_jit_caches, _loaded_regs
     from vgprscope.compile.engine import Engine
-    from vgprscope.flashattn.source import variant_tasks
     from vgprscope.flashattn.config import ConfigRequest
+    from vgprscope.flashattn.source import variant_tasks
     from vgprscope.flashattn.variants import get_variant, resolve_config
 
     gpu = current_gpu()

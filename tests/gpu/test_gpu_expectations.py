@@ -5,9 +5,8 @@ to fit (then it is an expected failure, and a declared case that launches fails 
 from __future__ import annotations
 
 import pytest
-from triton.runtime.errors import OutOfResources
-
 from gpu_expectations import launched
+from triton.runtime.errors import OutOfResources
 
 CASE = ("numerics", "remat-q", (1, 2, 300, 4100, 256, False), "fp16")
 

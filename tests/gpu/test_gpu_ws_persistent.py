@@ -7,6 +7,7 @@ partition of 8 warps; a copy without the rescale of acc must fail under it too."
 from __future__ import annotations
 
 import re
+
 import pytest
 
 from tests.gpu.test_gpu import GQA_SHAPES, SHAPES  # type: ignore[import-not-found]

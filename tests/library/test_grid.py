@@ -7,14 +7,20 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from vgprscope.core.errors import UsageError
 from vgprscope.analysis.order import sort_records
-from vgprscope.library.grid import (
-    DEFAULT_MAX_COMPILES, GridSize, GridTooLargeError, check_size, parse_knob_axes, point_label, varying_axes,
-)
-from vgprscope.library.grid import grid_requests as requests_of
+from vgprscope.core.errors import UsageError
 from vgprscope.core.records import AmdUsage, Record
 from vgprscope.flashattn.config import AttentionConfig
+from vgprscope.library.grid import (
+    DEFAULT_MAX_COMPILES,
+    GridSize,
+    GridTooLargeError,
+    check_size,
+    parse_knob_axes,
+    point_label,
+    varying_axes,
+)
+from vgprscope.library.grid import grid_requests as requests_of
 
 
 def grid_requests(knob=None, **given):
@@ -71,8 +77,8 @@ def test_the_size_guard_refuses_with_the_measured_rate_unless_confirmed():
 
 
 def _rec(variant, arch, bm, vgprs, spills, occ_value=None):
-    from vgprscope.core.archs import get_arch
     from vgprscope.backends import occupancy_of
+    from vgprscope.core.archs import get_arch
 
     cfg = AttentionConfig(block_m=bm, block_n=64, head_dim=128)
     u = AmdUsage(arch_vgpr=vgprs, agpr=0, vgpr_total=vgprs, sgpr=40, vgpr_spill=spills, sgpr_spill=0,

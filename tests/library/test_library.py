@@ -17,7 +17,6 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
 from capture_helpers import ROOT, USER_KERNELS, cli, direct_compile
 
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -73,8 +72,8 @@ def test_import_and_help_import_no_pandas_triton_or_torch():
 # ---- results: DataFrames are the CSV export, JSON is the JSON export -----------------------------------
 
 def test_analyze_result_dataframe_is_the_csv_export_and_json_the_json_export():
-    from vgprscope.analysis.analyze.result import AnalyzeResult
     from vgprscope.analysis.analyze import view
+    from vgprscope.analysis.analyze.result import AnalyzeResult
 
     records = _fixture_records()
     result = AnalyzeResult(tuple(records))
@@ -122,9 +121,9 @@ def test_frames_of_variants_and_of_a_capture_share_one_set_of_config_columns():
 
 
 def test_compare_result_rows_are_its_csv_export():
+    from vgprscope.analysis.compare import view as compare_view
     from vgprscope.analysis.compare.core import compare
     from vgprscope.analysis.compare.result import CompareResult
-    from vgprscope.analysis.compare import view as compare_view
 
     per_arch = compare(_fixture_records())
     result = CompareResult({k: tuple(v) for k, v in per_arch.items()}, tuple(_fixture_records()))
@@ -140,10 +139,10 @@ def test_compare_csv_and_dataframe_keep_the_deltas_against_baseline_and_the_traf
 
     import pandas as pd
 
-    from vgprscope.flashattn.traffic import line_traffic
+    from vgprscope.analysis.compare import view as compare_view
     from vgprscope.analysis.compare.core import compare
     from vgprscope.analysis.compare.result import CompareResult
-    from vgprscope.analysis.compare import view as compare_view
+    from vgprscope.flashattn.traffic import line_traffic
 
     records = _fixture_records()
     per_arch = compare(records, line_traffic())
@@ -175,9 +174,9 @@ def test_compare_csv_and_dataframe_keep_the_deltas_against_baseline_and_the_traf
 
 
 def test_explain_result_rows_per_kernel_tensor_and_spill_site():
-    from vgprscope.core.archs import get_arch
     from vgprscope.analysis.explain.core import explain_raw
     from vgprscope.analysis.explain.result import ExplainResult
+    from vgprscope.core.archs import get_arch
 
     def read(name):
         return gzip.open(FIXTURES / "explain" / name, "rt").read()
@@ -202,9 +201,9 @@ def test_explain_frames_without_rows_still_have_their_columns():
     """A kernel that does not spill: its ``to_pandas("spills")`` is empty with the spill sites' columns (a
     notebook can filter or concatenate it as any other), and each kind of rows keeps its columns when none
     has a row (a kernel that failed to compile: no live tensor, no allocation)."""
-    from vgprscope.core.archs import get_arch
     from vgprscope.analysis.explain.core import KernelExplanation, explain_raw
     from vgprscope.analysis.explain.result import ExplainResult
+    from vgprscope.core.archs import get_arch
 
     def read(name):
         return gzip.open(FIXTURES / "explain" / name, "rt").read()
@@ -254,11 +253,9 @@ def _gate_of_an_edited_run():
     ``strict`` rules (by default 8 VGPRs within an occupancy step is a passing change)."""
     from dataclasses import replace
 
-    from vgprscope.gate.baseline import load_baseline
+    from vgprscope.gate.baseline import Baseline, load_baseline
     from vgprscope.gate.diff import judge
     from vgprscope.gate.rules import RuleSet
-
-    from vgprscope.gate.baseline import Baseline
 
     committed = load_baseline(ROOT / "vgprscope-baseline.json")  # its compiled entries (not ws-regalloc's refusals)
     base = Baseline.of([e for e in committed.entries.values() if e.usage is not None], committed.triton_version,
@@ -277,10 +274,10 @@ def test_check_and_diff_frames_have_one_shape_one_row_per_entry_and_metric():
     them), so they concatenate without empty columns; an entry with one side keeps its numbers."""
     import pandas as pd
 
-    from vgprscope.compile.toolchains import Toolchain
     from vgprscope.analysis.diff.core import SidesDiff as CoreDiff
-    from vgprscope.analysis.diff.view import CSV_FIELDS
     from vgprscope.analysis.diff.result import DiffResult
+    from vgprscope.analysis.diff.view import CSV_FIELDS
+    from vgprscope.compile.toolchains import Toolchain
     from vgprscope.library.results import CheckResult
 
     base, gate, entries, missing = _gate_of_an_edited_run()
@@ -451,6 +448,7 @@ def test_autotuned_user_kernel_without_torch_gives_the_direct_compile_counts(int
     applied (EVEN false: 200 is no multiple of 128). With TRITON_INTERPRET=1 the kernel is the interpreter's
     object, which is analysed the same way."""
     from capture_helpers import usage_counts
+
     from vgprscope.core.records import usage_from_dict
 
     done = _python(NO_TORCH + USER_KERNEL.format(kernels=str(USER_KERNELS)), env={"TRITON_INTERPRET": interpret})

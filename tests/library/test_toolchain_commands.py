@@ -14,13 +14,13 @@ from __future__ import annotations
 import json
 
 import pytest
+from capture_helpers import cli, reports
 
 import vgprscope
-from capture_helpers import cli, reports
+from vgprscope.analysis.history.core import registers
 from vgprscope.compile import toolchains
 from vgprscope.compile.engine import triton_version
 from vgprscope.core.errors import UsageError
-from vgprscope.analysis.history.core import registers
 
 OTHER = "3.8.0"
 SMALL = {"block_m": 64, "block_n": 32, "head_dim": 64, "num_warps": 4, "num_stages": 1}

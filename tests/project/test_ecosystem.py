@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from capture_helpers import reports
 
 import vgprscope
-from capture_helpers import reports
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "ecosystem"

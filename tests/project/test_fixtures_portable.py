@@ -13,7 +13,6 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-
 from fixture_paths import GUARD, committed_fixtures, named_paths, watched_paths
 
 from vgprscope.captures.model import READABLE_VERSIONS, SCHEMA, load_capture

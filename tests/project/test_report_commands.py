@@ -9,7 +9,6 @@ import re
 from pathlib import Path
 
 import pytest
-
 from capture_helpers import ROOT, cli, reports
 
 REPORTS = ROOT / "reports"

@@ -10,10 +10,17 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from capture_helpers import ROOT, cli
+
 from tools.reports.upstream_regressions import (
-    CASES, DIRECTORY, Case, capture_path, exit_code, judge, load_records, records_path,
+    CASES,
+    DIRECTORY,
+    Case,
+    capture_path,
+    exit_code,
+    judge,
+    load_records,
+    records_path,
 )
 
 DIR = ROOT / "reports" / DIRECTORY

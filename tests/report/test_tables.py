@@ -15,15 +15,15 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from vgprscope.core.archs import ARCHS, get_arch
+from vgprscope.backends import occupancy_of
 from vgprscope.cli.app import _register, app
+from vgprscope.core.archs import ARCHS, get_arch
+from vgprscope.core.records import AmdUsage, Occupancy, Record
+from vgprscope.flashattn.config import DEFAULT_SHAPE, AttentionConfig
 from vgprscope.gate.baseline import load_baseline
 from vgprscope.gate.diff import Change
 from vgprscope.gate.diff import judge as judge_entries
 from vgprscope.gate.rules import RuleSet, parse_rule
-from vgprscope.backends import occupancy_of
-from vgprscope.flashattn.config import DEFAULT_SHAPE, AttentionConfig
-from vgprscope.core.records import AmdUsage, Occupancy, Record
 from vgprscope.report.deltas import Delta, Verdict, judge
 from vgprscope.report.formats import Footnotes, drop_order, new_table, output_width, render_table
 from vgprscope.report.machine import compile_only
@@ -31,8 +31,8 @@ from vgprscope.report.machine import compile_only
 
 def compare(records):
     """The compare lines of records, with the bundled variants' traffic model on theirs (as the CLI's)."""
-    from vgprscope.flashattn.traffic import line_traffic
     from vgprscope.analysis.compare.core import compare as lines
+    from vgprscope.flashattn.traffic import line_traffic
 
     return lines(records, line_traffic())
 
@@ -572,8 +572,8 @@ def test_frontier_names_each_kernel_on_a_line_of_its_own(width):
 
 
 def test_frontier_of_a_captured_kernel_puts_its_config_in_the_title():
-    from vgprscope.core.records import ArgSpec, LaunchConfig
     from vgprscope.analysis.frontier.view import tables_text
+    from vgprscope.core.records import ArgSpec, LaunchConfig
 
     def launch(block: int) -> LaunchConfig:
         return LaunchConfig(args=(ArgSpec("X", "*bf16", (("hip", "DS"), ("cuda", "D"))), ArgSpec("n", "i32", (("hip", "D"), ("cuda", "D")))),
@@ -911,8 +911,8 @@ def test_archs_never_folds_at_100(monkeypatch, folds):
 
 
 def test_frontier_of_a_captured_kernel_has_no_dangling_cfg(folds):
-    from vgprscope.core.records import ArgSpec, AutotunePick, LaunchConfig
     from vgprscope.analysis.frontier.view import tables_text
+    from vgprscope.core.records import ArgSpec, AutotunePick, LaunchConfig
 
     def launch(block: int, i: int) -> LaunchConfig:
         return LaunchConfig(args=(ArgSpec("X", "*fp32", (("hip", "DS"), ("cuda", "D"))),), constexprs=(("BLOCK", block),),
@@ -931,9 +931,9 @@ def test_frontier_of_a_captured_kernel_has_no_dangling_cfg(folds):
 # ---- the words a person reads ------------------------------------------------------------------------
 
 def test_analyze_of_a_capture_names_the_kernel_not_only_its_module():
-    from vgprscope.analysis.analyze.view import table_text
-
     from dataclasses import replace
+
+    from vgprscope.analysis.analyze.view import table_text
 
     records = [r for r in fixture_records(CAPTURED) if r.arch == "gfx942"]
     # a short module and kernel name: the label column's, not a title line's

@@ -9,9 +9,9 @@ from __future__ import annotations
 import sys
 
 import pytest
+from capture_helpers import ROOT
 
 import vgprscope
-from capture_helpers import ROOT
 from vgprscope.core.parse.amdgcn import parse_amdgcn
 from vgprscope.core.parse.nvidia import parse_cuobjdump_resources
 from vgprscope.runtime import constexpr, facts

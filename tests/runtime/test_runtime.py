@@ -20,17 +20,17 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from capture_helpers import cli
+
 from vgprscope import runtime
-from vgprscope.core.archs import get_arch
-from vgprscope.flashattn.config import ConfigRequest
-from vgprscope.flashattn.source import variant_tasks
-from vgprscope.flashattn.variants import load_variants, resolve_config
 from vgprscope.captures.model import load_capture
 from vgprscope.captures.run import capture_env
 from vgprscope.compile.cache import CompileCache
 from vgprscope.compile.engine import Engine
+from vgprscope.core.archs import get_arch
+from vgprscope.flashattn.config import ConfigRequest
+from vgprscope.flashattn.source import variant_tasks
+from vgprscope.flashattn.variants import load_variants, resolve_config
 from vgprscope.sources.capture import capture_tasks
 
 PKG = Path(__file__).resolve().parents[2] / "vgprscope"

@@ -16,8 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from vgprscope.runtime import current, static
-from vgprscope.runtime import worker
+from vgprscope.runtime import current, static, worker
 from vgprscope.runtime.loader import source_of
 
 MISSING = "not_installed_pkg (it does not import here: ModuleNotFoundError: No module named 'not_installed_pkg')"

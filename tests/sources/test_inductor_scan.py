@@ -23,14 +23,13 @@ import pytest
 from capture_helpers import ROOT, cli
 from fixture_paths import unpack
 
-from vgprscope.core.archs import ARCHS
+from vgprscope.analysis.scan.core import scan
 from vgprscope.captures.model import load_capture
 from vgprscope.compile.engine import triton_version
+from vgprscope.core.archs import ARCHS
 from vgprscope.core.records import AmdUsage, LaunchConfig, NvidiaUsage, Record
-from vgprscope.analysis.scan.core import scan
 from vgprscope.sources.capture import capture_tasks
-from vgprscope.sources.inductor import (THRESHOLD_EXTRA, inductor_capture, inductor_slot, spill_threshold,
-                                        spill_verdict)
+from vgprscope.sources.inductor import THRESHOLD_EXTRA, inductor_capture, inductor_slot, spill_threshold, spill_verdict
 
 FIXTURES = ROOT / "tests" / "fixtures"
 OLD = "3.6.0"  # the Triton release that wrote the caches

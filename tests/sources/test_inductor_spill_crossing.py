@@ -11,9 +11,9 @@ from __future__ import annotations
 import gzip
 
 import pytest
+from capture_helpers import ROOT
 
 import vgprscope
-from capture_helpers import ROOT
 from vgprscope.sources.inductor import spill_verdict
 
 FIXTURE = ROOT / "tests" / "fixtures" / "inductor_mm_gfx1201_spills_capture.json.gz"

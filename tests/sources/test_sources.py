@@ -9,19 +9,18 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from capture_helpers import cli
-from vgprscope.core.archs import get_arch
+
 from vgprscope.captures.model import load_capture
 from vgprscope.compile.cache import CompileCache
 from vgprscope.compile.engine import Engine
+from vgprscope.core.archs import get_arch
 from vgprscope.core.job import Arg, CompileJob, FunctionSource
 from vgprscope.core.records import ArgSpec, AutotunePick, KernelIdentity, LaunchConfig, Record, config_from_dict
-from vgprscope.flashattn.config import AttentionConfig
-from vgprscope.sources.capture import capture_tasks
+from vgprscope.flashattn.config import AttentionConfig, ConfigRequest
 from vgprscope.flashattn.source import variant_tasks
-from vgprscope.flashattn.config import ConfigRequest
 from vgprscope.flashattn.variants import get_variant, resolve_config
+from vgprscope.sources.capture import capture_tasks
 
 SHAPE = (1, 2, 64, 64)
 CONFIG = dict(block_m=64, block_n=32, num_warps=4, num_stages=1)

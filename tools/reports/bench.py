@@ -285,14 +285,14 @@ def bench_report(out: Path, *, presets: Sequence[str] = (), rep_ms: float = 200.
     args = SimpleNamespace(out=out, preset=list(presets) or None, rep_ms=rep_ms, budget_s=budget_s,
                            strategies=strategies, autotune_targets=autotune_targets, tma=tma,
                            cuda_graph_decode=cuda_graph_decode, autotune_decode=autotune_decode)
-    from vgprscope.flashattn.config import ConfigRequest
-    from vgprscope.flashattn.variants import select_variants
     from vgprscope.bench.cases import build_cases
     from vgprscope.bench.device import current_gpu, machine
     from vgprscope.bench.output import to_csv, to_markdown
     from vgprscope.bench.runner import BenchOptions, run_bench
     from vgprscope.core.extras import require_torch
     from vgprscope.core.fsutil import atomic_write
+    from vgprscope.flashattn.config import ConfigRequest
+    from vgprscope.flashattn.variants import select_variants
     from vgprscope.report.formats import md_table
 
     require_torch("python -m tools.reports bench")

@@ -11,7 +11,15 @@ import typer
 
 from vgprscope.cli.common import OneLineErrors, err, handles_errors, nonempty_names
 from vgprscope.cli.options import (
-    BudgetSOpt, CacheDirArg, CaptureOpt, ConfigOpt, JobsOpt, PresetOpt, RepMsOpt, StrategiesOpt, TritonOpt,
+    BudgetSOpt,
+    CacheDirArg,
+    CaptureOpt,
+    ConfigOpt,
+    JobsOpt,
+    PresetOpt,
+    RepMsOpt,
+    StrategiesOpt,
+    TritonOpt,
     VariantOpt,
 )
 
@@ -86,6 +94,7 @@ def compare_cmd(arch: ReportArchOpt = None, out: ReportDirOpt = Path("reports"),
     Seed 002's tradeoff table as measured, the spills at every occupancy level, `compare --frontier`, and a
     chart of spills against occupancy level."""
     from vgprscope.core.errors import UsageError
+
     from .compare import ARCHS, SETTINGS, compare_report
 
     chosen = [s.strip() for s in frontier_settings.split(",") if s.strip()]
@@ -129,9 +138,10 @@ def triton_upgrade_cmd(triton: TritonOpt = None, variant: VariantOpt = None, cap
 
     The same kernels under every release: each step judged by the gate's rules, each kernel's history and the
     chart (the data of reports/triton-upgrade.md)."""
-    from vgprscope.core.errors import UsageError
-    from .triton_upgrade import triton_upgrade_report
     from vgprscope.cli.progress import compile_progress
+    from vgprscope.core.errors import UsageError
+
+    from .triton_upgrade import triton_upgrade_report
 
     if not triton:
         raise UsageError("triton-upgrade needs the releases: --triton 3.4.0..3.9.0, or several --triton")
@@ -148,9 +158,10 @@ def scan_cache_cmd(directory: CacheDirArg = None, triton: TritonOpt = None, arch
 
     The stored rows (registers and memory from each cubin, spill bytes with their source) and, with --arch,
     the TTIR retargeted by the release that wrote it (--triton)."""
-    from vgprscope.core.errors import UsageError
-    from .scan_cache import scan_cache_report
     from vgprscope.cli.progress import compile_progress
+    from vgprscope.core.errors import UsageError
+
+    from .scan_cache import scan_cache_report
 
     if directory is None:
         raise UsageError("scan-cache needs the cache directory: python -m tools.reports scan-cache DIR")
@@ -168,8 +179,9 @@ def upstream_regressions_cmd(out: ReportDirOpt = Path("reports"), jobs: JobsOpt 
 
     The diffs of the committed captures of upstream kernels (Primus-Turbo, aiter, vLLM), each under the two
     releases its report names (installed on first use), with each side's records."""
-    from .upstream_regressions import upstream_regressions_report
     from vgprscope.cli.progress import compile_progress
+
+    from .upstream_regressions import upstream_regressions_report
 
     with compile_progress() as progress:
         _wrote(upstream_regressions_report(out, jobs=jobs, on_progress=progress))
@@ -182,8 +194,9 @@ def loop_diff_cmd(out: ReportDirOpt = Path("reports"), jobs: JobsOpt = None) -> 
 
     `vgprscope diff` of the bundled baseline at the seeds' tile and of Primus-Turbo's grouped GEMM (the committed
     capture), each kernel's hot loop on both sides: its scratch traffic and matrix share per trip."""
-    from .loop_diff import loop_diff_report
     from vgprscope.cli.progress import compile_progress
+
+    from .loop_diff import loop_diff_report
 
     with compile_progress() as progress:
         _wrote(loop_diff_report(out, jobs=jobs, on_progress=progress))
@@ -215,6 +228,7 @@ def ecosystem_run_cmd(work: WorkDirOpt = Path("/tmp/vgprscope-ecosystem"), out: 
     Five Triton libraries and two torch.compile'd models, as their users run them (tools/reports/ecosystem.py);
     each archive holds the capture, the JIT's caches and the sm_90, gfx942 and gfx950 analyses."""
     from vgprscope.core.errors import UsageError
+
     from .ecosystem import WORKLOADS, run_all
 
     known = [w.name for w in WORKLOADS]
@@ -253,6 +267,7 @@ def ecosystem_cpu_cmd(results: ResultsArg, out: CpuOutOpt = Path("ecosystem-cpu"
     capture's snapshots where the library is not installed; `ecosystem --collect GPU_OUT --collect OUT` puts the
     rows in the report."""
     from vgprscope.core.errors import UsageError
+
     from .ecosystem import AMD_ARCHS, WORKLOADS
     from .ecosystem_cpu import analyze_on_cpu
 

@@ -62,8 +62,8 @@ def own_options(opts: dict[str, Any]) -> dict[str, dict[str, Any]]:
 def compare_setting(arch_name: str, opts: dict[str, Any], framed: bool, jobs: int | None) -> tuple[list, list[str]]:
     """The setting's compare lines (every strategy, the capped ones compiled at their cap, in the variants'
     order) and the commands that reproduce them."""
-    from vgprscope.library.api import compare
     from vgprscope.flashattn.variants import load_variants
+    from vgprscope.library.api import compare
 
     order = list(load_variants())
     own = own_options(opts)
@@ -132,8 +132,8 @@ def _gb(x) -> str:
 
 
 def tradeoff_md(arch, fixed, budget, rows, amd: bool, unit: str) -> str:
-    from vgprscope.report.formats import md_table
     from vgprscope.flashattn.variants import load_variants
+    from vgprscope.report.formats import md_table
 
     variants = load_variants()
     reg = "VGPRs" if amd else "registers"
@@ -266,12 +266,12 @@ def compare_report(arch_name: str, out: Path, *, jobs: int | None = None,
                    frontier_settings: Sequence[str] = ("production", "seeds")) -> list[Path]:
     """Write ``out/compare-<arch>.md`` (and its chart, ``compare-<arch>.png``, when a frontier was compiled);
     the files written."""
-    from vgprscope.core.archs import get_arch
-    from vgprscope.backends import backend_of
-    from vgprscope.core.fsutil import atomic_write
-    from vgprscope.core.occupancy.common import AMD_UNIT, NVIDIA_UNIT
     from vgprscope.analysis.compare.view import tables_md
     from vgprscope.analysis.frontier.view import next_level_cell, spill_free_cell
+    from vgprscope.backends import backend_of
+    from vgprscope.core.archs import get_arch
+    from vgprscope.core.fsutil import atomic_write
+    from vgprscope.core.occupancy.common import AMD_UNIT, NVIDIA_UNIT
     from vgprscope.report.machine import compile_only
 
     machine = compile_only()

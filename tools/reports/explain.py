@@ -16,8 +16,8 @@ COMMAND = "python -m tools.reports explain"
 
 def configs(arch: str) -> list[tuple[str, dict[str, Any], str]]:
     """(title, the library's keywords, the equivalent explain options)."""
-    from vgprscope.core.archs import get_arch
     from vgprscope.backends import backend_of
+    from vgprscope.core.archs import get_arch
 
     amd = "waves_per_eu" in backend_of(get_arch(arch)).facts.options  # the production default sets it where it exists
     seed = ("the seeds' config (seed 001: BLOCK_M = BLOCK_N = 128, d128, 8 warps)",
@@ -33,8 +33,8 @@ def configs(arch: str) -> list[tuple[str, dict[str, Any], str]]:
 
 
 def report(arch: str, jobs: int | None = None) -> str:
-    from vgprscope.library.api import explain
     from vgprscope.analysis.explain.view import to_markdown
+    from vgprscope.library.api import explain
     from vgprscope.report.machine import compile_only
 
     machine = compile_only()

@@ -46,6 +46,7 @@ def _loops_table(result: Any) -> list[str]:
 
 def report(jobs: int | None = None, on_progress: Any = None) -> str:
     from vgprscope.library.api import diff
+
     from .upstream_regressions import _diff_markdown
 
     parts: list[str] = []

@@ -18,8 +18,8 @@ def scan_cache_report(directory: Path, out: Path, *, triton: str | None = None, 
                       jobs: int | None = None, on_progress: Callable[[int, int], None] | None = None) -> list[Path]:
     """Scan ``directory`` (with ``arch``: retargeted, by ``triton`` where its entries were written by it) and
     write ``out/scan-NAME.md`` (NAME: the directory's name); the files written."""
-    from vgprscope.library.api import scan
     from vgprscope.core.fsutil import atomic_write
+    from vgprscope.library.api import scan
     from vgprscope.report.formats import md_table
     from vgprscope.report.machine import compile_only
     from vgprscope.report.rows import fmt_lds, fmt_regs, fmt_scratch, fmt_spills_full, occupancy_label

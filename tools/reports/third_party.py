@@ -23,10 +23,10 @@ OPS = "tools.reports.workloads.liger_ops"  # the workload captured: liger-kernel
 def third_party_report(out: Path, *, jobs: int | None = None) -> list[Path]:
     """Capture liger-kernel's ops on the CPU and write ``out/third-party-liger-kernel.md``; the files written.
     Needs liger-kernel (the test extra pins it) and torch."""
-    from vgprscope.library.api import analyze
     from vgprscope.captures.model import load_capture
     from vgprscope.core.errors import MissingExtraError, VgprscopeError
     from vgprscope.core.fsutil import atomic_write
+    from vgprscope.library.api import analyze
     from vgprscope.report.formats import md_table
     from vgprscope.report.machine import compile_only
     from vgprscope.report.rows import fmt_lds, fmt_regs, fmt_scratch, fmt_spills_full, occupancy_label

@@ -56,8 +56,8 @@ def triton_upgrade_report(out: Path, *, triton: Sequence[str], variant: Sequence
     from vgprscope.analysis.history import view as history_view
     from vgprscope.core.errors import UsageError
     from vgprscope.core.fsutil import atomic_write
-    from vgprscope.report.formats import md_table
     from vgprscope.library.api import analyze
+    from vgprscope.report.formats import md_table
 
     result = analyze(variant=list(variant or []) or None, capture=capture, arch=list(arch or []) or None,
                      triton=list(triton), jobs=jobs, on_progress=on_progress)

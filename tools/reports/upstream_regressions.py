@@ -191,10 +191,10 @@ def upstream_regressions_report(out: Path, *, cases: Sequence[Case] = CASES, job
                                 on_progress: Any = None) -> list[Path]:
     """Diff each case's committed capture under its two releases; write the per-release records and
     ``out/upstream-regressions.md``; the files written."""
-    from vgprscope.core.fsutil import atomic_write
-    from vgprscope.report.formats import md_table
     from vgprscope.compile.toolchains import triton_version
+    from vgprscope.core.fsutil import atomic_write
     from vgprscope.library.api import analyze, diff
+    from vgprscope.report.formats import md_table
 
     installed = triton_version()
     directory = out / DIRECTORY

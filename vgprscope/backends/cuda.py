@@ -18,12 +18,12 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..core.archs import ARCHS, Arch, NvidiaArch, Vendor, arch_for_device
-from ..core.job import Target
-from ..core.options import launch_option_names, occupancy_knob
 from ..core.errors import UsageError
+from ..core.job import Target
 from ..core.occupancy.common import DEFAULT_THREADS, LadderStep
 from ..core.occupancy.ladder import check_warps, nvidia_ladder, nvidia_memory_ladder
 from ..core.occupancy.nvidia import nvidia_occupancy
+from ..core.options import launch_option_names, occupancy_knob
 from ..core.records import NvidiaUsage, Occupancy
 from .base import Calculation, Facts, KnobLevel, Metric, UsageFigures, require_outputs, threads_reason
 from .loops import LOOP_METRICS, loop_values, read_loops

@@ -13,12 +13,12 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..core.archs import ARCHS, AmdArch, Arch, Vendor, arch_for_device
-from ..core.job import Target
-from ..core.options import launch_option_names, occupancy_knob
 from ..core.errors import UsageError
+from ..core.job import Target
 from ..core.occupancy.amd import amd_occupancy, total_vgprs
 from ..core.occupancy.common import LadderStep
 from ..core.occupancy.ladder import amd_ladder, amd_memory_ladder, check_warps
+from ..core.options import launch_option_names, occupancy_knob
 from ..core.records import AmdUsage, Occupancy
 from .base import Calculation, Facts, KnobLevel, Metric, UsageFigures, require_outputs, threads_reason
 from .loops import LOOP_METRICS, loop_values, read_loops

@@ -9,8 +9,8 @@ entry), never a 0 that would pass for "no spills in the loop".
 
 from __future__ import annotations
 
-from dataclasses import replace
 from collections.abc import Mapping
+from dataclasses import replace
 from subprocess import SubprocessError
 from typing import TYPE_CHECKING, Any, TypeVar
 

@@ -7,9 +7,9 @@ import importlib.metadata
 import platform
 from dataclasses import dataclass
 
-from ..core.archs import Arch
 from ..backends import Backend, backend_of, torch_backend
 from ..backends.base import last_output_line
+from ..core.archs import Arch
 from ..core.errors import NoGpuError
 from ..report.machine import Machine, git_sha
 

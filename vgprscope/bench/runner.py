@@ -11,12 +11,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from ..flashattn.config import AttentionConfig
 from ..core.records import Record
+from ..flashattn.config import AttentionConfig
 from .cases import Case
 from .device import Gpu
 from .timing import Timing
-
 
 # The bandwidth the time budget assumes: an H100's device-to-device copy measured here (~3.0 TB/s). The
 # traffic model counts every byte with no cache, so the estimate errs long where L2 absorbs re-reads; on a

@@ -28,9 +28,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import runtime
 from ..core.errors import UsageError
 from ..runtime import hook
-from .. import runtime
 from .model import Capture, CapturedKernel, CapturedLaunch
 
 BOOT_DIR = Path(runtime.BOOT_DIR)

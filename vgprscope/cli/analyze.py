@@ -4,10 +4,22 @@ from __future__ import annotations
 
 import typer
 
-from .common import emit, err, handles_errors, headed, in_project
-from .options import (Compiles, Format, FormatOpt, Grid, Kernels, Large, Output, PlotOpt, SortOpt, Toolchains, Warnings,
-                      bundled)
 from ..core.exit_codes import FAILURE, SUCCESS
+from .common import emit, err, handles_errors, headed, in_project
+from .options import (
+    Compiles,
+    Format,
+    FormatOpt,
+    Grid,
+    Kernels,
+    Large,
+    Output,
+    PlotOpt,
+    SortOpt,
+    Toolchains,
+    Warnings,
+    bundled,
+)
 
 
 def render(records, fmt: Format, command: str, title: str | None = None, wide: bool = False,

@@ -62,7 +62,20 @@ def _register() -> None:
     if _registered:
         return
     _registered = True
-    from . import analyze, bench, capture, check, compare, diff, explain, frontier, info, occupancy_cmd, scan, toolchains
+    from . import (
+        analyze,
+        bench,
+        capture,
+        check,
+        compare,
+        diff,
+        explain,
+        frontier,
+        info,
+        occupancy_cmd,
+        scan,
+        toolchains,
+    )
 
     made = globals()["app"] if "app" in globals() else __getattr__("app")
     for module in (analyze, bench, capture, compare, diff, toolchains, explain, frontier, check, info, occupancy_cmd):

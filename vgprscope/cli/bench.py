@@ -4,12 +4,22 @@ from __future__ import annotations
 
 import typer
 
+from ..core.exit_codes import FAILURE
 from .common import emit, err, handles_errors
 from .options import (
-    AnchorsOpt, AutotuneOpt, BenchGrid, BudgetSOpt, Cases, CudaGraphOpt, Format, FormatOpt, Output, RepMsOpt,
-    StrategiesOpt, bundled,
+    AnchorsOpt,
+    AutotuneOpt,
+    BenchGrid,
+    BudgetSOpt,
+    Cases,
+    CudaGraphOpt,
+    Format,
+    FormatOpt,
+    Output,
+    RepMsOpt,
+    StrategiesOpt,
+    bundled,
 )
-from ..core.exit_codes import FAILURE
 
 
 @handles_errors

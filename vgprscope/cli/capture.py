@@ -6,9 +6,9 @@ from pathlib import Path
 
 import typer
 
+from ..core.exit_codes import FAILURE, of_signal
 from .common import err, handles_errors
 from .options import CaptureOutputOpt, CommandArg, KeepSourcesOpt
-from ..core.exit_codes import FAILURE, of_signal
 
 
 @handles_errors

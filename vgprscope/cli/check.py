@@ -15,13 +15,25 @@ import os
 import typer
 
 from ..core.errors import VgprscopeError
+from ..core.exit_codes import FAILURE
 from ..core.paths import shown_path
 from .common import ReflowedHelp, command_line, emit, err, handles_errors
 from .options import (
-    AllowMissingOpt, AllowVersionChangeOpt, BaselineOpt, Compiles, ConfigOpt, FailOnChangeOpt, GateFormat,
-    GateFormatOpt, Kernels, Output, RuleOpt, StrictOpt, Toolchains, bundled,
+    AllowMissingOpt,
+    AllowVersionChangeOpt,
+    BaselineOpt,
+    Compiles,
+    ConfigOpt,
+    FailOnChangeOpt,
+    GateFormat,
+    GateFormatOpt,
+    Kernels,
+    Output,
+    RuleOpt,
+    StrictOpt,
+    Toolchains,
+    bundled,
 )
-from ..core.exit_codes import FAILURE
 
 baseline_app = typer.Typer(cls=ReflowedHelp, help="Save the register baseline that `vgprscope check` compares against.",
                            no_args_is_help=True)

@@ -22,22 +22,20 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import importlib
 import os
 import sys
 import warnings
-import importlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ..core import exit_codes
-
 import typer
 from typer.core import TyperGroup
 
+from ..core import exit_codes
 from ..core.errors import OutputError, VgprscopeError
 from ..core.fsutil import atomic_write, check_writable
-
 
 
 def err(message: str) -> None:

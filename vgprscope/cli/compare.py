@@ -6,8 +6,20 @@ import typer
 
 from .common import command_line, emit, err, handles_errors, headed, in_project
 from .options import (
-    BenchOpt, Compiles, Format, FormatOpt, FrontierOpt, Grid, Kernels, Large, Output, ShapeOpt, SortOpt,
-    StrategiesOpt, Toolchains, bundled,
+    BenchOpt,
+    Compiles,
+    Format,
+    FormatOpt,
+    FrontierOpt,
+    Grid,
+    Kernels,
+    Large,
+    Output,
+    ShapeOpt,
+    SortOpt,
+    StrategiesOpt,
+    Toolchains,
+    bundled,
 )
 
 

@@ -6,7 +6,18 @@ from __future__ import annotations
 import typer
 
 from .common import command_line, emit, err, handles_errors, headed, in_project
-from .options import Compiles, DiffFormat, DiffFormatOpt, Grid, Kernels, Output, Rules, SchedulerOpt, Toolchains, bundled
+from .options import (
+    Compiles,
+    DiffFormat,
+    DiffFormatOpt,
+    Grid,
+    Kernels,
+    Output,
+    Rules,
+    SchedulerOpt,
+    Toolchains,
+    bundled,
+)
 
 
 @handles_errors

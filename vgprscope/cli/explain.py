@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import typer
 
+from ..core.exit_codes import FAILURE
 from .common import command_line, emit, err, handles_errors, headed, in_project
 from .options import Compiles, ExplainFormat, ExplainFormatOpt, Grid, Kernels, Output, Toolchains, bundled
-from ..core.exit_codes import FAILURE
 
 
 @handles_errors

@@ -4,11 +4,21 @@ from __future__ import annotations
 
 import typer
 
+from ..core.exit_codes import FAILURE
 from .common import command_line, emit, err, handles_errors, headed, in_project
 from .options import (
-    Compiles, Format, FormatOpt, FrontierGrid, Kernels, Large, Output, SortOpt, StrategiesOpt, Toolchains, bundled,
+    Compiles,
+    Format,
+    FormatOpt,
+    FrontierGrid,
+    Kernels,
+    Large,
+    Output,
+    SortOpt,
+    StrategiesOpt,
+    Toolchains,
+    bundled,
 )
-from ..core.exit_codes import FAILURE
 
 
 @handles_errors

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-
 # the longest choice list kept in the names column (--dtype [fp16|bf16], --format [table|json|csv|md])
 LONGEST_CHOICES = 24
 

@@ -119,11 +119,10 @@ def archs_cmd(format: FormatOpt = Format.table, output: OutputOpt = None, wide: 
 def variants_cmd(format: FormatOpt = Format.table, output: OutputOpt = None, kernel_dir: KernelDirOpt = None,
                  wide: WideOpt = False) -> None:
     """The attention variants: strategy, seed, what each trades, and its kernels (nothing is compiled)."""
-    from ..flashattn import loader
-    from ..report.formats import Column, Footnotes, build_table, render_table
-    from ..flashattn.variants import load_variants
-
     from ..core.fsutil import resolve_input
+    from ..flashattn import loader
+    from ..flashattn.variants import load_variants
+    from ..report.formats import Column, Footnotes, build_table, render_table
 
     directory = (resolve_input(kernel_dir, "kernel directory") if kernel_dir else loader.BUNDLED_DIR)
     variants = load_variants(directory)

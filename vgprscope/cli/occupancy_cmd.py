@@ -4,12 +4,23 @@ from __future__ import annotations
 
 import typer
 
+from ..core.exit_codes import FAILURE
 from .common import emit, err, handles_errors
 from .options import (
-    AgprsOpt, LadderOpt, LdsOpt, OccFormat, OccFormatOpt, OneArchOpt, RegsOpt, SgprsOpt, SharedOpt, ThreadsOpt,
-    VgprsOpt, WideOpt, WorkgroupOpt,
+    AgprsOpt,
+    LadderOpt,
+    LdsOpt,
+    OccFormat,
+    OccFormatOpt,
+    OneArchOpt,
+    RegsOpt,
+    SgprsOpt,
+    SharedOpt,
+    ThreadsOpt,
+    VgprsOpt,
+    WideOpt,
+    WorkgroupOpt,
 )
-from ..core.exit_codes import FAILURE
 
 
 @handles_errors

@@ -78,9 +78,8 @@ def check_archs(archs: Iterable[str], what: str) -> None:
     archs = list(archs)
     if not archs:
         return
-    from ..core.archs import ARCHS
+    from ..core.archs import ARCHS, get_arch
     from ..core.errors import UsageError
-    from ..core.archs import get_arch
 
     targets = [name for name, a in ARCHS.items() if a.triton_target]
     for name in archs:

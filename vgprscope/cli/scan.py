@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import typer
 
+from ..core.exit_codes import FAILURE
 from .common import emit, err, handles_errors
 from .options import CacheDirArg, Compiles, Format, FormatOpt, Output, RetargetArchOpt, TritonOpt, bundled
-from ..core.exit_codes import FAILURE
 
 
 @handles_errors
@@ -23,9 +23,8 @@ def scan(directory: CacheDirArg = None, *, arch: RetargetArchOpt = None, triton:
     generated kernel's configs compiled from its source for the arch it was generated for and --arch."""
     from ..library import api
     from .analyze import reads_loops, render
-    from .progress import compile_progress
-
     from .common import in_project
+    from .progress import compile_progress
 
     arch = in_project({"arch": arch})[0].get("arch")  # the project's archs where --arch is not given
     with compile_progress("scanning") as progress:  # stored kernels are read, Inductor's compiled

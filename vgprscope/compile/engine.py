@@ -27,12 +27,12 @@ from ..backends import backend_of
 from ..backends.base import CompilerWarnings, warning_options
 from ..core.archs import Arch
 from ..core.errors import UsageError
-from ..runtime import worker
+from ..core.job import CompileJob, FunctionSource
 from ..core.records import Record
+from ..runtime import worker
 from .cache import CompileCache, entry_key
 from .executors import HEALTH_S, OnCluster, Pool, ToolchainPool, ctrl_c_held, in_process, lost
 from .identity import Identity
-from ..core.job import CompileJob, FunctionSource
 from .plan import Plan, PlanRequest
 from .results import PARSER_VERSION, reason_record, record_of, result_of, valid_result, with_every_loop_figure
 from .task import Task
@@ -212,9 +212,8 @@ class Engine:
     def plan(self, requests: Sequence[PlanRequest]) -> list[Plan]:
         """Each kernel-directory variant request -> its jobs, or the reason it has none (cached by the
         directory's content, the file, the config and the arch)."""
-        from .identity import import_environment
-
         from .. import runtime
+        from .identity import import_environment
 
         # a plan is its import's (keyed by where it imports) and its planning code's
         tv, env = triton_version(), import_environment() + runtime.code_hash()

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from subprocess import SubprocessError
 from pathlib import PurePath
+from subprocess import SubprocessError
 from typing import Any, cast
 
 from ..backends import backend_of, occupancy_of
@@ -14,7 +14,15 @@ from ..backends.base import usage_bounds
 from ..backends.loops import loop_fields_consistent, loops_unread, read_loops
 from ..core.archs import Arch
 from ..core.parse.diagnostics import compile_diagnostics, failure_reason
-from ..core.records import COUNT_LIMIT, Diagnostic, Record, ResourceUsage, usage_dict_valid, usage_from_dict, usage_to_dict
+from ..core.records import (
+    COUNT_LIMIT,
+    Diagnostic,
+    Record,
+    ResourceUsage,
+    usage_dict_valid,
+    usage_from_dict,
+    usage_to_dict,
+)
 from ..runtime import worker
 from .task import Task
 

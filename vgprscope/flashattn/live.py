@@ -23,8 +23,8 @@ from ..core.errors import UsageError
 from .config import AttentionConfig
 
 if TYPE_CHECKING:
-    from ..core.archs import Arch
     from ..analysis.explain.core import Estimate
+    from ..core.archs import Arch
     from .variants import Variant
 
 ELEMENT_BYTES = {"fp16": 2, "bf16": 2}

@@ -16,11 +16,11 @@ from functools import cache
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ..core.archs import Arch, get_arch
 from ..backends import backend_of
 from ..compile.engine import Engine
 from ..compile.plan import Plan, PlanRequest
 from ..compile.task import RowInfo, Task
+from ..core.archs import Arch, get_arch
 from ..core.errors import UsageError
 from ..core.fsutil import resolve_input
 from ..core.records import KernelIdentity
@@ -28,7 +28,6 @@ from ..sources.base import Reading, Want
 from . import loader
 from .config import AttentionConfig, ConfigRequest, check_backend_options, request_label
 from .variants import Variant, check_knobs, resolve_config, select_variants
-
 
 
 @cache

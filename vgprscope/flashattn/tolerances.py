@@ -36,7 +36,6 @@ from typing import Any
 from ..core.errors import UsageError
 from .expr import ExprError, parse
 
-
 FP16_EPS = 2.0 ** -10
 BF16_EPS = 2.0 ** -7
 EPS = {"fp16": FP16_EPS, "bf16": BF16_EPS}

@@ -30,7 +30,6 @@ from typing import Any, Protocol
 
 from ..core.archs import Vendor
 
-
 DECODE_MAX_NQ = 16
 DECODE_MIN_BLOCK_M = 16  # the M of one MMA instruction
 DECODE_MAX_BLOCK_M = 64
@@ -69,8 +68,8 @@ def _fit_shared(cfg: dict[str, Any], arch: str | None, head_dim: int) -> dict[st
     blocks (down to 32). A tile that stages nothing, or an unknown arch, is kept."""
     if arch is None or "num_stages" not in cfg:
         return cfg
-    from ..core.archs import get_arch
     from ..backends import group_memory_limit
+    from ..core.archs import get_arch
 
     spec = get_arch(arch)
     limit = group_memory_limit(spec)
@@ -93,8 +92,8 @@ def stages_refusal(num_stages: int, block_n: int, head_dim: int, arch: str) -> s
     on gfx942 (d128, block_n 64: K and V 16 KiB each) when it pipelined: 32768 B at 2 stages, 65536 B at 3,
     163840 B at 6 (over the 65536 B limit, after a 163 s compile); the compile time and memory grow with the
     stages (1000000 stages: 7 GB in 26 s), so such a request is refused before anything compiles."""
-    from ..core.archs import get_arch
     from ..backends import group_memory_limit
+    from ..core.archs import get_arch
 
     spec = get_arch(arch)
     limit = group_memory_limit(spec)

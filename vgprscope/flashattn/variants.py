@@ -33,11 +33,11 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from ..core.archs import ARCHS, Arch, Vendor
 from ..backends import backend_of
+from ..core.archs import ARCHS, Arch, Vendor
 from ..core.errors import UnknownNameError, UsageError
-from . import loader
 from ..core.options import LAUNCH_OPTIONS
+from . import loader
 from .config import DTYPES, LAUNCH_FIELDS, AttentionConfig, ConfigRequest
 from .declared import LiveModel, TrafficModel, live_model, traffic_model
 from .tolerances import Tolerance, tolerance_entries

@@ -27,7 +27,12 @@ from typing import Any
 from ..core.errors import NotComparableError, OutputError, UsageError
 from ..core.fsutil import atomic_write, check_writable, read_input
 from ..core.records import (
-    USAGE_CLASSES, Config, Record, ResourceUsage, config_from_dict, usage_from_dict,
+    USAGE_CLASSES,
+    Config,
+    Record,
+    ResourceUsage,
+    config_from_dict,
+    usage_from_dict,
     usage_to_dict,
 )
 from .metrics import entry_metrics
@@ -143,8 +148,8 @@ def _check_fits(arch_name: str, status: str, usage: ResourceUsage, config: Confi
     entry launches (every count within the arch's maximum: ``Metric.arch_max``, no launch limit broken);
     an entry with a usage that is not ``ok`` failed to launch, so its status is the launch limit the usage
     breaks (a compile error has no usage)."""
-    from ..core.archs import get_arch
     from ..backends import backend_of, backend_of_usage
+    from ..core.archs import get_arch
     from ..core.errors import VgprscopeError
 
     try:

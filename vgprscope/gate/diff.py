@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from ..core.errors import NotComparableError
+from ..report.machine import snapshot_note
 from .baseline import Baseline, Entry
 from .cliff import Cliff, judge_cliff
 from .diagnostics import METRIC as DIAGNOSTICS
@@ -21,7 +22,6 @@ from .diagnostics import DiagnosticsDiff, toolchain_notes, unjudged_note, versio
 from .diagnostics import judge as judge_diagnostics
 from .metrics import metric_info
 from .rules import Change, Mode, Rule, RuleSet
-from ..report.machine import snapshot_note
 
 
 class State(Enum):

@@ -13,6 +13,7 @@ from .diff import EntryDiff, GateResult
 from .report import HEADERS, LEGEND, cells, legend_for, summary, verdict_word, versions_line
 from .rules import Change
 
+
 def _changed(d: EntryDiff) -> bool:
     return d.change is not Change.SAME or d.fails or bool(d.changed_metrics) or d.config_changed
 

@@ -33,15 +33,15 @@ from concurrent.futures import Executor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..backends.base import CompilerWarnings
-from ..core.options import compiler_warnings
-from ..core.errors import UsageError
-from . import selection
 from ..analysis.analyze.result import AnalyzeResult
 from ..analysis.compare.result import CompareResult
 from ..analysis.explain.result import ExplainResult
 from ..analysis.frontier.result import FrontierResult
 from ..analysis.scan.result import ScanResult
+from ..backends.base import CompilerWarnings
+from ..core.errors import UsageError
+from ..core.options import compiler_warnings
+from . import selection
 from .results import BaselineSaveResult, CheckResult
 
 if TYPE_CHECKING:
@@ -243,8 +243,7 @@ def compare(*, strategies: Names = None, variant: Names = None, arch: Names = No
     ``analyze``'s."""
     from dataclasses import replace
 
-    from ..analysis.compare.core import REFERENCE
-    from ..analysis.compare.core import sort_lines
+    from ..analysis.compare.core import REFERENCE, sort_lines
     from .tasks import Selection, bench_columns, compare_tables, frontier_of, sweep, with_frontiers
 
     fields = _grid_fields(sources)

@@ -8,8 +8,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..flashattn.config import ConfigRequest
 from ..bench.runner import BenchRow
+from ..flashattn.config import ConfigRequest
 from ..report.machine import Machine
 
 
@@ -45,12 +45,12 @@ def bench(strategies: Sequence[str] | None = None, *, shape: Sequence[str] | Non
     grid's config requests) timed in turn, the anchors (torch SDPA) once. What is wrong with the selection is a
     UsageError on any machine, before torch and the GPU are asked; ``on_start`` is told the machine (and the
     GPU) before the first timing."""
-    from ..flashattn.config import check_backend_options
-    from ..flashattn.variants import check_knobs, select_variants
     from ..bench.cases import build_cases
     from ..bench.device import current_gpu, machine
     from ..bench.runner import BenchOptions, run_bench
     from ..core.extras import require_torch
+    from ..flashattn.config import check_backend_options
+    from ..flashattn.variants import check_knobs, select_variants
 
     head_dims: list[int | None] = [*head_dim] if head_dim else [None]
     dtypes = list(dtype or ()) or ["fp16"]

@@ -10,19 +10,19 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..core.errors import TritonUnavailableError
+from ..core.paths import shown_path
 from ..flashattn.config import ConfigRequest
 from ..flashattn.source import VariantSource
 from ..flashattn.variants import Variant
-from ..core.errors import TritonUnavailableError
-from ..core.paths import shown_path
 from ..sources.base import Source
 
 if TYPE_CHECKING:
-    from .results import BaselineSaveResult
-    from .tasks import Selection
     from ..gate.baseline import Entry
     from ..gate.config import GateConfig
     from ..gate.diff import GateResult
+    from .results import BaselineSaveResult
+    from .tasks import Selection
 
 
 def load_config(config: Path | None = None, cwd: Path | None = None) -> GateConfig:

@@ -12,9 +12,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from ..flashattn.tiles import DTYPES, TILE_FIELDS, field_named, grid_fields  # noqa: F401 (the grid's fields)
 from ..core.errors import UsageError
 from ..core.options import Option
+from ..flashattn.tiles import DTYPES, TILE_FIELDS, field_named, grid_fields  # noqa: F401 (the grid's fields)
 
 if TYPE_CHECKING:  # imported where used: the CLI imports this module at start-up for its option rules
     from ..flashattn.config import ConfigRequest

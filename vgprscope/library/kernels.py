@@ -106,9 +106,9 @@ def launch_capture(kernel: Any, args: Sequence[Any], kwargs: Mapping[str, Any]):
     point of list-valued keywords), recorded as the CLI's capture records them, nothing launched."""
     import importlib.metadata
 
-    from ..runtime import hook
     from ..captures.model import Capture
     from ..captures.run import gather_items
+    from ..runtime import hook
 
     if not is_kernel(kernel):
         raise UsageError(f"{kernel!r} is not a Triton kernel; allowed: a @triton.jit function, or one under "

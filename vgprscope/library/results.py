@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..analysis.result import NotebookDisplay, TableDisplay, _machine, dataframe
 from ..core import exit_codes
 from ..report.machine import Machine
-from ..analysis.result import NotebookDisplay, TableDisplay, _machine, dataframe
 
 if TYPE_CHECKING:
     import pandas

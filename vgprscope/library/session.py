@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING, Any
 from ..core.errors import UsageError
 
 if TYPE_CHECKING:
-    from ..captures.model import Capture, CapturedLaunch
     from ..analysis.analyze.result import AnalyzeResult
     from ..analysis.explain.result import ExplainResult
     from ..analysis.frontier.result import FrontierResult
+    from ..captures.model import Capture, CapturedLaunch
 
 
 class CaptureSession:

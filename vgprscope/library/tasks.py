@@ -28,10 +28,10 @@ from ..flashattn.config import ConfigRequest
 from ..sources.base import Source, Want
 
 if TYPE_CHECKING:
-    from ..flashattn.source import VariantSource
     from ..analysis.compare.core import VariantLine
     from ..analysis.explain.core import KernelExplanation
     from ..analysis.frontier.core import KernelFrontier
+    from ..flashattn.source import VariantSource
 
 Progress = Callable[[int, int], None]
 
@@ -223,8 +223,8 @@ def explain_of(sel: Selection, *, jobs: int | None = None, use_cache: bool = Tru
                cache_dir: Path | str | None = None, on_progress: Progress | None = None) -> list[KernelExplanation]:
     """Each task of the selection compiled (or read from the cache) and explained, beside seed 001's
     estimate for the bundled variants (the attention package's hook)."""
-    from ..flashattn.live import estimate
     from ..analysis.explain.core import explain_tasks
+    from ..flashattn.live import estimate
 
     engine = make_engine(jobs, use_cache, cache_dir, None, on_progress)
     try:
@@ -254,9 +254,9 @@ def per_request(sel: Selection, records: Sequence[Record]) -> dict[str, list[Rec
 def compare_tables(sel: Selection, records: Sequence[Record]) -> dict[str, list[VariantLine]]:
     """One table per arch (and per grid point: each compared with the baseline of the same request), the
     variants' traffic model on their lines (the kernel directory's variants, or the bundled ones)."""
+    from ..analysis.compare.core import compare as compare_lines
     from ..flashattn.traffic import line_traffic
     from ..flashattn.variants import load_variants
-    from ..analysis.compare.core import compare as compare_lines
 
     kernel_dir = sel.variant_source().kernel_dir
     traffic = line_traffic(load_variants(sel.variant_source().directory).values() if kernel_dir else None)
@@ -285,11 +285,11 @@ def bench_columns(per_arch: Mapping[str, Sequence[VariantLine]], requests: Seque
     from dataclasses import replace
 
     from ..analysis.compare.view import TIMING_HEADERS, timing_cells
-    from ..flashattn.config import DEFAULT_SHAPE
     from ..bench.cases import Case
     from ..bench.device import current_gpu, machine
     from ..bench.runner import BenchOptions, run_bench
     from ..core.errors import NoGpuError
+    from ..flashattn.config import DEFAULT_SHAPE
     from .grid import point_label, varying_axes
 
     try:

@@ -11,8 +11,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .formats import Column, Footnotes, build_table, new_table, render_table
-from .machine import Machine
 from .labels import common_config
+from .machine import Machine
 
 # the columns of the default view, by header, with a shorter header where the full one would fold
 DEFAULT = {"config": "config", "time (ms), median ± IQR/2": "ms ± IQR/2", "TFLOP/s": "TFLOP/s",

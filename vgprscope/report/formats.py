@@ -18,7 +18,6 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
-
 # The width of the default view when stdout is not a terminal (a pipe, a file, a CI log) and $COLUMNS is
 # not set: the narrowest terminal the tables are designed for, so a log reads like a terminal.
 PIPE_WIDTH = 100

@@ -10,6 +10,7 @@ from .interp import interpreting
 from .record import call_of
 from .session import MARK, RecordError, Session, current, failed, install_run, local, run_counted, set_attr
 
+
 def _autotune_key(tuner, args, kwargs) -> tuple:
     """The key Autotuner.run caches its choice under (the same expression as Triton's)."""
     all_args = {**dict(zip(tuner.arg_names, args)), **kwargs}

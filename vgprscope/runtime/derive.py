@@ -23,8 +23,8 @@ import sys
 from typing import Any
 
 from . import constexpr, current, hashing, loader, manifest
-from .static import Underivable, missing_in, underivable
 from .facts import TORCH_NAMES, constexpr_fact, scalar_fact
+from .static import Underivable, missing_in, underivable
 
 STALE = "capture again"
 

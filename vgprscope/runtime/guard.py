@@ -16,6 +16,7 @@ from typing import Any
 from . import protocol
 from .protocol import TIMEOUT_EXIT, CompileTimeout
 
+
 @contextlib.contextmanager
 def stdout_to_stderr() -> Iterator[None]:
     """What a user's module prints while it is imported, and anything else written to fd 1, goes to stderr:

@@ -19,6 +19,7 @@ from typing import Any
 from .hashing import file_hash
 from .loader import is_jit, source_of, unwrap
 
+
 def _excluded_roots() -> tuple[str, ...]:
     """Files whose content the toolchain's identity already covers (Triton itself) or that never hold a
     user's kernel (the standard library)."""

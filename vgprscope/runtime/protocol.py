@@ -15,7 +15,6 @@ import subprocess
 import tempfile
 from collections.abc import Iterator
 
-
 PROTOCOL = 1
 
 

@@ -19,10 +19,20 @@ from typing import Any
 
 from . import constexpr, snapshot
 from .facts import launch_fact
-from .interp import interpreting
 from .hashing import source_hash
+from .interp import interpreting
 from .session import (
-    MARK, RecordError, Session, current, failed, install_run, local, note, run_counted, set_attr, write,
+    MARK,
+    RecordError,
+    Session,
+    current,
+    failed,
+    install_run,
+    local,
+    note,
+    run_counted,
+    set_attr,
+    write,
 )
 
 # Targets whose JIT binders derive the specialisation: one per backend (descriptors do not depend on the

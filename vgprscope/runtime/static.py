@@ -22,8 +22,8 @@ numbers and line info are the file's own, exactly as imported. Standard library 
 """
 
 from __future__ import annotations
-
 import __future__
+
 import ast
 import builtins
 import contextlib

@@ -14,6 +14,7 @@ from typing import Any
 from .hashing import file_hash
 from .protocol import one_line, triton_version
 
+
 def _nvidia_tool(name: str) -> str:
     """A CUDA tool shipped in the Triton wheel, where this release keeps it (knobs from 3.4 on)."""
     try:

@@ -18,8 +18,16 @@ import sys
 from typing import Any
 
 from .guard import stdout_to_stderr
-from .protocol import (DEFAULT_TIMEOUT, ENVIRONMENT, PROTOCOL, _triton_root, compile_env, configure, one_line,
-                       triton_version)
+from .protocol import (
+    DEFAULT_TIMEOUT,
+    ENVIRONMENT,
+    PROTOCOL,
+    _triton_root,
+    compile_env,
+    configure,
+    one_line,
+    triton_version,
+)
 
 # What vgprscope's engine reads of a worker (the protocol's names, here beside ``run``).
 __all__ = ["DEFAULT_TIMEOUT", "ENVIRONMENT", "PROTOCOL", "configure", "main", "one_line", "run", "serve"]

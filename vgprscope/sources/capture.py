@@ -22,14 +22,14 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from ..core.archs import Arch
-from ..core.options import LAUNCH_OPTIONS, launch_option_names
-from ..captures.model import Capture, CapturedKernel, CapturedLaunch
-from ..compile.task import RowInfo, Task, target_of
 from ..backends import BACKENDS, foreign_options
 from ..backends.base import descriptor
-from ..core.job import Arg, CompileJob, FunctionSource, Target
+from ..captures.model import Capture, CapturedKernel, CapturedLaunch
+from ..compile.task import RowInfo, Task, target_of
+from ..core.archs import Arch
 from ..core.errors import UsageError
+from ..core.job import Arg, CompileJob, FunctionSource, Target
+from ..core.options import LAUNCH_OPTIONS, launch_option_names
 from ..core.paths import shown_path
 from ..core.records import SNAPSHOT_NOTE as SNAPSHOT
 from ..core.records import ArgSpec, AutotunePick, KernelIdentity, LaunchConfig

@@ -14,7 +14,6 @@ import types
 from pathlib import Path
 from typing import Any
 
-
 # Where the names a generated kernel reads may come from: the installed Triton's and PyTorch Inductor's runtime
 # modules, and the standard library's math, imported here as installed, by name; never the generated module.
 TRUSTED_MODULES = ("triton", "math", "torch._inductor.runtime")

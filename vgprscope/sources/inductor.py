@@ -33,9 +33,9 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 from typing import Any
 
-from ..core.archs import Arch
 from ..backends import BACKENDS, backend_named, backend_of_usage
 from ..captures.model import Capture, CapturedKernel, CapturedLaunch
+from ..core.archs import Arch
 from ..core.records import Record
 from ..runtime.hashing import source_hash as file_source_hash
 from .generated_text import snapshot_of_module

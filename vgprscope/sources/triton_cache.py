@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..core.archs import Arch
 from ..backends import BACKENDS, backend_named, backend_of
 from ..compile.task import RowInfo, Task, target_of
+from ..core.archs import Arch
 from ..core.job import CompileJob, IRSource, StoredOutputs
 from ..core.records import KernelIdentity, LaunchConfig
 

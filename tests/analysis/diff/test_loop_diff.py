@@ -8,13 +8,12 @@ import json
 from dataclasses import replace
 
 from tests.gate.test_loop_gate import _amd_raw  # type: ignore[import-not-found]
-
+from vgprscope.analysis.diff.core import SidesDiff
 from vgprscope.backends import HIP
 from vgprscope.compile.toolchains import Toolchain
-from vgprscope.analysis.diff.core import SidesDiff
+from vgprscope.core.records import LaunchConfig
 from vgprscope.gate.baseline import Baseline, Entry
 from vgprscope.gate.diff import judge
-from vgprscope.core.records import LaunchConfig
 
 
 def _entry(slot: str, **fields) -> Entry:
@@ -64,8 +63,8 @@ def test_the_loop_diff_report_names_each_cases_hot_loop(monkeypatch, tmp_path):
     """`python -m tools.reports loop-diff` (reports/loop-diff-gfx942.md): each case's command, the loop the diff names,
     and every compared kernel's hot loop on both sides (the diff itself stubbed with the fixture's entries)."""
     import vgprscope.library.api as api
-    from vgprscope.analysis.diff.result import DiffResult as LibraryDiff
     from tools.reports.loop_diff import CASES, loop_diff_report
+    from vgprscope.analysis.diff.result import DiffResult as LibraryDiff
 
     calls = []
     monkeypatch.setattr(api, "diff", lambda **kw: calls.append(kw) or LibraryDiff.of(_result()))

@@ -15,11 +15,19 @@ from pathlib import Path
 
 import pytest
 
-from vgprscope.core.archs import get_arch
 from vgprscope.analysis.explain.core import explain_raw, loop_state, spill_sites
+from vgprscope.core.archs import get_arch
 from vgprscope.core.parse.amdgcn import parse_amdgcn
 from vgprscope.core.parse.layouts import (
-    AmdMfma, Blocked, DotOperand, Linear, NvidiaMma, Slice, elements_per_lane, parse_layout, registers_per_lane,
+    AmdMfma,
+    Blocked,
+    DotOperand,
+    Linear,
+    NvidiaMma,
+    Slice,
+    elements_per_lane,
+    parse_layout,
+    registers_per_lane,
 )
 from vgprscope.core.parse.lineinfo import amd_loc_chain, amdgcn_spills, sass_spills
 from vgprscope.core.parse.ttgir import parse_ttgir, resolve_loc, source_name
@@ -303,9 +311,9 @@ def test_explain_wide_and_json_keep_the_full_layouts():
 
 
 def test_explain_of_a_bundled_variant_keeps_its_attention_words():
+    from vgprscope.analysis.explain.view import to_table
     from vgprscope.flashattn.config import AttentionConfig
     from vgprscope.flashattn.live import seed_estimate
-    from vgprscope.analysis.explain.view import to_table
     from vgprscope.report.machine import compile_only
 
     est = seed_estimate(AttentionConfig(block_m=128, block_n=64, head_dim=128, num_warps=4, waves_per_eu=3), "gfx942")

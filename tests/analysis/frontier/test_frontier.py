@@ -7,15 +7,14 @@ import json
 from dataclasses import replace
 
 import pytest
-from typer.testing import CliRunner
-
-from vgprscope.core.archs import get_arch
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from typer.testing import CliRunner
 
 from vgprscope.analysis.frontier.core import SpecAccess, by_variant, occupancy_levels, run_frontier
 from vgprscope.analysis.frontier.summary import summary
 from vgprscope.backends import occupancy_of
+from vgprscope.core.archs import get_arch
 from vgprscope.core.records import AmdUsage, NvidiaUsage, Record
 from vgprscope.flashattn.config import AttentionConfig
 

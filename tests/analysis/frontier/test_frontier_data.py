@@ -11,10 +11,10 @@ from vgprscope.analysis.frontier.core import SpecAccess, by_variant, run_frontie
 from vgprscope.analysis.frontier.result import FrontierResult
 from vgprscope.analysis.frontier.summary import summary
 from vgprscope.analysis.frontier.view import csv_rows, variant_json
-from vgprscope.flashattn.config import AttentionConfig
 from vgprscope.backends import occupancy_of
 from vgprscope.core.archs import get_arch
 from vgprscope.core.records import NvidiaUsage, Record
+from vgprscope.flashattn.config import AttentionConfig
 
 # the str fields a frontier record may hold: names of things and of the occupancy unit, never a sentence
 NAMES = {"variant", "kernel", "arch", "unit", "knob"}

@@ -8,7 +8,6 @@ import json
 from dataclasses import replace
 
 from tests.analysis.frontier.test_frontier import CFG, _access, _amd_record  # type: ignore[import-not-found]
-
 from vgprscope.analysis.frontier.core import run_frontier
 from vgprscope.analysis.frontier.summary import summary
 

@@ -13,8 +13,8 @@ import pytest
 from typer.testing import CliRunner
 
 import vgprscope
-from vgprscope.core.errors import UsageError
 from vgprscope.analysis.frontier.summary import summary
+from vgprscope.core.errors import UsageError
 
 SPLITS = "producer_regs=24,104,168"
 # the split of one consumer partition of 8 warps (sm_90's default is two ping-ponging partitions of 4): the
@@ -111,8 +111,8 @@ def test_the_declared_splits_are_ones_the_kernel_accepts():
 
 
 def test_a_bad_frontier_knob_declaration_is_refused(tmp_path):
-    from vgprscope.flashattn.variants import load_variants
     from vgprscope.flashattn import loader
+    from vgprscope.flashattn.variants import load_variants
 
     src = (loader.BUNDLED_DIR / "ws_regalloc.py").read_text()
     for f in loader.BUNDLED_DIR.glob("_*.py"):

@@ -9,14 +9,14 @@ from __future__ import annotations
 import json
 import re
 
-from vgprscope.core.archs import get_arch
+from vgprscope.analysis.history import view as history_view
+from vgprscope.analysis.history.core import history
 from vgprscope.backends import occupancy_of
+from vgprscope.core.archs import get_arch
+from vgprscope.core.records import AmdUsage, ArgSpec, AutotunePick, LaunchConfig, Record
+from vgprscope.gate import report
 from vgprscope.gate.baseline import Baseline, Entry
 from vgprscope.gate.diff import judge
-from vgprscope.gate import report
-from vgprscope.analysis.history.core import history
-from vgprscope.analysis.history import view as history_view
-from vgprscope.core.records import AmdUsage, ArgSpec, AutotunePick, LaunchConfig, Record
 
 RELEASES = ("3.4.0", "3.5.1", "3.6.0", "3.7.1", "3.8.0", "3.9.0")
 LABEL = "primus_turbo"

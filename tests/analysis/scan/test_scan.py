@@ -12,11 +12,11 @@ import sysconfig
 from pathlib import Path
 
 import pytest
-
 from capture_helpers import ROOT, USER_KERNELS, cli, usage_counts
 from fixture_paths import unpack
-from vgprscope.compile.engine import triton_version
+
 from vgprscope.analysis.scan.core import scan
+from vgprscope.compile.engine import triton_version
 
 FIXTURES = ROOT / "tests" / "fixtures"
 

@@ -12,7 +12,6 @@ hidden 4096, vocabulary 32000, bf16) and DyT's backward too (the ecosystem repor
 import sys
 
 import torch
-
 from liger_kernel.ops.cross_entropy import LigerCrossEntropyFunction
 from liger_kernel.ops.dyt import LigerDyTFunction
 from liger_kernel.ops.geglu import LigerGELUMulFunction

@@ -15,13 +15,29 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ...core.records import SCHEMA_VERSION, Record
+from ...report.formats import (
+    Column,
+    Footnotes,
+    build_table,
+    dicts_to_csv,
+    md_table,
+    new_table,
+    output_width,
+    render_table,
+    wrap,
+)
 from ...report.labels import LABEL_MAX, common_config
-from ...report.formats import (Column, Footnotes, build_table, dicts_to_csv, md_table, new_table, output_width,
-                               render_table, wrap)
 from ...report.machine import Machine
 from ...report.refusals import refusal_notes, refusals
 from ...report.rows import (
-    COLUMNS, NEXT_LEGEND, RECORD_LEGEND, SPILLS_FULL_LEGEND, SPILLS_LEGEND, cells, flat, record_columns,
+    COLUMNS,
+    NEXT_LEGEND,
+    RECORD_LEGEND,
+    SPILLS_FULL_LEGEND,
+    SPILLS_LEGEND,
+    cells,
+    flat,
+    record_columns,
 )
 from ...sources.inductor import VERDICT_HEADER, generated_where, verdict_cell
 

@@ -11,7 +11,6 @@ from ...core.records import Record
 from ...report.machine import Machine
 from ..result import TableDisplay, _counts, _machine, dataframe
 
-
 if TYPE_CHECKING:
     import pandas
 

@@ -17,18 +17,36 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .core import REFERENCE, VariantLine
 from ...backends import backend_of_usage
 from ...core.records import SCHEMA_VERSION, LaunchConfig, Record
 from ...report.deltas import Delta, judge, legend, with_delta
-from ...report.formats import (Footnotes, add_title, alone, drop_order, md_table, new_table, render_table, _plain,
-                               _renumbered)
+from ...report.formats import (
+    Footnotes,
+    _plain,
+    _renumbered,
+    add_title,
+    alone,
+    drop_order,
+    md_table,
+    new_table,
+    render_table,
+)
+from ...report.labels import LABEL_MAX, common_config
 from ...report.machine import Machine
 from ...report.refusals import refusal_notes, refusals
+from ...report.rows import (
+    NEXT_LEGEND,
+    SPILLS_LEGEND,
+    fmt_lds,
+    fmt_scratch,
+    fmt_sgpr,
+    fmt_spills,
+    occupancy_label,
+    short_next_step,
+)
 from ...report.usage_text import usage_words
 from ...report.vendor_words import VendorWords
-from ...report.labels import LABEL_MAX, common_config
-from ...report.rows import NEXT_LEGEND, SPILLS_LEGEND, fmt_lds, fmt_scratch, fmt_sgpr, fmt_spills, occupancy_label, short_next_step
+from .core import REFERENCE, VariantLine
 
 # metric, VariantLine attribute, higher is better
 DELTA_METRICS = (("regs", "regs", False), ("spills", "spills", False), ("scratch", "scratch", False),

@@ -15,13 +15,13 @@ from dataclasses import dataclass
 from ...compile.engine import Engine
 from ...compile.task import Task
 from ...compile.toolchains import Toolchain
-from ...gate.baseline import Baseline, Entry, entries_of
-from ...gate.rules import RuleSet
+from ...core.errors import NotComparableError
 from ...core.records import Record
+from ...gate.baseline import Baseline, Entry, entries_of
+from ...gate.diff import GateResult, judge
+from ...gate.rules import RuleSet
 from ...sources.inductor import ThresholdCrossing, threshold_crossings
 from .loops import LoopChange, loop_changes
-from ...gate.diff import GateResult, judge
-from ...core.errors import NotComparableError
 
 
 @dataclass(frozen=True)

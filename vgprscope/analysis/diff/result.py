@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...core import exit_codes
-from .core import SidesDiff
 from ...report.machine import Machine
 from ..result import TableDisplay, _machine, dataframe
+from .core import SidesDiff
 
 if TYPE_CHECKING:
     import pandas

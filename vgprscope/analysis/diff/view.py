@@ -8,9 +8,9 @@ import csv
 import io
 from typing import Any
 
-from .core import SidesDiff, SpillSites
 from ...gate import report
 from ...report.formats import wrap
+from .core import SidesDiff, SpillSites
 
 SITES_SHOWN = 8  # spill sites shown per regressed kernel (all of them are in JSON)
 

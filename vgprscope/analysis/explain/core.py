@@ -31,17 +31,23 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ...core.archs import Arch
 from ...backends import backend_of, backend_of_usage
 from ...backends.cuda import nvdisasm  # noqa: F401  (explain's SASS reader, where callers found it)
+from ...core.archs import Arch
 from ...core.errors import VgprscopeError
 from ...core.parse.layouts import (
-    Layout, LayoutError, Opaque, describe, elements_per_lane, parse_layout, registers_per_lane,
+    Layout,
+    LayoutError,
+    Opaque,
+    describe,
+    elements_per_lane,
+    parse_layout,
+    registers_per_lane,
 )
 from ...core.parse.lineinfo import SpillInstruction
 from ...core.parse.loops import LoopMix
-from ...core.parse.ttgir import IrLoop, IrValue, TtgirModule, WarpPartition, parse_ttgir, warp_partitions
 from ...core.parse.setmaxnreg import with_given_registers
+from ...core.parse.ttgir import IrLoop, IrValue, TtgirModule, WarpPartition, parse_ttgir, warp_partitions
 from ...core.records import Diagnostic, ResourceUsage
 from ...report.vendor_words import words_of
 

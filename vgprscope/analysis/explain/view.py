@@ -10,10 +10,10 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from .core import REMAINDER, Estimate, KernelExplanation, LiveTensor, LoopLiveState
+from ...core.parse.diagnostics import short_llvm, short_ptxas
 from ...core.parse.loops import LoopMix
 from ...report.machine import Machine
-from ...core.parse.diagnostics import short_llvm, short_ptxas
+from .core import REMAINDER, Estimate, KernelExplanation, LiveTensor, LoopLiveState
 
 # 2: a kernel's model estimate is ``estimate`` ({"name", "registers_per_lane"}), whatever model its source
 # gives (1 had the bundled variants' ``seed_001_estimate``)

@@ -29,8 +29,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Generic, TypeVar
 
-from ...core.archs import Arch
 from ...backends import backend_of, backend_of_usage
+from ...core.archs import Arch
 from ...core.errors import UsageError
 from ...core.records import Record
 from ...report.vendor_words import words_of

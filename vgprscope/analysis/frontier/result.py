@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 from ...report.machine import Machine
 from ..result import TableDisplay, _machine, _n, dataframe
 
-
 if TYPE_CHECKING:
     import pandas
 

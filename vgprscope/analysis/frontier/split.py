@@ -15,13 +15,13 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from .core import KernelFrontier, Level, LevelPlan
 from ...backends import backend_of
 from ...core.archs import Arch
 from ...core.parse.setmaxnreg import with_given_registers
 from ...core.parse.ttgir import warp_partitions
 from ...core.records import Record
 from ...report.vendor_words import words_of
+from .core import KernelFrontier, Level, LevelPlan
 
 
 def split_level(knob: str, value: int, record: Record, raw: dict[str, Any] | None, arch: Arch) -> Level:

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .core import KernelFrontier, Level
-from .split import given
 from ...report.usage_text import spill_price
 from ...report.vendor_words import words_of_unit
+from .core import KernelFrontier, Level
+from .split import given
 
 # the limiters a frontier level names in words when they, not the registers, hold the occupancy down
 LIMITER_WORDS = {"lds": "LDS", "shared": "shared memory", "workgroup": "whole workgroups", "warps": "the warp slots",

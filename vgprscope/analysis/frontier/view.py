@@ -7,15 +7,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from . import split_view
-from .core import KernelFrontier, Level, VariantFrontier
-from .split import given, workers_given
-from .summary import summary
 from ...backends import backend_of_usage
 from ...core.records import SCHEMA_VERSION
 from ...report.machine import Machine
 from ...report.usage_text import spills_level_text, spills_next_text
 from ...report.vendor_words import VENDOR_WORDS, VendorWords, words_of_unit
+from . import split_view
+from .core import KernelFrontier, Level, VariantFrontier
+from .split import given, workers_given
+from .summary import summary
 
 _UNIT_SHORT = {w.unit: w.unit_short for w in VENDOR_WORDS.values()}
 

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from ...backends import backend_of_usage
 from ...core.records import Record
 
-
 # A spill count that grows by this factor from one release to the next is marked (a jump)
 SPILL_JUMP = 2
 

@@ -11,9 +11,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .core import Event, HistoryRow, register_limit, registers
 from ...core.records import SCHEMA_VERSION, Record
 from ...report.formats import Column, Footnotes, build_table, render_table
+from .core import Event, HistoryRow, register_limit, registers
 
 NAME_WIDTH = 32  # the widest kernel name kept in a column; longer ones are title lines
 MARKS = {"spills": "s", "jump": "S", "step": "^", "drop": "v", "fails": "x"}
@@ -185,8 +185,8 @@ def _draw_steps(ax, arch: str, drawn: Sequence[HistoryRow]) -> None:
     move is read against."""
     from collections import Counter
 
-    from ...core.archs import ARCHS
     from ...backends import ladder
+    from ...core.archs import ARCHS
     from ...report.vendor_words import words_of
 
     a = ARCHS.get(arch)

@@ -15,16 +15,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ...backends import backend_of
+from ...captures.model import Capture
 from ...compile.cache import CompileCache
 from ...compile.engine import compile_tasks, triton_version
 from ...compile.task import Task
 from ...core.errors import UsageError
 from ...core.fsutil import resolve_input
 from ...core.job import FunctionSource
-from ...captures.model import Capture
 from ...core.records import LaunchConfig, Record
-from ...sources.capture import capture_tasks
 from ...sources.cache_layout import find_caches
+from ...sources.capture import capture_tasks
 from ...sources.inductor import InductorCache, inductor_capture
 from ...sources.triton_cache import CacheEntry, read_entry, retarget_task, stored_task
 

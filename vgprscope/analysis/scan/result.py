@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING
 
 from ..analyze.result import AnalyzeResult
 
-
 if TYPE_CHECKING:
     from ...sources.triton_cache import CacheEntry
     from .core import CacheDir

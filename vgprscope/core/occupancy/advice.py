@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from .common import _last_at_least, _plural
 
+
 @dataclass(frozen=True)
 class _Knob:
     """A resource the kernel author can shed or add: its limit name, how to say it, and its range."""

@@ -10,6 +10,7 @@ from ..records import Occupancy
 from .advice import _Knob, _limiters, _plan_text
 from .common import AMD_UNIT, _align_up, _ceil_div, _check_count, _check_threads, _plural
 
+
 def total_vgprs(arch: AmdArch, arch_vgpr: int, agpr: int = 0) -> int:
     """Rule 1: the unified VGPR+AGPR total of a wave (``.vgpr_count``): alignTo(arch_vgpr, 4) + agpr when
     agpr > 0, else arch_vgpr (LLVM ``AMDGPUMCExpr::evaluateTotalNumVGPR`` for gfx90a+)."""

@@ -11,6 +11,7 @@ from .amd import _AmdLaunch
 from .common import DEFAULT_THREADS, LadderStep, _check_threads
 from .nvidia import _NvidiaLaunch, warps_per_block
 
+
 def check_warps(num_warps: int, wave_size: int) -> int:
     """Threads of a Triton launch of ``num_warps`` warps/waves (a usage error unless a positive int)."""
     if isinstance(num_warps, bool) or not isinstance(num_warps, int) or num_warps < 1:

@@ -9,6 +9,7 @@ from ..records import Occupancy
 from .advice import _Knob, _limiters, _plan_text
 from .common import DEFAULT_THREADS, KIB, NVIDIA_UNIT, _align_up, _ceil_div, _check_count, _check_threads, _plural
 
+
 def warps_per_block(arch: NvidiaArch, threads: int) -> int:
     return _ceil_div(threads, arch.wave_size)
 

@@ -22,8 +22,15 @@ from collections import Counter
 from dataclasses import dataclass
 
 from .amdgcn import _function_body, kernel_metadata
-from .lineinfo import _SASS_BRA_RE, _SASS_LABEL_RE, _SASS_LINE_RE, NO_LINE, _sass_chain, amd_loc_chain, \
-    sass_function_lines
+from .lineinfo import (
+    _SASS_BRA_RE,
+    _SASS_LABEL_RE,
+    _SASS_LINE_RE,
+    NO_LINE,
+    _sass_chain,
+    amd_loc_chain,
+    sass_function_lines,
+)
 
 # Triton's own language files: a loop's source line is the innermost frame outside them (``tl.max`` inlines
 # standard.py's reduction into the kernel: its line says nothing of the user's loop)
