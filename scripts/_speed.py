@@ -3,6 +3,7 @@ marked section of reports/tool-speed.md (the other sections are other scripts' a
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -65,3 +66,38 @@ def write_section(name: str, section: str, out: Path = REPORT) -> None:
     else:
         text = text.rstrip("\n") + ("\n\n" if text else "") + section + "\n"
     atomic_write(out, text)
+
+
+# Run as ``python -c MEASURED CMD...``: the command as a child, every process it starts reaped here (a child
+# subreaper: a worker its parent leaves behind is reparented to this process), so that RUSAGE_CHILDREN is the CPU
+# time of the whole tree; printed last on stderr as JSON.
+MEASURED = r"""
+import ctypes, json, os, resource, subprocess, sys, time
+ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+t0 = time.perf_counter()
+p = subprocess.Popen(sys.argv[1:], stdout=sys.stdout, stderr=sys.stderr)
+rc = p.wait()
+wall = time.perf_counter() - t0
+while True:
+    try:
+        os.wait()
+    except ChildProcessError:
+        break
+r = resource.getrusage(resource.RUSAGE_CHILDREN)
+# on a line of its own: a child's last words may lack their newline (nanobind's leak report at exit does)
+print("\n" + json.dumps({"rc": rc, "wall": wall, "cpu": r.ru_utime + r.ru_stime}), file=sys.stderr)
+"""
+
+
+def measured(cmd: list[str], env: dict[str, str], cwd: str = "/",
+              ok: tuple[int, ...] = (0,)) -> tuple[float, float, str]:
+    """The wall and CPU time (user + sys of every process the command started) of one fresh run; its stdout."""
+    out = subprocess.run([sys.executable, "-c", MEASURED, *cmd], capture_output=True, text=True, env=env, cwd=cwd)
+    try:
+        figures = json.loads(out.stderr.strip().splitlines()[-1])
+    except (IndexError, ValueError):  # the measuring process itself did not finish: say what it printed
+        raise SystemExit(f"{' '.join(cmd)[:300]} was not measured (exit {out.returncode}):\n"
+                         f"{out.stderr[-3000:]}") from None
+    if figures["rc"] not in ok:
+        raise SystemExit(f"{' '.join(cmd)} failed ({figures['rc']}):\n{out.stderr[-2000:]}")
+    return figures["wall"], figures["cpu"], out.stdout

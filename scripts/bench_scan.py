@@ -33,6 +33,9 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _speed import measured  # noqa: E402
+
 
 def fill(base: Path) -> dict[str, Path]:
     env = {**os.environ, "TRITON_CACHE_DIR": str(base), "VGPRSCOPE_CACHE_DIR": str(base.parent / "vc-fill"),
@@ -71,33 +74,6 @@ def timed_scan(cache: Path, vcache: Path) -> tuple[float, str]:
     return took, done.stderr.strip().splitlines()[-1]
 
 
-# Run as ``python -c MEASURED CMD...``: the command as a child, every process it starts reaped here (a child
-# subreaper), so that RUSAGE_CHILDREN is the CPU time of the whole tree; printed last on stderr as JSON.
-MEASURED = r"""
-import ctypes, json, os, resource, subprocess, sys, time
-ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
-t0 = time.perf_counter()
-rc = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE).returncode
-wall = time.perf_counter() - t0
-while True:
-    try:
-        os.wait()
-    except ChildProcessError:
-        break
-r = resource.getrusage(resource.RUSAGE_CHILDREN)
-print(json.dumps({"rc": rc, "wall": wall, "cpu": r.ru_utime + r.ru_stime}), file=sys.stderr)
-"""
-
-
-def measured(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
-    """(wall, CPU of every process it started) of one fresh run of ``cmd``."""
-    out = subprocess.run([sys.executable, "-c", MEASURED, *cmd], capture_output=True, text=True, env=env, cwd="/")
-    figures = json.loads(out.stderr.strip().splitlines()[-1])
-    if figures["rc"] not in (0, 1):
-        sys.exit(f"{' '.join(cmd)} failed ({figures['rc']})")
-    return figures["wall"], figures["cpu"]
-
-
 def against_cuobjdump(cache: Path, runs: int, csv: bool = True) -> dict[str, object]:
     """Cold scans of ``cache`` (its table, and CSV: every loop figure, unless ``csv`` is False) and cuobjdump
     over its cubins, side by side."""
@@ -116,8 +92,9 @@ def against_cuobjdump(cache: Path, runs: int, csv: bool = True) -> dict[str, obj
             for side, extra in scans:
                 env = {**os.environ, "VGPRSCOPE_CACHE_DIR": f"{tmp}/{i}-{len(extra)}"}
                 env.pop("TRITON_INTERPRET", None)
-                sides[side].append(measured([sys.executable, "-m", "vgprscope", "scan", str(cache), *extra], env))
-            sides["cuobjdump"].append(measured(floor_cmd, dict(os.environ)))
+                sides[side].append(measured([sys.executable, "-m", "vgprscope", "scan", str(cache), *extra], env,
+                                              ok=(0, 1))[:2])
+            sides["cuobjdump"].append(measured(floor_cmd, dict(os.environ))[:2])
     med = {k: (statistics.median(w for w, _ in v), statistics.median(c for _, c in v)) for k, v in sides.items()}
     floor = med["cuobjdump"]
     return {"cubins": len(cubins), "cores": os.cpu_count(), "load": os.getloadavg()[0], "runs": runs,

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _speed import REPORT, ROOT, clean_env, load_note, timed, wait_for_quiet, write_section  # noqa: E402
+from _speed import REPORT, ROOT, clean_env, load_note, measured, timed, wait_for_quiet, write_section  # noqa: E402
 
 
 def _git_of(python: str) -> str:
@@ -209,41 +209,6 @@ for job in json.load(open(sys.argv[1])):
             print(f"{type(exc).__name__}", file=sys.stderr)
 """
 
-# Run as ``python -c MEASURED CMD...``: the command as a child, every process it starts reaped here (a child
-# subreaper: a worker its parent leaves behind is reparented to this process), so that RUSAGE_CHILDREN is the CPU
-# time of the whole tree; printed last on stderr as JSON.
-MEASURED = r"""
-import ctypes, json, os, resource, subprocess, sys, time
-ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
-t0 = time.perf_counter()
-p = subprocess.Popen(sys.argv[1:], stdout=sys.stdout, stderr=sys.stderr)
-rc = p.wait()
-wall = time.perf_counter() - t0
-while True:
-    try:
-        os.wait()
-    except ChildProcessError:
-        break
-r = resource.getrusage(resource.RUSAGE_CHILDREN)
-# on a line of its own: a child's last words may lack their newline (nanobind's leak report at exit does)
-print("\n" + json.dumps({"rc": rc, "wall": wall, "cpu": r.ru_utime + r.ru_stime}), file=sys.stderr)
-"""
-
-
-def _measured(cmd: list[str], env: dict[str, str], cwd: str = "/",
-              ok: tuple[int, ...] = (0,)) -> tuple[float, float, str]:
-    """The wall and CPU time (user + sys of every process the command started) of one fresh run; its stdout."""
-    out = subprocess.run([sys.executable, "-c", MEASURED, *cmd], capture_output=True, text=True, env=env, cwd=cwd)
-    try:
-        figures = json.loads(out.stderr.strip().splitlines()[-1])
-    except (IndexError, ValueError):  # the measuring process itself did not finish: say what it printed
-        raise SystemExit(f"{' '.join(cmd)[:300]} was not measured (exit {out.returncode}):\n"
-                         f"{out.stderr[-3000:]}") from None
-    if figures["rc"] not in ok:
-        raise SystemExit(f"{' '.join(cmd)} failed ({figures['rc']}):\n{out.stderr[-2000:]}")
-    return figures["wall"], figures["cpu"], out.stdout
-
-
 def _jobs_of(cache: Path) -> Path:
     """The compile jobs a run put in its (empty before) vgprscope cache, as a JSON list beside it: a stored
     cubin's entry is a read, not a compile, and is left out."""
@@ -285,12 +250,12 @@ def floors(args: argparse.Namespace) -> str:
         n_jobs = 0
         for i in range(runs):
             vc = tmp / f"analyze-{i}"
-            wall, cpu, _ = _measured(exe + ["analyze"], env | {"VGPRSCOPE_CACHE_DIR": str(vc),
+            wall, cpu, _ = measured(exe + ["analyze"], env | {"VGPRSCOPE_CACHE_DIR": str(vc),
                                                                 "TRITON_CACHE_DIR": str(tmp / f"tc-a{i}")})
             cold["analyze"].append((wall, cpu))
             jobs = _jobs_of(vc)
             n_jobs = len(json.loads(jobs.read_text()))
-            wall, cpu, _ = _measured([sys.executable, "-c", FLOOR_COMPILE, str(jobs)],
+            wall, cpu, _ = measured([sys.executable, "-c", FLOOR_COMPILE, str(jobs)],
                                      env | {"TRITON_CACHE_DIR": str(tmp / f"tc-f{i}")})
             cold["floor"].append((wall, cpu))
         m = _ratio_rows(cold)
@@ -310,12 +275,12 @@ def floors(args: argparse.Namespace) -> str:
         cuobjdump = _nvidia_tool("cuobjdump")
         scan: dict[str, list[tuple[float, float]]] = {"scan": [], "floor": []}
         for i in range(runs):
-            wall, cpu, _ = _measured(exe + ["scan", str(cubins_cache)],
+            wall, cpu, _ = measured(exe + ["scan", str(cubins_cache)],
                                      env | {"VGPRSCOPE_CACHE_DIR": str(tmp / f"scan-{i}")})
             scan["scan"].append((wall, cpu))
             loop = ["bash", "-c", 'for c in "$@"; do "$0" -res-usage "$c" > /dev/null; done', cuobjdump,
                     *map(str, cubins)]
-            wall, cpu, _ = _measured(loop, env)
+            wall, cpu, _ = measured(loop, env)
             scan["floor"].append((wall, cpu))
         m = _ratio_rows(scan)
         ratio = m["scan"][0] / m["floor"][0]
@@ -336,13 +301,13 @@ def floors(args: argparse.Namespace) -> str:
             vc = tmp / f"ind-{i}"
             # the installed Triton compiles them (no toolchain of the release that wrote the cache at hand), as the
             # floor does
-            wall, cpu, _ = _measured(exe + ["scan", str(inductor)],
+            wall, cpu, _ = measured(exe + ["scan", str(inductor)],
                                      env | {"VGPRSCOPE_CACHE_DIR": str(vc), "TRITON_CACHE_DIR": str(tmp / f"tc-i{i}"),
                                             "VGPRSCOPE_TOOLCHAIN_DIR": str(tmp / "no-toolchains")})
             ind["scan"].append((wall, cpu))
             jobs = _jobs_of(vc)
             n_ind = len(json.loads(jobs.read_text()))
-            wall, cpu, _ = _measured([sys.executable, "-c", FLOOR_COMPILE, str(jobs)],
+            wall, cpu, _ = measured([sys.executable, "-c", FLOOR_COMPILE, str(jobs)],
                                      env | {"TRITON_CACHE_DIR": str(tmp / f"tc-if{i}")})
             ind["floor"].append((wall, cpu))
         m = _ratio_rows(ind)
@@ -369,7 +334,7 @@ def floors(args: argparse.Namespace) -> str:
         }
         for cmd in warm_cmds.values():
             timed(exe + cmd, venv, ok=(0, 1), cwd=str(proj))  # cold: fills the cache
-            warm = [_measured(exe + cmd, venv, cwd=str(proj), ok=(0, 1))[:2] for _ in range(args.runs)]
+            warm = [measured(exe + cmd, venv, cwd=str(proj), ok=(0, 1))[:2] for _ in range(args.runs)]
             walls, cpus = [w for w, _ in warm], [c for _, c in warm]
             med = statistics.median(walls)
             rows.append(f"| warm `vgprscope {cmd[0]}` (`{' '.join(cmd[1:5])} ...`, a capture whose module imports "
