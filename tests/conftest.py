@@ -17,10 +17,24 @@ import tempfile
 os.environ.setdefault("TRITON_INTERPRET", "1")
 os.environ.pop("COLUMNS", None)
 os.environ.pop("LINES", None)
-os.environ.setdefault("VGPRSCOPE_CACHE_DIR", tempfile.mkdtemp(prefix="vgprscope-test-cache-"))
+
+
+def _session_dir(variable: str, prefix: str) -> None:
+    """A directory of this test session's own for ``variable``, removed when the process that made it exits (a
+    pytest-xdist controller outlives its workers, which inherit the variable); one a developer exported is kept."""
+    if variable in os.environ:
+        return
+    import atexit
+    import shutil
+
+    os.environ[variable] = path = tempfile.mkdtemp(prefix=prefix)
+    atexit.register(shutil.rmtree, path, True)
+
+
+_session_dir("VGPRSCOPE_CACHE_DIR", "vgprscope-test-cache-")
 # Other Triton releases the toolchain tests install (about 250 MB each): once per session unless a developer
 # points this at a directory kept between sessions.
-os.environ.setdefault("VGPRSCOPE_TOOLCHAIN_DIR", tempfile.mkdtemp(prefix="vgprscope-test-toolchains-"))
+_session_dir("VGPRSCOPE_TOOLCHAIN_DIR", "vgprscope-test-toolchains-")
 
 import pytest  # noqa: E402
 from hypothesis import HealthCheck, settings  # noqa: E402
