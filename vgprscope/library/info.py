@@ -141,6 +141,9 @@ def _arch_columns(found: ArchList) -> list[Column]:
     def c(key: str) -> Callable[[dict[str, Any]], str]:
         return lambda r: cells[r["arch"]][key]
 
+    def c_wide(key: str) -> Callable[[dict[str, Any]], str]:
+        return lambda r: str(r[key])
+
     compact = [
         Column("arch", lambda r: r["arch"]),
         Column("GPU", lambda r: _gpu_short(r["description"]), wrap=True, default_only=True),
@@ -151,8 +154,7 @@ def _arch_columns(found: ArchList) -> list[Column]:
         Column("LDS KiB", c("lds"), default_only=True),
         Column("Triton", c("compiles"), default_only=True),
     ]
-    keys = list(found.rows()[0])[1:]
-    return compact + [Column(k, lambda r, k=k: str(r[k]), wide_only=True) for k in keys]
+    return compact + [Column(k, c_wide(k), wide_only=True) for k in list(found.rows()[0])[1:]]
 
 
 def _render(fmt: str, rows: Callable[[], Sequence[dict[str, Any]]], as_json: Callable[[], Any],
