@@ -1,8 +1,8 @@
-"""PyTorch Inductor's kernels: their rows' slot, Inductor's spill threshold and its verdict on a row (the row's
-``inductor_spill_threshold`` extra against its n_spills), what the tables, the CSV and ``diff`` render of that
-verdict (its column, the spills cell's skip note, the crossings of the threshold between two sides), where a
-generated kernel's module is, and Inductor's cache directory as a source (``vgprscope scan`` of
-``TORCHINDUCTOR_CACHE_DIR``).
+"""PyTorch Inductor's kernels: their rows' slot, Inductor's spill threshold and its verdict on a row (its n_spills
+against the row's ``inductor_spill_threshold`` extra, judged as the record is made and stored on it: the tables
+and the CSV render it as any row's verdict, ``Record.verdict``), the crossings of the threshold between the two
+sides of a diff, where a generated kernel's module is, and Inductor's cache directory as a source
+(``vgprscope scan`` of ``TORCHINDUCTOR_CACHE_DIR``).
 
 Inductor's autotuner skips a config whose ``n_spills`` exceeds ``inductor_meta["spill_threshold"]`` (PyTorch's
 ``config.triton.spill_threshold``: 16, 32 on HIP; ``CachingAutotuner.bench`` in
@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 from ..backends import BACKENDS, backend_named, backend_of_usage
 from ..captures.model import Capture, CapturedKernel, CapturedLaunch
 from ..core.archs import Arch
-from ..core.records import Record
+from ..core.records import Record, Verdict
 from ..runtime.hashing import source_hash as file_source_hash
 from .generated_text import snapshot_of_module
 from .inductor_configs import Answer, HeuristicCall, SnapshotCall, resolve
@@ -82,40 +82,34 @@ class SpillVerdict:
 
 
 def spill_verdict(rec: Record | None) -> SpillVerdict | None:
-    """An Inductor row's n_spills against Inductor's threshold (None: not Inductor's, or not compiled)."""
-    if rec is None or not rec.ok:
+    """An Inductor row's n_spills against Inductor's threshold, as the row stored it (None: not Inductor's, or not
+    compiled)."""
+    if rec is None or rec.verdict is None or rec.verdict.column != VERDICT_HEADER:
         return None
-    threshold = dict(rec.extras).get(THRESHOLD_EXTRA)
-    n = n_spills(rec.usage)
-    if not isinstance(threshold, int) or n is None:
-        return None
-    return SpillVerdict(n, threshold)
+    return SpillVerdict(int(dict(rec.verdict.fields)[N_SPILLS_FIELD]), int(dict(rec.extras)[THRESHOLD_EXTRA]))
 
 
-# ---- what the rows and the diff render of it
+# ---- the verdict a row stores (``Record.verdict``), which the tables, the CSV and the diff render
 
-VERDICT_HEADER = "Inductor spill threshold"  # the column that shows the verdict (``verdict_cell``)
+VERDICT_HEADER = "Inductor spill threshold"  # the column that shows the verdict
+N_SPILLS_FIELD = "inductor_n_spills"
 SKIP_NOTE = ("Inductor's autotuner skips this config: its n_spills (local memory per thread / 4) is {n}, over "
              "Inductor's spill_threshold {t}")
 
 
-def verdict_cell(rec: Record) -> str:
-    """Inductor's verdict on a config of its own, counted as it counts (``skip: n_spills 34 > 16``), "-" elsewhere."""
-    verdict = spill_verdict(rec)
-    return verdict.text() if verdict is not None else "-"
+@dataclass(frozen=True)
+class SpillThreshold:
+    """The judge of an Inductor row (``RowInfo.judge``): its compiled counts against the threshold Inductor applies
+    on its backend, a verdict whose cell reads ``skip: n_spills 34 > 16`` (or ``kept: ...``), whose note says why a
+    skipped config is not run, and whose fields are its n_spills and whether the autotuner skips it."""
 
+    threshold: int
 
-def skip_note(rec: Record) -> str | None:
-    """Why a row's config is one Inductor's autotuner does not run (the spills cell's note); None where it runs."""
-    verdict = spill_verdict(rec)
-    return SKIP_NOTE.format(n=verdict.n_spills, t=verdict.threshold) if verdict is not None and verdict.skipped \
-        else None
-
-
-def verdict_fields(rec: Record) -> dict[str, Any]:
-    """The verdict as a flat row's fields (CSV, dataframes): {} for a row that is not Inductor's."""
-    verdict = spill_verdict(rec)
-    return {} if verdict is None else {"inductor_n_spills": verdict.n_spills, "inductor_skips": verdict.skipped}
+    def __call__(self, usage: Any) -> Verdict:
+        v = SpillVerdict(int(n_spills(usage) or 0), self.threshold)
+        return Verdict(VERDICT_HEADER, v.text(), not v.skipped,
+                       SKIP_NOTE.format(n=v.n_spills, t=v.threshold) if v.skipped else "",
+                       ((N_SPILLS_FIELD, v.n_spills), ("inductor_skips", v.skipped)))
 
 
 # A generated module's name is a 52-character hash: this many of its characters name it (a shell's glob finds it)
