@@ -460,7 +460,10 @@ def _producer_persistent(Q, K, V, q_all, k_smem, v_smem, q_full, q_empty, k_full
     is rewritten while a TMA load may still read it; rows past a head's end read the next head's rows (or
     zeros past the tensor), which the consumers mask (keys) or never store (query rows)."""
     Q_ROWS: gl.constexpr = TILE_M // Q_PARTS
-    q_part = q_all.slice(0, Q_ROWS)
+    if Q_PARTS == 3:  # 192 rows: three [64, D] buffers (no power of two for one)
+        q_part = q_all.index(0)
+    else:
+        q_part = q_all.slice(0, Q_ROWS)
     q_desc = tma.make_tensor_descriptor(Q, [n_bh * seqlen_q, HEAD_DIM], [stride_qm, 1], [Q_ROWS, BLOCK_D],
                                         q_part.type.layout)
     n_kv_rows = (n_bh // kv_group) * seqlen_k
@@ -481,7 +484,10 @@ def _producer_persistent(Q, K, V, q_all, k_smem, v_smem, q_full, q_empty, k_full
             # the first tile's wait passes at once (the phase before the barrier's first)
             mbarrier.wait(q_empty.index(p), (tc & 1) ^ 1)
             mbarrier.expect(q_full.index(p), Q_ROWS * BLOCK_D * elem)
-            _tma_load(q_desc, [q_row + p * Q_ROWS, 0], q_full.index(p), q_all.slice(p * Q_ROWS, Q_ROWS))
+            if Q_PARTS == 3:
+                _tma_load(q_desc, [q_row + p * Q_ROWS, 0], q_full.index(p), q_all.index(p))
+            else:
+                _tma_load(q_desc, [q_row + p * Q_ROWS, 0], q_full.index(p), q_all.slice(p * Q_ROWS, Q_ROWS))
         for i in range(n_end):
             s = it % NUM_STAGES
             mbarrier.wait(kv_empty.index(s), ((it // NUM_STAGES) & 1) ^ 1)
@@ -503,7 +509,12 @@ def _consumer_persistent(O, q_all, k_smem, v_smem, q_full, q_empty, k_full, v_fu
     under PINGPONG warp group WG's half); the ring's and the turns' counts carried from tile to tile. Its O
     store is issued while the producer's loads of the next tile are already in flight."""
     num_warps: gl.constexpr = gl.num_warps()
-    q_smem = q_all.slice(WG * BLOCK_M, BLOCK_M) if PINGPONG else q_all
+    if PINGPONG == 3:
+        q_smem = q_all.index(WG)
+    elif PINGPONG:
+        q_smem = q_all.slice(WG * BLOCK_M, BLOCK_M)
+    else:
+        q_smem = q_all
     o_layout: gl.constexpr = _mma_layout(num_warps, BLOCK_D)
     s_layout: gl.constexpr = _mma_layout(num_warps, BLOCK_N)
     row_layout: gl.constexpr = gl.SliceLayout(1, s_layout)
@@ -514,6 +525,9 @@ def _consumer_persistent(O, q_all, k_smem, v_smem, q_full, q_empty, k_full, v_fu
         blk, bh = _tile_coords(tile, n_qb, n_bh, swizzle, CAUSAL)
         n_full, n_end = _key_blocks(blk * TILE_M, seqlen_q, seqlen_k, TILE_M, BLOCK_N, CAUSAL)
         q_row0 = blk * TILE_M + WG * BLOCK_M
+        if PINGPONG == 3 and CAUSAL:  # this warp group's 64 rows need no mask on more key blocks than the tile's
+            n_full = gl.minimum(gl.maximum(n_full, _key_blocks(q_row0, seqlen_q, seqlen_k, BLOCK_M, BLOCK_N,
+                                                               CAUSAL)[0]), n_end)
         offs_m = q_row0 + gl.arange(0, BLOCK_M, layout=row_layout)
         acc = gl.zeros([BLOCK_M, BLOCK_D], gl.float32, o_layout)
         m_i = gl.full([BLOCK_M], float("-inf"), gl.float32, row_layout)
@@ -567,7 +581,8 @@ def attn_fwd_ws(Q, K, V, O, sm_scale, stride_qb, stride_qh, stride_qm, stride_kb
     dtype: gl.constexpr = Q.dtype.element_ty
     q_layout: gl.constexpr = gl.NVMMASharedLayout.get_default_for([BLOCK_M, BLOCK_D], dtype)
     kv_layout: gl.constexpr = gl.NVMMASharedLayout.get_default_for([BLOCK_N, BLOCK_D], dtype)
-    if PINGPONG and not PERSISTENT:  # one [64, D] part per consumer warp group (192 rows: no power of two)
+    if PINGPONG and (not PERSISTENT or PINGPONG == 3):  # one [64, D] part per consumer warp group (192 rows: no
+        # power of two)
         Q_SPLIT: gl.constexpr = PINGPONG
         q_layout_p: gl.constexpr = gl.NVMMASharedLayout.get_default_for([BLOCK_M // PINGPONG, BLOCK_D], dtype)
         q_smem = gl.allocate_shared_memory(dtype, [PINGPONG, BLOCK_M // PINGPONG, BLOCK_D], q_layout_p)
@@ -590,7 +605,7 @@ def attn_fwd_ws(Q, K, V, O, sm_scale, stride_qb, stride_qh, stride_qm, stride_kb
     for t in gl.static_range(N_TURNS):
         mbarrier.init(turn.index(t), count=1)
     if PERSISTENT:  # Q by parts, one per consumer: each frees its rows for the next tile's Q on its own
-        Q_PARTS: gl.constexpr = 2 if PINGPONG else 1
+        Q_PARTS: gl.constexpr = PINGPONG if PINGPONG else 1
         q_full = gl.allocate_shared_memory(gl.int64, [Q_PARTS, 1], mbarrier.MBarrierLayout())
         q_empty = gl.allocate_shared_memory(gl.int64, [Q_PARTS, 1], mbarrier.MBarrierLayout())
         for p in gl.static_range(Q_PARTS):
@@ -603,7 +618,27 @@ def attn_fwd_ws(Q, K, V, O, sm_scale, stride_qb, stride_qh, stride_qm, stride_kb
     k_base = batch * stride_kb + kv_head * stride_kh
     v_base = batch * stride_vb + kv_head * stride_vh
     if PERSISTENT:  # one program per SM, walking the tiles (grid: the SM count; launch)
-        if PINGPONG:
+        if PINGPONG == 3:
+            THIRD_P: gl.constexpr = BLOCK_M // 3
+            gl.warp_specialize([
+                (_consumer_persistent, (O, q_smem, k_smem, v_smem, q_full, q_empty, k_full, v_full, kv_empty, turn,
+                                        stride_ob, stride_oh, stride_om, num_heads, n_bh, swizzle, seqlen_q,
+                                        seqlen_k, sm_scale * LOG2E, BLOCK_M, THIRD_P, BLOCK_N, BLOCK_D, HEAD_DIM,
+                                        NUM_STAGES, CAUSAL, 0, PINGPONG, UNROLL)),
+                (_consumer_persistent, (O, q_smem, k_smem, v_smem, q_full, q_empty, k_full, v_full, kv_empty, turn,
+                                        stride_ob, stride_oh, stride_om, num_heads, n_bh, swizzle, seqlen_q,
+                                        seqlen_k, sm_scale * LOG2E, BLOCK_M, THIRD_P, BLOCK_N, BLOCK_D, HEAD_DIM,
+                                        NUM_STAGES, CAUSAL, 1, PINGPONG, UNROLL)),
+                (_consumer_persistent, (O, q_smem, k_smem, v_smem, q_full, q_empty, k_full, v_full, kv_empty, turn,
+                                        stride_ob, stride_oh, stride_om, num_heads, n_bh, swizzle, seqlen_q,
+                                        seqlen_k, sm_scale * LOG2E, BLOCK_M, THIRD_P, BLOCK_N, BLOCK_D, HEAD_DIM,
+                                        NUM_STAGES, CAUSAL, 2, PINGPONG, UNROLL)),
+                (_producer_persistent, (Q, K, V, q_smem, k_smem, v_smem, q_full, q_empty, k_full, v_full, kv_empty,
+                                        stride_qm, stride_kn, stride_vn, kv_group, n_bh, swizzle, seqlen_q,
+                                        seqlen_k, BLOCK_M, BLOCK_N, BLOCK_D, HEAD_DIM, NUM_STAGES, CAUSAL,
+                                        Q_PARTS)),
+            ], [gl.num_warps(), gl.num_warps(), 1], [CONSUMER_REGS_3, CONSUMER_REGS_3, PRODUCER_REGS])
+        elif PINGPONG:
             HALF_P: gl.constexpr = BLOCK_M // 2
             gl.warp_specialize([
                 (_consumer_persistent, (O, q_smem, k_smem, v_smem, q_full, q_empty, k_full, v_full, kv_empty, turn,
@@ -715,8 +750,6 @@ def check_config(cfg):
     if ps not in (0, 1) or isinstance(ps, bool):
         return (f"persistent {ps!r} is not allowed; allowed: 0 (one program per query block and head) or 1 (one "
                 f"per SM, walking the tiles)")
-    if ps and three:
-        return "persistent=1 takes block_m 128 (two consumer warp groups); got block_m 192"
     if ps and not (o and not ts):
         return (f"persistent=1 needs overlap=1 and tma_store=0 (the next tile's Q is loaded into the rows O would "
                 f"leave through); got overlap={o}, tma_store={ts}")

@@ -7,15 +7,18 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__", "analyze", "attention", "baseline_save", "capture", "check", "compare", "diff", "explain",
-           "frontier", "pointer", "scan"]
+__all__ = ["__version__", "analyze", "archs", "attention", "baseline_save", "capture", "check", "compare", "diff",
+           "explain", "frontier", "installed_toolchains", "occupancy", "pointer", "remove_toolchain", "scan", "variants"]
 
 # The library's calls (vgprscope.library) and ``attention`` (a bundled variant run on torch tensors,
 # ``vgprscope.flashattn.run``): plain functions resolved on first use, so that `import vgprscope` stays cheap.
-# No subpackage has one of these names: importing a subpackage never replaces a call.
+# No subpackage has one of these names: importing a subpackage never replaces a call. ``bench`` (timings on this
+# process's GPU) is ``vgprscope.library.bench.bench``: ``vgprscope.bench`` is the GPU-timing package.
 _LIBRARY = {"analyze": "library.api", "baseline_save": "library.api", "check": "library.api",
             "compare": "library.api", "diff": "library.api", "explain": "library.api", "frontier": "library.api",
             "scan": "library.api", "capture": "library.session", "pointer": "library.kernels",
+            "archs": "library.info", "variants": "library.info", "occupancy": "library.occupancy",
+            "installed_toolchains": "library.toolchain_store", "remove_toolchain": "library.toolchain_store",
             "attention": "flashattn.run"}
 
 

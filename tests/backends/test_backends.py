@@ -136,9 +136,9 @@ def test_a_new_row_is_all_an_arch_needs(monkeypatch):
     assert occupancy_of(NV, nv, 8).unit == "blocks/SM"
     assert [s.value for s in ladder(amd)][:2] == [16, 12]
     assert [p.knob for p in occupancy_levels(nv, 4)] == ["maxnreg"] * len(occupancy_levels(nv, 4))
-    from vgprscope.cli.info import _arch_rows
+    from vgprscope.library.info import archs
 
-    assert {"gfx1200", "sm_121"} <= {r["arch"] for r in _arch_rows()}
+    assert {"gfx1200", "sm_121"} <= {r["arch"] for r in archs().rows()}
     assert set(DEFAULT_ARCHS) <= set(ARCHS)
 
 

@@ -58,12 +58,27 @@ def kernel_dir(tmp_path) -> Path:
 
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_what_a_users_module_prints_goes_to_stderr(kernel_dir, tmp_path, jobs):
+    tmp = _tmpdir(tmp_path)
     done = vgprscope("analyze", "--kernel-dir", str(kernel_dir), "--arch", "gfx942", "-f", "json", "--jobs", jobs,
-                     env={"VGPRSCOPE_CACHE_DIR": str(tmp_path / "cache")})
+                     env={"VGPRSCOPE_CACHE_DIR": str(tmp_path / "cache"), "TMPDIR": str(tmp)})
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)  # stdout is the JSON document only
     assert [r["status"] for r in doc["rows"]] == ["ok"]
     assert "hello from the user's module" in done.stderr
+    assert _scratch_dirs(tmp) == []  # the workers' (or this process's own) scratch directory went with them
+
+
+def _tmpdir(tmp_path: Path) -> Path:
+    """A temporary directory of the test's own (TMPDIR), where the compile workers' scratch directories go."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir(exist_ok=True)
+    return tmp
+
+
+def _scratch_dirs(root: Path) -> list[str]:
+    from vgprscope.runtime import scratch
+
+    return sorted(p.name for p in root.iterdir() if p.name.startswith(scratch.PREFIX))
 
 
 def test_a_failed_static_assertion_is_its_message(kernel_dir, tmp_path):
@@ -118,7 +133,8 @@ GRID = ["analyze", "--variant", "baseline", "--arch", "gfx942", "--block-m", "16
 def _start(tmp_path: Path) -> subprocess.Popen:
     proc = subprocess.Popen([sys.executable, "-m", "vgprscope", *GRID], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True,
-                            env={**os.environ, "VGPRSCOPE_CACHE_DIR": str(tmp_path / "cache")})
+                            env={**os.environ, "VGPRSCOPE_CACHE_DIR": str(tmp_path / "cache"),
+                                 "TMPDIR": str(_tmpdir(tmp_path))})
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and len(_children(proc.pid)) < 2:
         time.sleep(0.2)
@@ -137,6 +153,13 @@ def test_workers_die_with_their_parent(tmp_path):
     while time.monotonic() < deadline and any(_alive(w) for w in workers):
         time.sleep(0.1)
     assert not [w for w in workers if _alive(w)]
+    # the killed process could not remove its workers' scratch directory: the next one that makes its own does
+    from vgprscope.runtime import scratch
+
+    tmp = _tmpdir(tmp_path)
+    (left,) = _scratch_dirs(tmp)
+    assert left.split("-")[2] == str(proc.pid)
+    assert scratch.sweep(str(tmp)) == [str(tmp / left)] and _scratch_dirs(tmp) == []
 
 
 def test_ctrl_c_stops_within_a_second_and_says_so(tmp_path):
@@ -148,6 +171,40 @@ def test_ctrl_c_stops_within_a_second_and_says_so(tmp_path):
     assert proc.returncode == 130
     assert "interrupted: stopped the running compiles" in stderr and "Traceback" not in stderr
     assert elapsed < 1.5, elapsed
+    assert _scratch_dirs(_tmpdir(tmp_path)) == []  # the killed workers' scratch directory went with the pool
+
+
+def test_the_pools_scratch_directory_goes_with_the_pool_however_its_workers_end(tmp_path, monkeypatch):
+    """A pool's worker ends through os._exit (multiprocessing runs no atexit handler there) or is killed (Ctrl-C,
+    a compile past its time limit): the directory the workers write snapshots' modules in is the pool's own,
+    removed when the pool is closed, killed, or replaced after a worker died (190 were found left in /tmp)."""
+    from vgprscope.compile.executors import Pool
+    from vgprscope.runtime import scratch
+
+    Pool.close()  # another test's pool, writing elsewhere
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    try:
+        for end in ("close", "kill", "a worker killed"):
+            pool = Pool.get(2)
+            written = [f.result(timeout=120) for f in [pool.submit(scratch.worker_dir) for _ in range(4)]]
+            assert {os.path.dirname(p) for p in written} == {Pool.scratch_dir}
+            assert all(os.path.isdir(p) for p in written) and len(_scratch_dirs(tmp_path)) == 1
+            if end == "close":
+                Pool.close()
+            elif end == "kill":
+                Pool.kill()
+            else:
+                for p in list(pool._processes.values()):
+                    p.kill()
+                deadline = time.monotonic() + 30
+                while time.monotonic() < deadline and not pool._broken:
+                    time.sleep(0.1)
+                assert Pool.get(2) is not pool  # a broken pool is replaced, its directory removed
+                assert _scratch_dirs(tmp_path) == [os.path.basename(Pool.scratch_dir or "")]
+                Pool.close()
+            assert _scratch_dirs(tmp_path) == [], end
+    finally:
+        Pool.close()
 
 
 def test_killing_the_pool_prints_no_traceback_and_settles_every_future(monkeypatch):

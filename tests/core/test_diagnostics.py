@@ -434,10 +434,10 @@ def test_wide_and_markdown_rows_of_inductor_say_its_spill_threshold(small_sm90):
 
     from vgprscope.analysis.analyze.view import table_text, to_markdown
     from vgprscope.report.machine import compile_only
-    from vgprscope.sources.inductor import THRESHOLD_EXTRA
+    from vgprscope.sources.inductor import THRESHOLD_EXTRA, SpillThreshold
 
     rec, = small_sm90.records
-    inductor = dataclasses.replace(rec, extras=((THRESHOLD_EXTRA, 16),))
+    inductor = dataclasses.replace(rec, extras=((THRESHOLD_EXTRA, 16),), verdict=SpillThreshold(16)(rec.usage))
     n = rec.usage.stack_bytes // 4
     assert n > 16
     for text in (table_text([inductor], compile_only(), wide=True), to_markdown([inductor], compile_only())):

@@ -25,6 +25,17 @@ def test_persistent_compiles_for_sm_90_with_the_default_register_split(causal, s
     assert {"acc", "m_i", "l_i"} <= carried
 
 
+def test_persistent_takes_the_192_row_tile_of_three_consumers_at_head_dim_64():
+    """At D <= 64 the persistent kernel keeps the default 192-row tile: three consumer warp groups (the kernel's
+    4 warps and two workers at 160, the producer at 24), as the per-tile kernel splits them, spill-free."""
+    (e,) = vgprscope.explain(variant="ws-regalloc", arch="sm_90", knob="persistent=1", causal=True, head_dim=64,
+                             jobs=1).explanations
+    assert e.error is None and (e.allocation.spill_stores, e.allocation.spill_reloads) == (0, 0)
+    assert [(p.name, p.num_warps, p.requested_registers, p.given_registers) for p in e.partitions] == [
+        ("default", 4, None, 168), ("partition0", 4, 160, 160), ("partition1", 4, 160, 160),
+        ("partition2", 1, 24, 24)]
+
+
 def test_persistent_with_one_consumer_partition_compiles_for_sm_90():
     (row,) = vgprscope.analyze(variant="ws-regalloc", arch="sm_90", knob=["persistent=1", "pingpong=0"],
                                num_warps=8, num_stages=2, head_dim=64, block_m=128, block_n=128, jobs=1).records

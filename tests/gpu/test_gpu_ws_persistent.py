@@ -34,6 +34,24 @@ def test_ws_regalloc_persistent_matches_float64_reference_on_gpu(shape, dtype):
     assert res.ok, f"ws-regalloc persistent=1 {shape} {dtype}: {res.message}"
 
 
+THREE_CONSUMER_SHAPES = [s + (s[1],) for s in SHAPES if s[4] <= 64] + [s for s in GQA_SHAPES if s[4] <= 64] + [
+    (2, 3, 1031, 257, 64, True, 3), (1, 5, 3000, 3000, 64, True, 5), (4, 16, 1024, 1024, 64, False, 4)]
+
+
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+@pytest.mark.parametrize("shape", THREE_CONSUMER_SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_ws_regalloc_persistent_three_consumers_match_float64_reference_on_gpu(shape, dtype):
+    """persistent=1 at the D <= 64 default: 192-row tiles over three consumer warp groups, each with its own
+    [64, D] buffer of Q freed on its own; every tile's turns carried round the three (Nq 1, Nq > Nk causal,
+    more tiles than SMs and fewer)."""
+    from tests.flashattn.test_numerics import check_variant
+
+    b, h, nq, nk, d, causal, hkv = shape
+    res = check_variant("ws-regalloc", b, h, nq, nk, d, causal, dtype, "cuda", seed=sum(shape) + 7, kv_heads=hkv,
+                        persistent=1)
+    assert res.ok, f"ws-regalloc persistent=1 (192-row tile) {shape} {dtype}: {res.message}"
+
+
 @pytest.mark.parametrize("shape", [(2, 4, 257, 1031, 128, True, 4), (2, 6, 777, 777, 80, False, 3),
                                    (4, 32, 1024, 1024, 64, True, 32)], ids=lambda s: "x".join(map(str, s)))
 def test_ws_regalloc_persistent_one_partition_matches_float64_reference_on_gpu(shape):

@@ -1,5 +1,6 @@
 """The commands that compile nothing have library calls, and the CLI prints what they return: the occupancy
-calculator (``library.occupancy.occupancy``) and the toolchain store (``library.toolchains``)."""
+calculator (``library.occupancy.occupancy``), the toolchain store (``library.toolchain_store``), the archs and
+the variants (``library.info``); each is exported by ``vgprscope``."""
 
 from __future__ import annotations
 
@@ -45,3 +46,51 @@ def test_the_toolchain_store_is_a_call_whose_listing_the_command_prints(tmp_path
     assert empty.exit_code == 0 and f"no Triton toolchain installed yet in {tmp_path / 'store'}" in empty.stderr
     with pytest.raises(ToolchainError, match="Triton 3.1.0 is not installed as a toolchain; installed: none"):
         remove_toolchain("3.1.0")
+
+
+@pytest.mark.parametrize("fmt", ["table", "md", "csv", "json"])
+def test_archs_is_a_call_whose_answer_the_command_prints(fmt, monkeypatch):
+    import vgprscope
+
+    monkeypatch.setenv("COLUMNS", "160")  # the table fits the terminal: the same width for the call and the command
+
+    found = vgprscope.archs()
+    assert {"gfx942", "sm_90"} <= {a.name for a in found.archs}
+    assert [a["name"] for a in found.as_dict()] == [r["arch"] for r in found.rows()] == [a.name for a in found.archs]
+    cli = CliRunner().invoke(app, ["archs", "--format", fmt])
+    assert cli.exit_code == 0 and cli.stdout == found.render(fmt) + ("" if found.render(fmt).endswith("\n") else "\n")
+    if fmt == "json":
+        assert json.loads(cli.stdout) == json.loads(found.to_json()) and len(found.as_dict()) == len(found.archs)
+
+
+def test_variants_is_a_call_of_the_bundled_or_a_kernel_directorys_variants(tmp_path):
+    import vgprscope
+
+    bundled = vgprscope.variants()
+    names = [v.name for v in bundled.variants]
+    assert "baseline" in names and [d["name"] for d in bundled.as_dict()] == names
+    cli = CliRunner().invoke(app, ["variants", "--format", "json"])
+    assert cli.exit_code == 0 and json.loads(cli.stdout) == bundled.as_dict()
+    md = CliRunner().invoke(app, ["variants", "--format", "md"])
+    assert md.stdout == bundled.render("md")
+    with pytest.raises(UsageError, match="unknown format 'html'; formats: table, md, csv, json"):
+        bundled.render("html")
+    (tmp_path / "kd").mkdir()
+    with pytest.raises(UsageError, match="no variant"):
+        vgprscope.variants(tmp_path / "kd")
+
+
+def test_the_library_calls_are_exported_as_plain_functions_that_no_subpackage_shadows():
+    """``vgprscope.<call>`` for every name of ``__all__``: a function of the library (or ``attention``), resolved on
+    first use; no module of the package's top level has the name, so importing one never replaces a call."""
+    import inspect
+    from pathlib import Path
+
+    import vgprscope
+
+    top = Path(vgprscope.__file__).parent
+    calls = [n for n in vgprscope.__all__ if n != "__version__"]
+    assert {"archs", "variants", "occupancy", "installed_toolchains", "remove_toolchain"} <= set(calls)
+    for name in calls:
+        assert not (top / name).exists() and not (top / f"{name}.py").exists(), name
+        assert inspect.isfunction(getattr(vgprscope, name)), name

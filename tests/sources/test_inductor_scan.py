@@ -29,7 +29,14 @@ from vgprscope.compile.engine import triton_version
 from vgprscope.core.archs import ARCHS
 from vgprscope.core.records import AmdUsage, LaunchConfig, NvidiaUsage, Record
 from vgprscope.sources.capture import capture_tasks
-from vgprscope.sources.inductor import THRESHOLD_EXTRA, inductor_capture, inductor_slot, spill_threshold, spill_verdict
+from vgprscope.sources.inductor import (
+    THRESHOLD_EXTRA,
+    SpillThreshold,
+    inductor_capture,
+    inductor_slot,
+    spill_threshold,
+    spill_verdict,
+)
 
 FIXTURES = ROOT / "tests" / "fixtures"
 OLD = "3.6.0"  # the Triton release that wrote the caches
@@ -125,13 +132,16 @@ def test_a_captured_inductor_config_is_its_slot_with_the_threshold_of_each_arch(
     slots = {(t.row.kernel, t.row.slot) for t in tasks}
     assert len(slots) == 12
     assert ("triton_poi_fused__unsafe_view_add_6", "cfg XBLOCK=1024,num_warps=4,num_stages=1") in slots
-    assert {(t.arch.name, dict(t.row.extras)[THRESHOLD_EXTRA]) for t in tasks} == {("sm_90", 16), ("gfx942", 32)}
+    assert {(t.arch.name, dict(t.row.extras)[THRESHOLD_EXTRA], t.row.judge) for t in tasks} == {
+        ("sm_90", 16, SpillThreshold(16)), ("gfx942", 32, SpillThreshold(32))}  # the judge of its record's verdict
 
 
 def _row(usage, threshold: int | None) -> Record:
+    """An Inductor row as the engine makes it: the threshold extra, and the verdict its judge gives the counts."""
     extras = ((THRESHOLD_EXTRA, threshold),) if threshold is not None else ()
+    verdict = SpillThreshold(threshold)(usage) if threshold is not None else None
     return Record(variant="inductor", kernel="k", arch="sm_90", config=LaunchConfig(args=(), constexprs=(), options=()),
-                  status="ok", usage=usage, extras=extras)
+                  status="ok", usage=usage, extras=extras, verdict=verdict)
 
 
 def _nvidia(stack: int) -> NvidiaUsage:
@@ -169,6 +179,30 @@ def test_a_skipped_config_says_so_in_the_table_and_the_exports():
     assert "skip" not in fmt_spills_noted(_row(_nvidia(64), 16), Footnotes())
     assert flat(_row(_nvidia(80), 16))["inductor_skips"] is True
     assert flat(_row(_nvidia(8), 16))["inductor_n_spills"] == 2
+
+
+def test_the_verdict_is_judged_as_the_record_is_made_and_travels_with_it():
+    """The engine makes an Inductor row's verdict with its record (the row's judge, from the compiled counts); a
+    record read back from JSON carries it: the tables render its column with no Inductor code asked again."""
+    import json
+
+    from vgprscope.compile.results import record_of
+    from vgprscope.compile.task import RowInfo, Task
+    from vgprscope.core.archs import get_arch
+    from vgprscope.core.records import KernelIdentity, usage_to_dict
+    from vgprscope.report.rows import verdict_cell, verdict_headers
+
+    config = LaunchConfig(args=(), constexprs=(), options=(("num_warps", 4),))
+    row = RowInfo("inductor", "k", config, KernelIdentity("m", "k", "m.py", ""), "capture", extras=((THRESHOLD_EXTRA, 16),),
+                  judge=SpillThreshold(16))
+    made = record_of(Task(None, get_arch("sm_90"), row), {"usage": usage_to_dict(_nvidia(80))}, "3.6.0", False, None)
+    assert made.verdict == _row(_nvidia(80), 16).verdict and made.verdict is not None and not made.verdict.kept
+    back = Record.from_dict(json.loads(json.dumps(made.as_dict())))
+    assert back.verdict == made.verdict and verdict_headers([back]) == ["Inductor spill threshold"]
+    assert verdict_cell("Inductor spill threshold")(back) == "skip: n_spills 20 > 16"
+    assert spill_verdict(back) == spill_verdict(made) and spill_verdict(back).skipped
+    failed = record_of(Task(None, get_arch("sm_90"), row), {"error": "boom"}, "3.6.0", False, None)
+    assert failed.verdict is None and verdict_cell("Inductor spill threshold")(failed) == "-"
 
 
 def test_a_diff_names_the_configs_two_releases_put_on_opposite_sides_of_the_threshold():

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import CancelledError, Executor, Future
 from typing import TYPE_CHECKING, Any
 
-from ..runtime import worker, worker_command
+from ..runtime import scratch, worker, worker_command
 from .toolchains import Toolchain, environment, release
 
 if TYPE_CHECKING:  # the pools' modules (multiprocessing) are loaded when a pool is made: a warm run makes none
@@ -39,7 +39,8 @@ def _die_with_parent() -> None:
         os._exit(1)
 
 
-def _worker_init() -> None:
+def _worker_init(scratch_dir: str) -> None:
+    os.environ[scratch.ENV] = scratch_dir  # where it writes its files: the pool's directory, removed with it
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle: it stops the pool
     if hasattr(signal, "pthread_sigmask"):  # held while the pool started this worker (ctrl_c_held)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
@@ -55,10 +56,11 @@ def _worker_init() -> None:
 
 class Pool:
     """The process-wide pool of compile workers: created on first use, shared by planning and compiling,
-    killed (not drained) on Ctrl-C, shut down at exit."""
+    killed (not drained) on Ctrl-C, shut down at exit; its workers' scratch directory removed with it."""
 
     pool: ProcessPoolExecutor | None = None
     size = 0
+    scratch_dir: str | None = None
 
     @classmethod
     def get(cls, workers: int) -> ProcessPoolExecutor:
@@ -72,7 +74,9 @@ class Pool:
         # decorated for the interpreter); otherwise, and off Linux, a fresh interpreter per worker
         fork_ok = sys.platform.startswith("linux") and "triton" not in sys.modules
         ctx = multiprocessing.get_context("fork" if fork_ok else "spawn")
-        cls.pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker_init)
+        cls.scratch_dir = scratch.make()
+        cls.pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker_init,
+                                       initargs=(cls.scratch_dir,))
         cls.size = workers
         return cls.pool
 
@@ -97,14 +101,19 @@ class Pool:
         manager = getattr(pool, "_executor_manager_thread", None)
         if manager is not None and manager is not threading.current_thread():
             manager.join(timeout=2)
-        cls.pool, cls.size = None, 0
+        cls._ended()
 
     @classmethod
     def close(cls) -> None:
         if cls.pool is not None:
             with contextlib.suppress(Exception):
                 cls.pool.shutdown(wait=True, cancel_futures=True)
-        cls.pool, cls.size = None, 0
+        cls._ended()
+
+    @classmethod
+    def _ended(cls) -> None:
+        scratch.remove(cls.scratch_dir)
+        cls.pool, cls.size, cls.scratch_dir = None, 0, None
 
 
 atexit.register(Pool.close)
@@ -155,7 +164,8 @@ def in_process(request: dict[str, Any]) -> dict[str, Any]:
 class ToolchainPool:
     """Compile workers under a toolchain's Python: ``python <runtime> --serve`` subprocesses, one request at a time
     each, fed by as many threads. A worker that dies answers with an error (not cached) and is restarted.
-    Workers end when this process does (their stdin closes)."""
+    Workers end when this process does (their stdin closes); their scratch directory is removed when the pool
+    is shut down or killed, or at this process's exit."""
 
     def __init__(self, toolchain: Toolchain, workers: int):
         from concurrent.futures import ThreadPoolExecutor
@@ -165,11 +175,19 @@ class ToolchainPool:
         self._local = threading.local()
         self._procs: list[subprocess.Popen[str]] = []
         self._lock = threading.Lock()
+        self._scratch: str | None = None
+
+    def _scratch_dir(self) -> str:
+        with self._lock:
+            if self._scratch is None:
+                self._scratch = scratch.make()
+                atexit.register(scratch.remove, self._scratch)
+            return self._scratch
 
     def _proc(self) -> subprocess.Popen[str]:
         proc = getattr(self._local, "proc", None)
         if proc is None or proc.poll() is not None:
-            env = {**os.environ, "TRITON_INTERPRET": "0", "PYTHONPATH": ""}
+            env = {**os.environ, "TRITON_INTERPRET": "0", "PYTHONPATH": "", scratch.ENV: self._scratch_dir()}
             proc = subprocess.Popen(worker_command(self.toolchain.python, "--serve"), stdin=subprocess.PIPE,
                                     stdout=subprocess.PIPE, stderr=None, text=True, env=env,
                                     start_new_session=True)  # a terminal's Ctrl-C is the parent's (kill())
@@ -206,6 +224,12 @@ class ToolchainPool:
                 with contextlib.suppress(Exception):
                     p.kill()
         self._threads.shutdown(wait=False, cancel_futures=True)
+        self._remove_scratch()
+
+    def _remove_scratch(self) -> None:
+        with self._lock:
+            scratch.remove(self._scratch)
+            self._scratch = None
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
         with self._lock:
@@ -218,6 +242,7 @@ class ToolchainPool:
                     if p.stdout is not None:
                         p.stdout.close()
         self._threads.shutdown(wait=wait, cancel_futures=cancel_futures)
+        self._remove_scratch()
 
 
 def run_on_worker(toolchain: dict[str, Any], request: dict[str, Any]) -> dict[str, Any]:

@@ -162,7 +162,8 @@ def record_of(task: Task, result: dict[str, Any], tv: str, cached: bool, deps: d
                   + ((("unloaded", True),) if result.get("unloaded") else ()), slot=row.slot,
                   toolchain=row.toolchain, llvm_version=str(result.get("llvm_version") or ""),
                   diagnostics=tuple(Diagnostic.from_dict(d) for d in result.get("diagnostics") or ()),
-                  refused=task.refused)
+                  refused=task.refused,
+                  verdict=row.judge(usage) if row.judge is not None and usage is not None and status == "ok" else None)
 
 
 def reason_record(task: Task, reason: str, tv: str) -> Record:

@@ -4,12 +4,12 @@ shows, whatever source made it; ``target_of`` is what ``triton.compile`` targets
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Protocol
 
 from ..backends import backend_of
 from ..core.archs import Arch
 from ..core.job import CompileJob, Target
-from ..core.records import Config, KernelIdentity
+from ..core.records import Config, KernelIdentity, ResourceUsage, Verdict
 
 
 @dataclass(frozen=True)
@@ -27,6 +27,14 @@ class RowInfo:
     extras: tuple[tuple[str, Any], ...] = ()
     variant: Any = field(default=None, compare=False)  # the bundled Variant (traffic model, bench)
     toolchain: str = ""  # the side that compiles it, when not the installed Triton as is (Toolchain.label)
+    # what the source concludes from a compiled row's counts, stored on its record (``Record.verdict``)
+    judge: Judge | None = field(default=None, compare=False)
+
+
+class Judge(Protocol):
+    """A source's judgement of its compiled row: its counts -> the verdict the record stores."""
+
+    def __call__(self, usage: ResourceUsage) -> Verdict: ...
 
 
 @dataclass(frozen=True)

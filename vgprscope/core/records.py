@@ -486,6 +486,30 @@ class Occupancy:
 
 
 @dataclass(frozen=True)
+class Verdict:
+    """What the producer of a row's kernel concludes from its compiled counts (PyTorch Inductor: whether its
+    autotuner benchmarks the config or skips it for its spills), made with the row by its source's judge
+    (``RowInfo.judge``) and stored on it: the tables' column ``column`` shows ``cell``; ``note`` says why the producer
+    does not use the config ("" where it does); ``fields`` are its fields in CSV and dataframes."""
+
+    column: str
+    cell: str
+    kept: bool
+    note: str = ""
+    fields: tuple[tuple[str, Any], ...] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"column": self.column, "cell": self.cell, "kept": self.kept, "note": self.note,
+                "fields": dict(self.fields)}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any] | None) -> Verdict | None:
+        if not d:
+            return None
+        return cls(d["column"], d["cell"], bool(d["kept"]), d.get("note", ""), tuple((d.get("fields") or {}).items()))
+
+
+@dataclass(frozen=True)
 class Record:
     """One row: variant x kernel x arch x config. A failed compile is a row with its error in ``status``."""
 
@@ -515,6 +539,7 @@ class Record:
     # why its source does not take the row (a variant written for other archs, a config value outside the
     # variant's range): the tables say it in a note under the table, not as a failed row; "" where it applies
     refused: str = ""
+    verdict: Verdict | None = None  # its producer's conclusion from its counts (Inductor's spill threshold)
 
     @property
     def ptxas_version(self) -> str:
@@ -540,6 +565,7 @@ class Record:
             "slot": self.slot, "toolchain": self.toolchain,
             "diagnostics": [d.as_dict() for d in self.diagnostics], "llvm_version": self.llvm_version,
             "ptxas_version": self.ptxas_version, **({"refused": self.refused} if self.refused else {}),
+            **({"verdict": self.verdict.as_dict()} if self.verdict else {}),
         }
 
     @classmethod
@@ -554,4 +580,5 @@ class Record:
             slot=d.get("slot", ""), toolchain=d.get("toolchain", ""),
             diagnostics=tuple(Diagnostic.from_dict(x) for x in d.get("diagnostics") or ()),
             llvm_version=d.get("llvm_version", ""), refused=str(d.get("refused") or ""),
+            verdict=Verdict.from_dict(d.get("verdict")),
         )

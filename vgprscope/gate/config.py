@@ -41,13 +41,19 @@ from ..core.fsutil import why_not
 from .baseline import DEFAULT_BASELINE, Entry
 from .rules import Rule, RuleSet, parse_rule, parse_tolerance
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    try:
-        import tomli as tomllib
-    except ModuleNotFoundError:
-        tomllib = None
+
+def _tomllib() -> Any:
+    """Python's TOML reader (tomli before 3.11), loaded where a file is read; None where there is none."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+
+        return tomllib
+    try:  # pragma: no cover - Python 3.10
+        import tomli
+
+        return tomli
+    except ModuleNotFoundError:  # pragma: no cover
+        return None
 
 PYPROJECT = "pyproject.toml"
 _KEYS = ("baseline", "variants", "archs", "configs", "rules", "allow_missing", "strict", "source_url")
@@ -164,6 +170,7 @@ def _section(table: dict[str, Any], path: Path, sources: Sequence[str]) -> Mappi
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
+    tomllib = _tomllib()
     if tomllib is None:  # pragma: no cover - Python 3.10 without tomli
         raise UsageError(f"reading {path} needs Python 3.11 or the tomli package; pip install tomli")
     try:

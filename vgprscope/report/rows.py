@@ -8,12 +8,11 @@ a record (usage, occupancy, ``config.short()``), so captured and user kernels re
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..backends import BACKENDS, UsageFigures, backend_of_usage, memory_metric
 from ..core.records import Occupancy, Record
-from ..sources.inductor import skip_note, verdict_fields
 from . import usage_text
 from .formats import Column, Footnotes
 from .vendor_words import VENDOR_WORDS
@@ -77,7 +76,7 @@ def flat(rec: Record) -> dict[str, Any]:
               "occ_limiters": ",".join(o.limiters), "occ_next_step": o.next_step, "occ_headroom": o.headroom,
               "occ_warps_per_sm": o.warps_per_sm, "occ_note": o.note}
     d |= {f"x_{k}": v for k, v in rec.extras}
-    d |= verdict_fields(rec)  # Inductor's rows: its n_spills and whether its autotuner skips the config
+    d |= dict(rec.verdict.fields) if rec.verdict else {}  # its producer's (Inductor's n_spills, whether it skips)
     d |= {"compile_seconds": round(rec.compile_seconds, 3), "cached": rec.cached,
           "triton_version": rec.triton_version, "source_hash": rec.source_hash}
     # the compiler's own words: its codes (what the gate compares) and each one in full, and the LLVM it ran
@@ -183,8 +182,19 @@ def fmt_spills_noted(rec: Record, notes: Footnotes) -> str:
     u = rec.usage
     why = getattr(u, "spills_from", None) if u is not None and not u.spills_known else None
     cell = f"{fmt_spills(rec)} {notes.ref(why)}" if why else fmt_spills(rec)
-    skipped = skip_note(rec)  # a config Inductor's autotuner does not run
+    skipped = rec.verdict.note if rec.verdict and not rec.verdict.kept else ""  # a config its producer does not run
     return f"{cell} skip {notes.ref(skipped)}" if skipped else cell
+
+
+def verdict_cell(header: str) -> Callable[[Record], str]:
+    """The cell of the verdict column ``header``: a row's verdict of that producer (``Record.verdict``: Inductor's
+    ``skip: n_spills 34 > 16``), "-" for a row without one."""
+    return lambda rec: rec.verdict.cell if rec.verdict and rec.verdict.column == header else "-"
+
+
+def verdict_headers(records: Sequence[Record]) -> list[str]:
+    """The verdict columns the rows need (one per producer that judged some of them), in the rows' order."""
+    return list(dict.fromkeys(r.verdict.column for r in records if r.verdict))
 
 
 def fmt_status(rec: Record, notes: Footnotes) -> str:

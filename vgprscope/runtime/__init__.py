@@ -5,7 +5,8 @@ as the package ``_vgprscope_runtime`` elsewhere (``boot/_vgprscope_boot.py``: th
 and ``python <this directory> --serve``, a toolchain's worker).
 
 - ``protocol``: request and answer kinds, the compile environment, failures as one line; ``guard``: output
-  and time limits around a compile; ``worker``: the requests' dispatch and the JSON-lines server.
+  and time limits around a compile; ``worker``: the requests' dispatch and the JSON-lines server; ``scratch``:
+  the directory workers write their files in, owned and removed by the process that owns them.
 - ``compile``: one job -> the compiler's raw outputs; ``stored``: a Triton cache entry's outputs read;
   ``plan``: a kernel-directory variant -> its jobs; ``derive``: a captured call -> the launches the current
   source makes.

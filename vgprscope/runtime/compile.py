@@ -22,7 +22,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from . import constexpr, current, hashing, loader, manifest, protocol, snapshot, static
+from . import constexpr, current, hashing, loader, manifest, protocol, scratch, snapshot, static
 from .facts import stand_in
 from .guard import deadline, quiet, stdout_to_stderr
 from .protocol import COMPILE, ENVIRONMENT, compile_env, one_line, timed_out, toolchain_fault, triton_version
@@ -174,7 +174,7 @@ def _lld_for(backend: Any) -> None:
         return
     except Exception:
         pass
-    path = os.path.join(_scratch_dir(), "ld.lld")
+    path = os.path.join(scratch.worker_dir(), "ld.lld")
     if not os.path.exists(path):
         with open(path, "w") as f:
             f.write(f"#!{sys.executable}\n{_LLD_STAND_IN}")
@@ -280,7 +280,7 @@ def _compile(job: dict[str, Any], out: dict[str, Any], disassemble: str = "alway
         else:
             try:
                 snap = json.loads(source["snapshot"])
-                fn = snapshot.load_snapshot(snap, _scratch_dir())
+                fn = snapshot.load_snapshot(snap, scratch.worker_dir())
             except Exception as snap_exc:
                 also = one_line(snap_exc)
                 if (utf8 := loader.not_utf8(source.get("file"))) is not None and utf8 in also:
@@ -360,20 +360,6 @@ def _gluon_reason(error: str, target: dict[str, Any]) -> str:
         return error
     return (f"the kernel's layouts are written for {m[1]}-thread warps; {_arch_name(target)} runs {m[2]}-thread "
             f"warps: {error}")
-
-
-_SCRATCH: list[str] = []
-
-
-def _scratch_dir() -> str:
-    """A directory of this worker's own for files it writes (snapshots' modules), removed at exit."""
-    if not _SCRATCH:
-        import atexit
-        import shutil
-
-        _SCRATCH.append(tempfile.mkdtemp(prefix="vgprscope-worker-"))
-        atexit.register(shutil.rmtree, _SCRATCH[0], True)
-    return _SCRATCH[0]
 
 
 def _arch_name(target: dict[str, Any]) -> str:

@@ -34,7 +34,7 @@ from ..core.paths import shown_path
 from ..core.records import SNAPSHOT_NOTE as SNAPSHOT
 from ..core.records import ArgSpec, AutotunePick, KernelIdentity, LaunchConfig
 from .base import Reading, Want
-from .inductor import THRESHOLD_EXTRA, inductor_slot, launch_tile, spill_threshold
+from .inductor import THRESHOLD_EXTRA, SpillThreshold, inductor_slot, launch_tile, spill_threshold
 
 if TYPE_CHECKING:
     from ..compile.engine import Engine
@@ -350,7 +350,8 @@ def capture_tasks(capture: Capture, archs: list[Arch], engine: Engine | None = N
                     if generated(x):  # the spill threshold Inductor's autotuner applies there
                         threshold = spill_threshold((x.producer or {}).get("meta"), (x.target or {}).get("backend"),
                                                     target.backend)
-                        rowed = replace(row, extras=(*row.extras, (THRESHOLD_EXTRA, threshold)))
+                        rowed = replace(row, extras=(*row.extras, (THRESHOLD_EXTRA, threshold)),
+                                        judge=SpillThreshold(threshold) if threshold is not None else None)
                     if reason:
                         out.append(Task(None, arch, rowed, reason))
                         continue

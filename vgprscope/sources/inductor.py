@@ -1,8 +1,8 @@
-"""PyTorch Inductor's kernels: their rows' slot, Inductor's spill threshold and its verdict on a row (the row's
-``inductor_spill_threshold`` extra against its n_spills), what the tables, the CSV and ``diff`` render of that
-verdict (its column, the spills cell's skip note, the crossings of the threshold between two sides), where a
-generated kernel's module is, and Inductor's cache directory as a source (``vgprscope scan`` of
-``TORCHINDUCTOR_CACHE_DIR``).
+"""PyTorch Inductor's kernels: their rows' slot, Inductor's spill threshold and its verdict on a row (its n_spills
+against the row's ``inductor_spill_threshold`` extra, judged as the record is made and stored on it: the tables
+and the CSV render it as any row's verdict, ``Record.verdict``), the crossings of the threshold between the two
+sides of a diff, where a generated kernel's module is, and Inductor's cache directory as a source
+(``vgprscope scan`` of ``TORCHINDUCTOR_CACHE_DIR``).
 
 Inductor's autotuner skips a config whose ``n_spills`` exceeds ``inductor_meta["spill_threshold"]`` (PyTorch's
 ``config.triton.spill_threshold``: 16, 32 on HIP; ``CachingAutotuner.bench`` in
@@ -15,7 +15,8 @@ in each of four compiles (0, 48, 384 and 3312 bytes). The skip applies only wher
 Inductor's cache directory holds the generated modules (``XX/cXXXX.py``): each a ``@triton.jit`` kernel under
 an Inductor heuristic decorator (``@triton_heuristics.pointwise(size_hints=..., triton_meta=...,
 inductor_meta=...)``). The decorator's arguments are read as literals, never run; the configs are the
-heuristic's (PyTorch's own function, run with ``return_configs=True`` where torch is installed here; a template
+heuristic's (PyTorch's own function, run with ``return_configs=True`` where torch is installed here, in a child
+process, its answers cached: ``inductor_configs``; a template
 or a fixed config names its own), else the one config Inductor saved as the best (``.best_config`` beside the
 module). Each kernel becomes a capture's launch (``captures.model.CapturedLaunch``) compiled from its snapshot,
 as a captured Inductor kernel is.
@@ -24,21 +25,23 @@ as a captured Inductor kernel is.
 from __future__ import annotations
 
 import ast
-import contextlib
 import json
 import re
 import textwrap
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..backends import BACKENDS, backend_named, backend_of_usage
 from ..captures.model import Capture, CapturedKernel, CapturedLaunch
 from ..core.archs import Arch
-from ..core.records import Record
+from ..core.records import Record, Verdict
 from ..runtime.hashing import source_hash as file_source_hash
 from .generated_text import snapshot_of_module
+from .inductor_configs import Answer, HeuristicCall, SnapshotCall, resolve
+
+if TYPE_CHECKING:
+    from ..compile.cache import CompileCache
 
 BACKEND_NAMES = {b.name for b in BACKENDS}
 THRESHOLD_EXTRA = "inductor_spill_threshold"
@@ -79,40 +82,34 @@ class SpillVerdict:
 
 
 def spill_verdict(rec: Record | None) -> SpillVerdict | None:
-    """An Inductor row's n_spills against Inductor's threshold (None: not Inductor's, or not compiled)."""
-    if rec is None or not rec.ok:
+    """An Inductor row's n_spills against Inductor's threshold, as the row stored it (None: not Inductor's, or not
+    compiled)."""
+    if rec is None or rec.verdict is None or rec.verdict.column != VERDICT_HEADER:
         return None
-    threshold = dict(rec.extras).get(THRESHOLD_EXTRA)
-    n = n_spills(rec.usage)
-    if not isinstance(threshold, int) or n is None:
-        return None
-    return SpillVerdict(n, threshold)
+    return SpillVerdict(int(dict(rec.verdict.fields)[N_SPILLS_FIELD]), int(dict(rec.extras)[THRESHOLD_EXTRA]))
 
 
-# ---- what the rows and the diff render of it
+# ---- the verdict a row stores (``Record.verdict``), which the tables, the CSV and the diff render
 
-VERDICT_HEADER = "Inductor spill threshold"  # the column that shows the verdict (``verdict_cell``)
+VERDICT_HEADER = "Inductor spill threshold"  # the column that shows the verdict
+N_SPILLS_FIELD = "inductor_n_spills"
 SKIP_NOTE = ("Inductor's autotuner skips this config: its n_spills (local memory per thread / 4) is {n}, over "
              "Inductor's spill_threshold {t}")
 
 
-def verdict_cell(rec: Record) -> str:
-    """Inductor's verdict on a config of its own, counted as it counts (``skip: n_spills 34 > 16``), "-" elsewhere."""
-    verdict = spill_verdict(rec)
-    return verdict.text() if verdict is not None else "-"
+@dataclass(frozen=True)
+class SpillThreshold:
+    """The judge of an Inductor row (``RowInfo.judge``): its compiled counts against the threshold Inductor applies
+    on its backend, a verdict whose cell reads ``skip: n_spills 34 > 16`` (or ``kept: ...``), whose note says why a
+    skipped config is not run, and whose fields are its n_spills and whether the autotuner skips it."""
 
+    threshold: int
 
-def skip_note(rec: Record) -> str | None:
-    """Why a row's config is one Inductor's autotuner does not run (the spills cell's note); None where it runs."""
-    verdict = spill_verdict(rec)
-    return SKIP_NOTE.format(n=verdict.n_spills, t=verdict.threshold) if verdict is not None and verdict.skipped \
-        else None
-
-
-def verdict_fields(rec: Record) -> dict[str, Any]:
-    """The verdict as a flat row's fields (CSV, dataframes): {} for a row that is not Inductor's."""
-    verdict = spill_verdict(rec)
-    return {} if verdict is None else {"inductor_n_spills": verdict.n_spills, "inductor_skips": verdict.skipped}
+    def __call__(self, usage: Any) -> Verdict:
+        v = SpillVerdict(int(n_spills(usage) or 0), self.threshold)
+        return Verdict(VERDICT_HEADER, v.text(), not v.skipped,
+                       SKIP_NOTE.format(n=v.n_spills, t=v.threshold) if v.skipped else "",
+                       ((N_SPILLS_FIELD, v.n_spills), ("inductor_skips", v.skipped)))
 
 
 # A generated module's name is a 52-character hash: this many of its characters name it (a shell's glob finds it)
@@ -390,40 +387,12 @@ def read_inductor_cache(directory: Path) -> list[GeneratedKernel]:
 
 # ---- configs
 
-def _torch_value(v: Any) -> Any:
-    """A decorator literal as the object PyTorch's heuristic takes (DeviceProperties, ReductionHint...)."""
-    from torch._inductor.runtime import hints
-
-    if isinstance(v, dict) and set(v) == {"enum"}:
-        cls, name = v["enum"]
-        return getattr(getattr(hints, cls), name)
-    if isinstance(v, dict) and "multi_processor_count" in v:
-        return hints.DeviceProperties(**v)
-    if isinstance(v, dict):
-        return {k: _torch_value(x) for k, x in v.items()}
-    return v
-
-
 def _config(kwargs: dict[str, Any], num_warps: Any, num_stages: Any) -> dict[str, Any]:
     return {"kwargs": dict(kwargs), "num_warps": num_warps, "num_stages": num_stages}
 
 
-@contextlib.contextmanager
-def _as_on_device(torch: Any, backend: str) -> Iterator[None]:
-    """PyTorch's heuristics ask the process they run in for its GPU (``torch.cuda.is_available()``: a process
-    without one gets other configs) and its vendor (``torch.version.hip``): while one runs here, both answer
-    as on the machine the kernel was generated for."""
-    saved = torch.cuda.is_available, torch.version.hip
-    torch.cuda.is_available = lambda: True
-    torch.version.hip = "vgprscope" if backend_named(backend).facts.pytorch_hip else None
-    try:
-        yield
-    finally:
-        torch.cuda.is_available, torch.version.hip = saved
-
-
-def kernel_configs(k: GeneratedKernel) -> tuple[list[dict[str, Any]], str]:
-    """(the configs Inductor compiles for the kernel, where they come from); no configs: the second says why."""
+def _own_configs(k: GeneratedKernel) -> tuple[list[dict[str, Any]], str] | None:
+    """The configs a template or a fixed config names itself (no heuristic to run); None for the others."""
     d = k.decorator
     if k.heuristic == "template":
         return [_config({}, d.get("num_warps"), d.get("num_stages"))], "the template's own"
@@ -431,21 +400,25 @@ def kernel_configs(k: GeneratedKernel) -> tuple[list[dict[str, Any]], str]:
         cfg = dict(d["config"])
         return [_config({n: v for n, v in cfg.items() if n not in _BEST_CONFIG_META}, cfg.get("num_warps"),
                         cfg.get("num_stages"))], "the fixed config"
-    why = ""
-    try:
-        import torch
-        from torch._inductor.runtime import triton_heuristics
+    return None
 
-        fn = getattr(triton_heuristics, k.heuristic)
-        given = {n: _torch_value(v) for n, v in d.items()}
-        with _as_on_device(torch, (k.target or {})["backend"]):
-            configs = fn(**given, filename=str(k.file), return_configs=True)
-        return ([_config(c.kwargs, c.num_warps, c.num_stages) for c in configs],
-                f"PyTorch {torch.__version__.split('+')[0]}'s {k.heuristic} heuristic")
-    except ImportError:
-        why = "torch is not installed here"
-    except Exception as exc:  # a heuristic of another PyTorch release that takes other arguments
-        why = f"this PyTorch's {k.heuristic} heuristic fails on it: {type(exc).__name__}: {str(exc)[:80]}"
+
+def _heuristic_call(k: GeneratedKernel) -> HeuristicCall:
+    return HeuristicCall(k.heuristic, k.decorator, str(k.file),
+                         backend_named((k.target or {})["backend"]).facts.pytorch_hip)
+
+
+def kernel_configs(k: GeneratedKernel, answer: Answer | None = None) -> tuple[list[dict[str, Any]], str]:
+    """(the configs Inductor compiles for the kernel, where they come from); no configs: the second says why.
+    ``answer``: its heuristic's, resolved already (``inductor_configs.resolve``, for many kernels at once)."""
+    own = _own_configs(k)
+    if own is not None:
+        return own
+    if answer is None:
+        [answer] = resolve([_heuristic_call(k)], [])[0]
+    if answer.configs:
+        return [_config(c["kwargs"], c["num_warps"], c["num_stages"]) for c in answer.configs], answer.origin
+    why = answer.why
     best = k.best_config
     if best:
         kwargs = {n: v for n, v in best.items() if n not in _BEST_CONFIG_META}
@@ -507,6 +480,10 @@ def launch_options(k: GeneratedKernel, cfg: dict[str, Any]) -> dict[str, Any]:
     return {n: v for n, v in opts.items() if v is not None}
 
 
+def _snapshot_call(k: GeneratedKernel) -> SnapshotCall:
+    return SnapshotCall(str(k.file), k.name, MODULE_PREFIX + k.file.stem)
+
+
 def snapshot(k: GeneratedKernel) -> tuple[str | None, str | None]:
     """(the kernel's snapshot as JSON, as a capture keeps it; why there is none), read from its module's text
     without running any of it (``generated_text``)."""
@@ -520,10 +497,18 @@ class InductorCache:
     unread: tuple[tuple[GeneratedKernel, str], ...]  # kernels with no launch, and why
 
 
-def inductor_capture(directory: Path) -> InductorCache:
-    """An Inductor cache's kernels as a capture: one launch per (kernel, config), from the module's snapshot."""
+def inductor_capture(directory: Path, cache: CompileCache | None = None) -> InductorCache:
+    """An Inductor cache's kernels as a capture: one launch per (kernel, config), from the module's snapshot.
+    ``cache``: where PyTorch's heuristics' answers are kept (``inductor_configs``); None: asked afresh."""
     kernels = read_inductor_cache(directory)
     fuses = fused_ops(directory)
+    # what needs the installed torch and Triton (PyTorch's heuristics, the names a kernel reads), in one child
+    # process for all the kernels, or from the cache
+    readable = [k for k in kernels if not k.reason and k.target is not None]
+    asked = [k for k in readable if _own_configs(k) is None]
+    answers, snaps = resolve([_heuristic_call(k) for k in asked], [_snapshot_call(k) for k in readable], cache) \
+        if readable else ([], [])
+    answer_of, snapshot_of = dict(zip(asked, answers)), dict(zip(readable, snaps))
     launches: list[CapturedLaunch] = []
     unread: list[tuple[GeneratedKernel, str]] = []
     for k in kernels:
@@ -533,11 +518,11 @@ def inductor_capture(directory: Path) -> InductorCache:
         if k.target is None:
             unread.append((k, "its triton_meta names no CUDA or HIP device"))
             continue
-        configs, origin = kernel_configs(k)
+        configs, origin = kernel_configs(k, answer_of.get(k))
         if not configs:
             unread.append((k, origin))
             continue
-        snap, why = snapshot(k)
+        snap, why = snapshot_of[k]
         if snap is None:
             unread.append((k, why or "no snapshot"))
             continue

@@ -38,8 +38,10 @@ from ...report.rows import (
     cells,
     flat,
     record_columns,
+    verdict_cell,
+    verdict_headers,
 )
-from ...sources.inductor import VERDICT_HEADER, generated_where, verdict_cell
+from ...sources.inductor import generated_where
 
 
 def grouped(records: Sequence[Record]) -> list[Record]:
@@ -152,9 +154,9 @@ def table_text(records: Sequence[Record], machine: Machine, *, title: str | None
                    Column(naming.variant_header, lambda r: r.variant, wide_only=True),
                    *[c for c in columns if c.header not in ("variant", "kernel")]]
     style = lambda r: None if r.ok else "red"  # noqa: E731
-    if wide and any(verdict_cell(r) != "-" for r in records):  # Inductor's own rows: its verdict beside the spills
+    if wide and (headers := verdict_headers(records)):  # a producer's verdict (Inductor's) beside the spills
         at = next(i for i, c in enumerate(columns) if c.header == "scratch / stack (B/lane)")
-        columns = [*columns[:at + 1], Column(VERDICT_HEADER, verdict_cell, wide_only=True), *columns[at + 1:]]
+        columns = [*columns[:at + 1], *[Column(h, verdict_cell(h), wide_only=True) for h in headers], *columns[at + 1:]]
     if wide:
         table = build_table(records, columns, title=title, wide=True, row_style=style, section=lambda r: r.variant)
         spilled = any(r.usage is not None and (r.usage.spills or not r.usage.spills_known) for r in records)
@@ -209,9 +211,9 @@ def to_markdown(records: Sequence[Record], machine: Machine, title: str | None =
                 columns=COLUMNS, refused: Sequence[Record] = ()) -> str:
     head = f"## {title}\n\n" if title else ""
     machine = machine.for_rows(r.triton_version for r in records)
-    if any(verdict_cell(r) != "-" for r in records) and all(h != VERDICT_HEADER for h, _ in columns):
+    if headers := [h for h in verdict_headers(records) if all(h != c for c, _ in columns)]:
         at = next((i for i, (h, _) in enumerate(columns) if h.startswith("scratch")), len(columns) - 1)
-        columns = [*columns[:at + 1], (VERDICT_HEADER, verdict_cell), *columns[at + 1:]]
+        columns = [*columns[:at + 1], *[(h, verdict_cell(h)) for h in headers], *columns[at + 1:]]
     spilled = any(r.usage is not None and (r.usage.spills or not r.usage.spills_known) for r in records)
     return (head + f"{machine.md()}\n\n"
             + md_table([h for h, _ in columns], [cells(r, columns) for r in records])

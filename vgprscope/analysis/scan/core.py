@@ -147,8 +147,9 @@ def scan(directory: Path, archs: Sequence = (), jobs: int | None = None, use_cac
     if not directory.is_dir():
         raise UsageError(f"Triton cache directory {directory} does not exist")
     layout = find_caches(directory)
+    cache = CompileCache(Path(cache_dir) if cache_dir else None, enabled=use_cache)
     caches = [CacheDir(c.path, "triton", entries=tuple(read_entry(e) for e in c.entries)) if c.kind == "triton"
-              else CacheDir(c.path, "inductor", generated=inductor_capture(c.path)) for c in layout.caches]
+              else CacheDir(c.path, "inductor", generated=inductor_capture(c.path, cache)) for c in layout.caches]
     entries = [e for c in caches for e in c.entries]
     releases = _Releases(triton)
     tasks: list[Task] = []
@@ -198,7 +199,6 @@ def scan(directory: Path, archs: Sequence = (), jobs: int | None = None, use_cac
             elif reader is not None and reader.kind != "installed":
                 again = again.under(reader)
             tasks.append(again)
-    cache = CompileCache(Path(cache_dir) if cache_dir else None, enabled=use_cache)
     records = [_unread_ttir(r, entries) for r in compile_tasks(tasks, jobs=jobs, cache=cache, on_progress=on_progress,
                                                            loops=loops)]
     return CacheScan(directory, tuple(entries), tuple(records) + tuple(unknown), repeated, tuple(caches),

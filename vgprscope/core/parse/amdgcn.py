@@ -17,8 +17,6 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-import yaml
-
 from ..records import AmdUsage
 
 
@@ -42,6 +40,8 @@ def metadata(text: str) -> dict[str, Any]:
     if not m:
         raise AmdgcnParseError("no .amdgpu_metadata block in the AMDGCN text")
     body = m.group(1)
+    import yaml  # here: a run that parses no AMDGCN (a warm one) never loads it
+
     # libyaml's loader where PyYAML has it: the same safe subset, ~10x faster (a cache scan reads thousands)
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     doc = yaml.load(body.replace("\n---", "\n", 1).split("\n...", 1)[0], Loader=loader)
