@@ -180,8 +180,8 @@ import json, os, sys, tempfile
 import triton
 from triton.backends.compiler import GPUTarget
 from triton.compiler.compiler import make_backend
-from vgprscope.runtime import current, protocol, snapshot
-from vgprscope.runtime.compile import _function_source, _lld_for, _scratch_dir, _snapshot_reason
+from vgprscope.runtime import current, protocol, scratch, snapshot
+from vgprscope.runtime.compile import _function_source, _lld_for, _snapshot_reason
 for job in json.load(open(sys.argv[1])):
     (kind, source), = job["source"].items()
     t = job["target"]
@@ -198,7 +198,7 @@ for job in json.load(open(sys.argv[1])):
                 if source.get("snapshot"):
                     snapshot.bind_recorded_names(fn, json.loads(source["snapshot"]))
             else:
-                fn = snapshot.load_snapshot(json.loads(source["snapshot"]), _scratch_dir())
+                fn = snapshot.load_snapshot(json.loads(source["snapshot"]), scratch.worker_dir())
             src = _function_source(fn, job, backend)
         else:
             f = tempfile.NamedTemporaryFile("w", suffix="." + source["suffix"], delete=False)
