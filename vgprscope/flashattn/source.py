@@ -68,11 +68,13 @@ def _row(variant: Variant, config: AttentionConfig, kernel: str, slots: tuple[st
                    source_hash=variant.source_hash, slot=slots[0], points=slots, variant=variant)
 
 
-def variant_tasks(items: Sequence[tuple[Variant, AttentionConfig, Arch, tuple[str, ...]]], engine: Engine | None = None) -> list[Task]:
+def variant_tasks(items: Sequence[tuple[Variant, AttentionConfig, Arch, str | tuple[str, ...]]],
+                  engine: Engine | None = None) -> list[Task]:
     """Tasks of (variant, config, arch, slots) items: each planned into its kernels' jobs (a refused config,
-    or a file that fails to load, is a row per declared kernel with the reason)."""
+    or a file that fails to load, is a row per declared kernel with the reason). Slots: the labels of the grid
+    points the item answers (``variant_task_items``), or one label (a str: a single config, as bench's)."""
     engine = engine or Engine()
-    items = list(dict.fromkeys(items))
+    items = list(dict.fromkeys((v, c, a, (s,) if isinstance(s, str) else s) for v, c, a, s in items))
     plans = engine.plan([plan_request(v, c, a) for v, c, a, _ in items])
     if (why := _refused_knob(items, [p.reason for p in plans])) is not None:
         raise UsageError(why)
