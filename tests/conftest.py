@@ -114,3 +114,44 @@ def release36():
         return toolchains.release("3.6.0")
     except toolchains.ToolchainError as exc:
         pytest.skip(f"Triton 3.6.0 cannot be installed as a toolchain here: {exc}")
+
+
+class UserCapture:
+    """A capture of one of the user scripts in tests/fixtures/user_kernels (``vgprscope capture -- python
+    SCRIPT``), made once per test process for the tests that only read it: the capture file, and what the
+    command printed. A test that changes it copies it first; the session's end checks nobody wrote it."""
+
+    def __init__(self, path, stdout: str, stderr: str):
+        self.path, self.stdout, self.stderr = path, stdout, stderr
+        self.digest = self._digest()
+
+    def _digest(self) -> str:
+        import hashlib
+
+        return hashlib.sha256(self.path.read_bytes()).hexdigest()
+
+
+def _user_capture(tmp_path_factory, script: str):
+    import sys
+
+    from capture_helpers import USER_KERNELS, cli
+
+    out = tmp_path_factory.mktemp(f"capture-{script.removesuffix('.py')}") / "cap.json"
+    done = cli("capture", "-o", str(out), "--", sys.executable, str(USER_KERNELS / script),
+               env={"TRITON_INTERPRET": "1"})
+    assert done.returncode == 0, done.stderr
+    captured = UserCapture(out, done.stdout, done.stderr)
+    yield captured
+    assert captured._digest() == captured.digest, f"a test wrote the shared capture {out}: copy it first"
+
+
+@pytest.fixture(scope="session")
+def ops_capture(tmp_path_factory):
+    """run_ops.py captured: ``add`` and the autotuned, @heuristics-decorated ``scale_rows``."""
+    yield from _user_capture(tmp_path_factory, "run_ops.py")
+
+
+@pytest.fixture(scope="session")
+def matmul_capture(tmp_path_factory):
+    """run_matmul.py captured: a user's GEMM with 64x64x32 tiles at 4 warps and 64x32x64 at 1 warp."""
+    yield from _user_capture(tmp_path_factory, "run_matmul.py")

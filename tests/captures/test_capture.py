@@ -24,14 +24,11 @@ ARCHS = ["gfx942", "sm_90"]
 
 
 @pytest.fixture(scope="module")
-def user_capture(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("capture") / "cap.json"
-    done = cli("capture", "-o", str(out), "--", sys.executable, str(USER_KERNELS / "run_ops.py"),
-               env={"TRITON_INTERPRET": "1"})
-    assert done.returncode == 0, done.stderr
-    assert "ok" in done.stdout  # the user's own script ran to its end, its checks included
-    assert "2 kernels, 1 specialisation, 2 autotune configs" in done.stderr
-    return out
+def user_capture(ops_capture) -> Path:
+    """run_ops.py captured (tests/conftest.py: once per test process)."""
+    assert "ok" in ops_capture.stdout  # the user's own script ran to its end, its checks included
+    assert "2 kernels, 1 specialisation, 2 autotune configs" in ops_capture.stderr
+    return ops_capture.path
 
 
 def test_capture_records_pruned_autotune_configs_and_heuristics(user_capture):

@@ -15,31 +15,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from capture_helpers import cli
+from capture_helpers import USER_KERNELS, cli
 
-GEMM = '''import triton
-import triton.language as tl
-
-CONFIGS = [(64, 64, 32), (32, 32, 32)]  # (BLOCK_M, BLOCK_N, BLOCK_K)
-
-
-@triton.autotune(configs=[triton.Config({"BLOCK_M": m, "BLOCK_N": n, "BLOCK_K": k}, num_warps=4, num_stages=1)
-                          for m, n, k in CONFIGS], key=["M", "N", "K"])
-@triton.jit
-def matmul(A, B, C, M, N, K, stride_am, stride_bk, stride_cm, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-           BLOCK_K: tl.constexpr):
-    rm = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
-    rn = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
-    rk = tl.arange(0, BLOCK_K)
-    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for k0 in range(0, K, BLOCK_K):
-        a = tl.load(A + rm[:, None] * stride_am + (k0 + rk)[None, :], mask=(rm[:, None] < M) & (k0 + rk < K)[None, :],
-                    other=0.0)
-        b = tl.load(B + (k0 + rk)[:, None] * stride_bk + rn[None, :], mask=(k0 + rk < K)[:, None] & (rn < N)[None, :],
-                    other=0.0)
-        acc += tl.dot(a, b)
-    tl.store(C + rm[:, None] * stride_cm + rn[None, :], acc, mask=(rm < M)[:, None] & (rn < N)[None, :])
-'''
+GEMM = (USER_KERNELS / "autotuned_gemm.py").read_text()
 
 HELPERS = '''import triton
 import triton.language as tl

@@ -14,31 +14,13 @@ from pathlib import Path
 import pytest
 from capture_helpers import USER_KERNELS, cli
 
-GEMM = '''"""A user's autotuned GEMM."""
 
-import triton
-import triton.language as tl
+def _gemm(tiles: list[tuple[int, int, int]]) -> str:
+    """The user's autotuned GEMM with one autotune config per (BLOCK_M, BLOCK_N, BLOCK_K) of ``tiles``."""
+    text, configs = (USER_KERNELS / "autotuned_gemm.py").read_text(), "CONFIGS = [(64, 64, 32), (32, 32, 32)]"
+    assert configs in text
+    return text.replace(configs, f"CONFIGS = {tiles}", 1)
 
-TILES = {tiles}  # (BLOCK_M, BLOCK_N, BLOCK_K) per autotune config
-
-
-@triton.autotune(configs=[triton.Config({{"BLOCK_M": m, "BLOCK_N": n, "BLOCK_K": k}}, num_warps=4, num_stages=1)
-                          for m, n, k in TILES], key=["M", "N", "K"])
-@triton.jit
-def matmul(A, B, C, M, N, K, stride_am, stride_bk, stride_cm, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-           BLOCK_K: tl.constexpr):
-    rm = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
-    rn = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
-    rk = tl.arange(0, BLOCK_K)
-    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for k0 in range(0, K, BLOCK_K):
-        a = tl.load(A + rm[:, None] * stride_am + (k0 + rk)[None, :], mask=(rm[:, None] < M) & (k0 + rk < K)[None, :],
-                    other=0.0)
-        b = tl.load(B + (k0 + rk)[:, None] * stride_bk + rn[None, :], mask=(k0 + rk < K)[:, None] & (rn < N)[None, :],
-                    other=0.0)
-        acc += tl.dot(a, b)
-    tl.store(C + rm[:, None] * stride_cm + rn[None, :], acc, mask=(rm < M)[:, None] & (rn < N)[None, :])
-'''
 
 RUN_GEMM = '''import sys
 from pathlib import Path
@@ -142,11 +124,11 @@ def test_a_grown_autotune_config_is_compared_with_the_config_it_replaced(tmp_pat
     """Growing one config of an autotuned GEMM from 64x64x32 to 128x128x64 and capturing again compares the
     new config with the one it replaced in the same slot (a changed config, not "new" beside "missing")."""
     project = _project(tmp_path, '"gfx942"')
-    (project / "gemm.py").write_text(GEMM.format(tiles=[(64, 64, 32), (32, 32, 32)]))
+    (project / "gemm.py").write_text(_gemm([(64, 64, 32), (32, 32, 32)]))
     (project / "run_gemm.py").write_text(RUN_GEMM)
     _capture(project, project / "run_gemm.py")
     assert cli("baseline", "save", cwd=project).returncode == 0
-    (project / "gemm.py").write_text(GEMM.format(tiles=[(128, 128, 64), (32, 32, 32)]))
+    (project / "gemm.py").write_text(_gemm([(128, 128, 64), (32, 32, 32)]))
     _capture(project, project / "run_gemm.py")
     done = cli("check", "--format", "json", cwd=project)
     assert done.returncode == 1, done.stdout + done.stderr

@@ -6,12 +6,11 @@ never a verdict (``check`` saying ``worse``), never a traceback, never "over the
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.compile.test_loop_cache import KERNEL, _entry  # type: ignore[import-not-found]
+from tests.compile.test_loop_cache import KERNEL, _entry  # type: ignore[import-not-found]  # noqa: F401 (KERNEL: the kernel_dir fixture's)
 from tests.gate.test_loop_gate import _amd_raw, _nvidia_raw  # type: ignore[import-not-found]
 from vgprscope.backends.cuda import CUDA
 from vgprscope.backends.hip import HIP
@@ -19,7 +18,6 @@ from vgprscope.compile.cache import CompileCache
 from vgprscope.compile.results import valid_result
 from vgprscope.core.archs import get_arch
 from vgprscope.core.records import usage_to_dict
-from vgprscope.flashattn.variants import load_variants
 
 
 def _results() -> dict[str, dict[str, Any]]:
@@ -73,17 +71,6 @@ def test_a_damaged_result_is_invalid(arch, damage):
     result = json.loads(json.dumps(_results()[arch]))
     DAMAGE[damage](result)
     assert not valid_result(result, get_arch(arch))
-
-
-@pytest.fixture()
-def kernel_dir(tmp_path) -> Path:
-    import textwrap
-
-    d = tmp_path / "kernels"
-    d.mkdir()
-    (d / "mine.py").write_text(textwrap.dedent(KERNEL))
-    load_variants.cache_clear()
-    return d
 
 
 @pytest.mark.parametrize("damage", ["loop_spill_bytes 10**30", "loop_matrix_share 250", "loop_lines 5",

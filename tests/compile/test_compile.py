@@ -115,7 +115,9 @@ def test_nvidia_options_are_dropped_for_amd_and_kept_for_nvidia():
 def test_lds_over_the_arch_limit_is_a_row_with_the_reason(tmp_path):
     v = get_variant("baseline")
     a = get_arch("gfx942")
-    cfg = resolve_config(v, a, ConfigRequest(block_m=64, block_n=256, head_dim=256, num_warps=4, num_stages=1))
+    # K and V tiles of 256 x 256 fp16 need 128 KiB; 16 query rows (not 64) keep LLVM's register allocation, and so
+    # the compile, about a third as long
+    cfg = resolve_config(v, a, ConfigRequest(block_m=16, block_n=256, head_dim=256, num_warps=4, num_stages=1))
     (row,) = compile_tasks(tasks_of(v, a, cfg), jobs=1, cache=CompileCache(tmp_path))
     assert row.usage is not None and row.usage.lds_bytes > a.lds_per_workgroup
     assert row.status == f"needs {row.usage.lds_bytes} B of LDS; gfx942 has 65536 B per workgroup"

@@ -55,15 +55,6 @@ def kernel_specs(cfg):
 '''
 
 
-@pytest.fixture()
-def kernel_dir(tmp_path) -> Path:
-    d = tmp_path / "kernels"
-    d.mkdir()
-    (d / "mine.py").write_text(textwrap.dedent(KERNEL))
-    load_variants.cache_clear()
-    return d
-
-
 def _tasks(directory: Path, engine: Engine, arch: str = "gfx942", toolchain: toolchains.Toolchain | None = None):
     v = load_variants(directory.resolve())["mine"]
     a = get_arch(arch)

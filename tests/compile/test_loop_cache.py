@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -16,7 +15,6 @@ from fixture_paths import unpack
 from tests.compile.test_compile_identity import _compile  # type: ignore[import-not-found]
 from vgprscope.backends import backend_of_usage
 from vgprscope.compile.cache import CompileCache
-from vgprscope.flashattn.variants import load_variants
 
 KERNEL = '''
 import triton
@@ -43,15 +41,6 @@ def kernel_specs(cfg):
     return [{"name": "k", "fn": k, "args": {"X": "*fp32", "Y": "*fp32", "n": 1000},
              "constexprs": {"BLOCK": cfg["block_m"]}}]
 '''
-
-
-@pytest.fixture()
-def kernel_dir(tmp_path) -> Path:
-    d = tmp_path / "kernels"
-    d.mkdir()
-    (d / "mine.py").write_text(textwrap.dedent(KERNEL))
-    load_variants.cache_clear()
-    return d
 
 
 def _entry(cache_dir: Path) -> tuple[Path, Path]:

@@ -94,10 +94,8 @@ def _regs(rec) -> int:
     return rec.usage.vgpr_total if rec.arch.startswith("gfx") else rec.usage.regs
 
 
-def test_a_captured_kernel_compiles_as_that_release_compiles_it(other, tmp_path):
-    cap = tmp_path / "cap.json"
-    assert cli("capture", "-o", str(cap), "--", sys.executable, str(USER_KERNELS / "run_ops.py"),
-               env={"TRITON_INTERPRET": "1"}).returncode == 0
+def test_a_captured_kernel_compiles_as_that_release_compiles_it(other, ops_capture):
+    cap = ops_capture.path
     records = vgprscope.analyze(capture=cap, arch=["gfx942", "sm_90"], triton=OTHER, jobs=2).records
     adds = {r.arch: r for r in records if r.kernel == "add"}
     assert all(r.ok and r.triton_version == OTHER and r.toolchain == OTHER for r in adds.values())
@@ -144,8 +142,8 @@ def _kernels_as_package(where: Path) -> Path:
     return root
 
 
-def test_diff_exits_by_the_gate_rules_on_a_real_difference(other, tmp_path):
-    env = {"VGPRSCOPE_CACHE_DIR": str(tmp_path / "cache")}
+def test_diff_exits_by_the_gate_rules_on_a_real_difference(other):
+    env: dict[str, str] = {}  # the session's compile cache: what each side compiles, not whether it was cached
     sel = ["--variant", "baseline", "--arch", "gfx942", "--jobs", "2"]
     # --strict: any register growth fails (by default one within its occupancy step is a change that passes)
     forward = cli("diff", "--triton", OTHER, "--triton", triton_version(), *sel, "--strict", "-f", "json", env=env)
@@ -165,10 +163,10 @@ def test_diff_exits_by_the_gate_rules_on_a_real_difference(other, tmp_path):
     assert none.returncode == 2 and "nothing could be compared" in none.stderr
 
 
-def test_a_setting_on_and_off_is_one_command(tmp_path):
+def test_a_setting_on_and_off_is_one_command():
     """One release, a compiler setting on the second side: AMD buffer operations turned off."""
     done = cli("diff", "--set", "AMDGCN_USE_BUFFER_OPS=0", "--variant", "baseline", "--arch", "gfx942", *SMALL,
-               "-f", "json", env={"VGPRSCOPE_CACHE_DIR": str(tmp_path / "cache")})
+               "-f", "json")
     assert done.returncode in (0, 1), done.stderr
     doc = json.loads(done.stdout)
     assert doc["after"]["settings"] == {"AMDGCN_USE_BUFFER_OPS": "0"} and doc["before"]["settings"] == {}

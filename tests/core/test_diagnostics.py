@@ -311,7 +311,7 @@ def test_a_spills_change_in_check_says_its_unit(small_sm90):
     assert SPILLS_CHANGE_LEGEND in to_markdown(result, "m", "b.json")
 
 
-def test_diff_between_releases_names_the_ptxas_and_llvm_change(tmp_path):
+def test_diff_between_releases_names_the_ptxas_and_llvm_change():
     """Triton 3.8.0 against the installed release: each side's records carry its ptxas and LLVM, and the diff's
     notes (table, markdown, JSON) name the change beside the Triton versions."""
     import vgprscope
@@ -320,8 +320,7 @@ def test_diff_between_releases_names_the_ptxas_and_llvm_change(tmp_path):
 
     toolchains.release("3.8.0", print)
     res = vgprscope.diff(triton=["3.8.0", triton_version()], variant="baseline", arch=["sm_90", "gfx942"],
-                         block_m=[64], block_n=[32], head_dim=[64], num_warps=[4], num_stages=[1], jobs=1,
-                         cache=tmp_path / "cache")
+                         block_m=[64], block_n=[32], head_dim=[64], num_warps=[4], num_stages=[1], jobs=1)
     nv_a, nv_b = (next(r for r in side if r.arch == "sm_90") for side in (res.records_before, res.records_after))
     assert nv_a.ptxas_version and nv_b.ptxas_version and nv_a.ptxas_version != nv_b.ptxas_version
     llvm_a, llvm_b = res.records_before[0].llvm_version, res.records_after[0].llvm_version
@@ -336,8 +335,7 @@ def test_diff_between_releases_names_the_ptxas_and_llvm_change(tmp_path):
     from vgprscope.analysis.history.view import to_table
 
     hist = vgprscope.analyze(triton=["3.8.0", triton_version()], variant="baseline", arch=["sm_90", "gfx942"],
-                             block_m=[64], block_n=[32], head_dim=[64], num_warps=[4], num_stages=[1], jobs=1,
-                             cache=tmp_path / "cache")
+                             block_m=[64], block_n=[32], head_dim=[64], num_warps=[4], num_stages=[1], jobs=1)
     line = (f"compilers: 3.8.0 ptxas {short_ptxas(nv_a.ptxas_version)}, LLVM {short_llvm(llvm_a)}; "
             f"{triton_version()} ptxas {short_ptxas(nv_b.ptxas_version)}, LLVM {short_llvm(llvm_b)}")
     assert line in " ".join(to_table(hist.history(), hist.machine, width=100).split())

@@ -513,16 +513,13 @@ IN_PROCESS = textwrap.dedent('''
 ''')
 
 
-def test_in_process_capture_records_what_the_cli_capture_records(tmp_path):
+def test_in_process_capture_records_what_the_cli_capture_records(tmp_path, ops_capture):
     """``with vgprscope.capture() as cap``: the same launches (facts, options, every pruned autotune config) as
     ``vgprscope capture -- python run_ops.py`` records, a launch from another thread too, none after the
     block; Triton's classes restored; ``cap.save`` writes the CLI's file; ``cap.analyze`` compiles them."""
     from vgprscope.captures.model import load_capture
 
-    cli_file, ours = tmp_path / "cli.json", tmp_path / "ours.json"
-    done = cli("capture", "-o", str(cli_file), "--", sys.executable, str(USER_KERNELS / "run_ops.py"),
-               env={"TRITON_INTERPRET": "1"})
-    assert done.returncode == 0, done.stderr
+    cli_file, ours = ops_capture.path, tmp_path / "ours.json"
     run = _python(IN_PROCESS.format(kernels=str(USER_KERNELS), out=str(ours)), env={"TRITON_INTERPRET": "1"})
     assert run.returncode == 0, run.stderr[-3000:]
     out = json.loads(run.stdout.strip().splitlines()[-1])

@@ -38,6 +38,7 @@ def test_a_variant_job_is_pure_data():
     v = get_variant("baseline")
     a = get_arch("gfx942")
     (task,) = variant_tasks([(v, resolve_config(v, a, ConfigRequest()), a, "defaults")])
+    assert (task.row.slot, task.row.points) == ("defaults", ("defaults",))  # one slot given alone, as bench gives it
     job = task.job
     assert job.source == FunctionSource(file=str(v.file), qualname="attn_fwd")
     assert (job.target.backend, job.target.arch, job.target.warp_size) == ("hip", "gfx942", 64)

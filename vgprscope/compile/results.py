@@ -162,7 +162,7 @@ def record_of(task: Task, result: dict[str, Any], tv: str, cached: bool, deps: d
                   + ((("unloaded", True),) if result.get("unloaded") else ()), slot=row.slot,
                   toolchain=row.toolchain, llvm_version=str(result.get("llvm_version") or ""),
                   diagnostics=tuple(Diagnostic.from_dict(d) for d in result.get("diagnostics") or ()),
-                  refused=task.refused,
+                  refused=task.refused, points=row.points,
                   verdict=row.judge(usage) if row.judge is not None and usage is not None and status == "ok" else None)
 
 
@@ -170,4 +170,5 @@ def reason_record(task: Task, reason: str, tv: str) -> Record:
     row = task.row
     return Record(variant=row.label, kernel=row.kernel, arch=task.arch.name, config=row.config, status=reason,
                   triton_version=tv, source_hash=row.source_hash, identity=row.identity, source=row.source,
-                  extras=row.extras, slot=row.slot, toolchain=row.toolchain, refused=task.refused)
+                  extras=row.extras, slot=row.slot, toolchain=row.toolchain, refused=task.refused,
+                  points=row.points)

@@ -27,6 +27,8 @@ class RowInfo:
     extras: tuple[tuple[str, Any], ...] = ()
     variant: Any = field(default=None, compare=False)  # the bundled Variant (traffic model, bench)
     toolchain: str = ""  # the side that compiles it, when not the installed Triton as is (Toolchain.label)
+    # the grid points the row answers (``Record.points``): its slot first, then any other point sharing its config
+    points: tuple[str, ...] = ()
     # what the source concludes from a compiled row's counts, stored on its record (``Record.verdict``)
     judge: Judge | None = field(default=None, compare=False)
 

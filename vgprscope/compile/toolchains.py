@@ -31,6 +31,7 @@ from pathlib import Path
 
 from ..core.errors import TritonUnavailableError, UsageError, VgprscopeError
 from ..runtime import worker_command
+from ..runtime.scratch import alive
 
 MARKER = "vgprscope-toolchain.json"
 # ASCII digits only: \d also takes full-width and other scripts' digits, which no release is spelled with
@@ -524,16 +525,6 @@ def _size(path: Path) -> int:
     return total
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # another user's process
-        return True
-    return True
-
-
 def list_store() -> list[StoreEntry]:
     """Every directory of the store: whole toolchains, broken ones, and installs under way or interrupted."""
     root = store()
@@ -550,7 +541,7 @@ def list_store() -> list[StoreEntry]:
             out.append(StoreEntry(path, m[1], _size(path), _problem(path, m[1])))
         elif m := _SCRATCH.match(path.name):
             pid = int(m[4])
-            out.append(StoreEntry(path, m[2], _size(path), pid=pid, alive=_alive(pid)))
+            out.append(StoreEntry(path, m[2], _size(path), pid=pid, alive=alive(pid)))
     return sorted(out, key=lambda e: (version_tuple(e.version), e.path.name))
 
 

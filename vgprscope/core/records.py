@@ -540,6 +540,10 @@ class Record:
     # variant's range): the tables say it in a note under the table, not as a failed row; "" where it applies
     refused: str = ""
     verdict: Verdict | None = None  # its producer's conclusion from its counts (Inductor's spill threshold)
+    # the grid points (their slots) of the selection the row answers: its own slot, and any other point whose
+    # request resolves to the same config (a default the points do not change); the selection's, not the compile's:
+    # neither compared nor saved
+    points: tuple[str, ...] = field(default=(), compare=False)
 
     @property
     def ptxas_version(self) -> str:

@@ -61,29 +61,31 @@ def plan_request(variant: Variant, config: AttentionConfig, arch: Arch) -> PlanR
                        options=launch_options(config, arch), tree_hash=tree_hash(variant.directory))
 
 
-def _row(variant: Variant, config: AttentionConfig, kernel: str, slot: str) -> RowInfo:
+def _row(variant: Variant, config: AttentionConfig, kernel: str, slots: tuple[str, ...]) -> RowInfo:
     module = f"{loader._package_name(variant.directory)}.{variant.file.stem}"
     identity = KernelIdentity(module=module, qualname=kernel, file=str(variant.file), source_hash=variant.source_hash)
     return RowInfo(label=variant.name, kernel=kernel, config=config, identity=identity, source="variants",
-                   source_hash=variant.source_hash, slot=slot, variant=variant)
+                   source_hash=variant.source_hash, slot=slots[0], points=slots, variant=variant)
 
 
-def variant_tasks(items: Sequence[tuple[Variant, AttentionConfig, Arch, str]], engine: Engine | None = None) -> list[Task]:
-    """Tasks of (variant, config, arch, slot) items: each planned into its kernels' jobs (a refused config,
-    or a file that fails to load, is a row per declared kernel with the reason)."""
+def variant_tasks(items: Sequence[tuple[Variant, AttentionConfig, Arch, str | tuple[str, ...]]],
+                  engine: Engine | None = None) -> list[Task]:
+    """Tasks of (variant, config, arch, slots) items: each planned into its kernels' jobs (a refused config,
+    or a file that fails to load, is a row per declared kernel with the reason). Slots: the labels of the grid
+    points the item answers (``variant_task_items``), or one label (a str: a single config, as bench's)."""
     engine = engine or Engine()
-    items = list(dict.fromkeys(items))
+    items = list(dict.fromkeys((v, c, a, (s,) if isinstance(s, str) else s) for v, c, a, s in items))
     plans = engine.plan([plan_request(v, c, a) for v, c, a, _ in items])
     if (why := _refused_knob(items, [p.reason for p in plans])) is not None:
         raise UsageError(why)
     out: list[Task] = []
-    for (v, c, a, slot), plan in zip(items, plans):
+    for (v, c, a, slots), plan in zip(items, plans):
         refused = refusal(v, a, plan)
         if plan.reason is not None or not plan.jobs:
             reason = plan.reason or "the variant's kernel_specs listed no kernel"
-            out += [Task(None, a, _row(v, c, k, slot), reason, refused) for k in v.kernels]
+            out += [Task(None, a, _row(v, c, k, slots), reason, refused) for k in v.kernels]
             continue
-        out += [Task(job, a, _row(v, c, name, slot), refused=refused) for name, job in plan.jobs]
+        out += [Task(job, a, _row(v, c, name, slots), refused=refused) for name, job in plan.jobs]
     return out
 
 
@@ -96,7 +98,7 @@ def refusal(variant: Variant, arch: Arch, plan: Plan) -> str:
     return str(plan.reason or "") if plan.refused else ""
 
 
-def _refused_knob(items: Sequence[tuple[Variant, AttentionConfig, Arch, str]],
+def _refused_knob(items: Sequence[tuple[Variant, AttentionConfig, Arch, tuple[str, ...]]],
                   reasons: Sequence[str | None]) -> str | None:
     """A knob value the user set (it is in the row's slot, ``num_splits=0``) that every row given it
     refuses as a value ("num_splits 0 is not allowed; allowed: ..."): the value itself is wrong, a usage
@@ -104,8 +106,8 @@ def _refused_knob(items: Sequence[tuple[Variant, AttentionConfig, Arch, str]],
     for what the config makes of it ("num_splits 1000 is more than the 64 key blocks ..."), stays a row's
     status."""
     seen: dict[tuple[str, str], list[str | None]] = {}
-    for (variant, config, _, slot), reason in zip(items, reasons):
-        asked = set(slot.split())
+    for (variant, config, _, slots), reason in zip(items, reasons):
+        asked = set(slots[0].split())
         for name, value in config.extra:
             if name in variant.knobs and f"{name}={value}" in asked:
                 seen.setdefault((name, str(value)), []).append(reason)
@@ -117,9 +119,10 @@ def _refused_knob(items: Sequence[tuple[Variant, AttentionConfig, Arch, str]],
 
 def variant_task_items(variants: Sequence[Variant], archs: Sequence[Arch], requests: Sequence[ConfigRequest],
                        own_archs: bool = False, companions: Sequence[str] = ()
-                       ) -> list[tuple[Variant, AttentionConfig, Arch, str]]:
-    """Every (variant, config, arch, slot) of variants x archs x requests, each specialisation once, in
-    request order. ``own_archs``: each variant also on the archs it is written for (VARIANT['archs']), and the
+                       ) -> list[tuple[Variant, AttentionConfig, Arch, tuple[str, ...]]]:
+    """Every (variant, config, arch, slots) of variants x archs x requests, each specialisation once, in
+    request order; its slots: the label of every request it answers (``request_label``), the first its row's
+    slot. ``own_archs``: each variant also on the archs it is written for (VARIANT['archs']), and the
     variants named in ``companions`` on every such arch."""
     per_variant = {v: list(archs) for v in variants}
     if own_archs:
@@ -131,12 +134,15 @@ def variant_task_items(variants: Sequence[Variant], archs: Sequence[Arch], reque
     for req in requests:
         check_backend_options(req, every)
         check_knobs(req, list(variants))
-    out: dict[tuple[Variant, AttentionConfig, Arch], str] = {}
+    out: dict[tuple[Variant, AttentionConfig, Arch], list[str]] = {}
     for req in requests:
+        label = request_label(req)
         for v in variants:
             for a in per_variant[v]:
-                out.setdefault((v, resolve_config(v, a, req), a), request_label(req))
-    return [(v, c, a, slot) for (v, c, a), slot in out.items()]
+                slots = out.setdefault((v, resolve_config(v, a, req), a), [])
+                if label not in slots:
+                    slots.append(label)
+    return [(v, c, a, tuple(slots)) for (v, c, a), slots in out.items()]
 
 
 @dataclass(frozen=True)
@@ -161,8 +167,8 @@ class VariantSource:
         return select_variants(list(self.variants), self.directory)
 
     def items(self, archs: Sequence[Arch], requests: Sequence[ConfigRequest], own_archs: bool = False,
-              companions: Sequence[str] = ()) -> list[tuple[Variant, AttentionConfig, Arch, str]]:
-        """The (variant, config, arch, slot) items, without planning or compiling (a grid is counted first)."""
+              companions: Sequence[str] = ()) -> list[tuple[Variant, AttentionConfig, Arch, tuple[str, ...]]]:
+        """The (variant, config, arch, slots) items, without planning or compiling (a grid is counted first)."""
         return variant_task_items(self.selected(), archs, requests, own_archs, companions)
 
     def tasks(self, want: Want, engine: Engine) -> list[Task]:

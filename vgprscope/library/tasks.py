@@ -234,35 +234,20 @@ def explain_of(sel: Selection, *, jobs: int | None = None, use_cache: bool = Tru
         engine.close()
 
 
-def per_request(sel: Selection, records: Sequence[Record]) -> dict[str, list[Record]]:
-    """A grid's records split by grid point (a record shared by two points, as a default the points do not
-    change is, goes to both), keyed by the point's label ('' when there is one point)."""
-    from .grid import point_label, varying_axes
-
-    if len(sel.requests) == 1:
-        return {"": list(records)}
-    axes = varying_axes(sel.requests)
-    variants, want = sel.variant_source(), sel.want()
-    out: dict[str, list[Record]] = {}
-    for req in sel.requests:
-        keys = {(v.name, a.name, c.key())
-                for v, c, a, _ in variants.items(want.archs, [req], want.own_archs, want.companions)}
-        out[point_label(req, axes)] = [r for r in records if (r.variant, r.arch, r.config.key()) in keys]
-    return out
-
-
 def compare_tables(sel: Selection, records: Sequence[Record]) -> dict[str, list[VariantLine]]:
     """One table per arch (and per grid point: each compared with the baseline of the same request), the
     variants' traffic model on their lines (the kernel directory's variants, or the bundled ones)."""
-    from ..analysis.compare.core import compare as compare_lines
+    from ..analysis.compare.core import compare_points
+    from ..flashattn.config import request_label
     from ..flashattn.traffic import line_traffic
     from ..flashattn.variants import load_variants
+    from .grid import point_label, varying_axes
 
     kernel_dir = sel.variant_source().kernel_dir
     traffic = line_traffic(load_variants(sel.variant_source().directory).values() if kernel_dir else None)
-    return {f"{arch}{' ' + point if point else ''}": lines
-            for point, recs in per_request(sel, records).items()
-            for arch, lines in compare_lines(recs, traffic).items()}
+    axes = varying_axes(sel.requests) if len(sel.requests) > 1 else []
+    points = {request_label(req): point_label(req, axes) for req in sel.requests}
+    return compare_points(records, points, traffic)
 
 
 def with_frontiers(per_arch: Mapping[str, Sequence[VariantLine]],

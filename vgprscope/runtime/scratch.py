@@ -48,13 +48,14 @@ def sweep(root: str | None = None) -> list[str]:
     with contextlib.suppress(OSError):
         for entry in os.scandir(root):
             m = _OWNED.match(entry.name)
-            if m and entry.is_dir(follow_symlinks=False) and not _alive(int(m[1])):
+            if m and entry.is_dir(follow_symlinks=False) and not alive(int(m[1])):
                 shutil.rmtree(entry.path, ignore_errors=True)
                 gone.append(entry.path)
     return gone
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (one of another user's counts as running: it cannot be asked)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

@@ -12,7 +12,6 @@ import gzip
 import json
 import os
 import re
-import sys
 import tempfile
 from pathlib import Path
 
@@ -198,15 +197,10 @@ def test_explain_a_captured_user_kernel(tmp_path):
 # ---- a capture's what-if: explain applies a launch option as analyze does -----------------------------
 
 @pytest.fixture(scope="module")
-def matmul_capture(tmp_path_factory):
-    """A user's GEMM (run_matmul.py: 64x64x32 tiles with 4 warps, 64x32x64 with 1 warp), captured."""
-    from capture_helpers import USER_KERNELS, cli
-
-    cap = tmp_path_factory.mktemp("explain_what_if") / "cap.json"
-    done = cli("capture", "-o", str(cap), "--", sys.executable, str(USER_KERNELS / "run_matmul.py"),
-               env={"TRITON_INTERPRET": "1"})
-    assert done.returncode == 0, done.stderr
-    return cap
+def matmul_cap(matmul_capture):
+    """A user's GEMM (run_matmul.py: 64x64x32 tiles with 4 warps, 64x32x64 with 1 warp), captured
+    (tests/conftest.py: once per test process)."""
+    return matmul_capture.path
 
 
 def _by_config(rows: list[dict]) -> dict[tuple, dict]:
@@ -215,14 +209,14 @@ def _by_config(rows: list[dict]) -> dict[tuple, dict]:
 
 @pytest.mark.parametrize("flag, option, value", [("--waves-per-eu", "waves_per_eu", 8),
                                                  ("--num-warps", "num_warps", 8)])
-def test_explain_of_a_capture_applies_a_what_if_launch_option_as_analyze_does(matmul_capture, flag, option,
+def test_explain_of_a_capture_applies_a_what_if_launch_option_as_analyze_does(matmul_cap, flag, option,
                                                                                 value):
     """``explain --capture X --waves-per-eu 8`` explains the launch at waves_per_eu 8: the allocation and
     spills it shows are analyze's for the same arguments (at waves_per_eu 8 the 1-warp GEMM spills), the
     option is in each kernel's config, and the library's ``explain(capture=..., waves_per_eu=8)`` agrees."""
     import vgprscope
 
-    args = ("--capture", str(matmul_capture), "--arch", "gfx942", flag, str(value), "--jobs", "1", "-f", "json")
+    args = ("--capture", str(matmul_cap), "--arch", "gfx942", flag, str(value), "--jobs", "1", "-f", "json")
     ex = run("explain", *args)
     assert ex.exit_code == 0, ex.output
     an = run("analyze", *args)
@@ -230,7 +224,7 @@ def test_explain_of_a_capture_applies_a_what_if_launch_option_as_analyze_does(ma
     rows = _by_config(json.loads(an.stdout)["rows"])
     assert len(rows) == 2 and all(r["config"]["options"][option] == value for r in rows.values())
     kernels = json.loads(ex.stdout)["kernels"]
-    lib = vgprscope.explain(capture=matmul_capture, arch="gfx942", jobs=1, **{option: value}).explanations
+    lib = vgprscope.explain(capture=matmul_cap, arch="gfx942", jobs=1, **{option: value}).explanations
     assert [k.as_dict() for k in lib] == kernels and len(kernels) == 2
     spilled = 0
     for k in kernels:  # each explained kernel is analyze's row of the same tile (BN: 64 with 4 warps, 32 with 1)
@@ -249,11 +243,11 @@ def test_explain_of_a_capture_applies_a_what_if_launch_option_as_analyze_does(ma
         assert spilled > 0  # the what-if makes the 1-warp GEMM spill: a dropped option would show none
 
 
-def test_explain_of_a_capture_alone_refuses_a_variant_option_as_analyze_does(matmul_capture):
+def test_explain_of_a_capture_alone_refuses_a_variant_option_as_analyze_does(matmul_cap):
     """A grid option that applies to the bundled variants only (``--block-m``) is refused with one line for
     a capture alone, by explain as by analyze, never silently dropped."""
     for command in ("analyze", "explain"):
-        r = run(command, "--capture", str(matmul_capture), "--arch", "gfx942", "--block-m", "64", "--jobs", "1")
+        r = run(command, "--capture", str(matmul_cap), "--arch", "gfx942", "--block-m", "64", "--jobs", "1")
         assert r.exit_code == 2, (command, r.output)
         assert "--block-m applies to the bundled variants, not to captured launches" in r.output
 

@@ -4,18 +4,13 @@ occupancy levels, the option set in each level's compile."""
 from __future__ import annotations
 
 import json
-import sys
 
 import pytest
-from capture_helpers import USER_KERNELS, cli
+from capture_helpers import cli
 
 
-def test_captured_kernels_have_a_frontier(tmp_path):
-    cap = tmp_path / "cap.json"
-    done = cli("capture", "-o", str(cap), "--", sys.executable, str(USER_KERNELS / "run_ops.py"),
-               env={"TRITON_INTERPRET": "1"})
-    assert done.returncode == 0, done.stderr
-    res = cli("frontier", "--capture", str(cap), "--arch", "gfx942", "-f", "json")
+def test_captured_kernels_have_a_frontier(ops_capture):
+    res = cli("frontier", "--capture", str(ops_capture.path), "--arch", "gfx942", "-f", "json")
     assert res.returncode == 0, res.stderr
     kernels = json.loads(res.stdout)["kernels"]
     assert kernels and all(k["knob"] == "waves_per_eu" for k in kernels)
@@ -31,13 +26,10 @@ def test_captured_kernels_have_a_frontier(tmp_path):
 # ---- the spill-free occupancy is the highest any compile reached, the uncapped one included ----
 
 @pytest.fixture(scope="module")
-def matmul_frontier(tmp_path_factory):
+def matmul_frontier(matmul_capture):
     """A user's GEMM (run_matmul.py: 64x64x32 tiles with 4 warps, 64x32x64 with 1 warp) captured and put
     through the frontier on gfx950 and sm_90, and the same capture through plain analyze."""
-    cap = tmp_path_factory.mktemp("matmul") / "cap.json"
-    done = cli("capture", "-o", str(cap), "--", sys.executable, str(USER_KERNELS / "run_matmul.py"),
-               env={"TRITON_INTERPRET": "1"})
-    assert done.returncode == 0, done.stderr
+    cap = matmul_capture.path
     res = cli("frontier", "--capture", str(cap), "--arch", "gfx950", "--arch", "sm_90", "-f", "json")
     assert res.returncode == 0, res.stderr
     plain = cli("analyze", "--capture", str(cap), "--arch", "gfx950", "--arch", "sm_90", "-f", "json")
@@ -90,13 +82,10 @@ def test_frontier_advice_never_lowers_occupancy_on_a_real_gemm(matmul_frontier, 
         assert at["spill_free"] and at["occupancy"] == k["spill_free_occupancy"]
 
 
-def test_frontier_of_a_capture_applies_a_what_if_launch_option(tmp_path):
+def test_frontier_of_a_capture_applies_a_what_if_launch_option(matmul_capture):
     """``frontier --capture X --num-warps 8`` searches the launches at 8 warps, as analyze and explain
     compile them, not as captured; an attention option with a capture alone is refused, not dropped."""
-    cap = tmp_path / "cap.json"
-    done = cli("capture", "-o", str(cap), "--", sys.executable, str(USER_KERNELS / "run_matmul.py"),
-               env={"TRITON_INTERPRET": "1"})
-    assert done.returncode == 0, done.stderr
+    cap = matmul_capture.path
     res = cli("frontier", "--capture", str(cap), "--arch", "gfx942", "--num-warps", "8", "--jobs", "1", "-f", "json")
     assert res.returncode == 0, res.stderr
     kernels = json.loads(res.stdout)["kernels"]

@@ -11,6 +11,8 @@ import sys
 import torch
 import torch.nn.functional as F
 
+from .each_op import run_each
+
 SMALL = "--small" in sys.argv
 B, T, H, K, V = (1, 64, 2, 64, 64) if SMALL else (2, 512, 4, 64, 64)
 
@@ -32,19 +34,12 @@ def main() -> None:
     gs = leaf(B, T, H, fn=F.logsigmoid)
     beta = leaf(B, T, H, fn=torch.sigmoid)
     kn = leaf(B, T, H, K, fn=lambda t: F.normalize(t.float(), dim=-1).to(dt))
-    ops = {"chunk_gla": lambda: chunk_gla(q, k, v, g),
-           "chunk_gated_delta_rule": lambda: chunk_gated_delta_rule(q, kn, v, gs, beta)}
-    failed = 0
-    for name, op in ops.items():
-        try:
-            out = op()
-            (out[0] if isinstance(out, tuple) else out).float().sum().backward()
-            if dev == "cuda":
-                torch.cuda.synchronize()
-            print("ok", name, "forward + backward", flush=True)
-        except Exception as exc:
-            failed += 1
-            print("FAIL", name, type(exc).__name__, " ".join(str(exc).split())[:200], flush=True)
+    def backward(out: torch.Tensor | tuple[torch.Tensor, ...]) -> None:
+        (out[0] if isinstance(out, tuple) else out).float().sum().backward()
+
+    ops = {"chunk_gla": lambda: backward(chunk_gla(q, k, v, g)),
+           "chunk_gated_delta_rule": lambda: backward(chunk_gated_delta_rule(q, kn, v, gs, beta))}
+    failed = run_each(ops, torch.cuda.synchronize if dev == "cuda" else None)
     sys.exit(1 if failed == len(ops) else 0)
 
 

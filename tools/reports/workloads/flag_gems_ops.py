@@ -15,6 +15,8 @@ import sys
 import torch
 import torch.nn.functional as F
 
+from .each_op import run_each
+
 ROWS, HIDDEN, VOCAB = 4096, 4096, 32000
 
 
@@ -51,16 +53,8 @@ def main() -> None:
         "silu_mul": lambda: backward(F.silu(x) * a),
         "add_exp": lambda: backward(torch.exp(x * 0.01) + a),
     }
-    failed = 0
     with flag_gems.use_gems():
-        for name, op in ops.items():
-            try:
-                op()
-                torch.cuda.synchronize()
-                print("ok", name, "forward + backward", flush=True)
-            except Exception as exc:
-                failed += 1
-                print("FAIL", name, type(exc).__name__, " ".join(str(exc).split())[:200], flush=True)
+        failed = run_each(ops, torch.cuda.synchronize)
     sys.exit(1 if failed == len(ops) else 0)
 
 

@@ -18,6 +18,8 @@ import sys
 
 import torch
 
+from .each_op import run_each
+
 TOKENS, DIM = 4096, 4096
 
 
@@ -49,15 +51,8 @@ def main() -> None:
     torch.manual_seed(0)
     recipes = {"fp8 blockwise training (Float8BlockwiseLinear, use_triton)": fp8_blockwise,
                "int8 mixed-precision training (quantize_)": int8_mixed_precision}
-    failed = 0
-    for name, recipe in recipes.items():
-        try:
-            recipe(dev)
-            torch.cuda.synchronize()
-            print("ok", name, "forward + backward", flush=True)
-        except Exception as exc:
-            failed += 1
-            print("FAIL", name, type(exc).__name__, " ".join(str(exc).split())[:200], flush=True)
+    failed = run_each({name: (lambda recipe=recipe: recipe(dev)) for name, recipe in recipes.items()},
+                      torch.cuda.synchronize)
     print(f"torchao {torchao.__version__}: {len(recipes) - failed} of {len(recipes)} recipes ran")
     sys.exit(1 if failed == len(recipes) else 0)
 

@@ -92,6 +92,24 @@ def compare(records: Sequence[Record], traffic: TrafficHook | None = None) -> di
     return per_arch
 
 
+def by_point(records: Sequence[Record], points: Mapping[str, str]) -> dict[str, list[Record]]:
+    """A grid's records split by grid point: ``points`` maps each point's slot to its label in the tables, in the
+    grid's order; a record goes to every point it answers (``Record.points``: a record two points share, as a
+    default they do not change is, goes to both). One point: every record, under the label ''."""
+    if len(points) <= 1:
+        return {"": list(records)}
+    return {label: [r for r in records if slot in (r.points or (r.slot,))] for slot, label in points.items()}
+
+
+def compare_points(records: Sequence[Record], points: Mapping[str, str],
+                   traffic: TrafficHook | None = None) -> dict[str, list[VariantLine]]:
+    """One table per arch and grid point (``by_point``), each compared with the baseline of the same point, keyed
+    by the arch and the point's label (``gfx942 [block_m=32]``; the arch alone where there is one point)."""
+    return {f"{arch}{' ' + point if point else ''}": lines
+            for point, recs in by_point(records, points).items()
+            for arch, lines in compare(recs, traffic).items()}
+
+
 # compare's variant lines: --sort names -> VariantLine attributes
 LINE_SORTS = {"regs": "regs", "vgprs": "regs", "registers": "regs", "sgprs": "sgprs", "spills": "spills",
               "scratch": "scratch", "lds": "lds", "shared": "lds", "occupancy": "occupancy", "occ": "occupancy",
