@@ -335,7 +335,7 @@ def test_a_knob_value_refused_at_some_configs_only_stays_on_its_rows():
 
     v, a = get_variant("split-k"), get_arch("gfx942")
     cfg = resolve_config(v, a, ConfigRequest(extra=(("num_splits", 16),)))
-    items = [(v, cfg, a, "num_splits=16"), (v, cfg, a, "head_dim=64 num_splits=16")]
+    items = [(v, cfg, a, ("num_splits=16",)), (v, cfg, a, ("head_dim=64 num_splits=16",))]
     assert _refused_knob(items, ["num_splits 16 is not allowed", None]) is None
     assert "num_splits=16" in (_refused_knob(items, ["num_splits 16 is not allowed"] * 2) or "")
     # refused for what the shape makes of it, not as a value: the rows say so (exit 1 if nothing compiles)
