@@ -71,7 +71,16 @@ def main() -> None:
                     help="each command against its floor (cold analyze and an Inductor scan against triton.compile, "
                          "a cubin scan against cuobjdump, warm diff and history): the report's floors section")
     ap.add_argument("--release", default="3.8.0", help="--floors: the other Triton of the warm diff and history")
+    ap.add_argument("--inductor-cache", type=Path,
+                    help="only the Inductor scan's row, of this tarball of an Inductor cache (its inductor/ "
+                         "directory), against triton.compile of the same kernels; printed, the report left as is")
     args = ap.parse_args()
+    if args.inductor_cache:
+        with tempfile.TemporaryDirectory(prefix="vgprscope-floors-") as tmp_:
+            tmp = Path(tmp_)
+            print(inductor_floor([sys.executable, "-m", "vgprscope"], clean_env(TRITON_CACHE_DIR=str(tmp / "tc")),
+                                 tmp, args.inductor_cache, args.cold_runs))
+        return
     if args.floors:
         section = floors_section(args)
         write_section("floors", section, args.out)
@@ -290,32 +299,7 @@ def floors(args: argparse.Namespace) -> str:
                     f"{m['floor'][1]:.2f} s) | **{ratio:.1f}x** | <= 30x | {yes(ratio <= 30)} |")
 
         # 3. cold scan of an Inductor cache against triton.compile of the same generated modules
-        import tarfile
-
-        with tarfile.open(INDUCTOR_CACHE) as tar:
-            tar.extractall(tmp / "inductor", **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
-        inductor = tmp / "inductor" / "inductor"
-        ind: dict[str, list[tuple[float, float]]] = {"scan": [], "floor": []}
-        n_ind = 0
-        for i in range(runs):
-            vc = tmp / f"ind-{i}"
-            # the installed Triton compiles them (no toolchain of the release that wrote the cache at hand), as the
-            # floor does
-            wall, cpu, _ = measured(exe + ["scan", str(inductor)],
-                                     env | {"VGPRSCOPE_CACHE_DIR": str(vc), "TRITON_CACHE_DIR": str(tmp / f"tc-i{i}"),
-                                            "VGPRSCOPE_TOOLCHAIN_DIR": str(tmp / "no-toolchains")})
-            ind["scan"].append((wall, cpu))
-            jobs = _jobs_of(vc)
-            n_ind = len(json.loads(jobs.read_text()))
-            wall, cpu, _ = measured([sys.executable, "-c", FLOOR_COMPILE, str(jobs)],
-                                     env | {"TRITON_CACHE_DIR": str(tmp / f"tc-if{i}")})
-            ind["floor"].append((wall, cpu))
-        m = _ratio_rows(ind)
-        ratio = m["scan"][1] / m["floor"][1]
-        rows.append(f"| cold `vgprscope scan` of an Inductor cache (`{INDUCTOR_CACHE.name}`: {n_ind} compiles), "
-                    f"CPU time | {m['scan'][1]:.1f} s (wall {m['scan'][0]:.1f} s) | `triton.compile` of the same "
-                    f"generated kernels, one process: {m['floor'][1]:.1f} s (wall {m['floor'][0]:.1f} s) | "
-                    f"**{ratio:.2f}x** | <= 1.20x | {yes(ratio <= 1.20)} |")
+        rows.append(inductor_floor(exe, env, tmp, INDUCTOR_CACHE, runs))
 
         # 4. warm diff and history on a capture whose module imports torch
         proj = tmp / "proj"
@@ -377,6 +361,38 @@ from ops import run
 x = torch.randn(1000)
 torch.testing.assert_close(run(x), x * 0.5)
 '''
+
+
+def inductor_floor(exe: list[str], env: dict[str, str], tmp: Path, tarball: Path, runs: int) -> str:
+    """The table's row of a cold ``vgprscope scan`` of the Inductor cache in ``tarball`` against
+    ``triton.compile`` of the same generated kernels, alternately, medians of ``runs``."""
+    import tarfile
+
+    with tarfile.open(tarball) as tar:
+        tar.extractall(tmp / "inductor", **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
+    inductor = tmp / "inductor" / "inductor"
+    ind: dict[str, list[tuple[float, float]]] = {"scan": [], "floor": []}
+    n_ind = 0
+    for i in range(runs):
+        vc = tmp / f"ind-{i}"
+        # the installed Triton compiles them (no toolchain of the release that wrote the cache at hand), as the
+        # floor does
+        wall, cpu, _ = measured(exe + ["scan", str(inductor)],
+                                env | {"VGPRSCOPE_CACHE_DIR": str(vc), "TRITON_CACHE_DIR": str(tmp / f"tc-i{i}"),
+                                       "VGPRSCOPE_TOOLCHAIN_DIR": str(tmp / "no-toolchains")})
+        ind["scan"].append((wall, cpu))
+        jobs = _jobs_of(vc)
+        n_ind = len(json.loads(jobs.read_text()))
+        wall, cpu, _ = measured([sys.executable, "-c", FLOOR_COMPILE, str(jobs)],
+                                env | {"TRITON_CACHE_DIR": str(tmp / f"tc-if{i}")})
+        ind["floor"].append((wall, cpu))
+    m = _ratio_rows(ind)
+    ratio = m["scan"][1] / m["floor"][1]
+    yes = "yes" if ratio <= 1.20 else "**no**"
+    return (f"| cold `vgprscope scan` of an Inductor cache (`{tarball.name}`: {n_ind} compiles), CPU time | "
+            f"{m['scan'][1]:.1f} s (wall {m['scan'][0]:.1f} s) | `triton.compile` of the same generated kernels, "
+            f"one process: {m['floor'][1]:.1f} s (wall {m['floor'][0]:.1f} s) | **{ratio:.2f}x** | <= 1.20x | "
+            f"{yes} |")
 
 
 def floors_section(args: argparse.Namespace) -> str:
