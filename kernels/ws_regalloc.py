@@ -20,7 +20,9 @@ splits it in two:
   others): one program per SM walks the (query block, head) tiles in sections of heads whose K/V fit
   ``l2_mib`` MiB, heaviest causal blocks first; descriptors over the flattened [B*H*N, D] views, built once;
   the ring's, the turns' and Q's barrier phases carried from tile to tile; the next tile's Q loaded as soon as
-  each consumer's last S is done.
+  each consumer's last S is done. ``persistent=2``: the same order, each program's next tile taken from a
+  global int32 counter by the producer (FA3's dynamic scheduler) and handed to the consumers through a
+  two-slot ring in shared memory guarded by two mbarriers.
 Triton pads the producer to a whole warp group and, since every worker names its registers, emits
 ``setmaxnreg``: the producer's warp group drops to ``producer_regs`` and the consumers rise above the count
 ptxas reports for the whole kernel (the cap every warp starts with: the 64K-register file over all 12 warps,
@@ -31,6 +33,8 @@ Gluon targets one arch: ``warpgroup_mma`` is sm_90's instruction; every other ar
 NVIDIA's. TMA needs 16-byte rows: head dims that are multiples of 8. Gluon does not run in Triton's interpreter:
 the numerics are ``gpu`` tests (tests/gpu/test_gpu.py) against the float64 reference.
 """
+
+import functools
 
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
@@ -76,8 +80,11 @@ VARIANT = {
     # per consumer (FA3's epilogue); 0 (default): each thread stores its accumulator rows to global memory
     # persistent: 1 launches one program per SM that walks the (query block, head) tiles, heads in sections
     # whose K/V fit L2, heaviest causal blocks first (LPT), the next tile's Q loaded under the current tile's
-    # last P V and its K/V under the O store; 0 (default): one program per query block and head
-    # l2_mib (with persistent=1): the MiB of K/V a section of heads keeps in L2 (32 by default)
+    # last P V and its K/V under the O store; 2 the same order taken dynamically: the producer takes each next
+    # tile from a global atomic counter (zeroed by the launcher) and hands it to the consumers through shared
+    # memory and an mbarrier, so the SM that frees up first takes the heaviest tile left; 0 (default): one
+    # program per query block and head
+    # l2_mib (with persistent=1 or 2): the MiB of K/V a section of heads keeps in L2 (32 by default)
     # unroll: the overlapped loop's unmasked key blocks per trip (2, default: P alternates between two sets of
     # registers, so the next P is written while the P V that reads the other runs; 1: one loop-carried P)
     "knobs": ["producer_regs", "overlap", "pingpong", "tma_store", "persistent", "l2_mib", "unroll"],
@@ -139,6 +146,9 @@ UNROLL = 2  # the overlapped loop's blocks per trip over the unmasked blocks (tw
 # persistent=1: the MiB of K/V of the heads one section of tiles walks together (knob l2_mib; FA3's tile
 # scheduler sizes its head swizzle to L2 the same way; an H100's L2 is 50 MiB)
 L2_SECTION_MIB = 32
+# knob persistent: 0 one program per tile, 1 static (program p takes tiles p, p + programs, ...), 2 dynamic (each
+# program's next tile from a global int32 counter, zeroed by the launcher)
+PERSISTENT_MODES = (0, 1, 2)
 L2_MIB_RANGE = (1, 1024)
 
 
@@ -450,12 +460,14 @@ def _tile_coords(tile, n_qb, n_bh, swizzle, CAUSAL: gl.constexpr):
 
 @gluon.jit
 def _producer_persistent(Q, K, V, q_all, k_smem, v_smem, q_full, q_empty, k_full, v_full, kv_empty, stride_qm,
-                         stride_kn, stride_vn, kv_group, n_bh, swizzle, seqlen_q, seqlen_k, TILE_M: gl.constexpr,
-                         BLOCK_N: gl.constexpr, BLOCK_D: gl.constexpr, HEAD_DIM: gl.constexpr,
-                         NUM_STAGES: gl.constexpr, CAUSAL: gl.constexpr, Q_PARTS: gl.constexpr):
-    """The persistent producer: the tiles pid, pid + programs, ... in turn; each tile's Q (one TMA load per
-    consumer, as soon as that consumer has done its last S of the tile before), then its K and V blocks into
-    the ring, the ring's slot and phase counted over every tile. The descriptors are built once, over the
+                         stride_kn, stride_vn, kv_group, n_bh, swizzle, seqlen_q, seqlen_k, TileCounter, tile_smem,
+                         tile_full, tile_empty, TILE_M: gl.constexpr, BLOCK_N: gl.constexpr, BLOCK_D: gl.constexpr,
+                         HEAD_DIM: gl.constexpr, NUM_STAGES: gl.constexpr, CAUSAL: gl.constexpr,
+                         Q_PARTS: gl.constexpr, DYNAMIC: gl.constexpr):
+    """The persistent producer: the tiles pid, pid + programs, ... in turn (DYNAMIC: the program's own, then
+    each next one taken from the global counter TileCounter and handed to the consumers through tile_smem);
+    each tile's Q (one TMA load per consumer, as soon as that consumer has done its last S of the tile
+    before), then its K and V blocks into the ring, the ring's slot and phase counted over every tile. The descriptors are built once, over the
     flattened [B*H*N, D] views (contiguous heads: launch checks it): a tile is a row offset, so no descriptor
     is rewritten while a TMA load may still read it; rows past a head's end read the next head's rows (or
     zeros past the tensor), which the consumers mask (keys) or never store (query rows)."""
@@ -473,41 +485,126 @@ def _producer_persistent(Q, K, V, q_all, k_smem, v_smem, q_full, q_empty, k_full
                                         v_smem.type.layout)
     elem: gl.constexpr = Q.dtype.element_ty.primitive_bitwidth // 8
     n_qb = gl.cdiv(seqlen_q, TILE_M)
+    n_tiles = n_qb * n_bh
     it = 0
     tc = 0
-    for tile in range(gl.program_id(0), n_qb * n_bh, gl.num_programs(0)):
-        blk, bh = _tile_coords(tile, n_qb, n_bh, swizzle, CAUSAL)
-        n_full, n_end = _key_blocks(blk * TILE_M, seqlen_q, seqlen_k, TILE_M, BLOCK_N, CAUSAL)
-        q_row = bh * seqlen_q + blk * TILE_M
-        kv_row = (bh // kv_group) * seqlen_k  # b * H + h over the group is b * H_kv + h // group
-        for p in gl.static_range(Q_PARTS):
-            # the first tile's wait passes at once (the phase before the barrier's first)
-            mbarrier.wait(q_empty.index(p), (tc & 1) ^ 1)
-            mbarrier.expect(q_full.index(p), Q_ROWS * BLOCK_D * elem)
-            if Q_PARTS == 3:
-                _tma_load(q_desc, [q_row + p * Q_ROWS, 0], q_full.index(p), q_all.index(p))
-            else:
-                _tma_load(q_desc, [q_row + p * Q_ROWS, 0], q_full.index(p), q_all.slice(p * Q_ROWS, Q_ROWS))
-        for i in range(n_end):
-            s = it % NUM_STAGES
-            mbarrier.wait(kv_empty.index(s), ((it // NUM_STAGES) & 1) ^ 1)
-            mbarrier.expect(k_full.index(s), BLOCK_N * BLOCK_D * elem)
-            _tma_load(k_desc, [kv_row + i * BLOCK_N, 0], k_full.index(s), k_smem.index(s))
-            mbarrier.expect(v_full.index(s), BLOCK_N * BLOCK_D * elem)
-            _tma_load(v_desc, [kv_row + i * BLOCK_N, 0], v_full.index(s), v_smem.index(s))
-            it += 1
-        tc += 1
+    if DYNAMIC:  # the first tile is the program's own; each next one the counter's, handed to the consumers
+        tile = gl.program_id(0)
+        while tile < n_tiles:
+            _publish_tile(tile_smem, tile_full, tile_empty, tile, tc)
+            it = _produce_tile(q_all, k_smem, v_smem, q_full, q_empty, k_full, v_full, kv_empty, q_desc, k_desc,
+                               v_desc, tile, tc, it, kv_group, n_qb, n_bh, swizzle, seqlen_q, seqlen_k, TILE_M,
+                               BLOCK_N, BLOCK_D, NUM_STAGES, CAUSAL, Q_PARTS, elem)
+            tc += 1
+            # claimed once this tile's last K/V load is issued: about NUM_STAGES key blocks before the
+            # consumers finish it, so the SM that frees up first takes the heaviest tile left
+            tile = gl.atomic_add(TileCounter, 1, sem="relaxed") + gl.num_programs(0)
+        _publish_tile(tile_smem, tile_full, tile_empty, tile, tc)  # past the last tile: the consumers stop
+    else:
+        for tile in range(gl.program_id(0), n_tiles, gl.num_programs(0)):
+            it = _produce_tile(q_all, k_smem, v_smem, q_full, q_empty, k_full, v_full, kv_empty, q_desc, k_desc,
+                               v_desc, tile, tc, it, kv_group, n_qb, n_bh, swizzle, seqlen_q, seqlen_k, TILE_M,
+                               BLOCK_N, BLOCK_D, NUM_STAGES, CAUSAL, Q_PARTS, elem)
+            tc += 1
+
+
+@gluon.jit
+def _produce_tile(q_all, k_smem, v_smem, q_full, q_empty, k_full, v_full, kv_empty, q_desc, k_desc, v_desc, tile,
+                  tc, it, kv_group, n_qb, n_bh, swizzle, seqlen_q, seqlen_k, TILE_M: gl.constexpr,
+                  BLOCK_N: gl.constexpr, BLOCK_D: gl.constexpr, NUM_STAGES: gl.constexpr, CAUSAL: gl.constexpr,
+                  Q_PARTS: gl.constexpr, elem: gl.constexpr):
+    """The persistent producer's loads of tile number ``tile``, its tc-th: Q by parts, as soon as each
+    consumer has done its last S of the tile before, then its K and V blocks into the ring from the ring's
+    it-th block on; returns the ring's count after them."""
+    Q_ROWS: gl.constexpr = TILE_M // Q_PARTS
+    blk, bh = _tile_coords(tile, n_qb, n_bh, swizzle, CAUSAL)
+    n_full, n_end = _key_blocks(blk * TILE_M, seqlen_q, seqlen_k, TILE_M, BLOCK_N, CAUSAL)
+    q_row = bh * seqlen_q + blk * TILE_M
+    kv_row = (bh // kv_group) * seqlen_k  # b * H + h over the group is b * H_kv + h // group
+    for p in gl.static_range(Q_PARTS):
+        # the first tile's wait passes at once (the phase before the barrier's first)
+        mbarrier.wait(q_empty.index(p), (tc & 1) ^ 1)
+        mbarrier.expect(q_full.index(p), Q_ROWS * BLOCK_D * elem)
+        if Q_PARTS == 3:
+            _tma_load(q_desc, [q_row + p * Q_ROWS, 0], q_full.index(p), q_all.index(p))
+        else:
+            _tma_load(q_desc, [q_row + p * Q_ROWS, 0], q_full.index(p), q_all.slice(p * Q_ROWS, Q_ROWS))
+    for i in range(n_end):
+        s = it % NUM_STAGES
+        mbarrier.wait(kv_empty.index(s), ((it // NUM_STAGES) & 1) ^ 1)
+        mbarrier.expect(k_full.index(s), BLOCK_N * BLOCK_D * elem)
+        _tma_load(k_desc, [kv_row + i * BLOCK_N, 0], k_full.index(s), k_smem.index(s))
+        mbarrier.expect(v_full.index(s), BLOCK_N * BLOCK_D * elem)
+        _tma_load(v_desc, [kv_row + i * BLOCK_N, 0], v_full.index(s), v_smem.index(s))
+        it += 1
+    return it
+
+
+@gluon.jit
+def _publish_tile(tile_smem, tile_full, tile_empty, tile, tc):
+    """The dynamic scheduler's hand-over (producer side): tile number ``tile``, the tc-th, into slot tc % 2 of
+    the two-slot ring in shared memory, once every consumer has read what the slot held two tiles before."""
+    s = tc % 2
+    mbarrier.wait(tile_empty.index(s), ((tc // 2) & 1) ^ 1)
+    one: gl.constexpr = gl.BlockedLayout([1], [32], [gl.num_warps()], [0])
+    tile_smem.index(s).store(gl.full([1], tile, gl.int32, one))
+    mbarrier.arrive(tile_full.index(s), count=1)  # release: the store above is seen by whoever waits on it
+
+
+@gluon.jit
+def _take_tile(tile_smem, tile_full, tile_empty, tc):
+    """The dynamic scheduler's hand-over (consumer side): the tc-th tile number (past the last tile: stop).
+    The slot is rewritten two tiles later, which the producer reaches only after this consumer's warps have
+    done the next tile's S (the Q barriers), long after every warp's read here."""
+    s = tc % 2
+    mbarrier.wait(tile_full.index(s), (tc // 2) & 1)
+    one: gl.constexpr = gl.BlockedLayout([1], [32], [gl.num_warps()], [0])
+    tile = gl.max(tile_smem.index(s).load(one), axis=0)
+    mbarrier.arrive(tile_empty.index(s), count=1)
+    return tile
 
 
 @gluon.jit
 def _consumer_persistent(O, q_all, k_smem, v_smem, q_full, q_empty, k_full, v_full, kv_empty, turn, stride_ob,
-                         stride_oh, stride_om, num_heads, n_bh, swizzle, seqlen_q, seqlen_k, qk_scale,
-                         TILE_M: gl.constexpr, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr,
-                         BLOCK_D: gl.constexpr, HEAD_DIM: gl.constexpr, NUM_STAGES: gl.constexpr,
-                         CAUSAL: gl.constexpr, WG: gl.constexpr, PINGPONG: gl.constexpr, UNROLL: gl.constexpr):
-    """The persistent consumer: the producer's tiles in the same order, BLOCK_M rows of each (all TILE_M, or
-    under PINGPONG warp group WG's half); the ring's and the turns' counts carried from tile to tile. Its O
-    store is issued while the producer's loads of the next tile are already in flight."""
+                         stride_oh, stride_om, num_heads, n_bh, swizzle, seqlen_q, seqlen_k, qk_scale, tile_smem,
+                         tile_full, tile_empty, TILE_M: gl.constexpr, BLOCK_M: gl.constexpr,
+                         BLOCK_N: gl.constexpr, BLOCK_D: gl.constexpr, HEAD_DIM: gl.constexpr,
+                         NUM_STAGES: gl.constexpr, CAUSAL: gl.constexpr, WG: gl.constexpr, PINGPONG: gl.constexpr,
+                         UNROLL: gl.constexpr, DYNAMIC: gl.constexpr):
+    """The persistent consumer: the producer's tiles in the same order (DYNAMIC: as the producer hands them
+    over), BLOCK_M rows of each (all TILE_M, or under PINGPONG warp group WG's share); the ring's and the
+    turns' counts carried from tile to tile. Its O store is issued while the producer's loads of the next tile
+    are already in flight."""
+    n_qb = gl.cdiv(seqlen_q, TILE_M)
+    n_tiles = n_qb * n_bh
+    it = 0  # K/V blocks taken so far; tc the tiles taken so far, the turns taken it + tc
+    if DYNAMIC:
+        tc = 0
+        tile = _take_tile(tile_smem, tile_full, tile_empty, tc)
+        while tile < n_tiles:
+            it = _consume_tile(O, q_all, k_smem, v_smem, q_full, q_empty, k_full, v_full, kv_empty, turn,
+                               stride_ob, stride_oh, stride_om, num_heads, n_qb, n_bh, swizzle, seqlen_q, seqlen_k,
+                               qk_scale, tile, tc, it, TILE_M, BLOCK_M, BLOCK_N, BLOCK_D, HEAD_DIM, NUM_STAGES,
+                               CAUSAL, WG, PINGPONG, UNROLL)
+            tc += 1
+            tile = _take_tile(tile_smem, tile_full, tile_empty, tc)
+    else:
+        for tile in range(gl.program_id(0), n_tiles, gl.num_programs(0)):
+            tc = (tile - gl.program_id(0)) // gl.num_programs(0)
+            it = _consume_tile(O, q_all, k_smem, v_smem, q_full, q_empty, k_full, v_full, kv_empty, turn,
+                               stride_ob, stride_oh, stride_om, num_heads, n_qb, n_bh, swizzle, seqlen_q, seqlen_k,
+                               qk_scale, tile, tc, it, TILE_M, BLOCK_M, BLOCK_N, BLOCK_D, HEAD_DIM, NUM_STAGES,
+                               CAUSAL, WG, PINGPONG, UNROLL)
+
+
+@gluon.jit
+def _consume_tile(O, q_all, k_smem, v_smem, q_full, q_empty, k_full, v_full, kv_empty, turn, stride_ob, stride_oh,
+                  stride_om, num_heads, n_qb, n_bh, swizzle, seqlen_q, seqlen_k, qk_scale, tile, tc, it,
+                  TILE_M: gl.constexpr, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, BLOCK_D: gl.constexpr,
+                  HEAD_DIM: gl.constexpr, NUM_STAGES: gl.constexpr, CAUSAL: gl.constexpr, WG: gl.constexpr,
+                  PINGPONG: gl.constexpr, UNROLL: gl.constexpr):
+    """One persistent consumer's rows of tile number ``tile``, its tc-th, whose key blocks follow the ring's
+    it-th; returns the ring's count after them."""
     num_warps: gl.constexpr = gl.num_warps()
     if PINGPONG == 3:
         q_smem = q_all.index(WG)
@@ -518,42 +615,38 @@ def _consumer_persistent(O, q_all, k_smem, v_smem, q_full, q_empty, k_full, v_fu
     o_layout: gl.constexpr = _mma_layout(num_warps, BLOCK_D)
     s_layout: gl.constexpr = _mma_layout(num_warps, BLOCK_N)
     row_layout: gl.constexpr = gl.SliceLayout(1, s_layout)
-    n_qb = gl.cdiv(seqlen_q, TILE_M)
-    it = 0  # K/V blocks taken so far; the tiles taken so far follow from the tile number, the turns from both
-    for tile in range(gl.program_id(0), n_qb * n_bh, gl.num_programs(0)):
-        tc = (tile - gl.program_id(0)) // gl.num_programs(0)
-        blk, bh = _tile_coords(tile, n_qb, n_bh, swizzle, CAUSAL)
-        n_full, n_end = _key_blocks(blk * TILE_M, seqlen_q, seqlen_k, TILE_M, BLOCK_N, CAUSAL)
-        q_row0 = blk * TILE_M + WG * BLOCK_M
-        if PINGPONG == 3 and CAUSAL:  # this warp group's 64 rows need no mask on more key blocks than the tile's
-            n_full = gl.minimum(gl.maximum(n_full, _key_blocks(q_row0, seqlen_q, seqlen_k, BLOCK_M, BLOCK_N,
-                                                               CAUSAL)[0]), n_end)
-        offs_m = q_row0 + gl.arange(0, BLOCK_M, layout=row_layout)
-        acc = gl.zeros([BLOCK_M, BLOCK_D], gl.float32, o_layout)
-        m_i = gl.full([BLOCK_M], float("-inf"), gl.float32, row_layout)
-        l_i = gl.zeros([BLOCK_M], gl.float32, row_layout)
-        mbarrier.wait(q_full.index(WG), tc & 1)
-        acc, m_i, l_i = _attend_overlapped(q_smem, k_smem, v_smem, k_full, v_full, kv_empty, turn, acc, m_i, l_i,
-                                           offs_m, n_full, n_end, seqlen_q, seqlen_k, qk_scale, it, it + tc,
-                                           q_empty.index(WG), BLOCK_M, BLOCK_N, NUM_STAGES, CAUSAL, num_warps, WG,
-                                           PINGPONG, True, UNROLL)
-        it += n_end  # and one turn more than blocks per tile: it + tc turns taken before the next
-        l_safe = gl.where(l_i == 0.0, 1.0, l_i)  # a row that saw no key is written as zeros
-        l_o = gl.convert_layout(l_safe, gl.SliceLayout(1, o_layout))
-        o = (acc / gl.expand_dims(l_o, 1)).to(O.dtype.element_ty)
-        o_base = (bh // num_heads) * stride_ob + (bh % num_heads) * stride_oh
-        rows = q_row0 + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(1, o_layout))
-        cols = gl.arange(0, BLOCK_D, layout=gl.SliceLayout(0, o_layout))
-        ptrs = O + o_base + gl.expand_dims(rows, 1) * stride_om + gl.expand_dims(cols, 0)
-        ok = (gl.expand_dims(rows, 1) < seqlen_q) & (gl.expand_dims(cols, 0) < HEAD_DIM)
-        gl.store(ptrs, o, mask=ok)
+    blk, bh = _tile_coords(tile, n_qb, n_bh, swizzle, CAUSAL)
+    n_full, n_end = _key_blocks(blk * TILE_M, seqlen_q, seqlen_k, TILE_M, BLOCK_N, CAUSAL)
+    q_row0 = blk * TILE_M + WG * BLOCK_M
+    if PINGPONG == 3 and CAUSAL:  # this warp group's 64 rows need no mask on more key blocks than the tile's
+        n_full = gl.minimum(gl.maximum(n_full, _key_blocks(q_row0, seqlen_q, seqlen_k, BLOCK_M, BLOCK_N,
+                                                           CAUSAL)[0]), n_end)
+    offs_m = q_row0 + gl.arange(0, BLOCK_M, layout=row_layout)
+    acc = gl.zeros([BLOCK_M, BLOCK_D], gl.float32, o_layout)
+    m_i = gl.full([BLOCK_M], float("-inf"), gl.float32, row_layout)
+    l_i = gl.zeros([BLOCK_M], gl.float32, row_layout)
+    mbarrier.wait(q_full.index(WG), tc & 1)
+    acc, m_i, l_i = _attend_overlapped(q_smem, k_smem, v_smem, k_full, v_full, kv_empty, turn, acc, m_i, l_i,
+                                       offs_m, n_full, n_end, seqlen_q, seqlen_k, qk_scale, it, it + tc,
+                                       q_empty.index(WG), BLOCK_M, BLOCK_N, NUM_STAGES, CAUSAL, num_warps, WG,
+                                       PINGPONG, True, UNROLL)
+    l_safe = gl.where(l_i == 0.0, 1.0, l_i)  # a row that saw no key is written as zeros
+    l_o = gl.convert_layout(l_safe, gl.SliceLayout(1, o_layout))
+    o = (acc / gl.expand_dims(l_o, 1)).to(O.dtype.element_ty)
+    o_base = (bh // num_heads) * stride_ob + (bh % num_heads) * stride_oh
+    rows = q_row0 + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(1, o_layout))
+    cols = gl.arange(0, BLOCK_D, layout=gl.SliceLayout(0, o_layout))
+    ptrs = O + o_base + gl.expand_dims(rows, 1) * stride_om + gl.expand_dims(cols, 0)
+    ok = (gl.expand_dims(rows, 1) < seqlen_q) & (gl.expand_dims(cols, 0) < HEAD_DIM)
+    gl.store(ptrs, o, mask=ok)
+    return it + n_end
 
 
 @gluon.jit(do_not_specialize=["seqlen_q", "seqlen_k", "n_bh", "swizzle"])
 def attn_fwd_ws(Q, K, V, O, sm_scale, stride_qb, stride_qh, stride_qm, stride_kb, stride_kh, stride_kn,
                 stride_vb, stride_vh, stride_vn, stride_ob, stride_oh, stride_om, num_heads, kv_group, seqlen_q,
-                seqlen_k, n_bh, swizzle, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, BLOCK_D: gl.constexpr,
-                HEAD_DIM: gl.constexpr, CAUSAL: gl.constexpr, NUM_STAGES: gl.constexpr,
+                seqlen_k, n_bh, swizzle, TileCounter, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr,
+                BLOCK_D: gl.constexpr, HEAD_DIM: gl.constexpr, CAUSAL: gl.constexpr, NUM_STAGES: gl.constexpr,
                 PRODUCER_REGS: gl.constexpr, OVERLAP: gl.constexpr, PINGPONG: gl.constexpr,
                 TMA_STORE: gl.constexpr, PERSISTENT: gl.constexpr, UNROLL: gl.constexpr):
     bh = gl.program_id(1)
@@ -611,6 +704,19 @@ def attn_fwd_ws(Q, K, V, O, sm_scale, stride_qb, stride_qh, stride_qm, stride_kb
         for p in gl.static_range(Q_PARTS):
             mbarrier.init(q_full.index(p), count=1)
             mbarrier.init(q_empty.index(p), count=1)
+        # persistent=2 (dynamic): the producer hands each tile number to the consumers through a two-slot ring
+        DYNAMIC: gl.constexpr = PERSISTENT == 2
+        if DYNAMIC:
+            tile_smem = gl.allocate_shared_memory(gl.int32, [2, 1], gl.SwizzledSharedLayout(1, 1, 1, [0]))
+            tile_full = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
+            tile_empty = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
+            for t in gl.static_range(2):
+                mbarrier.init(tile_full.index(t), count=1)
+                mbarrier.init(tile_empty.index(t), count=Q_PARTS)  # every consumer reads it
+        else:  # not read: the static order follows from the program id
+            tile_smem = q_full
+            tile_full = q_full
+            tile_empty = q_full
     fence_async_shared()
 
     q_base = batch * stride_qb + head * stride_qh
@@ -623,47 +729,53 @@ def attn_fwd_ws(Q, K, V, O, sm_scale, stride_qb, stride_qh, stride_qm, stride_kb
             gl.warp_specialize([
                 (_consumer_persistent, (O, q_smem, k_smem, v_smem, q_full, q_empty, k_full, v_full, kv_empty, turn,
                                         stride_ob, stride_oh, stride_om, num_heads, n_bh, swizzle, seqlen_q,
-                                        seqlen_k, sm_scale * LOG2E, BLOCK_M, THIRD_P, BLOCK_N, BLOCK_D, HEAD_DIM,
-                                        NUM_STAGES, CAUSAL, 0, PINGPONG, UNROLL)),
+                                        seqlen_k, sm_scale * LOG2E, tile_smem, tile_full, tile_empty, BLOCK_M, THIRD_P,
+                                        BLOCK_N, BLOCK_D, HEAD_DIM, NUM_STAGES, CAUSAL, 0, PINGPONG, UNROLL,
+                                        DYNAMIC)),
                 (_consumer_persistent, (O, q_smem, k_smem, v_smem, q_full, q_empty, k_full, v_full, kv_empty, turn,
                                         stride_ob, stride_oh, stride_om, num_heads, n_bh, swizzle, seqlen_q,
-                                        seqlen_k, sm_scale * LOG2E, BLOCK_M, THIRD_P, BLOCK_N, BLOCK_D, HEAD_DIM,
-                                        NUM_STAGES, CAUSAL, 1, PINGPONG, UNROLL)),
+                                        seqlen_k, sm_scale * LOG2E, tile_smem, tile_full, tile_empty, BLOCK_M, THIRD_P,
+                                        BLOCK_N, BLOCK_D, HEAD_DIM, NUM_STAGES, CAUSAL, 1, PINGPONG, UNROLL,
+                                        DYNAMIC)),
                 (_consumer_persistent, (O, q_smem, k_smem, v_smem, q_full, q_empty, k_full, v_full, kv_empty, turn,
                                         stride_ob, stride_oh, stride_om, num_heads, n_bh, swizzle, seqlen_q,
-                                        seqlen_k, sm_scale * LOG2E, BLOCK_M, THIRD_P, BLOCK_N, BLOCK_D, HEAD_DIM,
-                                        NUM_STAGES, CAUSAL, 2, PINGPONG, UNROLL)),
+                                        seqlen_k, sm_scale * LOG2E, tile_smem, tile_full, tile_empty, BLOCK_M, THIRD_P,
+                                        BLOCK_N, BLOCK_D, HEAD_DIM, NUM_STAGES, CAUSAL, 2, PINGPONG, UNROLL,
+                                        DYNAMIC)),
                 (_producer_persistent, (Q, K, V, q_smem, k_smem, v_smem, q_full, q_empty, k_full, v_full, kv_empty,
                                         stride_qm, stride_kn, stride_vn, kv_group, n_bh, swizzle, seqlen_q,
-                                        seqlen_k, BLOCK_M, BLOCK_N, BLOCK_D, HEAD_DIM, NUM_STAGES, CAUSAL,
-                                        Q_PARTS)),
+                                        seqlen_k, TileCounter, tile_smem, tile_full, tile_empty, BLOCK_M, BLOCK_N,
+                                        BLOCK_D, HEAD_DIM, NUM_STAGES, CAUSAL, Q_PARTS, DYNAMIC)),
             ], [gl.num_warps(), gl.num_warps(), 1], [CONSUMER_REGS_3, CONSUMER_REGS_3, PRODUCER_REGS])
         elif PINGPONG:
             HALF_P: gl.constexpr = BLOCK_M // 2
             gl.warp_specialize([
                 (_consumer_persistent, (O, q_smem, k_smem, v_smem, q_full, q_empty, k_full, v_full, kv_empty, turn,
                                         stride_ob, stride_oh, stride_om, num_heads, n_bh, swizzle, seqlen_q,
-                                        seqlen_k, sm_scale * LOG2E, BLOCK_M, HALF_P, BLOCK_N, BLOCK_D, HEAD_DIM,
-                                        NUM_STAGES, CAUSAL, 0, PINGPONG, UNROLL)),
+                                        seqlen_k, sm_scale * LOG2E, tile_smem, tile_full, tile_empty, BLOCK_M, HALF_P,
+                                        BLOCK_N, BLOCK_D, HEAD_DIM, NUM_STAGES, CAUSAL, 0, PINGPONG, UNROLL,
+                                        DYNAMIC)),
                 (_consumer_persistent, (O, q_smem, k_smem, v_smem, q_full, q_empty, k_full, v_full, kv_empty, turn,
                                         stride_ob, stride_oh, stride_om, num_heads, n_bh, swizzle, seqlen_q,
-                                        seqlen_k, sm_scale * LOG2E, BLOCK_M, HALF_P, BLOCK_N, BLOCK_D, HEAD_DIM,
-                                        NUM_STAGES, CAUSAL, 1, PINGPONG, UNROLL)),
+                                        seqlen_k, sm_scale * LOG2E, tile_smem, tile_full, tile_empty, BLOCK_M, HALF_P,
+                                        BLOCK_N, BLOCK_D, HEAD_DIM, NUM_STAGES, CAUSAL, 1, PINGPONG, UNROLL,
+                                        DYNAMIC)),
                 (_producer_persistent, (Q, K, V, q_smem, k_smem, v_smem, q_full, q_empty, k_full, v_full, kv_empty,
                                         stride_qm, stride_kn, stride_vn, kv_group, n_bh, swizzle, seqlen_q,
-                                        seqlen_k, BLOCK_M, BLOCK_N, BLOCK_D, HEAD_DIM, NUM_STAGES, CAUSAL,
-                                        Q_PARTS)),
+                                        seqlen_k, TileCounter, tile_smem, tile_full, tile_empty, BLOCK_M, BLOCK_N,
+                                        BLOCK_D, HEAD_DIM, NUM_STAGES, CAUSAL, Q_PARTS, DYNAMIC)),
             ], [gl.num_warps(), 1], [CONSUMER_REGS, PRODUCER_REGS])
         else:
             gl.warp_specialize([
                 (_consumer_persistent, (O, q_smem, k_smem, v_smem, q_full, q_empty, k_full, v_full, kv_empty, turn,
                                         stride_ob, stride_oh, stride_om, num_heads, n_bh, swizzle, seqlen_q,
-                                        seqlen_k, sm_scale * LOG2E, BLOCK_M, BLOCK_M, BLOCK_N, BLOCK_D, HEAD_DIM,
-                                        NUM_STAGES, CAUSAL, 0, PINGPONG, UNROLL)),
+                                        seqlen_k, sm_scale * LOG2E, tile_smem, tile_full, tile_empty, BLOCK_M, BLOCK_M,
+                                        BLOCK_N, BLOCK_D, HEAD_DIM, NUM_STAGES, CAUSAL, 0, PINGPONG, UNROLL,
+                                        DYNAMIC)),
                 (_producer_persistent, (Q, K, V, q_smem, k_smem, v_smem, q_full, q_empty, k_full, v_full, kv_empty,
                                         stride_qm, stride_kn, stride_vn, kv_group, n_bh, swizzle, seqlen_q,
-                                        seqlen_k, BLOCK_M, BLOCK_N, BLOCK_D, HEAD_DIM, NUM_STAGES, CAUSAL,
-                                        Q_PARTS)),
+                                        seqlen_k, TileCounter, tile_smem, tile_full, tile_empty, BLOCK_M, BLOCK_N,
+                                        BLOCK_D, HEAD_DIM, NUM_STAGES, CAUSAL, Q_PARTS, DYNAMIC)),
             ], [1], [PRODUCER_REGS])
     elif PINGPONG == 2:  # the kernel's warps are consumer 0; consumer 1 is a worker of as many warps
         HALF: gl.constexpr = BLOCK_M // 2
@@ -747,19 +859,20 @@ def check_config(cfg):
     if ts not in (0, 1) or isinstance(ts, bool):
         return f"tma_store {ts!r} is not allowed; allowed: 0 (each thread stores its rows) or 1 (O through TMA)"
     ps = knob(cfg, "persistent", 0)
-    if ps not in (0, 1) or isinstance(ps, bool):
-        return (f"persistent {ps!r} is not allowed; allowed: 0 (one program per query block and head) or 1 (one "
-                f"per SM, walking the tiles)")
+    if ps not in PERSISTENT_MODES or isinstance(ps, bool):
+        return (f"persistent {ps!r} is not allowed; allowed: 0 (one program per query block and head), 1 (one "
+                f"per SM, each walking its share of the tiles) or 2 (one per SM, each taking the next tile from a "
+                f"global counter)")
     if ps and not (o and not ts):
-        return (f"persistent=1 needs overlap=1 and tma_store=0 (the next tile's Q is loaded into the rows O would "
-                f"leave through); got overlap={o}, tma_store={ts}")
+        return (f"persistent={ps} needs overlap=1 and tma_store=0 (the next tile's Q is loaded into the rows O "
+                f"would leave through); got overlap={o}, tma_store={ts}")
     u = knob(cfg, "unroll", UNROLL)
     if u not in (1, 2) or isinstance(u, bool):
         return f"unroll {u!r} is not allowed; allowed: 1 or 2 (unmasked key blocks per trip of the overlapped loop)"
     mib = knob(cfg, "l2_mib")
     lo, hi = L2_MIB_RANGE
     if mib is not None and (not ps or not isinstance(mib, int) or isinstance(mib, bool) or not lo <= mib <= hi):
-        return (f"l2_mib {mib!r} is not allowed; allowed: with persistent=1, an integer from {lo} to {hi} (MiB of "
+        return (f"l2_mib {mib!r} is not allowed; allowed: with persistent=1 or 2, an integer from {lo} to {hi} (MiB of "
                 f"K/V per section of heads; default {L2_SECTION_MIB})")
     return None
 
@@ -770,7 +883,7 @@ def _constexprs(cfg, head_dim, causal):
             "PRODUCER_REGS": producer_regs(cfg), "OVERLAP": bool(knob(cfg, "overlap", 1)),
             "PINGPONG": cfg["block_m"] // PINGPONG_ROWS if knob(cfg, "pingpong", 0) else 0,
             "TMA_STORE": bool(knob(cfg, "tma_store", 0)),
-            "PERSISTENT": bool(knob(cfg, "persistent", 0)), "UNROLL": knob(cfg, "unroll", UNROLL)}
+            "PERSISTENT": knob(cfg, "persistent", 0), "UNROLL": knob(cfg, "unroll", UNROLL)}
 
 
 def l2_heads(n_bh, seqlen_k, head_dim, elem_bytes, kv_group, mib=L2_SECTION_MIB):
@@ -802,8 +915,16 @@ def kernel_specs(cfg):
     if (why := target_refusal(cfg.get("target"))) is not None:
         raise ValueError(why)
     b, h, _, nk, hkv = problem(cfg)
-    args = example_args(cfg) | _tile_args(cfg, b, h, nk, cfg["head_dim"], hkv, 2)
+    args = example_args(cfg) | _tile_args(cfg, b, h, nk, cfg["head_dim"], hkv, 2) | {"TileCounter": "*i32"}
     return [spec("attn_fwd_ws", attn_fwd_ws, args, _constexprs(cfg, cfg["head_dim"], cfg["causal"]))]
+
+
+@functools.cache
+def _unread_counter(device):
+    """The TileCounter argument of the modes that never read it (one per device, made on first use)."""
+    import torch
+
+    return torch.zeros(1, dtype=torch.int32, device=device)
 
 
 def launch(q, k, v, causal, sm_scale, cfg):
@@ -824,12 +945,16 @@ def launch(q, k, v, causal, sm_scale, cfg):
     args = launch_args(q, k, v, sm_scale, O=o) | _tile_args(cfg, b, h, k.shape[2], q.shape[3], k.shape[1],
                                                              q.element_size())
     grid = (query_blocks(nq, cfg["block_m"]), b * h)
-    if knob(cfg, "persistent", 0):
+    mode = knob(cfg, "persistent", 0)
+    if mode:
         # the descriptors span every head as one [B*H*N, D] matrix: each tensor's heads must follow each other
         for name, t in (("q", q), ("k", k), ("v", v)):
             if t.stride()[:3] != (t.shape[1] * t.shape[2] * t.stride(2), t.shape[2] * t.stride(2), t.stride(2)):
-                raise ValueError(f"ws-regalloc persistent=1 reads {name} as one [B*H*N, D] matrix: its batches and "
-                                 f"heads must follow each other (contiguous); got strides {tuple(t.stride())}")
+                raise ValueError(f"ws-regalloc persistent={mode} reads {name} as one [B*H*N, D] matrix: its batches "
+                                 f"and heads must follow each other (contiguous); got strides {tuple(t.stride())}")
         grid = (min(device_compute_units(q), grid[0] * grid[1]),)
+    # persistent=2's tile counter starts at 0 on every launch; the other modes never read it
+    args["TileCounter"] = (torch.zeros(1, dtype=torch.int32, device=q.device) if mode == 2
+                           else _unread_counter(q.device))
     run(attn_fwd_ws, grid, args, _constexprs(cfg, q.shape[3], causal), cfg)
     return o

@@ -11,7 +11,7 @@ import vgprscope
 from vgprscope.core.errors import UsageError
 
 
-@pytest.mark.parametrize(("causal", "spilled"), [(False, (66, 96)), (True, (35, 38))])
+@pytest.mark.parametrize(("causal", "spilled"), [(False, (67, 96)), (True, (35, 38))])
 def test_persistent_compiles_for_sm_90_with_the_default_register_split(causal, spilled):
     """The persistent partitions take the same setmaxnreg counts as the per-tile kernel's; the consumers' K/V
     loop still carries the accumulator and softmax state. Under Triton 3.9 its split K/V loops (whole blocks,
@@ -57,8 +57,10 @@ def test_persistent_compiles_under_the_gpu_machines_triton_3_6(release36):
 
 
 @pytest.mark.parametrize(("knob", "message"), [
-    ("persistent=2", "persistent 2 is not allowed; allowed: 0 (one program per query block and head) or 1"),
-    ("l2_mib=8", "l2_mib 8 is not allowed; allowed: with persistent=1, an integer from 1 to 1024"),
+    ("persistent=3", "persistent 3 is not allowed; allowed: 0 (one program per query block and head), 1 (one per "
+                     "SM, each walking its share of the tiles) or 2 (one per SM, each taking the next tile from a "
+                     "global counter)"),
+    ("l2_mib=8", "l2_mib 8 is not allowed; allowed: with persistent=1 or 2, an integer from 1 to 1024"),
 ])
 def test_bad_persistent_settings_are_refused_with_the_reason(knob, message):
     with pytest.raises(UsageError, match=message.replace("(", r"\(").replace(")", r"\)")):
@@ -74,7 +76,7 @@ def test_persistent_with_a_tma_store_or_an_empty_l2_share_is_a_row_saying_why():
     status = {(dict(r.config.extra)["tma_store"], dict(r.config.extra)["l2_mib"]): r.status
               for r in (*result.records, *result.refused)}
     assert status[(1, 8)].startswith("persistent=1 needs overlap=1 and tma_store=0 (the next tile's Q is loaded")
-    assert status[(0, 0)].startswith("l2_mib 0 is not allowed; allowed: with persistent=1, an integer from 1")
+    assert status[(0, 0)].startswith("l2_mib 0 is not allowed; allowed: with persistent=1 or 2, an integer from")
     assert status[(0, 8)] == "ok"
 
 
@@ -89,3 +91,51 @@ def test_head_sections_hold_the_l2_share_of_kv_heads_in_whole_groups():
     assert l2_heads(64, 8192, 128, 2, 4) == 32
     # one K/V head over the share: still one group; a small problem: every head
     assert l2_heads(64, 8192, 128, 2, 4, mib=1) == 4 and l2_heads(6, 129, 64, 2, 1) == 6
+
+
+@pytest.mark.parametrize(("causal", "spilled"), [(False, (64, 93)), (True, (25, 27))])
+def test_dynamic_scheduler_compiles_for_sm_90_with_the_default_register_split(causal, spilled):
+    """persistent=2 (the producer takes each next tile from a global counter and hands it to the consumers
+    through shared memory) keeps the partitions' setmaxnreg counts: the producer 24, both consumers 240. Under
+    Triton 3.9 its split K/V loops spill as persistent=1's do (spill stores, reloads)."""
+    (e,) = vgprscope.explain(variant="ws-regalloc", arch="sm_90", knob="persistent=2", causal=causal,
+                             jobs=1).explanations
+    assert e.error is None and (e.allocation.spill_stores, e.allocation.spill_reloads) == spilled
+    assert [(p.name, p.num_warps, p.requested_registers, p.given_registers) for p in e.partitions] == [
+        ("default", 4, None, 240), ("partition0", 4, 240, 240), ("partition1", 1, 24, 24)]
+
+
+def test_dynamic_scheduler_takes_the_192_row_tile_of_three_consumers_at_head_dim_64():
+    """Three consumers read each tile number (the hand-over's empty barrier counts three arrivals), spill-free."""
+    (e,) = vgprscope.explain(variant="ws-regalloc", arch="sm_90", knob="persistent=2", causal=True, head_dim=64,
+                             jobs=1).explanations
+    assert e.error is None and (e.allocation.spill_stores, e.allocation.spill_reloads) == (0, 0)
+    assert [(p.name, p.requested_registers, p.given_registers) for p in e.partitions] == [
+        ("default", None, 168), ("partition0", 160, 160), ("partition1", 160, 160), ("partition2", 24, 24)]
+    (row,) = vgprscope.analyze(variant="ws-regalloc", arch="sm_90", knob=["persistent=2", "pingpong=0"],
+                               num_warps=8, num_stages=2, head_dim=64, block_m=128, block_n=128, jobs=1).records
+    assert row.status == "ok" and row.usage.spills == 0
+
+
+def test_dynamic_scheduler_compiles_under_the_gpu_machines_triton_3_6(release36):
+    """Under 3.6 (the GPU machine's) persistent=2 spills what persistent=1 does: 4 + 4 B per thread at D128,
+    outside the K/V loop; none at the D64 tile."""
+    rows = []
+    for d, causal in ((128, False), (128, True), (64, True)):
+        rows += vgprscope.analyze(variant="ws-regalloc", arch="sm_90", knob="persistent=2", head_dim=d,
+                                  causal=causal, triton="3.6.0", jobs=1).records
+    assert [(r.triton_version, r.status, r.usage.spills, r.usage.loop_spill_bytes) for r in rows] == [
+        ("3.6.0", "ok", 8, 0), ("3.6.0", "ok", 8, 0), ("3.6.0", "ok", 0, 0)]
+
+
+def test_dynamic_scheduler_compile_spec_names_its_counter_an_int32_pointer():
+    """The kernel's TileCounter argument is an int32 pointer in the compile spec (the launcher passes a zeroed
+    tensor per persistent=2 launch: tests/gpu/test_gpu_ws_persistent.py runs it), and the mode reaches the
+    kernel as the constexpr PERSISTENT."""
+    from vgprscope.kernels import ws_regalloc as W
+
+    cfg = {"block_m": 128, "block_n": 128, "num_warps": 4, "num_stages": 3, "head_dim": 128, "causal": True,
+           "dtype": "fp16", "shape": (2, 4, 256, 256), "extra": {"pingpong": 1, "persistent": 2}}
+    (spec,) = W.kernel_specs(cfg)
+    assert spec["args"]["TileCounter"] == "*i32" and spec["constexprs"]["PERSISTENT"] == 2
+    assert W.PERSISTENT_MODES == (0, 1, 2)
