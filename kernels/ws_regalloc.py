@@ -98,11 +98,15 @@ VARIANT = {
     # D128: 32 KiB of Q + 2 x 64 KiB of K/V): the config the other archs compile to say why they cannot.
     # sm_90 (measured on an H100, reports/ws-regalloc-h100.md): FA3's ping-pong, each consumer warp group its own
     # partition of 4 warps (+8 to +16 % over one partition of 8), and a 3-slot ring up to D128 (at D128: 32 KiB
-    # of Q + 3 x 64 KiB of K/V of the 227 KiB a block may take; +1 to +12 % over 2 slots; D64: no gain)
+    # of Q + 3 x 64 KiB of K/V of the 227 KiB a block may take; +1 to +12 % over 2 slots; D64: no gain).
+    # Causal attention up to D128 takes the dynamic scheduler (measured on an H200, reports/ws-regalloc-h200.md
+    # run 5, medians of 5 rounds interleaved with SDPA, fp16 / bf16: +4 to +8 % over the static persistent order
+    # at causal D128 (timed twice a round), +5 / +6 % over one program per tile at D64, GQA -2 / 0 %);
+    # non-causal D128 keeps one program per tile (the dynamic one: -0.8 / +1.5 %, within the rounds' spread)
     "defaults": {"block_m": 128, "block_n": 128, "num_warps": 8, "num_stages": 2},
     "defaults_for": [{"arch": ["sm_90"], "set": {"num_warps": 4, "pingpong": 1}},
                      {"arch": ["sm_90"], "head_dim": [65, 128], "set": {"num_stages": 3}},
-                     {"arch": ["sm_90"], "head_dim": [65, 128], "causal": True, "set": {"persistent": 1}},
+                     {"arch": ["sm_90"], "head_dim": [1, 128], "causal": True, "set": {"persistent": 2}},
                      {"arch": ["sm_90"], "head_dim": [1, 64], "set": {"block_m": 192, "block_n": 64,
                                                                       "num_stages": 8}},
                      {"head_dim": [129, 256], "set": {"block_n": 64}}],

@@ -68,8 +68,9 @@ def test_explain_gives_each_partition_its_setmaxnreg_registers(producer_regs):
 def test_sm_90_default_is_two_ping_ponging_consumer_partitions_at_240():
     """sm_90's default (FA3's ping-pong, measured faster on the GPU: reports/ws-regalloc-h200.md): the kernel's
     4 warps are consumer 0, a worker of 4 warps asking for 240 registers consumer 1, the producer's warp 24
-    registers; a 3-slot K/V ring up to D128, the persistent scheduler for causal D65-D128; FA3's 192-row tile
-    at D64 (three consumer warp groups at 160 registers, 64-key blocks, 8 slots); 2 slots beyond D128."""
+    registers; a 3-slot K/V ring up to D128, the dynamic persistent scheduler for causal attention up to D128;
+    FA3's 192-row tile at D64 (three consumer warp groups at 160 registers, 64-key blocks, 8 slots); 2 slots
+    beyond D128."""
     from vgprscope.core.archs import ARCHS
     from vgprscope.flashattn.config import ConfigRequest
     from vgprscope.flashattn.variants import get_variant, resolve_config
@@ -78,8 +79,8 @@ def test_sm_90_default_is_two_ping_ponging_consumer_partitions_at_240():
     at = {(d, c): resolve_config(v, ARCHS["sm_90"], ConfigRequest(head_dim=d, causal=c))
           for d in (64, 128, 256) for c in (False, True)}
     assert [(c.block_m, c.num_warps, c.num_stages, c.block_n, dict(c.extra)) for c in at.values()] == [
-        (192, 4, 8, 64, {"pingpong": 1}), (192, 4, 8, 64, {"pingpong": 1}),
-        (128, 4, 3, 128, {"pingpong": 1}), (128, 4, 3, 128, {"persistent": 1, "pingpong": 1}),
+        (192, 4, 8, 64, {"pingpong": 1}), (192, 4, 8, 64, {"persistent": 2, "pingpong": 1}),
+        (128, 4, 3, 128, {"pingpong": 1}), (128, 4, 3, 128, {"persistent": 2, "pingpong": 1}),
         (128, 4, 2, 64, {"pingpong": 1}), (128, 4, 2, 64, {"pingpong": 1})]
     # the other archs keep the config every refusal row was saved with
     other = resolve_config(v, ARCHS["sm_80"], ConfigRequest())
@@ -130,7 +131,7 @@ def test_compare_puts_it_beside_the_other_strategies_with_its_traffic():
 
 def test_compiles_under_the_gpu_machines_triton_3_6(release36):
     """3.6 names TMA's load async_copy_global_to_shared, 3.9 async_load: the kernel takes either. Causal D128's
-    default (the persistent scheduler) spills 4 B per thread outside the K/V loop under 3.6 (per tile);
+    default (the dynamic persistent scheduler) spills 4 B per thread outside the K/V loop under 3.6 (per tile);
     non-causal and D64 none."""
     rows = [r for causal in (False, True)
             for r in vgprscope.analyze(variant="ws-regalloc", arch="sm_90", causal=causal, head_dim=[64, 128],
