@@ -6,8 +6,10 @@ environment toolchain (no install: the same code path as a release's)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -185,3 +187,41 @@ def test_a_library_users_process_reuses_the_workers_and_ends_with_none_left(kern
     assert first == second and len(first) == 1  # the second call's compile went to the first call's worker
     assert not [pid for pid in first if _alive(pid)]
     assert [p.name for p in tmp.iterdir() if p.name.startswith(scratch.PREFIX)] == []  # its scratch went with it
+
+
+def _serving(pid: int) -> list[int]:
+    """The toolchain workers (``--serve``) among a process's children."""
+    out = subprocess.run(["ps", "-o", "pid=,args=", "--ppid", str(pid)], capture_output=True, text=True).stdout
+    return [int(line.split()[0]) for line in out.splitlines() if line.rstrip().endswith("--serve")]
+
+
+def test_ctrl_c_under_a_toolchain_kills_its_workers_and_is_one_line(tmp_path):
+    """The CLI's Ctrl-C while another Triton's workers compile (they run in sessions of their own: the terminal's
+    Ctrl-C does not reach them): exit 130, one line, no worker left, their scratch directory removed."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = {**os.environ, "TMPDIR": str(tmp), "VGPRSCOPE_TOOLCHAIN_DIR": str(tmp_path / "store"),
+           "VGPRSCOPE_CACHE_DIR": str(tmp_path / "cache")}
+    grid = ["analyze", "--variant", "baseline", "--arch", "gfx942", "--block-m", "16,32,64", "--block-n", "16,32",
+            "--jobs", "2", "--triton", sys.executable]
+    proc = subprocess.Popen([sys.executable, "-m", "vgprscope", *grid], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True, env=env)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and len(_serving(proc.pid)) < 2 and proc.poll() is None:
+            time.sleep(0.2)
+        workers = _serving(proc.pid)
+        assert len(workers) == 2, "the toolchain's workers did not start"
+        time.sleep(1)  # compiling
+        os.killpg(proc.pid, signal.SIGINT)  # a terminal's Ctrl-C reaches the whole process group
+        _, stderr = proc.communicate(timeout=30)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    lines = stderr.splitlines()
+    assert proc.returncode == 130 and len(lines) == 1 and lines[0].startswith("vgprscope: interrupted"), stderr[-2000:]
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(_alive(w) for w in workers):
+        time.sleep(0.1)
+    assert not [w for w in workers if _alive(w)]
+    assert [p.name for p in tmp.iterdir() if p.name.startswith(scratch.PREFIX)] == []

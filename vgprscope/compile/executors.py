@@ -338,6 +338,16 @@ def run_on_worker(toolchain: dict[str, Any], request: dict[str, Any]) -> dict[st
     return ToolchainPool.get(tc, 1).ask(request)
 
 
+def kill_pools() -> None:
+    """Every pool of this process killed, with their scratch directories (a Ctrl-C's exit, which runs no atexit
+    handler: those the interrupted compile did not use are killed here)."""
+    Pool.kill()
+    with ToolchainPool._pools_lock:
+        pools = list(ToolchainPool._pools.values())
+    for pool in pools:
+        pool.kill()
+
+
 def _close_pools() -> None:
     """At exit: the installed Triton's pool first (a forked worker holds a copy of every toolchain worker's
     stdin, which then would not close), then every toolchain's."""
