@@ -236,6 +236,26 @@ def _ratio_rows(pairs: dict[str, list[tuple[float, float]]]) -> dict[str, Any]:
     return {k: (statistics.median(w for w, _ in v), statistics.median(c for _, c in v)) for k, v in pairs.items()}
 
 
+def _against_compile_floor(cmd: list[str], env: dict[str, str], cmd_env: dict[str, str], tmp: Path, name: str,
+                           runs: int) -> tuple[dict[str, Any], int]:
+    """A cold vgprscope command (an empty vgprscope cache and Triton cache of its own, and ``cmd_env``) and
+    ``triton.compile`` of the very jobs it compiled (read back from its cache, one process), alternately, ``runs``
+    times: the medians of (wall, CPU) of each side ("run", "floor") and the number of jobs."""
+    pairs: dict[str, list[tuple[float, float]]] = {"run": [], "floor": []}
+    n_jobs = 0
+    for i in range(runs):
+        vc = tmp / f"{name}-{i}"
+        own = {"VGPRSCOPE_CACHE_DIR": str(vc), "TRITON_CACHE_DIR": str(tmp / f"tc-{name}-{i}")}
+        wall, cpu, _ = measured(cmd, env | own | cmd_env)
+        pairs["run"].append((wall, cpu))
+        jobs = _jobs_of(vc)
+        n_jobs = len(json.loads(jobs.read_text()))
+        wall, cpu, _ = measured([sys.executable, "-c", FLOOR_COMPILE, str(jobs)],
+                                env | {"TRITON_CACHE_DIR": str(tmp / f"tc-{name}-floor-{i}")})
+        pairs["floor"].append((wall, cpu))
+    return _ratio_rows(pairs), n_jobs
+
+
 def _triton_cache(tmp: Path, sources: list[list[str]], env: dict[str, str]) -> Path:
     """A Triton cache as a GPU run leaves it, made here without a GPU: ``triton.compile`` writes
     TRITON_CACHE_DIR without a device (each command of ``sources`` run with it set)."""
@@ -255,22 +275,10 @@ def floors(args: argparse.Namespace) -> str:
         env = clean_env(TRITON_CACHE_DIR=str(tmp / "tc"))
 
         # 1. cold analyze (its default table) against triton.compile of the same jobs
-        cold: dict[str, list[tuple[float, float]]] = {"analyze": [], "floor": []}
-        n_jobs = 0
-        for i in range(runs):
-            vc = tmp / f"analyze-{i}"
-            wall, cpu, _ = measured(exe + ["analyze"], env | {"VGPRSCOPE_CACHE_DIR": str(vc),
-                                                                "TRITON_CACHE_DIR": str(tmp / f"tc-a{i}")})
-            cold["analyze"].append((wall, cpu))
-            jobs = _jobs_of(vc)
-            n_jobs = len(json.loads(jobs.read_text()))
-            wall, cpu, _ = measured([sys.executable, "-c", FLOOR_COMPILE, str(jobs)],
-                                     env | {"TRITON_CACHE_DIR": str(tmp / f"tc-f{i}")})
-            cold["floor"].append((wall, cpu))
-        m = _ratio_rows(cold)
-        ratio = m["analyze"][1] / m["floor"][1]
+        m, n_jobs = _against_compile_floor(exe + ["analyze"], env, {}, tmp, "analyze", runs)
+        ratio = m["run"][1] / m["floor"][1]
         rows.append(f"| cold `vgprscope analyze` (bundled set, default archs: {n_jobs} compiles), CPU time | "
-                    f"{m['analyze'][1]:.1f} s (wall {m['analyze'][0]:.1f} s) | `triton.compile` of the same "
+                    f"{m['run'][1]:.1f} s (wall {m['run'][0]:.1f} s) | `triton.compile` of the same "
                     f"{n_jobs} jobs, one process: {m['floor'][1]:.1f} s (wall {m['floor'][0]:.1f} s) | "
                     f"**{ratio:.2f}x** | <= 1.10x | {yes(ratio <= 1.10)} |")
 
@@ -371,26 +379,13 @@ def inductor_floor(exe: list[str], env: dict[str, str], tmp: Path, tarball: Path
     with tarfile.open(tarball) as tar:
         tar.extractall(tmp / "inductor", **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
     inductor = tmp / "inductor" / "inductor"
-    ind: dict[str, list[tuple[float, float]]] = {"scan": [], "floor": []}
-    n_ind = 0
-    for i in range(runs):
-        vc = tmp / f"ind-{i}"
-        # the installed Triton compiles them (no toolchain of the release that wrote the cache at hand), as the
-        # floor does
-        wall, cpu, _ = measured(exe + ["scan", str(inductor)],
-                                env | {"VGPRSCOPE_CACHE_DIR": str(vc), "TRITON_CACHE_DIR": str(tmp / f"tc-i{i}"),
-                                       "VGPRSCOPE_TOOLCHAIN_DIR": str(tmp / "no-toolchains")})
-        ind["scan"].append((wall, cpu))
-        jobs = _jobs_of(vc)
-        n_ind = len(json.loads(jobs.read_text()))
-        wall, cpu, _ = measured([sys.executable, "-c", FLOOR_COMPILE, str(jobs)],
-                                env | {"TRITON_CACHE_DIR": str(tmp / f"tc-if{i}")})
-        ind["floor"].append((wall, cpu))
-    m = _ratio_rows(ind)
-    ratio = m["scan"][1] / m["floor"][1]
+    # the installed Triton compiles them (no toolchain of the release that wrote the cache at hand), as the floor does
+    m, n_ind = _against_compile_floor(exe + ["scan", str(inductor)], env,
+                                      {"VGPRSCOPE_TOOLCHAIN_DIR": str(tmp / "no-toolchains")}, tmp, "ind", runs)
+    ratio = m["run"][1] / m["floor"][1]
     yes = "yes" if ratio <= 1.20 else "**no**"
     return (f"| cold `vgprscope scan` of an Inductor cache (`{tarball.name}`: {n_ind} compiles), CPU time | "
-            f"{m['scan'][1]:.1f} s (wall {m['scan'][0]:.1f} s) | `triton.compile` of the same generated kernels, "
+            f"{m['run'][1]:.1f} s (wall {m['run'][0]:.1f} s) | `triton.compile` of the same generated kernels, "
             f"one process: {m['floor'][1]:.1f} s (wall {m['floor'][0]:.1f} s) | **{ratio:.2f}x** | <= 1.20x | "
             f"{yes} |")
 

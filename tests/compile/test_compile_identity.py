@@ -64,10 +64,7 @@ def _tasks(directory: Path, engine: Engine, arch: str = "gfx942", toolchain: too
 
 def _compile(directory: Path, cache: CompileCache, arch: str = "gfx942", toolchain=None, jobs: int = 1):
     engine = Engine(jobs, cache)
-    try:
-        (row,) = engine.compile(_tasks(directory, engine, arch, toolchain))
-    finally:
-        engine.close()
+    (row,) = engine.compile(_tasks(directory, engine, arch, toolchain))
     return row
 
 

@@ -343,7 +343,7 @@ def test_a_toolchain_worker_whose_parent_is_gone_ends_without_a_traceback():
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the worker's environment in /proc")
 def test_a_toolchain_pools_workers_write_in_its_scratch_directory_removed_with_it(tmp_path, monkeypatch):
     """Another Triton's workers (``python <runtime> --serve`` subprocesses) get the pool's scratch directory in
-    their environment; shutting the pool down, or killing it (Ctrl-C), removes it."""
+    their environment; closing the pool (at exit), or killing it (Ctrl-C), removes it."""
     import triton
 
     from vgprscope.compile.executors import ToolchainPool
@@ -351,9 +351,9 @@ def test_a_toolchain_pools_workers_write_in_its_scratch_directory_removed_with_i
     from vgprscope.runtime import scratch
 
     monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
-    for end in ("shutdown", "kill"):
+    for end in ("close", "kill"):
         pool = ToolchainPool(Toolchain("environment", triton.__version__, sys.executable), 1)
-        answer = pool._ask({"op": "nothing"})  # a worker started and answering
+        answer = pool.ask({"op": "nothing"})  # a worker started and answering
         assert answer["error"] == "unknown request 'nothing'"
         (proc,) = pool._procs
         environ = Path(f"/proc/{proc.pid}/environ").read_bytes().split(b"\0")

@@ -109,7 +109,7 @@ def test_a_captured_kernel_compiles_as_that_release_compiles_it(other, ops_captu
     assert {a: _regs(r) for a, r in adds.items()} == want
 
 
-def test_a_bundled_variant_compiles_as_that_release_compiles_it(other):
+def test_a_bundled_variant_compiles_as_that_release_compiles_it(other, tmp_path):
     (amd, nv) = vgprscope.analyze(variant="baseline", arch=["gfx942", "sm_90"], block_m=64, block_n=32, head_dim=64,
                                   num_warps=4, num_stages=1, triton=OTHER, jobs=2).records
     assert amd.ok and nv.ok and amd.triton_version == nv.triton_version == OTHER
@@ -128,17 +128,17 @@ def test_a_bundled_variant_compiles_as_that_release_compiles_it(other):
             "options": {"num_warps": 4, "num_stages": 1}}
     # the bundled kernels import as vgprscope.kernels: a package directory beside vgprscope for the script
     pkg = ROOT / "vgprscope" / "kernels"
-    module_dir = ROOT if pkg.exists() else _kernels_as_package(Path(os.environ["VGPRSCOPE_TOOLCHAIN_DIR"]))
+    module_dir = ROOT if pkg.exists() else _kernels_as_package(tmp_path)
     assert direct(other, module_dir, spec) == {"gfx942": amd.usage.vgpr_total, "sm_90": nv.usage.regs}
 
 
 def _kernels_as_package(where: Path) -> Path:
-    """A directory in which ``vgprscope.kernels`` is the repository's kernels/ (as an install maps it)."""
+    """A directory in which ``vgprscope.kernels`` is this checkout's kernels/ (as an install maps it); the test's
+    own (one made in a toolchain store shared by checkouts pointed at another checkout's, or at one removed)."""
     root = where / "kernels-as-package"
-    if not root.exists():
-        (root / "vgprscope").mkdir(parents=True)
-        (root / "vgprscope" / "__init__.py").write_text("")
-        (root / "vgprscope" / "kernels").symlink_to(ROOT / "kernels")
+    (root / "vgprscope").mkdir(parents=True)
+    (root / "vgprscope" / "__init__.py").write_text("")
+    (root / "vgprscope" / "kernels").symlink_to(ROOT / "kernels")
     return root
 
 

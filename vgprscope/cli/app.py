@@ -128,6 +128,11 @@ def _exit_interrupted(argv: list[str] | None) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if argv is not None:  # a caller's process (a test): a plain exit
         sys.exit(INTERRUPTED)
+    # the pools the interrupted compile did not kill (the installed Triton's while another one compiled, an idle
+    # one), with their scratch directories: this exit runs no atexit handler
+    executors = sys.modules.get("vgprscope.compile.executors")
+    if executors is not None:
+        executors.kill_pools()
     for stream in (sys.stdout, sys.stderr):
         try:
             if stream is not None:

@@ -126,7 +126,6 @@ class Engine:
     on_progress: Callable[[int, int], None] | None = None
     # this run's raw outputs by cache key, for ``raw_outputs`` when the cache cannot keep them
     answers: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
-    pools: dict[str, Any] = field(default_factory=dict, repr=False)  # toolchain id -> its worker subprocesses
     timeout: float | None = None  # seconds a compile may run (None: $VGPRSCOPE_COMPILE_TIMEOUT or 300; 0: none)
     idents: dict[str, Identity] = field(default_factory=dict, repr=False)  # the last compile's, by toolchain id
     # every loop figure (the gate loop's matrix share and lines too), or only those that come free and the
@@ -140,7 +139,8 @@ class Engine:
 
     def _executor(self, toolchain_id: str, workers: int) -> Any:
         """Where requests of a toolchain go: the installed Triton's process pool (or the cluster); another
-        release's or environment's worker subprocesses (on a cluster: installed there on first use)."""
+        release's or environment's worker subprocesses, this process's pool of them (on a cluster: installed
+        there on first use). Both pools are shared by every engine and end with the process."""
         if toolchain_id == "":
             return self.executor if self.executor is not None else Pool.get(max(workers, 1))
         from . import toolchains
@@ -148,9 +148,9 @@ class Engine:
         tc = toolchains.by_id(toolchain_id)
         if self.executor is not None:
             return OnCluster(self.executor, {"kind": tc.kind, "version": tc.version, "python": tc.python})
-        if toolchain_id not in self.pools:
-            self.pools[toolchain_id] = ToolchainPool(tc, max(workers, 1))
-        return self.pools[toolchain_id]
+        # this process's, shared with every engine; new workers where the toolchain's files or environment changed
+        ident = self.idents.get(toolchain_id) or toolchain_identity(toolchain_id)
+        return ToolchainPool.get(tc, max(workers, 1), ident.key())
 
     def _submit_all(self, requests: list[dict[str, Any]], on_answer: Callable[[int, dict[str, Any]], None],
                     toolchain_id: str = "") -> None:
@@ -406,12 +406,6 @@ class Engine:
             self.compile([task])
             raw = self.answers.get(key)
         return raw
-
-    def close(self) -> None:
-        """Shut the toolchain workers this engine started (the installed Triton's pool is shared)."""
-        for pool in self.pools.values():
-            pool.shutdown(wait=False)
-        self.pools.clear()
 
 
 def _interpreting() -> bool:

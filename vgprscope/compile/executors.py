@@ -14,7 +14,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import CancelledError, Executor, Future
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..runtime import scratch, worker, worker_command
 from .toolchains import Toolchain, environment, release
@@ -116,8 +116,6 @@ class Pool:
         cls.pool, cls.size, cls.scratch_dir = None, 0, None
 
 
-atexit.register(Pool.close)
-
 
 @contextlib.contextmanager
 def ctrl_c_held() -> Iterator[None]:
@@ -162,68 +160,151 @@ def in_process(request: dict[str, Any]) -> dict[str, Any]:
 
 
 class ToolchainPool:
-    """Compile workers under a toolchain's Python: ``python <runtime> --serve`` subprocesses, one request at a time
-    each, fed by as many threads. A worker that dies answers with an error (not cached) and is restarted.
-    Workers end when this process does (their stdin closes); their scratch directory is removed when the pool
-    is shut down or killed, or at this process's exit."""
+    """The compile workers of one toolchain, one pool per toolchain per process (``get``), shared by every engine:
+    ``python <runtime> --serve`` subprocesses under that toolchain's Python (each imports its Triton: seconds),
+    one request at a time each, fed by as many threads as the most workers asked for. A worker is started when a
+    request finds none idle, and kept for the next request (of this engine or a later one); one that dies
+    answers with an error (not cached) and the next request starts another. Killed (Ctrl-C) it is forgotten: the
+    next ``get`` makes a new one. Workers end when this process does (their stdin closes, ``close_all`` at
+    exit); their scratch directory is removed when the pool is closed or killed."""
 
-    def __init__(self, toolchain: Toolchain, workers: int):
+    _pools: ClassVar[dict[str, ToolchainPool]] = {}  # toolchain id -> its pool in this process
+    _pools_lock = threading.Lock()
+
+    def __init__(self, toolchain: Toolchain, workers: int, state: str = ""):
         from concurrent.futures import ThreadPoolExecutor
 
-        self.toolchain = toolchain
-        self._threads = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="vgprscope-toolchain")
-        self._local = threading.local()
-        self._procs: list[subprocess.Popen[str]] = []
+        self.toolchain, self.state = toolchain, state
+        self.size = max(workers, 1)
+        self._threads = ThreadPoolExecutor(max_workers=self.size, thread_name_prefix="vgprscope-toolchain")
+        self._procs: list[subprocess.Popen[str]] = []  # every worker alive or not yet seen dead
+        self._idle: list[subprocess.Popen[str]] = []  # those waiting for a request
         self._lock = threading.Lock()
         self._scratch: str | None = None
+        self._ended = False
 
-    def _scratch_dir(self) -> str:
+    @classmethod
+    def get(cls, toolchain: Toolchain, workers: int, state: str = "") -> ToolchainPool:
+        """This process's pool of a toolchain, made on first use, grown to ``workers`` threads if it has fewer
+        (its workers kept). ``state``: what the workers' compiles depend on besides their requests (the
+        toolchain's files and the environment they start in: ``Identity.key``); a pool started in another
+        state is closed and a new one made (a toolchain rebuilt at the same version, a setting unset)."""
+        with cls._pools_lock:
+            pool = stale = cls._pools.get(toolchain.id)
+            if pool is None or pool.state != state:
+                pool = cls._pools[toolchain.id] = cls(toolchain, workers, state)
+            else:
+                stale = None
+                if workers > pool.size:
+                    pool._grow(workers)
+        if stale is not None:
+            stale.close()
+        return pool
+
+    def _grow(self, workers: int) -> None:
+        from concurrent.futures import ThreadPoolExecutor
+
         with self._lock:
+            old, self.size = self._threads, workers
+            self._threads = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="vgprscope-toolchain")
+        old.shutdown(wait=False)  # what it was given still runs; its threads end then
+
+    def _forget(self) -> None:
+        with ToolchainPool._pools_lock:
+            if ToolchainPool._pools.get(self.toolchain.id) is self:
+                del ToolchainPool._pools[self.toolchain.id]
+
+    def _take(self) -> subprocess.Popen[str] | None:
+        """An idle worker, or a new one; None once the pool has ended."""
+        with self._lock:
+            if self._ended:
+                return None
+            while self._idle:
+                proc = self._idle.pop()
+                if proc.poll() is None:
+                    return proc
+                self._procs.remove(proc)  # died while idle: another is started
             if self._scratch is None:
                 self._scratch = scratch.make()
-                atexit.register(scratch.remove, self._scratch)
-            return self._scratch
-
-    def _proc(self) -> subprocess.Popen[str]:
-        proc = getattr(self._local, "proc", None)
-        if proc is None or proc.poll() is not None:
-            env = {**os.environ, "TRITON_INTERPRET": "0", "PYTHONPATH": "", scratch.ENV: self._scratch_dir()}
+            env = {**os.environ, "TRITON_INTERPRET": "0", "PYTHONPATH": "", scratch.ENV: self._scratch}
             proc = subprocess.Popen(worker_command(self.toolchain.python, "--serve"), stdin=subprocess.PIPE,
                                     stdout=subprocess.PIPE, stderr=None, text=True, env=env,
                                     start_new_session=True)  # a terminal's Ctrl-C is the parent's (kill())
-            self._local.proc = proc
-            with self._lock:
-                self._procs.append(proc)
-        return proc
+            self._procs.append(proc)
+            return proc
 
-    def _ask(self, request: dict[str, Any]) -> dict[str, Any]:
-        proc = self._proc()
+    def _put_back(self, proc: subprocess.Popen[str], healthy: bool) -> None:
+        with self._lock:
+            if healthy and not self._ended:
+                self._idle.append(proc)
+                return
+            if proc in self._procs:
+                self._procs.remove(proc)
+        _end_worker(proc)
+
+    def ask(self, request: dict[str, Any]) -> dict[str, Any]:
+        """One request's answer from a worker of this pool (the calling thread waits for it)."""
+        proc = self._take()
+        if proc is None:
+            return {"error": f"the Triton {self.toolchain.version} compile workers were stopped",
+                    "error_kind": "environment", "triton_version": self.toolchain.version}
+        answer: dict[str, Any] | None = None
         try:
             if proc.stdin is None or proc.stdout is None:  # opened with pipes: never
                 raise OSError("the compile worker has no pipes")
             proc.stdin.write(json.dumps(request) + "\n")
             proc.stdin.flush()
             line = proc.stdout.readline()
-        except (BrokenPipeError, OSError):
-            line = ""
-        if not line:
+            answer = json.loads(line) if line else None
+        except (OSError, ValueError):
+            answer = None
+        finally:
+            self._put_back(proc, answer is not None)  # one that did not answer is ended
+        if answer is None:
             code = proc.wait()
-            self._local.proc = None
             why = "a compile ran past its time limit and would not stop" if code == 124 else f"exit code {code}"
             return {"error": f"the Triton {self.toolchain.version} compile worker died ({why})",
                     "error_kind": "environment", "triton_version": self.toolchain.version}
-        answer: dict[str, Any] = json.loads(line)
-        return answer
+        return dict(answer)
 
     def submit(self, fn: Any, request: dict[str, Any]) -> Future[dict[str, Any]]:  # fn: worker.run, run there
-        return self._threads.submit(self._ask, request)
+        with self._lock:
+            threads = self._threads
+        return threads.submit(self.ask, request)
+
+    def _end(self) -> tuple[list[subprocess.Popen[str]], Any]:
+        """Forgotten by the process and ended: no request starts a worker any more; its workers and threads."""
+        self._forget()
+        with self._lock:
+            self._ended = True
+            procs, self._procs, self._idle = self._procs, [], []
+            return procs, self._threads
 
     def kill(self) -> None:
-        with self._lock:
-            for p in self._procs:
-                with contextlib.suppress(Exception):
-                    p.kill()
-        self._threads.shutdown(wait=False, cancel_futures=True)
+        """Stop now (Ctrl-C): the running compiles are abandoned, their workers killed; the next ``get`` of this
+        toolchain makes a new pool."""
+        procs, threads = self._end()
+        for p in procs:
+            with contextlib.suppress(Exception):
+                p.kill()
+        threads.shutdown(wait=False, cancel_futures=True)
+        self._remove_scratch()
+
+    def close(self, timeout: float = 5.0) -> None:
+        """End every worker: its stdin closed, it ends after its request (killed after ``timeout`` seconds)."""
+        import time
+
+        procs, threads = self._end()
+        for p in procs:
+            with contextlib.suppress(Exception):
+                if p.stdin is not None:
+                    p.stdin.close()
+        deadline = time.monotonic() + timeout
+        for p in procs:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                p.wait(timeout=max(deadline - time.monotonic(), 0.01))
+            _end_worker(p)
+        threads.shutdown(wait=False, cancel_futures=True)
         self._remove_scratch()
 
     def _remove_scratch(self) -> None:
@@ -231,28 +312,47 @@ class ToolchainPool:
             scratch.remove(self._scratch)
             self._scratch = None
 
-    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
-        with self._lock:
-            for p in self._procs:
-                with contextlib.suppress(Exception):
-                    if p.stdin is not None:
-                        p.stdin.close()
-                    p.wait(timeout=5)
-                with contextlib.suppress(Exception):
-                    if p.stdout is not None:
-                        p.stdout.close()
-        self._threads.shutdown(wait=wait, cancel_futures=cancel_futures)
-        self._remove_scratch()
+    @classmethod
+    def close_all(cls) -> None:
+        with cls._pools_lock:
+            pools = list(cls._pools.values())
+        for pool in pools:
+            pool.close()
+
+
+def _end_worker(proc: subprocess.Popen[str]) -> None:
+    """A toolchain worker killed (if it still runs), reaped, its pipes closed."""
+    with contextlib.suppress(Exception):
+        proc.kill()
+        proc.wait(timeout=5)
+    for pipe in (proc.stdin, proc.stdout):
+        with contextlib.suppress(Exception):
+            if pipe is not None:
+                pipe.close()
 
 
 def run_on_worker(toolchain: dict[str, Any], request: dict[str, Any]) -> dict[str, Any]:
     """A compile request under a toolchain on a Dask worker: the release is installed there on first use
-    (as here), and a worker subprocess of its Python answers."""
+    (as here), and a worker subprocess of its Python answers (the worker process's pool of that toolchain)."""
     tc = release(toolchain["version"]) if toolchain["kind"] == "release" else environment(toolchain["python"])
-    pool = _WORKER_POOLS.get(tc.id)
-    if pool is None:
-        pool = _WORKER_POOLS[tc.id] = ToolchainPool(tc, 1)
-    return pool._ask(request)
+    return ToolchainPool.get(tc, 1).ask(request)
 
 
-_WORKER_POOLS: dict[str, ToolchainPool] = {}
+def kill_pools() -> None:
+    """Every pool of this process killed, with their scratch directories (a Ctrl-C's exit, which runs no atexit
+    handler: those the interrupted compile did not use are killed here)."""
+    Pool.kill()
+    with ToolchainPool._pools_lock:
+        pools = list(ToolchainPool._pools.values())
+    for pool in pools:
+        pool.kill()
+
+
+def _close_pools() -> None:
+    """At exit: the installed Triton's pool first (a forked worker holds a copy of every toolchain worker's
+    stdin, which then would not close), then every toolchain's."""
+    Pool.close()
+    ToolchainPool.close_all()
+
+
+atexit.register(_close_pools)

@@ -434,11 +434,8 @@ def diff(*, triton: Any = None, settings: Any = None, variant: Names = None, arc
     sel = Selection.of(selection.names(variant, "variant"), selection.arch_names(arch), requests, keywords)
     with executor_for(scheduler, executor) as ex, main_not_rerun():
         engine = make_engine(run["jobs"], run["use_cache"], run["cache_dir"], ex, on_progress)
-        try:
-            core = diff_sides(selection_tasks(sel, engine), before, after, rules=ruleset, engine=engine,
-                              fail_on_change=fail_on_change)
-        finally:
-            engine.close()
+        core = diff_sides(selection_tasks(sel, engine), before, after, rules=ruleset, engine=engine,
+                          fail_on_change=fail_on_change)
     return DiffResult.of(core)
 
 

@@ -187,10 +187,7 @@ def sweep(sel: Selection, *, jobs: int | None = None, use_cache: bool = True, ca
     caller shows are left unread where they cost a disassembly (``compile.engine.Engine.loops``)."""
     with executor_for(scheduler, executor) as ex, main_not_rerun():
         engine = make_engine(jobs, use_cache, cache_dir, ex, on_progress, loops, warnings)
-        try:
-            return engine.compile(selection_tasks(sel, engine, guarded=True, yes=yes, max_compiles=max_compiles))
-        finally:
-            engine.close()
+        return engine.compile(selection_tasks(sel, engine, guarded=True, yes=yes, max_compiles=max_compiles))
 
 
 def frontier_of(sel: Selection, *, jobs: int | None = None, use_cache: bool = True,
@@ -211,12 +208,9 @@ def frontier_of(sel: Selection, *, jobs: int | None = None, use_cache: bool = Tr
         tasks = [t for t in tasks if knob_of(t) is None]
         sample = [access.vary(t, p.knob, p.setting) for t in sample_of(tasks, jobs)
                   for p in occupancy_levels(access.arch(t), access.num_warps(t))[-1:]] or sample_of(splits, jobs)
-        try:
-            guard(level_count(tasks, access) + len(splits), yes, max_compiles, sample, engine.compile)
-            return ((run_frontier(tasks, engine.compile, access) if tasks else [])
-                    + (run_split(splits, engine.compile, engine.raw_outputs) if splits else []))
-        finally:
-            engine.close()
+        guard(level_count(tasks, access) + len(splits), yes, max_compiles, sample, engine.compile)
+        return ((run_frontier(tasks, engine.compile, access) if tasks else [])
+                + (run_split(splits, engine.compile, engine.raw_outputs) if splits else []))
 
 
 def explain_of(sel: Selection, *, jobs: int | None = None, use_cache: bool = True,
@@ -227,11 +221,8 @@ def explain_of(sel: Selection, *, jobs: int | None = None, use_cache: bool = Tru
     from ..flashattn.live import estimate
 
     engine = make_engine(jobs, use_cache, cache_dir, None, on_progress)
-    try:
-        with main_not_rerun():
-            return explain_tasks(selection_tasks(sel, engine), engine=engine, estimate=estimate)
-    finally:
-        engine.close()
+    with main_not_rerun():
+        return explain_tasks(selection_tasks(sel, engine), engine=engine, estimate=estimate)
 
 
 def compare_tables(sel: Selection, records: Sequence[Record]) -> dict[str, list[VariantLine]]:
