@@ -16,11 +16,11 @@ splits it in two:
   sm_90's default): the two consumer warp groups become two partitions (the second a worker asking for 240
   registers) that take turns issuing their matrix products through two mbarriers, so one's softmax runs under
   the other's wgmma. Knob ``tma_store`` (0 by default: measured no faster): O leaves through Q's shared memory
-  by one TMA store per consumer. Knob ``persistent`` (0 by default: measured faster on some cases, slower on
-  others): one program per SM walks the (query block, head) tiles in sections of heads whose K/V fit
-  ``l2_mib`` MiB, heaviest causal blocks first; descriptors over the flattened [B*H*N, D] views, built once;
-  the ring's, the turns' and Q's barrier phases carried from tile to tile; the next tile's Q loaded as soon as
-  each consumer's last S is done. ``persistent=2``: the same order, each program's next tile taken from a
+  by one TMA store per consumer. Knob ``persistent`` (sm_90's default: 2 for causal attention up to D128,
+  0 otherwise, as measured): 1, one program per SM walks the (query block, head) tiles in sections of heads
+  whose K/V fit ``l2_mib`` MiB, heaviest causal blocks first; descriptors over the flattened [B*H*N, D] views,
+  built once; the ring's, the turns' and Q's barrier phases carried from tile to tile; the next tile's Q loaded
+  as soon as each consumer's last S is done. ``persistent=2``: the same order, each program's next tile taken from a
   global int32 counter by the producer (FA3's dynamic scheduler) and handed to the consumers through a
   two-slot ring in shared memory guarded by two mbarriers.
 Triton pads the producer to a whole warp group and, since every worker names its registers, emits
@@ -147,7 +147,7 @@ PINGPONG_ROWS = 64  # under ping-pong, each consumer warp group's query rows (4 
 PINGPONG_TILES = {128: 256, 192: 64}
 KNOBS = ("producer_regs", "overlap", "pingpong", "tma_store", "persistent", "l2_mib", "unroll")
 UNROLL = 2  # the overlapped loop's blocks per trip over the unmasked blocks (two sets of P registers)
-# persistent=1: the MiB of K/V of the heads one section of tiles walks together (knob l2_mib; FA3's tile
+# persistent=1 or 2: the MiB of K/V of the heads one section of tiles walks together (knob l2_mib; FA3's tile
 # scheduler sizes its head swizzle to L2 the same way; an H100's L2 is 50 MiB)
 L2_SECTION_MIB = 32
 # knob persistent: 0 one program per tile, 1 static (program p takes tiles p, p + programs, ...), 2 dynamic (each
@@ -471,10 +471,11 @@ def _producer_persistent(Q, K, V, q_all, k_smem, v_smem, q_full, q_empty, k_full
     """The persistent producer: the tiles pid, pid + programs, ... in turn (DYNAMIC: the program's own, then
     each next one taken from the global counter TileCounter and handed to the consumers through tile_smem);
     each tile's Q (one TMA load per consumer, as soon as that consumer has done its last S of the tile
-    before), then its K and V blocks into the ring, the ring's slot and phase counted over every tile. The descriptors are built once, over the
-    flattened [B*H*N, D] views (contiguous heads: launch checks it): a tile is a row offset, so no descriptor
-    is rewritten while a TMA load may still read it; rows past a head's end read the next head's rows (or
-    zeros past the tensor), which the consumers mask (keys) or never store (query rows)."""
+    before), then its K and V blocks into the ring, the ring's slot and phase counted over every tile. The
+    descriptors are built once, over the flattened [B*H*N, D] views (contiguous heads: launch checks it): a
+    tile is a row offset, so no descriptor is rewritten while a TMA load may still read it; rows past a head's
+    end read the next head's rows (or zeros past the tensor), which the consumers mask (keys) or never store
+    (query rows)."""
     Q_ROWS: gl.constexpr = TILE_M // Q_PARTS
     if Q_PARTS == 3:  # 192 rows: three [64, D] buffers (no power of two for one)
         q_part = q_all.index(0)
