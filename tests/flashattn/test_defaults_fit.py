@@ -147,7 +147,7 @@ def test_defaults_for_names_known_archs(variant):
 
 def test_a_defaults_for_rule_may_name_the_mask():
     """``causal``: a rule for causal (or non-causal) attention only; where the mask is not given (a caller that
-    does not know it), such a rule does not apply. ws-regalloc takes its persistent scheduler so."""
+    does not know it), such a rule does not apply. ws-regalloc takes its dynamic persistent scheduler so."""
     from vgprscope.core.archs import get_arch
 
     rule = DefaultsRule(values=(("num_stages", 4),), archs=("nvidia",), causal=True)
@@ -158,7 +158,7 @@ def test_a_defaults_for_rule_may_name_the_mask():
     assert [w.defaults_on(sm90, 128, c)["num_stages"] for c in (False, True, None)] == [2, 4, 2]
     ws = load_variants()["ws-regalloc"]
     assert [dict(resolve_config(ws, sm90, ConfigRequest(causal=c)).extra).get("persistent") for c in (False, True)] \
-        == [None, 1]
+        == [None, 2]
 
 
 def test_a_defaults_for_rule_with_a_mask_that_is_no_boolean_is_refused(tmp_path):
