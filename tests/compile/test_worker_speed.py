@@ -61,6 +61,18 @@ def test_a_warm_analyze_loads_no_compile_worker_module(warm):
     assert loaded == []
 
 
+# what a warm analyze of the bundled variants never reads, so never loads: another source's reader (captures,
+# Inductor), the baseline file's reader (the project's configuration is read without it), the assembly's loop
+# parser (a cached result's loop figures are checked by their names)
+WARM_UNREAD = ("vgprscope.sources.capture", "vgprscope.captures", "vgprscope.sources.inductor",
+               "vgprscope.gate.baseline", "vgprscope.core.parse.loops")
+
+
+def test_a_warm_analyze_of_the_bundled_variants_loads_no_other_sources_reader(warm):
+    _, _, _, warm_modules = warm
+    assert [m for m in WARM_UNREAD if m in warm_modules] == []
+
+
 def test_a_cold_analyze_loads_them_where_it_compiles(warm):
     # one compile runs in this process (no pool for one job): the worker's modules are loaded for it
     _, _, cold_modules, _ = warm

@@ -14,6 +14,7 @@ from dataclasses import replace
 from subprocess import SubprocessError
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from ..core.loop_fields import SPILL_FIELDS, spill_free_loop_fields
 from .base import Metric
 
 if TYPE_CHECKING:
@@ -65,8 +66,6 @@ def read_loops(backend: Backend, raw: Mapping[str, Any], usage: U, every: bool |
     with ``every`` None (a view that shows no loop figure: scan's table, whose stored reads compile nothing,
     so that a disassembly would be most of their cost) its figures are left unread too (None)."""
     if loops_unread(backend, usage, every):
-        from ..core.parse.loops import spill_free_loop_fields
-
         if not scratch_free(backend, usage):
             return usage  # every loop figure unknown until read (the cached result says ``loops_unread``)
         return replace(usage, **spill_free_loop_fields())  # type: ignore[type-var]
@@ -76,8 +75,6 @@ def read_loops(backend: Backend, raw: Mapping[str, Any], usage: U, every: bool |
         mixes = None
     usage = with_loop(usage, mixes)
     if getattr(usage, "loop_spill_bytes", None) is None and scratch_free(backend, usage):
-        from ..core.parse.loops import spill_free_loop_fields
-
         usage = replace(usage, **spill_free_loop_fields())  # type: ignore[type-var]
     return usage
 
@@ -87,8 +84,6 @@ def loop_fields_consistent(usage: Mapping[str, Any], unread: bool = False) -> bo
     or all unknown, the hot loop's and the worst loop's bytes within every loop's sum; a share only with them; lines only with a
     share. ``unread``: the share and lines were left unread, the spill figures 0 (a kernel without scratch) or
     unknown (one with scratch, for a view that shows no loop figure)."""
-    from ..core.parse.loops import SPILL_FIELDS
-
     spills = dict(zip(SPILL_FIELDS, (usage.get(f) for f in SPILL_FIELDS)))
     share, lines = usage.get("loop_matrix_share"), usage.get("loop_lines")
     if unread:

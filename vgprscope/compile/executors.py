@@ -314,6 +314,7 @@ class ToolchainPool:
 
     @classmethod
     def close_all(cls) -> None:
+        """Every toolchain's pool closed (at exit)."""
         with cls._pools_lock:
             pools = list(cls._pools.values())
         for pool in pools:

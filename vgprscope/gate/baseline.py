@@ -39,7 +39,6 @@ from .metrics import entry_metrics
 
 SCHEMA = "vgprscope-baseline"
 SCHEMA_VERSION = 2
-DEFAULT_BASELINE = "vgprscope-baseline.json"
 
 
 @dataclass(frozen=True)

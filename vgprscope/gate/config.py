@@ -33,13 +33,18 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.archs import DEFAULT_ARCHS, get_arch
 from ..core.errors import UsageError
 from ..core.fsutil import why_not
-from .baseline import DEFAULT_BASELINE, Entry
 from .rules import Rule, RuleSet, parse_rule, parse_tolerance
+
+if TYPE_CHECKING:  # the baseline's reader is loaded where a baseline is read: not by analyze's project lookup
+    from .baseline import Entry
+
+# the baseline's file, relative to the configuration's file (or the working directory without one)
+DEFAULT_BASELINE = "vgprscope-baseline.json"
 
 
 def _tomllib() -> Any:

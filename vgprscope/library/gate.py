@@ -159,13 +159,13 @@ class GateRun:
     def described(self) -> dict[str, Any]:
         """The set as the baseline file records it: the variants and the config tables as given (where variants
         compile), the archs, and the file name of each other source."""
-        from .registry import DEFAULT, SOURCES
+        from .registry import DEFAULT
 
         s = self.config.set
         with_variants = any(isinstance(src, VariantSource) for src in self.sources)
         out = {"variants": list(s.variants) or (["all"] if with_variants else []), "archs": list(s.archs),
                "configs": [dict(c) for c in s.configs] if with_variants else []}
-        return out | {k: p.name for k, p in s.source_paths().items() if SOURCES.get(k) is not DEFAULT}
+        return out | {k: p.name for k, p in s.source_paths().items() if k != DEFAULT}
 
 
 def _backend_dir(backend: str) -> Path | None:

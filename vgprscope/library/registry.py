@@ -8,21 +8,33 @@ the commands should take it (``vgprscope/sources/README.md``).
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..flashattn.config import ConfigRequest
-from ..flashattn.source import VariantSource
 from ..sources.base import Reading, Source, SourceType
-from ..sources.capture import CaptureSource
 
-# keyword (the library's keyword, the CLI's option, the gate configuration's key) -> the source type reading it
-SOURCES: dict[str, SourceType] = {
-    "kernel_dir": VariantSource,  # a directory of variants in the bundled protocol (default: the bundled ones)
-    "capture": CaptureSource,  # captured launches: a capture file, vgprscope.capture()'s session, a kernel's
+# keyword (the library's keyword, the CLI's option, the gate configuration's key) -> the source type reading it:
+# its class, or "module:Class", imported where a selection uses that source (a warm analyze of the bundled
+# variants loads no capture reader)
+SOURCES: dict[str, SourceType | str] = {
+    # a directory of variants in the bundled protocol (default: the bundled ones)
+    "kernel_dir": "vgprscope.flashattn.source:VariantSource",
+    # captured launches: a capture file, vgprscope.capture()'s session, a kernel's
+    "capture": "vgprscope.sources.capture:CaptureSource",
 }
-# what a selection compiles when it names no other source: the bundled variants
-DEFAULT: SourceType = VariantSource
+# the keyword of what a selection compiles when it names no other source: the bundled variants
+DEFAULT = "kernel_dir"
+
+
+def source_type(keyword: str) -> SourceType:
+    """The source type registered for ``keyword``, imported on first use."""
+    kind = SOURCES[keyword]
+    if isinstance(kind, str):
+        module, _, name = kind.partition(":")
+        kind = getattr(importlib.import_module(module), name)
+    return kind  # type: ignore[return-value]
 
 
 def given(values: Mapping[str, Any]) -> dict[str, Any]:
@@ -35,8 +47,8 @@ def _absent(value: Any) -> bool:
     return value is None or (isinstance(value, (list, tuple)) and not value)
 
 
-def _picked(keywords: Mapping[str, Any]) -> set[SourceType]:
-    return {SOURCES[k] for k in given(keywords)}
+def _picked(keywords: Mapping[str, Any]) -> set[str]:
+    return set(given(keywords))
 
 
 def only_default(keywords: Mapping[str, Any]) -> bool:
@@ -57,8 +69,8 @@ def read(keywords: Mapping[str, Any], variants: Sequence[str] = (), requests: Se
     then each source given, in the registry's order."""
     found = given(keywords)
     reading = Reading(tuple(variants), tuple(requests), uses_default(found, variants), launch_grid)
-    first = [DEFAULT.read(None, reading)] if reading.with_variants and DEFAULT not in _picked(found) else []
-    return (*first, *(SOURCES[k].read(v, reading) for k, v in found.items()))
+    first = [source_type(DEFAULT).read(None, reading)] if reading.with_variants and DEFAULT not in found else []
+    return (*first, *(source_type(k).read(v, reading) for k, v in found.items()))
 
 
 def pop_keywords(extra: dict[str, Any]) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from pathlib import PurePath
 from typing import Any
 
 from ..backends import BACKENDS, UsageFigures, backend_of_usage, memory_metric
@@ -19,6 +20,27 @@ from .vendor_words import VENDOR_WORDS
 
 # short names of the occupancy units, for the compact occupancy cell
 _UNIT_SHORT = {w.unit: w.unit_short for w in VENDOR_WORDS.values()}
+
+
+# A generated module's name is a 52-character hash: this many of its characters name it (a shell's glob finds it)
+_MODULE_SHOWN = 12
+
+
+def generated_where(rec: Any) -> str:
+    """Where a generated kernel's source is, for a person to open it: its module's file (the hash shortened,
+    ``cqgq6yiwqwtq….py``) and the kernel's ``def`` line where known (``:18``); "" for a kernel that is not
+    Inductor's. The full path is the row's ``module`` extra (scan) or its identity's file."""
+    extras = dict(rec.extras)
+    module = extras.get("module")
+    if not module and getattr(rec, "variant", "") == "inductor" and rec.identity is not None:
+        module = rec.identity.file
+    if not module:
+        return ""
+    name = PurePath(str(module)).name
+    stem = name.removesuffix(".py")
+    shown = f"{stem[:_MODULE_SHOWN]}…py" if len(stem) > _MODULE_SHOWN + 1 else name
+    line = extras.get("line")
+    return f"{shown}:{line}" if isinstance(line, int) else shown
 
 
 def occupancy_label(rec: Record) -> str:

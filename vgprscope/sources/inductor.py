@@ -29,7 +29,7 @@ import json
 import re
 import textwrap
 from dataclasses import dataclass, field
-from pathlib import Path, PurePath
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..backends import BACKENDS, backend_named, backend_of_usage
@@ -110,28 +110,6 @@ class SpillThreshold:
         return Verdict(VERDICT_HEADER, v.text(), not v.skipped,
                        SKIP_NOTE.format(n=v.n_spills, t=v.threshold) if v.skipped else "",
                        ((N_SPILLS_FIELD, v.n_spills), ("inductor_skips", v.skipped)))
-
-
-# A generated module's name is a 52-character hash: this many of its characters name it (a shell's glob finds it)
-_MODULE_SHOWN = 12
-
-
-def generated_where(rec: Any) -> str:
-    """Where a generated kernel's source is, for a person to open it: its module's file (the hash shortened,
-    ``cqgq6yiwqwtq….py``) and the kernel's ``def`` line where known (``:18``); "" for a kernel that is not
-    Inductor's. The full path is the row's ``module`` extra (scan) or its identity's file."""
-    extras = dict(rec.extras)
-    module = extras.get("module")
-    if not module and getattr(rec, "variant", "") == "inductor" and rec.identity is not None:
-        module = rec.identity.file
-    if not module:
-        return ""
-    name = PurePath(str(module)).name
-    stem = name.removesuffix(".py")
-    shown = f"{stem[:_MODULE_SHOWN]}…py" if len(stem) > _MODULE_SHOWN + 1 else name
-    line = extras.get("line")
-    return f"{shown}:{line}" if isinstance(line, int) else shown
-
 
 
 @dataclass(frozen=True)

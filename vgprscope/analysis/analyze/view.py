@@ -37,11 +37,11 @@ from ...report.rows import (
     SPILLS_LEGEND,
     cells,
     flat,
+    generated_where,
     record_columns,
     verdict_cell,
     verdict_headers,
 )
-from ...sources.inductor import generated_where
 
 
 def grouped(records: Sequence[Record]) -> list[Record]:

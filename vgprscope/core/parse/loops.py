@@ -21,6 +21,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
+from ..loop_fields import LOOP_FIELDS, spill_free_loop_fields
 from .amdgcn import _function_body, kernel_metadata
 from .lineinfo import (
     _SASS_BRA_RE,
@@ -433,14 +434,3 @@ def _own_spills(mixes: tuple[LoopMix, ...]) -> list[int]:
     """Each loop's scratch bytes of one trip of its own body: a nested loop's are its own (an outer loop's trip
     runs the inner loop's many times, not once), so the sum counts each instruction once."""
     return [m.spill_bytes - sum(c.spill_bytes for c in mixes if c.parent == m.name) for m in mixes]
-
-
-# the usage's loop fields (records.AmdUsage), the spill figures last
-LOOP_FIELDS = ("loop_matrix_share", "loop_lines", "loop_spill_bytes", "loop_scratch_insts", "loop_spill_bytes_max",
-               "loop_spill_bytes_sum")
-SPILL_FIELDS = LOOP_FIELDS[2:]
-
-
-def spill_free_loop_fields() -> dict[str, int]:
-    """The spill fields of a kernel without scratch / local memory: no loop of it moves a spilled byte."""
-    return dict.fromkeys(SPILL_FIELDS, 0)
