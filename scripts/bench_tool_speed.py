@@ -59,6 +59,27 @@ def _numbers(rows: list[dict]) -> dict:
     return {(r.get("variant"), r.get("arch"), r.get("config_key")): (r.get("status"), r.get("usage")) for r in rows}
 
 
+def same_rows(old: list[dict], new: list[dict]) -> str:
+    """Whether two sides' rows agree (status and usage of each variant x arch x config), comparing the usage
+    fields both report; otherwise which rows or fields differ, and the fields only one side reports."""
+    a, b = _numbers(old), _numbers(new)
+    if a.keys() != b.keys():
+        return f"**no**: rows only there {sorted(map(str, a.keys() - b.keys()))}, only here {sorted(map(str, b.keys() - a.keys()))}"
+    differ: set[str] = set()
+    only: dict[str, set[str]] = {"here": set(), "there": set()}
+    for k, (status_a, ua) in a.items():
+        status_b, ub = b[k]
+        if status_a != status_b:
+            differ.add("status")
+        ua, ub = ua or {}, ub or {}
+        only["here"] |= ub.keys() - ua.keys()
+        only["there"] |= ua.keys() - ub.keys()
+        differ |= {f for f in ua.keys() & ub.keys() if ua[f] != ub[f]}
+    extra = "; ".join(f"fields only {side}: {', '.join(sorted(fs))}" for side, fs in only.items() if fs)
+    verdict = "yes" if not differ else f"**no**, they differ in {', '.join(sorted(differ))}"
+    return verdict + (f" ({extra}, not compared)" if extra else "")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=7)
@@ -142,7 +163,7 @@ def main() -> None:
     side_by_side = ""
     if args.old:
         old_sha = _git_of(args.old)
-        same = _numbers(rows["old"]) == _numbers(this_rows)
+        same = same_rows(rows["old"], this_rows)
         ratio = med["this"]["cold"] / med["old"]["cold"]
         side_by_side = "\n".join([
             f"Side by side with vgprscope at {old_sha} (`--old {args.old}`), runs alternating; typer "
@@ -155,7 +176,7 @@ def main() -> None:
                   ("cold `analyze`", "cold", cold, "within 5 % of old", ratio <= 1.05),
                   ("warm `analyze`", "warm", warm, "< 0.3 s", med["this"]["warm"] < 0.3))),
             "",
-            f"The two give the same rows (status and usage of each variant x arch x config): {yes(same)}.", ""])
+            f"The two give the same rows (status and usage of each variant x arch x config): {same}.", ""])
     machine = compile_only()
     reproduce = f"python scripts/bench_tool_speed.py --runs {args.runs} --cold-runs {args.cold_runs}" + (
         " --old OLD_VENV/bin/python" if args.old else "") + (f" --variant {args.variant}" if args.variant else "")

@@ -95,6 +95,15 @@ def test_help_is_fast_to_import():
     assert out.stdout.strip() == "False"
 
 
+def test_help_loads_no_record_model():
+    """The launch options' declarations the help is built from need a bound, not the records they end up in: the
+    record model (dataclasses of every usage, a hasher) is loaded by the commands that make records."""
+    code = ("import sys; import vgprscope.cli.app as a; a._register(); "
+            "print(sorted(m for m in ('vgprscope.core.records', 'hashlib') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
 def test_python_dash_m_works():
     out = subprocess.run([sys.executable, "-m", "vgprscope", "--version"], capture_output=True, text=True)
     assert out.returncode == 0 and out.stdout.startswith("vgprscope ")

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from ..core.parse.loops import LoopMix
     from ..core.records import Occupancy, ResourceUsage
 
-# the loop fields' own bounds (the rest are counts: ``records.COUNT_LIMIT``)
+# the loop fields' own bounds (the rest are counts: ``limits.COUNT_LIMIT``)
 LOOP_BOUNDS = {"loop_matrix_share": 100}
 
 
@@ -80,7 +80,7 @@ class Facts:
     hardware_verified: bool  # False: bench results on its GPUs are marked unverified
     # the most each count of its usage can be, as the arch table's attribute that holds it (its registers): a
     # usage read back from the cache past one is damaged (``compile.results.valid_result``); a count not named
-    # is bounded by ``records.COUNT_LIMIT``
+    # is bounded by ``limits.COUNT_LIMIT``
     usage_bounds: tuple[tuple[str, str], ...] = ()
     # the usage fields of its scratch / local memory: a kernel with none of them (and no spill) moves no spilled
     # byte in any loop (``loops.read_loops``)

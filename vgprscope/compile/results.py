@@ -13,9 +13,9 @@ from ..backends import backend_of, occupancy_of
 from ..backends.base import usage_bounds
 from ..backends.loops import loop_fields_consistent, loops_unread, read_loops
 from ..core.archs import Arch
+from ..core.limits import COUNT_LIMIT
 from ..core.parse.diagnostics import compile_diagnostics, failure_reason
 from ..core.records import (
-    COUNT_LIMIT,
     Diagnostic,
     Record,
     ResourceUsage,

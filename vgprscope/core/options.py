@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from .archs import Vendor
-from .records import COUNT_LIMIT
+from .limits import COUNT_LIMIT
 
 # No tile or warp count is anywhere near this: a suggestion above it would be a number nobody means.
 _LARGEST_SUGGESTION = 1 << 16

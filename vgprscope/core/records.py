@@ -8,6 +8,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, Protocol, cast
 
+from .limits import COUNT_LIMIT
+
 SCHEMA_VERSION = 1
 
 
@@ -396,11 +398,6 @@ ResourceUsage = AmdUsage | NvidiaUsage
 USAGE_CLASSES: dict[str, type[AmdUsage] | type[NvidiaUsage]] = {
     cls.vendor: cls for cls in (AmdUsage, NvidiaUsage)
 }
-
-
-# The largest count a compiler writes (a 32-bit field of the ELF note, the kernel descriptor, ptxas's log): a
-# usage read back with a larger one is damaged, never a verdict
-COUNT_LIMIT = 2**32 - 1
 
 
 def usage_dict_valid(d: Any, bounds: dict[str, int] | None = None) -> bool:
