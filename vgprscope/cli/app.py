@@ -103,6 +103,8 @@ def main(argv: list[str] | None = None) -> None:
             app(args=argv, prog_name="vgprscope")
         finally:
             signal.signal(signal.SIGINT, signal.SIG_IGN if CtrlC.seen else previous)
+            if argv is None:
+                _quiet_teardown_after_an_in_process_compile()
     except KeyboardInterrupt:
         from .common import interrupted
 
@@ -113,6 +115,34 @@ def main(argv: list[str] | None = None) -> None:
         if ctrl_c is not None and ctrl_c.seen:
             _exit_interrupted(argv)
         raise
+
+
+def _quiet_teardown_after_an_in_process_compile() -> None:
+    """The program (the entry point, not a caller of ``main(argv)``) that compiled in this process (one job: no
+    pool) ran Triton's code generator; libtriton's nanobind then lists Triton's own objects as leaked while the
+    interpreter ends (after a Gluon compile: a dozen lines under the command's output, nothing of the user's
+    kernels). The command's output is written by then; stderr is closed for the teardown, as Triton closes it in
+    its own compile workers. A run that compiled nothing here (a warm one, a pool's) keeps it."""
+    import atexit
+    import sys
+
+    if "triton._C.libtriton" not in sys.modules:
+        return
+
+    def quiet() -> None:
+        import os
+
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:
+                try:
+                    stream.flush()
+                except (OSError, ValueError):
+                    pass
+        descriptor = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(descriptor, 2)
+        os.close(descriptor)
+
+    atexit.register(quiet)
 
 
 def _exit_interrupted(argv: list[str] | None) -> None:
