@@ -361,3 +361,27 @@ def test_a_toolchain_pools_workers_write_in_its_scratch_directory_removed_with_i
         assert f"{scratch.ENV}={tmp_path / made}".encode() in environ
         getattr(pool, end)()
         assert _scratch_dirs(tmp_path) == [], end
+
+
+def test_the_pool_follows_a_compiler_setting_unset_in_this_process(monkeypatch, tmp_path):
+    """The installed Triton's pool forks its workers once and they keep the environment they were forked with;
+    the compile's key names the environment of each call. A library user who started compiling with a variable
+    the compiler reads (exported, or set in os.environ) and unsets it gets the figures without it: the pool
+    forked in another environment is made again, never a compile under a setting since unset, cached under the
+    key without it."""
+    import vgprscope
+    from vgprscope.compile.executors import Pool
+
+    def vgprs(cache: str) -> int:
+        (row,) = vgprscope.analyze(variant="baseline", arch="gfx942", block_m=64, block_n=32, head_dim=64,
+                                   num_warps=4, num_stages=1, jobs=1, cache=tmp_path / cache).records
+        assert row.ok, row.status
+        return row.usage.vgpr_total
+
+    monkeypatch.setenv("DISABLE_LLVM_OPT", "1")
+    Pool.close()  # the next compile forks the workers with the variable set, as a process started with it does
+    unoptimised = vgprs("set")
+    monkeypatch.delenv("DISABLE_LLVM_OPT")
+    optimised = vgprs("unset")
+    Pool.close()
+    assert optimised != unoptimised and vgprs("fresh") == optimised

@@ -142,7 +142,11 @@ class Engine:
         release's or environment's worker subprocesses, this process's pool of them (on a cluster: installed
         there on first use). Both pools are shared by every engine and end with the process."""
         if toolchain_id == "":
-            return self.executor if self.executor is not None else Pool.get(max(workers, 1))
+            if self.executor is not None:
+                return self.executor
+            # new workers where the installed Triton's files or the environment it reads changed
+            ident = self.idents.get("") or toolchain_identity("")
+            return Pool.get(max(workers, 1), ident.key())
         from . import toolchains
 
         tc = toolchains.by_id(toolchain_id)

@@ -61,10 +61,16 @@ class Pool:
     pool: ProcessPoolExecutor | None = None
     size = 0
     scratch_dir: str | None = None
+    state = ""  # what the workers' compiles depend on besides their requests, as they started (``get``)
 
     @classmethod
-    def get(cls, workers: int) -> ProcessPoolExecutor:
-        if cls.pool is not None and cls.size >= workers and not getattr(cls.pool, "_broken", False):
+    def get(cls, workers: int, state: str = "") -> ProcessPoolExecutor:
+        """The pool, made on first use; made again for more workers, or where ``state`` (the installed Triton's
+        identity: its files and the environment variables it reads, ``Identity.key``) differs from the one its
+        workers started in: a worker keeps the environment it was forked with, so a setting unset since (a
+        library user's ``os.environ``) would still reach its compiles, cached under the key without it."""
+        if (cls.pool is not None and cls.size >= workers and cls.state == state
+                and not getattr(cls.pool, "_broken", False)):
             return cls.pool
         cls.close()
         import multiprocessing
@@ -77,7 +83,7 @@ class Pool:
         cls.scratch_dir = scratch.make()
         cls.pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker_init,
                                        initargs=(cls.scratch_dir,))
-        cls.size = workers
+        cls.size, cls.state = workers, state
         return cls.pool
 
     @classmethod
@@ -113,7 +119,7 @@ class Pool:
     @classmethod
     def _ended(cls) -> None:
         scratch.remove(cls.scratch_dir)
-        cls.pool, cls.size, cls.scratch_dir = None, 0, None
+        cls.pool, cls.size, cls.scratch_dir, cls.state = None, 0, None, ""
 
 
 
