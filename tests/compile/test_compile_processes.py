@@ -100,6 +100,21 @@ def test_a_ptxas_failure_is_ptxas_own_message():
     assert one_line(exc) == "PTXASError: ptxas-blackwell fatal : Unknown option '-bogus-flag'"
 
 
+def test_a_cap_ptxas_refuses_is_a_row_and_leaves_no_file_in_the_temporary_directory(tmp_path):
+    """Triton's ptxas step leaves its .ptx in the temporary directory where ptxas fails; a compile's temporary
+    files go in a directory of its own, removed after it (a frontier's lowest maxnreg levels fail every run)."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    done = vgprscope("analyze", "--variant", "baseline", "--arch", "sm_90", "--block-m", "64", "--block-n", "32",
+                     "--head-dim", "64", "--num-warps", "4", "--num-stages", "1", "--maxnreg", "16", "-f", "json",
+                     env={"VGPRSCOPE_CACHE_DIR": str(tmp_path / "cache"), "TMPDIR": str(tmp)})
+    assert done.returncode == 1, done.stderr  # its one row did not compile
+    (row,) = json.loads(done.stdout)["rows"]
+    assert "Insufficient registers" in row["status"]
+    # Triton's own cache (the workers point it at vgprscope-triton there) is all the run leaves
+    assert [p.name for p in tmp.iterdir() if p.name != "vgprscope-triton"] == []
+
+
 def test_an_unwritable_cache_is_a_warning_and_the_rows_are_reported(kernel_dir, tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("in the way")

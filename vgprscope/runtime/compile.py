@@ -373,7 +373,8 @@ def compile_job(job: dict[str, Any], timeout: float | None = None, disassemble: 
     out: dict[str, Any] = {"seconds": 0.0}
     t0 = time.perf_counter()
     try:
-        with compile_env(job.get("settings")), stdout_to_stderr(), snapshot.snapshot_lines(), deadline(timeout):
+        with compile_env(job.get("settings")), stdout_to_stderr(), snapshot.snapshot_lines(), deadline(timeout), \
+                scratch.temporary_files():
             if "stored" in job["source"]:
                 return read_stored(job, out, disassemble)
             return _compile(job, out, disassemble)

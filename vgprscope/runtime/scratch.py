@@ -18,6 +18,7 @@ import os
 import re
 import shutil
 import tempfile
+from collections.abc import Iterator
 
 # the directories' names: vgprscope-worker-<owner's process id>-<random>
 PREFIX = "vgprscope-worker-"
@@ -79,3 +80,19 @@ def worker_dir() -> str:
         _OWN.append(make())
         atexit.register(remove, _OWN[0])
     return _OWN[0]
+
+
+@contextlib.contextmanager
+def temporary_files() -> Iterator[str]:
+    """A directory of its own for the temporary files one compile's tools write, removed after it, however the
+    compile ended: Triton's ptxas step leaves its ``.ptx`` (and the ``.o``) in the temporary directory where
+    ptxas fails (a maxnreg cap it refuses: a frontier's lowest levels), a ``/tmp`` file per failing compile.
+    Python's temporary directory points there for the compile and is restored after."""
+    path = tempfile.mkdtemp(prefix="compile-", dir=worker_dir())
+    saved = tempfile.tempdir
+    tempfile.tempdir = path
+    try:
+        yield path
+    finally:
+        tempfile.tempdir = saved
+        remove(path)
