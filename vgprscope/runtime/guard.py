@@ -16,6 +16,10 @@ from typing import Any
 from . import protocol
 from .protocol import TIMEOUT_EXIT, CompileTimeout
 
+# how long past its limit a compile stuck where no signal reaches (native code) keeps its worker process, at
+# least: the alarm's CompileTimeout gets that long to unwind a compile in Python code first
+HARD_STOP_GRACE_S = 10.0
+
 
 @contextlib.contextmanager
 def stdout_to_stderr() -> Iterator[None]:
@@ -117,7 +121,7 @@ def deadline(seconds: float | None) -> Iterator[None]:
 
     hard = None
     if protocol.own_process():
-        hard = threading.Timer(seconds + max(10.0, seconds / 2), os._exit, (TIMEOUT_EXIT,))
+        hard = threading.Timer(seconds + max(HARD_STOP_GRACE_S, seconds / 2), os._exit, (TIMEOUT_EXIT,))
         hard.daemon = True
         hard.start()
     signal.signal(signal.SIGALRM, expired)
