@@ -34,31 +34,30 @@ def add(x, y):
 
 
 @pytest.fixture(scope="module")
-def _imported(tmp_path_factory):
-    """A budgeted kernel launched and compiled once in this process before pytester's snapshot of sys.modules,
-    which removes what a run imported after it: torch's extension cannot be imported a second time in one
-    process, and the compile pool's workers and the compiler output's parser are found by their modules'
-    identity."""
-    import importlib.util
+def _suite_modules_alone(tmp_path_factory):
+    """pytester's in-process run removes from sys.modules every module imported during it, to import the
+    suite afresh next time: torch's extension cannot be imported a second time in one process, and a second
+    copy of a module of vgprscope's, Triton's or the standard library's is a second copy of its classes (the
+    compile pool's workers, the compiler output's parser, an error another test catches). Here only the
+    suites' own modules (files under pytest's temporary directory) are removed."""
+    from _pytest import pytester as pytester_module
 
-    from vgprscope.library.session import capture
+    base = str(tmp_path_factory.getbasetemp())
 
-    path = tmp_path_factory.mktemp("warm") / "warm_ops.py"
-    path.write_text(KERNEL)
+    def the_suites(name: str) -> bool:
+        return (getattr(sys.modules.get(name), "__file__", None) or "").startswith(base)
+
+    class Snapshot(pytester_module.SysModulesSnapshot):
+        def __init__(self, preserve=None) -> None:
+            super().__init__(preserve=lambda name: not the_suites(name))
+
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("TRITON_INTERPRET", "1")
-        spec = importlib.util.spec_from_file_location("warm_ops", path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        import torch
-
-        with capture() as session:
-            module.add(torch.ones(10), torch.ones(10))
-        assert all(r.ok for r in session.analyze(arch=["gfx942", "sm_90"]).records)
+        mp.setattr(pytester_module, "SysModulesSnapshot", Snapshot)
+        yield
 
 
 @pytest.fixture
-def suite(_imported, pytester, monkeypatch):
+def suite(_suite_modules_alone, pytester, monkeypatch):
     monkeypatch.setenv("TRITON_INTERPRET", "1")
     pytester.makepyfile(my_ops=KERNEL)
     return pytester
