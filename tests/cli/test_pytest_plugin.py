@@ -33,15 +33,47 @@ def add(x, y):
 '''
 
 
+@pytest.fixture(scope="module")
+def _imported(tmp_path_factory):
+    """A budgeted kernel launched and compiled once in this process before pytester's snapshot of sys.modules,
+    which removes what a run imported after it: torch's extension cannot be imported a second time in one
+    process, and the compile pool's workers and the compiler output's parser are found by their modules'
+    identity."""
+    import importlib.util
+
+    from vgprscope.library.session import capture
+
+    path = tmp_path_factory.mktemp("warm") / "warm_ops.py"
+    path.write_text(KERNEL)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("TRITON_INTERPRET", "1")
+        spec = importlib.util.spec_from_file_location("warm_ops", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        import torch
+
+        with capture() as session:
+            module.add(torch.ones(10), torch.ones(10))
+        assert all(r.ok for r in session.analyze(arch=["gfx942", "sm_90"]).records)
+
+
 @pytest.fixture
-def suite(pytester, monkeypatch):
+def suite(_imported, pytester, monkeypatch):
     monkeypatch.setenv("TRITON_INTERPRET", "1")
     pytester.makepyfile(my_ops=KERNEL)
     return pytester
 
 
 def run(pytester, *args):
-    # a process of its own: TRITON_INTERPRET must be set before Triton is imported
+    # this process, a pytest session of its own (pytester's in-process run: its own config, collection and
+    # plugins, the suite's modules imported afresh and removed after): a pytest of its own process pays an
+    # interpreter and torch's import for each case. Triton reads TRITON_INTERPRET as a kernel is decorated, at
+    # the suite's import, after the fixture set it. The plugin in a pytest started as users start it (its
+    # entry point, pytest-xdist's workers, a process without TRITON_INTERPRET) is run_subprocess's.
+    return pytester.runpytest_inprocess("-p", "no:cacheprovider", *args)
+
+
+def run_subprocess(pytester, *args):
     return pytester.runpytest_subprocess("-p", "no:cacheprovider", *args)
 
 
@@ -144,7 +176,7 @@ def test_a_malformed_budget_is_one_line_each_not_a_traceback(suite, workers):
     """Checked as the tests are collected (under pytest-xdist too, whose workers collect): each malformed
     marker is that test's error at setup in one line naming what is allowed; the fixture's, its failure."""
     suite.makepyfile(test_bad=MALFORMED)
-    result = run(suite, *workers)
+    result = (run_subprocess if workers else run)(suite, *workers)
     result.assert_outcomes(errors=5, failed=1)
     text = result.stdout.str()
     assert "Traceback" not in text and "pytest_plugin.py" not in text and "INTERNALERROR" not in text, text
@@ -186,7 +218,7 @@ from my_ops import add
 def test_add():
     add(torch.ones(10), torch.ones(10))
 ''')
-    result = run(pytester)
+    result = run_subprocess(pytester)  # Triton's driver found afresh, without the interpreter
     result.assert_outcomes(failed=1)
     text = result.stdout.str()
     assert "set TRITON_INTERPRET=1 before the kernels are imported" in text
@@ -250,7 +282,7 @@ def test_d():
 ''')
     out = suite.path / "costs.json"
     # in file order (pytest-randomly, where installed, shuffles the collection: the rows would follow it)
-    run(suite, "-n", "2", "-p", "no:randomly", f"--vgprscope-report={out}",
+    run_subprocess(suite, "-n", "2", "-p", "no:randomly", f"--vgprscope-report={out}",
         "--vgprscope-arch=gfx942").assert_outcomes(passed=4)
     rows = json.loads(out.read_text())["rows"]
     assert [r["test"] for r in rows] == ["test_ops.py::test_a", "test_ops.py::test_b", "test_ops.py::test_d"]

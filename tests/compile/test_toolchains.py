@@ -441,8 +441,9 @@ def test_an_install_killed_by_a_signal_leaves_scratch_that_toolchains_lists_and_
 
 
 def test_an_install_says_its_size_and_that_it_is_still_going(tmp_path, monkeypatch):
-    """pip is silent for minutes: the install says up front what it takes (700 MB to 1 GB, not 250 MB),
-    then every TICK_S seconds how long it has run and how much it has installed, and its size at the end."""
+    """pip (and uv, where it is on PATH) is silent for minutes: the install says up front what it takes (700 MB to
+    1 GB, not 250 MB), then every TICK_S seconds how long it has run and how much it has installed, and its size at
+    the end."""
     import time
 
     monkeypatch.setenv("VGPRSCOPE_TOOLCHAIN_DIR", str(tmp_path / "tc"))
@@ -450,8 +451,9 @@ def test_an_install_says_its_size_and_that_it_is_still_going(tmp_path, monkeypat
     monkeypatch.setattr(toolchains, "probe", lambda python: "3.7.0")
 
     def slow(cmd, version):
-        scratch = next(Path(c) for c in cmd if ".partial-" in str(c) and "/bin/" not in str(c)) if "venv" in cmd \
-            else Path(cmd[0]).parent.parent
+        # the environment being made (venv's and uv venv's argument), or its interpreter (pip's, uv pip's)
+        named = next(Path(c) for c in cmd if ".partial-" in str(c))
+        scratch = named.parent.parent if named.parent.name == "bin" else named
         (scratch / "lib").mkdir(parents=True, exist_ok=True)
         (scratch / "lib" / f"part{len(list((scratch / 'lib').iterdir()))}").write_bytes(b"x" * 3_000_000)
         (scratch / "bin").mkdir(exist_ok=True)  # the environment's interpreter, as venv makes it
