@@ -123,11 +123,12 @@ def test_dynamic_scheduler_takes_the_192_row_tile_of_three_consumers_at_head_dim
 
 def test_dynamic_scheduler_compiles_under_the_gpu_machines_triton_3_6(release36):
     """Under 3.6 (the GPU machine's) persistent=2 spills what persistent=1 does: 4 + 4 B per thread at D128,
-    outside the K/V loop; none at the D64 tile."""
+    outside the K/V loop; none at the D64 tile. fp16 non-causal; the causal rows in bf16, the very compiles of
+    causal's default (persistent=2) that test_ws_regalloc's 3.6 test makes, so the session's cache holds them."""
     rows = []
-    for d, causal in ((128, False), (128, True), (64, True)):
+    for d, causal, dtype in ((128, False, "fp16"), (128, True, "bf16"), (64, True, "bf16")):
         rows += vgprscope.analyze(variant="ws-regalloc", arch="sm_90", knob="persistent=2", head_dim=d,
-                                  causal=causal, triton="3.6.0", jobs=1).records
+                                  causal=causal, dtype=dtype, triton="3.6.0", jobs=1).records
     assert [(r.triton_version, r.status, r.usage.spills, r.usage.loop_spill_bytes) for r in rows] == [
         ("3.6.0", "ok", 8, 0), ("3.6.0", "ok", 8, 0), ("3.6.0", "ok", 0, 0)]
 

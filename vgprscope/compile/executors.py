@@ -161,8 +161,15 @@ def lost(exc: BaseException) -> bool:
                                                                       "CancelledError")
 
 
+# One compile at a time in this process: a compile sets process-wide state for its run and puts it back after (the
+# worker environment, Python's temporary directory), so two threads' compiles would each put back what the other
+# set, and Triton's code generator is not re-entrant either.
+_IN_PROCESS = threading.Lock()
+
+
 def in_process(request: dict[str, Any]) -> dict[str, Any]:
-    return worker.run(request)
+    with _IN_PROCESS:
+        return worker.run(request)
 
 
 class ToolchainPool:

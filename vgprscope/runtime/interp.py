@@ -12,7 +12,10 @@ wherever kernels run there: ``vgprscope.attention`` on the CPU, and the capture 
 - device calls: the interpreter (3.6 through 3.9) patches ``triton.language`` for each @jit function a kernel
   calls and restores only the kernel's own patches, so a helper whose module sees ``triton.language.core``
   (``tl.cdiv``, ``tl.zeros``, ``tl.max``: ``triton/language/standard.py``) leaves ``core``'s builtins replaced
-  by the interpreter's for the life of the process. Each device call restores what it patched.
+  by the interpreter's for the life of the process. Each device call restores what it patched. And the
+  interpreter patches the language again on every device call (a scan of the module's members, about 7 ms), the
+  most of a kernel's CPU time where it calls helpers in a loop (row-stream: half): a call whose language
+  modules an enclosing launch or call has patched, and not yet restored, patches nothing.
 - Gluon's language imported first: Triton imports it on a kernel's first launch (``mangle_type`` reads Gluon's
   layouts), inside the launch, while ``triton.language``'s builtins are the interpreter's: Gluon's module keeps
   those for the life of the process and every later Gluon compile in it fails (``'value' object has no
@@ -103,7 +106,8 @@ def fix_float_args(interpreter: Any, set_attr: Setter = setattr) -> None:
 
 def fix_device_calls(interpreter: Any = None, set_attr: Setter = setattr) -> None:
     """A @jit function called from a kernel under the interpreter restores the language patches it made when
-    it returns (the kernel's own launch already does)."""
+    it returns (the kernel's own launch already does); and patches nothing where an enclosing launch or call has
+    patched the language and not yet restored it: the launch patches ``triton.language`` and ``core`` both."""
     if interpreter is None:
         from triton.runtime import interpreter as installed
 
@@ -113,6 +117,41 @@ def fix_device_calls(interpreter: Any = None, set_attr: Setter = setattr) -> Non
             or _fixed(cls.__call__):
         return  # a release whose interpreter patches otherwise: nothing to fix here
     original = cls.__call__
+    original_patch = interpreter._patch_lang
+    open_scopes = [0]  # scopes that patched both language modules, not yet restored
+
+    class Patched:
+        """Nothing to restore: an enclosing scope patched the language."""
+
+        def restore(self) -> None:
+            pass
+
+    class Both:
+        """What a function that sees both language modules looks like to ``_patch_lang``: its scope patches
+        ``core`` (a helper's: ``triton/language/standard.py``) as well as ``triton.language``."""
+
+        def __init__(self, tl: Any):
+            self.__globals__ = {"tl": tl, "core": tl.core}
+
+    def _patch_lang(fn: Any) -> Any:
+        import triton.language as tl
+
+        if not any(v is tl or v is tl.core for v in getattr(fn, "__globals__", {}).values()):
+            return original_patch(fn)  # its own error: the language must be visible from the function
+        if open_scopes[0]:
+            return Patched()
+        scope = original_patch(Both(tl))
+        open_scopes[0] += 1
+        restore, restored = scope.restore, [False]
+
+        def restore_and_close() -> None:
+            restore()
+            if not restored[0]:
+                restored[0] = True
+                open_scopes[0] -= 1
+
+        scope.restore = restore_and_close
+        return scope
 
     def __call__(self: Any, *args: Any, **kwargs: Any) -> Any:
         # patched here first, so the original call's own patching finds nothing left to replace and this
@@ -124,6 +163,9 @@ def fix_device_calls(interpreter: Any = None, set_attr: Setter = setattr) -> Non
             scope.restore()
 
     __call__._vgprscope_fix = True  # type: ignore[attr-defined]
+    _patch_lang._vgprscope_fix = True  # type: ignore[attr-defined]
+    if not _fixed(original_patch):
+        set_attr(interpreter, "_patch_lang", _patch_lang)
     set_attr(cls, "__call__", __call__)
 
 

@@ -27,6 +27,8 @@ _OWNED = re.compile(re.escape(PREFIX) + r"(\d+)-")
 # the owner's directory, as its workers find it in their environment
 ENV = "VGPRSCOPE_WORKER_SCRATCH"
 
+TRITON_CACHE = "TRITON_CACHE_DIR"  # Triton's cache directory, as Triton reads it from the environment
+
 _OWN: list[str] = []  # this process's directory where it compiles in place, made on first use
 
 
@@ -84,15 +86,21 @@ def worker_dir() -> str:
 
 @contextlib.contextmanager
 def temporary_files() -> Iterator[str]:
-    """A directory of its own for the temporary files one compile's tools write, removed after it, however the
-    compile ended: Triton's ptxas step leaves its ``.ptx`` (and the ``.o``) in the temporary directory where
-    ptxas fails (a maxnreg cap it refuses: a frontier's lowest levels), a ``/tmp`` file per failing compile.
-    Python's temporary directory points there for the compile and is restored after."""
+    """A directory of its own for the files one compile writes on the side, removed after it, however the compile
+    ended: Python's temporary directory (Triton's ptxas step leaves its ``.ptx`` there where ptxas fails, a maxnreg
+    cap it refuses: a frontier's lowest levels) and Triton's cache directory (under ``TRITON_ALWAYS_COMPILE``,
+    which every compile runs with, Triton reads nothing back from it but writes each kernel's IR and binary there:
+    a shared directory grew by every compile ever made, 1.6 GB here). Both are restored after."""
     path = tempfile.mkdtemp(prefix="compile-", dir=worker_dir())
-    saved = tempfile.tempdir
+    saved, saved_cache = tempfile.tempdir, os.environ.get(TRITON_CACHE)
     tempfile.tempdir = path
+    os.environ[TRITON_CACHE] = os.path.join(path, "triton-cache")
     try:
         yield path
     finally:
         tempfile.tempdir = saved
+        if saved_cache is None:
+            os.environ.pop(TRITON_CACHE, None)
+        else:
+            os.environ[TRITON_CACHE] = saved_cache
         remove(path)

@@ -252,24 +252,41 @@ def test_explain_of_a_capture_alone_refuses_a_variant_option_as_analyze_does(mat
         assert "--block-m applies to the bundled variants, not to captured launches" in r.output
 
 
-@pytest.mark.parametrize("no_cache", [False, True], ids=["cached", "no-cache"])
-def test_explain_heals_an_unreadable_raw_entry(tmp_path, no_cache):
-    """A garbage ``.raw.json.gz`` beside a whole entry made explain say "no compiler outputs", and --no-cache
-    did not replace it: it is a miss, compiled again, and the entry is whole afterwards."""
+_EXPLAIN = ["-m", "vgprscope", "explain", "--variant", "baseline", "--arch", "gfx942", "--jobs", "1"]
+
+
+@pytest.fixture(scope="module")
+def explained_cold(tmp_path_factory):
+    """A cache holding one whole entry, from ``explain`` on a cold cache, and what that run printed: each
+    case below corrupts a copy of it (the cold compile is made once, not once per case)."""
     import subprocess
     import sys
 
-    env = {**os.environ, "VGPRSCOPE_CACHE_DIR": str(tmp_path / "cache")}
-    args = [sys.executable, "-m", "vgprscope", "explain", "--variant", "baseline", "--arch", "gfx942", "--jobs", "1"]
-    first = subprocess.run(args, capture_output=True, text=True, env=env, timeout=600)
+    cache = tmp_path_factory.mktemp("explained") / "cache"
+    first = subprocess.run([sys.executable, *_EXPLAIN], capture_output=True, text=True, timeout=600,
+                           env={**os.environ, "VGPRSCOPE_CACHE_DIR": str(cache)})
     assert first.returncode == 0, first.stderr
+    return cache, first.stdout
+
+
+@pytest.mark.parametrize("no_cache", [False, True], ids=["cached", "no-cache"])
+def test_explain_heals_an_unreadable_raw_entry(tmp_path, no_cache, explained_cold):
+    """A garbage ``.raw.json.gz`` beside a whole entry made explain say "no compiler outputs", and --no-cache
+    did not replace it: it is a miss, compiled again, and the entry is whole afterwards."""
+    import shutil
+    import subprocess
+    import sys
+
+    cold, first_stdout = explained_cold
+    shutil.copytree(cold, tmp_path / "cache")
+    env = {**os.environ, "VGPRSCOPE_CACHE_DIR": str(tmp_path / "cache")}
     (raw,) = (tmp_path / "cache").rglob("*.raw.json.gz")
     raw.write_bytes(b"not gzip at all")
-    again = subprocess.run(args + (["--no-cache"] if no_cache else []), capture_output=True, text=True, env=env,
-                           timeout=600)
+    again = subprocess.run([sys.executable, *_EXPLAIN] + (["--no-cache"] if no_cache else []), capture_output=True,
+                           text=True, env=env, timeout=600)
     assert again.returncode == 0, again.stderr
     assert "no compiler outputs" not in again.stdout + again.stderr
     strip = lambda text: [ln for ln in text.splitlines() if " UTC " not in ln]  # noqa: E731 (the date line)
-    assert strip(again.stdout) == strip(first.stdout)
+    assert strip(again.stdout) == strip(first_stdout)
     with gzip.open(raw, "rt") as f:
         assert "ttgir" in json.load(f)
