@@ -33,6 +33,10 @@ def add(x, y):
 '''
 
 
+# whether this pytest's in-process runs can keep every module but the suite's (``_suite_modules_alone``)
+_IN_PROCESS = [True]
+
+
 @pytest.fixture(scope="module")
 def _suite_modules_alone(tmp_path_factory):
     """pytester's in-process run removes from sys.modules every module imported during it, to import the
@@ -42,6 +46,10 @@ def _suite_modules_alone(tmp_path_factory):
     suites' own modules (files under pytest's temporary directory) are removed."""
     from _pytest import pytester as pytester_module
 
+    if not isinstance(getattr(pytester_module, "SysModulesSnapshot", None), type):  # pytest's own, private
+        _IN_PROCESS[0] = False  # another pytest: each suite in a process of its own, as users run it
+        yield
+        return
     base = str(tmp_path_factory.getbasetemp())
 
     def the_suites(name: str) -> bool:
@@ -69,6 +77,8 @@ def run(pytester, *args):
     # interpreter and torch's import for each case. Triton reads TRITON_INTERPRET as a kernel is decorated, at
     # the suite's import, after the fixture set it. The plugin in a pytest started as users start it (its
     # entry point, pytest-xdist's workers, a process without TRITON_INTERPRET) is run_subprocess's.
+    if not _IN_PROCESS[0]:
+        return run_subprocess(pytester, *args)
     return pytester.runpytest_inprocess("-p", "no:cacheprovider", *args)
 
 

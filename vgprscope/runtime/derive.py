@@ -23,7 +23,7 @@ import sys
 from typing import Any
 
 from . import constexpr, current, hashing, loader, manifest
-from .facts import TORCH_NAMES, constexpr_fact, scalar_fact
+from .facts import TORCH_NAMES, as_specialised, constexpr_fact, scalar_fact
 from .static import Underivable, missing_in, underivable
 
 STALE = "capture again"
@@ -323,8 +323,8 @@ def derive_launch(chain: list[Any], fn: Any, recorded: dict[str, Any], qualname:
     for launch in _expand(chain, _Launch(values, facts, options), recorded, keywords, qualname):
         args = []
         for p in params:
-            if p.name in launch.facts:
-                args.append(launch.facts[p.name])
+            if p.name in launch.facts:  # what the current source specialises of it, whatever the capture's did
+                args.append(as_specialised(launch.facts[p.name], p))
                 continue
             if p.name in launch.values:
                 value = launch.values[p.name]
@@ -336,7 +336,7 @@ def derive_launch(chain: list[Any], fn: Any, recorded: dict[str, Any], qualname:
             if p.is_constexpr:
                 args.append(constexpr_fact(p.name, value))
             else:
-                args.append(_value_fact(p.name, value))
+                args.append(as_specialised(_value_fact(p.name, value), p))
         gap = missing_in([launch.values, launch.options])
         if gap is not None:
             raise Underivable(f"{qualname}'s launch reads {gap.reason}")

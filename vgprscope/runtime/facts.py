@@ -102,6 +102,20 @@ def launch_fact(name: str, is_constexpr: bool, value: Any, typ: Any) -> tuple[di
         f"argument {name} is a {type(value).__name__}, which a capture cannot record yet"
 
 
+def as_specialised(fact: dict[str, Any], param: Any) -> dict[str, Any]:
+    """An argument's facts less what the JIT does not specialise its parameter on (``param``: Triton's
+    ``KernelParam``): a ``do_not_specialize`` one on nothing (its divisibility by 16, its value 1, its pointer's
+    alignment and range), a ``do_not_specialize_on_alignment`` one not on its divisibility or alignment. Two
+    launches that differ only there are one compile, so they are one job and one cache entry."""
+    if getattr(param, "do_not_specialize", False):
+        drop = {"aligned", "one", "small"}
+    elif getattr(param, "do_not_specialize_on_alignment", False):
+        drop = {"aligned"}
+    else:
+        return fact
+    return {k: v for k, v in fact.items() if k not in drop}
+
+
 def is_descriptor(value: Any) -> bool:
     """A tensor descriptor of Triton's (``triton.tools.tensor_descriptor``) or Gluon's (a vendor's TMA
     descriptor): a Triton dataclass over a base tensor with a block shape."""

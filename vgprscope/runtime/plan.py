@@ -11,7 +11,7 @@ import os
 from typing import Any
 
 from . import loader, protocol
-from .facts import constexpr_fact, example_fact
+from .facts import as_specialised, constexpr_fact, example_fact
 from .guard import stdout_to_stderr
 from .protocol import compile_env, one_line
 
@@ -43,11 +43,12 @@ def plan(request: dict[str, Any]) -> dict[str, Any]:
                 ref = loader.function_ref(fn)
                 ref |= {"package": request["package"], "package_dir": request["directory"]}
                 args = []
+                params = {p.name: p for p in getattr(fn, "params", ())}
                 for name in fn.arg_names:
                     if name in spec["constexprs"]:
                         args.append(constexpr_fact(name, spec["constexprs"][name]))
                     elif name in spec["args"]:
-                        args.append(example_fact(name, spec["args"][name]))
+                        args.append(as_specialised(example_fact(name, spec["args"][name]), params.get(name)))
                     else:
                         raise KeyError(f"kernel argument {name!r} of {spec['name']} has no example value")
                 jobs.append({"name": spec["name"], "job": {

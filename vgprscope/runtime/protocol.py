@@ -19,7 +19,7 @@ PROTOCOL = 1
 
 
 # Part of every cached plan's key: a plan made by another encoding of the launch is made again (``plan``).
-PLAN_VERSION = 2
+PLAN_VERSION = 3
 
 
 COMPILE = "compile"

@@ -18,7 +18,7 @@ import sys
 from typing import Any
 
 from . import constexpr, snapshot
-from .facts import launch_fact
+from .facts import as_specialised, launch_fact
 from .hashing import source_hash
 from .interp import interpreting
 from .session import (
@@ -165,7 +165,7 @@ def launch_facts(kernel, args, kwargs, pick: dict | None = None) -> dict:
     for i, (name, param) in enumerate(zip(st["names"], st["params"])):
         fact, why = launch_fact(name, getattr(param, "is_constexpr", False), bound[name], spec[i][0])
         reason = reason or why
-        out_args.append(fact)
+        out_args.append(as_specialised(fact, param))
     options = dict(options) | {k: v for k, v in kwargs.items() if k in st["names"] and k in _option_names()}
     opts = {k: constexpr.encode(v) for k, v in sorted(options.items()) if k not in ("grid", "warmup")}
     gluon = _is_gluon(kernel)  # compiled through Gluon's own source (explicit layouts), never interpreted
