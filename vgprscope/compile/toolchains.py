@@ -286,7 +286,10 @@ def _create(version: str, env: Path, say: Callable[[str], None]) -> None:
         with _ticking(version, scratch, say):
             if uv:
                 _run([uv, "venv", "-q", "--python", sys.executable, str(scratch)], version)
-                _run([uv, "pip", "install", "-q", "--python", str(_python_of(scratch)), *wanted], version)
+                # byte-compiled as pip does: a worker's start imports Triton, from its sources every time where
+                # Python writes no bytecode (PYTHONDONTWRITEBYTECODE, a read-only store)
+                _run([uv, "pip", "install", "-q", "--compile-bytecode", "--python", str(_python_of(scratch)),
+                      *wanted], version)
             else:
                 _run([sys.executable, "-m", "venv", str(scratch)], version)
                 _run([str(_python_of(scratch)), "-m", "pip", "install", "-q", "--disable-pip-version-check",
