@@ -79,11 +79,36 @@ def run(pytester, *args):
     # entry point, pytest-xdist's workers, a process without TRITON_INTERPRET) is run_subprocess's.
     if not _IN_PROCESS[0]:
         return run_subprocess(pytester, *args)
-    return pytester.runpytest_inprocess("-p", "no:cacheprovider", *args)
+    with pytest.MonkeyPatch.context() as mp:
+        # a module of this process named as one of the suite's (tests/fixtures/user_kernels' my_ops, which
+        # another test imported) would be what the suite imports: out of sys.modules for the run, back after
+        for path in pytester.path.glob("*.py"):
+            mp.delitem(sys.modules, path.stem, raising=False)
+        return pytester.runpytest_inprocess("-p", "no:cacheprovider", *args)
 
 
 def run_subprocess(pytester, *args):
     return pytester.runpytest_subprocess("-p", "no:cacheprovider", *args)
+
+
+def test_the_suite_imports_its_own_modules_whatever_this_process_imported_before(suite, monkeypatch):
+    """A module named as one of the suite's, already in this process's sys.modules (another test's ``my_ops``),
+    is not what the suite's ``from my_ops import add`` gets, and is back after the run."""
+    import types
+
+    other = types.ModuleType("my_ops")
+    other.add = None
+    monkeypatch.setitem(sys.modules, "my_ops", other)
+    suite.makepyfile(test_ops='''
+import torch
+from my_ops import add
+
+def test_add():
+    x = torch.ones(10)
+    assert add(x, x).sum() == 20
+''')
+    run(suite).assert_outcomes(passed=1)
+    assert sys.modules["my_ops"] is other
 
 
 def test_a_kernel_over_its_budget_fails_the_test_naming_kernel_arch_number_and_budget(suite):

@@ -642,12 +642,24 @@ def test_scan_of_an_empty_cache_is_an_empty_result(tmp_path):
     assert result.summary.startswith(f"{tmp_path}: no Triton or Inductor cache below it")
 
 
-def test_a_launch_that_cannot_bind_is_one_usage_error_naming_the_kernel(monkeypatch):
+@pytest.fixture
+def user_ops(monkeypatch):
+    """tests/fixtures/user_kernels/my_ops.py imported as ``my_ops``, and gone from sys.modules after: a module
+    of that name left behind is what a later test's own ``my_ops`` (the pytest plugin's suites) imports."""
+    import importlib
+
+    monkeypatch.syspath_prepend(str(USER_KERNELS))
+    monkeypatch.delitem(sys.modules, "my_ops", raising=False)
+    module = importlib.import_module("my_ops")
+    yield module
+    sys.modules.pop("my_ops", None)
+
+
+def test_a_launch_that_cannot_bind_is_one_usage_error_naming_the_kernel(user_ops):
     import vgprscope
     from vgprscope.core.errors import UsageError
 
-    monkeypatch.syspath_prepend(str(USER_KERNELS))
-    import my_ops
+    my_ops = user_ops
 
     p = vgprscope.pointer("fp32")
     with pytest.raises(UsageError, match=r"^my_ops\.add: cannot record the launch: TypeError: .*'n'") as info:
@@ -660,14 +672,13 @@ def test_a_launch_that_cannot_bind_is_one_usage_error_naming_the_kernel(monkeypa
     assert getattr(JITFunction.run, "_vgprscope", None) is None  # the dry launch restored Triton's classes
 
 
-def test_frontier_of_a_user_kernel_and_its_rows_are_the_csv_export(monkeypatch):
+def test_frontier_of_a_user_kernel_and_its_rows_are_the_csv_export(user_ops):
     """``vgprscope.frontier(kernel, *args)``: every waves_per_eu level of gfx942 compiled for the launch; the
     DataFrame is ``frontier --format csv``'s table, the JSON its JSON."""
     import vgprscope
     from vgprscope.analysis.frontier import view as frontier_view
 
-    monkeypatch.syspath_prepend(str(USER_KERNELS))
-    import my_ops
+    my_ops = user_ops
 
     p = vgprscope.pointer("fp32")
     result = vgprscope.frontier(my_ops.add, p, p, p, 1000, BLOCK=256, arch="gfx942", jobs=2)
