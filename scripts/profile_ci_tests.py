@@ -1,0 +1,359 @@
+"""Where CI's test run spends its CPU: CI's own pytest command, every process and compile of it accounted, written
+into reports/ci-time.md.
+
+    python scripts/profile_ci_tests.py [--seed 12345] [--ci-log CI_OUTPUT] [--out reports/ci-time.md] [-- PYTEST_ARGS]
+
+It runs `.ci/run`'s pytest line (two workers, random order with ``--seed``, ``-m "not exhaustive"``) from this
+checkout with an empty compile cache and toolchain store, as CI does, under a child subreaper, so that the run's CPU
+time is that of every process it started. For the run, a ``.pth`` file in the environment's site-packages (removed
+after, however the run ends; inert without the variable it reads) makes each Python process of the environment
+write one line as it exits (its own CPU time, its command, the test that started it, whether it imported torch)
+and one per compile job (the job's CPU time, its compiler tools included). A process of another environment (a
+fresh virtual environment, another Triton release's worker) or one killed writes nothing: its CPU time is the
+report's "not attributed" line.
+
+With ``--ci-log`` (what `bash .ci/run` printed), the report adds the budget: 10 minutes less the other steps'
+times, as many cores as the run's CPU time kept busy, against what the run needs. PYTEST_ARGS replace the test
+selection (a file or a ``-k``), for a partial run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import datetime
+import json
+import os
+import re
+import shlex
+import signal
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _speed import MEASURED, ROOT, write_section  # noqa: E402
+
+OUT = ROOT / "reports" / "ci-time.md"
+VARIABLE = "VGPRSCOPE_CI_PROFILE"
+PTH = "_vgprscope_ci_profile.pth"
+# CI's time limit (the issue's "done when") and the pytest line of .ci/run
+CI_LIMIT_S = 600
+PYTEST = ["-m", "pytest", "-q", "-n", "2", "-p", "randomly", "--dist", "worksteal", "-m", "not exhaustive"]
+
+# Run by the .pth in each Python process of the environment while VARIABLE names the log. A forked worker leaves
+# through os._exit (no atexit): the fork handler wraps it. The compile module of the runtime (the installed
+# package's, or another interpreter's copy loaded by the runtime's boot) has its compile_job wrapped as it loads.
+HOOK = r'''
+import os, sys, atexit
+
+
+def _cpu(who):
+    import resource
+    r = resource.getrusage(who)
+    return r.ru_utime + r.ru_stime
+
+
+def _write(rec):
+    import json
+    rec["pid"] = os.getpid()
+    fd = os.open(_log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, (json.dumps(rec) + "\n").encode())
+    finally:
+        os.close(fd)
+
+
+def _exit():
+    if _state["pid"] != os.getpid() or _state["done"]:
+        return
+    _state["done"] = True
+    import resource
+    mp = sys.modules.get("multiprocessing")
+    role = "mp" if mp is not None and mp.parent_process() is not None else ""
+    _write({"kind": "process", "ppid": os.getppid(), "argv": [str(a)[-120:] for a in sys.argv[:4]],
+            "self": _cpu(resource.RUSAGE_SELF), "children": _cpu(resource.RUSAGE_CHILDREN),
+            "torch": "torch" in sys.modules, "role": role})
+
+
+def _exit_now(code):
+    try:
+        _exit()
+    finally:
+        _real_exit(code)
+
+
+def _after_fork():
+    _state.update(pid=os.getpid(), done=False)
+    os._exit = _exit_now
+
+
+def _wrap(module):
+    inner = module.compile_job
+
+    def compile_job(job, *args, **kwargs):
+        import resource
+        import time
+        s0, c0, t0 = _cpu(resource.RUSAGE_SELF), _cpu(resource.RUSAGE_CHILDREN), time.perf_counter()
+        out = None
+        try:
+            out = inner(job, *args, **kwargs)
+            return out
+        finally:
+            import hashlib
+            import json
+            target = job.get("target") or {}
+            _write({"kind": "compile", "self": _cpu(resource.RUSAGE_SELF) - s0,
+                    "children": _cpu(resource.RUSAGE_CHILDREN) - c0, "wall": time.perf_counter() - t0,
+                    "stored": "stored" in (job.get("source") or {}), "error": bool(out and "error" in out),
+                    "arch": str(target.get("arch", "?")),
+                    "job": hashlib.md5(json.dumps(job, sort_keys=True, default=str).encode()).hexdigest()})
+
+    module.compile_job = compile_job
+
+
+class _Loader:
+    """The loader a finder gave, the module's compile_job wrapped once it has run."""
+
+    def __init__(self, real):
+        self.real = real
+
+    def create_module(self, spec):
+        return self.real.create_module(spec)
+
+    def exec_module(self, module):
+        self.real.exec_module(module)
+        if hasattr(module, "compile_job"):
+            _wrap(module)
+
+    def __getattr__(self, name):
+        return getattr(self.real, name)
+
+
+class _Finder:
+    """First on sys.meta_path (pytest puts its assertion rewriter there, and rewrites the modules of a package
+    with a pytest plugin, vgprscope's: this finder moves back in front at the next import it sees), asking the
+    others for the compile module's spec."""
+
+    def find_spec(self, name, path=None, target=None):
+        if sys.meta_path and sys.meta_path[0] is not self:
+            sys.meta_path.remove(self)
+            sys.meta_path.insert(0, self)
+        if not (name.endswith(".runtime.compile") or name == "_vgprscope_runtime.compile"):
+            return None
+        for finder in list(sys.meta_path):
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(name, path, target)
+            if spec is None:
+                continue
+            if spec.loader is not None and hasattr(spec.loader, "exec_module"):
+                spec.loader = _Loader(spec.loader)
+            return spec
+        return None
+
+
+# a venv's site-packages is read twice where lib64 links to lib: the hook is set up once per process
+if not hasattr(sys, "_vgprscope_ci_profile"):
+    sys._vgprscope_ci_profile = True
+    _log = os.environ["VGPRSCOPE_CI_PROFILE"]
+    _state = {"pid": os.getpid(), "done": False}
+    _real_exit = os._exit
+    atexit.register(_exit)
+    os.register_at_fork(after_in_child=_after_fork)
+    sys.meta_path.insert(0, _Finder())
+'''
+
+
+def _purelib(python: str) -> Path:
+    out = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                         capture_output=True, text=True, check=True, cwd="/")
+    return Path(out.stdout.strip())
+
+
+def _stop_on_term(*_: Any) -> None:
+    raise KeyboardInterrupt  # the .pth comes out in the finally below
+
+
+def run(python: str, seed: int, pytest_args: list[str], log: Path) -> dict[str, Any]:
+    """CI's pytest command under the accounting; its wall and CPU time, its summary line."""
+    hook = log.parent / "hook.py"
+    hook.write_text(HOOK)
+    pth = _purelib(python) / PTH
+    pth.write_text(f"import os; exec(compile(open({str(hook)!r}).read(), {str(hook)!r}, 'exec'), "
+                   f"{{'__name__': '_vgprscope_ci_profile'}}) if os.environ.get({VARIABLE!r}) else None\n")
+    with tempfile.TemporaryDirectory(prefix="vgprscope-ci-cache-") as cache, \
+            tempfile.TemporaryDirectory(prefix="vgprscope-ci-toolchains-") as store:
+        env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_ADDOPTS", "TRITON_INTERPRET")} | {
+            VARIABLE: str(log), "VGPRSCOPE_CACHE_DIR": cache, "VGPRSCOPE_TOOLCHAIN_DIR": store,
+            "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+        cmd = [python, *PYTEST, f"--randomly-seed={seed}", *pytest_args]
+        previous = signal.signal(signal.SIGTERM, _stop_on_term)
+        try:
+            with subprocess.Popen([sys.executable, "-c", MEASURED, *cmd], stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT) as proc:
+                stdout, stderr = proc.communicate()
+        finally:
+            pth.unlink(missing_ok=True)
+            signal.signal(signal.SIGTERM, previous)
+    try:
+        figures = json.loads(stderr.strip().splitlines()[-1])
+    except (IndexError, ValueError):
+        raise SystemExit(f"the test run was not measured (exit {proc.returncode}):\n{stderr[-3000:]}") from None
+    summary = [ln for ln in stdout.splitlines() if re.search(r"\d+ (passed|failed)", ln)]
+    return figures | {"wrapper": proc.pid, "summary": summary[-1].strip("= ") if summary else "no summary line",
+                      "command": shlex.join(["python", *PYTEST, f"--randomly-seed={seed}", *pytest_args])}
+
+
+def _kind(rec: dict[str, Any], controller: int | None) -> str:
+    argv = " ".join(rec["argv"])
+    if rec["ppid"] == controller and rec["argv"] == ["-c"]:  # execnet's bootstrap
+        return "pytest workers (the tests' own work, in-process compiles aside)"
+    if rec["role"] == "mp" or "--serve" in argv:
+        return "compile workers, outside their jobs (start-up, imports)"
+    if re.search(r"vgprscope/__main__\.py|bin/vgprscope$", rec["argv"][0] if rec["argv"] else ""):
+        return "vgprscope commands (CLI processes)"
+    if rec["torch"]:
+        return "scripts that import torch (users' programs, examples)"
+    if "pytest" in argv:
+        return "nested pytest runs (the plugin's, the examples')"
+    return "other Python processes (pip, venv, tools)"
+
+
+def analyse(log: Path, figures: dict[str, Any]) -> dict[str, Any]:
+    """The log's records -> the report's figures."""
+    recs = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+    procs = [r for r in recs if r["kind"] == "process" and r["pid"] != figures["wrapper"]]
+    jobs = [r for r in recs if r["kind"] == "compile"]
+    # the command's own process (a process whose parent ended is the subreaper's too)
+    controller = next((p["pid"] for p in procs if p["ppid"] == figures["wrapper"] and p["argv"]
+                       and p["argv"][0].endswith(os.path.join("pytest", "__main__.py"))), None)
+    job_cpu: collections.Counter[int] = collections.Counter()
+    for j in jobs:
+        job_cpu[j["pid"]] += j["self"]  # the compiler's tools (ptxas, nvdisasm) are the process's children
+    seen: set[str] = set()
+    fresh = repeated = stored = tools = 0.0
+    fresh_n = repeated_n = stored_n = 0
+    by_arch: collections.Counter[str] = collections.Counter()
+    for j in jobs:
+        cpu = j["self"] + j["children"]
+        tools += j["children"]
+        if j["stored"]:
+            stored, stored_n = stored + cpu, stored_n + 1
+        elif j["job"] in seen:
+            repeated, repeated_n = repeated + cpu, repeated_n + 1
+        else:
+            seen.add(j["job"])
+            fresh, fresh_n = fresh + cpu, fresh_n + 1
+            by_arch[j["arch"] if not j["arch"].isdigit() else f"sm_{j['arch']}"] += cpu
+    kinds: collections.Counter[str] = collections.Counter()
+    counts: collections.Counter[str] = collections.Counter()
+    for p in procs:
+        kind = "pytest's controller" if p["pid"] == controller else _kind(p, controller)
+        kinds[kind] += p["self"] - job_cpu.get(p["pid"], 0.0)  # its compile jobs are the line above
+        counts[kind] += 1
+    total = figures["cpu"]
+    compile_cpu = fresh + repeated + stored
+    attributed = compile_cpu + sum(kinds.values())
+    return {"total": total, "wall": figures["wall"], "fresh": fresh, "fresh_n": fresh_n, "repeated": repeated,
+            "repeated_n": repeated_n, "stored": stored, "stored_n": stored_n, "tools": tools,
+            "by_arch": by_arch, "kinds": kinds, "counts": counts,
+            "unattributed": max(0.0, total - attributed), "processes": len(procs)}
+
+
+def ci_steps(path: Path) -> dict[str, float]:
+    """`.ci/run`'s step stamps (``== HH:MM:SS name``) -> seconds per step."""
+    stamps = []
+    for line in path.read_text(errors="replace").splitlines():
+        if m := re.match(r"== (\d\d):(\d\d):(\d\d) (.+)$", line.strip()):
+            h, mi, s, name = int(m[1]), int(m[2]), int(m[3]), m[4]
+            stamps.append((h * 3600 + mi * 60 + s, name))
+    steps: dict[str, float] = {}
+    for (t0, name), (t1, _) in zip(stamps, stamps[1:]):
+        steps[name] = (t1 - t0) % 86400
+    return steps
+
+
+def _s(x: float) -> str:
+    return f"{x:,.0f} s"
+
+
+def report(a: dict[str, Any], figures: dict[str, Any], seed: int, steps: dict[str, float] | None) -> str:
+    cores = os.cpu_count() or 1
+    busy = a["total"] / a["wall"] if a["wall"] else 0.0
+    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short=12", "HEAD"], capture_output=True,
+                            text=True).stdout.strip() or "?"
+    compile_cpu = a["fresh"] + a["repeated"] + a["stored"]
+    lines = [
+        "## Where CI's test run spends its CPU (issue 36)",
+        "",
+        f"`python scripts/profile_ci_tests.py --seed {seed}` at {commit}, "
+        f"{datetime.date.today().isoformat()}, on {cores} cores: `{figures['command']}` with an empty compile "
+        f"cache, as `.ci/run` runs it. {figures['summary']}.",
+        "",
+        f"- **Wall time {_s(a['wall'])}, CPU time {_s(a['total'])}** (every process the run started): "
+        f"{busy:.2f} cores busy on average of {cores}.",
+        f"- **Compile jobs {_s(compile_cpu)}** ({compile_cpu / a['total']:.0%} of the CPU), their compiler tools "
+        f"(ptxas, cuobjdump, nvdisasm) included ({_s(a['tools'])} of it):",
+        f"  - first compiles of distinct jobs: {a['fresh_n']:,}, {_s(a['fresh'])};",
+        f"  - the same jobs compiled again (a test's own empty cache, a killed run, two workers asking at once): "
+        f"{a['repeated_n']:,}, {_s(a['repeated'])};",
+        f"  - stored binaries read (scan): {a['stored_n']:,}, {_s(a['stored'])}.",
+        "",
+        "| what | processes | CPU |",
+        "|---|---:|---:|",
+        f"| compile jobs (above) | | {_s(compile_cpu)} |",
+    ]
+    for kind, cpu in sorted(a["kinds"].items(), key=lambda kv: -kv[1]):
+        lines.append(f"| {kind} | {a['counts'][kind]:,} | {_s(cpu)} |")
+    lines += [f"| not attributed (processes of other environments, killed ones, non-Python tools outside "
+              f"compile jobs) | | {_s(a['unattributed'])} |", ""]
+    lines += ["The distinct jobs' CPU by arch: " + ", ".join(
+        f"{arch} {_s(cpu)}" for arch, cpu in sorted(a["by_arch"].items(), key=lambda kv: -kv[1])) + "."]
+    if steps:
+        other = sum(v for k, v in steps.items() if k != "pytest")
+        allowance = CI_LIMIT_S - other
+        lines += [
+            "", f"**The budget** (the CI log given): the other steps took {_s(other)} ("
+            + ", ".join(f"{k} {_s(v)}" for k, v in steps.items() if k != "pytest")
+            + f"), so pytest has {_s(allowance)} of CI's {CI_LIMIT_S // 60} minutes; at this run's {busy:.2f} busy "
+            f"cores that holds {_s(allowance * busy)} of CPU. The distinct compile jobs alone take "
+            f"{_s(a['fresh'])}, the whole run {_s(a['total'])}: "
+            + (f"{a['total'] / max(allowance * busy, 1):.1f} times the budget." if allowance > 0
+               else "the other steps alone are over the limit.")]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    pytest_args: list[str] = []
+    if "--" in args:
+        i = args.index("--")
+        args, pytest_args = args[:i], args[i + 1:]
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--seed", type=int, default=12345, help="pytest-randomly's seed (CI prints its own)")
+    ap.add_argument("--python", default=sys.executable, help="the environment's interpreter (this one)")
+    ap.add_argument("--ci-log", type=Path, help="what `bash .ci/run` printed: its steps' times for the budget")
+    ap.add_argument("--out", type=Path, default=OUT, help="the report (its section is replaced)")
+    ap.add_argument("--log", type=Path, help="keep the raw records here (one JSON line each)")
+    opts = ap.parse_args(args)
+    if opts.ci_log is not None and not opts.ci_log.is_file():
+        ap.error(f"--ci-log {opts.ci_log}: no such file")
+    with tempfile.TemporaryDirectory(prefix="vgprscope-ci-profile-") as tmp:
+        log = Path(tmp) / "records.jsonl"
+        figures = run(opts.python, opts.seed, pytest_args, log)
+        if not log.exists():
+            raise SystemExit("no process wrote a record: the environment's site-packages did not load the .pth")
+        if opts.log:
+            opts.log.write_bytes(log.read_bytes())
+        a = analyse(log, figures)
+    text = report(a, figures, opts.seed, ci_steps(opts.ci_log) if opts.ci_log else None)
+    write_section("ci-tests", text, out=opts.out)
+    print(text)
+    return 0 if figures["rc"] == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
