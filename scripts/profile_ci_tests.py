@@ -6,11 +6,11 @@ into reports/ci-time.md.
 It runs `.ci/run`'s pytest line (two workers, random order with ``--seed``, ``-m "not exhaustive"``) from this
 checkout with an empty compile cache and toolchain store, as CI does, under a child subreaper, so that the run's CPU
 time is that of every process it started. For the run, a ``.pth`` file in the environment's site-packages (removed
-after, however the run ends; inert without the variable it reads) makes each Python process of the environment
-write one line as it exits (its own CPU time, its command, the test that started it, whether it imported torch)
-and one per compile job (the job's CPU time, its compiler tools included). A process of another environment (a
-fresh virtual environment, another Triton release's worker) or one killed writes nothing: its CPU time is the
-report's "not attributed" line.
+after, however the run ends; inert once its directory is gone) makes each Python process of the environment that
+descends from the run write one line as it exits (its own CPU time, its command, whether it imported torch) and
+one per compile job (the job's CPU time, its compiler tools included). A process of another environment (a fresh
+virtual environment, another Triton release's worker) writes nothing: its CPU time is in its parent's
+"unrecorded children".
 
 With ``--ci-log`` (what `bash .ci/run` printed), the report adds the budget: 10 minutes less the other steps'
 times, as many cores as the run's CPU time kept busy, against what the run needs. PYTEST_ARGS replace the test
@@ -37,13 +37,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _speed import MEASURED, ROOT, write_section  # noqa: E402
 
 OUT = ROOT / "reports" / "ci-time.md"
-VARIABLE = "VGPRSCOPE_CI_PROFILE"
 PTH = "_vgprscope_ci_profile.pth"
 # CI's time limit (the issue's "done when") and the pytest line of .ci/run
 CI_LIMIT_S = 600
 PYTEST = ["-m", "pytest", "-q", "-n", "2", "-p", "randomly", "--dist", "worksteal", "-m", "not exhaustive"]
 
-# Run by the .pth in each Python process of the environment while VARIABLE names the log. A forked worker leaves
+# Run by the .pth in each Python process of the environment while its file is there (``_HERE``: its directory, with
+# the log and the root's pid). A forked worker leaves
 # through os._exit (no atexit): the fork handler wraps it. The compile module of the runtime (the installed
 # package's, or another interpreter's copy loaded by the runtime's boot) has its compile_job wrapped as it loads.
 HOOK = r'''
@@ -56,7 +56,34 @@ def _cpu(who):
     return r.ru_utime + r.ru_stime
 
 
+def _mine():
+    """Whether this process descends from the run's root (the subreaper): another process of the environment
+    that starts while the .pth is there (a test session beside the run) writes nothing."""
+    pid = os.getpid()
+    if pid not in _mine_of:
+        try:
+            with open(os.path.join(_HERE, "root")) as f:
+                root = int(f.read())
+        except (OSError, ValueError):
+            return False
+        _mine_of[pid], walk = False, pid
+        for _ in range(64):
+            if walk == root:
+                _mine_of[pid] = True
+                break
+            try:
+                with open(f"/proc/{walk}/stat") as f:
+                    walk = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                break
+            if walk <= 1:
+                break
+    return _mine_of[pid]
+
+
 def _write(rec):
+    if not _mine():
+        return
     import json
     rec["pid"] = os.getpid()
     fd = os.open(_log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
@@ -158,7 +185,8 @@ class _Finder:
 # a venv's site-packages is read twice where lib64 links to lib: the hook is set up once per process
 if not hasattr(sys, "_vgprscope_ci_profile"):
     sys._vgprscope_ci_profile = True
-    _log = os.environ["VGPRSCOPE_CI_PROFILE"]
+    _log = os.path.join(_HERE, "records.jsonl")
+    _mine_of = {}
     _state = {"pid": os.getpid(), "done": False}
     _real_exit = os._exit
     atexit.register(_exit)
@@ -183,17 +211,19 @@ def run(python: str, seed: int, pytest_args: list[str], log: Path) -> dict[str, 
     hook.write_text(HOOK)
     pth = _purelib(python) / PTH
     pth.write_text(f"import os; exec(compile(open({str(hook)!r}).read(), {str(hook)!r}, 'exec'), "
-                   f"{{'__name__': '_vgprscope_ci_profile'}}) if os.environ.get({VARIABLE!r}) else None\n")
+                   f"{{'__name__': '_vgprscope_ci_profile', '_HERE': {str(log.parent)!r}}}) "
+                   f"if os.path.exists({str(hook)!r}) else None\n")
     with tempfile.TemporaryDirectory(prefix="vgprscope-ci-cache-") as cache, \
             tempfile.TemporaryDirectory(prefix="vgprscope-ci-toolchains-") as store:
         env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_ADDOPTS", "TRITON_INTERPRET")} | {
-            VARIABLE: str(log), "VGPRSCOPE_CACHE_DIR": cache, "VGPRSCOPE_TOOLCHAIN_DIR": store,
+            "VGPRSCOPE_CACHE_DIR": cache, "VGPRSCOPE_TOOLCHAIN_DIR": store,
             "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
         cmd = [python, *PYTEST, f"--randomly-seed={seed}", *pytest_args]
         previous = signal.signal(signal.SIGTERM, _stop_on_term)
         try:
             with subprocess.Popen([sys.executable, "-c", MEASURED, *cmd], stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT) as proc:
+                (log.parent / "root").write_text(str(proc.pid))
                 stdout, stderr = proc.communicate()
         finally:
             pth.unlink(missing_ok=True)
@@ -202,8 +232,11 @@ def run(python: str, seed: int, pytest_args: list[str], log: Path) -> dict[str, 
         figures = json.loads(stderr.strip().splitlines()[-1])
     except (IndexError, ValueError):
         raise SystemExit(f"the test run was not measured (exit {proc.returncode}):\n{stderr[-3000:]}") from None
+    (log.parent / "pytest.txt").write_text(stdout)
     summary = [ln for ln in stdout.splitlines() if re.search(r"\d+ (passed|failed)", ln)]
+    failed = [ln.split()[1] for ln in stdout.splitlines() if ln.startswith(("FAILED ", "ERROR "))]
     return figures | {"wrapper": proc.pid, "summary": summary[-1].strip("= ") if summary else "no summary line",
+                      "failed": failed,
                       "command": shlex.join(["python", *PYTEST, f"--randomly-seed={seed}", *pytest_args])}
 
 
@@ -248,18 +281,28 @@ def analyse(log: Path, figures: dict[str, Any]) -> dict[str, Any]:
             seen.add(j["job"])
             fresh, fresh_n = fresh + cpu, fresh_n + 1
             by_arch[j["arch"] if not j["arch"].isdigit() else f"sm_{j['arch']}"] += cpu
+    job_tools: collections.Counter[int] = collections.Counter()
+    for j in jobs:
+        job_tools[j["pid"]] += j["children"]
+    recorded_children: collections.Counter[int] = collections.Counter()
+    for p in procs:
+        recorded_children[p["ppid"]] += p["self"] + p["children"]
     kinds: collections.Counter[str] = collections.Counter()
     counts: collections.Counter[str] = collections.Counter()
+    unrecorded: collections.Counter[str] = collections.Counter()
     for p in procs:
         kind = "pytest's controller" if p["pid"] == controller else _kind(p, controller)
         kinds[kind] += p["self"] - job_cpu.get(p["pid"], 0.0)  # its compile jobs are the line above
         counts[kind] += 1
+        # what its children used that no record holds (a process reaped by its parent counts in the parent's
+        # children): other environments' processes, tools run outside a compile job
+        unrecorded[kind] += max(0.0, p["children"] - recorded_children[p["pid"]] - job_tools[p["pid"]])
     total = figures["cpu"]
     compile_cpu = fresh + repeated + stored
-    attributed = compile_cpu + sum(kinds.values())
+    attributed = compile_cpu + sum(kinds.values()) + sum(unrecorded.values())
     return {"total": total, "wall": figures["wall"], "fresh": fresh, "fresh_n": fresh_n, "repeated": repeated,
             "repeated_n": repeated_n, "stored": stored, "stored_n": stored_n, "tools": tools,
-            "by_arch": by_arch, "kinds": kinds, "counts": counts,
+            "by_arch": by_arch, "kinds": kinds, "counts": counts, "unrecorded": unrecorded,
             "unattributed": max(0.0, total - attributed), "processes": len(procs)}
 
 
@@ -291,7 +334,8 @@ def report(a: dict[str, Any], figures: dict[str, Any], seed: int, steps: dict[st
         "",
         f"`python scripts/profile_ci_tests.py --seed {seed}` at {commit}, "
         f"{datetime.date.today().isoformat()}, on {cores} cores: `{figures['command']}` with an empty compile "
-        f"cache, as `.ci/run` runs it. {figures['summary']}.",
+        f"cache, as `.ci/run` runs it. {figures['summary']}"
+        + (f" (failed: {', '.join(f'`{t}`' for t in figures['failed'])})" if figures["failed"] else "") + ".",
         "",
         f"- **Wall time {_s(a['wall'])}, CPU time {_s(a['total'])}** (every process the run started): "
         f"{busy:.2f} cores busy on average of {cores}.",
@@ -302,14 +346,19 @@ def report(a: dict[str, Any], figures: dict[str, Any], seed: int, steps: dict[st
         f"{a['repeated_n']:,}, {_s(a['repeated'])};",
         f"  - stored binaries read (scan): {a['stored_n']:,}, {_s(a['stored'])}.",
         "",
-        "| what | processes | CPU |",
-        "|---|---:|---:|",
-        f"| compile jobs (above) | | {_s(compile_cpu)} |",
+        "Every other process, by what it is: its own CPU time (its compile jobs are the line above), and that of "
+        "its children that no record holds (a process of another environment: another Triton release's compile "
+        "worker, a fresh virtual environment's pip; a tool run outside a compile job: Chromium, nvdisasm for the "
+        "loop figures read later, git).",
+        "",
+        "| what | processes | own CPU | unrecorded children |",
+        "|---|---:|---:|---:|",
+        f"| compile jobs (above) | | {_s(compile_cpu)} | |",
     ]
-    for kind, cpu in sorted(a["kinds"].items(), key=lambda kv: -kv[1]):
-        lines.append(f"| {kind} | {a['counts'][kind]:,} | {_s(cpu)} |")
-    lines += [f"| not attributed (processes of other environments, killed ones, non-Python tools outside "
-              f"compile jobs) | | {_s(a['unattributed'])} |", ""]
+    for kind, cpu in sorted(a["kinds"].items(), key=lambda kv: -(kv[1] + a["unrecorded"][kv[0]])):
+        lines.append(f"| {kind} | {a['counts'][kind]:,} | {_s(cpu)} | {_s(a['unrecorded'][kind])} |")
+    lines += [f"| not attributed (a process whose parent did not wait for it, a killed one) | | "
+              f"{_s(a['unattributed'])} | |", ""]
     lines += ["The distinct jobs' CPU by arch: " + ", ".join(
         f"{arch} {_s(cpu)}" for arch, cpu in sorted(a["by_arch"].items(), key=lambda kv: -kv[1])) + "."]
     if steps:
@@ -348,6 +397,7 @@ def main(argv: list[str] | None = None) -> int:
             raise SystemExit("no process wrote a record: the environment's site-packages did not load the .pth")
         if opts.log:
             opts.log.write_bytes(log.read_bytes())
+            opts.log.with_suffix(".pytest.txt").write_bytes((log.parent / "pytest.txt").read_bytes())
         a = analyse(log, figures)
     text = report(a, figures, opts.seed, ci_steps(opts.ci_log) if opts.ci_log else None)
     write_section("ci-tests", text, out=opts.out)
