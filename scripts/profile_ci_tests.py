@@ -34,12 +34,31 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _speed import MEASURED, ROOT, write_section  # noqa: E402
+from _speed import ROOT, write_section  # noqa: E402
 
 OUT = ROOT / "reports" / "ci-time.md"
 PTH = "_vgprscope_ci_profile.pth"
 # CI's time limit (the issue's "done when") and the pytest line of .ci/run
 CI_LIMIT_S = 600
+# Run as ``python -c REAPER CMD...``: the command as a child of a subreaper that reaps every process as it ends,
+# as init does (a test waits for an orphan it killed to be gone), so that RUSAGE_CHILDREN is the CPU time of the
+# whole tree; printed last on stderr as JSON.
+REAPER = r"""
+import ctypes, json, os, resource, subprocess, sys, time
+ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+t0 = time.perf_counter()
+main = subprocess.Popen(sys.argv[1:], stdout=sys.stdout, stderr=sys.stderr)
+rc = wall = None
+while True:
+    try:
+        pid, status, _ = os.wait4(-1, 0)
+    except ChildProcessError:
+        break
+    if pid == main.pid:
+        rc, wall = os.waitstatus_to_exitcode(status), time.perf_counter() - t0
+r = resource.getrusage(resource.RUSAGE_CHILDREN)
+print("\n" + json.dumps({"rc": rc, "wall": wall, "cpu": r.ru_utime + r.ru_stime}), file=sys.stderr)
+"""
 PYTEST = ["-m", "pytest", "-q", "-n", "2", "-p", "randomly", "--dist", "worksteal", "-m", "not exhaustive"]
 
 # Run by the .pth in each Python process of the environment while its file is there (``_HERE``: its directory, with
@@ -117,6 +136,39 @@ def _after_fork():
     os._exit = _exit_now
 
 
+def _name(pid):
+    """A child's command as it runs (its program, and the script or module a Python runs), else its name."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            argv = [a.decode(errors="replace") for a in f.read().split(b"\0") if a]
+        if argv:
+            head = os.path.basename(argv[0])
+            if head.startswith("python") and len(argv) > 1:
+                if argv[1] == "-c":
+                    head += " -c"
+                elif argv[1] == "-m" and len(argv) > 2:
+                    head += " -m " + argv[2]
+                else:
+                    head += " " + os.path.basename(argv[1].rstrip("/"))
+            return head
+        with open(f"/proc/{pid}/stat") as f:
+            stat = f.read()
+        return stat[stat.index("(") + 1:stat.rindex(")")]
+    except (OSError, ValueError):
+        return "?"
+
+
+def _waitpid(pid, options):
+    """os.waitpid, through wait4: a child reaped here is written with its CPU time (its own waited-for
+    descendants' included), for the report's account of what no record of its own holds."""
+    name = _name(pid) if pid > 0 else "?"
+    got, status, usage = os.wait4(pid, options)
+    if got > 0:
+        _write({"kind": "child", "child": got, "name": name, "in_job": _in_job[0] > 0,
+                "cpu": usage.ru_utime + usage.ru_stime})
+    return got, status
+
+
 def _wrap(module):
     inner = module.compile_job
 
@@ -125,10 +177,12 @@ def _wrap(module):
         import time
         s0, c0, t0 = _cpu(resource.RUSAGE_SELF), _cpu(resource.RUSAGE_CHILDREN), time.perf_counter()
         out = None
+        _in_job[0] += 1
         try:
             out = inner(job, *args, **kwargs)
             return out
         finally:
+            _in_job[0] -= 1
             import hashlib
             import json
             target = job.get("target") or {}
@@ -187,6 +241,8 @@ if not hasattr(sys, "_vgprscope_ci_profile"):
     sys._vgprscope_ci_profile = True
     _log = os.path.join(_HERE, "records.jsonl")
     _mine_of = {}
+    _in_job = [0]
+    os.waitpid = _waitpid
     _state = {"pid": os.getpid(), "done": False}
     _real_exit = os._exit
     atexit.register(_exit)
@@ -221,7 +277,7 @@ def run(python: str, seed: int, pytest_args: list[str], log: Path) -> dict[str, 
         cmd = [python, *PYTEST, f"--randomly-seed={seed}", *pytest_args]
         previous = signal.signal(signal.SIGTERM, _stop_on_term)
         try:
-            with subprocess.Popen([sys.executable, "-c", MEASURED, *cmd], stdout=subprocess.PIPE,
+            with subprocess.Popen([sys.executable, "-c", REAPER, *cmd], stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT) as proc:
                 (log.parent / "root").write_text(str(proc.pid))
                 stdout, stderr = proc.communicate()
@@ -297,12 +353,19 @@ def analyse(log: Path, figures: dict[str, Any]) -> dict[str, Any]:
         # what its children used that no record holds (a process reaped by its parent counts in the parent's
         # children): other environments' processes, tools run outside a compile job
         unrecorded[kind] += max(0.0, p["children"] - recorded_children[p["pid"]] - job_tools[p["pid"]])
+    # the children no record holds, by command: reaped outside a compile job (whose tools are its own line), and
+    # not a process that wrote its own record
+    recorded = {p["pid"] for p in procs}
+    by_name: collections.Counter[str] = collections.Counter()
+    for c in recs:
+        if c["kind"] == "child" and not c["in_job"] and c["child"] not in recorded:
+            by_name[c["name"]] += c["cpu"]
     total = figures["cpu"]
     compile_cpu = fresh + repeated + stored
     attributed = compile_cpu + sum(kinds.values()) + sum(unrecorded.values())
     return {"total": total, "wall": figures["wall"], "fresh": fresh, "fresh_n": fresh_n, "repeated": repeated,
             "repeated_n": repeated_n, "stored": stored, "stored_n": stored_n, "tools": tools,
-            "by_arch": by_arch, "kinds": kinds, "counts": counts, "unrecorded": unrecorded,
+            "by_arch": by_arch, "kinds": kinds, "counts": counts, "unrecorded": unrecorded, "by_name": by_name,
             "unattributed": max(0.0, total - attributed), "processes": len(procs)}
 
 
@@ -359,6 +422,9 @@ def report(a: dict[str, Any], figures: dict[str, Any], seed: int, steps: dict[st
         lines.append(f"| {kind} | {a['counts'][kind]:,} | {_s(cpu)} | {_s(a['unrecorded'][kind])} |")
     lines += [f"| not attributed (a process whose parent did not wait for it, a killed one) | | "
               f"{_s(a['unattributed'])} | |", ""]
+    named = sorted(a["by_name"].items(), key=lambda kv: -kv[1])
+    lines += ["The unrecorded children, by command (their own waited-for children included; the largest): "
+              + ", ".join(f"`{name}` {_s(cpu)}" for name, cpu in named[:12]) + ".", ""]
     lines += ["The distinct jobs' CPU by arch: " + ", ".join(
         f"{arch} {_s(cpu)}" for arch, cpu in sorted(a["by_arch"].items(), key=lambda kv: -kv[1])) + "."]
     if steps:

@@ -71,7 +71,8 @@ def test_scripts_holds_development_tooling_only():
                     "bench_scan.py",
                     "bench_tool_speed.py", "bench_toolchain_speed.py", "compare_cubins.py", "gluon_proof.py",
                     "gpu_fla_ops.py", "gpu_inductor_block.py", "gpu_loop_counts.py", "inductor_spill_search.py", "make_fixtures.py",
-                    "make_scan_fixture.py", "measure_tolerances.py", "place_tests.py", "validate_occupancy_gpu.py"]
+                    "make_scan_fixture.py", "measure_tolerances.py", "place_tests.py", "profile_ci_tests.py",
+                    "validate_occupancy_gpu.py"]
     assert sorted(p.name for p in (ROOT / ".ci").glob("gpu_*.sh")) == [
         "gpu_capture.sh", "gpu_capture_fla.sh", "gpu_capture_inductor.sh", "gpu_ecosystem.sh", "gpu_env.sh",
         "gpu_loop_counts.sh", "gpu_prefill.sh", "gpu_run.sh", "gpu_ws_regalloc.sh"]

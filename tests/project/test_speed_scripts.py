@@ -50,7 +50,7 @@ def test_the_ci_profile_puts_each_record_on_one_line_of_its_table(monkeypatch, t
     """scripts/profile_ci_tests.py's accounting: a compile job's CPU (its tools included) leaves the process that
     ran it; a job compiled again is apart from the first; the controller is the subreaper's pytest child, its
     workers the controller's execnet children; a process's children that no record holds are its kind's
-    "unrecorded children", and what is left of the run's CPU is "not attributed"; and
+    "unrecorded children" (named by the command its parent reaped), and what is left is "not attributed"; and
     `.ci/run`'s step stamps give each step's seconds (across midnight too)."""
     prof = _profiler(monkeypatch)
     pytest_main = os.path.join("site-packages", "pytest", "__main__.py")
@@ -71,6 +71,9 @@ def test_the_ci_profile_puts_each_record_on_one_line_of_its_table(monkeypatch, t
         {"kind": "compile", "pid": 12, "self": 3.0, "children": 0.0, "stored": False, "arch": "90", "job": "a"},
         {"kind": "compile", "pid": 11, "self": 1.0, "children": 0.0, "stored": False, "arch": "gfx942", "job": "b"},
         {"kind": "compile", "pid": 12, "self": 0.5, "children": 0.0, "stored": True, "arch": "90", "job": "c"},
+        {"kind": "child", "pid": 11, "child": 99, "name": "nvdisasm", "in_job": False, "cpu": 4.0},
+        {"kind": "child", "pid": 11, "child": 13, "name": "python -m vgprscope", "in_job": False, "cpu": 1.0},
+        {"kind": "child", "pid": 12, "child": 98, "name": "ptxas", "in_job": True, "cpu": 1.5},
     ]
     log = tmp_path / "records.jsonl"
     log.write_text("".join(json.dumps(r) + "\n" for r in records))
@@ -89,6 +92,8 @@ def test_the_ci_profile_puts_each_record_on_one_line_of_its_table(monkeypatch, t
         "compile workers, outside their jobs (start-up, imports)": 0.0, "vgprscope commands (CLI processes)": 0.0,
         "scripts that import torch (users' programs, examples)": 0.0}
     assert a["unattributed"] == pytest.approx(100.0 - 10.0 - 27.0 - 58.0)
+    # by command: a child that wrote its own record, or one reaped in a compile job (its tools), is not again
+    assert dict(a["by_name"]) == {"nvdisasm": 4.0}
     ci_log = tmp_path / "ci.log"
     ci_log.write_text("== 23:58:00 installs\nCollecting...\n== 23:59:40 ruff, mypy\n== 00:00:05 pytest\n"
                       "random order: --randomly-seed=1\n== 00:08:05 the gate\n== 00:08:35 done\n")
@@ -119,6 +124,8 @@ def test_the_ci_profile_counts_a_compile_in_a_pytest_worker_and_takes_its_pth_aw
     assert job["arch"] == "gfx942" and job["self"] > 0 and not job["stored"]
     assert any(r["kind"] == "process" and r["argv"][:2] == [str(ROOT / "vgprscope" / "__main__.py"), "--version"]
                for r in records)
+    # the CLI process, reaped by the test: its parent names it, and its own record holds its CPU time
+    assert any(r["kind"] == "child" and r["name"].endswith("-m vgprscope") for r in records)
     text = out.read_text()
     assert text.startswith("<!-- ci-tests -->\n## Where CI's test run spends its CPU") and "1 passed" in text
     assert "first compiles of distinct jobs: 1," in text
