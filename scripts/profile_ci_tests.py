@@ -37,17 +37,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _speed import ROOT, write_section  # noqa: E402
 
 OUT = ROOT / "reports" / "ci-time.md"
-PTH = "_vgprscope_ci_profile.pth"
+PTH = "_vgprscope_ci_profile_"
 # CI's time limit (the issue's "done when") and the pytest line of .ci/run
 CI_LIMIT_S = 600
-# Run as ``python -c REAPER CMD...``: the command as a child of a subreaper that reaps every process as it ends,
+# Run as ``python -c REAPER ROOT_FILE CMD...``: the command as a child of a subreaper that reaps every process as it ends,
 # as init does (a test waits for an orphan it killed to be gone), so that RUSAGE_CHILDREN is the CPU time of the
 # whole tree; printed last on stderr as JSON.
 REAPER = r"""
 import ctypes, json, os, resource, subprocess, sys, time
 ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+with open(sys.argv[1], "w") as f:  # the root the hooked processes look for among their ancestors
+    f.write(str(os.getpid()))
 t0 = time.perf_counter()
-main = subprocess.Popen(sys.argv[1:], stdout=sys.stdout, stderr=sys.stderr)
+main = subprocess.Popen(sys.argv[2:], stdout=sys.stdout, stderr=sys.stderr)
 rc = wall = None
 while True:
     try:
@@ -142,15 +144,7 @@ def _name(pid):
         with open(f"/proc/{pid}/cmdline", "rb") as f:
             argv = [a.decode(errors="replace") for a in f.read().split(b"\0") if a]
         if argv:
-            head = os.path.basename(argv[0])
-            if head.startswith("python") and len(argv) > 1:
-                if argv[1] == "-c":
-                    head += " -c"
-                elif argv[1] == "-m" and len(argv) > 2:
-                    head += " -m " + argv[2]
-                else:
-                    head += " " + os.path.basename(argv[1].rstrip("/"))
-            return head
+            return _argv_name(argv)
         with open(f"/proc/{pid}/stat") as f:
             stat = f.read()
         return stat[stat.index("(") + 1:stat.rindex(")")]
@@ -158,12 +152,39 @@ def _name(pid):
         return "?"
 
 
+def _argv_name(argv):
+    head = os.path.basename(str(argv[0]))
+    if head.startswith("python") and len(argv) > 1:
+        if argv[1] == "-c":
+            head += " -c"
+        elif argv[1] == "-m" and len(argv) > 2:
+            head += " -m " + str(argv[2])
+        else:
+            head += " " + os.path.basename(str(argv[1]).rstrip("/"))
+    return head
+
+
+def _tap(subprocess):
+    """Popen remembers each child's command as it starts (it may be gone by the time it is reaped)."""
+    real = subprocess.Popen._execute_child
+
+    def _execute_child(self, args, *rest, **kwargs):
+        real(self, args, *rest, **kwargs)
+        try:
+            _names[self.pid] = "shell" if isinstance(args, (str, bytes)) else _argv_name(list(args))
+        except Exception:
+            pass
+
+    subprocess.Popen._execute_child = _execute_child
+
+
 def _waitpid(pid, options):
     """os.waitpid, through wait4: a child reaped here is written with its CPU time (its own waited-for
     descendants' included), for the report's account of what no record of its own holds."""
-    name = _name(pid) if pid > 0 else "?"
+    name = _names.get(pid) or (_name(pid) if pid > 0 else "?")
     got, status, usage = os.wait4(pid, options)
     if got > 0:
+        name = _names.pop(got, None) or name
         _write({"kind": "child", "child": got, "name": name, "in_job": _in_job[0] > 0,
                 "cpu": usage.ru_utime + usage.ru_stime})
     return got, status
@@ -206,7 +227,9 @@ class _Loader:
 
     def exec_module(self, module):
         self.real.exec_module(module)
-        if hasattr(module, "compile_job"):
+        if module.__name__ == "subprocess":
+            _tap(module)
+        elif hasattr(module, "compile_job"):
             _wrap(module)
 
     def __getattr__(self, name):
@@ -222,7 +245,7 @@ class _Finder:
         if sys.meta_path and sys.meta_path[0] is not self:
             sys.meta_path.remove(self)
             sys.meta_path.insert(0, self)
-        if not (name.endswith(".runtime.compile") or name == "_vgprscope_runtime.compile"):
+        if not (name.endswith(".runtime.compile") or name in ("_vgprscope_runtime.compile", "subprocess")):
             return None
         for finder in list(sys.meta_path):
             if finder is self or not hasattr(finder, "find_spec"):
@@ -236,13 +259,17 @@ class _Finder:
         return None
 
 
-# a venv's site-packages is read twice where lib64 links to lib: the hook is set up once per process
-if not hasattr(sys, "_vgprscope_ci_profile"):
+# a venv's site-packages is read twice where lib64 links to lib: the hook is set up once per process, and only in
+# a process of the run (another process of the environment starting meanwhile is left as it is)
+_mine_of = {}
+if not hasattr(sys, "_vgprscope_ci_profile") and _mine():
     sys._vgprscope_ci_profile = True
     _log = os.path.join(_HERE, "records.jsonl")
-    _mine_of = {}
     _in_job = [0]
+    _names = {}
     os.waitpid = _waitpid
+    if "subprocess" in sys.modules:
+        _tap(sys.modules["subprocess"])
     _state = {"pid": os.getpid(), "done": False}
     _real_exit = os._exit
     atexit.register(_exit)
@@ -265,7 +292,7 @@ def run(python: str, seed: int, pytest_args: list[str], log: Path) -> dict[str, 
     """CI's pytest command under the accounting; its wall and CPU time, its summary line."""
     hook = log.parent / "hook.py"
     hook.write_text(HOOK)
-    pth = _purelib(python) / PTH
+    pth = _purelib(python) / f"{PTH}{os.getpid()}.pth"  # a run inside a run (this script's test) has its own
     pth.write_text(f"import os; exec(compile(open({str(hook)!r}).read(), {str(hook)!r}, 'exec'), "
                    f"{{'__name__': '_vgprscope_ci_profile', '_HERE': {str(log.parent)!r}}}) "
                    f"if os.path.exists({str(hook)!r}) else None\n")
@@ -277,9 +304,8 @@ def run(python: str, seed: int, pytest_args: list[str], log: Path) -> dict[str, 
         cmd = [python, *PYTEST, f"--randomly-seed={seed}", *pytest_args]
         previous = signal.signal(signal.SIGTERM, _stop_on_term)
         try:
-            with subprocess.Popen([sys.executable, "-c", REAPER, *cmd], stdout=subprocess.PIPE,
+            with subprocess.Popen([sys.executable, "-c", REAPER, str(log.parent / "root"), *cmd], stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT) as proc:
-                (log.parent / "root").write_text(str(proc.pid))
                 stdout, stderr = proc.communicate()
         finally:
             pth.unlink(missing_ok=True)
