@@ -392,7 +392,7 @@ def analyse(log: Path, figures: dict[str, Any]) -> dict[str, Any]:
     return {"total": total, "wall": figures["wall"], "fresh": fresh, "fresh_n": fresh_n, "repeated": repeated,
             "repeated_n": repeated_n, "stored": stored, "stored_n": stored_n, "tools": tools,
             "by_arch": by_arch, "kinds": kinds, "counts": counts, "unrecorded": unrecorded, "by_name": by_name,
-            "unattributed": max(0.0, total - attributed), "processes": len(procs)}
+            "unattributed": max(0.0, total - attributed)}
 
 
 def ci_steps(path: Path) -> dict[str, float]:
